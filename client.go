@@ -1,0 +1,76 @@
+package jsonrpc
+
+import (
+	"context"
+	"errors"
+)
+
+// Client is what every transport's client offers: Conn (streams and
+// WebSocket) and HTTPClient implement it.
+type Client interface {
+	// Call sends a request and decodes the result into result (a pointer,
+	// or nil to discard it). An error response is returned as an *Error.
+	Call(ctx context.Context, method string, params, result any) error
+	// Notify sends a notification; no response comes back.
+	Notify(ctx context.Context, method string, params any) error
+	// Batch sends several calls and notifications as one batch message.
+	Batch(ctx context.Context, b *Batch) error
+	// Close releases the client's resources.
+	Close() error
+}
+
+// Batch collects calls and notifications to send together as one message.
+//
+//	var b jsonrpc.Batch
+//	sum := b.Call("sum", []int{1, 2}, &total)
+//	b.Notify("log", map[string]string{"msg": "hi"})
+//	if err := client.Batch(ctx, &b); err != nil { ... } // transport failure
+//	if sum.Err != nil { ... }                           // this call's error
+type Batch struct {
+	elems []*BatchCall
+}
+
+// BatchCall is one element of a Batch. After the batch has been sent, Err
+// holds the call's error (an *Error from the server) and the result has
+// been decoded into the pointer given to Batch.Call.
+type BatchCall struct {
+	Method string
+	Params any
+	Err    error
+
+	result any
+	notify bool
+	done   bool
+}
+
+// Call adds a call whose result is decoded into result (a pointer, or nil).
+func (b *Batch) Call(method string, params, result any) *BatchCall {
+	c := &BatchCall{Method: method, Params: params, result: result}
+	b.elems = append(b.elems, c)
+	return c
+}
+
+// Notify adds a notification.
+func (b *Batch) Notify(method string, params any) {
+	b.elems = append(b.elems, &BatchCall{Method: method, Params: params, notify: true})
+}
+
+// Len returns the number of calls and notifications in the batch.
+func (b *Batch) Len() int { return len(b.elems) }
+
+// finish records the outcome of a call.
+func (c *BatchCall) finish(result []byte, err error) {
+	c.done = true
+	if err != nil {
+		c.Err = err
+		return
+	}
+	if c.result != nil {
+		if err := unmarshal(result, c.result); err != nil {
+			c.Err = errors.New("jsonrpc: cannot decode the result of " + c.Method + ": " + err.Error())
+		}
+	}
+}
+
+// errNoResponse marks batch calls the server did not answer.
+var errNoResponse = errors.New("jsonrpc: the server sent no response for this call")

@@ -1,0 +1,532 @@
+package jsonrpc
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// Channel carries whole JSON-RPC messages over some transport: a framed byte
+// stream, WebSocket frames, an in-memory pipe. Recv is called by one
+// goroutine at a time and returns a slice the caller owns. Send may be
+// called concurrently and does not retain msg. Close unblocks a pending Recv.
+//
+// Recv returns a *FrameError for a message it could not take (too large,
+// bad framing); when its Fatal field is false the channel has resynchronised
+// and Recv may be called again. Any other error ends the channel; io.EOF
+// means the peer finished sending.
+type Channel interface {
+	Recv() ([]byte, error)
+	Send(msg []byte) error
+	Close() error
+}
+
+// ErrClosed is returned by calls on a connection that has closed.
+var ErrClosed = errors.New("jsonrpc: connection closed")
+
+// Conn is a JSON-RPC peer on a Channel: it can call the other side and serve
+// the other side's calls, both at once. See the package documentation for
+// its concurrency contract.
+type Conn struct {
+	ch  Channel
+	srv *Server
+
+	ctx    context.Context // cancelled when the connection closes; handlers derive from it
+	cancel context.CancelFunc
+	sem    chan struct{} // one token per running handler
+	seq    atomic.Uint64 // ids of our outgoing calls
+	wg     sync.WaitGroup
+	done   chan struct{}
+
+	mu       sync.Mutex
+	pending  map[string]*pendingCall // our calls awaiting a response, by id key
+	inflight map[string]struct{}     // ids of the peer's requests being served
+	draining bool                    // Shutdown: answer new requests with an error
+	closed   bool
+	err      error
+}
+
+type pendingCall struct {
+	ch chan callResult // buffered: receives exactly one result
+}
+
+type callResult struct {
+	result []byte
+	err    error
+}
+
+// NewConn starts serving ch: it reads messages until the channel ends,
+// answering the peer's requests with srv (nil: every call gets -32601) and
+// matching responses to the calls made with Call, Notify and Batch.
+func NewConn(ch Channel, srv *Server) *Conn {
+	if srv == nil {
+		srv = &Server{Handler: NewMux()}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Conn{
+		ch:     ch,
+		srv:    srv,
+		ctx:    ctx,
+		cancel: cancel,
+		sem:    make(chan struct{}, srv.maxConcurrency()),
+		done:   make(chan struct{}),
+	}
+	srv.track(c, true)
+	go c.readLoop()
+	return c
+}
+
+type connKey struct{}
+
+type handlerSlot struct {
+	conn *Conn
+	held atomic.Bool // whether the handler still holds a concurrency token
+}
+
+// ConnFromContext returns the connection whose handler received ctx, so
+// that a handler can call or notify the peer that called it. It returns nil
+// outside a handler or on transports without a connection (HTTP).
+func ConnFromContext(ctx context.Context) *Conn {
+	if s, ok := ctx.Value(connKey{}).(*handlerSlot); ok {
+		return s.conn
+	}
+	return nil
+}
+
+// Done is closed when the connection has ended and every handler has returned.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err returns why the connection ended (io.EOF when the peer finished), or nil while it runs.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Wait blocks until the connection has ended and returns Err.
+func (c *Conn) Wait() error {
+	<-c.done
+	return c.Err()
+}
+
+func (c *Conn) readLoop() {
+	var sc scanner
+	var m parsedMessage
+	var err error
+	for {
+		var data []byte
+		data, err = c.ch.Recv()
+		if err != nil {
+			var fe *FrameError
+			if errors.As(err, &fe) {
+				c.send(appendResponse(nil, ID{}, nil, fe.rpcError()))
+				if !fe.Fatal {
+					continue
+				}
+			}
+			break
+		}
+		c.dispatch(data, &sc, &m)
+	}
+	// The peer sent its last message (or the channel broke): no response can
+	// arrive any more, but requests already read are still answered.
+	c.failPending(err)
+	c.wg.Wait()
+	c.close(err)
+	close(c.done)
+}
+
+// dispatch scans one message on the read goroutine, delivers responses at
+// once, and starts a handler goroutine for requests, waiting for a token
+// when MaxConcurrency handlers already run.
+func (c *Conn) dispatch(data []byte, sc *scanner, m *parsedMessage) {
+	if err := sc.parseMessage(data, c.srv.maxDepth(), m); err != nil {
+		c.send(parseErrorReply(err))
+		return
+	}
+	if !m.batch {
+		e := m.elems[0]
+		if e.kind == kindResponse || e.kind == kindBadResponse {
+			c.deliver(data, &e)
+			return
+		}
+		c.start(func(ctx context.Context) []byte { return c.srv.serveOne(ctx, c, data, &e, nil) })
+		return
+	}
+	// A batch: deliver the responses it holds, serve the rest together.
+	var requests []envelope
+	for i := range m.elems {
+		if k := m.elems[i].kind; k == kindResponse || k == kindBadResponse {
+			c.deliver(data, &m.elems[i])
+		} else {
+			requests = append(requests, m.elems[i])
+		}
+	}
+	switch {
+	case len(m.elems) == 0:
+		c.send(appendResponse(nil, ID{}, nil, errEmptyBatch))
+	case len(m.elems) > c.srv.maxBatchLen():
+		c.send(appendResponse(nil, ID{}, nil, errBatchTooLong(len(m.elems), c.srv.maxBatchLen())))
+	case len(requests) > 0:
+		c.start(func(ctx context.Context) []byte { return c.srv.serveBatch(ctx, c, data, requests) })
+	}
+}
+
+// start runs serve on a goroutine of its own once a token is free, and sends its reply.
+func (c *Conn) start(serve func(ctx context.Context) []byte) {
+	select {
+	case c.sem <- struct{}{}:
+	case <-c.ctx.Done():
+		return
+	}
+	c.mu.Lock()
+	draining := c.draining
+	c.mu.Unlock()
+	slot := &handlerSlot{conn: c}
+	slot.held.Store(true)
+	ctx := context.WithValue(c.ctx, connKey{}, slot)
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer func() {
+			if slot.held.Swap(false) {
+				<-c.sem
+			}
+		}()
+		if draining {
+			// Shutting down: the request was read, so it is answered, not run.
+			ctx2, cancel := context.WithCancel(ctx)
+			cancel()
+			ctx = ctx2
+		}
+		if reply := serve(ctx); reply != nil {
+			c.send(reply)
+		}
+	}()
+}
+
+func (c *Conn) tryAcquire() bool {
+	select {
+	case c.sem <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *Conn) release() { <-c.sem }
+
+// startRequest records an incoming id as in flight; it reports false if it already is.
+func (c *Conn) startRequest(id ID) bool {
+	k := id.key()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, dup := c.inflight[k]; dup {
+		return false
+	}
+	if c.inflight == nil {
+		c.inflight = make(map[string]struct{})
+	}
+	c.inflight[k] = struct{}{}
+	return true
+}
+
+func (c *Conn) endRequest(id ID) {
+	k := id.key()
+	c.mu.Lock()
+	delete(c.inflight, k)
+	c.mu.Unlock()
+}
+
+// send writes one message; a failure to write ends the connection.
+func (c *Conn) send(msg []byte) {
+	if err := c.ch.Send(msg); err != nil {
+		c.srv.logger().Debug("jsonrpc: write failed; closing the connection", "error", err)
+		c.close(err)
+	}
+}
+
+// deliver hands a response to the call waiting for it.
+func (c *Conn) deliver(data []byte, e *envelope) {
+	if !e.id.present() {
+		c.srv.logger().Debug("jsonrpc: dropping a response without id")
+		return
+	}
+	raw := e.id.of(data)
+	c.mu.Lock()
+	p := c.pending[string(raw)] // ids we send are plain integers: their key is their text
+	var k string
+	if p == nil {
+		k = ID{raw: string(raw)}.key()
+		p = c.pending[k]
+	} else {
+		k = string(raw)
+	}
+	delete(c.pending, k)
+	c.mu.Unlock()
+	if p == nil {
+		c.srv.logger().Debug("jsonrpc: dropping a response to an unknown id", "id", string(raw))
+		return
+	}
+	switch {
+	case e.kind == kindBadResponse:
+		p.ch <- callResult{err: errors.New("jsonrpc: invalid response from peer")}
+	case e.errObj.present():
+		rpcErr, ok := parseErrorObject(e.errObj.of(data))
+		if !ok {
+			p.ch <- callResult{err: errors.New("jsonrpc: invalid error object in response: " + truncate(string(e.errObj.of(data)), 200))}
+			return
+		}
+		p.ch <- callResult{err: rpcErr}
+	default:
+		p.ch <- callResult{result: e.result.of(data)}
+	}
+}
+
+// failPending fails every call still waiting for a response.
+func (c *Conn) failPending(cause error) {
+	c.mu.Lock()
+	pending := c.pending
+	c.pending = nil
+	if !c.closed && c.err == nil {
+		c.err = cause
+	}
+	c.mu.Unlock()
+	err := ErrClosed
+	if cause != nil && cause != io.EOF && !errors.Is(cause, ErrClosed) {
+		err = errors.Join(ErrClosed, cause)
+	}
+	for _, p := range pending {
+		p.ch <- callResult{err: err}
+	}
+}
+
+// close ends the connection at once: the channel closes, running handlers
+// see their context cancelled, and waiting calls fail.
+func (c *Conn) close(cause error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	if c.err == nil {
+		c.err = cause
+	}
+	c.mu.Unlock()
+	c.cancel()
+	c.ch.Close()
+	c.failPending(cause)
+	c.srv.track(c, false)
+}
+
+// Close closes the connection at once: running handlers are cancelled and
+// pending calls fail with ErrClosed. Use Shutdown to finish work first.
+func (c *Conn) Close() error {
+	c.close(ErrClosed)
+	<-c.done
+	return nil
+}
+
+// Shutdown answers every request already received, then closes. Requests
+// that arrive meanwhile get a CodeRequestCanceled error. If ctx ends
+// first, the connection is closed at once and ctx's error returned.
+func (c *Conn) Shutdown(ctx context.Context) error {
+	c.mu.Lock()
+	c.draining = true
+	c.mu.Unlock()
+	idle := make(chan struct{})
+	go func() { c.wg.Wait(); close(idle) }()
+	select {
+	case <-idle:
+		c.close(ErrClosed)
+	case <-c.done:
+	case <-ctx.Done():
+		c.close(ErrClosed)
+		<-c.done
+		return ctx.Err()
+	}
+	<-c.done
+	return nil
+}
+
+// Call sends a request and waits for its response, decoding the result into
+// result (a pointer; nil to discard it). An error response is returned as
+// an *Error. A handler may call back to its own peer: while it waits, its
+// concurrency token is given back, so callbacks never deadlock the connection.
+func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	raw, err := c.call(ctx, method, params)
+	if err != nil {
+		return err
+	}
+	if result == nil {
+		return nil
+	}
+	if err := unmarshal(raw, result); err != nil {
+		return errors.New("jsonrpc: cannot decode the result of " + method + ": " + err.Error())
+	}
+	return nil
+}
+
+func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, error) {
+	n := c.seq.Add(1)
+	var idBuf [20]byte
+	idText := strconv.AppendUint(idBuf[:0], n, 10)
+	buf := getBuf()
+	defer putBuf(buf)
+	var err error
+	*buf, err = appendRequest(*buf, idText, method, params)
+	if err != nil {
+		return nil, err
+	}
+	key := string(idText)
+	p := &pendingCall{ch: make(chan callResult, 1)}
+	c.mu.Lock()
+	if c.closed || c.pending == nil && c.err != nil {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if c.pending == nil {
+		c.pending = make(map[string]*pendingCall)
+	}
+	c.pending[key] = p
+	c.mu.Unlock()
+	if err := c.ch.Send(*buf); err != nil {
+		c.forget(key)
+		return nil, err
+	}
+	yieldToken(ctx, c)
+	select {
+	case r := <-p.ch:
+		return r.result, r.err
+	case <-ctx.Done():
+		c.forget(key)
+		return nil, ctx.Err()
+	}
+}
+
+// yieldToken gives back the concurrency token of the handler that owns ctx,
+// if it runs on c, so that the connection keeps serving while it waits.
+func yieldToken(ctx context.Context, c *Conn) {
+	if s, ok := ctx.Value(connKey{}).(*handlerSlot); ok && s.conn == c && s.held.Swap(false) {
+		<-c.sem
+	}
+}
+
+func (c *Conn) forget(key string) {
+	c.mu.Lock()
+	delete(c.pending, key)
+	c.mu.Unlock()
+}
+
+// Notify sends a notification (a request without id; no response comes back).
+func (c *Conn) Notify(ctx context.Context, method string, params any) error {
+	buf := getBuf()
+	defer putBuf(buf)
+	var err error
+	*buf, err = appendRequest(*buf, nil, method, params)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	return c.ch.Send(*buf)
+}
+
+// Batch sends the calls and notifications of b as one batch and waits for
+// every response. It returns an error only if the batch could not be sent
+// or ctx ended; each call's own outcome is in its Err field.
+func (c *Conn) Batch(ctx context.Context, b *Batch) error {
+	if len(b.elems) == 0 {
+		return errors.New("jsonrpc: empty batch")
+	}
+	msg := []byte{'['}
+	calls := make(map[string]*BatchCall)
+	pendings := make(map[string]*pendingCall)
+	for i, e := range b.elems {
+		if i > 0 {
+			msg = append(msg, ',')
+		}
+		var idText []byte
+		if !e.notify {
+			idText = strconv.AppendUint(nil, c.seq.Add(1), 10)
+			calls[string(idText)] = e
+			pendings[string(idText)] = &pendingCall{ch: make(chan callResult, 1)}
+		}
+		var err error
+		if msg, err = appendRequest(msg, idText, e.Method, e.Params); err != nil {
+			return err
+		}
+	}
+	msg = append(msg, ']')
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	if c.pending == nil {
+		c.pending = make(map[string]*pendingCall)
+	}
+	for k, p := range pendings {
+		c.pending[k] = p
+	}
+	c.mu.Unlock()
+	forgetAll := func() {
+		for k := range pendings {
+			c.forget(k)
+		}
+	}
+	if err := c.ch.Send(msg); err != nil {
+		forgetAll()
+		return err
+	}
+	yieldToken(ctx, c)
+	for k, p := range pendings {
+		select {
+		case r := <-p.ch:
+			calls[k].finish(r.result, r.err)
+		case <-ctx.Done():
+			forgetAll()
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// appendRequest appends a request (or, with a nil id, a notification).
+func appendRequest(b []byte, id []byte, method string, params any) ([]byte, error) {
+	b = append(b, `{"jsonrpc":"2.0",`...)
+	if id != nil {
+		b = append(b, `"id":`...)
+		b = append(b, id...)
+		b = append(b, ',')
+	}
+	b = append(b, `"method":`...)
+	b = appendString(b, method)
+	if params != nil {
+		b = append(b, `,"params":`...)
+		start := len(b)
+		var err error
+		if b, err = appendJSON(b, params); err != nil {
+			return b, errors.New("jsonrpc: cannot encode params of " + method + ": " + err.Error())
+		}
+		if c := b[start]; c != '[' && c != '{' {
+			if string(b[start:]) == "null" {
+				b = b[:start-len(`,"params":`)] // nil pointer or nil slice: no params
+			} else {
+				return b, errors.New("jsonrpc: params of " + method + " must encode as a JSON array or object")
+			}
+		}
+	}
+	return append(b, '}'), nil
+}

@@ -1,0 +1,109 @@
+// Package demo is the demo service that `jrpc serve` serves by default and
+// that the tests use: the JSON-RPC specification's example methods plus a
+// few diagnostics (echo, sleep, big, error, panic, bad_result).
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/seedhq/jsonrpc"
+)
+
+// SubtractParams are the params of subtract, by name or by position.
+type SubtractParams struct {
+	Minuend    float64 `json:"minuend"`
+	Subtrahend float64 `json:"subtrahend"`
+}
+
+// SleepParams are the params of sleep.
+type SleepParams struct {
+	MS int64 `json:"ms"`
+}
+
+// BigParams are the params of big.
+type BigParams struct {
+	N int `json:"n"`
+}
+
+// ErrorParams are the params of error: the error object to return.
+type ErrorParams struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// MaxBig bounds the n of big.
+const MaxBig = 64 << 20
+
+// Register adds the demo methods to mux.
+func Register(mux *jsonrpc.Mux) {
+	jsonrpc.Register(mux, "subtract", func(_ context.Context, p SubtractParams) (float64, error) {
+		return p.Minuend - p.Subtrahend, nil
+	}, jsonrpc.MethodDoc{Summary: "Subtracts subtrahend from minuend.", Description: "Params by position [minuend, subtrahend] or by name."})
+
+	jsonrpc.Register(mux, "sum", func(_ context.Context, xs []float64) (float64, error) {
+		total := 0.0
+		for _, x := range xs {
+			total += x
+		}
+		return total, nil
+	}, jsonrpc.MethodDoc{Summary: "Adds up an array of numbers ([] gives 0)."})
+
+	accept := func(_ context.Context, _ json.RawMessage) (any, error) { return nil, nil }
+	jsonrpc.Register(mux, "update", accept, jsonrpc.MethodDoc{Summary: "Accepts any params; returns null."})
+	jsonrpc.Register(mux, "notify_hello", accept, jsonrpc.MethodDoc{Summary: "Accepts any params; returns null."})
+
+	jsonrpc.Register(mux, "get_data", func(_ context.Context, _ json.RawMessage) ([]any, error) {
+		return []any{"hello", 5}, nil
+	}, jsonrpc.MethodDoc{Summary: `Returns ["hello", 5].`})
+
+	jsonrpc.Register(mux, "echo", func(_ context.Context, p json.RawMessage) (json.RawMessage, error) {
+		if p == nil {
+			return json.RawMessage("null"), nil
+		}
+		return p, nil
+	}, jsonrpc.MethodDoc{Summary: "Returns its params unchanged (null when omitted)."})
+
+	jsonrpc.Register(mux, "sleep", func(ctx context.Context, p SleepParams) (int64, error) {
+		if p.MS < 0 {
+			return 0, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: /ms: must not be negative")
+		}
+		t := time.NewTimer(time.Duration(p.MS) * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return p.MS, nil
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}, jsonrpc.MethodDoc{Summary: "Waits ms milliseconds (or until cancelled) and returns ms."})
+
+	jsonrpc.Register(mux, "big", func(_ context.Context, p BigParams) (string, error) {
+		if p.N < 0 || p.N > MaxBig {
+			return "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: /n: must be between 0 and %d", MaxBig)
+		}
+		return strings.Repeat("x", p.N), nil
+	}, jsonrpc.MethodDoc{Summary: "Returns a string of n 'x' characters."})
+
+	jsonrpc.Register(mux, "error", func(_ context.Context, p ErrorParams) (any, error) {
+		return nil, &jsonrpc.Error{Code: p.Code, Message: p.Message, Data: p.Data}
+	}, jsonrpc.MethodDoc{Summary: "Returns exactly the error object given as params."})
+
+	jsonrpc.Register(mux, "panic", func(_ context.Context, _ json.RawMessage) (any, error) {
+		panic("demo: panic requested")
+	}, jsonrpc.MethodDoc{Summary: "Panics; the server answers -32603 and keeps serving."})
+
+	jsonrpc.Register(mux, "bad_result", func(_ context.Context, _ json.RawMessage) (any, error) {
+		return func() {}, nil // a func cannot be encoded as JSON
+	}, jsonrpc.MethodDoc{Summary: "Returns a value that cannot be encoded (the server answers -32603)."})
+}
+
+// NewMux returns a Mux with the demo methods.
+func NewMux() *jsonrpc.Mux {
+	mux := jsonrpc.NewMux()
+	Register(mux)
+	return mux
+}

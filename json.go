@@ -1,0 +1,68 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	jsonv2 "github.com/go-json-experiment/json"
+)
+
+// The JSON codec used for params and results: encoding/json/v2 semantics,
+// which match names case-sensitively and reject duplicate names and invalid
+// UTF-8 by default.
+
+var (
+	marshalOpts   = jsonv2.Deterministic(false)
+	unmarshalOpts = jsonv2.RejectUnknownMembers(true)
+)
+
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+
+// marshal encodes v as JSON. A json.RawMessage is validated and used as is.
+func marshal(v any) ([]byte, error) {
+	return appendJSON(nil, v)
+}
+
+// appendJSON appends the JSON encoding of v to b.
+func appendJSON(b []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case json.RawMessage:
+		if v == nil {
+			return append(b, "null"...), nil
+		}
+		if !validJSON(v) {
+			return b, fmt.Errorf("json.RawMessage is not a single valid JSON value")
+		}
+		return append(b, v...), nil
+	}
+	w := bytes.NewBuffer(b)
+	if err := jsonv2.MarshalWrite(w, v, marshalOpts); err != nil {
+		return b, err
+	}
+	return w.Bytes(), nil
+}
+
+// unmarshal decodes JSON into v strictly (unknown members are rejected).
+func unmarshal(data []byte, v any) error {
+	if raw, ok := v.(*json.RawMessage); ok {
+		*raw = append((*raw)[:0], data...)
+		return nil
+	}
+	return jsonv2.Unmarshal(data, v, unmarshalOpts)
+}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+func getBuf() *[]byte { return bufPool.Get().(*[]byte) }
+
+func putBuf(b *[]byte) {
+	if cap(*b) > 64<<10 {
+		return // let large buffers go rather than pin them
+	}
+	*b = (*b)[:0]
+	bufPool.Put(b)
+}

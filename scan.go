@@ -1,0 +1,433 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"strconv"
+	"unicode/utf8"
+)
+
+// This file holds the strict JSON scanner that every incoming message passes
+// through exactly once. It validates the whole text (grammar, UTF-8, escapes,
+// nesting depth, duplicate object names) while recording where the members of
+// each JSON-RPC envelope are, so that nothing is decoded twice.
+
+// span is a half-open byte range [start, end) of the message; end == 0 means absent.
+type span struct{ start, end int }
+
+func (s span) present() bool        { return s.end > 0 }
+func (s span) of(data []byte) []byte { return data[s.start:s.end] }
+
+// scanError is a syntax error: the text is not valid JSON.
+type scanError struct {
+	off int
+	msg string
+}
+
+func (e *scanError) Error() string { return "offset " + strconv.Itoa(e.off) + ": " + e.msg }
+
+// depthError means the text nests deeper than the configured limit.
+type depthError struct{ limit int }
+
+func (e *depthError) Error() string {
+	return "JSON nesting depth exceeds the limit of " + strconv.Itoa(e.limit)
+}
+
+// name is an object member name seen by the scanner, kept to detect duplicates.
+type name struct {
+	span
+	escaped bool
+}
+
+// scanner validates JSON text. It is reused across messages (see reset).
+type scanner struct {
+	data     []byte
+	pos      int
+	depth    int
+	maxDepth int
+	dups     int    // count of duplicate names found so far
+	names    []name // names of the objects being scanned, innermost last
+	err      error
+}
+
+func (s *scanner) reset(data []byte, maxDepth int) {
+	s.data, s.pos, s.depth, s.maxDepth, s.dups, s.err = data, 0, 0, maxDepth, 0, nil
+	s.names = s.names[:0]
+}
+
+func (s *scanner) fail(msg string) bool {
+	if s.err == nil {
+		s.err = &scanError{off: s.pos, msg: msg}
+	}
+	return false
+}
+
+func (s *scanner) skipSpace() {
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next non-space byte, or 0 at the end of input.
+func (s *scanner) peek() byte {
+	s.skipSpace()
+	if s.pos < len(s.data) {
+		return s.data[s.pos]
+	}
+	return 0
+}
+
+// value scans one JSON value starting at the next non-space byte and returns its span.
+func (s *scanner) value() (span, bool) {
+	c := s.peek()
+	start := s.pos
+	var ok bool
+	switch {
+	case c == '{':
+		ok = s.object(nil)
+	case c == '[':
+		ok = s.array(nil)
+	case c == '"':
+		_, ok = s.str()
+	case c == '-' || (c >= '0' && c <= '9'):
+		ok = s.number()
+	case c == 't':
+		ok = s.literal("true")
+	case c == 'f':
+		ok = s.literal("false")
+	case c == 'n':
+		ok = s.literal("null")
+	case c == 0 && s.pos >= len(s.data):
+		ok = s.fail("unexpected end of JSON input")
+	default:
+		ok = s.fail("invalid character " + strconv.QuoteRune(rune(c)) + " looking for beginning of value")
+	}
+	return span{start, s.pos}, ok
+}
+
+func (s *scanner) literal(lit string) bool {
+	if len(s.data)-s.pos >= len(lit) && string(s.data[s.pos:s.pos+len(lit)]) == lit {
+		s.pos += len(lit)
+		return true
+	}
+	return s.fail("invalid literal")
+}
+
+func (s *scanner) digits() int {
+	n := 0
+	for s.pos < len(s.data) && s.data[s.pos] >= '0' && s.data[s.pos] <= '9' {
+		s.pos++
+		n++
+	}
+	return n
+}
+
+func (s *scanner) number() bool {
+	if s.data[s.pos] == '-' {
+		s.pos++
+	}
+	if s.pos < len(s.data) && s.data[s.pos] == '0' {
+		s.pos++
+	} else if s.digits() == 0 {
+		return s.fail("invalid number")
+	}
+	if s.pos < len(s.data) && s.data[s.pos] == '.' {
+		s.pos++
+		if s.digits() == 0 {
+			return s.fail("invalid number: no digits after decimal point")
+		}
+	}
+	if s.pos < len(s.data) && (s.data[s.pos] == 'e' || s.data[s.pos] == 'E') {
+		s.pos++
+		if s.pos < len(s.data) && (s.data[s.pos] == '+' || s.data[s.pos] == '-') {
+			s.pos++
+		}
+		if s.digits() == 0 {
+			return s.fail("invalid number: no digits in exponent")
+		}
+	}
+	return true
+}
+
+// str scans a string starting at the opening quote. It reports whether the
+// string holds escape sequences (whose decoded text differs from its bytes).
+func (s *scanner) str() (escaped, ok bool) {
+	s.pos++ // opening quote
+	data := s.data
+	for {
+		// Fast path: printable ASCII other than quote and backslash.
+		for s.pos < len(data) {
+			c := data[s.pos]
+			if c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+				break
+			}
+			s.pos++
+		}
+		if s.pos >= len(data) {
+			return escaped, s.fail("unexpected end of JSON input in string")
+		}
+		switch c := data[s.pos]; {
+		case c == '"':
+			s.pos++
+			return escaped, true
+		case c == '\\':
+			escaped = true
+			if !s.escape() {
+				return escaped, false
+			}
+		case c < 0x20:
+			return escaped, s.fail("invalid control character in string")
+		default:
+			r, size := utf8.DecodeRune(data[s.pos:])
+			if r == utf8.RuneError && size == 1 {
+				return escaped, s.fail("invalid UTF-8 in string")
+			}
+			s.pos += size
+		}
+	}
+}
+
+func (s *scanner) escape() bool {
+	if s.pos+1 >= len(s.data) {
+		return s.fail("unexpected end of JSON input in string escape")
+	}
+	switch s.data[s.pos+1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		s.pos += 2
+		return true
+	case 'u':
+		r, ok := hex4(s.data, s.pos+2)
+		if !ok {
+			return s.fail("invalid \\u escape")
+		}
+		s.pos += 6
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return s.fail("invalid \\u escape: lone low surrogate")
+		case r >= 0xD800 && r <= 0xDBFF:
+			if s.pos+1 < len(s.data) && s.data[s.pos] == '\\' && s.data[s.pos+1] == 'u' {
+				if lo, ok := hex4(s.data, s.pos+2); ok && lo >= 0xDC00 && lo <= 0xDFFF {
+					s.pos += 6
+					return true
+				}
+			}
+			return s.fail("invalid \\u escape: unpaired high surrogate")
+		}
+		return true
+	}
+	s.pos++
+	return s.fail("invalid escape sequence in string")
+}
+
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+func (s *scanner) enter() bool {
+	s.depth++
+	if s.depth > s.maxDepth {
+		if s.err == nil {
+			s.err = &depthError{limit: s.maxDepth}
+		}
+		return false
+	}
+	s.pos++
+	return true
+}
+
+// member is called by object for each member after its value has been scanned.
+type memberFunc func(n name, v span, dupsBefore int)
+
+// object scans an object. If onMember is non-nil it is told of each member.
+func (s *scanner) object(onMember memberFunc) bool {
+	if !s.enter() {
+		return false
+	}
+	base := len(s.names)
+	defer func() { s.names = s.names[:base] }()
+	if s.peek() == '}' {
+		s.pos++
+		s.depth--
+		return true
+	}
+	for {
+		if s.peek() != '"' {
+			return s.fail("expected object member name")
+		}
+		start := s.pos
+		escaped, ok := s.str()
+		if !ok {
+			return false
+		}
+		n := name{span{start + 1, s.pos - 1}, escaped}
+		if s.isDup(n, s.names[base:]) {
+			s.dups++
+		}
+		s.names = append(s.names, n)
+		if s.peek() != ':' {
+			return s.fail("expected ':' after object member name")
+		}
+		s.pos++
+		dups := s.dups
+		v, ok := s.value()
+		if !ok {
+			return false
+		}
+		if onMember != nil {
+			onMember(n, v, dups)
+		}
+		switch s.peek() {
+		case ',':
+			s.pos++
+		case '}':
+			s.pos++
+			s.depth--
+			return true
+		default:
+			return s.fail("expected ',' or '}' after object member")
+		}
+	}
+}
+
+func (s *scanner) isDup(n name, seen []name) bool {
+	nb := n.of(s.data)
+	if len(seen) > 64 {
+		// Large objects: compare decoded names through a map to stay linear.
+		m := make(map[string]struct{}, len(seen))
+		for _, o := range seen {
+			m[string(s.decodedName(o))] = struct{}{}
+		}
+		_, dup := m[string(s.decodedName(n))]
+		return dup
+	}
+	for _, o := range seen {
+		if !n.escaped && !o.escaped {
+			if bytes.Equal(nb, o.of(s.data)) {
+				return true
+			}
+		} else if bytes.Equal(s.decodedName(n), s.decodedName(o)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *scanner) decodedName(n name) []byte {
+	if !n.escaped {
+		return n.of(s.data)
+	}
+	return unquote(n.of(s.data))
+}
+
+// array scans an array. elem, when non-nil, scans each element in place of value.
+func (s *scanner) array(elem func() bool) bool {
+	if !s.enter() {
+		return false
+	}
+	if s.peek() == ']' {
+		s.pos++
+		s.depth--
+		return true
+	}
+	for {
+		var ok bool
+		if elem != nil {
+			ok = elem()
+		} else {
+			_, ok = s.value()
+		}
+		if !ok {
+			return false
+		}
+		switch s.peek() {
+		case ',':
+			s.pos++
+		case ']':
+			s.pos++
+			s.depth--
+			return true
+		default:
+			return s.fail("expected ',' or ']' after array element")
+		}
+	}
+}
+
+// end checks that only white space follows the value.
+func (s *scanner) end() bool {
+	if s.peek() != 0 || s.pos < len(s.data) {
+		return s.fail("invalid character after top-level value")
+	}
+	return true
+}
+
+// unquote decodes the body of a valid JSON string (without its quotes).
+func unquote(b []byte) []byte {
+	if bytes.IndexByte(b, '\\') < 0 {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c != '\\' {
+			out = append(out, c)
+			i++
+			continue
+		}
+		switch b[i+1] {
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, _ := hex4(b, i+2)
+			i += 6
+			if r >= 0xD800 && r <= 0xDBFF {
+				lo, _ := hex4(b, i+2)
+				r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
+				i += 6
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		default: // '"', '\\', '/'
+			out = append(out, b[i+1])
+		}
+		i += 2
+	}
+	return out
+}
+
+// validJSON reports whether b is exactly one valid JSON value (used on
+// pre-encoded results handed to us by handlers).
+func validJSON(b []byte) bool {
+	var s scanner
+	s.reset(b, 10000)
+	_, ok := s.value()
+	return ok && s.end() && s.dups == 0
+}

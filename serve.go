@@ -1,0 +1,125 @@
+package jsonrpc
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// track records the connections a Server serves, for Shutdown.
+func (s *Server) track(c *Conn, add bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if add {
+		if s.conns == nil {
+			s.conns = make(map[*Conn]struct{})
+		}
+		s.conns[c] = struct{}{}
+	} else {
+		delete(s.conns, c)
+	}
+}
+
+// onShutdown registers a function that Shutdown calls (to stop a listener
+// or an HTTP server). It reports false if the server is already shutting down.
+func (s *Server) onShutdown(f func(context.Context) error) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.closers = append(s.closers, f)
+	return true
+}
+
+// ErrServerClosed is returned by the Serve methods after Shutdown.
+var ErrServerClosed = errors.New("jsonrpc: server closed")
+
+// ServeConn serves one connection on ch until it ends, and returns why
+// (nil when the peer closed it normally).
+func (s *Server) ServeConn(ctx context.Context, ch Channel) error {
+	c := NewConn(ch, s)
+	select {
+	case <-c.Done():
+	case <-ctx.Done():
+		c.Close()
+	}
+	if err := c.Err(); err != nil && err != io.EOF && !errors.Is(err, ErrClosed) {
+		return err
+	}
+	return nil
+}
+
+// Serve accepts stream connections (TCP, unix) on l and serves each with the
+// given framing (FramingAuto detects it per connection). It returns
+// ErrServerClosed after Shutdown.
+func (s *Server) Serve(l net.Listener, framing Framing) error {
+	if !s.onShutdown(func(context.Context) error { return l.Close() }) {
+		l.Close()
+		return ErrServerClosed
+	}
+	var delay time.Duration
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closing := s.closing
+			s.mu.Unlock()
+			if closing {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				time.Sleep(delay)
+				continue
+			}
+			return err
+		}
+		delay = 0
+		NewConn(NewStream(nc, StreamOptions{Framing: framing, MaxMessageSize: s.maxMessageSize()}), s)
+	}
+}
+
+// Shutdown stops the server gracefully: listeners stop accepting, every
+// request already read is answered, then connections close. If ctx ends
+// first, the remaining connections are closed at once and ctx's error is
+// returned.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	closers := s.closers
+	s.closers = nil
+	s.mu.Unlock()
+	var errs []error
+	for _, f := range closers {
+		if err := f(ctx); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	s.mu.Lock()
+	conns := make([]*Conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, c := range conns {
+		wg.Go(func() {
+			if err := c.Shutdown(ctx); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return errors.Join(errs...)
+}

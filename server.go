@@ -1,0 +1,303 @@
+package jsonrpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"sync"
+)
+
+// Default limits. Each has a Server field of its own; zero means the default.
+const (
+	DefaultMaxMessageSize   = 10 << 20 // bytes in one message
+	DefaultMaxBatchLen      = 1000     // requests in one batch
+	DefaultMaxDepth         = 128      // nesting of JSON arrays and objects
+	DefaultMaxMethodLen     = 256      // bytes in a method name
+	DefaultMaxResponseBytes = 10 << 20 // bytes of one batch's responses together
+)
+
+// DefaultMaxConcurrency is the default bound on handlers running at once on one connection.
+var DefaultMaxConcurrency = 8 * runtime.GOMAXPROCS(0)
+
+// Server holds a Handler and the rules that every transport applies to the
+// messages it serves: limits, error policy and logging. Its zero value is
+// not usable: set Handler. A Server is safe for concurrent use and may serve
+// many connections and transports at once; do not change its fields while it
+// serves.
+type Server struct {
+	// Handler answers requests; usually a *Mux.
+	Handler Handler
+
+	// MaxMessageSize bounds one incoming message (default 10 MiB). Over it:
+	// -32600 "message too large" with id null.
+	MaxMessageSize int64
+	// MaxBatchLen bounds the requests in one batch (default 1000). Over it:
+	// one -32600 error object, nothing is run.
+	MaxBatchLen int
+	// MaxResponseBytes bounds the responses of one batch together (default
+	// 10 MiB). Responses past it are replaced by -32603 errors.
+	MaxResponseBytes int
+	// MaxDepth bounds the nesting of arrays and objects (default 128). Over
+	// it: -32600 with id null, rejected while scanning.
+	MaxDepth int
+	// MaxMethodLen bounds the length of a method name (default 256). Over
+	// it: -32600.
+	MaxMethodLen int
+	// MaxConcurrency bounds the handlers running at once on one connection
+	// (default 8×GOMAXPROCS). Further requests wait; the connection stops
+	// reading until a handler finishes.
+	MaxConcurrency int
+
+	// ExposeInternalErrors sends the text of handler errors that are not
+	// *Error as the message of the -32603 response. Off by default: the
+	// text is logged and the peer sees "internal error".
+	ExposeInternalErrors bool
+
+	// Logger receives server events (handler panics, write failures,
+	// protocol errors). Nil means slog.Default().
+	Logger *slog.Logger
+
+	mu      sync.Mutex
+	conns   map[*Conn]struct{}
+	closers []func(context.Context) error // listeners and HTTP servers to stop on Shutdown
+	closing bool
+}
+
+func (s *Server) maxMessageSize() int64 { return orDefault(s.MaxMessageSize, DefaultMaxMessageSize) }
+func (s *Server) maxBatchLen() int      { return orDefault(s.MaxBatchLen, DefaultMaxBatchLen) }
+func (s *Server) maxResponseBytes() int { return orDefault(s.MaxResponseBytes, DefaultMaxResponseBytes) }
+func (s *Server) maxDepth() int         { return orDefault(s.MaxDepth, DefaultMaxDepth) }
+func (s *Server) maxMethodLen() int     { return orDefault(s.MaxMethodLen, DefaultMaxMethodLen) }
+func (s *Server) maxConcurrency() int   { return orDefault(s.MaxConcurrency, DefaultMaxConcurrency) }
+
+func orDefault[T int | int64](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+func (s *Server) logger() *slog.Logger {
+	if s.Logger != nil {
+		return s.Logger
+	}
+	return slog.Default()
+}
+
+// Errors returned for violated limits and protocol rules.
+var (
+	errMessageTooLarge = func(limit int64) *Error {
+		return &Error{Code: CodeInvalidRequest, Message: "message too large: the limit is " + strconv.FormatInt(limit, 10) + " bytes"}
+	}
+	errBatchTooLong = func(n, limit int) *Error {
+		return &Error{Code: CodeInvalidRequest, Message: "batch too long: " + strconv.Itoa(n) + " requests, the limit is " + strconv.Itoa(limit)}
+	}
+	errDuplicateID = &Error{Code: CodeInvalidRequest, Message: "invalid request: id already in use by a request in flight"}
+)
+
+// exchange is the state of one incoming message being served: a single
+// request or a batch. It collects the replies in order.
+type exchange struct {
+	srv  *Server
+	conn *Conn // nil on transports without a connection (HTTP)
+	data []byte
+	msg  parsedMessage
+}
+
+// process serves one incoming message and returns the reply to write, or
+// nil when there is none. Responses to our own calls (on a Conn) are
+// delivered to their callers. This is the one path every transport shares.
+func (s *Server) process(ctx context.Context, conn *Conn, data []byte, sc *scanner, m *parsedMessage) []byte {
+	if err := sc.parseMessage(data, s.maxDepth(), m); err != nil {
+		return parseErrorReply(err)
+	}
+	if !m.batch {
+		return s.serveOne(ctx, conn, data, &m.elems[0], nil)
+	}
+	if len(m.elems) == 0 {
+		return appendResponse(nil, ID{}, nil, errEmptyBatch)
+	}
+	if len(m.elems) > s.maxBatchLen() {
+		return appendResponse(nil, ID{}, nil, errBatchTooLong(len(m.elems), s.maxBatchLen()))
+	}
+	return s.serveBatch(ctx, conn, data, m.elems)
+}
+
+// parseErrorReply renders the reply to a message that could not be scanned.
+func parseErrorReply(err error) []byte {
+	var de *depthError
+	if errors.As(err, &de) {
+		return appendResponse(nil, ID{}, nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: " + de.Error()})
+	}
+	return appendResponse(nil, ID{}, nil, &Error{Code: CodeParseError, Message: "parse error: " + err.Error()})
+}
+
+// serveOne serves one element; it returns the response bytes appended to out, or out unchanged.
+func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *envelope, out []byte) []byte {
+	switch e.kind {
+	case kindResponse, kindBadResponse:
+		if conn != nil {
+			conn.deliver(data, e)
+			return out
+		}
+		return appendResponse(out, e.idOf(data), nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: a response was sent to a server"})
+	case kindInvalid:
+		return appendResponse(out, e.idOf(data), nil, e.err)
+	}
+	id := e.idOf(data)
+	name := e.methodName(data)
+	if len(name) > s.maxMethodLen() {
+		if id.IsZero() {
+			id = NullID // an invalid request is answered even without an id
+		}
+		return appendResponse(out, id, nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: method name longer than " + strconv.Itoa(s.maxMethodLen()) + " bytes"})
+	}
+	if e.paramsDup {
+		if id.IsZero() {
+			return out
+		}
+		return appendResponse(out, id, nil, invalidParams("", "duplicate member name"))
+	}
+	if ctx.Err() != nil {
+		if id.IsZero() {
+			return out
+		}
+		return appendResponse(out, id, nil, &Error{Code: CodeRequestCanceled, Message: "request canceled: the server is shutting down"})
+	}
+	req := &Request{ID: id, Params: paramsOf(data, e)}
+	if conn != nil && !id.IsZero() {
+		if !conn.startRequest(id) {
+			return appendResponse(out, id, nil, errDuplicateID)
+		}
+		defer conn.endRequest(id)
+	}
+	result, rerr := s.call(ctx, req, name)
+	if id.IsZero() {
+		return out
+	}
+	return appendResponse(out, id, result, rerr)
+}
+
+func paramsOf(data []byte, e *envelope) []byte {
+	if !e.params.present() {
+		return nil
+	}
+	return e.params.of(data)
+}
+
+// call runs the handler, recovering panics, and encodes its result.
+func (s *Server) call(ctx context.Context, req *Request, name []byte) (result []byte, rerr *Error) {
+	var v any
+	var err error
+	if mux, ok := s.Handler.(*Mux); ok {
+		// Fast path: find the method without converting its name, and use
+		// the registered name as Method (no allocation).
+		entry := mux.lookup(name)
+		if entry == nil {
+			return nil, methodNotFound(string(name))
+		}
+		req.Method = entry.name
+		v, err = s.run(ctx, entry.handler, req)
+	} else {
+		req.Method = string(name)
+		v, err = s.run(ctx, s.Handler, req)
+	}
+	if err != nil {
+		return nil, s.toError(req, err)
+	}
+	if req.ID.IsZero() {
+		return nil, nil
+	}
+	b, merr := appendJSON(nil, v)
+	if merr != nil {
+		s.logger().Error("jsonrpc: result cannot be encoded as JSON", "method", req.Method, "error", merr)
+		return nil, &Error{Code: CodeInternalError, Message: "internal error: the result cannot be encoded as JSON"}
+	}
+	return b, nil
+}
+
+// run calls h, turning a panic into an error.
+func (s *Server) run(ctx context.Context, h Handler, req *Request) (v any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.logger().Error("jsonrpc: handler panicked", "method", req.Method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			v, err = nil, &Error{Code: CodeInternalError, Message: "internal error: the handler panicked"}
+		}
+	}()
+	return h.ServeRPC(ctx, req)
+}
+
+// toError converts a handler error to the error object sent to the peer.
+func (s *Server) toError(req *Request, err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return &Error{Code: CodeRequestCanceled, Message: "request canceled: " + err.Error()}
+	case s.ExposeInternalErrors:
+		return &Error{Code: CodeInternalError, Message: err.Error()}
+	}
+	s.logger().Debug("jsonrpc: handler error", "method", req.Method, "error", err)
+	return &Error{Code: CodeInternalError, Message: "internal error"}
+}
+
+// serveBatch serves the elements of a batch, several at once when the
+// connection has spare capacity, and joins their responses in one array.
+func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems []envelope) []byte {
+	replies := make([][]byte, len(elems))
+	var next int
+	var mu sync.Mutex
+	work := func() {
+		for {
+			mu.Lock()
+			i := next
+			next++
+			mu.Unlock()
+			if i >= len(elems) {
+				return
+			}
+			replies[i] = s.serveOne(ctx, conn, data, &elems[i], nil)
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(len(elems)-1, s.maxConcurrency()-1) {
+		if conn != nil && !conn.tryAcquire() {
+			break
+		}
+		wg.Go(func() {
+			if conn != nil {
+				defer conn.release()
+			}
+			work()
+		})
+	}
+	work()
+	wg.Wait()
+
+	limit := s.maxResponseBytes()
+	out := []byte{'['}
+	n := 0
+	for i, r := range replies {
+		if r == nil {
+			continue
+		}
+		if len(out)+len(r) > limit {
+			r = appendResponse(nil, elems[i].idOf(data), nil, &Error{Code: CodeInternalError, Message: "response dropped: the batch's responses exceed " + strconv.Itoa(limit) + " bytes"})
+		}
+		if n > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, r...)
+		n++
+	}
+	if n == 0 {
+		return nil // all notifications: no reply at all
+	}
+	return append(out, ']')
+}

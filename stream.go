@@ -1,0 +1,395 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Framing says how messages are cut from a byte stream.
+type Framing uint8
+
+const (
+	// FramingAuto detects the framing from the first bytes the peer sends:
+	// a header ("Content-Length: ...") selects FramingHeader, anything else
+	// FramingLine. Outgoing messages before detection use FramingLine.
+	FramingAuto Framing = iota
+	// FramingLine is newline-delimited JSON: one message per line ("\r\n"
+	// tolerated, blank lines skipped). A line over the size limit is
+	// skipped up to its newline and answered with an error; the stream goes on.
+	FramingLine
+	// FramingHeader is the LSP base protocol: "Content-Length: N" (the name
+	// case-insensitive, other headers ignored), a blank line, then N bytes.
+	// A body over the size limit, a missing or bad length end the stream
+	// after an error, since the next message cannot be found reliably.
+	FramingHeader
+)
+
+// String returns "auto", "line" or "header".
+func (f Framing) String() string {
+	switch f {
+	case FramingLine:
+		return "line"
+	case FramingHeader:
+		return "header"
+	}
+	return "auto"
+}
+
+// ParseFraming accepts "auto", "line" (or "ndjson", "newline") and "header" (or "lsp").
+func ParseFraming(s string) (Framing, error) {
+	switch strings.ToLower(s) {
+	case "", "auto":
+		return FramingAuto, nil
+	case "line", "ndjson", "newline":
+		return FramingLine, nil
+	case "header", "lsp", "content-length":
+		return FramingHeader, nil
+	}
+	return 0, errors.New("jsonrpc: unknown framing " + strconv.Quote(s) + " (want line, lsp or auto)")
+}
+
+// FrameError reports a message the channel could not take. See Channel.
+type FrameError struct {
+	Fatal bool   // the stream cannot continue
+	Code  int64  // the JSON-RPC error code sent to the peer
+	Msg   string // what was wrong
+}
+
+func (e *FrameError) Error() string { return "jsonrpc: " + e.Msg }
+
+func (e *FrameError) rpcError() *Error { return &Error{Code: e.Code, Message: e.Msg} }
+
+// ErrMessageTooLarge matches (errors.Is) every FrameError about a message over the size limit.
+var ErrMessageTooLarge = errors.New("jsonrpc: message too large")
+
+// Is makes errors.Is(err, ErrMessageTooLarge) work.
+func (e *FrameError) Is(target error) bool {
+	return target == ErrMessageTooLarge && e.Code == CodeInvalidRequest && strings.HasPrefix(e.Msg, "message too large")
+}
+
+func tooLarge(limit int64, fatal bool) *FrameError {
+	return &FrameError{Fatal: fatal, Code: CodeInvalidRequest, Msg: errMessageTooLarge(limit).Message}
+}
+
+// StreamOptions configure NewStream. The zero value is newline framing with
+// the default size limit.
+type StreamOptions struct {
+	Framing        Framing
+	MaxMessageSize int64 // default DefaultMaxMessageSize
+}
+
+// stream is a Channel over a byte stream.
+type stream struct {
+	rwc     io.ReadWriteCloser
+	framing Framing
+	max     int64
+
+	// read side, used by the Recv goroutine only
+	buf  []byte // buf[r:w] holds bytes read but not yet consumed
+	r, w int
+	eof  bool
+
+	// write side: the first writer writes, later ones queue behind it
+	wmu     sync.Mutex
+	queue   []byte // framed messages waiting for the writer
+	spare   []byte
+	writing bool
+	taken   uint64 // rounds taken from the queue by a writer
+	written uint64 // rounds written
+	werr    error
+	wcond   *sync.Cond
+}
+
+// NewStream returns a Channel that frames messages on rwc.
+func NewStream(rwc io.ReadWriteCloser, opts StreamOptions) Channel {
+	s := &stream{rwc: rwc, framing: opts.Framing, max: orDefault(opts.MaxMessageSize, DefaultMaxMessageSize)}
+	s.wcond = sync.NewCond(&s.wmu)
+	return s
+}
+
+func (s *stream) Close() error { return s.rwc.Close() }
+
+// fill reads more bytes into buf, growing it as needed but never past the
+// limit plus a margin. It returns false at end of input or on error.
+func (s *stream) fill() error {
+	if s.eof {
+		return io.EOF
+	}
+	if s.r > 0 && s.r == s.w {
+		s.r, s.w = 0, 0
+	}
+	if s.w == len(s.buf) {
+		if s.r > 0 { // compact
+			s.w = copy(s.buf, s.buf[s.r:s.w])
+			s.r = 0
+		}
+		if s.w == len(s.buf) {
+			n := max(2*len(s.buf), 512)
+			if int64(n) > s.max+4096 {
+				n = int(s.max + 4096)
+			}
+			if n <= len(s.buf) {
+				return errFull
+			}
+			nb := make([]byte, n)
+			copy(nb, s.buf[:s.w])
+			s.buf = nb
+		}
+	}
+	n, err := s.rwc.Read(s.buf[s.w:])
+	s.w += n
+	if err == io.EOF {
+		s.eof = true
+		if n > 0 {
+			return nil
+		}
+	}
+	if err != nil && n == 0 {
+		return err
+	}
+	return nil
+}
+
+var errFull = errors.New("buffer full")
+
+// shrink drops a large read buffer once it is empty, so an idle connection
+// does not keep the memory of its largest message.
+func (s *stream) shrink() {
+	if s.r == s.w && len(s.buf) > 64<<10 {
+		s.buf, s.r, s.w = nil, 0, 0
+	}
+}
+
+func (s *stream) Recv() ([]byte, error) {
+	defer s.shrink()
+	if s.framing == FramingAuto {
+		if err := s.detect(); err != nil {
+			return nil, err
+		}
+	}
+	if s.framing == FramingHeader {
+		return s.recvHeader()
+	}
+	return s.recvLine()
+}
+
+// detect picks the framing from the first non-space byte.
+func (s *stream) detect() error {
+	for {
+		for s.r < s.w {
+			if c := s.buf[s.r]; c == ' ' || c == '\t' || c == '\r' || c == '\n' {
+				s.r++
+				continue
+			}
+			f := FramingHeader
+			if c := s.buf[s.r]; c == '{' || c == '[' {
+				f = FramingLine
+			}
+			s.wmu.Lock() // frame reads the framing under wmu
+			s.framing = f
+			s.wmu.Unlock()
+			return nil
+		}
+		if err := s.fill(); err != nil {
+			return err
+		}
+	}
+}
+
+func (s *stream) recvLine() ([]byte, error) {
+	scanned := 0 // bytes of buf[r:w] known to hold no newline
+	for {
+		if i := bytes.IndexByte(s.buf[s.r+scanned:s.w], '\n'); i >= 0 {
+			end := s.r + scanned + i
+			line := s.buf[s.r:end]
+			s.r = end + 1
+			line = bytes.TrimRight(line, "\r")
+			if isBlank(line) {
+				scanned = 0
+				continue
+			}
+			if int64(len(line)) > s.max {
+				return nil, tooLarge(s.max, false)
+			}
+			return bytes.Clone(line), nil
+		}
+		scanned = s.w - s.r
+		if int64(scanned) > s.max {
+			// Too long: skip to the end of the line, then report it.
+			if err := s.skipLine(); err != nil {
+				return nil, err
+			}
+			return nil, tooLarge(s.max, false)
+		}
+		if err := s.fill(); err != nil {
+			if err == io.EOF && !isBlank(s.buf[s.r:s.w]) {
+				// A last message without its newline.
+				line := bytes.Clone(bytes.TrimRight(s.buf[s.r:s.w], "\r"))
+				s.r = s.w
+				return line, nil
+			}
+			return nil, err
+		}
+	}
+}
+
+func isBlank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
+}
+
+// skipLine discards input up to and including the next newline.
+func (s *stream) skipLine() error {
+	for {
+		if i := bytes.IndexByte(s.buf[s.r:s.w], '\n'); i >= 0 {
+			s.r += i + 1
+			return nil
+		}
+		s.r, s.w = 0, 0
+		if err := s.fill(); err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+const maxHeaderBytes = 8 << 10
+
+func headerErr(msg string) *FrameError {
+	return &FrameError{Fatal: true, Code: CodeParseError, Msg: "invalid message header: " + msg}
+}
+
+func (s *stream) recvHeader() ([]byte, error) {
+	length := int64(-1)
+	headerBytes := 0
+	for {
+		// Read one header line.
+		var line []byte
+		for {
+			if i := bytes.IndexByte(s.buf[s.r:s.w], '\n'); i >= 0 {
+				line = s.buf[s.r : s.r+i]
+				s.r += i + 1
+				headerBytes += i + 1
+				break
+			}
+			if s.w-s.r+headerBytes > maxHeaderBytes {
+				return nil, headerErr("header section too long")
+			}
+			if err := s.fill(); err != nil {
+				if err == io.EOF && (s.w > s.r || headerBytes > 0) {
+					return nil, io.ErrUnexpectedEOF
+				}
+				return nil, err
+			}
+		}
+		if headerBytes > maxHeaderBytes {
+			return nil, headerErr("header section too long")
+		}
+		line = bytes.TrimRight(line, "\r")
+		if len(line) == 0 {
+			if headerBytes <= 2 {
+				headerBytes = 0 // stray blank line between messages
+				continue
+			}
+			break
+		}
+		k, v, ok := bytes.Cut(line, []byte{':'})
+		if !ok {
+			return nil, headerErr("expected \"Name: value\", got " + strconv.Quote(truncate(string(line), 64)))
+		}
+		if strings.EqualFold(string(bytes.TrimSpace(k)), "Content-Length") {
+			if length >= 0 {
+				return nil, headerErr("Content-Length given twice")
+			}
+			n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+			if err != nil || n < 0 {
+				return nil, headerErr("Content-Length must be a non-negative integer, got " + strconv.Quote(truncate(string(v), 32)))
+			}
+			length = n
+		}
+	}
+	if length < 0 {
+		return nil, headerErr("missing Content-Length")
+	}
+	if length > s.max {
+		return nil, tooLarge(s.max, true)
+	}
+	for int64(s.w-s.r) < length {
+		if err := s.fill(); err != nil {
+			if err == io.EOF {
+				return nil, io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+	msg := bytes.Clone(s.buf[s.r : s.r+int(length)])
+	s.r += int(length)
+	return msg, nil
+}
+
+// Send frames msg and writes it. Concurrent senders are coalesced: while
+// one goroutine writes, the others append to a queue that it writes in its
+// next round, so many small responses leave in few system calls. Each
+// sender returns once the round holding its bytes has been written.
+func (s *stream) Send(msg []byte) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.werr != nil {
+		return s.werr
+	}
+	s.queue = s.frame(s.queue, msg)
+	mine := s.taken + 1 // the round that will carry these bytes
+	for s.writing && s.written < mine && s.werr == nil {
+		s.wcond.Wait()
+	}
+	if s.written >= mine || s.werr != nil {
+		return s.werr
+	}
+	s.writing = true
+	for len(s.queue) > 0 && s.werr == nil {
+		out := s.queue
+		s.queue = s.spare[:0]
+		s.taken++
+		s.wmu.Unlock()
+		_, err := s.rwc.Write(out)
+		s.wmu.Lock()
+		s.written = s.taken
+		if err != nil {
+			s.werr = err
+		}
+		if cap(out) <= 64<<10 {
+			s.spare = out[:0]
+		} else {
+			s.spare = nil
+		}
+		s.wcond.Broadcast()
+		if s.written >= mine && len(s.queue) > 0 {
+			// Hand the rest to a waiting sender rather than write for everyone.
+			break
+		}
+	}
+	s.writing = false
+	s.wcond.Broadcast()
+	return s.werr
+}
+
+func (s *stream) frame(dst, msg []byte) []byte {
+	if s.framing == FramingHeader {
+		dst = append(dst, "Content-Length: "...)
+		dst = strconv.AppendInt(dst, int64(len(msg)), 10)
+		dst = append(dst, "\r\n\r\n"...)
+		return append(dst, msg...)
+	}
+	dst = append(dst, msg...)
+	return append(dst, '\n')
+}
