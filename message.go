@@ -106,10 +106,10 @@ type Response struct {
 type kind uint8
 
 const (
-	kindInvalid      kind = iota // not a valid request or response: answer with err
-	kindRequest                  // a call or a notification
-	kindResponse                 // a response to one of our calls
-	kindBadResponse              // looked like a response but was malformed
+	kindInvalid     kind = iota // not a valid request or response: answer with err
+	kindRequest                 // a call or a notification
+	kindResponse                // a response to one of our calls
+	kindBadResponse             // looked like a response but was malformed
 )
 
 // envelope is one scanned message object: spans of its members, plus what was wrong with it.
@@ -171,7 +171,7 @@ func (s *scanner) parseMessage(data []byte, maxDepth int, m *parsedMessage) erro
 }
 
 var (
-	errNotObject = &Error{Code: CodeInvalidRequest, Message: "invalid request: not a JSON object"}
+	errNotObject  = &Error{Code: CodeInvalidRequest, Message: "invalid request: not a JSON object"}
 	errEmptyBatch = &Error{Code: CodeInvalidRequest, Message: "invalid request: empty batch"}
 )
 

@@ -14,7 +14,7 @@ import (
 // span is a half-open byte range [start, end) of the message; end == 0 means absent.
 type span struct{ start, end int }
 
-func (s span) present() bool        { return s.end > 0 }
+func (s span) present() bool         { return s.end > 0 }
 func (s span) of(data []byte) []byte { return data[s.start:s.end] }
 
 // scanError is a syntax error: the text is not valid JSON.

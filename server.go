@@ -69,10 +69,12 @@ type Server struct {
 
 func (s *Server) maxMessageSize() int64 { return orDefault(s.MaxMessageSize, DefaultMaxMessageSize) }
 func (s *Server) maxBatchLen() int      { return orDefault(s.MaxBatchLen, DefaultMaxBatchLen) }
-func (s *Server) maxResponseBytes() int { return orDefault(s.MaxResponseBytes, DefaultMaxResponseBytes) }
-func (s *Server) maxDepth() int         { return orDefault(s.MaxDepth, DefaultMaxDepth) }
-func (s *Server) maxMethodLen() int     { return orDefault(s.MaxMethodLen, DefaultMaxMethodLen) }
-func (s *Server) maxConcurrency() int   { return orDefault(s.MaxConcurrency, DefaultMaxConcurrency) }
+func (s *Server) maxResponseBytes() int {
+	return orDefault(s.MaxResponseBytes, DefaultMaxResponseBytes)
+}
+func (s *Server) maxDepth() int       { return orDefault(s.MaxDepth, DefaultMaxDepth) }
+func (s *Server) maxMethodLen() int   { return orDefault(s.MaxMethodLen, DefaultMaxMethodLen) }
+func (s *Server) maxConcurrency() int { return orDefault(s.MaxConcurrency, DefaultMaxConcurrency) }
 
 func orDefault[T int | int64](v, def T) T {
 	if v > 0 {

@@ -1,0 +1,104 @@
+// Package jsonrpc is a strict, fast JSON-RPC 2.0 toolkit: server, client and
+// every transport (HTTP, WebSocket, TCP and unix sockets, stdio), sharing one
+// decode → dispatch → encode path.
+//
+// # Serving
+//
+// Register typed methods on a Mux and serve it with a Server:
+//
+//	mux := jsonrpc.NewMux()
+//	jsonrpc.Register(mux, "subtract", func(ctx context.Context, p SubParams) (float64, error) {
+//		return p.Minuend - p.Subtrahend, nil
+//	})
+//	srv := &jsonrpc.Server{Handler: mux}
+//	l, err := srv.Listen("tcp://127.0.0.1:9090") // or http://, ws://, unix://, stdio:
+//
+// A Server is also an http.Handler, WebSocketHandler gives its WebSocket
+// handler, Serve takes any net.Listener, and NewConn runs a connection over
+// any Channel.
+//
+// # Calling
+//
+// Dial returns a Client for a URL; Call decodes the result, Notify sends a
+// notification, Batch sends several requests at once:
+//
+//	c, err := jsonrpc.Dial(ctx, "tcp://127.0.0.1:9090")
+//	var diff float64
+//	err = c.Call(ctx, "subtract", []int{42, 23}, &diff)
+//	var rpcErr *jsonrpc.Error
+//	if errors.As(err, &rpcErr) { ... } // the server answered with an error object
+//
+// # The wire, exactly
+//
+// Every message is scanned once, strictly: invalid JSON or UTF-8 (including
+// lone surrogate escapes and trailing bytes) is a parse error (-32700, id
+// null); valid JSON that is not a request object is -32600, with the id
+// echoed when a valid one could be read. Member names match
+// case-sensitively; duplicate names and unknown envelope members are
+// rejected (-32600, or -32602 inside params), so a message cannot mean one
+// thing to us and another to a proxy. Ids are kept as the exact bytes sent
+// and echoed byte-for-byte (a string stays a string; 2^64 stays 2^64).
+// "id": null is a request and gets a response; a request without an id is a
+// notification and never gets one, not even an error. A batch is answered
+// by an array holding a response for each element that needs one, in any
+// order; an empty batch gets one -32600 object and an all-notification batch
+// gets nothing. A "result": null is written, never dropped. Methods named
+// "rpc." are reserved for extensions (see Mux.HandleExtension).
+//
+// # Handlers and errors
+//
+// A Handler returns (result, error). A *Error (or an error wrapping one) goes
+// out as is; context cancellation becomes CodeRequestCanceled; any other
+// error becomes -32603 "internal error", with its text only when
+// Server.ExposeInternalErrors is set. A panic in a handler becomes -32603 and
+// is logged with its stack; the server keeps serving. A result that cannot
+// be encoded becomes -32603. Clients return error responses as *Error, so
+// errors.As works on both sides.
+//
+// Request.Params may share memory with the read buffer: a handler must not
+// keep it after returning (copy it to keep it). Register decodes params into
+// a typed value before the handler runs, so typed handlers need not care.
+//
+// # Concurrency
+//
+// A Conn reads messages on one goroutine. Responses to our own calls are
+// delivered as they are read. Each incoming request (or batch) is handled
+// on a goroutine of its own, started in the order the messages arrived; at
+// most Server.MaxConcurrency run at once per connection (further requests
+// wait and the connection stops reading meanwhile, so a fast sender is
+// slowed, never dropped). With MaxConcurrency 1, requests are handled one at
+// a time in arrival order; otherwise they run concurrently and their
+// responses may leave in any order (ids match them). Elements of a batch run
+// concurrently while the connection has spare capacity.
+//
+// A handler may call its peer through ConnFromContext(ctx): while it waits
+// for the answer it gives its concurrency slot back, so callbacks never
+// deadlock the connection, even with MaxConcurrency 1.
+//
+// Call, Notify and Batch are safe for concurrent use; concurrent messages
+// are coalesced into few writes. Closing a Conn (Close, a broken transport)
+// fails every pending call with ErrClosed and cancels the context of every
+// running handler. When the peer ends its side (EOF), requests already read
+// are still answered before the connection closes. Shutdown on a Conn or a
+// Server stops reading new work, answers every request already read (those
+// that arrive meanwhile get CodeRequestCanceled), then closes.
+//
+// A Server, a Mux and the clients are safe for concurrent use. Do not change
+// a Server's fields while it serves.
+//
+// # Limits
+//
+// Every limit has a default, a field or option, and a documented error;
+// exceeding one never closes other callers' work:
+//
+//	limit                     default        where                   over it
+//	message size              10 MiB         Server.MaxMessageSize   -32600 "message too large" (id null); line
+//	                                                                 framing skips the line and goes on, HTTP
+//	                                                                 answers 413, Content-Length framing closes
+//	batch length              1000           Server.MaxBatchLen      one -32600 object; nothing runs
+//	batch response size       10 MiB         Server.MaxResponseBytes responses past it become -32603 errors
+//	nesting depth             128            Server.MaxDepth         -32600 (id null), while scanning
+//	method name length        256 bytes      Server.MaxMethodLen     -32600
+//	handlers per connection   8×GOMAXPROCS   Server.MaxConcurrency   further requests wait (read back-pressure)
+//	header section (LSP)      8 KiB          fixed                   -32700, connection closed
+package jsonrpc
