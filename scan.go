@@ -266,6 +266,7 @@ func (s *scanner) object(onMember memberFunc) bool {
 	}
 	base := len(s.names)
 	defer func() { s.names = s.names[:base] }()
+	var large map[string]struct{} // decoded names, once the object has many
 	if s.peek() == '}' {
 		s.pos++
 		s.depth--
@@ -281,7 +282,7 @@ func (s *scanner) object(onMember memberFunc) bool {
 			return false
 		}
 		n := name{span{start + 1, s.pos - 1}, escaped}
-		if s.isDup(n, s.names[base:]) {
+		if s.isDup(n, s.names[base:], &large) {
 			s.dups++
 		}
 		s.names = append(s.names, n)
@@ -310,17 +311,25 @@ func (s *scanner) object(onMember memberFunc) bool {
 	}
 }
 
-func (s *scanner) isDup(n name, seen []name) bool {
-	nb := n.of(s.data)
-	if len(seen) > 64 {
-		// Large objects: compare decoded names through a map to stay linear.
-		m := make(map[string]struct{}, len(seen))
-		for _, o := range seen {
-			m[string(s.decodedName(o))] = struct{}{}
+// isDup reports whether n repeats one of the names already seen in the
+// same object. Past 32 names it switches to a map kept for the rest of the
+// object, so that a huge object costs linear time.
+func (s *scanner) isDup(n name, seen []name, large *map[string]struct{}) bool {
+	if len(seen) >= 32 {
+		if *large == nil {
+			*large = make(map[string]struct{}, 2*len(seen))
+			for _, o := range seen {
+				(*large)[string(s.decodedName(o))] = struct{}{}
+			}
 		}
-		_, dup := m[string(s.decodedName(n))]
-		return dup
+		k := string(s.decodedName(n))
+		if _, dup := (*large)[k]; dup {
+			return true
+		}
+		(*large)[k] = struct{}{}
+		return false
 	}
+	nb := n.of(s.data)
 	for _, o := range seen {
 		if !n.escaped && !o.escaped {
 			if bytes.Equal(nb, o.of(s.data)) {
