@@ -40,6 +40,7 @@ type Conn struct {
 	seq    atomic.Uint64 // ids of our outgoing calls
 	wg     sync.WaitGroup
 	done   chan struct{}
+	onDone func()
 
 	mu       sync.Mutex
 	pending  map[string]*pendingCall // our calls awaiting a response, by id key
@@ -61,7 +62,10 @@ type callResult struct {
 // NewConn starts serving ch: it reads messages until the channel ends,
 // answering the peer's requests with srv (nil: every call gets -32601) and
 // matching responses to the calls made with Call, Notify and Batch.
-func NewConn(ch Channel, srv *Server) *Conn {
+func NewConn(ch Channel, srv *Server) *Conn { return newConn(ch, srv, nil) }
+
+// newConn is NewConn with a function called once the connection has ended.
+func newConn(ch Channel, srv *Server, onDone func()) *Conn {
 	if srv == nil {
 		srv = &Server{Handler: NewMux()}
 	}
@@ -73,6 +77,7 @@ func NewConn(ch Channel, srv *Server) *Conn {
 		cancel: cancel,
 		sem:    make(chan struct{}, srv.maxConcurrency()),
 		done:   make(chan struct{}),
+		onDone: onDone,
 	}
 	srv.track(c, true)
 	go c.readLoop()
@@ -137,6 +142,9 @@ func (c *Conn) readLoop() {
 	c.wg.Wait()
 	c.close(err)
 	close(c.done)
+	if c.onDone != nil {
+		c.onDone()
+	}
 }
 
 // dispatch scans one message on the read goroutine, delivers responses at

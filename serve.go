@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -62,6 +63,8 @@ func (s *Server) Serve(l net.Listener, framing Framing) error {
 		return ErrServerClosed
 	}
 	var delay time.Duration
+	var open atomic.Int64
+	limit := int64(s.maxConns())
 	for {
 		nc, err := l.Accept()
 		if err != nil {
@@ -80,7 +83,13 @@ func (s *Server) Serve(l net.Listener, framing Framing) error {
 			return err
 		}
 		delay = 0
-		NewConn(NewStream(nc, StreamOptions{Framing: framing, MaxMessageSize: s.maxMessageSize()}), s)
+		if open.Add(1) > limit {
+			open.Add(-1)
+			s.logger().Warn("jsonrpc: connection refused: too many connections", "limit", limit, "remote", nc.RemoteAddr().String())
+			nc.Close()
+			continue
+		}
+		newConn(NewStream(nc, StreamOptions{Framing: framing, MaxMessageSize: s.maxMessageSize()}), s, func() { open.Add(-1) })
 	}
 }
 

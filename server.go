@@ -18,6 +18,7 @@ const (
 	DefaultMaxDepth         = 128      // nesting of JSON arrays and objects
 	DefaultMaxMethodLen     = 256      // bytes in a method name
 	DefaultMaxResponseBytes = 10 << 20 // bytes of one batch's responses together
+	DefaultMaxConns         = 16384    // connections at once per listener
 )
 
 // DefaultMaxConcurrency is the default bound on handlers running at once on one connection.
@@ -52,6 +53,11 @@ type Server struct {
 	// reading until a handler finishes.
 	MaxConcurrency int
 
+	// MaxConns bounds the connections served at once by each listener
+	// started with Serve or Listen (default 16384). Over it, a socket is
+	// closed as soon as it is accepted and HTTP answers 503.
+	MaxConns int
+
 	// ExposeInternalErrors sends the text of handler errors that are not
 	// *Error as the message of the -32603 response. Off by default: the
 	// text is logged and the peer sees "internal error".
@@ -75,6 +81,7 @@ func (s *Server) maxResponseBytes() int {
 func (s *Server) maxDepth() int       { return orDefault(s.MaxDepth, DefaultMaxDepth) }
 func (s *Server) maxMethodLen() int   { return orDefault(s.MaxMethodLen, DefaultMaxMethodLen) }
 func (s *Server) maxConcurrency() int { return orDefault(s.MaxConcurrency, DefaultMaxConcurrency) }
+func (s *Server) maxConns() int       { return orDefault(s.MaxConns, DefaultMaxConns) }
 
 func orDefault[T int | int64](v, def T) T {
 	if v > 0 {
