@@ -1,0 +1,82 @@
+// Package interop checks that github.com/seedhq/jsonrpc speaks the same wire
+// as other people's JSON-RPC 2.0 implementations. It is a module of its own so
+// that the peers it tests against (github.com/creachadair/jrpc2, and the npm
+// packages json-rpc-2.0 and vscode-jsonrpc in the node folder) never become
+// dependencies of the library.
+//
+// The package itself only holds the service that the tests serve to those
+// peers; the tests are in the _test.go files, and cmd/stdioserver serves the
+// same service over standard input and output for the vscode-jsonrpc test.
+package interop
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/internal/demo"
+)
+
+// PeerCall names a method of the peer and the params to send it: the params
+// of ask_peer and tell_peer.
+type PeerCall struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
+// NewMux returns the service the interop tests serve: the demo methods
+// (subtract, sum, echo, get_data, error, sleep...) plus
+//
+//	record     stores its params by calling rec (when rec is not nil) and, on a
+//	           transport with a connection, notifies the peer "recorded" with
+//	           the same params; returns null. Meant to be sent as a notification.
+//	ask_peer   {"method", "params"}: calls the peer back on the same connection
+//	           and returns the peer's result, or the peer's error as is.
+//	tell_peer  {"method", "params"}: sends the peer a notification; returns true.
+//
+// ask_peer and tell_peer fail with -32603 on HTTP, which has no connection
+// to call back on.
+func NewMux(rec func(params json.RawMessage)) *jsonrpc.Mux {
+	mux := demo.NewMux()
+	jsonrpc.Register(mux, "record", func(ctx context.Context, p json.RawMessage) (any, error) {
+		p = bytes.Clone(p) // params may share the read buffer
+		if rec != nil {
+			rec(p)
+		}
+		if c := jsonrpc.ConnFromContext(ctx); c != nil {
+			return nil, c.Notify(ctx, "recorded", p)
+		}
+		return nil, nil
+	}, jsonrpc.MethodDoc{Summary: "Records its params and echoes them to the peer as a \"recorded\" notification."})
+
+	jsonrpc.Register(mux, "ask_peer", func(ctx context.Context, p PeerCall) (json.RawMessage, error) {
+		c := jsonrpc.ConnFromContext(ctx)
+		if c == nil {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "ask_peer: this transport has no connection to call back on")
+		}
+		var out json.RawMessage
+		if err := c.Call(ctx, p.Method, paramsOrNil(p.Params), &out); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}, jsonrpc.MethodDoc{Summary: "Calls the peer back and returns its answer."})
+
+	jsonrpc.Register(mux, "tell_peer", func(ctx context.Context, p PeerCall) (bool, error) {
+		c := jsonrpc.ConnFromContext(ctx)
+		if c == nil {
+			return false, jsonrpc.Errorf(jsonrpc.CodeInternalError, "tell_peer: this transport has no connection to notify on")
+		}
+		return true, c.Notify(ctx, p.Method, paramsOrNil(p.Params))
+	}, jsonrpc.MethodDoc{Summary: "Sends the peer a notification."})
+	return mux
+}
+
+// paramsOrNil turns absent params into a nil interface, so that no params
+// member is sent.
+func paramsOrNil(p json.RawMessage) any {
+	if len(p) == 0 {
+		return nil
+	}
+	return p
+}
