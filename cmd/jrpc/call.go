@@ -1,0 +1,239 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/seedhq/jsonrpc"
+)
+
+// callFlags are the flags of call and notify.
+type callFlags struct {
+	data    string
+	id      string
+	verbose bool
+	check   bool
+}
+
+func init() {
+	var f callFlags
+	call := &cobra.Command{
+		Use:   "call URL METHOD [PARAMS...]",
+		Short: "Call a method and print its result",
+		Long: `Call a method and print its result: pretty and coloured on a terminal, compact
+JSON when piped. A JSON-RPC error is printed as one JSON object on stderr and
+exits with 1.
+
+PARAMS are one JSON value, or key=value pairs (value parsed as JSON when it
+is valid JSON, else a string), or -d @file / -d @- (standard input).`,
+		Example: `  jrpc call http://127.0.0.1:8080/ subtract '[42,23]'
+  jrpc call tcp://127.0.0.1:9090 subtract minuend=42 subtrahend=23
+  echo '{"n":3}' | jrpc call tcp://127.0.0.1:9090 big -d @-
+  jrpc call -v --id '"req-1"' ws://127.0.0.1:8081/ echo '{"hi":1}'
+  jrpc --exec 'jrpc serve --listen stdio:' call get_data`,
+		Args: targetArgs("METHOD [PARAMS...]", 1, -1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCall(cmd.Context(), args, &f, false)
+		},
+	}
+	call.Flags().StringVarP(&f.data, "data", "d", "", "params from `@FILE`, @- (standard input) or literal JSON")
+	call.Flags().StringVar(&f.id, "id", "", "the request id, as JSON (e.g. 7 or '\"abc\"'; default 1)")
+	call.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "print the request and response envelopes on stderr, as sent and received")
+	call.Flags().BoolVar(&f.check, "check", false, "check the params against the server's rpc.discover document before sending")
+
+	var nf callFlags
+	notify := &cobra.Command{
+		Use:   "notify URL METHOD [PARAMS...]",
+		Short: "Send a notification (no response comes back)",
+		Example: `  jrpc notify tcp://127.0.0.1:9090 notify_hello '[7]'
+  jrpc notify -v http://127.0.0.1:8080/ update msg=hi`,
+		Args: targetArgs("METHOD [PARAMS...]", 1, -1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCall(cmd.Context(), args, &nf, true)
+		},
+	}
+	notify.Flags().StringVarP(&nf.data, "data", "d", "", "params from `@FILE`, @- (standard input) or literal JSON")
+	notify.Flags().BoolVarP(&nf.verbose, "verbose", "v", false, "print the notification as sent (and anything the server answers) on stderr")
+	rootCmd.AddCommand(call, notify)
+}
+
+func runCall(ctx context.Context, args []string, f *callFlags, notify bool) error {
+	t, rest, err := newTarget(args)
+	if err != nil {
+		return err
+	}
+	method := rest[0]
+	params, err := buildParams(rest[1:], f.data, os.Stdin)
+	if err != nil {
+		return err
+	}
+	var id []byte
+	if f.id != "" {
+		if _, ok := jsonrpc.RawID([]byte(f.id)); !ok {
+			return &exitError{code: exitUsage, err: fmt.Errorf("--id %s is not a JSON string, number or null", f.id), hint: `--id 7 or --id '"abc"'`}
+		}
+		id = []byte(f.id)
+	}
+	ctx, cancel := callContext(ctx)
+	defer cancel()
+	if f.check {
+		if err := checkParams(ctx, t, method, params); err != nil {
+			return err
+		}
+	}
+	if f.verbose || id != nil {
+		if id == nil && !notify {
+			id = []byte("1")
+		}
+		return rawCall(ctx, t, method, params, id, f.verbose, notify)
+	}
+	c, err := t.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var p any
+	if params != nil {
+		p = params
+	}
+	if notify {
+		if err := c.Notify(ctx, method, p); err != nil {
+			return t.transportErr(err)
+		}
+		return nil
+	}
+	var result json.RawMessage
+	if err := c.Call(ctx, method, p, &result); err != nil {
+		return callErr(t, err)
+	}
+	outputFor(os.Stdout).print(os.Stdout, result)
+	return nil
+}
+
+// callErr maps the error of a call: a JSON-RPC error is printed as JSON on
+// stderr (exit 1), anything else is a transport failure (exit 3).
+func callErr(t *target, err error) error {
+	var re *jsonrpc.Error
+	if errors.As(err, &re) {
+		return rpcErrorExit(re)
+	}
+	return t.transportErr(err)
+}
+
+// appendEnvelope appends a request (id nil: a notification).
+func appendEnvelope(b []byte, id []byte, method string, params []byte) []byte {
+	b = append(b, `{"jsonrpc":"2.0",`...)
+	if id != nil {
+		b = append(b, `"id":`...)
+		b = append(b, id...)
+		b = append(b, ',')
+	}
+	m, _ := json.Marshal(method)
+	b = append(b, `"method":`...)
+	b = append(b, m...)
+	if params != nil {
+		b = append(b, `,"params":`...)
+		b = append(b, compact(params)...)
+	}
+	return append(b, '}')
+}
+
+// envelope is what jrpc reads of a message from the server.
+type envelope struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  *string         `json:"method"`
+	Result  json.RawMessage `json:"result"`
+	Error   *jsonrpc.Error  `json:"error"`
+}
+
+// logWire prints a message as sent (-->) or received (<--) on stderr.
+func logWire(dir string, msg []byte) {
+	fmt.Fprintf(os.Stderr, "%s %s\n", dir, bytes.TrimSpace(msg))
+}
+
+// rawCall sends the request exactly as built here and reads messages until
+// the response with our id arrives, printing both with -v.
+func rawCall(ctx context.Context, t *target, method string, params json.RawMessage, id []byte, verbose, notify bool) error {
+	rc, err := t.dialRaw(ctx)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	msg := appendEnvelope(nil, id, method, params)
+	if verbose {
+		logWire("-->", msg)
+	}
+	if err := rc.Send(ctx, msg); err != nil {
+		return t.transportErr(err)
+	}
+	if notify && !t.isHTTP() {
+		return nil
+	}
+	for {
+		data, err := rc.Recv(ctx)
+		if err != nil {
+			if notify && errors.Is(err, errNoMore) {
+				return nil
+			}
+			return t.transportErr(err)
+		}
+		if verbose {
+			logWire("<--", data)
+		}
+		var e envelope
+		if err := json.Unmarshal(data, &e); err != nil {
+			if bytes.HasPrefix(bytes.TrimSpace(data), []byte("[")) {
+				continue // a batch: not ours
+			}
+			return transportError(fmt.Errorf("invalid response from %s: %v: %s", t, err, snippet(data)), "is this a JSON-RPC 2.0 server?")
+		}
+		if e.Method != nil {
+			answerServerRequest(ctx, rc, &e, verbose)
+			continue
+		}
+		if notify {
+			// The server answered a notification (e.g. a parse error).
+			if e.Error != nil {
+				return rpcErrorExit(e.Error)
+			}
+			return nil
+		}
+		sameID := bytes.Equal(compact(e.ID), compact(id))
+		if !sameID && !(e.Error != nil && string(e.ID) == "null") {
+			continue
+		}
+		if e.Error != nil {
+			return rpcErrorExit(e.Error)
+		}
+		if e.Result == nil {
+			return transportError(fmt.Errorf("invalid response from %s: neither result nor error: %s", t, snippet(data)), "")
+		}
+		outputFor(os.Stdout).print(os.Stdout, e.Result)
+		return nil
+	}
+}
+
+// answerServerRequest answers a request the server sent us (on
+// bidirectional transports) with method not found; notifications are
+// ignored.
+func answerServerRequest(ctx context.Context, rc rawConn, e *envelope, verbose bool) {
+	if e.ID == nil {
+		return
+	}
+	m, _ := json.Marshal("method not found: " + *e.Method + " (jrpc serves no methods)")
+	msg := []byte(`{"jsonrpc":"2.0","id":` + string(e.ID) + `,"error":{"code":-32601,"message":` + string(m) + `}}`)
+	if verbose {
+		logWire("-->", msg)
+	}
+	rc.Send(ctx, msg)
+}
+
+// checkParams is replaced when the openrpc package is used.
+var _ = io.EOF

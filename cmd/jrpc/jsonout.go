@@ -1,0 +1,355 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/seedhq/jsonrpc"
+)
+
+// output says how JSON is printed on one stream.
+type output struct {
+	pretty bool
+	color  bool
+}
+
+// outputFor decides how to print JSON on f: pretty and coloured on a
+// terminal, compact when piped; NO_COLOR and --color adjust the colour.
+func outputFor(f *os.File) output {
+	tty := isTerminal(f.Fd())
+	o := output{pretty: tty, color: tty}
+	if _, ok := os.LookupEnv("NO_COLOR"); ok && os.Getenv("NO_COLOR") != "" {
+		o.color = false
+	}
+	switch global.color {
+	case "always":
+		o.color = true
+	case "never":
+		o.color = false
+	}
+	return o
+}
+
+// ANSI colours of the JSON printer.
+const (
+	colKey    = "\x1b[1;34m"
+	colString = "\x1b[32m"
+	colNumber = "\x1b[36m"
+	colBool   = "\x1b[33m"
+	colNull   = "\x1b[90m"
+	colReset  = "\x1b[0m"
+)
+
+// format appends src (valid JSON) to dst, indented and/or coloured as o says.
+// It keeps the text of numbers and strings and the order of members exactly.
+func (o output) format(dst, src []byte) []byte {
+	depth := 0
+	newline := func() {
+		if o.pretty {
+			dst = append(dst, '\n')
+			for range depth {
+				dst = append(dst, "  "...)
+			}
+		}
+	}
+	paint := func(col string, text []byte) {
+		if o.color {
+			dst = append(dst, col...)
+			dst = append(dst, text...)
+			dst = append(dst, colReset...)
+		} else {
+			dst = append(dst, text...)
+		}
+	}
+	skipWS := func(i int) int {
+		for i < len(src) && (src[i] == ' ' || src[i] == '\t' || src[i] == '\n' || src[i] == '\r') {
+			i++
+		}
+		return i
+	}
+	for i := 0; i < len(src); {
+		c := src[i]
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			i++
+		case '{', '[':
+			j := skipWS(i + 1)
+			if j < len(src) && (src[j] == '}' || src[j] == ']') {
+				dst = append(dst, c, src[j])
+				i = j + 1
+				continue
+			}
+			dst = append(dst, c)
+			depth++
+			newline()
+			i++
+		case '}', ']':
+			depth--
+			newline()
+			dst = append(dst, c)
+			i++
+		case ',':
+			dst = append(dst, ',')
+			newline()
+			i++
+		case ':':
+			dst = append(dst, ':')
+			if o.pretty {
+				dst = append(dst, ' ')
+			}
+			i++
+		case '"':
+			j := i + 1
+			for j < len(src) && src[j] != '"' {
+				if src[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			j++
+			if j > len(src) {
+				j = len(src)
+			}
+			col := colString
+			if k := skipWS(j); k < len(src) && src[k] == ':' {
+				col = colKey
+			}
+			paint(col, src[i:j])
+			i = j
+		default:
+			j := i
+			for j < len(src) && !bytes.ContainsRune([]byte(" \t\r\n,]}:"), rune(src[j])) {
+				j++
+			}
+			if j == i {
+				j++
+			}
+			col := colNumber
+			switch src[i] {
+			case 't', 'f':
+				col = colBool
+			case 'n':
+				col = colNull
+			}
+			paint(col, src[i:j])
+			i = j
+		}
+	}
+	return dst
+}
+
+// print writes v (valid JSON) and a newline to w.
+func (o output) print(w io.Writer, v []byte) {
+	b := o.format(make([]byte, 0, len(v)+len(v)/4+1), v)
+	w.Write(append(b, '\n'))
+}
+
+// compact returns v without insignificant whitespace.
+func compact(v []byte) []byte { return output{}.format(nil, v) }
+
+// errorJSON encodes e as one compact JSON object.
+func errorJSON(e *jsonrpc.Error) []byte {
+	b := []byte(`{"code":`)
+	b = strconv.AppendInt(b, e.Code, 10)
+	b = append(b, `,"message":`...)
+	m, _ := json.Marshal(e.Message)
+	b = append(b, m...)
+	if len(e.Data) > 0 {
+		b = append(b, `,"data":`...)
+		b = append(b, compact(e.Data)...)
+	}
+	return append(b, '}')
+}
+
+// checkJSON validates src as exactly one JSON value. Its error names the
+// offending position (line, column and a caret under the text) and says
+// what was expected.
+func checkJSON(src []byte, what string) error {
+	dec := jsontext.NewDecoder(bytes.NewReader(src))
+	_, err := dec.ReadValue()
+	if err == nil {
+		if _, err2 := dec.ReadToken(); err2 != io.EOF {
+			err = err2
+			if err == nil {
+				err = &jsontext.SyntacticError{ByteOffset: dec.InputOffset(), Err: errors.New("unexpected data after the JSON value")}
+			}
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	off := int64(len(src))
+	msg := err.Error()
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) {
+		off = se.ByteOffset
+		if se.Err != nil {
+			msg = se.Err.Error()
+		}
+		if errors.Is(se.Err, io.ErrUnexpectedEOF) {
+			msg = "unexpected end of input (an unclosed bracket, brace or string?)"
+		}
+	} else if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		msg = "unexpected end of input (an unclosed bracket, brace or string?)"
+	}
+	msg = strings.TrimPrefix(msg, "jsontext: ")
+	return usageErrorf("invalid JSON in %s at %s: %s\n%s", what, position(src, off), msg, caret(src, off))
+}
+
+// position returns "line L, column C (byte B)" for a byte offset.
+func position(src []byte, off int64) string {
+	if off > int64(len(src)) {
+		off = int64(len(src))
+	}
+	line := 1 + bytes.Count(src[:off], []byte("\n"))
+	start := bytes.LastIndexByte(src[:off], '\n') + 1
+	col := 1 + utf8.RuneCount(src[start:off])
+	return fmt.Sprintf("line %d, column %d (byte %d)", line, col, off)
+}
+
+// caret shows the line holding off with a ^ under the offending character.
+func caret(src []byte, off int64) string {
+	if off > int64(len(src)) {
+		off = int64(len(src))
+	}
+	start := bytes.LastIndexByte(src[:off], '\n') + 1
+	end := bytes.IndexByte(src[off:], '\n')
+	if end < 0 {
+		end = len(src)
+	} else {
+		end += int(off)
+	}
+	line := string(src[start:end])
+	col := utf8.RuneCount(src[start:off])
+	// Keep long lines readable: show at most 60 characters each side.
+	runes := []rune(line)
+	from := max(0, col-60)
+	to := min(len(runes), col+60)
+	prefix := ""
+	if from > 0 {
+		prefix = "…"
+	}
+	return "    " + prefix + string(runes[from:to]) + "\n    " + strings.Repeat(" ", col-from+utf8.RuneCountInString(prefix)) + "^"
+}
+
+// paramsKind names the kind of a JSON value by its first byte.
+func jsonKind(v []byte) string {
+	v = bytes.TrimLeft(v, " \t\r\n")
+	if len(v) == 0 {
+		return "nothing"
+	}
+	switch v[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// buildParams turns the PARAMS arguments (or the -d data) into the params
+// member: nil when there are none.
+func buildParams(args []string, data string, stdin io.Reader) (json.RawMessage, error) {
+	if data != "" {
+		if len(args) > 0 {
+			return nil, usageErrorf("give PARAMS either as arguments or with -d, not both")
+		}
+		src, what, err := readData(data, stdin)
+		if err != nil {
+			return nil, err
+		}
+		src = bytes.TrimSpace(src)
+		if len(src) == 0 {
+			return nil, nil
+		}
+		return structured(src, what)
+	}
+	if len(args) == 0 {
+		return nil, nil
+	}
+	if len(args) == 1 {
+		a := strings.TrimSpace(args[0])
+		if a != "" && (a[0] == '{' || a[0] == '[' || a[0] == '"') || !strings.Contains(a, "=") {
+			if a != "" && !strings.ContainsRune("{[\"", rune(a[0])) && checkJSON([]byte(a), "PARAMS") != nil {
+				return nil, &exitError{code: exitUsage, err: fmt.Errorf("PARAMS %q is neither JSON nor key=value pairs", a),
+					hint: fmt.Sprintf(`'[%q]' to send it as a positional param, or name=%s for a named one`, a, a)}
+			}
+			return structured([]byte(a), "PARAMS")
+		}
+	}
+	// key=value pairs.
+	b := []byte{'{'}
+	seen := map[string]bool{}
+	for i, a := range args {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok || k == "" {
+			return nil, usageErrorf("PARAMS argument %q is not key=value; give either one JSON value or key=value pairs", a)
+		}
+		if seen[k] {
+			return nil, usageErrorf("PARAMS name %q given twice", k)
+		}
+		seen[k] = true
+		if i > 0 {
+			b = append(b, ',')
+		}
+		kq, _ := json.Marshal(k)
+		b = append(b, kq...)
+		b = append(b, ':')
+		if v != "" && checkJSON([]byte(v), "value") == nil {
+			b = append(b, compact([]byte(v))...)
+		} else {
+			vq, _ := json.Marshal(v)
+			b = append(b, vq...)
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// structured validates src as the params member: JSON, an array or an object.
+func structured(src []byte, what string) (json.RawMessage, error) {
+	if err := checkJSON(src, what); err != nil {
+		return nil, err
+	}
+	if k := jsonKind(src); k != "an object" && k != "an array" {
+		if k == "null" {
+			return nil, nil
+		}
+		return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s must be a JSON array or object (JSON-RPC params are structured), got %s", what, k),
+			hint: fmt.Sprintf("'[%s]' to send it as the only positional param", string(src))}
+	}
+	return json.RawMessage(src), nil
+}
+
+// readData reads -d @file, -d @- (stdin) or -d 'literal JSON'.
+func readData(data string, stdin io.Reader) ([]byte, string, error) {
+	name, ok := strings.CutPrefix(data, "@")
+	if !ok {
+		return []byte(data), "-d", nil
+	}
+	if name == "-" {
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return nil, "", usageErrorf("cannot read params from standard input: %v", err)
+		}
+		return b, "standard input", nil
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, "", &exitError{code: exitUsage, err: fmt.Errorf("cannot read params: %v", err), hint: "check the path after -d @"}
+	}
+	return b, name, nil
+}

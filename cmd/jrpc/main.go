@@ -1,0 +1,192 @@
+// Command jrpc serves, calls, explores and load-tests JSON-RPC 2.0 endpoints
+// over HTTP, WebSocket, TCP, unix sockets and stdio.
+//
+//	jrpc serve                                  # the demo service on HTTP :8080 and TCP :9090
+//	jrpc call http://127.0.0.1:8080/ subtract '[42,23]'
+//	jrpc --exec 'jrpc serve --listen stdio:' call echo name=ada
+//	jrpc repl tcp://127.0.0.1:9090
+//	jrpc bench tcp://127.0.0.1:9090 sum '[1,2]' -c 16 -n 100000
+//
+// Exit codes: 0 success, 1 the server answered with a JSON-RPC error,
+// 2 bad usage, 3 transport failure, 130 interrupted.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/seedhq/jsonrpc"
+)
+
+// Exit codes, documented in `jrpc --help`.
+const (
+	exitOK          = 0
+	exitRPCError    = 1   // the server answered with a JSON-RPC error object
+	exitUsage       = 2   // bad command line, PARAMS or input file
+	exitTransport   = 3   // could not connect, connection lost, timeout, bad response
+	exitInterrupted = 130 // SIGINT while waiting
+)
+
+const exitCodesHelp = `Exit codes:
+  0    success
+  1    the server answered with a JSON-RPC error (printed as one JSON object on stderr)
+  2    bad usage: unknown flag, missing argument, invalid PARAMS JSON, params that fail --check
+  3    transport failure: connection refused, connection lost, timeout, HTTP error, invalid response
+  130  interrupted (Ctrl-C)`
+
+// globals holds the persistent flags shared by every command.
+type globals struct {
+	exec    string
+	framing string
+	headers []string
+	timeout time.Duration
+	color   string
+}
+
+var global globals
+
+// rootCmd is the jrpc command; the subcommands add themselves to it in their
+// own files' init functions.
+var rootCmd = &cobra.Command{
+	Use:   "jrpc",
+	Short: "Serve, call, explore and load-test JSON-RPC 2.0 endpoints",
+	Long: `jrpc talks JSON-RPC 2.0 over every common transport. A target is a URL:
+
+  http://host:port/path  https://…   one HTTP POST per message
+  ws://host:port/path    wss://…     WebSocket, one message per text frame
+  tcp://host:port                    TCP stream, newline-delimited (--framing lsp for Content-Length)
+  unix:///path/to/socket             unix socket stream
+
+or, with --exec 'COMMAND ARGS', a server spawned as a subprocess and spoken to
+over its stdin and stdout (its stderr is shown); the URL argument is then left out:
+
+  jrpc --exec 'jrpc serve --listen stdio:' call subtract '[42,23]'
+
+PARAMS are one JSON value ('[1,2]', '{"a":1}'), or key=value pairs (the value is
+parsed as JSON when it is valid JSON, else taken as a string), or -d @file / -d @-.
+
+` + exitCodesHelp,
+	SilenceUsage:  true,
+	SilenceErrors: true,
+	PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+		if _, err := parseClientFraming(global.framing, cmd.Name() == "serve"); err != nil {
+			return err
+		}
+		switch global.color {
+		case "auto", "always", "never":
+		default:
+			return usageErrorf("--color must be auto, always or never, not %q", global.color)
+		}
+		return nil
+	},
+}
+
+func init() {
+	pf := rootCmd.PersistentFlags()
+	pf.StringVar(&global.exec, "exec", "", "spawn `'COMMAND ARGS'` as a stdio server and talk to it instead of a URL")
+	pf.StringVar(&global.framing, "framing", "", "framing on streams (tcp, unix, stdio): line or lsp (Content-Length); serve also takes auto")
+	pf.StringArrayVarP(&global.headers, "header", "H", nil, "add an HTTP header `K:V` (HTTP requests, WebSocket handshake); repeatable")
+	pf.DurationVar(&global.timeout, "timeout", 30*time.Second, "give up on a call after this long (0: no limit)")
+	pf.StringVar(&global.color, "color", "auto", "colour output: auto (on a terminal, unless NO_COLOR is set), always or never")
+	rootCmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErrorf("%v (see 'jrpc %s --help')", err, c.Name())
+	})
+	rootCmd.SetHelpTemplate(rootCmd.HelpTemplate())
+}
+
+// exitError carries an exit code and an optional hint (what to try).
+type exitError struct {
+	code  int
+	err   error
+	hint  string
+	quiet bool // already reported (e.g. a JSON-RPC error printed on stderr)
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErrorf(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+func transportError(err error, hint string) error {
+	return &exitError{code: exitTransport, err: err, hint: hint}
+}
+
+// rpcErrorExit reports a JSON-RPC error response: one JSON object on stderr.
+func rpcErrorExit(e *jsonrpc.Error) error {
+	fmt.Fprintln(os.Stderr, string(errorJSON(e)))
+	return &exitError{code: exitRPCError, err: e, quiet: true}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes the command line and returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	rootCmd.SetArgs(args)
+	rootCmd.SetOut(stdout)
+	rootCmd.SetErr(stderr)
+	err := rootCmd.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if !errors.As(err, &ee) {
+		// cobra's own errors: unknown command, wrong argument count.
+		ee = &exitError{code: exitUsage, err: err}
+		if strings.HasPrefix(err.Error(), "unknown command") {
+			ee.hint = "run 'jrpc --help' for the list of commands"
+		}
+	}
+	if ctx.Err() != nil && ee.code == exitTransport {
+		ee = &exitError{code: exitInterrupted, err: errors.New("interrupted")}
+	}
+	if !ee.quiet {
+		fmt.Fprintf(stderr, "jrpc: %v\n", ee.err)
+		if ee.hint != "" {
+			fmt.Fprintf(stderr, "  try: %s\n", ee.hint)
+		}
+	}
+	return ee.code
+}
+
+// argsFunc validates positional arguments, reporting problems as usage errors.
+// min and max count the arguments after the URL; the URL is required unless
+// --exec is given.
+func targetArgs(names string, min, max int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		n := len(args)
+		if global.exec == "" {
+			if n == 0 {
+				return usageErrorf("missing URL: usage: jrpc %s URL %s (or jrpc --exec 'COMMAND' %s %s)", cmd.Name(), names, cmd.Name(), names)
+			}
+			n--
+		}
+		if n < min {
+			return usageErrorf("missing arguments: usage: %s", usageLine(cmd, names))
+		}
+		if max >= 0 && n > max {
+			extra := args[len(args)-(n-max):]
+			return usageErrorf("too many arguments (%s): usage: %s", strings.Join(extra, " "), usageLine(cmd, names))
+		}
+		return nil
+	}
+}
+
+func usageLine(cmd *cobra.Command, names string) string {
+	if global.exec != "" {
+		return "jrpc --exec '" + global.exec + "' " + cmd.Name() + " " + names
+	}
+	return "jrpc " + cmd.Name() + " URL " + names
+}

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/internal/demo"
+)
+
+var defaultListen = []string{"http://127.0.0.1:8080/", "tcp://127.0.0.1:9090"}
+
+func init() {
+	var (
+		listen   []string
+		verbose  bool
+		shutdown time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "serve [--listen URL]...",
+		Short: "Serve the demo service on one or more listeners",
+		Long: `Serve the demo service (subtract, sum, update, notify_hello, get_data, echo,
+sleep, big, error, panic, bad_result) on every --listen URL at once:
+
+  http://127.0.0.1:8080/path   HTTP POST
+  ws://127.0.0.1:8081/path     WebSocket
+  tcp://127.0.0.1:9090         TCP (framing auto-detected per connection unless --framing)
+  unix:///tmp/jrpc.sock        unix socket
+  stdio:                       standard input and output (logs stay on stderr)
+
+Without --listen it serves ` + strings.Join(defaultListen, " and ") + `.
+Each listener's actual address is printed on stderr as "listening on URL"
+(port 0 picks a free port). SIGINT or SIGTERM shuts down gracefully: calls in
+flight are finished (for at most --shutdown-timeout). With stdio: the server
+exits when standard input ends and every request has been answered.`,
+		Example: `  jrpc serve
+  jrpc serve --listen tcp://127.0.0.1:0 --listen ws://127.0.0.1:8081/ -v
+  jrpc serve --listen stdio: --framing lsp`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runServe(cmd.Context(), listen, verbose, shutdown)
+		},
+	}
+	cmd.Flags().StringArrayVarP(&listen, "listen", "l", nil, "serve on `URL` (http://, ws://, tcp://, unix://, stdio:); repeatable")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log every call (method, id, duration, outcome) at debug level on stderr")
+	cmd.Flags().DurationVar(&shutdown, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, wait this long for calls in flight")
+	rootCmd.AddCommand(cmd)
+}
+
+func runServe(ctx context.Context, listen []string, verbose bool, shutdownTimeout time.Duration) error {
+	if global.exec != "" {
+		return usageErrorf("serve does not take --exec")
+	}
+	framing, err := parseClientFraming(global.framing, true)
+	if err != nil {
+		return err
+	}
+	level := slog.LevelInfo
+	if verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	if len(listen) == 0 {
+		listen = defaultListen
+	}
+	srv := newDemoServer(logger)
+	srv.Logger = logger
+
+	// Signals: the first SIGINT/SIGTERM shuts down gracefully, a second one
+	// exits at once.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+
+	var stdio *jsonrpc.Listener
+	var listeners []*jsonrpc.Listener
+	for _, u := range listen {
+		if err := checkListenURL(u); err != nil {
+			return err
+		}
+		l, err := srv.Listen(u, jsonrpc.ListenFraming(framing))
+		if err != nil {
+			srv.Shutdown(context.Background())
+			hint := "pick another address, or port 0 for a free one (e.g. tcp://127.0.0.1:0)"
+			if strings.HasPrefix(u, "unix:") {
+				hint = "check that the socket's directory exists and is writable"
+			}
+			return &exitError{code: exitTransport, err: fmt.Errorf("cannot listen on %s: %v", u, err), hint: hint}
+		}
+		if l.URL != "stdio:" || verbose {
+			fmt.Fprintf(os.Stderr, "listening on %s\n", l.URL)
+		}
+		listeners = append(listeners, l)
+		if l.URL == "stdio:" {
+			stdio = l
+		}
+	}
+
+	stopped := make(chan *jsonrpc.Listener, len(listeners))
+	for _, l := range listeners {
+		go func() { <-l.Done(); stopped <- l }()
+	}
+	var cause error
+	select {
+	case s := <-sigs:
+		logger.Info("shutting down: finishing calls in flight", "signal", s.String(), "timeout", shutdownTimeout)
+	case l := <-stopped:
+		if l == stdio && l.Err() == nil {
+			logger.Debug("standard input ended; shutting down")
+		} else {
+			cause = l.Err()
+			if cause == nil {
+				cause = errors.New("stopped")
+			}
+			logger.Error("listener failed", "url", l.URL, "err", cause)
+		}
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-sigs:
+			logger.Warn("second signal: exiting now")
+			os.Exit(exitInterrupted)
+		case <-sctx.Done():
+		}
+	}()
+	if err := srv.Shutdown(sctx); err != nil {
+		logger.Warn("shutdown did not finish every call in time", "err", err)
+	}
+	if cause != nil {
+		return transportError(fmt.Errorf("listener stopped: %v", cause), "")
+	}
+	return nil
+}
+
+// checkListenURL rejects URLs serve cannot listen on, with a hint.
+func checkListenURL(u string) error {
+	for _, p := range []string{"http://", "ws://", "tcp://", "unix://", "unix:", "stdio:"} {
+		if strings.HasPrefix(u, p) {
+			return nil
+		}
+	}
+	hint := "http://127.0.0.1:8080/, ws://127.0.0.1:8081/, tcp://127.0.0.1:9090, unix:///tmp/jrpc.sock or stdio:"
+	if strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "wss://") {
+		hint = "serve speaks plain http:// and ws://; put a TLS proxy in front for https"
+	}
+	return &exitError{code: exitUsage, err: fmt.Errorf("cannot listen on %q", u), hint: hint}
+}
+
+// newDemoServer returns a Server for the demo service; it logs every call
+// at debug level.
+func newDemoServer(logger *slog.Logger) *jsonrpc.Server {
+	mux := jsonrpc.NewMux()
+	mux.Use(logCalls(logger))
+	demo.Register(mux)
+	return &jsonrpc.Server{Handler: mux}
+}
+
+// logCalls logs each call at debug level: method, id, duration and outcome.
+func logCalls(logger *slog.Logger) jsonrpc.Middleware {
+	return func(next jsonrpc.Handler) jsonrpc.Handler {
+		return jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+			if !logger.Enabled(ctx, slog.LevelDebug) {
+				return next.ServeRPC(ctx, req)
+			}
+			start := time.Now()
+			res, err := next.ServeRPC(ctx, req)
+			attrs := []any{"method", req.Method, "dur", time.Since(start).Round(time.Microsecond)}
+			if req.IsNotification() {
+				attrs = append(attrs, "notification", true)
+			} else {
+				attrs = append(attrs, "id", req.ID.String())
+			}
+			var re *jsonrpc.Error
+			switch {
+			case errors.As(err, &re):
+				attrs = append(attrs, "error", re.Code, "message", re.Message)
+			case err != nil:
+				attrs = append(attrs, "error", err.Error())
+			}
+			logger.Debug("call", attrs...)
+			return res, err
+		})
+	}
+}

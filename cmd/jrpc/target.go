@@ -1,0 +1,449 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/seedhq/jsonrpc"
+)
+
+// target is what a client command talks to: a URL or a spawned command.
+type target struct {
+	url     *url.URL // nil with --exec
+	raw     string
+	command []string // with --exec
+	framing jsonrpc.Framing
+	headers http.Header
+}
+
+// parseClientFraming parses --framing: line (default) or lsp; serve also
+// accepts auto.
+func parseClientFraming(s string, serve bool) (jsonrpc.Framing, error) {
+	if s == "" {
+		if serve {
+			return jsonrpc.FramingAuto, nil
+		}
+		return jsonrpc.FramingLine, nil
+	}
+	f, err := jsonrpc.ParseFraming(s)
+	if err != nil || (!serve && f == jsonrpc.FramingAuto) {
+		want := "line or lsp"
+		if serve {
+			want = "line, lsp or auto"
+		}
+		return 0, usageErrorf("--framing must be %s, not %q", want, s)
+	}
+	return f, nil
+}
+
+// newTarget builds the target from --exec or the first argument, and
+// returns the remaining arguments.
+func newTarget(args []string) (*target, []string, error) {
+	t := &target{headers: http.Header{}}
+	var err error
+	if t.framing, err = parseClientFraming(global.framing, false); err != nil {
+		return nil, nil, err
+	}
+	for _, h := range global.headers {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, nil, usageErrorf("--header %q is not K:V (e.g. --header 'Authorization: Bearer TOKEN')", h)
+		}
+		t.headers.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	if global.exec != "" {
+		t.command, err = splitCommand(global.exec)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(t.command) == 0 {
+			return nil, nil, usageErrorf("--exec names no command")
+		}
+		t.raw = "command '" + global.exec + "'"
+		return t, args, nil
+	}
+	if len(args) == 0 {
+		return nil, nil, usageErrorf("missing URL")
+	}
+	t.raw = args[0]
+	u, err := url.Parse(args[0])
+	if err != nil || u.Scheme == "" || (u.Host == "" && u.Scheme != "unix") || !strings.Contains(args[0], "://") && u.Scheme != "unix" {
+		hint := "a URL such as http://127.0.0.1:8080/, ws://127.0.0.1:8080/, tcp://127.0.0.1:9090 or unix:///path/to/socket, or --exec 'COMMAND'"
+		if _, _, herr := net.SplitHostPort(args[0]); herr == nil { // host:port
+			hint = fmt.Sprintf("http://%s/, ws://%s/ or tcp://%s", args[0], args[0], args[0])
+		}
+		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("%q is not a URL jrpc can dial", args[0]), hint: hint}
+	}
+	switch u.Scheme {
+	case "http", "https", "ws", "wss", "tcp", "unix":
+	default:
+		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("unsupported URL scheme %q in %s", u.Scheme, args[0]),
+			hint: "http://, https://, ws://, wss://, tcp:// or unix:// (or --exec 'COMMAND' for stdio)"}
+	}
+	t.url = u
+	return t, args[1:], nil
+}
+
+func (t *target) String() string { return t.raw }
+
+// isHTTP reports whether each message is its own HTTP request.
+func (t *target) isHTTP() bool {
+	return t.url != nil && (t.url.Scheme == "http" || t.url.Scheme == "https")
+}
+
+// dial returns a jsonrpc.Client for the target.
+func (t *target) dial(ctx context.Context) (jsonrpc.Client, error) {
+	if t.command != nil {
+		c, err := jsonrpc.DialCommand(ctx, t.command[0], t.command[1:], jsonrpc.WithFraming(t.framing), jsonrpc.WithStderr(os.Stderr), jsonrpc.WithGracePeriod(3*time.Second))
+		if err != nil {
+			return nil, t.transportErr(err)
+		}
+		return c, nil
+	}
+	opts := []jsonrpc.DialOption{jsonrpc.WithFraming(t.framing)}
+	for k, vs := range t.headers {
+		for _, v := range vs {
+			opts = append(opts, jsonrpc.WithHeader(k, v))
+		}
+	}
+	c, err := jsonrpc.Dial(ctx, t.url.String(), opts...)
+	if err != nil {
+		return nil, t.transportErr(err)
+	}
+	return c, nil
+}
+
+// transportErr turns a failure to reach or talk to the target into an
+// exitError that says what went wrong and what to try. *jsonrpc.Error
+// values are JSON-RPC errors, not transport failures: callers handle them
+// before.
+func (t *target) transportErr(err error) error {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	var dnsErr *net.DNSError
+	var exitErr *exec.ExitError
+	switch {
+	case t.command != nil && errors.As(err, &exitErr):
+		return transportError(fmt.Errorf("%s exited (%v) before answering", t, exitErr), "run the command by hand to see why; its stderr is shown above")
+	case errors.Is(err, context.DeadlineExceeded):
+		return transportError(fmt.Errorf("no answer from %s within %v", t, global.timeout), "a larger --timeout (e.g. --timeout 2m, or 0 for none), or check that the server is not stuck")
+	case errors.Is(err, context.Canceled):
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted")}
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return transportError(fmt.Errorf("cannot connect to %s: connection refused", t), fmt.Sprintf("check the host and port, or start a server there: jrpc serve --listen %s", t.listenHint()))
+	case t.url != nil && t.url.Scheme == "unix" && errors.Is(err, os.ErrNotExist):
+		return transportError(fmt.Errorf("cannot connect to %s: no socket at %s", t, unixPath(t.url)), fmt.Sprintf("check the path, or start a server there: jrpc serve --listen %s", t))
+	case errors.As(err, &dnsErr):
+		return transportError(fmt.Errorf("cannot connect to %s: unknown host %s", t, dnsErr.Name), "check the host name in the URL")
+	case errors.Is(err, exec.ErrNotFound), t.command != nil && errors.Is(err, os.ErrNotExist):
+		return transportError(fmt.Errorf("cannot start %s: %v", t, err), "check the command given to --exec (is it installed and on $PATH?)")
+	case errors.Is(err, jsonrpc.ErrClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return transportError(fmt.Errorf("the connection to %s closed before the answer came (%v)", t, err), "the server may have crashed or dropped the message: look at its log (jrpc serve -v)")
+	}
+	return transportError(fmt.Errorf("%s: %v", t, err), "")
+}
+
+func (t *target) listenHint() string {
+	if t.url == nil {
+		return "stdio:"
+	}
+	if t.url.Scheme == "https" || t.url.Scheme == "wss" {
+		return strings.Replace(t.url.String(), "s://", "://", 1)
+	}
+	return t.url.String()
+}
+
+func unixPath(u *url.URL) string {
+	if u.Opaque != "" {
+		return u.Opaque
+	}
+	return u.Host + u.Path
+}
+
+// callContext returns the context of one call, bounded by --timeout.
+func callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if global.timeout > 0 {
+		return context.WithTimeout(ctx, global.timeout)
+	}
+	return context.WithCancel(ctx)
+}
+
+// rawConn exchanges whole messages with the target, exactly as written and
+// read: for --id, -v and batch, where the envelopes matter.
+type rawConn interface {
+	// Send sends one message.
+	Send(ctx context.Context, msg []byte) error
+	// Recv returns the next message from the server. Over HTTP it returns
+	// the bodies of the responses to what was sent, then errNoMore.
+	Recv(ctx context.Context) ([]byte, error)
+	Close() error
+}
+
+// errNoMore is returned by Recv over HTTP when every response body has been read.
+var errNoMore = errors.New("the server sent no response body (HTTP 204/202: it took the message as a notification)")
+
+// dialRaw opens a raw exchange with the target.
+func (t *target) dialRaw(ctx context.Context) (rawConn, error) {
+	if t.command != nil {
+		rc, err := startCommand(t.command, t.framing)
+		if err != nil {
+			return nil, t.transportErr(err)
+		}
+		return rc, nil
+	}
+	switch t.url.Scheme {
+	case "http", "https":
+		return &httpRaw{t: t, client: &http.Client{}}, nil
+	case "ws", "wss":
+		c, _, err := websocket.Dial(ctx, t.url.String(), &websocket.DialOptions{HTTPHeader: t.headers})
+		if err != nil {
+			return nil, t.transportErr(err)
+		}
+		c.SetReadLimit(jsonrpc.DefaultMaxMessageSize)
+		return &wsRaw{c: c}, nil
+	}
+	network, addr := t.url.Scheme, t.url.Host
+	if network == "unix" {
+		addr = unixPath(t.url)
+	}
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, t.transportErr(err)
+	}
+	return newStreamRaw(nc, t.framing, nil), nil
+}
+
+// streamRaw is a raw exchange over a byte stream.
+type streamRaw struct {
+	ch     jsonrpc.Channel
+	closer func() error
+	once   sync.Once
+}
+
+func newStreamRaw(rwc io.ReadWriteCloser, f jsonrpc.Framing, closer func() error) *streamRaw {
+	return &streamRaw{ch: jsonrpc.NewStream(rwc, jsonrpc.StreamOptions{Framing: f}), closer: closer}
+}
+
+func (s *streamRaw) Send(ctx context.Context, msg []byte) error { return s.ch.Send(msg) }
+
+func (s *streamRaw) Recv(ctx context.Context) ([]byte, error) {
+	type res struct {
+		b   []byte
+		err error
+	}
+	done := make(chan res, 1)
+	go func() { b, err := s.ch.Recv(); done <- res{b, err} }()
+	select {
+	case r := <-done:
+		return r.b, r.err
+	case <-ctx.Done():
+		s.Close()
+		return nil, ctx.Err()
+	}
+}
+
+func (s *streamRaw) Close() error {
+	var err error
+	s.once.Do(func() {
+		err = s.ch.Close()
+		if s.closer != nil {
+			err = s.closer()
+		}
+	})
+	return err
+}
+
+// wsRaw is a raw exchange over WebSocket text frames.
+type wsRaw struct{ c *websocket.Conn }
+
+func (w *wsRaw) Send(ctx context.Context, msg []byte) error {
+	return w.c.Write(ctx, websocket.MessageText, msg)
+}
+
+func (w *wsRaw) Recv(ctx context.Context) ([]byte, error) {
+	_, b, err := w.c.Read(ctx)
+	return b, err
+}
+
+func (w *wsRaw) Close() error { return w.c.Close(websocket.StatusNormalClosure, "") }
+
+// httpRaw is a raw exchange over HTTP: each Send is one POST whose response
+// body (if any) is queued for Recv.
+type httpRaw struct {
+	t       *target
+	client  *http.Client
+	pending [][]byte
+}
+
+func (h *httpRaw) Send(ctx context.Context, msg []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.t.url.String(), bytes.NewReader(msg))
+	if err != nil {
+		return err
+	}
+	for k, vs := range h.t.headers {
+		req.Header[k] = vs
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, jsonrpc.DefaultMaxMessageSize+1))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusAccepted {
+		return &exitError{code: exitTransport, err: fmt.Errorf("HTTP %s from %s: %s", resp.Status, h.t, snippet(body)), hint: httpHint(resp.StatusCode)}
+	}
+	if len(bytes.TrimSpace(body)) > 0 {
+		h.pending = append(h.pending, body)
+	}
+	return nil
+}
+
+func (h *httpRaw) Recv(ctx context.Context) ([]byte, error) {
+	if len(h.pending) == 0 {
+		return nil, errNoMore
+	}
+	b := h.pending[0]
+	h.pending = h.pending[1:]
+	return b, nil
+}
+
+func (h *httpRaw) Close() error { h.client.CloseIdleConnections(); return nil }
+
+func snippet(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	if s == "" {
+		return "(empty body)"
+	}
+	return s
+}
+
+func httpHint(status int) string {
+	switch status {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return "add credentials with --header 'Authorization: Bearer TOKEN'"
+	case http.StatusNotFound:
+		return "check the path in the URL"
+	case http.StatusMethodNotAllowed, http.StatusUnsupportedMediaType:
+		return "is this a JSON-RPC endpoint? check the URL"
+	case http.StatusRequestEntityTooLarge:
+		return "send smaller params"
+	}
+	return ""
+}
+
+// startCommand spawns argv with its stdin and stdout as a message stream and
+// its stderr shown on ours.
+func startCommand(argv []string, f jsonrpc.Framing) (*streamRaw, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	rwc := &pipeRWC{r: stdout, w: stdin}
+	wait := func() error {
+		stdin.Close()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(3 * time.Second):
+			cmd.Process.Kill()
+			return <-done
+		}
+	}
+	return newStreamRaw(rwc, f, wait), nil
+}
+
+type pipeRWC struct {
+	r io.ReadCloser
+	w io.WriteCloser
+}
+
+func (p *pipeRWC) Read(b []byte) (int, error)  { return p.r.Read(b) }
+func (p *pipeRWC) Write(b []byte) (int, error) { return p.w.Write(b) }
+func (p *pipeRWC) Close() error                { return p.w.Close() }
+
+// splitCommand splits a command line like a POSIX shell would (quotes and
+// backslashes; no expansions).
+func splitCommand(s string) ([]string, error) {
+	var args []string
+	var cur strings.Builder
+	inArg := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\':
+			i++
+			if i < len(s) {
+				cur.WriteByte(s[i])
+			}
+			inArg = true
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, usageErrorf("--exec %q: unterminated single quote", s)
+			}
+			cur.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			inArg = true
+		case c == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
+					i++
+				}
+				cur.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, usageErrorf("--exec %q: unterminated double quote", s)
+			}
+			inArg = true
+		case c == ' ' || c == '\t' || c == '\n':
+			if inArg {
+				args = append(args, cur.String())
+				cur.Reset()
+				inArg = false
+			}
+		default:
+			cur.WriteByte(c)
+			inArg = true
+		}
+	}
+	if inArg {
+		args = append(args, cur.String())
+	}
+	return args, nil
+}
