@@ -1,20 +1,534 @@
 package jsonrpc
 
 import (
+	"bytes"
+	"context"
+	"crypto/tls"
 	"errors"
+	"io"
+	"mime"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 )
 
-// ServeHTTP serves JSON-RPC over HTTP POST. (stub: being written)
+// The HTTP transport: one JSON-RPC message (a request, a notification or a
+// batch) per POST body, its reply in the response body.
+
+// httpState is the per-request decoding state, pooled across requests.
+type httpState struct {
+	sc  scanner
+	msg parsedMessage
+	buf []byte
+}
+
+var httpStatePool = sync.Pool{New: func() any { return new(httpState) }}
+
+// maxPooledBody bounds the request buffers kept in the pool, so that one
+// large body does not pin its memory.
+const maxPooledBody = 64 << 10
+
+// ServeHTTP serves JSON-RPC over HTTP, so a Server can be mounted on any
+// http.ServeMux or router:
+//
+//   - only POST is served; other methods get 405 Method Not Allowed with
+//     "Allow: POST";
+//   - the Content-Type must be application/json (a charset parameter, if
+//     any, must be utf-8); otherwise 415 Unsupported Media Type;
+//   - a body over MaxMessageSize gets 413 Request Entity Too Large, decided
+//     from Content-Length before reading or, for a chunked body, as soon as
+//     the limit is passed;
+//   - the reply, including every JSON-RPC error (a parse error too), goes
+//     with 200 OK and Content-Type application/json;
+//   - a message that needs no reply (a notification, or a batch of
+//     notifications) gets NotificationStatus (default 204) and no body.
+//
+// The handler's context is the request's: it is cancelled when the client
+// goes away. ConnFromContext returns nil: an HTTP server cannot call back.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	http.Error(w, "not implemented", http.StatusNotImplemented)
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "jsonrpc: method "+r.Method+" not allowed: send JSON-RPC messages with POST", http.StatusMethodNotAllowed)
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); !isJSONMediaType(ct, true) {
+		http.Error(w, "jsonrpc: unsupported Content-Type "+strconv.Quote(ct)+": want application/json", http.StatusUnsupportedMediaType)
+		return
+	}
+	limit := s.maxMessageSize()
+	if r.ContentLength > limit {
+		tooLargeHTTP(w, limit)
+		return
+	}
+	st := httpStatePool.Get().(*httpState)
+	defer func() {
+		if cap(st.buf) > maxPooledBody {
+			st.buf = nil
+		}
+		httpStatePool.Put(st)
+	}()
+	var err error
+	st.buf, err = readBody(st.buf[:0], http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			tooLargeHTTP(w, limit)
+			return
+		}
+		// The client went away or sent a broken body: nothing to answer.
+		http.Error(w, "jsonrpc: cannot read the request body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	reply := s.process(r.Context(), nil, st.buf, &st.sc, &st.msg)
+	h := w.Header()
+	if reply == nil {
+		status := s.NotificationStatus
+		if status == 0 {
+			status = http.StatusNoContent
+		}
+		w.WriteHeader(status)
+		return
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(reply)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(reply)
 }
 
-// serveHTTP runs an http.Server with h at path on nl until Shutdown.
+// tooLargeHTTP answers 413 and asks the client to close the connection,
+// since the rest of the body will not be read.
+func tooLargeHTTP(w http.ResponseWriter, limit int64) {
+	w.Header().Set("Connection", "close")
+	http.Error(w, "jsonrpc: "+errMessageTooLarge(limit).Message, http.StatusRequestEntityTooLarge)
+}
+
+// readBody appends the whole of r to buf. A declared length sizes the
+// buffer once; otherwise it grows as the body arrives.
+func readBody(buf []byte, r io.Reader, declared int64) ([]byte, error) {
+	if declared > 0 && int64(cap(buf)) < declared+1 {
+		buf = make([]byte, 0, declared+1) // +1: room to see EOF without growing
+	}
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// isJSONMediaType reports whether a Content-Type names JSON: application/json
+// (case-insensitive), with a utf-8 charset if any. A client (strict false)
+// also accepts the +json structured suffix and application/json-rpc.
+func isJSONMediaType(ct string, strict bool) bool {
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "utf8") {
+		return false
+	}
+	if mt == "application/json" {
+		return true
+	}
+	return !strict && (strings.HasSuffix(mt, "+json") || mt == "application/json-rpc")
+}
+
+// HTTP server timeouts used by Server.Listen for http:// and ws:// URLs.
+const (
+	httpReadHeaderTimeout = 10 * time.Second  // slowloris: the headers must arrive quickly
+	httpReadTimeout       = 60 * time.Second  // the whole request, body included
+	httpIdleTimeout       = 120 * time.Second // keep-alive connections between requests
+	httpMaxHeaderBytes    = 64 << 10
+)
+
+// serveHTTP runs an http.Server with h at path on nl until Shutdown, which
+// stops it gracefully (http.Server.Shutdown; at ctx's end it closes the
+// remaining connections). Other paths get 404.
 func (s *Server) serveHTTP(nl net.Listener, path string, h http.Handler) error {
-	nl.Close()
-	return errors.New("not implemented")
+	hs := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != path {
+				http.NotFound(w, r)
+				return
+			}
+			h.ServeHTTP(w, r)
+		}),
+		ReadHeaderTimeout: httpReadHeaderTimeout,
+		ReadTimeout:       httpReadTimeout,
+		IdleTimeout:       httpIdleTimeout,
+		MaxHeaderBytes:    httpMaxHeaderBytes,
+	}
+	if !s.onShutdown(func(ctx context.Context) error {
+		err := hs.Shutdown(ctx)
+		if err != nil {
+			hs.Close()
+		}
+		return err
+	}) {
+		nl.Close()
+		return ErrServerClosed
+	}
+	err := hs.Serve(nl)
+	if errors.Is(err, http.ErrServerClosed) {
+		return ErrServerClosed
+	}
+	return err
 }
 
-func newHTTPClient(url string, cfg *dialConfig) Client { panic("not implemented") }
+// HTTPError is returned by HTTPClient when the server answers with a status
+// other than 2xx. When the body is a JSON-RPC error response (some servers
+// send errors with 4xx or 5xx statuses), that *Error is wrapped too, so
+// errors.As finds either.
+type HTTPError struct {
+	StatusCode int
+	Header     http.Header
+	Body       string // the start of the response body (at most 4 KiB)
+
+	rpc *Error
+}
+
+// Unwrap returns the JSON-RPC error carried by the body, if any.
+func (e *HTTPError) Unwrap() error {
+	if e.rpc == nil {
+		return nil
+	}
+	return e.rpc
+}
+
+func (e *HTTPError) Error() string {
+	msg := "jsonrpc: HTTP " + strconv.Itoa(e.StatusCode)
+	if t := http.StatusText(e.StatusCode); t != "" {
+		msg += " " + t
+	}
+	if b := strings.TrimSpace(e.Body); b != "" {
+		msg += ": " + truncate(b, 200)
+	}
+	return msg
+}
+
+// HTTPClient is a JSON-RPC client over HTTP: each call, notification or
+// batch is one POST. It reuses connections (keep-alive) and is safe for
+// concurrent use. HTTP cannot carry calls from the server to the client.
+//
+// Failures map to errors as follows: a JSON-RPC error response is an
+// *Error; a status other than 2xx is an *HTTPError; a reply that is not
+// JSON, empty where a response was due, over the size limit, or not a valid
+// response to the request (wrong id) is a plain error saying so.
+type HTTPClient struct {
+	url     string
+	hc      *http.Client
+	own     *http.Transport // our own transport, whose idle connections Close closes
+	header  http.Header
+	maxSize int64
+	seq     atomic.Uint64
+	closed  atomic.Bool
+}
+
+// NewHTTPClient returns a client that posts to url. Options: WithHeader,
+// WithHTTPClient, WithTLSConfig, WithMaxMessageSize (the bound on a
+// response body, default 10 MiB). Dial returns the same for http:// and
+// https:// URLs.
+func NewHTTPClient(url string, opts ...DialOption) *HTTPClient {
+	return newHTTPClient(url, newDialConfig(opts))
+}
+
+func newHTTPClient(url string, cfg *dialConfig) *HTTPClient {
+	c := &HTTPClient{url: url, header: cfg.header.Clone(), maxSize: cfg.maxMessageSize}
+	if c.maxSize <= 0 {
+		c.maxSize = DefaultMaxMessageSize
+	}
+	c.hc = cfg.httpClient
+	if c.hc == nil {
+		c.own = newTransport(cfg.tlsConfig)
+		c.hc = &http.Client{Transport: c.own}
+	}
+	return c
+}
+
+// newTransport returns a transport like http.DefaultTransport that keeps
+// more idle connections per host, so concurrent callers reuse them.
+func newTransport(tlsConfig *tls.Config) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 64
+	if tlsConfig != nil {
+		t.TLSClientConfig = tlsConfig.Clone()
+	}
+	return t
+}
+
+// Call posts a request and decodes the result into result (a pointer, or nil
+// to discard it). See HTTPClient for the errors.
+func (c *HTTPClient) Call(ctx context.Context, method string, params, result any) error {
+	id := c.seq.Add(1)
+	var idBuf [20]byte
+	idText := strconv.AppendUint(idBuf[:0], id, 10)
+	buf := getBuf()
+	defer putBuf(buf)
+	var err error
+	if *buf, err = appendRequest(*buf, idText, method, params); err != nil {
+		return err
+	}
+	body, err := c.post(ctx, *buf, true)
+	if err != nil {
+		return err
+	}
+	var sc scanner
+	var m parsedMessage
+	if err := sc.parseMessage(body, DefaultMaxDepth, &m); err != nil {
+		return invalidHTTPResponse("not valid JSON ("+err.Error()+")", body)
+	}
+	if m.batch {
+		return invalidHTTPResponse("an array in reply to a single call", body)
+	}
+	e := &m.elems[0]
+	if e.kind != kindResponse {
+		return invalidHTTPResponse("not a JSON-RPC response", body)
+	}
+	got := e.idOf(body)
+	if got.key() != (ID{raw: string(idText)}).key() {
+		// A server that could not read the request answers with id null:
+		// its error is still the most useful thing to return.
+		if got.IsNull() && e.errObj.present() {
+			if rpcErr, ok := parseErrorObject(e.errObj.of(body)); ok {
+				return rpcErr
+			}
+		}
+		return invalidHTTPResponse("id "+got.String()+" does not match the request's id "+string(idText), body)
+	}
+	if e.errObj.present() {
+		rpcErr, ok := parseErrorObject(e.errObj.of(body))
+		if !ok {
+			return invalidHTTPResponse("invalid error object", body)
+		}
+		return rpcErr
+	}
+	if result == nil {
+		return nil
+	}
+	if err := unmarshal(e.result.of(body), result); err != nil {
+		return errors.New("jsonrpc: cannot decode the result of " + method + ": " + err.Error())
+	}
+	return nil
+}
+
+// Notify posts a notification. The server must answer 2xx with an empty
+// body (204 or 202 usually); a JSON-RPC error in reply is returned as *Error.
+func (c *HTTPClient) Notify(ctx context.Context, method string, params any) error {
+	buf := getBuf()
+	defer putBuf(buf)
+	var err error
+	if *buf, err = appendRequest(*buf, nil, method, params); err != nil {
+		return err
+	}
+	body, err := c.post(ctx, *buf, false)
+	if err != nil {
+		return err
+	}
+	return notificationReply(body)
+}
+
+// notificationReply checks the body sent in reply to notifications only.
+func notificationReply(body []byte) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	// A server may answer a message it could not read with an error.
+	var sc scanner
+	var m parsedMessage
+	if sc.parseMessage(body, DefaultMaxDepth, &m) == nil && !m.batch && m.elems[0].kind == kindResponse {
+		if e := &m.elems[0]; e.errObj.present() {
+			if rpcErr, ok := parseErrorObject(e.errObj.of(body)); ok {
+				return rpcErr
+			}
+		}
+		return nil // a (needless) success response: the notification was delivered
+	}
+	return invalidHTTPResponse("a body in reply to a notification", body)
+}
+
+// Batch posts the calls and notifications of b as one JSON array and
+// matches the responses to the calls by id. It returns an error when the
+// exchange failed as a whole (transport, HTTP status, invalid reply); each
+// call's own outcome is in its Err field. A single error object in reply
+// (say, the batch is too long) becomes the Err of every call; a call
+// without a response gets an error saying so.
+func (c *HTTPClient) Batch(ctx context.Context, b *Batch) error {
+	if len(b.elems) == 0 {
+		return errors.New("jsonrpc: empty batch")
+	}
+	buf := getBuf()
+	defer putBuf(buf)
+	msg := append(*buf, '[')
+	calls := make(map[string]*BatchCall)
+	for i, e := range b.elems {
+		if i > 0 {
+			msg = append(msg, ',')
+		}
+		var idText []byte
+		if !e.notify {
+			idText = strconv.AppendUint(nil, c.seq.Add(1), 10)
+			calls[ID{raw: string(idText)}.key()] = e
+		}
+		var err error
+		if msg, err = appendRequest(msg, idText, e.Method, e.Params); err != nil {
+			*buf = msg
+			return err
+		}
+	}
+	msg = append(msg, ']')
+	*buf = msg
+	body, err := c.post(ctx, msg, len(calls) > 0)
+	if err != nil {
+		return err
+	}
+	if len(calls) == 0 {
+		return notificationReply(body)
+	}
+	var sc scanner
+	var m parsedMessage
+	if err := sc.parseMessage(body, DefaultMaxDepth, &m); err != nil {
+		return invalidHTTPResponse("not valid JSON ("+err.Error()+")", body)
+	}
+	if !m.batch {
+		// One error for the whole batch (too long, unreadable): every call has it.
+		e := &m.elems[0]
+		if e.kind != kindResponse || !e.errObj.present() {
+			return invalidHTTPResponse("a single object that is not an error in reply to a batch", body)
+		}
+		rpcErr, ok := parseErrorObject(e.errObj.of(body))
+		if !ok {
+			return invalidHTTPResponse("invalid error object", body)
+		}
+		for _, call := range calls {
+			call.finish(nil, rpcErr)
+		}
+		return nil
+	}
+	var orphan error // an error response with id null, for the calls left unanswered
+	for i := range m.elems {
+		e := &m.elems[i]
+		if e.kind != kindResponse {
+			return invalidHTTPResponse("an element of the reply is not a JSON-RPC response", body)
+		}
+		k := e.idOf(body).key()
+		call := calls[k]
+		if call == nil {
+			if k == "null" && e.errObj.present() {
+				if rpcErr, ok := parseErrorObject(e.errObj.of(body)); ok {
+					orphan = rpcErr
+					continue
+				}
+			}
+			return invalidHTTPResponse("a response with id "+e.idOf(body).String()+" that matches no call", body)
+		}
+		delete(calls, k)
+		if e.errObj.present() {
+			rpcErr, ok := parseErrorObject(e.errObj.of(body))
+			if !ok {
+				call.finish(nil, errors.New("jsonrpc: invalid error object in response: "+truncate(string(e.errObj.of(body)), 200)))
+				continue
+			}
+			call.finish(nil, rpcErr)
+			continue
+		}
+		call.finish(e.result.of(body), nil)
+	}
+	for _, call := range calls {
+		if orphan != nil {
+			call.finish(nil, orphan)
+		} else {
+			call.finish(nil, errNoResponse)
+		}
+	}
+	return nil
+}
+
+// Close closes the idle connections of the client's own transport. Calls
+// after Close fail with ErrClosed.
+func (c *HTTPClient) Close() error {
+	c.closed.Store(true)
+	if c.own != nil {
+		c.own.CloseIdleConnections()
+	}
+	return nil
+}
+
+// post sends one message and returns the response body: nil when the server
+// sent none. It maps HTTP-level failures to errors.
+func (c *HTTPClient) post(ctx context.Context, msg []byte, wantReply bool) ([]byte, error) {
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(msg))
+	if err != nil {
+		return nil, errors.New("jsonrpc: " + err.Error())
+	}
+	for k, v := range c.header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer closeBody(resp.Body)
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		he := &HTTPError{StatusCode: resp.StatusCode, Header: resp.Header, Body: string(b)}
+		var sc scanner
+		var m parsedMessage
+		if sc.parseMessage(b, DefaultMaxDepth, &m) == nil && !m.batch && m.elems[0].kind == kindResponse && m.elems[0].errObj.present() {
+			he.rpc, _ = parseErrorObject(m.elems[0].errObj.of(b))
+		}
+		return nil, he
+	}
+	if resp.StatusCode == http.StatusNoContent || resp.ContentLength == 0 {
+		if wantReply {
+			return nil, errors.New("jsonrpc: the server sent no response (HTTP " + strconv.Itoa(resp.StatusCode) + " with an empty body) where one was due")
+		}
+		return nil, nil
+	}
+	if resp.ContentLength > c.maxSize {
+		return nil, errors.New("jsonrpc: response of " + strconv.FormatInt(resp.ContentLength, 10) + " bytes is over the limit of " + strconv.FormatInt(c.maxSize, 10))
+	}
+	body, err := readBody(nil, io.LimitReader(resp.Body, c.maxSize+1), resp.ContentLength)
+	if err != nil {
+		return nil, errors.New("jsonrpc: reading the response: " + err.Error())
+	}
+	if int64(len(body)) > c.maxSize {
+		return nil, errors.New("jsonrpc: response is over the limit of " + strconv.FormatInt(c.maxSize, 10) + " bytes")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		if wantReply {
+			return nil, errors.New("jsonrpc: the server sent no response (HTTP " + strconv.Itoa(resp.StatusCode) + " with an empty body) where one was due")
+		}
+		return nil, nil
+	}
+	if ct := resp.Header.Get("Content-Type"); !isJSONMediaType(ct, false) {
+		return nil, errors.New("jsonrpc: the server answered with Content-Type " + strconv.Quote(ct) + ", not application/json: " + truncate(strings.TrimSpace(string(body)), 200))
+	}
+	return body, nil
+}
+
+// closeBody drains a little of what is left of a body, so the connection
+// can be reused, and closes it.
+func closeBody(body io.ReadCloser) {
+	io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+	body.Close()
+}
+
+func invalidHTTPResponse(what string, body []byte) error {
+	return errors.New("jsonrpc: invalid response from the server: " + what + ": " + truncate(strings.TrimSpace(string(body)), 200))
+}

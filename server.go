@@ -63,6 +63,12 @@ type Server struct {
 	// text is logged and the peer sees "internal error".
 	ExposeInternalErrors bool
 
+	// NotificationStatus is the HTTP status sent when a POST needs no
+	// response (a notification, or a batch of notifications only): 0 means
+	// 204 No Content; set http.StatusAccepted (202) for MCP-style clients.
+	// The body is empty either way. Other transports ignore it.
+	NotificationStatus int
+
 	// Logger receives server events (handler panics, write failures,
 	// protocol errors). Nil means slog.Default().
 	Logger *slog.Logger
