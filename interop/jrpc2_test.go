@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -179,6 +180,38 @@ func TestJrpc2ClientAgainstOurTCPServer(t *testing.T) {
 					}
 				case <-ctx.Done():
 					t.Fatal("no server notification for the batched record")
+				}
+			})
+
+			t.Run("notification-only batch", func(t *testing.T) {
+				rsps, err := cli.Batch(ctx, []jrpc2.Spec{
+					{Method: "record", Params: []string{"n1"}, Notify: true},
+					{Method: "update", Params: []int{1}, Notify: true},
+				})
+				if err != nil || len(rsps) != 0 {
+					t.Fatalf("notification-only batch: %d responses, %v", len(rsps), err)
+				}
+				if got := rec.next(t); !jsonEqual(t, got, []byte(`["n1"]`)) {
+					t.Errorf("recorded %s", got)
+				}
+				<-notes // the "recorded" echo
+				// Nothing stray came back: the next call gets its own answer.
+				var got float64
+				if err := cli.CallResult(ctx, "sum", []int{4, 5}, &got); err != nil || got != 9 {
+					t.Errorf("sum after the batch = %v, %v", got, err)
+				}
+			})
+
+			t.Run("large messages", func(t *testing.T) {
+				const n = 3 << 20
+				var big string
+				if err := cli.CallResult(ctx, "big", map[string]int{"n": n}, &big); err != nil || len(big) != n || strings.Trim(big, "x") != "" {
+					t.Errorf("big %d: got %d bytes, %v", n, len(big), err)
+				}
+				s := strings.Repeat("é😀", 1<<18) // 1.5 MiB of multi-byte UTF-8
+				var echoed []string
+				if err := cli.CallResult(ctx, "echo", []string{s}, &echoed); err != nil || len(echoed) != 1 || echoed[0] != s {
+					t.Errorf("echo of %d bytes: got %d strings, %v", len(s), len(echoed), err)
 				}
 			})
 

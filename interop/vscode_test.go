@@ -56,6 +56,8 @@ func TestVSCodeJSONRPCOverStdio(t *testing.T) {
 		Tell               outcome         `json:"tell"`
 		Note               json.RawMessage `json:"note"`
 		Callbacks          json.RawMessage `json:"callbacks"`
+		BigLength          json.RawMessage `json:"bigLength"`
+		BigEcho            bool            `json:"bigEcho"`
 		Concurrent         []int64         `json:"concurrent"`
 		Cancelled          outcome         `json:"cancelled"`
 		AfterCancel        outcome         `json:"afterCancel"`
@@ -87,6 +89,13 @@ func TestVSCodeJSONRPCOverStdio(t *testing.T) {
 	}
 	if !jsonEqual(t, got.Callbacks, []byte(`[{"method":"client/add","params":[2,3,4]},{"method":"client/fail"}]`)) {
 		t.Errorf("the client saw the callbacks %s", got.Callbacks)
+	}
+
+	if string(got.BigLength) != "1048576" {
+		t.Errorf("big 1 MiB: got %s", got.BigLength)
+	}
+	if !got.BigEcho {
+		t.Error("echo of 768 KiB of multi-byte UTF-8 did not come back intact")
 	}
 
 	if len(got.Concurrent) != 16 {

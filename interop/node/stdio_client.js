@@ -103,6 +103,13 @@ async function main() {
   out.note = await notes.next();
   out.callbacks = callbacks;
 
+  // Large messages, cut across many reads on both sides.
+  const big = await outcome(conn.sendRequest('big', { n: 1 << 20 }));
+  out.bigLength = big.error ? big : big.result.length;
+  const s = '\u00e9\u{1F600}'.repeat(1 << 17);
+  const echoed = await outcome(conn.sendRequest('echo', s)); // one positional param: [s]
+  out.bigEcho = !echoed.error && echoed.result.length === 1 && echoed.result[0] === s;
+
   // Concurrent requests: later ones sleep less, so answers come out of order.
   const n = 16;
   const sleeps = await Promise.all(
