@@ -9,8 +9,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/spf13/cobra"
 	"github.com/seedhq/jsonrpc"
+	"github.com/spf13/cobra"
 )
 
 // callFlags are the flags of call and notify.

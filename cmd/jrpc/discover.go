@@ -3,8 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
 
+	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/openrpc"
 	"github.com/spf13/cobra"
 )
 
@@ -12,7 +20,9 @@ func init() {
 	rootCmd.AddCommand(&cobra.Command{
 		Use:   "discover URL",
 		Short: "Print the server's OpenRPC document (rpc.discover)",
-		Args:  targetArgs("", 0, 0),
+		Example: `  jrpc discover tcp://127.0.0.1:9090
+  jrpc discover http://127.0.0.1:8080/ | jq '.methods[].name'`,
+		Args: targetArgs("", 0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, _, err := newTarget(args)
 			if err != nil {
@@ -27,10 +37,55 @@ func init() {
 			outputFor(os.Stdout).print(os.Stdout, doc)
 			return nil
 		},
+	}, &cobra.Command{
+		Use:     "list URL",
+		Short:   "List the server's methods with their signatures (from rpc.discover)",
+		Example: `  jrpc list tcp://127.0.0.1:9090`,
+		Args:    targetArgs("", 0, 0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, err := discoverTarget(cmd.Context(), args)
+			if err != nil {
+				return err
+			}
+			d.printList(os.Stdout)
+			return nil
+		},
+	}, &cobra.Command{
+		Use:     "describe URL METHOD",
+		Short:   "Show one method's params, result and errors as readable text (from rpc.discover)",
+		Example: `  jrpc describe tcp://127.0.0.1:9090 subtract`,
+		Args:    targetArgs("METHOD", 1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, err := discoverTarget(cmd.Context(), args)
+			if err != nil {
+				return err
+			}
+			return d.describe(os.Stdout, args[len(args)-1])
+		},
 	})
 }
 
-// fetchDiscover calls rpc.discover.
+// discoverTarget dials the target of args and reads its discovery document.
+func discoverTarget(ctx context.Context, args []string) (*discovery, error) {
+	t, _, err := newTarget(args)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := callContext(ctx)
+	defer cancel()
+	raw, err := fetchDiscover(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	d, err := parseDiscovery(raw)
+	if err != nil {
+		return nil, transportError(fmt.Errorf("%s answered rpc.discover with something else than an OpenRPC document: %v", t, err), "jrpc discover URL prints what it sent")
+	}
+	return d, nil
+}
+
+// fetchDiscover calls rpc.discover. A server without it gets a usage-level
+// explanation rather than a bare -32601.
 func fetchDiscover(ctx context.Context, t *target) (json.RawMessage, error) {
 	c, err := t.dial(ctx)
 	if err != nil {
@@ -38,12 +93,147 @@ func fetchDiscover(ctx context.Context, t *target) (json.RawMessage, error) {
 	}
 	defer c.Close()
 	var doc json.RawMessage
-	if err := c.Call(ctx, "rpc.discover", nil, &doc); err != nil {
+	if err := c.Call(ctx, openrpc.DiscoverMethod, nil, &doc); err != nil {
+		var re *jsonrpc.Error
+		if errors.As(err, &re) && re.Code == jsonrpc.CodeMethodNotFound {
+			fmt.Fprintln(os.Stderr, string(errorJSON(re)))
+			return nil, &exitError{code: exitRPCError, err: fmt.Errorf("%s does not offer rpc.discover, so its methods cannot be listed", t), hint: "call methods directly with jrpc call"}
+		}
 		return nil, callErr(t, err)
 	}
 	return doc, nil
 }
 
+// discovery is a parsed OpenRPC document.
+type discovery struct {
+	doc *openrpc.Doc
+}
+
+func parseDiscovery(raw []byte) (*discovery, error) {
+	doc, err := openrpc.ParseDocument(raw)
+	if err != nil {
+		return nil, err
+	}
+	return &discovery{doc: doc}, nil
+}
+
+func (d *discovery) names() []string {
+	var out []string
+	for _, m := range d.doc.Methods {
+		out = append(out, m.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (d *discovery) method(name string) (*openrpc.Method, error) {
+	if m := d.doc.Method(name); m != nil {
+		return m, nil
+	}
+	var near []string
+	for _, n := range d.names() {
+		if strings.Contains(n, name) || strings.Contains(name, n) || levenshtein(n, name) <= 2 {
+			near = append(near, n)
+		}
+	}
+	hint := "jrpc list URL shows every method"
+	if len(near) > 0 {
+		hint = "did you mean " + strings.Join(near, " or ") + "?"
+	}
+	return nil, &exitError{code: exitUsage, err: fmt.Errorf("the server has no method %q", name), hint: hint}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func (d *discovery) printList(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
+	for _, name := range d.names() {
+		m := d.doc.Method(name)
+		fmt.Fprintf(tw, "%s\t%s\n", m.Signature(), m.Summary)
+	}
+	tw.Flush()
+}
+
+func (d *discovery) describe(w io.Writer, name string) error {
+	m, err := d.method(name)
+	if err != nil {
+		return err
+	}
+	io.WriteString(w, strings.TrimRight(d.doc.Describe(m), "\n")+"\n")
+	return nil
+}
+
+// checkParams validates params against the method's description in the
+// server's discovery document, before anything is sent.
 func checkParams(ctx context.Context, t *target, method string, params json.RawMessage) error {
-	return usageErrorf("--check is not available yet")
+	raw, err := fetchDiscover(ctx, t)
+	if err != nil {
+		return err
+	}
+	d, err := parseDiscovery(raw)
+	if err != nil {
+		return transportError(fmt.Errorf("cannot --check: %s answered rpc.discover with something else than an OpenRPC document: %v", t, err), "call without --check")
+	}
+	m, err := d.method(method)
+	if err != nil {
+		return err
+	}
+	problems, err := d.validate(m, params)
+	if err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("cannot --check %s: %v", method, err), hint: "call without --check"}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "params do not fit %s (checked against rpc.discover; nothing was sent):", m.Signature())
+	for _, p := range problems {
+		path := p.Path
+		if path == "" {
+			path = "(params)"
+		}
+		fmt.Fprintf(&b, "\n    %s: %s", path, p.Problem)
+	}
+	return &exitError{code: exitUsage, err: errors.New(b.String()), hint: "jrpc describe URL " + method}
+}
+
+// validate checks params against a method's description.
+func (d *discovery) validate(m *openrpc.Method, params json.RawMessage) ([]openrpc.Problem, error) {
+	var defs map[string]*openrpc.Schema
+	if d.doc.Components != nil {
+		defs = d.doc.Components.Schemas
+	}
+	v, err := openrpc.CompileMethod(m, defs)
+	if err != nil {
+		return nil, err
+	}
+	return v.Check(params), nil
+}
+
+// levenshtein is the edit distance of a and b (for "did you mean").
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

@@ -21,8 +21,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/seedhq/jsonrpc"
+	"github.com/spf13/cobra"
 )
 
 // Exit codes, documented in `jrpc --help`.

@@ -7,13 +7,15 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/seedhq/jsonrpc"
 	"github.com/seedhq/jsonrpc/internal/demo"
+	"github.com/seedhq/jsonrpc/openrpc"
+	"github.com/spf13/cobra"
 )
 
 var defaultListen = []string{"http://127.0.0.1:8080/", "tcp://127.0.0.1:9090"}
@@ -163,6 +165,10 @@ func newDemoServer(logger *slog.Logger) *jsonrpc.Server {
 	mux := jsonrpc.NewMux()
 	mux.Use(logCalls(logger))
 	demo.Register(mux)
+	// The demo package may serve rpc.discover itself; if not, serve it here.
+	if !slices.ContainsFunc(mux.Methods(), func(m jsonrpc.MethodInfo) bool { return m.Name == openrpc.DiscoverMethod }) {
+		openrpc.Register(mux, openrpc.Info{Title: "jrpc demo service", Version: "1.0.0"})
+	}
 	return &jsonrpc.Server{Handler: mux}
 }
 
