@@ -37,6 +37,14 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		if !validJSON(v) {
 			return b, fmt.Errorf("json.RawMessage is not a single valid JSON value")
 		}
+		if bytes.ContainsAny(v, "\r\n") {
+			// Newlines would cut the message in two on newline-framed streams.
+			w := bytes.NewBuffer(b)
+			if err := json.Compact(w, v); err != nil {
+				return b, err
+			}
+			return w.Bytes(), nil
+		}
 		return append(b, v...), nil
 	}
 	w := bytes.NewBuffer(b)

@@ -6,8 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
+	"os/exec"
+	"time"
 
 	"github.com/seedhq/jsonrpc"
 	"github.com/spf13/cobra"
@@ -104,13 +105,13 @@ func runCall(ctx context.Context, args []string, f *callFlags, notify bool) erro
 	}
 	if notify {
 		if err := c.Notify(ctx, method, p); err != nil {
-			return t.transportErr(err)
+			return t.transportErr(t.commandExit(c, err))
 		}
 		return nil
 	}
 	var result json.RawMessage
 	if err := c.Call(ctx, method, p, &result); err != nil {
-		return callErr(t, err)
+		return callErr(t, t.commandExit(c, err))
 	}
 	outputFor(os.Stdout).print(os.Stdout, result)
 	return nil
@@ -124,6 +125,26 @@ func callErr(t *target, err error) error {
 		return rpcErrorExit(re)
 	}
 	return t.transportErr(err)
+}
+
+// commandExit returns why a spawned command's connection failed: its exit
+// status when it exited, else err.
+func (t *target) commandExit(c jsonrpc.Client, err error) error {
+	conn, ok := c.(*jsonrpc.Conn)
+	var re *jsonrpc.Error
+	if !ok || t.command == nil || errors.As(err, &re) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return err
+	}
+	select {
+	case <-conn.Done():
+	case <-time.After(time.Second):
+		return err
+	}
+	var ee *exec.ExitError
+	if cerr := conn.Err(); errors.As(cerr, &ee) {
+		return ee
+	}
+	return err
 }
 
 // appendEnvelope appends a request (id nil: a notification).
@@ -234,6 +255,3 @@ func answerServerRequest(ctx context.Context, rc rawConn, e *envelope, verbose b
 	}
 	rc.Send(ctx, msg)
 }
-
-// checkParams is replaced when the openrpc package is used.
-var _ = io.EOF

@@ -127,11 +127,11 @@ func rpcErrorExit(e *jsonrpc.Error) error {
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run executes the command line and returns the exit code.
-func run(args []string, stdout, stderr io.Writer) int {
+// execute runs the command line and returns the exit code.
+func execute(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	rootCmd.SetArgs(args)
