@@ -250,7 +250,13 @@ func (s *Server) run(ctx context.Context, h Handler, req *Request) (v any, err e
 func (s *Server) toError(req *Request, err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
-		return e
+		if e != nil {
+			return e
+		}
+		// A nil *Error in a non-nil error interface (the typed-nil trap):
+		// there is no error object to send, so it is an internal error.
+		s.logger().Error("jsonrpc: handler returned a nil *Error as a non-nil error", "method", req.Method)
+		return &Error{Code: CodeInternalError, Message: "internal error"}
 	}
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
