@@ -210,7 +210,18 @@ func (c *Conn) start(serve func(ctx context.Context) []byte) {
 			cancel()
 			ctx = ctx2
 		}
-		if reply := serve(ctx); reply != nil {
+		reply := serve(ctx)
+		// The handler is done: give its slot back before writing, so that a
+		// reply waiting for a slow (or busy, calling-back) peer to read never
+		// holds a slot the read loop needs to take the peer's next message.
+		// Without this, two peers with MaxConcurrency handlers each blocked
+		// writing to the other deadlock (on net.Pipe at once, on TCP once the
+		// socket buffers fill). Writes are bounded by the stream's write
+		// timeout and queue limit instead (see StreamOptions).
+		if slot.held.Swap(false) {
+			<-c.sem
+		}
+		if reply != nil {
 			c.send(reply)
 		}
 	}()
@@ -402,11 +413,13 @@ func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, err
 	}
 	c.pending[key] = p
 	c.mu.Unlock()
+	// A handler calling its peer gives its slot back before sending, since
+	// the send itself may wait for the peer to read.
+	yieldToken(ctx, c)
 	if err := c.ch.Send(*buf); err != nil {
 		c.forget(key)
 		return nil, err
 	}
-	yieldToken(ctx, c)
 	select {
 	case r := <-p.ch:
 		return r.result, r.err
@@ -494,11 +507,11 @@ func (c *Conn) Batch(ctx context.Context, b *Batch) error {
 			c.forget(k)
 		}
 	}
+	yieldToken(ctx, c)
 	if err := c.ch.Send(msg); err != nil {
 		forgetAll()
 		return err
 	}
-	yieldToken(ctx, c)
 	for k, p := range pendings {
 		select {
 		case r := <-p.ch:
