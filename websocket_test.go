@@ -1,0 +1,398 @@
+package jsonrpc_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/internal/demo"
+)
+
+// listenWS serves srv on a ws:// URL with Server.Listen until the end of the test.
+func listenWS(t *testing.T, srv *jsonrpc.Server) string {
+	t.Helper()
+	l, err := srv.Listen("ws://127.0.0.1:0/ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		if err := l.Err(); err != nil {
+			t.Errorf("listener: %v", err)
+		}
+	})
+	return l.URL
+}
+
+// rawWS opens a WebSocket with the library itself (no jsonrpc code on the
+// client side).
+func rawWS(t *testing.T, url string) *websocket.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	wc, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { wc.CloseNow() })
+	return wc
+}
+
+// wsRoundTrip sends each request in a text frame followed by a sentinel
+// call, and collects the frames up to the sentinel's reply.
+func wsRoundTrip(wc *websocket.Conn) roundTrip {
+	return func(t *testing.T, request string) []byte {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		for _, m := range []string{request, sentinel} {
+			if err := wc.Write(ctx, websocket.MessageText, []byte(m)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var replies [][]byte
+		for {
+			typ, data, err := wc.Read(ctx)
+			if err != nil {
+				t.Fatalf("read: %v (got %q)", err, replies)
+			}
+			if typ != websocket.MessageText {
+				t.Fatalf("frame of type %v", typ)
+			}
+			if bytes.Contains(data, []byte(`"sentinel-id"`)) {
+				break
+			}
+			replies = append(replies, data)
+		}
+		switch len(replies) {
+		case 0:
+			return nil
+		case 1:
+			return replies[0]
+		}
+		t.Fatalf("more than one reply: %q", replies)
+		return nil
+	}
+}
+
+func TestConformanceWebSocket(t *testing.T) {
+	url := listenWS(t, newDemoServer())
+	checkVectors(t, wsRoundTrip(rawWS(t, url)))
+}
+
+func TestWebSocketClient(t *testing.T) {
+	noLeaks(t)
+	url := listenWS(t, &jsonrpc.Server{Handler: demo.NewMux()})
+	ctx := context.Background()
+	cl, err := jsonrpc.Dial(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, ok := cl.(*jsonrpc.Conn); !ok {
+		t.Fatalf("Dial(ws) returned %T", cl)
+	}
+	var diff float64
+	if err := cl.Call(ctx, "subtract", map[string]int{"minuend": 42, "subtrahend": 23}, &diff); err != nil || diff != 19 {
+		t.Fatalf("subtract: %v %v", diff, err)
+	}
+	if err := cl.Call(ctx, "nope", nil, nil); !errors.Is(err, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound}) {
+		t.Fatalf("nope: %v", err)
+	}
+	if err := cl.Notify(ctx, "update", []int{1}); err != nil {
+		t.Fatal(err)
+	}
+	var b jsonrpc.Batch
+	var sum float64
+	c1 := b.Call("sum", []int{1, 2}, &sum)
+	b.Notify("update", nil)
+	c2 := b.Call("nope", nil, nil)
+	if err := cl.Batch(ctx, &b); err != nil {
+		t.Fatal(err)
+	}
+	if c1.Err != nil || sum != 3 || !errors.Is(c2.Err, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound}) {
+		t.Fatalf("batch: %v %v %v", c1.Err, sum, c2.Err)
+	}
+
+	// Send is safe for concurrent use: many calls at once on one socket.
+	var wg sync.WaitGroup
+	errc := make(chan error, 64)
+	for i := range 64 {
+		wg.Go(func() {
+			var got []int
+			if err := cl.Call(ctx, "echo", []int{i}, &got); err != nil || len(got) != 1 || got[0] != i {
+				errc <- errors.Join(err, errors.New("wrong echo"))
+			}
+		})
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+}
+
+func TestWebSocketBidirectional(t *testing.T) {
+	noLeaks(t)
+	// The server's handler asks the client for its name during a request
+	// and uses the answer; it also notifies the client.
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "greet", func(ctx context.Context, _ struct{}) (string, error) {
+		conn := jsonrpc.ConnFromContext(ctx)
+		if conn == nil {
+			return "", errors.New("no connection in the context")
+		}
+		if err := conn.Notify(ctx, "client.progress", map[string]int{"step": 1}); err != nil {
+			return "", err
+		}
+		var name string
+		if err := conn.Call(ctx, "client.name", nil, &name); err != nil {
+			return "", err
+		}
+		return "hello, " + name, nil
+	})
+	url := listenWS(t, &jsonrpc.Server{Handler: mux, MaxConcurrency: 1})
+
+	progress := make(chan int, 1)
+	clientMux := jsonrpc.NewMux()
+	jsonrpc.Register(clientMux, "client.name", func(ctx context.Context, _ struct{}) (string, error) {
+		return "ada", nil
+	})
+	jsonrpc.Register(clientMux, "client.progress", func(ctx context.Context, p struct {
+		Step int `json:"step"`
+	}) (any, error) {
+		select {
+		case progress <- p.Step:
+		default: // one is enough
+		}
+		return nil, nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := jsonrpc.DialWebSocket(ctx, url, jsonrpc.WithServer(&jsonrpc.Server{Handler: clientMux}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// Several at once, with MaxConcurrency 1 on the server: callbacks must
+	// not deadlock the connection.
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			var got string
+			if err := conn.Call(ctx, "greet", nil, &got); err != nil || got != "hello, ada" {
+				t.Errorf("greet: %q %v", got, err)
+			}
+		})
+	}
+	wg.Wait()
+	select {
+	case step := <-progress:
+		if step != 1 {
+			t.Fatalf("progress %d", step)
+		}
+	case <-ctx.Done():
+		t.Fatal("the server's notification did not arrive")
+	}
+}
+
+func TestWebSocketBinaryFrameClosed(t *testing.T) {
+	url := listenWS(t, newDemoServer())
+	wc := rawWS(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := wc.Write(ctx, websocket.MessageBinary, []byte(`{"jsonrpc":"2.0","method":"echo","id":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := wc.Read(ctx)
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.StatusUnsupportedData || !strings.Contains(ce.Reason, "text frames") {
+		t.Fatalf("want close 1003 with a reason, got %v", err)
+	}
+}
+
+func TestWebSocketReadLimit(t *testing.T) {
+	srv := &jsonrpc.Server{Handler: demo.NewMux(), MaxMessageSize: 1024}
+	url := listenWS(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+
+	// At the limit: served.
+	wc := rawWS(t, url)
+	msg := `{"jsonrpc":"2.0","method":"echo","params":[1],"id":1}`
+	msg += strings.Repeat(" ", 1024-len(msg))
+	if err := wc.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
+		t.Fatal(err)
+	}
+	if _, data, err := wc.Read(ctx); err != nil || string(data) != `{"jsonrpc":"2.0","id":1,"result":[1]}` {
+		t.Fatalf("%s %v", data, err)
+	}
+	// Over it: closed with 1009.
+	if err := wc.Write(ctx, websocket.MessageText, []byte(msg+" ")); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := wc.Read(ctx)
+	if got := websocket.CloseStatus(err); got != websocket.StatusMessageTooBig {
+		t.Fatalf("close status %v (%v), want 1009", got, err)
+	}
+}
+
+func TestWebSocketPingDetectsDeadPeer(t *testing.T) {
+	noLeaks(t)
+	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	h := srv.WebSocketHandler(jsonrpc.WebSocketPing(50*time.Millisecond, 100*time.Millisecond))
+	served := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(served)
+		h.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	// A client that never reads never answers pings: a dead peer.
+	wc, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wc.CloseNow()
+	select {
+	case <-served:
+	case <-ctx.Done():
+		t.Fatal("the server kept a dead peer")
+	}
+
+	// A live client (the reader answers pings) stays connected.
+	served2 := make(chan struct{})
+	ts2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(served2)
+		h.ServeHTTP(w, r)
+	}))
+	defer ts2.Close()
+	conn, err := jsonrpc.DialWebSocket(ctx, "ws"+strings.TrimPrefix(ts2.URL, "http"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(400 * time.Millisecond) // several ping rounds
+	var n float64
+	if err := conn.Call(ctx, "sum", []int{2, 3}, &n); err != nil || n != 5 {
+		t.Fatalf("after pings: %v %v", n, err)
+	}
+	select {
+	case <-served2:
+		t.Fatal("a live peer was dropped")
+	default:
+	}
+	conn.Close()
+	<-served2
+}
+
+func TestWebSocketHandshake(t *testing.T) {
+	noLeaks(t)
+	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	var gotAuth string
+	var mu sync.Mutex
+	wrap := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			gotAuth = r.Header.Get("Authorization")
+			mu.Unlock()
+			h.ServeHTTP(w, r)
+		})
+	}
+	ts := httptest.NewServer(wrap(srv.WebSocketHandler()))
+	defer ts.Close()
+	url := "ws" + strings.TrimPrefix(ts.URL, "http")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+
+	// Headers go in the handshake.
+	conn, err := jsonrpc.DialWebSocket(ctx, url, jsonrpc.WithHeader("Authorization", "Bearer t0k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	mu.Lock()
+	if gotAuth != "Bearer t0k" {
+		t.Fatalf("Authorization %q", gotAuth)
+	}
+	mu.Unlock()
+
+	// A cross-origin browser is refused by default...
+	_, err = jsonrpc.DialWebSocket(ctx, url, jsonrpc.WithHeader("Origin", "https://evil.example"))
+	var he *jsonrpc.HTTPError
+	if !errors.As(err, &he) || he.StatusCode != http.StatusForbidden {
+		t.Fatalf("cross-origin: %v", err)
+	}
+	// ...unless its origin is allowed.
+	ts2 := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketOriginPatterns("app.example")))
+	defer ts2.Close()
+	conn, err = jsonrpc.DialWebSocket(ctx, "ws"+strings.TrimPrefix(ts2.URL, "http"), jsonrpc.WithHeader("Origin", "https://app.example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+
+	// A plain HTTP request to the WebSocket endpoint is refused.
+	resp, err := http.Post(ts.URL, "application/json", strings.NewReader(`{"jsonrpc":"2.0","method":"echo","id":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode/100 != 4 {
+		t.Fatalf("plain POST: status %d", resp.StatusCode)
+	}
+	http.DefaultClient.CloseIdleConnections()
+}
+
+func TestWebSocketShutdown(t *testing.T) {
+	noLeaks(t)
+	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	l, err := srv.Listen("ws://127.0.0.1:0/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := jsonrpc.DialWebSocket(ctx, l.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// A call in flight when Shutdown starts is answered, then the socket closes.
+	var got int64
+	errc := make(chan error, 1)
+	go func() { errc <- conn.Call(ctx, "sleep", map[string]int{"ms": 200}, &got) }()
+	time.Sleep(50 * time.Millisecond)
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; err != nil || got != 200 {
+		t.Fatalf("in-flight call: %v %v", got, err)
+	}
+	select {
+	case <-conn.Done():
+	case <-ctx.Done():
+		t.Fatal("the client's connection did not end")
+	}
+	if err := conn.Err(); err != io.EOF {
+		t.Fatalf("client Err %v, want io.EOF (normal closure)", err)
+	}
+	if err := l.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
