@@ -137,28 +137,29 @@ func appendResponse(b []byte, id ID, result []byte, e *Error) []byte {
 // parseErrorObject decodes a response's error member strictly: an object
 // with an integer code, a string message and optional data.
 func parseErrorObject(data []byte) (*Error, bool) {
-	var s scanner
-	s.reset(data, 10000)
+	if !validJSON(data) || data[0] != '{' {
+		return nil, false
+	}
 	var e Error
-	var code, msg span
-	ok := s.object(func(n name, v span, _ int) {
-		switch string(s.decodedName(n)) {
+	var code, msg []byte
+	members(data, func(name, v []byte) {
+		switch string(name) {
 		case "code":
 			code = v
 		case "message":
 			msg = v
 		case "data":
-			e.Data = append(json.RawMessage(nil), v.of(data)...)
+			e.Data = append(json.RawMessage(nil), v...)
 		}
 	})
-	if !ok || s.dups > 0 || !code.present() || !msg.present() || data[msg.start] != '"' {
+	if code == nil || msg == nil || msg[0] != '"' {
 		return nil, false
 	}
-	c, err := strconv.ParseInt(string(code.of(data)), 10, 64)
+	c, err := strconv.ParseInt(string(code), 10, 64)
 	if err != nil {
 		return nil, false
 	}
 	e.Code = c
-	e.Message = string(unquote(data[msg.start+1 : msg.end-1]))
+	e.Message = string(unquote(msg[1 : len(msg)-1]))
 	return &e, true
 }

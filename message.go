@@ -175,47 +175,56 @@ var (
 	errEmptyBatch = &Error{Code: CodeInvalidRequest, Message: "invalid request: empty batch"}
 )
 
+// envSink records the members of an envelope while the scanner reads it.
+type envSink struct {
+	e       *envelope
+	unknown span // the first unknown member name
+	dup     bool // a duplicate name outside params
+	last    int  // s.dups after the previous member
+}
+
+func (k *envSink) member(s *scanner, n name, v span, dupsBefore int) {
+	if dupsBefore > k.last {
+		k.dup = true // a repeated member name of the envelope itself
+	}
+	k.last = s.dups
+	e := k.e
+	var slot *span
+	switch string(s.decodedName(n)) {
+	case "jsonrpc":
+		slot = &e.jsonrpc
+	case "method":
+		slot = &e.method
+	case "params":
+		e.params = v
+		e.paramsDup = s.dups > dupsBefore
+		return
+	case "id":
+		slot = &e.id
+	case "result":
+		slot = &e.result
+	case "error":
+		slot = &e.errObj
+	default:
+		if !k.unknown.present() {
+			k.unknown = n.span
+		}
+	}
+	if slot != nil {
+		*slot = v
+	}
+	if s.dups > dupsBefore {
+		k.dup = true
+	}
+}
+
 // envelope scans the object at s.pos into e and classifies it.
 func (s *scanner) envelope(e *envelope) bool {
-	var unknown span
-	dup := false
-	last := s.dups
-	ok := s.object(func(n name, v span, dupsBefore int) {
-		if dupsBefore > last {
-			dup = true // a repeated member name of the envelope itself
-		}
-		last = s.dups
-		var slot *span
-		switch string(s.decodedName(n)) {
-		case "jsonrpc":
-			slot = &e.jsonrpc
-		case "method":
-			slot = &e.method
-		case "params":
-			slot = &e.params
-			e.paramsDup = s.dups > dupsBefore
-		case "id":
-			slot = &e.id
-		case "result":
-			slot = &e.result
-		case "error":
-			slot = &e.errObj
-		default:
-			if !unknown.present() {
-				unknown = n.span
-			}
-		}
-		if slot != nil {
-			*slot = v
-		}
-		if s.dups > dupsBefore && slot != &e.params {
-			dup = true
-		}
-	})
-	if !ok {
+	sink := envSink{e: e, last: s.dups}
+	if !s.object(&sink) {
 		return false
 	}
-	e.classify(s.data, unknown, dup)
+	e.classify(s.data, sink.unknown, sink.dup)
 	return true
 }
 

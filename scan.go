@@ -256,11 +256,9 @@ func (s *scanner) enter() bool {
 	return true
 }
 
-// member is called by object for each member after its value has been scanned.
-type memberFunc func(n name, v span, dupsBefore int)
-
-// object scans an object. If onMember is non-nil it is told of each member.
-func (s *scanner) object(onMember memberFunc) bool {
+// object scans an object. When env is non-nil, the object is a message
+// envelope and its members are recorded there.
+func (s *scanner) object(env *envSink) bool {
 	if !s.enter() {
 		return false
 	}
@@ -295,8 +293,8 @@ func (s *scanner) object(onMember memberFunc) bool {
 		if !ok {
 			return false
 		}
-		if onMember != nil {
-			onMember(n, v, dups)
+		if env != nil {
+			env.member(s, n, v, dups)
 		}
 		switch s.peek() {
 		case ',':
@@ -388,6 +386,32 @@ func (s *scanner) end() bool {
 		return s.fail("invalid character after top-level value")
 	}
 	return true
+}
+
+// members calls fn for each member of obj, a valid JSON object (not on
+// hot paths: it allocates for escaped names).
+func members(obj []byte, fn func(name, value []byte)) {
+	var s scanner
+	s.reset(obj, 1<<30)
+	if s.peek() != '{' {
+		return
+	}
+	s.pos++
+	for s.peek() == '"' {
+		start := s.pos
+		escaped, _ := s.str()
+		n := name{span{start + 1, s.pos - 1}, escaped}
+		s.peek() // ':'
+		s.pos++
+		v, ok := s.value()
+		if !ok {
+			return
+		}
+		fn(s.decodedName(n), v.of(obj))
+		if s.peek() == ',' {
+			s.pos++
+		}
+	}
 }
 
 // unquote decodes the body of a valid JSON string (without its quotes).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,6 +93,7 @@ type stream struct {
 	buf  []byte // buf[r:w] holds bytes read but not yet consumed
 	r, w int
 	eof  bool
+	lent bool // part of buf was handed out as a message
 
 	// write side: the first writer writes, later ones queue behind it
 	wmu     sync.Mutex
@@ -113,32 +115,36 @@ func NewStream(rwc io.ReadWriteCloser, opts StreamOptions) Channel {
 
 func (s *stream) Close() error { return s.rwc.Close() }
 
-// fill reads more bytes into buf, growing it as needed but never past the
-// limit plus a margin. It returns false at end of input or on error.
+// fill reads more bytes into buf. Messages are handed out as slices of
+// buf (no copy), so bytes once lent are never overwritten: when buf is full
+// or consumed after lending, the unread tail moves to a new buffer. buf grows
+// as needed, never past the size limit plus a margin.
 func (s *stream) fill() error {
 	if s.eof {
 		return io.EOF
 	}
-	if s.r > 0 && s.r == s.w {
+	if s.r == s.w && !s.lent {
 		s.r, s.w = 0, 0
 	}
-	if s.w == len(s.buf) {
-		if s.r > 0 { // compact
-			s.w = copy(s.buf, s.buf[s.r:s.w])
-			s.r = 0
-		}
-		if s.w == len(s.buf) {
-			n := max(2*len(s.buf), 512)
-			if int64(n) > s.max+4096 {
-				n = int(s.max + 4096)
-			}
-			if n <= len(s.buf) {
+	if s.w == len(s.buf) || (s.lent && len(s.buf)-s.w < len(s.buf)/4) {
+		// Full, or so little room left after lending that reads would come
+		// in small pieces: move the tail to a fresh buffer.
+		tail := s.w - s.r
+		size := max(len(s.buf), 512)
+		if 2*tail > size {
+			size = min(2*size, int(min(s.max+4096, math.MaxInt32)))
+			if size <= tail {
 				return errFull
 			}
-			nb := make([]byte, n)
-			copy(nb, s.buf[:s.w])
-			s.buf = nb
 		}
+		if s.lent || size != len(s.buf) {
+			nb := make([]byte, size)
+			copy(nb, s.buf[s.r:s.w])
+			s.buf, s.lent = nb, false
+		} else {
+			copy(s.buf, s.buf[s.r:s.w])
+		}
+		s.r, s.w = 0, tail
 	}
 	n, err := s.rwc.Read(s.buf[s.w:])
 	s.w += n
@@ -154,13 +160,19 @@ func (s *stream) fill() error {
 	return nil
 }
 
+// lend returns b (a slice of buf) as a message the caller owns.
+func (s *stream) lend(b []byte) []byte {
+	s.lent = true
+	return b[:len(b):len(b)]
+}
+
 var errFull = errors.New("buffer full")
 
 // shrink drops a large read buffer once it is empty, so an idle connection
 // does not keep the memory of its largest message.
 func (s *stream) shrink() {
 	if s.r == s.w && len(s.buf) > 64<<10 {
-		s.buf, s.r, s.w = nil, 0, 0
+		s.buf, s.r, s.w, s.lent = nil, 0, 0, false
 	}
 }
 
@@ -215,7 +227,7 @@ func (s *stream) recvLine() ([]byte, error) {
 			if int64(len(line)) > s.max {
 				return nil, tooLarge(s.max, false)
 			}
-			return bytes.Clone(line), nil
+			return s.lend(line), nil
 		}
 		scanned = s.w - s.r
 		if int64(scanned) > s.max {
@@ -228,7 +240,7 @@ func (s *stream) recvLine() ([]byte, error) {
 		if err := s.fill(); err != nil {
 			if err == io.EOF && !isBlank(s.buf[s.r:s.w]) {
 				// A last message without its newline.
-				line := bytes.Clone(bytes.TrimRight(s.buf[s.r:s.w], "\r"))
+				line := s.lend(bytes.TrimRight(s.buf[s.r:s.w], "\r"))
 				s.r = s.w
 				return line, nil
 			}
@@ -253,7 +265,7 @@ func (s *stream) skipLine() error {
 			s.r += i + 1
 			return nil
 		}
-		s.r, s.w = 0, 0
+		s.r = s.w
 		if err := s.fill(); err != nil {
 			if err == io.EOF {
 				return nil
@@ -332,7 +344,7 @@ func (s *stream) recvHeader() ([]byte, error) {
 			return nil, err
 		}
 	}
-	msg := bytes.Clone(s.buf[s.r : s.r+int(length)])
+	msg := s.lend(s.buf[s.r : s.r+int(length)])
 	s.r += int(length)
 	return msg, nil
 }

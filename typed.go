@@ -211,14 +211,11 @@ func (d *paramsDecoder) decode(params []byte, p any) error {
 
 // checkRequired reports the first required field missing from the params object.
 func (d *paramsDecoder) checkRequired(obj []byte) error {
-	var s scanner
-	s.reset(obj, 1<<30)
 	found := 0
 	var seen [64]bool
-	s.object(func(n name, _ span, _ int) {
-		nb := s.decodedName(n)
+	members(obj, func(name, _ []byte) {
 		for i, f := range d.fields {
-			if f.Required && i < len(seen) && !seen[i] && f.Name == string(nb) {
+			if f.Required && i < len(seen) && !seen[i] && f.Name == string(name) {
 				seen[i] = true
 				found++
 			}
