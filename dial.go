@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"strings"
 	"sync"
+	"time"
 )
 
 // DialOption configures Dial.
@@ -22,6 +24,8 @@ type dialConfig struct {
 	server         *Server
 	maxMessageSize int64
 	tlsConfig      *tls.Config
+	stderr         io.Writer     // DialCommand: where the command's stderr goes (WithStderr)
+	grace          time.Duration // DialCommand: wait for exit before killing (WithGracePeriod)
 }
 
 // WithHeader adds an HTTP header to every request (HTTP) or to the handshake (WebSocket).
