@@ -47,12 +47,21 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		}
 		return append(b, v...), nil
 	}
-	w := bytes.NewBuffer(b)
-	if err := jsonv2.MarshalWrite(w, v, marshalOpts); err != nil {
+	w := writerPool.Get().(*bytes.Buffer)
+	*w = *bytes.NewBuffer(b)
+	err := jsonv2.MarshalWrite(w, v, marshalOpts)
+	out := w.Bytes()
+	*w = bytes.Buffer{}
+	writerPool.Put(w)
+	if err != nil {
 		return b, err
 	}
-	return w.Bytes(), nil
+	return out, nil
 }
+
+// writerPool holds the bytes.Buffer that wraps the destination slice while
+// a value is marshalled, so that appending costs no allocation of its own.
+var writerPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // unmarshal decodes JSON into v strictly (unknown members are rejected).
 func unmarshal(data []byte, v any) error {

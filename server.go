@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 )
 
 // Default limits. Each has a Server field of its own; zero means the default.
@@ -190,11 +191,24 @@ func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *envel
 		}
 		defer conn.endRequest(id)
 	}
-	result, rerr := s.call(ctx, req, name)
+	v, rerr := s.call(ctx, req, name)
 	if id.IsZero() {
 		return out
 	}
-	return appendResponse(out, id, result, rerr)
+	if rerr != nil {
+		return appendResponse(out, id, nil, rerr)
+	}
+	// Encode the result in place, after the response's head.
+	start := len(out)
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, id.raw...)
+	out = append(out, `,"result":`...)
+	out, err := appendJSON(out, v)
+	if err != nil {
+		s.logger().Error("jsonrpc: result cannot be encoded as JSON", "method", req.Method, "error", err)
+		return appendResponse(out[:start], id, nil, &Error{Code: CodeInternalError, Message: "internal error: the result cannot be encoded as JSON"})
+	}
+	return append(out, '}')
 }
 
 func paramsOf(data []byte, e *envelope) []byte {
@@ -204,8 +218,8 @@ func paramsOf(data []byte, e *envelope) []byte {
 	return e.params.of(data)
 }
 
-// call runs the handler, recovering panics, and encodes its result.
-func (s *Server) call(ctx context.Context, req *Request, name []byte) (result []byte, rerr *Error) {
+// call runs the handler, recovering panics, and returns its result.
+func (s *Server) call(ctx context.Context, req *Request, name []byte) (any, *Error) {
 	var v any
 	var err error
 	if mux, ok := s.Handler.(*Mux); ok {
@@ -224,15 +238,7 @@ func (s *Server) call(ctx context.Context, req *Request, name []byte) (result []
 	if err != nil {
 		return nil, s.toError(req, err)
 	}
-	if req.ID.IsZero() {
-		return nil, nil
-	}
-	b, merr := appendJSON(nil, v)
-	if merr != nil {
-		s.logger().Error("jsonrpc: result cannot be encoded as JSON", "method", req.Method, "error", merr)
-		return nil, &Error{Code: CodeInternalError, Message: "internal error: the result cannot be encoded as JSON"}
-	}
-	return b, nil
+	return v, nil
 }
 
 // run calls h, turning a panic into an error.
@@ -270,24 +276,29 @@ func (s *Server) toError(req *Request, err error) *Error {
 
 // serveBatch serves the elements of a batch, several at once when the
 // connection has spare capacity, and joins their responses in one array.
+// Each worker appends the responses it renders to a buffer of its own.
 func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems []envelope) []byte {
-	replies := make([][]byte, len(elems))
-	var next int
-	var mu sync.Mutex
-	work := func() {
+	type part struct{ worker, start, end int }
+	parts := make([]part, len(elems))
+	workers := 1
+	if len(elems) > 1 {
+		workers = min(len(elems), s.maxConcurrency())
+	}
+	bufs := make([][]byte, workers)
+	var next atomic.Int64
+	work := func(w int) {
 		for {
-			mu.Lock()
-			i := next
-			next++
-			mu.Unlock()
+			i := int(next.Add(1) - 1)
 			if i >= len(elems) {
 				return
 			}
-			replies[i] = s.serveOne(ctx, conn, data, &elems[i], nil)
+			start := len(bufs[w])
+			bufs[w] = s.serveOne(ctx, conn, data, &elems[i], bufs[w])
+			parts[i] = part{w, start, len(bufs[w])}
 		}
 	}
 	var wg sync.WaitGroup
-	for range min(len(elems)-1, s.maxConcurrency()-1) {
+	for w := 1; w < workers; w++ {
 		if conn != nil && !conn.tryAcquire() {
 			break
 		}
@@ -295,29 +306,33 @@ func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems 
 			if conn != nil {
 				defer conn.release()
 			}
-			work()
+			work(w)
 		})
 	}
-	work()
+	work(0)
 	wg.Wait()
 
 	limit := s.maxResponseBytes()
-	out := []byte{'['}
-	n := 0
-	for i, r := range replies {
-		if r == nil {
+	size := 2
+	for _, b := range bufs {
+		size += len(b) + len(elems)
+	}
+	out := make([]byte, 1, min(size, limit+1024))
+	out[0] = '['
+	for i, p := range parts {
+		r := bufs[p.worker][p.start:p.end]
+		if len(r) == 0 {
 			continue
 		}
 		if len(out)+len(r) > limit {
 			r = appendResponse(nil, elems[i].idOf(data), nil, &Error{Code: CodeInternalError, Message: "response dropped: the batch's responses exceed " + strconv.Itoa(limit) + " bytes"})
 		}
-		if n > 0 {
+		if len(out) > 1 {
 			out = append(out, ',')
 		}
 		out = append(out, r...)
-		n++
 	}
-	if n == 0 {
+	if len(out) == 1 {
 		return nil // all notifications: no reply at all
 	}
 	return append(out, ']')
