@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
+	"log/slog"
 	"mime"
 	"net"
 	"net/http"
@@ -168,6 +169,7 @@ func (s *Server) serveHTTP(nl net.Listener, path string, h http.Handler) error {
 		ReadTimeout:       httpReadTimeout,
 		IdleTimeout:       httpIdleTimeout,
 		MaxHeaderBytes:    httpMaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(s.logger().Handler(), slog.LevelWarn),
 	}
 	if !s.onShutdown(func(ctx context.Context) error {
 		err := hs.Shutdown(ctx)

@@ -3,6 +3,8 @@ package jsonrpc_test
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -740,5 +742,30 @@ func TestHTTPClientConcurrent(t *testing.T) {
 		if err := <-errc; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+func TestHTTPSClientTLSConfig(t *testing.T) {
+	ts := httptest.NewTLSServer(newDemoServer())
+	defer ts.Close()
+	ctx := context.Background()
+	// An unknown certificate is refused...
+	c := jsonrpc.NewHTTPClient(ts.URL)
+	err := c.Call(ctx, "sum", []int{1}, nil)
+	c.Close()
+	if err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("untrusted certificate: %v", err)
+	}
+	// ...and trusted with WithTLSConfig.
+	pool := x509.NewCertPool()
+	pool.AddCert(ts.Certificate())
+	cl, err := jsonrpc.Dial(ctx, ts.URL, jsonrpc.WithTLSConfig(&tls.Config{RootCAs: pool}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var n float64
+	if err := cl.Call(ctx, "sum", []int{1, 2}, &n); err != nil || n != 3 {
+		t.Fatalf("%v %v", n, err)
 	}
 }

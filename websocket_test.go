@@ -3,6 +3,8 @@ package jsonrpc_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net/http"
@@ -394,5 +396,29 @@ func TestWebSocketShutdown(t *testing.T) {
 	}
 	if err := l.Err(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestWebSocketTLS(t *testing.T) {
+	noLeaks(t)
+	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	ts := httptest.NewTLSServer(srv.WebSocketHandler())
+	defer ts.Close()
+	url := "wss" + strings.TrimPrefix(ts.URL, "https")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := jsonrpc.DialWebSocket(ctx, url); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("untrusted certificate: %v", err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(ts.Certificate())
+	cl, err := jsonrpc.Dial(ctx, url, jsonrpc.WithTLSConfig(&tls.Config{RootCAs: pool}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var n float64
+	if err := cl.Call(ctx, "sum", []int{1, 2}, &n); err != nil || n != 3 {
+		t.Fatalf("%v %v", n, err)
 	}
 }
