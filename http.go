@@ -56,7 +56,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "jsonrpc: method "+r.Method+" not allowed: send JSON-RPC messages with POST", http.StatusMethodNotAllowed)
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); !isJSONMediaType(ct, true) {
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" && !isJSONMediaType(ct, true) {
 		http.Error(w, "jsonrpc: unsupported Content-Type "+strconv.Quote(ct)+": want application/json", http.StatusUnsupportedMediaType)
 		return
 	}
@@ -72,8 +72,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		httpStatePool.Put(st)
 	}()
+	body := r.Body // with a declared length, net/http stops at it
+	if r.ContentLength < 0 {
+		body = http.MaxBytesReader(w, r.Body, limit)
+	}
 	var err error
-	st.buf, err = readBody(st.buf[:0], http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
+	st.buf, err = readBody(st.buf[:0], body, r.ContentLength)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -95,7 +99,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(reply)))
+	if len(reply) > 2048 {
+		// Smaller replies get their length from net/http, which buffers
+		// them; a larger one would otherwise go chunked.
+		h.Set("Content-Length", strconv.Itoa(len(reply)))
+	}
 	w.WriteHeader(http.StatusOK)
 	w.Write(reply)
 }

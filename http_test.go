@@ -2,6 +2,7 @@ package jsonrpc_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -767,5 +768,47 @@ func TestHTTPSClientTLSConfig(t *testing.T) {
 	var n float64
 	if err := cl.Call(ctx, "sum", []int{1, 2}, &n); err != nil || n != 3 {
 		t.Fatalf("%v %v", n, err)
+	}
+}
+
+// discardResponse is a minimal http.ResponseWriter for benchmarks.
+type discardResponse struct{ h http.Header }
+
+func (d *discardResponse) Header() http.Header         { return d.h }
+func (d *discardResponse) Write(b []byte) (int, error) { return len(b), nil }
+func (d *discardResponse) WriteHeader(int)             {}
+
+// BenchmarkHTTPServeHTTP measures the handler alone (no network): one
+// small call per request.
+func BenchmarkHTTPServeHTTP(b *testing.B) {
+	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	body := []byte(`{"jsonrpc":"2.0","method":"subtract","params":[42,23],"id":1}`)
+	w := &discardResponse{h: make(http.Header)}
+	req := httptest.NewRequest(http.MethodPost, "/", nil)
+	req.Header.Set("Content-Type", "application/json")
+	req.ContentLength = int64(len(body))
+	rd := bytes.NewReader(body)
+	b.ReportAllocs()
+	for b.Loop() {
+		rd.Reset(body)
+		req.Body = io.NopCloser(rd)
+		clear(w.h)
+		srv.ServeHTTP(w, req)
+	}
+}
+
+// BenchmarkHTTPClientCall measures a call over loopback HTTP with keep-alive.
+func BenchmarkHTTPClientCall(b *testing.B) {
+	ts := httptest.NewServer(&jsonrpc.Server{Handler: demo.NewMux()})
+	defer ts.Close()
+	c := jsonrpc.NewHTTPClient(ts.URL)
+	defer c.Close()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		var n float64
+		if err := c.Call(ctx, "subtract", []int{42, 23}, &n); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
