@@ -176,6 +176,16 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// Method returns what the Mux knows of the method with the given name.
+func (m *Mux) Method(name string) (MethodInfo, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if e := m.methods[name]; e != nil {
+		return e.info, true
+	}
+	return MethodInfo{}, false
+}
+
 // Methods returns what the Mux knows of each registered method, sorted by name.
 func (m *Mux) Methods() []MethodInfo {
 	m.mu.RLock()

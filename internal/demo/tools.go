@@ -1,0 +1,274 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/openrpc"
+)
+
+// Tools is a set of tools served the way Model Context Protocol clients call
+// them: tools/list lists them and tools/call runs one. Add tools with
+// AddTool and serve them with Register.
+type Tools struct {
+	mu    sync.RWMutex
+	tools map[string]*tool
+}
+
+// ToolInfo is one entry of the tools/list result.
+type ToolInfo struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitzero"`
+	InputSchema  *openrpc.Schema `json:"inputSchema"`
+	OutputSchema *openrpc.Schema `json:"outputSchema,omitzero"`
+}
+
+type tool struct {
+	info  ToolInfo
+	check *openrpc.Validator
+	call  func(ctx context.Context, args []byte) (any, string, error)
+}
+
+// Texter is implemented by tool results that read better as text than as
+// JSON: Text gives the text of the result's content.
+type Texter interface{ Text() string }
+
+// AddTool adds a tool to ts: fn runs with the call's arguments decoded into
+// A, whose JSON Schema (openrpc.SchemaFor) is the tool's inputSchema and is
+// checked before fn runs. Its result R, a struct or a map, is the call's
+// structuredContent, and its text content is R's Text() when R is a Texter,
+// its JSON otherwise. An error from fn is the call's result with isError
+// true, except a *jsonrpc.Error (sent as the response's error) and the
+// context's errors (the call was cancelled). AddTool panics when A has no
+// object schema, R is not a struct or map, or the name is taken.
+func AddTool[A, R any](ts *Tools, name, description string, fn func(ctx context.Context, args A) (R, error)) {
+	in, err := openrpc.SchemaFor[A]()
+	if err != nil || in.Type != "object" {
+		panic(fmt.Sprintf("demo: tool %s: the arguments type %v needs an object schema (%v)", name, reflect.TypeFor[A](), err))
+	}
+	check, err := openrpc.Compile(in, nil, "")
+	if err != nil {
+		panic("demo: tool " + name + ": " + err.Error())
+	}
+	rt := reflect.TypeFor[R]()
+	if k := rt.Kind(); k != reflect.Struct && k != reflect.Map && !(k == reflect.Pointer && rt.Elem().Kind() == reflect.Struct) {
+		panic(fmt.Sprintf("demo: tool %s: the result type %v must be a struct or a map (structuredContent is an object)", name, rt))
+	}
+	out, _ := openrpc.SchemaFor[R]()
+	t := &tool{
+		info:  ToolInfo{Name: name, Description: description, InputSchema: in, OutputSchema: out},
+		check: check,
+		call: func(ctx context.Context, raw []byte) (any, string, error) {
+			var args A
+			if err := jsonv2.Unmarshal(raw, &args, jsonv2.RejectUnknownMembers(true)); err != nil {
+				return nil, "", openrpc.ParamsError([]openrpc.Problem{{Path: "/arguments", Problem: err.Error()}})
+			}
+			r, err := fn(ctx, args)
+			if err != nil {
+				return nil, "", err
+			}
+			if tx, ok := any(r).(Texter); ok {
+				return r, tx.Text(), nil
+			}
+			b, err := jsonv2.Marshal(r)
+			return r, string(b), err
+		},
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.tools == nil {
+		ts.tools = make(map[string]*tool)
+	}
+	if _, dup := ts.tools[name]; dup || name == "" {
+		panic("demo: tool name empty or taken: " + name)
+	}
+	ts.tools[name] = t
+}
+
+// List returns the tools, sorted by name.
+func (ts *Tools) List() []ToolInfo {
+	ts.mu.RLock()
+	defer ts.mu.RUnlock()
+	out := make([]ToolInfo, 0, len(ts.tools))
+	for _, t := range ts.tools {
+		out = append(out, t.info)
+	}
+	slices.SortFunc(out, func(a, b ToolInfo) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// ListParams are the params of tools/list (all optional).
+type ListParams struct {
+	Cursor string          `json:"cursor,omitzero" jsonschema:"An opaque pagination cursor (the list has one page)."`
+	Meta   json.RawMessage `json:"_meta,omitzero" jsonschema:"Request metadata (ignored)."`
+}
+
+// ListResult is the result of tools/list.
+type ListResult struct {
+	Tools []ToolInfo `json:"tools"`
+}
+
+// CallParams are the params of tools/call.
+type CallParams struct {
+	Name      string          `json:"name" jsonschema:"The name of the tool to call."`
+	Arguments json.RawMessage `json:"arguments,omitzero" jsonschema:"The tool's arguments: an object matching its inputSchema."`
+	Meta      json.RawMessage `json:"_meta,omitzero" jsonschema:"Request metadata (ignored)."`
+}
+
+// Content is one item of a tool's output.
+type Content struct {
+	Type string `json:"type" jsonschema:"enum=text"`
+	Text string `json:"text"`
+}
+
+// CallResult is the result of tools/call.
+type CallResult struct {
+	Content           []Content `json:"content"`
+	StructuredContent any       `json:"structuredContent,omitzero"`
+	IsError           bool      `json:"isError"`
+}
+
+// Call runs the tool name with the raw JSON arguments (nil for none). An
+// unknown name is -32601; arguments that do not match the tool's schema are
+// -32602 with the problems at /arguments/NAME.
+func (ts *Tools) Call(ctx context.Context, name string, arguments []byte) (*CallResult, error) {
+	ts.mu.RLock()
+	t := ts.tools[name]
+	ts.mu.RUnlock()
+	if t == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "unknown tool: " + strconv.Quote(name)}
+	}
+	if len(arguments) == 0 || string(arguments) == "null" {
+		arguments = []byte("{}")
+	}
+	if probs := t.check.Validate(arguments); len(probs) > 0 {
+		for i := range probs {
+			probs[i].Path = "/arguments" + probs[i].Path
+		}
+		return nil, openrpc.ParamsError(probs)
+	}
+	r, text, err := t.call(ctx, arguments)
+	var rpcErr *jsonrpc.Error
+	switch {
+	case err == nil:
+		return &CallResult{Content: []Content{{Type: "text", Text: text}}, StructuredContent: r}, nil
+	case errors.As(err, &rpcErr), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), ctx.Err() != nil:
+		return nil, err
+	default:
+		return &CallResult{Content: []Content{{Type: "text", Text: err.Error()}}, IsError: true}, nil
+	}
+}
+
+// Register serves ts on mux as tools/list and tools/call.
+func (ts *Tools) Register(mux *jsonrpc.Mux) {
+	jsonrpc.Register(mux, "tools/list", func(_ context.Context, _ *ListParams) (ListResult, error) {
+		return ListResult{Tools: ts.List()}, nil
+	}, jsonrpc.MethodDoc{
+		Summary:  "Lists the tools: name, description and inputSchema (the JSON Schema of the arguments).",
+		Examples: []jsonrpc.Example{{Name: "list", Params: []byte(`{}`)}},
+	})
+	jsonrpc.Register(mux, "tools/call", func(ctx context.Context, p CallParams) (*CallResult, error) {
+		return ts.Call(ctx, p.Name, p.Arguments)
+	}, jsonrpc.MethodDoc{
+		Summary: "Calls a tool with its arguments, as Model Context Protocol clients do.",
+		Description: "The result holds the output as content (text) and structuredContent; isError tells a failed tool run. " +
+			"An unknown tool is -32601; arguments that do not match the tool's inputSchema are -32602 naming the argument.",
+		Errors: []*jsonrpc.Error{
+			{Code: jsonrpc.CodeMethodNotFound, Message: "unknown tool"},
+			{Code: jsonrpc.CodeInvalidParams, Message: "invalid params"},
+		},
+		Examples: []jsonrpc.Example{{
+			Name:   "add",
+			Params: []byte(`{"name":"add","arguments":{"a":2,"b":3}}`),
+			Result: []byte(`{"content":[{"type":"text","text":"5"}],"structuredContent":{"sum":5},"isError":false}`),
+		}},
+	})
+}
+
+// The demo tools.
+
+// AddArgs are the arguments of the add tool.
+type AddArgs struct {
+	A float64 `json:"a" jsonschema:"The first number."`
+	B float64 `json:"b" jsonschema:"The second number."`
+}
+
+// AddResult is the result of the add tool.
+type AddResult struct {
+	Sum float64 `json:"sum" jsonschema:"a + b"`
+}
+
+// Text returns the sum.
+func (r AddResult) Text() string { return strconv.FormatFloat(r.Sum, 'g', -1, 64) }
+
+// EchoArgs are the arguments of the echo tool.
+type EchoArgs struct {
+	Text string `json:"text" jsonschema:"The text to echo."`
+}
+
+// EchoResult is the result of the echo tool.
+type EchoResult struct {
+	Echo string `json:"text"`
+}
+
+// NowArgs are the arguments of the now tool (none).
+type NowArgs struct{}
+
+// NowResult is the result of the now tool.
+type NowResult struct {
+	Time time.Time `json:"time" jsonschema:"The server's time (RFC 3339)."`
+}
+
+// Text returns the time in RFC 3339.
+func (r NowResult) Text() string { return r.Time.Format(time.RFC3339Nano) }
+
+// SleepArgs are the arguments of the sleep tool.
+type SleepArgs struct {
+	MS int64 `json:"ms" jsonschema:"description=How long to sleep, in milliseconds.,minimum=0,maximum=600000"`
+}
+
+// SleepResult is the result of the sleep tool.
+type SleepResult struct {
+	SleptMS int64 `json:"slept_ms"`
+}
+
+// Text tells how long the tool slept.
+func (r SleepResult) Text() string { return "slept " + strconv.FormatInt(r.SleptMS, 10) + " ms" }
+
+// Text returns the echoed text.
+func (r EchoResult) Text() string { return r.Echo }
+
+// DemoTools returns the demo's tools: add, echo, now and sleep.
+func DemoTools() *Tools {
+	ts := &Tools{}
+	AddTool(ts, "add", "Adds two numbers.", func(_ context.Context, a AddArgs) (AddResult, error) {
+		return AddResult{Sum: a.A + a.B}, nil
+	})
+	AddTool(ts, "echo", "Returns the text it is given.", func(_ context.Context, a EchoArgs) (EchoResult, error) {
+		return EchoResult{Echo: a.Text}, nil
+	})
+	AddTool(ts, "now", "Returns the server's time (RFC 3339).", func(_ context.Context, _ NowArgs) (NowResult, error) {
+		return NowResult{Time: time.Now()}, nil
+	})
+	AddTool(ts, "sleep", "Sleeps ms milliseconds; a cancelled call stops at once.", func(ctx context.Context, a SleepArgs) (SleepResult, error) {
+		t := time.NewTimer(time.Duration(a.MS) * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return SleepResult{SleptMS: a.MS}, nil
+		case <-ctx.Done():
+			return SleepResult{}, ctx.Err()
+		}
+	})
+	return ts
+}
