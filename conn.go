@@ -46,7 +46,11 @@ type Conn struct {
 	pending  map[string]*pendingCall // our calls awaiting a response, by id key
 	inflight map[string]struct{}     // ids of the peer's requests being served
 	draining bool                    // Shutdown: answer new requests with an error
+	stopping bool                    // Shutdown found the connection idle: take no more messages
+	busy     int                     // messages taken and not yet answered (dispatch and handlers)
+	idle     chan struct{}           // closed when busy drops to 0 while draining
 	closed   bool
+	taken    atomic.Int64 // messages taken for processing (tests count answers against it)
 	err      error
 }
 
@@ -134,7 +138,12 @@ func (c *Conn) readLoop() {
 			}
 			break
 		}
+		if !c.begin() {
+			continue // Shutdown already closed the connection: nothing can be answered
+		}
+		c.taken.Add(1)
 		c.dispatch(data, &sc, &m)
+		c.end()
 	}
 	// The peer sent its last message (or the channel broke): no response can
 	// arrive any more, but requests already read are still answered.
@@ -183,6 +192,34 @@ func (c *Conn) dispatch(data []byte, sc *scanner, m *parsedMessage) {
 	}
 }
 
+// begin counts a message (or a handler) as taken and not yet answered. It
+// reports false once Shutdown has found the connection idle and is closing it.
+func (c *Conn) begin() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopping {
+		return false
+	}
+	c.busy++
+	return true
+}
+
+// end undoes begin; when it leaves the connection idle during Shutdown, it
+// stops taking messages and wakes Shutdown, under one lock, so that no
+// message is taken after Shutdown decided to close.
+func (c *Conn) end() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.busy--
+	if c.busy == 0 && c.draining {
+		c.stopping = true
+		if c.idle != nil {
+			close(c.idle)
+			c.idle = nil
+		}
+	}
+}
+
 // start runs serve on a goroutine of its own once a token is free, and sends its reply.
 func (c *Conn) start(serve func(ctx context.Context) []byte) {
 	select {
@@ -192,6 +229,7 @@ func (c *Conn) start(serve func(ctx context.Context) []byte) {
 	}
 	c.mu.Lock()
 	draining := c.draining
+	c.busy++ // the message being dispatched is counted, so busy > 0 here
 	c.mu.Unlock()
 	slot := &handlerSlot{conn: c}
 	slot.held.Store(true)
@@ -199,6 +237,7 @@ func (c *Conn) start(serve func(ctx context.Context) []byte) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
+		defer c.end()
 		defer func() {
 			if slot.held.Swap(false) {
 				<-c.sem
@@ -211,20 +250,40 @@ func (c *Conn) start(serve func(ctx context.Context) []byte) {
 			ctx = ctx2
 		}
 		reply := serve(ctx)
-		// The handler is done: give its slot back before writing, so that a
-		// reply waiting for a slow (or busy, calling-back) peer to read never
-		// holds a slot the read loop needs to take the peer's next message.
-		// Without this, two peers with MaxConcurrency handlers each blocked
-		// writing to the other deadlock (on net.Pipe at once, on TCP once the
-		// socket buffers fill). Writes are bounded by the stream's write
-		// timeout and queue limit instead (see StreamOptions).
-		if slot.held.Swap(false) {
-			<-c.sem
+		if reply == nil {
+			return
 		}
-		if reply != nil {
-			c.send(reply)
+		// The handler is done: give its slot back once the reply has its
+		// place in the output (so replies keep the order handlers finished
+		// in), but before waiting for the write, so that a reply waiting for
+		// a slow (or busy, calling-back) peer to read never holds a slot the
+		// read loop needs to take the peer's next message. Without this, two
+		// peers whose handlers are all blocked writing to each other deadlock
+		// (on net.Pipe at once, on TCP once the socket buffers fill). Writes
+		// are bounded by the stream's write timeout and queue limit instead.
+		release := func() {
+			if slot.held.Swap(false) {
+				<-c.sem
+			}
+		}
+		var err error
+		if qs, ok := c.ch.(queueSender); ok {
+			err = qs.sendQueued(reply, release)
+		} else {
+			err = c.ch.Send(reply)
+		}
+		if err != nil {
+			c.srv.logger().Debug("jsonrpc: write failed; closing the connection", "error", err)
+			c.close(err)
 		}
 	}()
+}
+
+// queueSender is implemented by channels that queue outgoing messages in
+// order: sendQueued calls queued once msg has its place in the output,
+// then waits for it to be written, like Send.
+type queueSender interface {
+	sendQueued(msg []byte, queued func()) error
 }
 
 func (c *Conn) tryAcquire() bool {
@@ -356,9 +415,18 @@ func (c *Conn) Close() error {
 func (c *Conn) Shutdown(ctx context.Context) error {
 	c.mu.Lock()
 	c.draining = true
+	if c.busy == 0 {
+		c.stopping = true
+	}
+	idle := c.idle
+	if c.stopping {
+		idle = make(chan struct{})
+		close(idle)
+	} else if idle == nil {
+		idle = make(chan struct{})
+		c.idle = idle
+	}
 	c.mu.Unlock()
-	idle := make(chan struct{})
-	go func() { c.wg.Wait(); close(idle) }()
 	select {
 	case <-idle:
 		c.close(ErrClosed)

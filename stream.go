@@ -5,9 +5,12 @@ import (
 	"errors"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Framing says how messages are cut from a byte stream.
@@ -81,13 +84,29 @@ func tooLarge(limit int64, fatal bool) *FrameError {
 type StreamOptions struct {
 	Framing        Framing
 	MaxMessageSize int64 // default DefaultMaxMessageSize
+	// WriteTimeout bounds how long a write may make no progress (the peer
+	// accepts no bytes) before the stream fails and its connection closes.
+	// Zero means DefaultWriteTimeout; negative means no timeout.
+	WriteTimeout time.Duration
+	// MaxQueuedBytes bounds the framed messages waiting behind a write in
+	// progress (a single message is always accepted). Past it the stream
+	// fails and its connection closes. Zero means 4×MaxMessageSize (at
+	// least 1 MiB); negative means no limit.
+	MaxQueuedBytes int64
 }
+
+// DefaultWriteTimeout is the default StreamOptions.WriteTimeout: a peer that
+// accepts no bytes for this long is disconnected.
+const DefaultWriteTimeout = 30 * time.Second
 
 // stream is a Channel over a byte stream.
 type stream struct {
 	rwc     io.ReadWriteCloser
 	framing Framing
 	max     int64
+	wto     time.Duration // write timeout (0: none)
+
+	maxQueue int64 // bytes allowed to wait behind a write in progress
 
 	// read side, used by the Recv goroutine only
 	buf  []byte // buf[r:w] holds bytes read but not yet consumed
@@ -109,6 +128,20 @@ type stream struct {
 // NewStream returns a Channel that frames messages on rwc.
 func NewStream(rwc io.ReadWriteCloser, opts StreamOptions) Channel {
 	s := &stream{rwc: rwc, framing: opts.Framing, max: orDefault(opts.MaxMessageSize, DefaultMaxMessageSize)}
+	switch {
+	case opts.WriteTimeout == 0:
+		s.wto = DefaultWriteTimeout
+	case opts.WriteTimeout > 0:
+		s.wto = opts.WriteTimeout
+	}
+	switch {
+	case opts.MaxQueuedBytes == 0:
+		s.maxQueue = max(4*s.max, 1<<20)
+	case opts.MaxQueuedBytes > 0:
+		s.maxQueue = opts.MaxQueuedBytes
+	default:
+		s.maxQueue = math.MaxInt64
+	}
 	s.wcond = sync.NewCond(&s.wmu)
 	return s
 }
@@ -353,13 +386,35 @@ func (s *stream) recvHeader() ([]byte, error) {
 // one goroutine writes, the others append to a queue that it writes in its
 // next round, so many small responses leave in few system calls. Each
 // sender returns once the round holding its bytes has been written.
-func (s *stream) Send(msg []byte) error {
+func (s *stream) Send(msg []byte) error { return s.sendQueued(msg, nil) }
+
+// sendQueued is Send that calls queued (when not nil) once msg is in the
+// queue, before waiting for it to be written.
+func (s *stream) sendQueued(msg []byte, queued func()) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if queued != nil {
+		defer func() {
+			if queued != nil {
+				queued()
+			}
+		}()
+	}
 	if s.werr != nil {
 		return s.werr
 	}
+	if len(s.queue) > 0 && int64(len(s.queue)+len(msg)) > s.maxQueue {
+		// The peer reads slower than we answer: stop before buffering
+		// without bound. The connection closes.
+		s.werr = errors.New("jsonrpc: peer is not reading: more than " + strconv.FormatInt(s.maxQueue, 10) + " bytes waiting to be written")
+		s.wcond.Broadcast()
+		return s.werr
+	}
 	s.queue = s.frame(s.queue, msg)
+	if queued != nil {
+		queued()
+		queued = nil
+	}
 	mine := s.taken + 1 // the round that will carry these bytes
 	for s.writing && s.written < mine && s.werr == nil {
 		s.wcond.Wait()
@@ -373,7 +428,7 @@ func (s *stream) Send(msg []byte) error {
 		s.queue = s.spare[:0]
 		s.taken++
 		s.wmu.Unlock()
-		_, err := s.rwc.Write(out)
+		err := s.write(out)
 		s.wmu.Lock()
 		s.written = s.taken
 		if err != nil {
@@ -393,6 +448,45 @@ func (s *stream) Send(msg []byte) error {
 	s.writing = false
 	s.wcond.Broadcast()
 	return s.werr
+}
+
+// write writes p, failing when the peer accepts no bytes for the write
+// timeout: with a deadline on connections that support one, otherwise by
+// closing the stream.
+func (s *stream) write(p []byte) error {
+	if s.wto <= 0 {
+		_, err := s.rwc.Write(p)
+		return err
+	}
+	const chunk = 64 << 10 // the timeout bounds a stall, not a long transfer
+	dl, ok := s.rwc.(interface{ SetWriteDeadline(time.Time) error })
+	if ok && dl.SetWriteDeadline(time.Now().Add(s.wto)) != nil {
+		ok = false // e.g. a file that does not support deadlines
+	}
+	var timer *time.Timer
+	var stalled atomic.Bool
+	if !ok {
+		timer = time.AfterFunc(s.wto, func() { stalled.Store(true); s.rwc.Close() })
+		defer timer.Stop()
+	}
+	for len(p) > 0 {
+		n, err := s.rwc.Write(p[:min(len(p), chunk)])
+		p = p[n:]
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) || stalled.Load() {
+				return errors.New("jsonrpc: write timed out after " + s.wto.String() + ": the peer is not reading")
+			}
+			return err
+		}
+		if len(p) > 0 {
+			if ok {
+				dl.SetWriteDeadline(time.Now().Add(s.wto))
+			} else {
+				timer.Reset(s.wto)
+			}
+		}
+	}
+	return nil
 }
 
 func (s *stream) frame(dst, msg []byte) []byte {
