@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -747,7 +748,9 @@ func TestHTTPClientConcurrent(t *testing.T) {
 }
 
 func TestHTTPSClientTLSConfig(t *testing.T) {
-	ts := httptest.NewTLSServer(newDemoServer())
+	ts := httptest.NewUnstartedServer(newDemoServer())
+	ts.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is expected
+	ts.StartTLS()
 	defer ts.Close()
 	ctx := context.Background()
 	// An unknown certificate is refused...

@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -402,7 +403,9 @@ func TestWebSocketShutdown(t *testing.T) {
 func TestWebSocketTLS(t *testing.T) {
 	noLeaks(t)
 	srv := &jsonrpc.Server{Handler: demo.NewMux()}
-	ts := httptest.NewTLSServer(srv.WebSocketHandler())
+	ts := httptest.NewUnstartedServer(srv.WebSocketHandler())
+	ts.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is expected
+	ts.StartTLS()
 	defer ts.Close()
 	url := "wss" + strings.TrimPrefix(ts.URL, "https")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
