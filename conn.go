@@ -160,6 +160,7 @@ func (c *Conn) readLoop() {
 // once, and starts a handler goroutine for requests, waiting for a token
 // when MaxConcurrency handlers already run.
 func (c *Conn) dispatch(data []byte, sc *scanner, m *parsedMessage) {
+	m.limit = c.srv.maxBatchLen()
 	if err := sc.parseMessage(data, c.srv.maxDepth(), m); err != nil {
 		c.send(parseErrorReply(err))
 		return
@@ -185,8 +186,8 @@ func (c *Conn) dispatch(data []byte, sc *scanner, m *parsedMessage) {
 	switch {
 	case len(m.elems) == 0:
 		c.send(appendResponse(nil, ID{}, nil, errEmptyBatch))
-	case len(m.elems) > c.srv.maxBatchLen():
-		c.send(appendResponse(nil, ID{}, nil, errBatchTooLong(len(m.elems), c.srv.maxBatchLen())))
+	case m.n > c.srv.maxBatchLen():
+		c.send(appendResponse(nil, ID{}, nil, errBatchTooLong(m.n, c.srv.maxBatchLen())))
 	case len(requests) > 0:
 		c.start(func(ctx context.Context) []byte { return c.srv.serveBatch(ctx, c, data, requests) })
 	}

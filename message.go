@@ -131,6 +131,11 @@ type envelope struct {
 type parsedMessage struct {
 	batch bool
 	elems []envelope
+	// limit, when positive, bounds the elements of a batch recorded in
+	// elems: past limit+1 the rest are only scanned (and counted in n), so a
+	// huge batch costs no memory per element before it is rejected.
+	limit int
+	n     int // elements of the batch
 }
 
 // parseMessage scans data strictly. A syntax error, bad UTF-8 or excessive
@@ -138,11 +143,16 @@ type parsedMessage struct {
 // reported per element in the envelopes.
 func (s *scanner) parseMessage(data []byte, maxDepth int, m *parsedMessage) error {
 	s.reset(data, maxDepth)
-	m.batch, m.elems = false, m.elems[:0]
+	m.batch, m.elems, m.n = false, m.elems[:0], 0
 	switch s.peek() {
 	case '[':
 		m.batch = true
 		ok := s.array(func() bool {
+			m.n++
+			if m.limit > 0 && len(m.elems) > m.limit {
+				_, ok := s.value()
+				return ok
+			}
 			if s.peek() == '{' {
 				m.elems = append(m.elems, envelope{})
 				return s.envelope(&m.elems[len(m.elems)-1])

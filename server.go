@@ -128,6 +128,7 @@ type exchange struct {
 // nil when there is none. Responses to our own calls (on a Conn) are
 // delivered to their callers. This is the one path every transport shares.
 func (s *Server) process(ctx context.Context, conn *Conn, data []byte, sc *scanner, m *parsedMessage) []byte {
+	m.limit = s.maxBatchLen()
 	if err := sc.parseMessage(data, s.maxDepth(), m); err != nil {
 		return parseErrorReply(err)
 	}
@@ -137,8 +138,8 @@ func (s *Server) process(ctx context.Context, conn *Conn, data []byte, sc *scann
 	if len(m.elems) == 0 {
 		return appendResponse(nil, ID{}, nil, errEmptyBatch)
 	}
-	if len(m.elems) > s.maxBatchLen() {
-		return appendResponse(nil, ID{}, nil, errBatchTooLong(len(m.elems), s.maxBatchLen()))
+	if m.n > s.maxBatchLen() {
+		return appendResponse(nil, ID{}, nil, errBatchTooLong(m.n, s.maxBatchLen()))
 	}
 	return s.serveBatch(ctx, conn, data, m.elems)
 }
