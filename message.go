@@ -190,6 +190,7 @@ type envSink struct {
 	e       *envelope
 	unknown span // the first unknown member name
 	dup     bool // a duplicate name outside params
+	idDup   bool // "id" given more than once: no id can be trusted
 	last    int  // s.dups after the previous member
 }
 
@@ -211,6 +212,7 @@ func (k *envSink) member(s *scanner, n name, v span, dupsBefore int) {
 		return
 	case "id":
 		slot = &e.id
+		k.idDup = k.idDup || e.id.present()
 	case "result":
 		slot = &e.result
 	case "error":
@@ -233,6 +235,9 @@ func (s *scanner) envelope(e *envelope) bool {
 	sink := envSink{e: e, last: s.dups}
 	if !s.object(&sink) {
 		return false
+	}
+	if sink.idDup {
+		e.id = span{} // answered with id null, like any id that cannot be read
 	}
 	e.classify(s.data, sink.unknown, sink.dup)
 	return true
