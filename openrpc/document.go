@@ -1,6 +1,7 @@
 package openrpc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/seedhq/jsonrpc"
 )
 
@@ -370,5 +372,118 @@ func ParseDocument(data []byte) (*Doc, error) {
 	if d.OpenRPC == "" || d.Methods == nil {
 		return nil, errors.New("openrpc: not an OpenRPC document: missing openrpc or methods")
 	}
+	restoreOrder(&d, data)
 	return &d, nil
+}
+
+// ordered is a JSON value that keeps the order of object members.
+type ordered struct {
+	keys  []string
+	vals  map[string]*ordered
+	elems []*ordered
+}
+
+func decodeOrdered(dec *jsontext.Decoder) (*ordered, error) {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return nil, err
+	}
+	switch tok.Kind() {
+	case '{':
+		o := &ordered{vals: map[string]*ordered{}}
+		for dec.PeekKind() != '}' {
+			k, err := dec.ReadToken()
+			if err != nil {
+				return nil, err
+			}
+			name := k.String()
+			v, err := decodeOrdered(dec)
+			if err != nil {
+				return nil, err
+			}
+			o.keys = append(o.keys, name)
+			o.vals[name] = v
+		}
+		_, err = dec.ReadToken()
+		return o, err
+	case '[':
+		o := &ordered{}
+		for dec.PeekKind() != ']' {
+			v, err := decodeOrdered(dec)
+			if err != nil {
+				return nil, err
+			}
+			o.elems = append(o.elems, v)
+		}
+		_, err = dec.ReadToken()
+		return o, err
+	}
+	return &ordered{}, nil
+}
+
+func (o *ordered) get(path ...any) *ordered {
+	for _, p := range path {
+		if o == nil {
+			return nil
+		}
+		switch p := p.(type) {
+		case string:
+			o = o.vals[p]
+		case int:
+			if p >= len(o.elems) {
+				return nil
+			}
+			o = o.elems[p]
+		}
+	}
+	return o
+}
+
+// restoreOrder sets the PropertyOrder of the document's schemas from the
+// order of their properties in data (decoding into a Schema loses it).
+func restoreOrder(d *Doc, data []byte) {
+	root, err := decodeOrdered(jsontext.NewDecoder(bytes.NewReader(data)))
+	if err != nil {
+		return
+	}
+	for i, m := range d.Methods {
+		om := root.get("methods", i)
+		for j, p := range m.Params {
+			schemaOrder(p.Schema, om.get("params", j, "schema"))
+		}
+		if m.Result != nil {
+			schemaOrder(m.Result.Schema, om.get("result", "schema"))
+		}
+		schemaOrder(m.ParamsSchema, om.get("x-params-schema"))
+	}
+	if d.Components != nil {
+		for name, s := range d.Components.Schemas {
+			schemaOrder(s, root.get("components", "schemas", name))
+		}
+	}
+}
+
+func schemaOrder(s *Schema, o *ordered) {
+	if s == nil || o == nil {
+		return
+	}
+	if props := o.get("properties"); props != nil {
+		s.PropertyOrder = props.keys
+		for name, ps := range s.Properties {
+			schemaOrder(ps, props.get(name))
+		}
+	}
+	schemaOrder(s.Items, o.get("items"))
+	schemaOrder(s.AdditionalProperties, o.get("additionalProperties"))
+	schemaOrder(s.Not, o.get("not"))
+	for kw, list := range map[string][]*Schema{"anyOf": s.AnyOf, "oneOf": s.OneOf, "allOf": s.AllOf} {
+		for i, sub := range list {
+			schemaOrder(sub, o.get(kw, i))
+		}
+	}
+	for kw, defs := range map[string]map[string]*Schema{"$defs": s.Defs, "definitions": s.Definitions} {
+		for name, sub := range defs {
+			schemaOrder(sub, o.get(kw, name))
+		}
+	}
 }

@@ -70,8 +70,8 @@ func CompileMethod(m *Method, defs map[string]*Schema) (*ParamsValidator, error)
 // Check returns the problems of params (nil when they fit). Params are raw
 // JSON: an array, an object, or nil when the request has none.
 func (v *ParamsValidator) Check(params []byte) []Problem {
-	var w walker
-	w.init(params)
+	w := getWalker(params)
+	defer putWalker(w)
 	w.ws()
 	if w.pos >= len(params) {
 		if v.minArgs > 0 {

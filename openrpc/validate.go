@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -75,10 +76,23 @@ func Compile(s *Schema, defs map[string]*Schema, prefix string) (*Validator, err
 // Validate returns the problems of JSON value data (at most MaxProblems),
 // or nil when it matches.
 func (v *Validator) Validate(data []byte) []Problem {
-	var w walker
-	w.init(data)
+	w := getWalker(data)
+	defer putWalker(w)
 	w.check(v.root)
 	return w.probs
+}
+
+var walkers = sync.Pool{New: func() any { return new(walker) }}
+
+func getWalker(data []byte) *walker {
+	w := walkers.Get().(*walker)
+	w.init(data)
+	return w
+}
+
+func putWalker(w *walker) {
+	*w = walker{}
+	walkers.Put(w)
 }
 
 type typeSet uint8
@@ -374,6 +388,7 @@ type walker struct {
 func (w *walker) init(data []byte) {
 	w.data, w.pos = data, 0
 	w.path = w.stack[:0]
+	w.probs, w.quiet, w.fails, w.err = nil, 0, 0, false
 }
 
 func (w *walker) pointer() string {
@@ -397,6 +412,17 @@ func (w *walker) report(problem string) {
 		return
 	}
 	w.probs = append(w.probs, Problem{Path: w.pointer(), Problem: problem})
+}
+
+// muted reports whether a problem would not be recorded (while trying
+// branches, or past MaxProblems); it then counts it, so that the caller can
+// skip building the message.
+func (w *walker) muted() bool {
+	if w.quiet > 0 || len(w.probs) >= MaxProblems {
+		w.fails++
+		return true
+	}
+	return false
 }
 
 func (w *walker) reportAt(name string, problem string) {
@@ -581,7 +607,11 @@ func (w *walker) combinators(n *node, kind typeSet) {
 	// The node's own keywords.
 	own := *n
 	own.allOf, own.anyOf, own.oneOf, own.not, own.ref, own.refTo = nil, nil, nil, nil, "", nil
-	w.checkOne(&own, kind)
+	if own.trivialBesidesRef() {
+		w.skip()
+	} else {
+		w.checkOne(&own, kind)
+	}
 	end := w.pos
 	all := n.allOf
 	if n.refTo != nil {
@@ -614,7 +644,9 @@ func (w *walker) combinators(n *node, kind typeSet) {
 			w.pos = start
 			w.check(typed[0]) // report that branch's problems
 		case matched == 0 && len(typed) == 0:
-			w.report("expected " + union.String() + ", got " + kind.String())
+			if !w.muted() {
+				w.report("expected " + union.String() + ", got " + kind.String())
+			}
 		case matched == 0:
 			w.report("does not match any of the allowed schemas")
 		case one && matched > 1:
@@ -640,7 +672,9 @@ func (w *walker) checkOne(n *node, kind typeSet) {
 	if n.types != 0 && n.types&kind == 0 {
 		if !(kind == tNumber && n.types&tInteger != 0) {
 			w.skip()
-			w.report("expected " + n.types.String() + ", got " + kind.String())
+			if !w.muted() {
+				w.report("expected " + n.types.String() + ", got " + kind.String())
+			}
 			return
 		}
 	}
@@ -662,7 +696,7 @@ func (w *walker) checkOne(n *node, kind typeSet) {
 					ok = true
 				}
 			}
-			if !ok {
+			if !ok && !w.muted() {
 				w.report(n.enumProblem())
 			}
 		}
@@ -835,7 +869,7 @@ func (w *walker) str(n *node, raw []byte) {
 				break
 			}
 		}
-		if !ok {
+		if !ok && !w.muted() {
 			w.report(n.enumProblem())
 		}
 	}
@@ -888,7 +922,7 @@ func (w *walker) number(n *node, lit []byte) {
 				break
 			}
 		}
-		if !ok {
+		if !ok && !w.muted() {
 			w.report(n.enumProblem())
 		}
 	}

@@ -177,8 +177,12 @@ func (ts *Tools) Register(mux *jsonrpc.Mux) {
 		Summary:  "Lists the tools: name, description and inputSchema (the JSON Schema of the arguments).",
 		Examples: []jsonrpc.Example{{Name: "list", Params: []byte(`{}`)}},
 	})
-	jsonrpc.Register(mux, "tools/call", func(ctx context.Context, p CallParams) (*CallResult, error) {
-		return ts.Call(ctx, p.Name, p.Arguments)
+	jsonrpc.Register(mux, "tools/call", func(ctx context.Context, p CallParams) (CallResult, error) {
+		r, err := ts.Call(ctx, p.Name, p.Arguments)
+		if err != nil {
+			return CallResult{}, err
+		}
+		return *r, nil
 	}, jsonrpc.MethodDoc{
 		Summary: "Calls a tool with its arguments, as Model Context Protocol clients do.",
 		Description: "The result holds the output as content (text) and structuredContent; isError tells a failed tool run. " +

@@ -1,0 +1,71 @@
+package openrpc_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/internal/demo"
+	"github.com/seedhq/jsonrpc/openrpc"
+)
+
+// BenchmarkValidation measures the cost of params validation: the same
+// calls through a mux without and with openrpc.Validate (decoding and the
+// handler included, transport excluded).
+//
+//	go test -run '^$' -bench Validation -count 6 ./openrpc
+func BenchmarkValidation(b *testing.B) {
+	calls := []struct{ name, method, params string }{
+		{"subtract-by-name", "subtract", `{"minuend":42,"subtrahend":23}`},
+		{"subtract-by-position", "subtract", `[42,23]`},
+		{"sum-10", "sum", `[1,2,3,4,5,6,7,8,9,10]`},
+		{"put-item", "put", `{"id":"abc","created":"2026-01-02T03:04:05Z","name":"n","count":1,"color":"red","size":"M","tags":["a","b"],"attrs":{"x":1},"tree":{"value":1,"children":[{"value":2}]}}`},
+	}
+	build := func(validate bool) *jsonrpc.Mux {
+		mux := jsonrpc.NewMux()
+		if validate {
+			mux.Use(openrpc.Validate(mux))
+		}
+		demo.RegisterMethods(mux)
+		jsonrpc.Register(mux, "put", func(_ context.Context, it Item) (bool, error) { return true, nil })
+		return mux
+	}
+	for _, mode := range []string{"plain", "validated"} {
+		mux := build(mode == "validated")
+		for _, c := range calls {
+			b.Run(c.name+"/"+mode, func(b *testing.B) {
+				req := &jsonrpc.Request{Method: c.method, Params: []byte(c.params)}
+				ctx := context.Background()
+				if _, err := mux.ServeRPC(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := mux.ServeRPC(ctx, req); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkValidator measures the validator alone.
+func BenchmarkValidator(b *testing.B) {
+	doc, err := openrpc.Document(richMux(), openrpc.Info{Title: "t", Version: "1"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, err := openrpc.CompileMethod(doc.Method("put"), doc.Components.Schemas)
+	if err != nil {
+		b.Fatal(err)
+	}
+	params := []byte(`{"id":"abc","created":"2026-01-02T03:04:05Z","name":"n","count":1,"color":"red","size":"M","tags":["a","b"],"attrs":{"x":1},"tree":{"value":1,"children":[{"value":2}]}}`)
+	b.SetBytes(int64(len(params)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if p := v.Check(params); p != nil {
+			b.Fatal(p)
+		}
+	}
+}
