@@ -1,0 +1,218 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"net"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+var (
+	reverse = flag.Bool("bench.reverse", false, "run the implementations in reverse order (run.sh alternates passes)")
+	idleMax = flag.Int("bench.idlemax", 5000, "most connections an Idle benchmark opens (b.N is the count; use -benchtime=2000x)")
+)
+
+const (
+	concurrency = 64
+	batchLen    = 100
+	bigSize     = 1 << 20
+)
+
+// impls returns the implementations that keep accepts, in this pass's order.
+func impls(keep func(*Impl) bool) []*Impl {
+	var out []*Impl
+	for _, im := range Impls() {
+		if keep(im) {
+			out = append(out, im)
+		}
+	}
+	if *reverse {
+		slices.Reverse(out)
+	}
+	return out
+}
+
+func hasTCP(im *Impl) bool  { return im.ServeTCP != nil }
+func hasHTTP(im *Impl) bool { return im.HTTPHandler != nil }
+
+// startTCP serves im on a loopback listener and dials one client to it.
+func startTCP(tb testing.TB, im *Impl, raw Params) Client {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stop := im.ServeTCP(l)
+	c, err := im.DialTCP(context.Background(), l.Addr().String(), raw)
+	if err != nil {
+		stop()
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { c.Close(); stop() })
+	return c
+}
+
+// startHTTP serves im with a real loopback HTTP server and dials one client.
+func startHTTP(tb testing.TB, im *Impl, raw Params) Client {
+	tb.Helper()
+	h, stop := im.HTTPHandler()
+	ts := httptest.NewServer(h)
+	hc := HTTPClient()
+	c, err := im.DialHTTP(context.Background(), ts.URL, hc, raw)
+	if err != nil {
+		ts.Close()
+		stop()
+		tb.Fatalf("%s: dial HTTP: %v", im.Name, err)
+	}
+	tb.Cleanup(func() {
+		c.Close()
+		hc.CloseIdleConnections()
+		ts.CloseClientConnections()
+		ts.Close()
+		stop()
+	})
+	return c
+}
+
+// warmUp makes one call and checks it before the timing starts.
+func warmUp(b *testing.B, c Client, in Params) {
+	b.Helper()
+	var out Params
+	if err := c.Echo(context.Background(), &in, &out); err != nil {
+		b.Fatalf("warm-up call failed: %v", err)
+	}
+	if err := checkEcho(&in, &out); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// runSeq makes b.N calls one after the other.
+func runSeq(b *testing.B, c Client, in Params) {
+	warmUp(b, c, in)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		var out Params
+		if err := c.Echo(ctx, &in, &out); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+}
+
+// runPar makes b.N calls from 64 goroutines sharing c.
+func runPar(b *testing.B, c Client, in Params) {
+	warmUp(b, c, in)
+	if cc, ok := c.(interface{ Concurrent() }); ok {
+		cc.Concurrent()
+	}
+	ctx := context.Background()
+	var next atomic.Int64
+	var firstErr atomic.Pointer[error]
+	n := int64(b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for range concurrency {
+		wg.Go(func() {
+			var out Params
+			for next.Add(1) <= n {
+				if err := c.Echo(ctx, &in, &out); err != nil {
+					firstErr.CompareAndSwap(nil, &err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	if p := firstErr.Load(); p != nil {
+		b.Fatal(*p)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+}
+
+// BenchmarkTCPSeq: one loopback TCP connection, one call at a time.
+func BenchmarkTCPSeq(b *testing.B) {
+	for _, im := range impls(hasTCP) {
+		b.Run(im.Name, func(b *testing.B) { runSeq(b, startTCP(b, im, SmallParams), SmallParams) })
+	}
+	b.Run("json", func(b *testing.B) { runSeq(b, &JSONWork{}, SmallParams) })
+}
+
+// BenchmarkTCPPar64: the same connection shared by 64 concurrent callers.
+func BenchmarkTCPPar64(b *testing.B) {
+	for _, im := range impls(hasTCP) {
+		b.Run(im.Name, func(b *testing.B) { runPar(b, startTCP(b, im, SmallParams), SmallParams) })
+	}
+}
+
+// BenchmarkHTTPSeq: one HTTP POST per call, one call at a time.
+func BenchmarkHTTPSeq(b *testing.B) {
+	for _, im := range impls(hasHTTP) {
+		b.Run(im.Name, func(b *testing.B) { runSeq(b, startHTTP(b, im, SmallParams), SmallParams) })
+	}
+}
+
+// BenchmarkHTTPPar64: one HTTP POST per call, 64 concurrent callers sharing
+// one client (and its pool of keep-alive connections).
+func BenchmarkHTTPPar64(b *testing.B) {
+	for _, im := range impls(hasHTTP) {
+		b.Run(im.Name, func(b *testing.B) { runPar(b, startHTTP(b, im, SmallParams), SmallParams) })
+	}
+}
+
+// BenchmarkBatch100: a batch of 100 echo calls in one message, over TCP.
+func BenchmarkBatch100(b *testing.B) {
+	in := make([]Params, batchLen)
+	for i := range in {
+		in[i] = Params{A: i, B: "hello"}
+	}
+	run := func(b *testing.B, c Client) {
+		ctx := context.Background()
+		out := make([]Params, batchLen)
+		if err := c.Batch(ctx, in, out); err != nil {
+			if errors.Is(err, ErrUnsupported) {
+				b.Skip(err)
+			}
+			b.Fatalf("warm-up batch failed: %v", err)
+		}
+		if !slices.Equal(in, out) {
+			b.Fatal("batch results differ from params")
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			clear(out)
+			if err := c.Batch(ctx, in, out); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		b.ReportMetric(float64(b.N*batchLen)/b.Elapsed().Seconds(), "req/s")
+	}
+	for _, im := range impls(func(im *Impl) bool { return hasTCP(im) && im.Name != "sourcegraph" && im.Name != "raw" }) {
+		b.Run(im.Name, func(b *testing.B) { run(b, startTCP(b, im, SmallParams)) })
+	}
+	b.Run("json", func(b *testing.B) { run(b, &JSONWork{}) })
+}
+
+// BenchmarkEcho1MiB: echo of params whose string is 1 MiB, over TCP.
+func BenchmarkEcho1MiB(b *testing.B) {
+	big := BigParams(bigSize)
+	run := func(b *testing.B, c Client) {
+		b.SetBytes(bigSize)
+		runSeq(b, c, big)
+	}
+	for _, im := range impls(hasTCP) {
+		b.Run(im.Name, func(b *testing.B) { run(b, startTCP(b, im, big)) })
+	}
+	b.Run("json", func(b *testing.B) { run(b, &JSONWork{}) })
+}

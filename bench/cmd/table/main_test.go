@@ -1,0 +1,82 @@
+package main
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+const sample = `goos: linux
+BenchmarkTCPSeq/ours-2         	    5125	     40000 ns/op	     25000 calls/s	    1129 B/op	      23 allocs/op
+BenchmarkTCPSeq/jrpc2-2        	    3303	     80000 ns/op	     12500 calls/s	    5770 B/op	     129 allocs/op
+BenchmarkTCPSeq/raw-2          	   14204	     20000 ns/op	     50000 calls/s	      24 B/op	       1 allocs/op
+BenchmarkTCPSeq/raw-2          	   14204	     25000 ns/op	     40000 calls/s	      24 B/op	       1 allocs/op
+BenchmarkTCPSeq/jrpc2-2        	    3303	     50000 ns/op	     20000 calls/s	    5770 B/op	     129 allocs/op
+BenchmarkTCPSeq/ours-2         	    5125	     50000 ns/op	     20000 calls/s	    1129 B/op	      21 allocs/op
+BenchmarkTCPSeq/ours-2         	    5125	     50000 ns/op	     30000 calls/s	    1129 B/op	      19 allocs/op
+BenchmarkTCPSeq/jrpc2          	    3303	     50000 ns/op	     10000 calls/s	    5770 B/op	     129 allocs/op
+BenchmarkTCPSeq/raw-2          	   14204	     25000 ns/op	     60000 calls/s	      24 B/op	       1 allocs/op
+BenchmarkIdleTCP/ours-2        	     847	    263048 ns/op	      4000 B/conn	         1.000 goroutines/conn
+BenchmarkIdleTCP/geth-2        	     832	    510141 ns/op	     10000 B/conn	         3.000 goroutines/conn
+BenchmarkIdleTCP/sourcegraph-2 	     832	    510141 ns/op	      9000 B/conn	         2.000 goroutines/conn
+BenchmarkIdleTCP/raw-2         	    1071	    216844 ns/op	      2000 B/conn	         1.000 goroutines/conn
+PASS
+`
+
+func TestParseAndRatios(t *testing.T) {
+	res := results{}
+	if err := parse(strings.NewReader(sample), res); err != nil {
+		t.Fatal(err)
+	}
+	got := res["TCPSeq"]["ours"]["calls/s"]
+	if len(got) != 3 || got[0] != 25000 || got[2] != 30000 {
+		t.Fatalf("ours calls/s = %v", got)
+	}
+	if n := len(res["TCPSeq"]["jrpc2"]["calls/s"]); n != 3 {
+		t.Fatalf("a name without the -N suffix was not parsed: %d passes", n)
+	}
+	if m := median(got); m != 25000 {
+		t.Fatalf("median = %v", m)
+	}
+	if m := median([]float64{4, 1, 3, 2}); m != 2.5 {
+		t.Fatalf("even median = %v", m)
+	}
+	// Per-pass ratios to raw: 0.5, 0.5, 0.5.
+	if r := ratio(got, res["TCPSeq"]["raw"]["calls/s"]); r != 0.5 {
+		t.Fatalf("ratio to raw = %v", r)
+	}
+	// Against jrpc2 per pass: 2, 1, 3 -> median 2.
+	best, name := bestPeer(scenarios[0], res["TCPSeq"])
+	if name != "jrpc2" || len(best) != 3 {
+		t.Fatalf("best peer %q %v", name, best)
+	}
+	if r := ratio(got, best); r != 2 {
+		t.Fatalf("ratio to best peer = %v", r)
+	}
+	if !math.IsNaN(ratio(nil, best)) {
+		t.Fatal("ratio of nothing should be NaN")
+	}
+}
+
+func TestRender(t *testing.T) {
+	res := results{}
+	if err := parse(strings.NewReader(sample), res); err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	render(&sb, res)
+	out := sb.String()
+	for _, want := range []string{
+		"| ours | 25000 | 50000 | 1129 | 21.0 | 0.50× | 2.00× | 40% | 3 |",
+		"× best peer (sourcegraph)",
+		"| ours | 4000 | 1.00 | 2.00× | 0.44× | – | 1 |", // lower is better: 4000/9000
+		"| TCPSeq | ≤ 20 allocs per call (client+server) | 21.0 | NOT met |",
+		"| TCPSeq | ≥ 2× the best peer | 2.00× | met |",
+		"| IdleTCP | ≤ 0.5× the best peer's memory | 0.44× | met |",
+		"| Batch100 | ≥ 5× the best peer | – | not measured |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -1,0 +1,183 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// BenchmarkIdleTCP measures the server's memory (HeapInuse+StackInuse) and
+// goroutines per idle TCP connection. b.N is the number of connections
+// (run with -benchtime=2000x); the clients live in a child process, so only
+// the server side is counted. Each client makes one call, then idles.
+func BenchmarkIdleTCP(b *testing.B) {
+	for _, im := range impls(hasTCP) {
+		b.Run(im.Name, func(b *testing.B) {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			serve := im.ServeTCP
+			if im.ServeIdle != nil {
+				serve = im.ServeIdle
+			}
+			runIdle(b, "tcp", l.Addr().String(), im.Request, func() func() { return serve(l) })
+		})
+	}
+}
+
+// BenchmarkIdleWS is BenchmarkIdleTCP over WebSocket.
+func BenchmarkIdleWS(b *testing.B) {
+	for _, im := range impls(func(im *Impl) bool { return im.WSHandler != nil }) {
+		b.Run(im.Name, func(b *testing.B) {
+			var ts *httptest.Server
+			var stopHandler func()
+			start := func() func() {
+				var h = im.WSHandler
+				hh, stop := h()
+				stopHandler = stop
+				ts.Config.Handler = hh
+				ts.Start()
+				return func() { ts.CloseClientConnections(); ts.Close(); stopHandler() }
+			}
+			ts = httptest.NewUnstartedServer(nil)
+			addr := ts.Listener.Addr().String()
+			runIdle(b, "ws", addr, im.Request, start)
+		})
+	}
+}
+
+type memSnapshot struct {
+	bytes      uint64 // HeapInuse + StackInuse
+	goroutines int
+}
+
+func snapshot() memSnapshot {
+	settle()
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return memSnapshot{bytes: ms.HeapInuse + ms.StackInuse, goroutines: runtime.NumGoroutine()}
+}
+
+// settle waits until the goroutine count has not changed for 100ms (at most 5s).
+func settle() {
+	deadline := time.Now().Add(5 * time.Second)
+	last, same := -1, 0
+	for time.Now().Before(deadline) && same < 5 {
+		time.Sleep(20 * time.Millisecond)
+		if n := runtime.NumGoroutine(); n == last {
+			same++
+		} else {
+			last, same = n, 0
+		}
+	}
+}
+
+// runIdle starts the server (before the first snapshot), has a child
+// process open b.N connections (capped by -bench.idlemax) that each make
+// one call, measures again, and reports the difference per connection.
+func runIdle(b *testing.B, mode, addr, request string, start func() (stop func())) {
+	n := min(b.N, *idleMax)
+	stop := start()
+	defer stop()
+	before := snapshot()
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestIdleClientProcess$", "-test.bench=^$")
+	cmd.Env = append(os.Environ(), "BENCH_IDLE_CLIENT="+mode, "BENCH_IDLE_ADDR="+addr,
+		"BENCH_IDLE_N="+strconv.Itoa(n), "BENCH_IDLE_REQUEST="+request)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "ready\n" {
+		stdin.Close()
+		cmd.Wait()
+		b.Fatalf("the client process did not connect: %q %v", strings.TrimSpace(line), err)
+	}
+	b.StopTimer()
+	after := snapshot()
+	perConn := (float64(after.bytes) - float64(before.bytes)) / float64(n)
+	b.ReportMetric(perConn, "B/conn")
+	b.ReportMetric(float64(after.goroutines-before.goroutines)/float64(n), "goroutines/conn")
+}
+
+// TestIdleClientProcess is the child process of the Idle benchmarks: it
+// opens the connections, makes one call on each, prints "ready" and holds
+// them until its standard input closes.
+func TestIdleClientProcess(t *testing.T) {
+	mode := os.Getenv("BENCH_IDLE_CLIENT")
+	if mode == "" {
+		t.Skip("only run as the child process of BenchmarkIdleTCP and BenchmarkIdleWS")
+	}
+	addr, request := os.Getenv("BENCH_IDLE_ADDR"), os.Getenv("BENCH_IDLE_REQUEST")
+	n, _ := strconv.Atoi(os.Getenv("BENCH_IDLE_N"))
+	ctx := context.Background()
+	var keep []any
+	for i := range n {
+		var err error
+		switch mode {
+		case "tcp":
+			var nc net.Conn
+			if nc, err = net.Dial("tcp", addr); err == nil {
+				keep = append(keep, nc)
+				if _, err = nc.Write([]byte(request + "\n")); err == nil {
+					var line string
+					line, err = bufio.NewReader(nc).ReadString('\n')
+					if err == nil && !isReply(line, request) {
+						err = fmt.Errorf("unexpected reply %q", line)
+					}
+				}
+			}
+		case "ws":
+			var c *websocket.Conn
+			if c, _, err = websocket.Dial(ctx, "ws://"+addr+"/", nil); err == nil {
+				keep = append(keep, c)
+				if err = c.Write(ctx, websocket.MessageText, []byte(request)); err == nil {
+					var msg []byte
+					_, msg, err = c.Read(ctx)
+					if err == nil && !isReply(string(msg), request) {
+						err = fmt.Errorf("unexpected reply %q", msg)
+					}
+				}
+			}
+		}
+		if err != nil {
+			fmt.Printf("error: connection %d: %v\n", i, err)
+			return
+		}
+	}
+	fmt.Println("ready")
+	os.Stdin.Read(make([]byte, 1)) // until the parent closes it
+	runtime.KeepAlive(keep)
+}
+
+// isReply reports whether msg answers request: a response with a result,
+// or the request itself from the raw echo.
+func isReply(msg, request string) bool {
+	msg = strings.TrimSpace(msg)
+	return strings.Contains(msg, `"result"`) || msg == request
+}
