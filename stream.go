@@ -165,7 +165,7 @@ func (s *stream) fill() error {
 		tail := s.w - s.r
 		size := max(len(s.buf), 512)
 		if 2*tail > size {
-			size = min(2*size, int(min(s.max+4096, math.MaxInt32)))
+			size = min(2*size, int(min(max(s.max, maxHeaderBytes)+4096, math.MaxInt32)))
 			if size <= tail {
 				return errFull
 			}
