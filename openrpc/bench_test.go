@@ -30,9 +30,10 @@ func BenchmarkValidation(b *testing.B) {
 		jsonrpc.Register(mux, "put", func(_ context.Context, it Item) (bool, error) { return true, nil })
 		return mux
 	}
-	for _, mode := range []string{"plain", "validated"} {
-		mux := build(mode == "validated")
-		for _, c := range calls {
+	muxes := map[string]*jsonrpc.Mux{"plain": build(false), "validated": build(true)}
+	for _, c := range calls {
+		for _, mode := range []string{"plain", "validated"} {
+			mux := muxes[mode]
 			b.Run(c.name+"/"+mode, func(b *testing.B) {
 				req := &jsonrpc.Request{Method: c.method, Params: []byte(c.params)}
 				ctx := context.Background()
@@ -67,5 +68,28 @@ func BenchmarkValidator(b *testing.B) {
 		if p := v.Check(params); p != nil {
 			b.Fatal(p)
 		}
+	}
+}
+
+// BenchmarkCheckSubtract measures the validator of a small method alone.
+func BenchmarkCheckSubtract(b *testing.B) {
+	doc, err := openrpc.Document(demo.NewMux(), demo.Info)
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, err := openrpc.CompileMethod(doc.Method("subtract"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, p := range []string{`{"minuend":42,"subtrahend":23}`, `[42,23]`} {
+		b.Run(p[:1], func(b *testing.B) {
+			params := []byte(p)
+			b.ReportAllocs()
+			for b.Loop() {
+				if p := v.Check(params); p != nil {
+					b.Fatal(p)
+				}
+			}
+		})
 	}
 }

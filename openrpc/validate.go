@@ -91,7 +91,7 @@ func getWalker(data []byte) *walker {
 }
 
 func putWalker(w *walker) {
-	*w = walker{}
+	w.data, w.probs = nil, nil // retain neither the params nor the problems
 	walkers.Put(w)
 }
 
