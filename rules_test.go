@@ -279,7 +279,7 @@ type rule struct {
 	want want
 }
 
-func ok(id, result string) want     { return want{id: id, result: result} }
+func ok(id, result string) want       { return want{id: id, result: result} }
 func fail(id string, code int64) want { return want{id: id, code: code} }
 func failMsg(id string, code int64, msg string) want {
 	return want{id: id, code: code, msg: msg}
@@ -753,9 +753,11 @@ func TestRulesBatchConcurrent(t *testing.T) {
 
 func TestReservedNamesPanic(t *testing.T) {
 	for name, f := range map[string]func(){
-		"Handle":    func() { NewMux().HandleFunc("rpc.x", func(context.Context, *Request) (any, error) { return nil, nil }) },
-		"Register":  func() { Register(NewMux(), "rpc.x", func(context.Context, int) (int, error) { return 0, nil }) },
-		"Extension": func() { NewMux().HandleExtension("x", HandlerFunc(func(context.Context, *Request) (any, error) { return nil, nil })) },
+		"Handle":   func() { NewMux().HandleFunc("rpc.x", func(context.Context, *Request) (any, error) { return nil, nil }) },
+		"Register": func() { Register(NewMux(), "rpc.x", func(context.Context, int) (int, error) { return 0, nil }) },
+		"Extension": func() {
+			NewMux().HandleExtension("x", HandlerFunc(func(context.Context, *Request) (any, error) { return nil, nil }))
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			defer func() {
