@@ -171,6 +171,7 @@ type node struct {
 	ref            string
 	refTo          *node
 	trivial        bool // accepts everything: skip
+	pureRef        bool // only a $ref: follow it
 }
 
 type compiler struct {
@@ -364,6 +365,7 @@ func (c *compiler) finish() error {
 			n.pattern == nil && !n.dateTime && n.props == nil && n.addl == nil && n.items == nil &&
 			n.minItems == 0 && n.maxItems < 0 && !n.unique && n.allOf == nil && n.anyOf == nil &&
 			n.oneOf == nil && n.not == nil && n.ref == ""
+		n.pureRef = n.refTo != nil && n.trivialBesidesRef()
 	}
 	return errors.Join(c.errs...)
 }
@@ -553,7 +555,7 @@ func (w *walker) expect(c byte) bool {
 
 // check validates the value at the current position against n and moves past it.
 func (w *walker) check(n *node) {
-	for n != nil && n.refTo != nil && n.trivialBesidesRef() {
+	for n != nil && n.pureRef {
 		n = n.refTo
 	}
 	if w.err {
