@@ -1,0 +1,318 @@
+package jsonrpc
+
+// Fuzz targets for the decoder/dispatcher and each stream framing. Their
+// seed corpora (testdata/fuzz/Fuzz*) run as ordinary tests; run a target
+// for longer with, e.g.:
+//
+//	go test -run='^$' -fuzz=FuzzProcess -fuzztime=60s .
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// fuzzSeeds returns every message of the rule tables, as seeds.
+func fuzzSeeds() [][]byte {
+	var seeds [][]byte
+	for _, rules := range allRules() {
+		for _, r := range rules {
+			seeds = append(seeds, []byte(r.req))
+		}
+	}
+	for _, b := range batchRules() {
+		seeds = append(seeds, []byte(b.req))
+	}
+	return seeds
+}
+
+func fuzzServer() *Server {
+	return &Server{Handler: rulesMux(), MaxBatchLen: 50, MaxDepth: 64, MaxMethodLen: 64, Logger: quietLogger}
+}
+
+// checkReply checks a reply of process against the response invariants and
+// returns its responses.
+func checkReply(t *testing.T, data, reply []byte) []resp {
+	t.Helper()
+	if reply == nil {
+		return nil
+	}
+	if !jsontext.Value(reply).IsValid() {
+		t.Fatalf("reply is not valid JSON: %q (to %q)", reply, data)
+	}
+	var objs []jsontext.Value
+	if reply[0] == '[' {
+		if err := jsonv2.Unmarshal(reply, &objs); err != nil || len(objs) == 0 {
+			t.Fatalf("bad batch reply %q (to %q)", reply, data)
+		}
+	} else {
+		objs = []jsontext.Value{reply}
+	}
+	var out []resp
+	for _, o := range objs {
+		if err := validResponseObject(o); err != nil {
+			t.Fatalf("%v: %q (to %q)", err, o, data)
+		}
+		var r resp
+		jsonv2.Unmarshal(o, &r)
+		out = append(out, r)
+	}
+	return out
+}
+
+func FuzzProcess(f *testing.F) {
+	for _, s := range fuzzSeeds() {
+		f.Add(s)
+	}
+	srv := fuzzServer()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		reply := dispatchBytes(srv, data)
+		rs := checkReply(t, data, reply)
+
+		// Agreement with jsontext on what is valid JSON. Duplicate names
+		// are valid JSON to the scanner (they are rejected later as -32600
+		// or -32602), so jsontext is told to allow them.
+		valid := jsontext.Value(data).IsValid(jsontext.AllowDuplicateNames(true))
+		parseErr := len(rs) == 1 && reply[0] == '{' && rs[0].Error != nil && rs[0].Error.Code == CodeParseError
+		depthErr := len(rs) == 1 && reply[0] == '{' && rs[0].Error != nil && strings.Contains(rs[0].Error.Message, "depth")
+		switch {
+		case valid && parseErr:
+			t.Fatalf("valid JSON answered with a parse error: %q → %s", data, reply)
+		case !valid && !parseErr && !depthErr:
+			t.Fatalf("invalid JSON not answered with a parse error: %q → %q", data, reply)
+		}
+		if parseErr || depthErr {
+			if string(rs[0].ID) != "null" {
+				t.Fatalf("parse error with id %s", rs[0].ID)
+			}
+			return
+		}
+		// A single request object: the reply echoes its id byte for byte,
+		// and no reply means a notification (a request without an id).
+		if !valid || bytes.TrimSpace(data)[0] != '{' {
+			return
+		}
+		var env map[string]jsontext.Value
+		if jsonv2.Unmarshal(data, &env, jsonv2.RejectUnknownMembers(false)) != nil {
+			return // duplicate names: answered as checked above
+		}
+		id, hasID := env["id"]
+		switch {
+		case reply == nil && hasID:
+			t.Fatalf("request with id %s got no reply: %q", id, data)
+		case reply != nil && hasID && (id.Kind() == '"' || id.Kind() == '0' || id.Kind() == 'n'):
+			if string(rs[0].ID) != string(id) {
+				t.Fatalf("id %s echoed as %s", id, rs[0].ID)
+			}
+		case reply != nil && !hasID && rs[0].Error == nil:
+			t.Fatalf("a notification got a result: %q → %s", data, reply)
+		}
+	})
+}
+
+// dispatchBytes runs data through the shared dispatcher.
+func dispatchBytes(srv *Server, data []byte) []byte {
+	var sc scanner
+	var m parsedMessage
+	return srv.process(context.Background(), nil, bytes.Clone(data), &sc, &m)
+}
+
+// chunkReader returns its data in chunks of varying sizes, then EOF.
+type chunkReader struct {
+	data  []byte
+	sizes []byte
+	i     int
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	n := 1
+	if len(r.sizes) > 0 {
+		n = int(r.sizes[r.i%len(r.sizes)])%97 + 1
+		r.i++
+	}
+	n = min(n, len(p), len(r.data))
+	copy(p, r.data[:n])
+	r.data = r.data[n:]
+	return n, nil
+}
+
+func (r *chunkReader) Write(p []byte) (int, error) { return len(p), nil }
+func (r *chunkReader) Close() error                { return nil }
+
+// recvAll reads every message of a stream over data and checks the
+// framing's promises: it ends (no hang), no message is over the limit or
+// larger than the input, line messages hold no newline.
+func recvAll(t *testing.T, framing Framing, data, sizes []byte) {
+	const limit = 256
+	ch := NewStream(&chunkReader{data: data, sizes: sizes}, StreamOptions{Framing: framing, MaxMessageSize: limit})
+	total := 0
+	for i := 0; ; i++ {
+		if i > len(data)+2 {
+			t.Fatalf("more than %d results from %d bytes", i, len(data))
+		}
+		msg, err := ch.Recv()
+		if err != nil {
+			var fe *FrameError
+			if errors.As(err, &fe) {
+				if fe.Code != CodeParseError && fe.Code != CodeInvalidRequest {
+					t.Fatalf("frame error with code %d", fe.Code)
+				}
+				if !fe.Fatal {
+					continue
+				}
+				return
+			}
+			if err != io.EOF && err != io.ErrUnexpectedEOF {
+				t.Fatalf("unexpected error %v", err)
+			}
+			return
+		}
+		if len(msg) > limit || (len(msg) == 0 && framing == FramingLine) {
+			t.Fatalf("message of %d bytes (limit %d)", len(msg), limit)
+		}
+		if framing == FramingLine && bytes.IndexByte(msg, '\n') >= 0 {
+			t.Fatalf("line message holds a newline: %q", msg)
+		}
+		total += len(msg)
+		if total > len(data) {
+			t.Fatalf("%d message bytes from %d input bytes", total, len(data))
+		}
+		// Messages are owned by the caller: the next Recv must not change them.
+		if len(msg) > 0 {
+			msg[0] ^= 0xff
+		}
+	}
+}
+
+func FuzzLineFraming(f *testing.F) {
+	for _, s := range fuzzSeeds() {
+		f.Add(append(s, '\n'), []byte{3})
+	}
+	f.Add([]byte("a\r\n\r\n  \nb\nc"), []byte{0, 1, 2})
+	f.Add([]byte(strings.Repeat("x", 300)+"\nok\n"), []byte{50})
+	f.Fuzz(func(t *testing.T, data, sizes []byte) {
+		recvAll(t, FramingLine, data, sizes)
+	})
+}
+
+func FuzzHeaderFraming(f *testing.F) {
+	for _, s := range fuzzSeeds() {
+		f.Add([]byte("Content-Length: "+strconv.Itoa(len(s))+"\r\n\r\n"+string(s)), []byte{7}, false)
+	}
+	f.Add([]byte("Content-Length: 2\r\n\r\n{}\r\nContent-Length: 2\n\n[]"), []byte{1}, true)
+	f.Add([]byte("content-length: 300\r\n\r\n"+strings.Repeat("x", 300)), []byte{96}, false)
+	f.Add([]byte("Content-Length: -1\r\n\r\n"), []byte{}, false)
+	f.Add([]byte("X: y\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx"), []byte{}, true)
+	f.Fuzz(func(t *testing.T, data, sizes []byte, auto bool) {
+		framing := FramingHeader
+		if auto {
+			framing = FramingAuto
+		}
+		recvAll(t, framing, data, sizes)
+	})
+}
+
+// TestWriteFuzzSeeds writes the seeds above as corpus files under
+// testdata/fuzz when JSONRPC_WRITE_FUZZ_SEEDS is set (the corpus is kept
+// in the repository; crashers found by fuzzing are added next to them).
+func TestWriteFuzzSeeds(t *testing.T) {
+	if os.Getenv("JSONRPC_WRITE_FUZZ_SEEDS") == "" {
+		t.Skip("set JSONRPC_WRITE_FUZZ_SEEDS=1 to rewrite the seed corpus")
+	}
+	write := func(target, name string, args ...string) {
+		dir := filepath.Join("testdata", "fuzz", target)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		content := "go test fuzz v1\n" + strings.Join(args, "\n") + "\n"
+		if err := os.WriteFile(filepath.Join(dir, "seed-"+name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lit := func(b []byte) string { return "[]byte(" + strconv.Quote(string(b)) + ")" }
+	for i, s := range fuzzSeeds() {
+		n := strconv.Itoa(i)
+		write("FuzzProcess", n, lit(s))
+		if i%8 != 0 {
+			continue // the framings get a sample: the messages matter less to them
+		}
+		write("FuzzLineFraming", n, lit(append(bytes.Clone(s), '\n')), lit([]byte{byte(i)}))
+		framed := []byte("Content-Length: " + strconv.Itoa(len(s)) + "\r\n\r\n" + string(s))
+		write("FuzzHeaderFraming", n, lit(framed), lit([]byte{byte(i)}), "bool("+strconv.FormatBool(i%2 == 0)+")")
+	}
+}
+
+// connRWC feeds a Conn its input in chunks and records its output.
+type connRWC struct {
+	chunkReader
+	out bytes.Buffer
+	mu  chan struct{}
+}
+
+func (c *connRWC) Write(p []byte) (int, error) {
+	c.mu <- struct{}{}
+	defer func() { <-c.mu }()
+	return c.out.Write(p)
+}
+
+// FuzzConn runs arbitrary stream bytes through a whole Conn (framing,
+// dispatch, handlers, replies): it must end once the input ends, and every
+// line it writes must be a valid response or batch of responses.
+func FuzzConn(f *testing.F) {
+	for i, s := range fuzzSeeds() {
+		if i%4 == 0 {
+			f.Add(append(append(bytes.Clone(s), '\n'), s...), []byte{byte(i)}, i%8 == 0)
+		}
+	}
+	f.Add([]byte("Content-Length: 2\r\n\r\n{}"), []byte{5}, true)
+	srv := fuzzServer()
+	srv.MaxConcurrency = 2
+	f.Fuzz(func(t *testing.T, data, sizes []byte, auto bool) {
+		framing := FramingLine
+		if auto {
+			framing = FramingAuto
+		}
+		rwc := &connRWC{chunkReader: chunkReader{data: bytes.Clone(data), sizes: sizes}, mu: make(chan struct{}, 1)}
+		conn := NewConn(NewStream(rwc, StreamOptions{Framing: framing, MaxMessageSize: 512}), srv)
+		select {
+		case <-conn.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the conn did not end after its input: %q", data)
+		}
+		out := rwc.out.Bytes()
+		for len(out) > 0 {
+			var msg []byte
+			if bytes.HasPrefix(out, []byte("Content-Length: ")) {
+				hdr, rest, ok := bytes.Cut(out, []byte("\r\n\r\n"))
+				if !ok {
+					t.Fatalf("bad output framing %q", out)
+				}
+				n, err := strconv.Atoi(string(hdr[len("Content-Length: "):]))
+				if err != nil || n > len(rest) {
+					t.Fatalf("bad output header %q", hdr)
+				}
+				msg, out = rest[:n], rest[n:]
+			} else {
+				var ok bool
+				msg, out, ok = bytes.Cut(out, []byte("\n"))
+				if !ok {
+					t.Fatalf("output line without newline: %q", msg)
+				}
+			}
+			checkReply(t, data, msg)
+		}
+	})
+}
