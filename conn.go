@@ -460,6 +460,9 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 }
 
 func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // a call whose context has ended is not sent
+	}
 	n := c.seq.Add(1)
 	var idBuf [20]byte
 	idText := strconv.AppendUint(idBuf[:0], n, 10)
@@ -539,6 +542,9 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 func (c *Conn) Batch(ctx context.Context, b *Batch) error {
 	if len(b.elems) == 0 {
 		return errors.New("jsonrpc: empty batch")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	msg := []byte{'['}
 	calls := make(map[string]*BatchCall)
