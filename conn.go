@@ -43,7 +43,7 @@ type Conn struct {
 	onDone func()
 
 	mu       sync.Mutex
-	pending  map[string]*pendingCall // our calls awaiting a response, by id key
+	pending  map[uint64]*pendingCall // our calls awaiting a response, by id
 	inflight map[string]struct{}     // ids of the peer's requests being served
 	draining bool                    // Shutdown: answer new requests with an error
 	stopping bool                    // Shutdown found the connection idle: take no more messages
@@ -90,17 +90,39 @@ func newConn(ch Channel, srv *Server, onDone func()) *Conn {
 
 type connKey struct{}
 
-type handlerSlot struct {
-	conn *Conn
-	held atomic.Bool // whether the handler still holds a concurrency token
+// task is one incoming request (or batch) being served. It is also the
+// handler's context (the connection's context, plus the connection), so
+// that one allocation carries all a handler needs.
+type task struct {
+	context.Context
+	conn  *Conn
+	held  atomic.Bool // whether the handler still holds a concurrency token
+	data  []byte      // the message
+	env   envelope    // a single request
+	batch []envelope  // or the requests of a batch
+}
+
+// Value returns the task itself for connKey (see ConnFromContext).
+func (t *task) Value(key any) any {
+	if key == (connKey{}) {
+		return t
+	}
+	return t.Context.Value(key)
+}
+
+// release gives the task's concurrency token back, once.
+func (t *task) release() {
+	if t.held.Swap(false) {
+		<-t.conn.sem
+	}
 }
 
 // ConnFromContext returns the connection whose handler received ctx, so
 // that a handler can call or notify the peer that called it. It returns nil
 // outside a handler or on transports without a connection (HTTP).
 func ConnFromContext(ctx context.Context) *Conn {
-	if s, ok := ctx.Value(connKey{}).(*handlerSlot); ok {
-		return s.conn
+	if t, ok := ctx.Value(connKey{}).(*task); ok {
+		return t.conn
 	}
 	return nil
 }
@@ -166,12 +188,11 @@ func (c *Conn) dispatch(data []byte, sc *scanner, m *parsedMessage) {
 		return
 	}
 	if !m.batch {
-		e := m.elems[0]
-		if e.kind == kindResponse || e.kind == kindBadResponse {
-			c.deliver(data, &e)
+		if k := m.elems[0].kind; k == kindResponse || k == kindBadResponse {
+			c.deliver(data, &m.elems[0])
 			return
 		}
-		c.start(func(ctx context.Context) []byte { return c.srv.serveOne(ctx, c, data, &e, nil) })
+		c.start(&task{conn: c, data: data, env: m.elems[0]})
 		return
 	}
 	// A batch: deliver the responses it holds, serve the rest together.
@@ -189,7 +210,7 @@ func (c *Conn) dispatch(data []byte, sc *scanner, m *parsedMessage) {
 	case m.n > c.srv.maxBatchLen():
 		c.send(appendResponse(nil, ID{}, nil, errBatchTooLong(m.n, c.srv.maxBatchLen())))
 	case len(requests) > 0:
-		c.start(func(ctx context.Context) []byte { return c.srv.serveBatch(ctx, c, data, requests) })
+		c.start(&task{conn: c, data: data, batch: requests})
 	}
 }
 
@@ -222,7 +243,7 @@ func (c *Conn) end() {
 }
 
 // start runs serve on a goroutine of its own once a token is free, and sends its reply.
-func (c *Conn) start(serve func(ctx context.Context) []byte) {
+func (c *Conn) start(t *task) {
 	select {
 	case c.sem <- struct{}{}:
 	case <-c.ctx.Done():
@@ -232,52 +253,56 @@ func (c *Conn) start(serve func(ctx context.Context) []byte) {
 	draining := c.draining
 	c.busy++ // the message being dispatched is counted, so busy > 0 here
 	c.mu.Unlock()
-	slot := &handlerSlot{conn: c}
-	slot.held.Store(true)
-	ctx := context.WithValue(c.ctx, connKey{}, slot)
+	t.Context = c.ctx
+	t.held.Store(true)
 	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		defer c.end()
-		defer func() {
-			if slot.held.Swap(false) {
-				<-c.sem
-			}
-		}()
-		if draining {
-			// Shutting down: the request was read, so it is answered, not run.
-			ctx2, cancel := context.WithCancel(ctx)
-			cancel()
-			ctx = ctx2
+	go c.run(t, draining)
+}
+
+// run serves a task on its own goroutine and sends the reply.
+func (c *Conn) run(t *task, draining bool) {
+	defer c.wg.Done()
+	defer c.end()
+	defer t.release()
+	var ctx context.Context = t
+	if draining {
+		// Shutting down: the request was read, so it is answered, not run.
+		ctx2, cancel := context.WithCancel(ctx)
+		cancel()
+		ctx = ctx2
+	}
+	buf := getBuf()
+	defer putBuf(buf)
+	var reply []byte
+	if t.batch != nil {
+		reply = c.srv.serveBatch(ctx, c, t.data, t.batch)
+	} else {
+		reply = c.srv.serveOne(ctx, c, t.data, &t.env, (*buf)[:0])
+		if cap(reply) > cap(*buf) {
+			*buf = reply[:0] // keep the grown buffer for the next reply
 		}
-		reply := serve(ctx)
-		if reply == nil {
-			return
-		}
-		// The handler is done: give its slot back once the reply has its
-		// place in the output (so replies keep the order handlers finished
-		// in), but before waiting for the write, so that a reply waiting for
-		// a slow (or busy, calling-back) peer to read never holds a slot the
-		// read loop needs to take the peer's next message. Without this, two
-		// peers whose handlers are all blocked writing to each other deadlock
-		// (on net.Pipe at once, on TCP once the socket buffers fill). Writes
-		// are bounded by the stream's write timeout and queue limit instead.
-		release := func() {
-			if slot.held.Swap(false) {
-				<-c.sem
-			}
-		}
-		var err error
-		if qs, ok := c.ch.(queueSender); ok {
-			err = qs.sendQueued(reply, release)
-		} else {
-			err = c.ch.Send(reply)
-		}
-		if err != nil {
-			c.srv.logger().Debug("jsonrpc: write failed; closing the connection", "error", err)
-			c.close(err)
-		}
-	}()
+	}
+	if len(reply) == 0 {
+		return
+	}
+	// The handler is done: give its slot back once the reply has its
+	// place in the output (so replies keep the order handlers finished
+	// in), but before waiting for the write, so that a reply waiting for
+	// a slow (or busy, calling-back) peer to read never holds a slot the
+	// read loop needs to take the peer's next message. Without this, two
+	// peers whose handlers are all blocked writing to each other deadlock
+	// (on net.Pipe at once, on TCP once the socket buffers fill). Writes
+	// are bounded by the stream's write timeout and queue limit instead.
+	var err error
+	if qs, ok := c.ch.(queueSender); ok {
+		err = qs.sendQueued(reply, t.release)
+	} else {
+		err = c.ch.Send(reply)
+	}
+	if err != nil {
+		c.srv.logger().Debug("jsonrpc: write failed; closing the connection", "error", err)
+		c.close(err)
+	}
 }
 
 // queueSender is implemented by channels that queue outgoing messages in
@@ -335,17 +360,13 @@ func (c *Conn) deliver(data []byte, e *envelope) {
 		return
 	}
 	raw := e.id.of(data)
-	c.mu.Lock()
-	p := c.pending[string(raw)] // ids we send are plain integers: their key is their text
-	var k string
-	if p == nil {
-		k = ID{raw: string(raw)}.key()
-		p = c.pending[k]
-	} else {
-		k = string(raw)
+	var p *pendingCall
+	if n, ok := parseOurID(raw); ok {
+		c.mu.Lock()
+		p = c.pending[n]
+		delete(c.pending, n)
+		c.mu.Unlock()
 	}
-	delete(c.pending, k)
-	c.mu.Unlock()
 	if p == nil {
 		c.srv.logger().Debug("jsonrpc: dropping a response to an unknown id", "id", string(raw))
 		return
@@ -364,6 +385,24 @@ func (c *Conn) deliver(data []byte, e *envelope) {
 		p.ch <- callResult{result: e.result.of(data)}
 	}
 }
+
+// parseOurID reads an id we sent: a plain decimal number.
+func parseOurID(raw []byte) (uint64, bool) {
+	if len(raw) == 0 || len(raw) > 19 || (raw[0] == '0' && len(raw) > 1) {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	return n, true
+}
+
+// pendingPool recycles the records of calls that received their response.
+var pendingPool = sync.Pool{New: func() any { return &pendingCall{ch: make(chan callResult, 1)} }}
 
 // failPending fails every call still waiting for a response.
 func (c *Conn) failPending(cause error) {
@@ -465,38 +504,37 @@ func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, err
 	}
 	n := c.seq.Add(1)
 	var idBuf [20]byte
-	idText := strconv.AppendUint(idBuf[:0], n, 10)
 	buf := getBuf()
 	defer putBuf(buf)
 	var err error
-	*buf, err = appendRequest(*buf, idText, method, params)
+	*buf, err = appendRequest(*buf, strconv.AppendUint(idBuf[:0], n, 10), method, params)
 	if err != nil {
 		return nil, err
 	}
-	key := string(idText)
-	p := &pendingCall{ch: make(chan callResult, 1)}
+	p := pendingPool.Get().(*pendingCall)
 	c.mu.Lock()
 	if c.closed || c.pending == nil && c.err != nil {
 		c.mu.Unlock()
 		return nil, ErrClosed
 	}
 	if c.pending == nil {
-		c.pending = make(map[string]*pendingCall)
+		c.pending = make(map[uint64]*pendingCall)
 	}
-	c.pending[key] = p
+	c.pending[n] = p
 	c.mu.Unlock()
 	// A handler calling its peer gives its slot back before sending, since
 	// the send itself may wait for the peer to read.
 	yieldToken(ctx, c)
 	if err := c.ch.Send(*buf); err != nil {
-		c.forget(key)
+		c.forget(n)
 		return nil, err
 	}
 	select {
 	case r := <-p.ch:
+		pendingPool.Put(p) // nothing else can send on it now
 		return r.result, r.err
 	case <-ctx.Done():
-		c.forget(key)
+		c.forget(n)
 		return nil, ctx.Err()
 	}
 }
@@ -504,12 +542,12 @@ func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, err
 // yieldToken gives back the concurrency token of the handler that owns ctx,
 // if it runs on c, so that the connection keeps serving while it waits.
 func yieldToken(ctx context.Context, c *Conn) {
-	if s, ok := ctx.Value(connKey{}).(*handlerSlot); ok && s.conn == c && s.held.Swap(false) {
-		<-c.sem
+	if t, ok := ctx.Value(connKey{}).(*task); ok && t.conn == c {
+		t.release()
 	}
 }
 
-func (c *Conn) forget(key string) {
+func (c *Conn) forget(key uint64) {
 	c.mu.Lock()
 	delete(c.pending, key)
 	c.mu.Unlock()
@@ -547,17 +585,18 @@ func (c *Conn) Batch(ctx context.Context, b *Batch) error {
 		return err
 	}
 	msg := []byte{'['}
-	calls := make(map[string]*BatchCall)
-	pendings := make(map[string]*pendingCall)
+	calls := make(map[uint64]*BatchCall)
+	pendings := make(map[uint64]*pendingCall)
 	for i, e := range b.elems {
 		if i > 0 {
 			msg = append(msg, ',')
 		}
 		var idText []byte
 		if !e.notify {
-			idText = strconv.AppendUint(nil, c.seq.Add(1), 10)
-			calls[string(idText)] = e
-			pendings[string(idText)] = &pendingCall{ch: make(chan callResult, 1)}
+			n := c.seq.Add(1)
+			idText = strconv.AppendUint(nil, n, 10)
+			calls[n] = e
+			pendings[n] = &pendingCall{ch: make(chan callResult, 1)}
 		}
 		var err error
 		if msg, err = appendRequest(msg, idText, e.Method, e.Params); err != nil {
@@ -571,7 +610,7 @@ func (c *Conn) Batch(ctx context.Context, b *Batch) error {
 		return ErrClosed
 	}
 	if c.pending == nil {
-		c.pending = make(map[string]*pendingCall)
+		c.pending = make(map[uint64]*pendingCall)
 	}
 	for k, p := range pendings {
 		c.pending[k] = p

@@ -115,15 +115,6 @@ var (
 	errDuplicateID = &Error{Code: CodeInvalidRequest, Message: "invalid request: id already in use by a request in flight"}
 )
 
-// exchange is the state of one incoming message being served: a single
-// request or a batch. It collects the replies in order.
-type exchange struct {
-	srv  *Server
-	conn *Conn // nil on transports without a connection (HTTP)
-	data []byte
-	msg  parsedMessage
-}
-
 // process serves one incoming message and returns the reply to write, or
 // nil when there is none. Responses to our own calls (on a Conn) are
 // delivered to their callers. This is the one path every transport shares.
