@@ -571,6 +571,10 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	if closed {
 		return ErrClosed
 	}
+	// Like Call, a handler notifying its peer gives its slot back first:
+	// the send may wait for the peer to read, and the peer may be waiting
+	// for us to read (progress notifications from both sides deadlocked).
+	yieldToken(ctx, c)
 	return c.ch.Send(*buf)
 }
 

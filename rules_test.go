@@ -850,6 +850,57 @@ func TestConnBidirectional(t *testing.T) {
 	}
 }
 
+// TestConnNotifyFromHandlers: handlers on both sides send notifications
+// (progress) to each other before calling back, with MaxConcurrency 1.
+// Before the fix it deadlocked: a notifying handler held its slot while
+// blocked writing to a peer whose read loop waited for its own slot.
+func TestConnNotifyFromHandlers(t *testing.T) {
+	clientMux := NewMux()
+	Register(clientMux, "progress", func(ctx context.Context, _ json.RawMessage) (any, error) { return nil, nil })
+	Register(clientMux, "client.double", func(ctx context.Context, n int) (int, error) {
+		c := ConnFromContext(ctx)
+		for range 3 {
+			if err := c.Notify(ctx, "progress", []int{n}); err != nil {
+				return 0, err
+			}
+		}
+		var base int
+		if err := c.Call(ctx, "server.base", nil, &base); err != nil {
+			return 0, err
+		}
+		return base + 2*n, nil
+	})
+	serverMux := NewMux()
+	Register(serverMux, "progress", func(ctx context.Context, _ json.RawMessage) (any, error) { return nil, nil })
+	Register(serverMux, "server.base", func(context.Context, json.RawMessage) (int, error) { return 1000, nil })
+	Register(serverMux, "server.work", func(ctx context.Context, n int) (int, error) {
+		c := ConnFromContext(ctx)
+		for range 3 {
+			if err := c.Notify(ctx, "progress", []int{n}); err != nil {
+				return 0, err
+			}
+		}
+		var d int
+		if err := c.Call(ctx, "client.double", []int{n}, &d); err != nil {
+			return 0, err
+		}
+		return d + 1, nil
+	})
+	client, _ := connPair(t, &Server{Handler: clientMux, MaxConcurrency: 1, Logger: quietLogger}, &Server{Handler: serverMux, MaxConcurrency: 1, Logger: quietLogger})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			var got int
+			if err := client.Call(ctx, "server.work", []int{i}, &got); err != nil {
+				t.Errorf("call %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // blocker is a method that blocks until released or cancelled, and reports both.
 type blocker struct {
 	started  chan struct{}
