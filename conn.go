@@ -99,6 +99,7 @@ type task struct {
 	held  atomic.Bool // whether the handler still holds a concurrency token
 	data  []byte      // the message
 	env   envelope    // a single request
+	req   Request     // its Request, given to the handler
 	batch []envelope  // or the requests of a batch
 }
 
@@ -109,6 +110,9 @@ func (t *task) Value(key any) any {
 	}
 	return t.Context.Value(key)
 }
+
+// releaser is told when a reply has its place in the output (see queueSender).
+type releaser interface{ release() }
 
 // release gives the task's concurrency token back, once.
 func (t *task) release() {
@@ -277,7 +281,7 @@ func (c *Conn) run(t *task, draining bool) {
 	if t.batch != nil {
 		reply = c.srv.serveBatch(ctx, c, t.data, t.batch)
 	} else {
-		reply = c.srv.serveOne(ctx, c, t.data, &t.env, (*buf)[:0])
+		reply = c.srv.serveOne(ctx, c, t.data, &t.env, &t.req, (*buf)[:0])
 		if cap(reply) > cap(*buf) {
 			*buf = reply[:0] // keep the grown buffer for the next reply
 		}
@@ -295,7 +299,7 @@ func (c *Conn) run(t *task, draining bool) {
 	// are bounded by the stream's write timeout and queue limit instead.
 	var err error
 	if qs, ok := c.ch.(queueSender); ok {
-		err = qs.sendQueued(reply, t.release)
+		err = qs.sendQueued(reply, t)
 	} else {
 		err = c.ch.Send(reply)
 	}
@@ -309,7 +313,7 @@ func (c *Conn) run(t *task, draining bool) {
 // order: sendQueued calls queued once msg has its place in the output,
 // then waits for it to be written, like Send.
 type queueSender interface {
-	sendQueued(msg []byte, queued func()) error
+	sendQueued(msg []byte, queued releaser) error
 }
 
 func (c *Conn) tryAcquire() bool {

@@ -69,13 +69,32 @@ func (id ID) key() string {
 	if raw[0] == '"' {
 		return "s" + string(unquote([]byte(raw[1:len(raw)-1])))
 	}
+	if canonicalInt(raw) {
+		return raw
+	}
 	if n, err := strconv.ParseInt(raw, 10, 64); err == nil {
-		if n >= 0 && n < 1<<31 && raw == strconv.Itoa(int(n)) {
-			return raw
-		}
 		return strconv.FormatInt(n, 10)
 	}
 	return raw
+}
+
+// canonicalInt reports whether s is an integer in its shortest decimal form.
+func canonicalInt(s string) bool {
+	if s != "" && s[0] == '-' {
+		s = s[1:]
+		if s == "0" {
+			return false // -0 is 0
+		}
+	}
+	if s == "" || (s[0] == '0' && len(s) > 1) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func isIDValue(c byte) bool { return c == '"' || c == 'n' || c == '-' || (c >= '0' && c <= '9') }

@@ -124,7 +124,7 @@ func (s *Server) process(ctx context.Context, conn *Conn, data []byte, sc *scann
 		return parseErrorReply(err)
 	}
 	if !m.batch {
-		return s.serveOne(ctx, conn, data, &m.elems[0], nil)
+		return s.serveOne(ctx, conn, data, &m.elems[0], nil, nil)
 	}
 	if len(m.elems) == 0 {
 		return appendResponse(nil, ID{}, nil, errEmptyBatch)
@@ -144,8 +144,9 @@ func parseErrorReply(err error) []byte {
 	return appendResponse(nil, ID{}, nil, &Error{Code: CodeParseError, Message: "parse error: " + err.Error()})
 }
 
-// serveOne serves one element; it returns the response bytes appended to out, or out unchanged.
-func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *envelope, out []byte) []byte {
+// serveOne serves one element; it returns the response bytes appended to
+// out, or out unchanged. req, when not nil, is the Request to fill in.
+func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *envelope, req *Request, out []byte) []byte {
 	switch e.kind {
 	case kindResponse, kindBadResponse:
 		if conn != nil {
@@ -176,7 +177,10 @@ func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *envel
 		}
 		return appendResponse(out, id, nil, &Error{Code: CodeRequestCanceled, Message: "request canceled: the server is shutting down"})
 	}
-	req := &Request{ID: id, Params: paramsOf(data, e)}
+	if req == nil {
+		req = new(Request)
+	}
+	*req = Request{ID: id, Params: paramsOf(data, e)}
 	if conn != nil && !id.IsZero() {
 		if !conn.startRequest(id) {
 			return appendResponse(out, id, nil, errDuplicateID)
@@ -285,7 +289,7 @@ func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems 
 				return
 			}
 			start := len(bufs[w])
-			bufs[w] = s.serveOne(ctx, conn, data, &elems[i], bufs[w])
+			bufs[w] = s.serveOne(ctx, conn, data, &elems[i], nil, bufs[w])
 			parts[i] = part{w, start, len(bufs[w])}
 		}
 	}

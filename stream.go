@@ -390,13 +390,13 @@ func (s *stream) Send(msg []byte) error { return s.sendQueued(msg, nil) }
 
 // sendQueued is Send that calls queued (when not nil) once msg is in the
 // queue, before waiting for it to be written.
-func (s *stream) sendQueued(msg []byte, queued func()) error {
+func (s *stream) sendQueued(msg []byte, queued releaser) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if queued != nil {
 		defer func() {
 			if queued != nil {
-				queued()
+				queued.release()
 			}
 		}()
 	}
@@ -412,7 +412,7 @@ func (s *stream) sendQueued(msg []byte, queued func()) error {
 	}
 	s.queue = s.frame(s.queue, msg)
 	if queued != nil {
-		queued()
+		queued.release()
 		queued = nil
 	}
 	mine := s.taken + 1 // the round that will carry these bytes

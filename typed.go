@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -41,12 +42,20 @@ func Register[P, R any](mux *Mux, method string, fn func(ctx context.Context, pa
 		ByPosition: pd.kind != paramsObjectOnly,
 		ByName:     pd.kind == paramsStruct || pd.kind == paramsObjectOnly || pd.kind == paramsRaw,
 	}
+	// The decoded params live in recycled memory: fn gets a copy, so
+	// nothing can keep a reference to it.
+	pool := sync.Pool{New: func() any { return new(P) }}
 	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
-		var p P
-		if err := pd.decode(req.Params, &p); err != nil {
+		pp := pool.Get().(*P)
+		defer func() {
+			var zero P
+			*pp = zero
+			pool.Put(pp)
+		}()
+		if err := pd.decode(req.Params, pp); err != nil {
 			return nil, err
 		}
-		return fn(ctx, p)
+		return fn(ctx, *pp)
 	})
 	mux.add(info, h)
 }
