@@ -533,3 +533,108 @@ func TestHostileConnectionFlood(t *testing.T) {
 	}
 	dialRaw(t, addr).checkServedLine()
 }
+
+// TestServerShutdownAnswersEveryRequest: requests running on several TCP
+// connections when Shutdown starts are all answered, later connections are
+// refused, and Shutdown returns once everything is answered.
+func TestServerShutdownAnswersEveryRequest(t *testing.T) {
+	bl := newBlocker()
+	mux := rulesMux()
+	bl.register(mux)
+	srv := &Server{Handler: mux, Logger: quietLogger}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l, FramingLine) }()
+	const n = 5
+	var clients []*client
+	for i := range n {
+		c := dialRaw(t, l.Addr().String())
+		c.write(req("block", "", strconv.Itoa(i)) + "\n")
+		clients = append(clients, c)
+	}
+	waitStarted(t, bl, n)
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(context.Background()) }()
+	// The listener stops accepting.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		nc, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			break
+		}
+		nc.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("listener still accepting after Shutdown")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case err := <-shut:
+		t.Fatalf("Shutdown returned before the requests were answered: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(bl.release)
+	for i, c := range clients {
+		checkWant(t, c.line(), ok(strconv.Itoa(i), `"released"`))
+		c.expectClosed()
+	}
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if err := <-served; !errors.Is(err, ErrServerClosed) {
+		t.Fatalf("Serve returned %v", err)
+	}
+}
+
+// TestHostileHalfClose: a client that sends its requests and half-closes
+// its side still gets every answer, then the server closes.
+func TestHostileHalfClose(t *testing.T) {
+	for _, f := range []Framing{FramingLine, FramingHeader} {
+		t.Run(f.String(), func(t *testing.T) {
+			mux := rulesMux()
+			Register(mux, "slow", func(ctx context.Context, ms int) (int, error) {
+				select {
+				case <-time.After(time.Duration(ms) * time.Millisecond):
+					return ms, nil
+				case <-ctx.Done():
+					return 0, ctx.Err()
+				}
+			})
+			addr := hostileServer(t, &Server{Handler: mux, Logger: quietLogger}, f)
+			c := dialRaw(t, addr)
+			for i := range 3 {
+				r := req("slow", "["+strconv.Itoa(20+10*i)+"]", strconv.Itoa(i))
+				if f == FramingHeader {
+					c.write(lspFrame(r))
+				} else {
+					c.write(r + "\n")
+				}
+			}
+			if err := c.nc.(*net.TCPConn).CloseWrite(); err != nil {
+				t.Fatal(err)
+			}
+			seen := map[string]bool{}
+			for range 3 {
+				var b []byte
+				if f == FramingHeader {
+					b = c.frame()
+				} else {
+					b = c.line()
+				}
+				r := checkInvariants(t, b)
+				if r.Error != nil {
+					t.Fatalf("error reply %s", b)
+				}
+				seen[string(r.ID)] = true
+			}
+			if len(seen) != 3 {
+				t.Fatalf("answers: %v", seen)
+			}
+			c.expectClosed()
+		})
+	}
+}
+
