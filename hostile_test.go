@@ -637,4 +637,3 @@ func TestHostileHalfClose(t *testing.T) {
 		})
 	}
 }
-
