@@ -73,7 +73,7 @@ type Item struct {
 	Quoted  int64             `json:"quoted,omitempty,string"`
 	Nested  struct{ X bool }  `json:"nested,omitzero"`
 	Skipped chan int          `json:"-"`
-	hidden  int               //nolint:unused
+	hidden  int               //lint:ignore U1000 an unexported field the schema must leave out
 	Labels  map[string]*Color `json:"labels,omitempty"`
 }
 

@@ -38,8 +38,6 @@ type Named struct {
 
 type intKeys map[int]string
 
-type textKey struct{ net.IP }
-
 // TestSchemaOf pins the schema of each supported Go type shape.
 func TestSchemaOf(t *testing.T) {
 	cases := []struct {
