@@ -130,7 +130,8 @@ func TestValidateMiddleware(t *testing.T) {
 	})
 	c := pipeConn(t, &jsonrpc.Server{Handler: mux})
 	ctx := context.Background()
-	err := c.Call(ctx, "subtract", map[string]any{"minuend": "x", "subtrahend": true}, nil)
+	// Raw JSON, not a Go map: problems are listed in the order of the members.
+	err := c.Call(ctx, "subtract", json.RawMessage(`{"minuend":"x","subtrahend":true}`), nil)
 	var e *jsonrpc.Error
 	if !errors.As(err, &e) || e.Code != jsonrpc.CodeInvalidParams {
 		t.Fatalf("got %v, want -32602", err)
