@@ -637,3 +637,24 @@ func TestHostileHalfClose(t *testing.T) {
 		})
 	}
 }
+
+// TestLineAtLimitWithCRLF: a line of exactly MaxMessageSize bytes ended by
+// "\r\n" is accepted however the bytes arrive (before the fix it was
+// rejected as too large when "\r" and "\n" came in different reads).
+func TestLineAtLimitWithCRLF(t *testing.T) {
+	const limit = 64
+	body := `{"jsonrpc":"2.0","method":"echo","id":1,"params":["` + strings.Repeat("x", limit-54) + `"]}`
+	if len(body) != limit {
+		t.Fatalf("body is %d bytes", len(body))
+	}
+	in := []byte(body + "\r\n" + body + "\n")
+	for _, sizes := range [][]byte{{byte(len(in) - 1)}, {limit - 1}, {0}, {limit}, {limit + 1}, {3}} {
+		ch := NewStream(&chunkReader{data: bytes.Clone(in), sizes: sizes}, StreamOptions{MaxMessageSize: limit})
+		for i := range 2 {
+			msg, err := ch.Recv()
+			if err != nil || string(msg) != body {
+				t.Fatalf("chunks %v, message %d: %q, %v", sizes, i, msg, err)
+			}
+		}
+	}
+}

@@ -263,7 +263,9 @@ func (s *stream) recvLine() ([]byte, error) {
 			return s.lend(line), nil
 		}
 		scanned = s.w - s.r
-		if int64(scanned) > s.max {
+		// One byte over the limit may be the "\r" of a "\r\n" whose "\n"
+		// has not arrived yet: wait for it before judging the line.
+		if int64(scanned) > s.max && (int64(scanned) > s.max+1 || s.buf[s.w-1] != '\r') {
 			// Too long: skip to the end of the line, then report it.
 			if err := s.skipLine(); err != nil {
 				return nil, err
