@@ -186,6 +186,12 @@ func (c *Conn) readLoop() {
 // once, and starts a handler goroutine for requests, waiting for a token
 // when MaxConcurrency handlers already run.
 func (c *Conn) dispatch(data []byte, sc *scanner, m *parsedMessage) {
+	if int64(len(data)) > c.srv.maxMessageSize() {
+		// The channel's own limit may be larger (built with other
+		// options): the Server's MaxMessageSize holds on every channel.
+		c.send(appendResponse(nil, ID{}, nil, errMessageTooLarge(c.srv.maxMessageSize())))
+		return
+	}
 	m.limit = c.srv.maxBatchLen()
 	if err := sc.parseMessage(data, c.srv.maxDepth(), m); err != nil {
 		c.send(parseErrorReply(err))

@@ -658,3 +658,15 @@ func TestLineAtLimitWithCRLF(t *testing.T) {
 		}
 	}
 }
+
+// TestServerMaxMessageSizeOnAnyChannel: Server.MaxMessageSize holds even
+// when the Channel was built with a larger limit of its own (before the
+// fix, NewConn(NewStream(rwc, StreamOptions{}), srv) ignored it).
+func TestServerMaxMessageSizeOnAnyChannel(t *testing.T) {
+	srv := &Server{Handler: rulesMux(), MaxMessageSize: 100, MaxConcurrency: 1, Logger: quietLogger}
+	p := newPipeRT(t, srv)
+	big := req("echo", `["`+strings.Repeat("x", 100)+`"]`, "1")
+	checkWant(t, p.roundTrip(big), want{id: "null", code: CodeInvalidRequest, msg: "message too large"})
+	checkWant(t, p.roundTrip(req("echo", "[1]", "2")), ok("2", "[1]"))
+	checkWant(t, dispatchOnce(srv, big), want{id: "null", code: CodeInvalidRequest, msg: "message too large"})
+}

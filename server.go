@@ -119,6 +119,11 @@ var (
 // nil when there is none. Responses to our own calls (on a Conn) are
 // delivered to their callers. This is the one path every transport shares.
 func (s *Server) process(ctx context.Context, conn *Conn, data []byte, sc *scanner, m *parsedMessage) []byte {
+	if int64(len(data)) > s.maxMessageSize() {
+		// The transport's own limit may be larger (a Channel built with
+		// other options): MaxMessageSize holds on every path.
+		return appendResponse(nil, ID{}, nil, errMessageTooLarge(s.maxMessageSize()))
+	}
 	m.limit = s.maxBatchLen()
 	if err := sc.parseMessage(data, s.maxDepth(), m); err != nil {
 		return parseErrorReply(err)
