@@ -11,8 +11,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,8 +27,9 @@ import (
 // fuzzSeeds returns every message of the rule tables, as seeds.
 func fuzzSeeds() [][]byte {
 	var seeds [][]byte
-	for _, rules := range allRules() {
-		for _, r := range rules {
+	all := allRules()
+	for _, group := range slices.Sorted(maps.Keys(all)) {
+		for _, r := range all[group] {
 			seeds = append(seeds, []byte(r.req))
 		}
 	}
@@ -249,6 +252,8 @@ func TestWriteFuzzSeeds(t *testing.T) {
 		if i%8 != 0 {
 			continue // the framings get a sample: the messages matter less to them
 		}
+		twice := append(append(bytes.Clone(s), '\n'), s...)
+		write("FuzzConn", n, lit(twice), lit([]byte{byte(i)}), "bool("+strconv.FormatBool(i%16 == 0)+")")
 		write("FuzzLineFraming", n, lit(append(bytes.Clone(s), '\n')), lit([]byte{byte(i)}))
 		framed := []byte("Content-Length: " + strconv.Itoa(len(s)) + "\r\n\r\n" + string(s))
 		write("FuzzHeaderFraming", n, lit(framed), lit([]byte{byte(i)}), "bool("+strconv.FormatBool(i%2 == 0)+")")
