@@ -55,7 +55,8 @@ type Conn struct {
 }
 
 type pendingCall struct {
-	ch chan callResult // buffered: receives exactly one result
+	ch    chan callResult // buffered: receives exactly one result
+	group uint64          // the message it was sent in: its own id, or a batch's first id
 }
 
 type callResult struct {
@@ -171,8 +172,15 @@ func (c *Conn) readLoop() {
 		c.dispatch(data, &sc, &m)
 		c.end()
 	}
-	// The peer sent its last message (or the channel broke): no response can
-	// arrive any more, but requests already read are still answered.
+	// No response can arrive any more. If the peer finished sending (EOF,
+	// or a stream that cannot be resynchronised), requests already read are
+	// still answered: a half-closed connection gets its answers. If the
+	// transport broke (reset, abnormal close), nobody is left to answer:
+	// running handlers are cancelled at once.
+	var fe *FrameError
+	if err != io.EOF && !errors.As(err, &fe) {
+		c.close(err)
+	}
 	c.failPending(err)
 	c.wg.Wait()
 	c.close(err)
@@ -370,6 +378,10 @@ func (c *Conn) deliver(data []byte, e *envelope) {
 		return
 	}
 	raw := e.id.of(data)
+	if string(raw) == "null" {
+		c.deliverNullID(data, e)
+		return
+	}
 	var p *pendingCall
 	if n, ok := parseOurID(raw); ok {
 		c.mu.Lock()
@@ -393,6 +405,43 @@ func (c *Conn) deliver(data []byte, e *envelope) {
 		p.ch <- callResult{err: rpcErr}
 	default:
 		p.ch <- callResult{result: e.result.of(data)}
+	}
+}
+
+// deliverNullID handles an error response with id null: the peer could not
+// read one of our messages (too large, too long a batch). When every call
+// waiting belongs to one message, the error is theirs; otherwise it cannot
+// be matched and is only logged.
+func (c *Conn) deliverNullID(data []byte, e *envelope) {
+	var rpcErr *Error
+	if e.errObj.present() {
+		rpcErr, _ = parseErrorObject(e.errObj.of(data))
+	}
+	if rpcErr == nil {
+		c.srv.logger().Debug("jsonrpc: dropping a response with id null")
+		return
+	}
+	c.mu.Lock()
+	var matched []*pendingCall
+	group, groups := uint64(0), 0
+	for _, p := range c.pending {
+		if groups == 0 || p.group != group {
+			group, groups = p.group, groups+1
+		}
+	}
+	if groups == 1 {
+		for n, p := range c.pending {
+			matched = append(matched, p)
+			delete(c.pending, n)
+		}
+	}
+	c.mu.Unlock()
+	if matched == nil {
+		c.srv.logger().Warn("jsonrpc: the peer answered a message with an error that matches no call", "code", rpcErr.Code, "message", rpcErr.Message)
+		return
+	}
+	for _, p := range matched {
+		p.ch <- callResult{err: rpcErr}
 	}
 }
 
@@ -522,6 +571,7 @@ func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, err
 		return nil, err
 	}
 	p := pendingPool.Get().(*pendingCall)
+	p.group = n
 	c.mu.Lock()
 	if c.closed || c.pending == nil && c.err != nil {
 		c.mu.Unlock()
@@ -601,6 +651,7 @@ func (c *Conn) Batch(ctx context.Context, b *Batch) error {
 	msg := []byte{'['}
 	calls := make(map[uint64]*BatchCall)
 	pendings := make(map[uint64]*pendingCall)
+	var first uint64 // the batch's first id names its group
 	for i, e := range b.elems {
 		if i > 0 {
 			msg = append(msg, ',')
@@ -608,9 +659,12 @@ func (c *Conn) Batch(ctx context.Context, b *Batch) error {
 		var idText []byte
 		if !e.notify {
 			n := c.seq.Add(1)
+			if first == 0 {
+				first = n
+			}
 			idText = strconv.AppendUint(nil, n, 10)
 			calls[n] = e
-			pendings[n] = &pendingCall{ch: make(chan callResult, 1)}
+			pendings[n] = &pendingCall{ch: make(chan callResult, 1), group: first}
 		}
 		var err error
 		if msg, err = appendRequest(msg, idText, e.Method, e.Params); err != nil {

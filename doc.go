@@ -78,8 +78,13 @@
 // Call, Notify and Batch are safe for concurrent use; concurrent messages
 // are coalesced into few writes. Closing a Conn (Close, a broken transport)
 // fails every pending call with ErrClosed and cancels the context of every
-// running handler. When the peer ends its side (EOF), requests already read
-// are still answered before the connection closes. Shutdown on a Conn or a
+// running handler. When the peer ends its side cleanly (EOF: a half-closed
+// socket, stdin at its end), requests already read are still answered before
+// the connection closes; when the transport breaks (a reset, an abnormal
+// WebSocket close), running handlers are cancelled at once. On HTTP the
+// handler's context is the request's, cancelled when the client goes away.
+// An error response with id null (the peer could not read one of our
+// messages) fails the waiting calls when they all belong to one message. Shutdown on a Conn or a
 // Server stops reading new work, answers every request already read (those
 // that arrive meanwhile get CodeRequestCanceled), then closes.
 //
@@ -100,5 +105,8 @@
 //	nesting depth             128            Server.MaxDepth         -32600 (id null), while scanning
 //	method name length        256 bytes      Server.MaxMethodLen     -32600
 //	handlers per connection   8×GOMAXPROCS   Server.MaxConcurrency   further requests wait (read back-pressure)
+//	connections per listener  16384          Server.MaxConns         sockets closed on accept, HTTP 503
+//	stalled write             30 s           StreamOptions.WriteTimeout   that connection is closed
+//	replies queued unwritten  4×message size StreamOptions.MaxQueuedBytes that connection is closed
 //	header section (LSP)      8 KiB          fixed                   -32700, connection closed
 package jsonrpc

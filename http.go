@@ -165,10 +165,18 @@ const (
 // stops it gracefully (http.Server.Shutdown; at ctx's end it closes the
 // remaining connections). Other paths get 404.
 func (s *Server) serveHTTP(nl net.Listener, path string, h http.Handler) error {
+	var inFlight atomic.Int64 // requests, or WebSocket sockets, being served
+	limit := int64(s.maxConns())
 	hs := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path != path {
 				http.NotFound(w, r)
+				return
+			}
+			defer inFlight.Add(-1)
+			if inFlight.Add(1) > limit {
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, "server busy: too many connections", http.StatusServiceUnavailable)
 				return
 			}
 			h.ServeHTTP(w, r)

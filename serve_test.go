@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -86,5 +87,81 @@ func TestMaxConnsRefusesThenRecovers(t *testing.T) {
 			t.Fatal("a slot never freed after a connection closed")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestMaxConnsHTTP503(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "hold", func(ctx context.Context, _ []any) (int, error) {
+		entered <- struct{}{}
+		<-release
+		return 1, nil
+	})
+	srv := &jsonrpc.Server{Handler: mux, MaxConns: 1}
+	l, err := srv.Listen("http://127.0.0.1:0/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	post := func() (*http.Response, error) {
+		return http.Post(l.URL, "application/json", strings.NewReader(`{"jsonrpc":"2.0","method":"hold","id":1}`))
+	}
+	done := make(chan error, 1)
+	go func() {
+		resp, err := post()
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	<-entered
+	resp, err := post()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("over the limit: status %d, Retry-After %q; want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// Served again once the slot is free.
+	go func() { <-entered }()
+	resp, err = post()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("after the limit cleared: status %d", resp.StatusCode)
+	}
+}
+
+// A WebSocket outlives the HTTP server's ReadTimeout and WriteTimeout, also
+// when the handler is mounted on a user's own http.Server.
+func TestWebSocketOutlivesHTTPReadTimeout(t *testing.T) {
+	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	nl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: srv.WebSocketHandler(), ReadTimeout: 100 * time.Millisecond, WriteTimeout: 100 * time.Millisecond}
+	go hs.Serve(nl)
+	defer hs.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := jsonrpc.DialWebSocket(ctx, "ws://"+nl.Addr().String()+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	time.Sleep(300 * time.Millisecond)
+	var got []int
+	if err := c.Call(ctx, "echo", []int{1}, &got); err != nil || len(got) != 1 {
+		t.Fatalf("after the read timeout: %v %v", got, err)
 	}
 }

@@ -54,9 +54,10 @@ type Server struct {
 	// reading until a handler finishes.
 	MaxConcurrency int
 
-	// MaxConns bounds the connections served at once by each listener
-	// started with Serve or Listen (default 16384). Over it, a socket is
-	// closed as soon as it is accepted and HTTP answers 503.
+	// MaxConns bounds what each listener started with Serve or Listen
+	// serves at once (default 16384): connections on tcp:// and unix://
+	// (over it a socket is closed as soon as it is accepted), requests on
+	// http:// and sockets on ws:// (over it: HTTP 503 with Retry-After).
 	MaxConns int
 
 	// ExposeInternalErrors sends the text of handler errors that are not

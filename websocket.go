@@ -231,3 +231,4 @@ func (ch *wsChannel) Close() error {
 	})
 	return nil
 }
+
