@@ -231,4 +231,3 @@ func (ch *wsChannel) Close() error {
 	})
 	return nil
 }
-
