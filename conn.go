@@ -85,7 +85,7 @@ func newConn(ch Channel, srv *Server, onDone func()) *Conn {
 		onDone: onDone,
 	}
 	srv.track(c, true)
-	go c.readLoop()
+	go c.readLoop(new(reader))
 	return c
 }
 
@@ -148,9 +148,20 @@ func (c *Conn) Wait() error {
 	return c.Err()
 }
 
-func (c *Conn) readLoop() {
-	var sc scanner
-	var m parsedMessage
+// reader is the state of the read loop, handed from goroutine to goroutine.
+type reader struct {
+	sc scanner
+	m  parsedMessage
+}
+
+// readLoop reads messages until the channel ends. When a message needs a
+// handler and no other message is waiting in the read buffer, the goroutine
+// that read it serves it and a fresh goroutine takes over reading: the
+// reply leaves without waiting for a scheduler handoff, the handler runs on
+// a stack that has already grown, and an idle connection is parked on a
+// small, fresh stack. When more messages are waiting, this goroutine keeps
+// reading and the handler gets a goroutine of its own.
+func (c *Conn) readLoop(r *reader) {
 	var err error
 	for {
 		var data []byte
@@ -169,8 +180,20 @@ func (c *Conn) readLoop() {
 			continue // Shutdown already closed the connection: nothing can be answered
 		}
 		c.taken.Add(1)
-		c.dispatch(data, &sc, &m)
+		t, draining := c.dispatch(data, &r.sc, &r.m)
 		c.end()
+		if t == nil {
+			continue
+		}
+		if b, ok := c.ch.(interface{ buffered() bool }); ok && b.buffered() {
+			// More messages are already waiting (a pipelining peer): keep
+			// reading here and serve this one on a goroutine of its own.
+			spawn(func() { c.run(t, draining) })
+			continue
+		}
+		spawn(func() { c.readLoop(r) })
+		c.run(t, draining)
+		return
 	}
 	// No response can arrive any more. If the peer finished sending (EOF,
 	// or a stream that cannot be resynchronised), requests already read are
@@ -190,28 +213,27 @@ func (c *Conn) readLoop() {
 	}
 }
 
-// dispatch scans one message on the read goroutine, delivers responses at
-// once, and starts a handler goroutine for requests, waiting for a token
-// when MaxConcurrency handlers already run.
-func (c *Conn) dispatch(data []byte, sc *scanner, m *parsedMessage) {
+// dispatch scans one message on the read goroutine and delivers responses
+// at once. For requests it returns the task to serve, once a token is free
+// (it waits while MaxConcurrency handlers run).
+func (c *Conn) dispatch(data []byte, sc *scanner, m *parsedMessage) (t *task, draining bool) {
 	if int64(len(data)) > c.srv.maxMessageSize() {
 		// The channel's own limit may be larger (built with other
 		// options): the Server's MaxMessageSize holds on every channel.
 		c.send(appendResponse(nil, ID{}, nil, errMessageTooLarge(c.srv.maxMessageSize())))
-		return
+		return nil, false
 	}
 	m.limit = c.srv.maxBatchLen()
 	if err := sc.parseMessage(data, c.srv.maxDepth(), m); err != nil {
 		c.send(parseErrorReply(err))
-		return
+		return nil, false
 	}
 	if !m.batch {
 		if k := m.elems[0].kind; k == kindResponse || k == kindBadResponse {
 			c.deliver(data, &m.elems[0])
-			return
+			return nil, false
 		}
-		c.start(&task{conn: c, data: data, env: m.elems[0]})
-		return
+		return c.start(&task{conn: c, data: data, env: m.elems[0]})
 	}
 	// A batch: deliver the responses it holds, serve the rest together.
 	var requests []envelope
@@ -228,8 +250,9 @@ func (c *Conn) dispatch(data []byte, sc *scanner, m *parsedMessage) {
 	case m.n > c.srv.maxBatchLen():
 		c.send(appendResponse(nil, ID{}, nil, errBatchTooLong(m.n, c.srv.maxBatchLen())))
 	case len(requests) > 0:
-		c.start(&task{conn: c, data: data, batch: requests})
+		return c.start(&task{conn: c, data: data, batch: requests})
 	}
+	return nil, false
 }
 
 // begin counts a message (or a handler) as taken and not yet answered. It
@@ -260,12 +283,12 @@ func (c *Conn) end() {
 	}
 }
 
-// start runs serve on a goroutine of its own once a token is free, and sends its reply.
-func (c *Conn) start(t *task) {
+// start takes a token for t (waiting for one) and counts it as running.
+func (c *Conn) start(t *task) (*task, bool) {
 	select {
 	case c.sem <- struct{}{}:
 	case <-c.ctx.Done():
-		return
+		return nil, false
 	}
 	c.mu.Lock()
 	draining := c.draining
@@ -274,10 +297,10 @@ func (c *Conn) start(t *task) {
 	t.Context = c.ctx
 	t.held.Store(true)
 	c.wg.Add(1)
-	go c.run(t, draining)
+	return t, draining
 }
 
-// run serves a task on its own goroutine and sends the reply.
+// run serves a task and sends the reply.
 func (c *Conn) run(t *task, draining bool) {
 	defer c.wg.Done()
 	defer c.end()

@@ -193,6 +193,9 @@ func (s *stream) fill() error {
 	return nil
 }
 
+// buffered reports whether bytes of a next message are already read.
+func (s *stream) buffered() bool { return s.r < s.w }
+
 // lend returns b (a slice of buf) as a message the caller owns.
 func (s *stream) lend(b []byte) []byte {
 	s.lent = true

@@ -1,0 +1,38 @@
+package jsonrpc
+
+import "time"
+
+// Goroutines that served a request are kept for a moment and reused for
+// the next one: their stacks have already grown to what a handler needs,
+// which spares every request a stack copy. An idle worker exits after
+// workerIdle, so nothing lingers once the traffic stops.
+
+const workerIdle = 100 * time.Millisecond
+
+// work hands jobs to idle workers; it is unbuffered, so a send succeeds only
+// when a worker is waiting.
+var work = make(chan func())
+
+// spawn runs f on an idle worker, or on a new goroutine when none waits.
+func spawn(f func()) {
+	select {
+	case work <- f:
+	default:
+		go worker(f)
+	}
+}
+
+func worker(f func()) {
+	f()
+	t := time.NewTimer(workerIdle)
+	defer t.Stop()
+	for {
+		select {
+		case f = <-work:
+			f()
+			t.Reset(workerIdle)
+		case <-t.C:
+			return
+		}
+	}
+}
