@@ -85,7 +85,7 @@ func newConn(ch Channel, srv *Server, onDone func()) *Conn {
 		onDone: onDone,
 	}
 	srv.track(c, true)
-	go c.readLoop(new(reader))
+	go c.readLoop()
 	return c
 }
 
@@ -148,11 +148,14 @@ func (c *Conn) Wait() error {
 	return c.Err()
 }
 
-// reader is the state of the read loop, handed from goroutine to goroutine.
+// reader is the scanning state of a read loop, taken from a pool for each
+// message so that an idle connection holds none.
 type reader struct {
 	sc scanner
 	m  parsedMessage
 }
+
+var readerPool = sync.Pool{New: func() any { return new(reader) }}
 
 // readLoop reads messages until the channel ends. When a message needs a
 // handler and no other message is waiting in the read buffer, the goroutine
@@ -161,7 +164,7 @@ type reader struct {
 // a stack that has already grown, and an idle connection is parked on a
 // small, fresh stack. When more messages are waiting, this goroutine keeps
 // reading and the handler gets a goroutine of its own.
-func (c *Conn) readLoop(r *reader) {
+func (c *Conn) readLoop() {
 	var err error
 	for {
 		var data []byte
@@ -180,7 +183,10 @@ func (c *Conn) readLoop(r *reader) {
 			continue // Shutdown already closed the connection: nothing can be answered
 		}
 		c.taken.Add(1)
+		r := readerPool.Get().(*reader)
 		t, draining := c.dispatch(data, &r.sc, &r.m)
+		r.sc.data = nil // do not pin the message
+		readerPool.Put(r)
 		c.end()
 		if t == nil {
 			continue
@@ -191,7 +197,7 @@ func (c *Conn) readLoop(r *reader) {
 			spawn(func() { c.run(t, draining) })
 			continue
 		}
-		spawn(func() { c.readLoop(r) })
+		spawn(c.readLoop)
 		c.run(t, draining)
 		return
 	}
