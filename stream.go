@@ -113,6 +113,7 @@ type stream struct {
 	r, w int
 	eof  bool
 	lent bool // part of buf was handed out as a message
+	hint int  // size of the last message, to size the next buffer
 
 	// write side: the first writer writes, later ones queue behind it
 	wmu     sync.Mutex
@@ -164,6 +165,9 @@ func (s *stream) fill() error {
 		// in small pieces: move the tail to a fresh buffer.
 		tail := s.w - s.r
 		size := max(len(s.buf), 512)
+		if s.buf == nil && s.hint > size {
+			size = s.hint + s.hint/4 // the last message was large: expect another
+		}
 		if 2*tail > size {
 			size = min(2*size, int(min(max(s.max, maxHeaderBytes)+4096, math.MaxInt32)))
 			if size <= tail {
@@ -199,6 +203,7 @@ func (s *stream) buffered() bool { return s.r < s.w }
 // lend returns b (a slice of buf) as a message the caller owns.
 func (s *stream) lend(b []byte) []byte {
 	s.lent = true
+	s.hint = len(b)
 	return b[:len(b):len(b)]
 }
 
@@ -415,6 +420,28 @@ func (s *stream) sendQueued(msg []byte, queued releaser) error {
 		s.wcond.Broadcast()
 		return s.werr
 	}
+	if len(msg) >= directWrite && !s.writing && len(s.queue) == 0 {
+		// A large message and nobody writing: write it from msg itself,
+		// rather than copy it into the queue. Senders that come meanwhile
+		// queue and wait for the next round.
+		if queued != nil {
+			queued.release()
+			queued = nil
+		}
+		s.writing = true
+		s.taken++
+		header := s.framing == FramingHeader
+		s.wmu.Unlock()
+		err := s.writeFramed(msg, header)
+		s.wmu.Lock()
+		s.written = s.taken
+		if err != nil {
+			s.werr = err
+		}
+		s.writing = false
+		s.wcond.Broadcast()
+		return s.werr
+	}
 	s.queue = s.frame(s.queue, msg)
 	if queued != nil {
 		queued.release()
@@ -453,6 +480,28 @@ func (s *stream) sendQueued(msg []byte, queued releaser) error {
 	s.writing = false
 	s.wcond.Broadcast()
 	return s.werr
+}
+
+// directWrite is the size from which a message is written in place
+// rather than copied into the write queue.
+const directWrite = 64 << 10
+
+// writeFramed writes msg with its frame around it, without copying it.
+func (s *stream) writeFramed(msg []byte, header bool) error {
+	if header {
+		var h [40]byte
+		b := append(h[:0], "Content-Length: "...)
+		b = strconv.AppendInt(b, int64(len(msg)), 10)
+		b = append(b, "\r\n\r\n"...)
+		if err := s.write(b); err != nil {
+			return err
+		}
+		return s.write(msg)
+	}
+	if err := s.write(msg); err != nil {
+		return err
+	}
+	return s.write([]byte{'\n'})
 }
 
 // write writes p, failing when the peer accepts no bytes for the write
