@@ -677,10 +677,19 @@ func (c *Conn) Batch(ctx context.Context, b *Batch) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	msg := []byte{'['}
-	calls := make(map[uint64]*BatchCall)
-	pendings := make(map[uint64]*pendingCall)
+	// The calls get consecutive ids first, first+1, ...: the pending record
+	// of call i is waiting[i], and a notification has none.
+	type waiting struct {
+		call *BatchCall
+		id   uint64
+		p    *pendingCall
+	}
+	ws := make([]waiting, 0, len(b.elems))
+	buf := getBuf()
+	defer putBuf(buf)
+	msg := append((*buf)[:0], '[')
 	var first uint64 // the batch's first id names its group
+	var idBuf [20]byte
 	for i, e := range b.elems {
 		if i > 0 {
 			msg = append(msg, ',')
@@ -691,9 +700,10 @@ func (c *Conn) Batch(ctx context.Context, b *Batch) error {
 			if first == 0 {
 				first = n
 			}
-			idText = strconv.AppendUint(nil, n, 10)
-			calls[n] = e
-			pendings[n] = &pendingCall{ch: make(chan callResult, 1), group: first}
+			idText = strconv.AppendUint(idBuf[:0], n, 10)
+			p := pendingPool.Get().(*pendingCall)
+			p.group = first
+			ws = append(ws, waiting{e, n, p})
 		}
 		var err error
 		if msg, err = appendRequest(msg, idText, e.Method, e.Params); err != nil {
@@ -701,6 +711,7 @@ func (c *Conn) Batch(ctx context.Context, b *Batch) error {
 		}
 	}
 	msg = append(msg, ']')
+	*buf = msg
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -709,13 +720,13 @@ func (c *Conn) Batch(ctx context.Context, b *Batch) error {
 	if c.pending == nil {
 		c.pending = make(map[uint64]*pendingCall)
 	}
-	for k, p := range pendings {
-		c.pending[k] = p
+	for _, w := range ws {
+		c.pending[w.id] = w.p
 	}
 	c.mu.Unlock()
 	forgetAll := func() {
-		for k := range pendings {
-			c.forget(k)
+		for _, w := range ws {
+			c.forget(w.id)
 		}
 	}
 	yieldToken(ctx, c)
@@ -723,10 +734,11 @@ func (c *Conn) Batch(ctx context.Context, b *Batch) error {
 		forgetAll()
 		return err
 	}
-	for k, p := range pendings {
+	for _, w := range ws {
 		select {
-		case r := <-p.ch:
-			calls[k].finish(r.result, r.err)
+		case r := <-w.p.ch:
+			pendingPool.Put(w.p) // nothing else can send on it now
+			w.call.finish(r.result, r.err)
 		case <-ctx.Done():
 			forgetAll()
 			return ctx.Err()

@@ -304,7 +304,9 @@ func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems 
 		if conn != nil && !conn.tryAcquire() {
 			break
 		}
-		wg.Go(func() {
+		wg.Add(1)
+		spawn(func() {
+			defer wg.Done()
 			if conn != nil {
 				defer conn.release()
 			}
