@@ -94,7 +94,19 @@ func runIdle(b *testing.B, mode, addr, request string, start func() (stop func()
 	stop := start()
 	defer stop()
 	before := snapshot()
+	b.ResetTimer()
+	defer startIdleClients(b, mode, addr, request, n)()
+	b.StopTimer()
+	after := snapshot()
+	perConn := (float64(after.bytes) - float64(before.bytes)) / float64(n)
+	b.ReportMetric(perConn, "B/conn")
+	b.ReportMetric(float64(after.goroutines-before.goroutines)/float64(n), "goroutines/conn")
+}
 
+// startIdleClients has a child process open n connections to addr that
+// each make one call and then idle; it returns once they are all open. The
+// returned function ends the child.
+func startIdleClients(b *testing.B, mode, addr, request string, n int) (stop func()) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestIdleClientProcess$", "-test.bench=^$")
 	cmd.Env = append(os.Environ(), "BENCH_IDLE_CLIENT="+mode, "BENCH_IDLE_ADDR="+addr,
 		"BENCH_IDLE_N="+strconv.Itoa(n), "BENCH_IDLE_REQUEST="+request)
@@ -107,22 +119,16 @@ func runIdle(b *testing.B, mode, addr, request string, start func() (stop func()
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ResetTimer()
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	defer func() { stdin.Close(); cmd.Wait() }()
+	stop = func() { stdin.Close(); cmd.Wait() }
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil || line != "ready\n" {
-		stdin.Close()
-		cmd.Wait()
+		stop()
 		b.Fatalf("the client process did not connect: %q %v", strings.TrimSpace(line), err)
 	}
-	b.StopTimer()
-	after := snapshot()
-	perConn := (float64(after.bytes) - float64(before.bytes)) / float64(n)
-	b.ReportMetric(perConn, "B/conn")
-	b.ReportMetric(float64(after.goroutines-before.goroutines)/float64(n), "goroutines/conn")
+	return stop
 }
 
 // TestIdleClientProcess is the child process of the Idle benchmarks: it
