@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"mime"
 	"net"
 	"net/http"
@@ -24,7 +25,8 @@ import (
 type httpState struct {
 	sc  scanner
 	msg parsedMessage
-	buf []byte
+	buf []byte // the request body
+	out []byte // the reply
 }
 
 var httpStatePool = sync.Pool{New: func() any { return new(httpState) }}
@@ -77,7 +79,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body = http.MaxBytesReader(w, r.Body, limit)
 	}
 	var err error
-	st.buf, err = readBody(st.buf[:0], body, r.ContentLength)
+	st.buf, err = readBody(st.buf[:0], body, r.ContentLength, math.MaxInt64-1)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -88,9 +90,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "jsonrpc: cannot read the request body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	reply := s.process(r.Context(), nil, st.buf, &st.sc, &st.msg)
+	reply := s.processInto(r.Context(), nil, st.buf, &st.sc, &st.msg, st.out[:0])
+	if cap(reply) > 0 && cap(reply) <= maxPooledBody {
+		st.out = reply[:0] // reused for the next request once this one is written
+	}
 	h := w.Header()
-	if reply == nil {
+	if len(reply) == 0 {
 		status := s.NotificationStatus
 		if status == 0 {
 			status = http.StatusNoContent
@@ -98,7 +103,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(status)
 		return
 	}
-	h.Set("Content-Type", "application/json")
+	h["Content-Type"] = jsonContentType
 	if len(reply) > 2048 {
 		// Smaller replies get their length from net/http, which buffers
 		// them; a larger one would otherwise go chunked.
@@ -117,15 +122,18 @@ func tooLargeHTTP(w http.ResponseWriter, limit int64) {
 
 // readBody appends the whole of r to buf. A declared length sizes the
 // buffer once; otherwise it grows as the body arrives.
-func readBody(buf []byte, r io.Reader, declared int64) ([]byte, error) {
+func readBody(buf []byte, r io.Reader, declared, limit int64) ([]byte, error) {
 	if declared > 0 && int64(cap(buf)) < declared+1 {
 		buf = make([]byte, 0, declared+1) // +1: room to see EOF without growing
 	}
 	for {
+		if int64(len(buf)) > limit {
+			return buf, nil // the caller reports the size
+		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
+		n, err := r.Read(buf[len(buf):min(cap(buf), len(buf)+int(min(limit+1-int64(len(buf)), math.MaxInt32)))])
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
 			return buf, nil
@@ -136,10 +144,18 @@ func readBody(buf []byte, r io.Reader, declared int64) ([]byte, error) {
 	}
 }
 
+// jsonContentType is the header value every request and reply carries,
+// shared rather than allocated each time (nothing modifies it).
+var jsonContentType = []string{"application/json"}
+
 // isJSONMediaType reports whether a Content-Type names JSON: application/json
 // (case-insensitive), with a utf-8 charset if any. A client (strict false)
 // also accepts the +json structured suffix and application/json-rpc.
 func isJSONMediaType(ct string, strict bool) bool {
+	switch ct {
+	case "application/json", "application/json; charset=utf-8", "application/json;charset=utf-8":
+		return true
+	}
 	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil {
 		return false
@@ -301,9 +317,10 @@ func (c *HTTPClient) Call(ctx context.Context, method string, params, result any
 	if err != nil {
 		return err
 	}
-	var sc scanner
-	var m parsedMessage
-	if err := sc.parseMessage(body, DefaultMaxDepth, &m); err != nil {
+	r := readerPool.Get().(*reader)
+	defer func() { r.sc.data = nil; readerPool.Put(r) }()
+	sc, m := &r.sc, &r.m
+	if err := sc.parseMessage(body, DefaultMaxDepth, m); err != nil {
 		return invalidHTTPResponse("not valid JSON ("+err.Error()+")", body)
 	}
 	if m.batch {
@@ -313,8 +330,8 @@ func (c *HTTPClient) Call(ctx context.Context, method string, params, result any
 	if e.kind != kindResponse {
 		return invalidHTTPResponse("not a JSON-RPC response", body)
 	}
-	got := e.idOf(body)
-	if got.key() != (ID{raw: string(idText)}).key() {
+	if n, ok := parseOurID(e.id.of(body)); !ok || n != id {
+		got := e.idOf(body)
 		// A server that could not read the request answers with id null:
 		// its error is still the most useful thing to return.
 		if got.IsNull() && e.errObj.present() {
@@ -495,8 +512,8 @@ func (c *HTTPClient) post(ctx context.Context, msg []byte, wantReply bool) ([]by
 	for k, v := range c.header {
 		req.Header[k] = v
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
+	req.Header["Content-Type"] = jsonContentType
+	req.Header["Accept"] = jsonContentType
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return nil, err
@@ -521,7 +538,7 @@ func (c *HTTPClient) post(ctx context.Context, msg []byte, wantReply bool) ([]by
 	if resp.ContentLength > c.maxSize {
 		return nil, errors.New("jsonrpc: response of " + strconv.FormatInt(resp.ContentLength, 10) + " bytes is over the limit of " + strconv.FormatInt(c.maxSize, 10))
 	}
-	body, err := readBody(nil, io.LimitReader(resp.Body, c.maxSize+1), resp.ContentLength)
+	body, err := readBody(nil, resp.Body, resp.ContentLength, c.maxSize)
 	if err != nil {
 		return nil, errors.New("jsonrpc: reading the response: " + err.Error())
 	}
@@ -543,7 +560,14 @@ func (c *HTTPClient) post(ctx context.Context, msg []byte, wantReply bool) ([]by
 // closeBody drains a little of what is left of a body, so the connection
 // can be reused, and closes it.
 func closeBody(body io.ReadCloser) {
-	io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+	var b [512]byte
+	for n := 0; n < 64<<10; {
+		k, err := body.Read(b[:])
+		n += k
+		if err != nil {
+			break
+		}
+	}
 	body.Close()
 }
 

@@ -120,6 +120,11 @@ var (
 // nil when there is none. Responses to our own calls (on a Conn) are
 // delivered to their callers. This is the one path every transport shares.
 func (s *Server) process(ctx context.Context, conn *Conn, data []byte, sc *scanner, m *parsedMessage) []byte {
+	return s.processInto(ctx, conn, data, sc, m, nil)
+}
+
+// processInto is process rendering a single reply into out (reused by the caller).
+func (s *Server) processInto(ctx context.Context, conn *Conn, data []byte, sc *scanner, m *parsedMessage, out []byte) []byte {
 	if int64(len(data)) > s.maxMessageSize() {
 		// The transport's own limit may be larger (a Channel built with
 		// other options): MaxMessageSize holds on every path.
@@ -130,7 +135,7 @@ func (s *Server) process(ctx context.Context, conn *Conn, data []byte, sc *scann
 		return parseErrorReply(err)
 	}
 	if !m.batch {
-		return s.serveOne(ctx, conn, data, &m.elems[0], nil, nil)
+		return s.serveOne(ctx, conn, data, &m.elems[0], nil, out)
 	}
 	if len(m.elems) == 0 {
 		return appendResponse(nil, ID{}, nil, errEmptyBatch)
