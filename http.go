@@ -313,10 +313,13 @@ func (c *HTTPClient) Call(ctx context.Context, method string, params, result any
 	if *buf, err = appendRequest(*buf, idText, method, params); err != nil {
 		return err
 	}
-	body, err := c.post(ctx, *buf, true)
+	into := getBuf() // the response body
+	defer putBuf(into)
+	body, err := c.post(ctx, *buf, (*into)[:0], true)
 	if err != nil {
 		return err
 	}
+	*into = body[:0]
 	r := readerPool.Get().(*reader)
 	defer func() { r.sc.data = nil; readerPool.Put(r) }()
 	sc, m := &r.sc, &r.m
@@ -366,7 +369,7 @@ func (c *HTTPClient) Notify(ctx context.Context, method string, params any) erro
 	if *buf, err = appendRequest(*buf, nil, method, params); err != nil {
 		return err
 	}
-	body, err := c.post(ctx, *buf, false)
+	body, err := c.post(ctx, *buf, nil, false)
 	if err != nil {
 		return err
 	}
@@ -423,7 +426,7 @@ func (c *HTTPClient) Batch(ctx context.Context, b *Batch) error {
 	}
 	msg = append(msg, ']')
 	*buf = msg
-	body, err := c.post(ctx, msg, len(calls) > 0)
+	body, err := c.post(ctx, msg, nil, len(calls) > 0)
 	if err != nil {
 		return err
 	}
@@ -501,7 +504,7 @@ func (c *HTTPClient) Close() error {
 
 // post sends one message and returns the response body: nil when the server
 // sent none. It maps HTTP-level failures to errors.
-func (c *HTTPClient) post(ctx context.Context, msg []byte, wantReply bool) ([]byte, error) {
+func (c *HTTPClient) post(ctx context.Context, msg, into []byte, wantReply bool) ([]byte, error) {
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -538,7 +541,7 @@ func (c *HTTPClient) post(ctx context.Context, msg []byte, wantReply bool) ([]by
 	if resp.ContentLength > c.maxSize {
 		return nil, errors.New("jsonrpc: response of " + strconv.FormatInt(resp.ContentLength, 10) + " bytes is over the limit of " + strconv.FormatInt(c.maxSize, 10))
 	}
-	body, err := readBody(nil, resp.Body, resp.ContentLength, c.maxSize)
+	body, err := readBody(into, resp.Body, resp.ContentLength, c.maxSize)
 	if err != nil {
 		return nil, errors.New("jsonrpc: reading the response: " + err.Error())
 	}
@@ -560,9 +563,11 @@ func (c *HTTPClient) post(ctx context.Context, msg []byte, wantReply bool) ([]by
 // closeBody drains a little of what is left of a body, so the connection
 // can be reused, and closes it.
 func closeBody(body io.ReadCloser) {
-	var b [512]byte
+	buf := getBuf()
+	defer putBuf(buf)
+	b := (*buf)[:cap(*buf)]
 	for n := 0; n < 64<<10; {
-		k, err := body.Read(b[:])
+		k, err := body.Read(b)
 		n += k
 		if err != nil {
 			break
