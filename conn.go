@@ -197,7 +197,7 @@ func (c *Conn) readLoop() {
 			spawn(func() { c.run(t, draining) })
 			continue
 		}
-		spawn(c.readLoop)
+		go c.readLoop() // a fresh goroutine: an idle connection parks on a small stack
 		c.run(t, draining)
 		return
 	}
