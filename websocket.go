@@ -67,19 +67,34 @@ func WebSocketPing(interval, timeout time.Duration) WebSocketOption {
 // message over MaxMessageSize closes it with status 1009 (message too big).
 // Server.Shutdown answers the requests already read, then closes the
 // sockets (status 1000).
+//
+// The handler returns as soon as the socket is open: the connection is
+// served in the background, with no goroutine of net/http's kept for it.
+// Beyond Server.MaxConns sockets at once, handshakes get 503.
 func (s *Server) WebSocketHandler(opts ...WebSocketOption) http.Handler {
 	cfg := &wsConfig{}
 	for _, o := range opts {
 		o(cfg)
 	}
+	var open atomic.Int64 // sockets served by this handler
+	limit := int64(s.maxConns())
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if open.Add(1) > limit {
+			open.Add(-1)
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "server busy: too many connections", http.StatusServiceUnavailable)
+			return
+		}
 		wc, err := websocket.Accept(w, r, &cfg.accept)
 		if err != nil {
+			open.Add(-1)
 			s.logger().Debug("jsonrpc: websocket handshake refused", "remote", r.RemoteAddr, "error", err)
 			return // Accept has written the HTTP error
 		}
 		wc.SetReadLimit(s.maxMessageSize())
-		c := NewConn(newWSChannel(wc, cfg.pingInterval, cfg.pingTimeout), s)
+		// The socket is hijacked: the Conn lives on after this handler
+		// returns, so that net/http's goroutine (and its stack) goes.
+		c := newConn(newWSChannel(wc, cfg.pingInterval, cfg.pingTimeout), s, func() { open.Add(-1) })
 		// A socket accepted while the server shuts down may have missed
 		// Shutdown's list of connections: close it here.
 		s.mu.Lock()
@@ -88,7 +103,6 @@ func (s *Server) WebSocketHandler(opts ...WebSocketOption) http.Handler {
 		if closing {
 			c.Shutdown(context.Background())
 		}
-		<-c.Done()
 	})
 }
 
@@ -134,10 +148,15 @@ func dialWebSocketConn(ctx context.Context, url string, cfg *dialConfig) (*Conn,
 // use (the library serialises frames); Recv runs on one goroutine.
 type wsChannel struct {
 	wc      *websocket.Conn
-	done    chan struct{} // closed by Close: stops the pinger
 	once    sync.Once
-	wg      sync.WaitGroup
-	pingErr atomic.Pointer[error] // why the pinger closed the socket
+	pingErr atomic.Pointer[error] // why a ping closed the socket
+
+	// Pings run on a timer, not on a goroutine of their own: an idle
+	// socket costs no goroutine between pings.
+	mu      sync.Mutex
+	closed  bool
+	timer   *time.Timer
+	pinging sync.WaitGroup // a ping in progress
 }
 
 func newWSChannel(wc *websocket.Conn, interval, timeout time.Duration) *wsChannel {
@@ -147,41 +166,39 @@ func newWSChannel(wc *websocket.Conn, interval, timeout time.Duration) *wsChanne
 	if timeout <= 0 {
 		timeout = DefaultPingTimeout
 	}
-	ch := &wsChannel{wc: wc, done: make(chan struct{})}
+	ch := &wsChannel{wc: wc}
 	if interval > 0 {
-		ch.wg.Add(1)
-		go ch.pinger(interval, timeout)
+		ch.timer = time.AfterFunc(interval, func() { ch.ping(interval, timeout) })
 	}
 	return ch
 }
 
-// pinger pings the peer every interval; when a pong does not come back in
-// time, it records why and drops the socket, which ends Recv.
-func (ch *wsChannel) pinger(interval, timeout time.Duration) {
-	defer ch.wg.Done()
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ch.done:
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		err := ch.wc.Ping(ctx)
-		cancel()
-		if err != nil {
-			select {
-			case <-ch.done:
-				return // closing anyway
-			default:
-			}
-			perr := errors.New("jsonrpc: websocket peer did not answer a ping within " + timeout.String() + ": " + err.Error())
-			ch.pingErr.Store(&perr)
-			ch.wc.CloseNow()
-			return
-		}
+// ping pings the peer and schedules the next ping; when a pong does not
+// come back in time, it records why and drops the socket, which ends Recv.
+func (ch *wsChannel) ping(interval, timeout time.Duration) {
+	ch.mu.Lock()
+	if ch.closed {
+		ch.mu.Unlock()
+		return
 	}
+	ch.pinging.Add(1)
+	ch.mu.Unlock()
+	defer ch.pinging.Done()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	err := ch.wc.Ping(ctx)
+	cancel()
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.closed {
+		return // closing anyway
+	}
+	if err != nil {
+		perr := errors.New("jsonrpc: websocket peer did not answer a ping within " + timeout.String() + ": " + err.Error())
+		ch.pingErr.Store(&perr)
+		ch.wc.CloseNow()
+		return
+	}
+	ch.timer.Reset(interval)
 }
 
 // errBinaryFrame ends a connection whose peer sent a binary frame.
@@ -225,9 +242,14 @@ func (ch *wsChannel) Send(msg []byte) error {
 // Close performs the closing handshake (status 1000) and stops the pinger.
 func (ch *wsChannel) Close() error {
 	ch.once.Do(func() {
-		close(ch.done)
+		ch.mu.Lock()
+		ch.closed = true
+		if ch.timer != nil {
+			ch.timer.Stop()
+		}
+		ch.mu.Unlock()
 		ch.wc.Close(websocket.StatusNormalClosure, "")
-		ch.wg.Wait()
+		ch.pinging.Wait()
 	})
 	return nil
 }
