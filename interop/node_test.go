@@ -20,11 +20,15 @@ const nodeDir = "node"
 // is installed in node/node_modules.
 func requireNode(t *testing.T, pkg string) {
 	t.Helper()
+	skip := t.Skipf
+	if os.Getenv("JSONRPC_REQUIRE_NODE") != "" {
+		skip = t.Fatalf // CI: these tests must run
+	}
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed; the node interop tests need Node 20 or later")
+		skip("node is not installed; the node interop tests need Node 20 or later")
 	}
 	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", pkg, "package.json")); err != nil {
-		t.Skipf("the npm package %s is not installed: run `npm ci --prefix interop/node` from the repository root first", pkg)
+		skip("the npm package %s is not installed: run `npm ci --prefix interop/node` from the repository root first", pkg)
 	}
 }
 
