@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strconv"
 	"unicode/utf8"
 )
@@ -159,7 +160,11 @@ func (s *scanner) str() (escaped, ok bool) {
 	s.pos++ // opening quote
 	data := s.data
 	for {
-		// Fast path: printable ASCII other than quote and backslash.
+		// Fast path: printable ASCII other than quote and backslash, eight
+		// bytes at a time, then one at a time.
+		for s.pos+8 <= len(data) && plainASCII8(binary.LittleEndian.Uint64(data[s.pos:])) {
+			s.pos += 8
+		}
 		for s.pos < len(data) {
 			c := data[s.pos]
 			if c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
@@ -189,6 +194,18 @@ func (s *scanner) str() (escaped, ok bool) {
 			s.pos += size
 		}
 	}
+}
+
+// plainASCII8 reports whether the eight bytes of x are all printable ASCII
+// other than '"' and '\\' (no byte below 0x20 or from 0x80 up).
+func plainASCII8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	hasZero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
+	special := (x - 0x20*ones) & ^x & highs // a byte below 0x20
+	special |= hasZero(x ^ '"'*ones)
+	special |= hasZero(x ^ '\\'*ones)
+	special |= x & highs // a byte from 0x80 up
+	return special == 0
 }
 
 func (s *scanner) escape() bool {

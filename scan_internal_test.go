@@ -1,0 +1,52 @@
+package jsonrpc
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+func plainByte(c byte) bool { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' }
+
+// The eight-bytes-at-a-time check agrees with the byte-by-byte one: every
+// byte value at every position, then random words (borrows between bytes).
+func TestPlainASCII8(t *testing.T) {
+	check := func(b []byte) {
+		want := true
+		for _, c := range b {
+			want = want && plainByte(c)
+		}
+		if got := plainASCII8(binary.LittleEndian.Uint64(b)); got != want {
+			t.Fatalf("%q: got %v want %v", b, got, want)
+		}
+	}
+	for c := range 256 {
+		for pos := range 8 {
+			b := []byte("abcdefgh")
+			b[pos] = byte(c)
+			check(b)
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte{0x00, 0x01, 0x1f, 0x20, 0x21, '"', '#', '\\', ']', 0x7f, 0x80, 0xff, 'a'}
+	for range 200000 {
+		var b [8]byte
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		check(b[:])
+	}
+}
+
+func BenchmarkScanLongString(b *testing.B) {
+	msg := []byte(`{"jsonrpc":"2.0","method":"echo","params":{"s":"` + string(make([]byte, 0)) + strings.Repeat("x", 1<<20) + `"},"id":1}`)
+	b.SetBytes(int64(len(msg)))
+	var s scanner
+	var m parsedMessage
+	for b.Loop() {
+		if err := s.parseMessage(msg, DefaultMaxDepth, &m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
