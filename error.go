@@ -17,7 +17,6 @@ const (
 
 // Server-defined error codes (the specification reserves -32000..-32099 for them).
 const (
-	CodeServerBusy      = -32000 // a limit was reached; the request was not run
 	CodeRequestCanceled = -32001 // the connection closed or shut down before the handler finished
 )
 
