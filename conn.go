@@ -42,6 +42,8 @@ type Conn struct {
 	done   chan struct{}
 	onDone func()
 
+	inlineTask atomic.Pointer[task] // the task served on the read goroutine, if any
+
 	mu       sync.Mutex
 	pending  map[uint64]*pendingCall // our calls awaiting a response, by id
 	inflight map[string]struct{}     // ids of the peer's requests being served
@@ -85,6 +87,7 @@ func newConn(ch Channel, srv *Server, onDone func()) *Conn {
 		onDone: onDone,
 	}
 	srv.track(c, true)
+	watchConn(c, true)
 	go c.readLoop()
 	return c
 }
@@ -102,6 +105,9 @@ type task struct {
 	env   envelope    // a single request
 	req   Request     // its Request, given to the handler
 	batch []envelope  // or the requests of a batch
+
+	inline  atomic.Int32 // inlineNone, or the reading state when served inline
+	started int64        // when inline service began (Unix nanoseconds)
 }
 
 // Value returns the task itself for connKey (see ConnFromContext).
@@ -157,13 +163,11 @@ type reader struct {
 
 var readerPool = sync.Pool{New: func() any { return new(reader) }}
 
-// readLoop reads messages until the channel ends. When a message needs a
-// handler and no other message is waiting in the read buffer, the goroutine
-// that read it serves it and a fresh goroutine takes over reading: the
-// reply leaves without waiting for a scheduler handoff, the handler runs on
-// a stack that has already grown, and an idle connection is parked on a
-// small, fresh stack. When more messages are waiting, this goroutine keeps
-// reading and the handler gets a goroutine of its own.
+// readLoop reads messages until the channel ends. A request that arrives
+// with no other message waiting is served right here and reading goes on
+// after it (see inline.go: slow handlers and callbacks move reading to a
+// fresh goroutine). When more messages are waiting, the handler gets a
+// goroutine of its own and reading goes on at once.
 func (c *Conn) readLoop() {
 	var err error
 	for {
@@ -197,9 +201,9 @@ func (c *Conn) readLoop() {
 			spawn(func() { c.run(t, draining) })
 			continue
 		}
-		go c.readLoop() // a fresh goroutine: an idle connection parks on a small stack
-		c.run(t, draining)
-		return
+		if !c.serveInline(t, draining) {
+			return // reading has moved to another goroutine
+		}
 	}
 	// No response can arrive any more. If the peer finished sending (EOF,
 	// or a stream that cannot be resynchronised), requests already read are
@@ -527,6 +531,7 @@ func (c *Conn) close(cause error) {
 	c.ch.Close()
 	c.failPending(cause)
 	c.srv.track(c, false)
+	watchConn(c, false)
 }
 
 // Close closes the connection at once: running handlers are cancelled and
@@ -633,6 +638,7 @@ func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, err
 func yieldToken(ctx context.Context, c *Conn) {
 	if t, ok := ctx.Value(connKey{}).(*task); ok && t.conn == c {
 		t.release()
+		t.handOn() // served inline: its answer must be read while it waits
 	}
 }
 
