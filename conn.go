@@ -43,6 +43,8 @@ type Conn struct {
 	onDone func()
 
 	inlineTask atomic.Pointer[task] // the task served on the read goroutine, if any
+	lastInline atomic.Int64         // when a task was last served inline (0: none since the reader was fresh)
+	refresh    atomic.Bool          // the watchdog interrupted the read for a fresh reader
 
 	mu       sync.Mutex
 	pending  map[uint64]*pendingCall // our calls awaiting a response, by id
@@ -173,6 +175,12 @@ func (c *Conn) readLoop() {
 	for {
 		var data []byte
 		data, err = c.ch.Recv()
+		if err != nil && errors.Is(err, errReadInterrupted) {
+			// The watchdog asks for a fresh read goroutine (idle connection).
+			c.refresh.Store(false)
+			go c.readLoop()
+			return
+		}
 		if err != nil {
 			var fe *FrameError
 			if errors.As(err, &fe) {

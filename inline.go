@@ -17,6 +17,12 @@ import (
 // moves to another goroutine.
 const inlineBudget = time.Millisecond
 
+// A read goroutine that served handlers has a grown stack. Once its
+// connection has been idle for idleRefresh, the watchdog interrupts its
+// read and a fresh goroutine, on a small stack, waits in its place, so an
+// idle connection costs little memory.
+const idleRefresh = time.Second
+
 // Reading states of a task served inline.
 const (
 	inlineNone     = iota // not served inline
@@ -36,6 +42,7 @@ func (t *task) handOn() {
 // goroutine should read on (false: reading has moved elsewhere).
 func (c *Conn) serveInline(t *task, draining bool) bool {
 	t.started = time.Now().UnixNano()
+	c.lastInline.Store(t.started)
 	t.inline.Store(inlineReading)
 	c.inlineTask.Store(t)
 	if inlineCount.Add(1) == 1 {
@@ -89,6 +96,9 @@ func watchConn(c *Conn, add bool) {
 func watchdog() {
 	t := time.NewTicker(inlineBudget)
 	defer t.Stop()
+	idle := time.NewTimer(idleRefresh)
+	defer idle.Stop()
+	var lastSweep int64
 	for {
 		watch.mu.Lock()
 		if len(watch.conns) == 0 {
@@ -96,19 +106,47 @@ func watchdog() {
 			watch.mu.Unlock()
 			return
 		}
+		now := time.Now().UnixNano()
 		if inlineCount.Load() > 0 {
-			deadline := time.Now().UnixNano() - int64(inlineBudget)
+			deadline := now - int64(inlineBudget)
 			for c := range watch.conns {
 				if tk := c.inlineTask.Load(); tk != nil && tk.started < deadline {
 					tk.handOn()
 				}
 			}
 		}
+		if now-lastSweep >= int64(idleRefresh) {
+			lastSweep = now
+			for c := range watch.conns {
+				if last := c.lastInline.Load(); last != 0 && now-last >= int64(idleRefresh) && c.inlineTask.Load() == nil {
+					c.refreshReader()
+				}
+			}
+		}
 		watch.mu.Unlock()
 		if inlineCount.Load() == 0 {
-			<-watch.kick // idle: sleep until inline work begins
+			// No handler runs inline: wake for the next one, or for the
+			// next sweep of idle connections.
+			idle.Reset(idleRefresh)
+			select {
+			case <-watch.kick:
+			case <-idle.C:
+			}
 			continue
 		}
 		<-t.C
+	}
+}
+
+// refreshReader interrupts the read of an idle connection whose read
+// goroutine served handlers, so that a fresh goroutine reads in its place.
+func (c *Conn) refreshReader() {
+	d, ok := c.ch.(interface{ interruptRead() bool })
+	if !ok || !c.refresh.CompareAndSwap(false, true) {
+		return
+	}
+	c.lastInline.Store(0)
+	if !d.interruptRead() {
+		c.refresh.Store(false)
 	}
 }

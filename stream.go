@@ -113,7 +113,10 @@ type stream struct {
 	r, w int
 	eof  bool
 	lent bool // part of buf was handed out as a message
-	hint int  // size of the last message, to size the next buffer
+	// interrupted is set by interruptRead until the read it cut returns.
+	interrupted atomic.Bool
+	between     bool // Recv has read nothing of the next message yet
+	hint        int  // size of the last message, to size the next buffer
 
 	// write side: the first writer writes, later ones queue behind it
 	wmu     sync.Mutex
@@ -185,6 +188,18 @@ func (s *stream) fill() error {
 	}
 	n, err := s.rwc.Read(s.buf[s.w:])
 	s.w += n
+	for err != nil && n == 0 && s.interrupted.Load() && errors.Is(err, os.ErrDeadlineExceeded) {
+		// interruptRead: clear the deadline. Between messages, say so;
+		// within one, read on (nothing of it may be dropped).
+		s.interrupted.Store(false)
+		s.rwc.(interface{ SetReadDeadline(time.Time) error }).SetReadDeadline(time.Time{})
+		if s.between {
+			return errReadInterrupted
+		}
+		n, err = s.rwc.Read(s.buf[s.w:])
+		s.w += n
+	}
+	s.between = false
 	if err == io.EOF {
 		s.eof = true
 		if n > 0 {
@@ -195,6 +210,26 @@ func (s *stream) fill() error {
 		return err
 	}
 	return nil
+}
+
+// errReadInterrupted is what Recv returns after interruptRead.
+var errReadInterrupted = errors.New("jsonrpc: read interrupted")
+
+// interruptRead makes a Recv blocked on the connection return
+// errReadInterrupted, with nothing lost: what was read stays buffered and
+// the next Recv goes on from there. It reports false when the connection
+// has no read deadline to use.
+func (s *stream) interruptRead() bool {
+	d, ok := s.rwc.(interface{ SetReadDeadline(time.Time) error })
+	if !ok {
+		return false
+	}
+	s.interrupted.Store(true)
+	if d.SetReadDeadline(time.Unix(1, 0)) != nil {
+		s.interrupted.Store(false)
+		return false
+	}
+	return true
 }
 
 // buffered reports whether bytes of a next message are already read.
@@ -218,6 +253,7 @@ func (s *stream) shrink() {
 }
 
 func (s *stream) Recv() ([]byte, error) {
+	s.between = s.r == s.w // nothing of the next message read yet
 	defer s.shrink()
 	if s.framing == FramingAuto {
 		if err := s.detect(); err != nil {
