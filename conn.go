@@ -209,6 +209,14 @@ func (c *Conn) readLoop() {
 			spawn(func() { c.run(t, draining) })
 			continue
 		}
+		if _, ok := c.ch.(interface{ interruptRead() bool }); !ok {
+			// A channel whose read cannot be interrupted (WebSocket) keeps
+			// a fresh goroutine reading, so that an idle connection parks
+			// on a small stack; this one serves the request.
+			go c.readLoop()
+			c.run(t, draining)
+			return
+		}
 		if !c.serveInline(t, draining) {
 			return // reading has moved to another goroutine
 		}

@@ -10,11 +10,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 var (
-	reverse = flag.Bool("bench.reverse", false, "run the implementations in reverse order (run.sh alternates passes)")
-	idleMax = flag.Int("bench.idlemax", 5000, "most connections an Idle benchmark opens (b.N is the count; use -benchtime=2000x)")
+	reverse  = flag.Bool("bench.reverse", false, "run the implementations in reverse order (run.sh alternates passes)")
+	idleMax  = flag.Int("bench.idlemax", 5000, "most connections an Idle benchmark opens (b.N is the count; use -benchtime=2000x)")
+	idleWait = flag.Duration("bench.idlewait", 3*time.Second, "how long the Idle benchmarks let the connections idle before measuring")
 )
 
 const (

@@ -97,6 +97,7 @@ func runIdle(b *testing.B, mode, addr, request string, start func() (stop func()
 	b.ResetTimer()
 	defer startIdleClients(b, mode, addr, request, n)()
 	b.StopTimer()
+	time.Sleep(*idleWait) // idle means idle for a while, for every implementation
 	after := snapshot()
 	perConn := (float64(after.bytes) - float64(before.bytes)) / float64(n)
 	b.ReportMetric(perConn, "B/conn")
