@@ -1,6 +1,7 @@
 package jsonrpc_test
 
 import (
+	"bufio"
 	"context"
 	"net"
 	"testing"
@@ -65,4 +66,52 @@ func BenchmarkCallTCPParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkServerTCPRawClient: our server against a plain client that
+// writes a request line and reads the reply line (no JSON work on the
+// client), to be set against BenchmarkRawTCPEcho.
+func BenchmarkServerTCPRawClient(b *testing.B) {
+	srv := echoServer()
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	go srv.Serve(l, jsonrpc.FramingLine)
+	defer srv.Shutdown(context.Background())
+	nc, _ := net.Dial("tcp", l.Addr().String())
+	defer nc.Close()
+	br := bufio.NewReader(nc)
+	req := []byte(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"a":1,"b":"hello"}}` + "\n")
+	for b.Loop() {
+		nc.Write(req)
+		if _, err := br.ReadSlice('\n'); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRawTCPEcho is the limit: the same exchange with a server that
+// echoes lines, no JSON at all.
+func BenchmarkRawTCPEcho(b *testing.B) {
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	go func() {
+		c, _ := l.Accept()
+		br := bufio.NewReader(c)
+		for {
+			line, err := br.ReadSlice('\n')
+			if err != nil {
+				return
+			}
+			c.Write(line)
+		}
+	}()
+	defer l.Close()
+	nc, _ := net.Dial("tcp", l.Addr().String())
+	defer nc.Close()
+	br := bufio.NewReader(nc)
+	req := []byte(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"a":1,"b":"hello"}}` + "\n")
+	for b.Loop() {
+		nc.Write(req)
+		if _, err := br.ReadSlice('\n'); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
