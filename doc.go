@@ -71,11 +71,17 @@
 // responses may leave in any order (ids match them). Elements of a batch run
 // concurrently while the connection has spare capacity.
 //
-// When a request arrives with nothing else waiting to be read, the
-// goroutine that read it serves it and another goroutine reads on, so a
-// fast reply leaves without a goroutine switch. Goroutines that finished
-// serving are kept for 100 ms and reused, so handlers run on stacks that
-// have already grown; none lingers once traffic stops.
+// On a byte stream (TCP, unix, stdio), a request that arrives with nothing
+// else waiting to be read is served by the goroutine that read it, which
+// then reads on: a fast reply leaves without any goroutine switch. While
+// such a handler runs nothing is read, so a watchdog moves reading to a
+// fresh goroutine once the handler has run for 1 ms (a message that comes
+// meanwhile waits at most that long to be read), and a handler that calls
+// its peer hands reading on at once. After a second of idleness the read
+// goroutine is replaced by a fresh one, so an idle connection keeps only a
+// small stack. Other handlers run on goroutines that are kept for 100 ms
+// after use and reused, so their stacks have already grown; none lingers
+// once traffic stops.
 //
 // A handler may call its peer through ConnFromContext(ctx): while it waits
 // for the answer it gives its concurrency slot back, so callbacks never
