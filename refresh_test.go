@@ -105,3 +105,35 @@ func readHeaderFramed(br *bufio.Reader) (string, error) {
 	_, err := io.ReadFull(br, buf)
 	return string(buf), err
 }
+
+// A slow handler served on the read goroutine does not hold up the next
+// request: reading moves on within a few milliseconds.
+func TestSlowInlineHandlerDoesNotBlockTheNext(t *testing.T) {
+	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l, jsonrpc.FramingLine)
+	defer srv.Shutdown(context.Background())
+	nc, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(nc, `{"jsonrpc":"2.0","method":"sleep","params":{"ms":3000},"id":"slow"}`+"\n")
+	time.Sleep(50 * time.Millisecond) // the sleep is being served inline by now
+	start := time.Now()
+	io.WriteString(nc, `{"jsonrpc":"2.0","method":"echo","params":[1],"id":"fast"}`+"\n")
+	line, err := bufio.NewReader(nc).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(line, `"id":"fast"`) {
+		t.Fatalf("first reply %s, want the fast one", line)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("the fast request waited %v behind the slow one", d)
+	}
+}
