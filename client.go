@@ -40,7 +40,6 @@ type BatchCall struct {
 
 	result any
 	notify bool
-	done   bool
 }
 
 // Call adds a call whose result is decoded into result (a pointer, or nil).
@@ -60,7 +59,6 @@ func (b *Batch) Len() int { return len(b.elems) }
 
 // finish records the outcome of a call.
 func (c *BatchCall) finish(result []byte, err error) {
-	c.done = true
 	if err != nil {
 		c.Err = err
 		return

@@ -263,12 +263,18 @@ func (c *Conn) dispatch(data []byte, sc *scanner, m *parsedMessage) (t *task, dr
 	}
 	// A batch: deliver the responses it holds, serve the rest together.
 	var requests []envelope
+	var group uint64 // the batch of ours these responses answer
 	for i := range m.elems {
 		if k := m.elems[i].kind; k == kindResponse || k == kindBadResponse {
-			c.deliver(data, &m.elems[i])
+			if g := c.deliver(data, &m.elems[i]); g != 0 {
+				group = g
+			}
 		} else {
 			requests = append(requests, m.elems[i])
 		}
+	}
+	if group != 0 {
+		c.failUnanswered(group)
 	}
 	switch {
 	case len(m.elems) == 0:
@@ -421,15 +427,15 @@ func (c *Conn) send(msg []byte) {
 }
 
 // deliver hands a response to the call waiting for it.
-func (c *Conn) deliver(data []byte, e *envelope) {
+func (c *Conn) deliver(data []byte, e *envelope) (group uint64) {
 	if !e.id.present() {
 		c.srv.logger().Debug("jsonrpc: dropping a response without id")
-		return
+		return 0
 	}
 	raw := e.id.of(data)
 	if string(raw) == "null" {
 		c.deliverNullID(data, e)
-		return
+		return 0
 	}
 	var p *pendingCall
 	if n, ok := parseOurID(raw); ok {
@@ -440,8 +446,9 @@ func (c *Conn) deliver(data []byte, e *envelope) {
 	}
 	if p == nil {
 		c.srv.logger().Debug("jsonrpc: dropping a response to an unknown id", "id", string(raw))
-		return
+		return 0
 	}
+	group = p.group // read before p is handed back: its caller may recycle it
 	switch {
 	case e.kind == kindBadResponse:
 		p.ch <- callResult{err: errors.New("jsonrpc: invalid response from peer")}
@@ -449,11 +456,30 @@ func (c *Conn) deliver(data []byte, e *envelope) {
 		rpcErr, ok := parseErrorObject(e.errObj.of(data))
 		if !ok {
 			p.ch <- callResult{err: errors.New("jsonrpc: invalid error object in response: " + truncate(string(e.errObj.of(data)), 200))}
-			return
+			return group
 		}
 		p.ch <- callResult{err: rpcErr}
 	default:
 		p.ch <- callResult{result: e.result.of(data)}
+	}
+	return group
+}
+
+// failUnanswered fails the calls of a batch of ours that are still waiting
+// once the peer's answer to that batch has been read: a peer may answer a
+// batch only in part, and the calls left out would otherwise wait forever.
+func (c *Conn) failUnanswered(group uint64) {
+	c.mu.Lock()
+	var left []*pendingCall
+	for n, p := range c.pending {
+		if p.group == group {
+			left = append(left, p)
+			delete(c.pending, n)
+		}
+	}
+	c.mu.Unlock()
+	for _, p := range left {
+		p.ch <- callResult{err: errNoResponse}
 	}
 }
 

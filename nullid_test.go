@@ -72,3 +72,36 @@ func TestConnBrokenTransportCancelsHandlers(t *testing.T) {
 		t.Fatal("the handler's context was not cancelled after the connection was reset")
 	}
 }
+
+// A peer that answers a batch of ours only in part: the calls it left out
+// fail with an error instead of waiting forever.
+func TestConnBatchAnsweredInPart(t *testing.T) {
+	a, b := net.Pipe()
+	c := jsonrpc.NewConn(jsonrpc.NewStream(b, jsonrpc.StreamOptions{}), nil)
+	defer c.Close()
+	defer a.Close()
+	go func() {
+		// A hand-written peer: read the batch, answer its first call only.
+		buf := make([]byte, 4096)
+		n, err := a.Read(buf)
+		if err != nil || n == 0 {
+			return
+		}
+		a.Write([]byte(`[{"jsonrpc":"2.0","id":1,"result":"one"}]` + "\n"))
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var batch jsonrpc.Batch
+	var one string
+	first := batch.Call("a", nil, &one)
+	second := batch.Call("b", nil, nil)
+	if err := c.Batch(ctx, &batch); err != nil {
+		t.Fatalf("Batch: %v", err)
+	}
+	if first.Err != nil || one != "one" {
+		t.Fatalf("first call: %q %v", one, first.Err)
+	}
+	if second.Err == nil {
+		t.Fatal("the call the peer left out did not fail")
+	}
+}
