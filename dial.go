@@ -214,7 +214,7 @@ func (s *Server) Listen(rawURL string, opts ...ListenOption) (*Listener, error) 
 		if framing == FramingAuto {
 			framing = FramingLine
 		}
-		c := NewConn(NewStream(stdio{}, StreamOptions{Framing: framing, MaxMessageSize: s.maxMessageSize()}), s)
+		c := NewConn(NewStream(stdio{}, s.streamOptions(framing)), s)
 		go func() {
 			<-c.Done()
 			err := c.Err()

@@ -118,7 +118,7 @@
 //	method name length        256 bytes      Server.MaxMethodLen     -32600
 //	handlers per connection   8×GOMAXPROCS   Server.MaxConcurrency   further requests wait (read back-pressure)
 //	connections per listener  16384          Server.MaxConns         sockets closed on accept, HTTP 503
-//	stalled write             30 s           StreamOptions.WriteTimeout   that connection is closed
-//	replies queued unwritten  4×message size StreamOptions.MaxQueuedBytes that connection is closed
+//	stalled write             30 s           Server.WriteTimeout     that connection is closed
+//	replies queued unwritten  4×message size Server.MaxQueuedBytes   that connection is closed
 //	header section (LSP)      8 KiB          fixed                   -32700, connection closed
 package jsonrpc

@@ -89,7 +89,7 @@ func (s *Server) Serve(l net.Listener, framing Framing) error {
 			nc.Close()
 			continue
 		}
-		newConn(NewStream(nc, StreamOptions{Framing: framing, MaxMessageSize: s.maxMessageSize()}), s, func() { open.Add(-1) })
+		newConn(NewStream(nc, s.streamOptions(framing)), s, func() { open.Add(-1) })
 	}
 }
 

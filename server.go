@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Default limits. Each has a Server field of its own; zero means the default.
@@ -59,6 +60,13 @@ type Server struct {
 	// (over it a socket is closed as soon as it is accepted), requests on
 	// http:// and sockets on ws:// (over it: HTTP 503 with Retry-After).
 	MaxConns int
+
+	// WriteTimeout and MaxQueuedBytes bound, on the streams this Server
+	// serves (tcp, unix, stdio), how long a write may stall and how many
+	// reply bytes may wait for a slow reader; past either, that connection
+	// closes. Zero means the StreamOptions defaults (30 s; 4×MaxMessageSize).
+	WriteTimeout   time.Duration
+	MaxQueuedBytes int64
 
 	// ExposeInternalErrors sends the text of handler errors that are not
 	// *Error as the message of the -32603 response. Off by default: the
@@ -144,6 +152,11 @@ func (s *Server) processInto(ctx context.Context, conn *Conn, data []byte, sc *s
 		return appendResponse(nil, ID{}, nil, errBatchTooLong(m.n, s.maxBatchLen()))
 	}
 	return s.serveBatch(ctx, conn, data, m.elems)
+}
+
+// streamOptions are the options of the streams s serves.
+func (s *Server) streamOptions(f Framing) StreamOptions {
+	return StreamOptions{Framing: f, MaxMessageSize: s.maxMessageSize(), WriteTimeout: s.WriteTimeout, MaxQueuedBytes: s.MaxQueuedBytes}
 }
 
 // parseErrorReply renders the reply to a message that could not be scanned.
