@@ -73,27 +73,29 @@ func BenchmarkCallTCPParallel(b *testing.B) {
 // client), to be set against BenchmarkRawTCPEcho.
 func BenchmarkServerTCPRawClient(b *testing.B) {
 	srv := echoServer()
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
 	go srv.Serve(l, jsonrpc.FramingLine)
 	defer srv.Shutdown(context.Background())
-	nc, _ := net.Dial("tcp", l.Addr().String())
-	defer nc.Close()
-	br := bufio.NewReader(nc)
-	req := []byte(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"a":1,"b":"hello"}}` + "\n")
-	for b.Loop() {
-		nc.Write(req)
-		if _, err := br.ReadSlice('\n'); err != nil {
-			b.Fatal(err)
-		}
-	}
+	lineRoundTrips(b, l.Addr().String())
 }
 
 // BenchmarkRawTCPEcho is the limit: the same exchange with a server that
 // echoes lines, no JSON at all.
 func BenchmarkRawTCPEcho(b *testing.B) {
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
 	go func() {
-		c, _ := l.Accept()
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
 		br := bufio.NewReader(c)
 		for {
 			line, err := br.ReadSlice('\n')
@@ -103,8 +105,16 @@ func BenchmarkRawTCPEcho(b *testing.B) {
 			c.Write(line)
 		}
 	}()
-	defer l.Close()
-	nc, _ := net.Dial("tcp", l.Addr().String())
+	lineRoundTrips(b, l.Addr().String())
+}
+
+// lineRoundTrips writes the echo request as a line and reads the reply
+// line, b.N times, on one connection to addr.
+func lineRoundTrips(b *testing.B, addr string) {
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		b.Fatal(err)
+	}
 	defer nc.Close()
 	br := bufio.NewReader(nc)
 	req := []byte(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"a":1,"b":"hello"}}` + "\n")
