@@ -115,7 +115,7 @@ type stream struct {
 	lent bool // part of buf was handed out as a message
 	// interrupted is set by interruptRead until the read it cut returns.
 	interrupted atomic.Bool
-	between     bool // Recv has read nothing of the next message yet
+	skipping    bool // an oversize line is being skipped
 	hint        int  // size of the last message, to size the next buffer
 
 	// write side: the first writer writes, later ones queue behind it
@@ -172,7 +172,7 @@ func (s *stream) fill() error {
 			size = s.hint + s.hint/4 // the last message was large: expect another
 		}
 		if 2*tail > size {
-			size = min(2*size, int(min(max(s.max, maxHeaderBytes)+4096, math.MaxInt32)))
+			size = min(2*size, int(min(s.max, math.MaxInt32)+maxHeaderBytes+4096)) // a header section and its message
 			if size <= tail {
 				return errFull
 			}
@@ -188,18 +188,14 @@ func (s *stream) fill() error {
 	}
 	n, err := s.rwc.Read(s.buf[s.w:])
 	s.w += n
-	for err != nil && n == 0 && s.interrupted.Load() && errors.Is(err, os.ErrDeadlineExceeded) {
-		// interruptRead: clear the deadline. Between messages, say so;
-		// within one, read on (nothing of it may be dropped).
+	if err != nil && n == 0 && s.interrupted.Load() && errors.Is(err, os.ErrDeadlineExceeded) {
+		// interruptRead: clear the deadline and say so. Nothing is lost:
+		// the framing functions consume bytes only once a whole message
+		// (or a decided error) is there, so the next Recv resumes.
 		s.interrupted.Store(false)
 		s.rwc.(interface{ SetReadDeadline(time.Time) error }).SetReadDeadline(time.Time{})
-		if s.between {
-			return errReadInterrupted
-		}
-		n, err = s.rwc.Read(s.buf[s.w:])
-		s.w += n
+		return errReadInterrupted
 	}
-	s.between = false
 	if err == io.EOF {
 		s.eof = true
 		if n > 0 {
@@ -253,7 +249,6 @@ func (s *stream) shrink() {
 }
 
 func (s *stream) Recv() ([]byte, error) {
-	s.between = s.r == s.w // nothing of the next message read yet
 	defer s.shrink()
 	if s.framing == FramingAuto {
 		if err := s.detect(); err != nil {
@@ -290,6 +285,12 @@ func (s *stream) detect() error {
 }
 
 func (s *stream) recvLine() ([]byte, error) {
+	if s.skipping { // an interrupted skip goes on
+		if err := s.skipLine(); err != nil {
+			return nil, err
+		}
+		return nil, tooLarge(s.max, false)
+	}
 	scanned := 0 // bytes of buf[r:w] known to hold no newline
 	for {
 		if i := bytes.IndexByte(s.buf[s.r+scanned:s.w], '\n'); i >= 0 {
@@ -339,14 +340,17 @@ func isBlank(b []byte) bool {
 
 // skipLine discards input up to and including the next newline.
 func (s *stream) skipLine() error {
+	s.skipping = true
 	for {
 		if i := bytes.IndexByte(s.buf[s.r:s.w], '\n'); i >= 0 {
 			s.r += i + 1
+			s.skipping = false
 			return nil
 		}
 		s.r = s.w
 		if err := s.fill(); err != nil {
 			if err == io.EOF {
+				s.skipping = false
 				return nil
 			}
 			return err
@@ -360,36 +364,39 @@ func headerErr(msg string) *FrameError {
 	return &FrameError{Fatal: true, Code: CodeParseError, Msg: "invalid message header: " + msg}
 }
 
+// recvHeader reads a message framed by a header section. It consumes
+// nothing until the whole message is there (only stray blank lines), so a
+// read interrupted halfway resumes where it left off.
 func (s *stream) recvHeader() ([]byte, error) {
 	length := int64(-1)
-	headerBytes := 0
+	off := 0 // bytes of buf[r:] read as header lines so far
 	for {
 		// Read one header line.
 		var line []byte
 		for {
-			if i := bytes.IndexByte(s.buf[s.r:s.w], '\n'); i >= 0 {
-				line = s.buf[s.r : s.r+i]
-				s.r += i + 1
-				headerBytes += i + 1
+			if i := bytes.IndexByte(s.buf[s.r+off:s.w], '\n'); i >= 0 {
+				line = s.buf[s.r+off : s.r+off+i]
+				off += i + 1
 				break
 			}
-			if s.w-s.r+headerBytes > maxHeaderBytes {
+			if s.w-s.r > maxHeaderBytes {
 				return nil, headerErr("header section too long")
 			}
 			if err := s.fill(); err != nil {
-				if err == io.EOF && (s.w > s.r || headerBytes > 0) {
+				if err == io.EOF && s.w > s.r {
 					return nil, io.ErrUnexpectedEOF
 				}
 				return nil, err
 			}
 		}
-		if headerBytes > maxHeaderBytes {
+		if off > maxHeaderBytes {
 			return nil, headerErr("header section too long")
 		}
 		line = bytes.TrimRight(line, "\r")
 		if len(line) == 0 {
-			if headerBytes <= 2 {
-				headerBytes = 0 // stray blank line between messages
+			if off <= 2 {
+				s.r += off // stray blank line between messages
+				off = 0
 				continue
 			}
 			break
@@ -415,7 +422,7 @@ func (s *stream) recvHeader() ([]byte, error) {
 	if length > s.max {
 		return nil, tooLarge(s.max, true)
 	}
-	for int64(s.w-s.r) < length {
+	for int64(s.w-s.r-off) < length {
 		if err := s.fill(); err != nil {
 			if err == io.EOF {
 				return nil, io.ErrUnexpectedEOF
@@ -423,8 +430,9 @@ func (s *stream) recvHeader() ([]byte, error) {
 			return nil, err
 		}
 	}
-	msg := s.lend(s.buf[s.r : s.r+int(length)])
-	s.r += int(length)
+	body := s.r + off
+	msg := s.lend(s.buf[body : body+int(length)])
+	s.r = body + int(length)
 	return msg, nil
 }
 
