@@ -44,7 +44,8 @@ type Conn struct {
 
 	inlineTask atomic.Pointer[task] // the task served on the read goroutine, if any
 	lastInline atomic.Int64         // when a task was last served inline (0: none since the reader was fresh)
-	refresh    atomic.Bool          // the watchdog interrupted the read for a fresh reader
+	refresh    atomic.Bool          // a read is being interrupted (fresh reader, or a reading caller's ctx ended)
+	served     atomic.Bool          // a message of the peer other than a response was read (see parkRead)
 
 	mu       sync.Mutex
 	pending  map[uint64]*pendingCall // our calls awaiting a response, by id
@@ -54,6 +55,8 @@ type Conn struct {
 	busy     int                     // messages taken and not yet answered (dispatch and handlers)
 	idle     chan struct{}           // closed when busy drops to 0 while draining
 	closed   bool
+	parked   bool         // nobody reads: the next to need a message reads (see reading.go)
+	parkedAt int64        // when reading was parked (Unix nanoseconds)
 	taken    atomic.Int64 // messages taken for processing (tests count answers against it)
 	err      error
 }
@@ -171,36 +174,27 @@ var readerPool = sync.Pool{New: func() any { return new(reader) }}
 // fresh goroutine). When more messages are waiting, the handler gets a
 // goroutine of its own and reading goes on at once.
 func (c *Conn) readLoop() {
-	var err error
 	for {
-		var data []byte
-		data, err = c.ch.Recv()
+		data, err := c.ch.Recv()
 		if err != nil && errors.Is(err, errReadInterrupted) {
-			// The watchdog asks for a fresh read goroutine (idle connection).
+			// The watchdog asks for a fresh read goroutine (idle connection),
+			// or a caller that read stopped waiting: read on elsewhere.
 			c.refresh.Store(false)
 			go c.readLoop()
 			return
 		}
 		if err != nil {
-			var fe *FrameError
-			if errors.As(err, &fe) {
-				c.send(appendResponse(nil, ID{}, nil, fe.rpcError()))
-				if !fe.Fatal {
-					continue
-				}
+			if c.recvFailed(err) {
+				continue
 			}
-			break
+			c.finish(err)
+			return
 		}
-		if !c.begin() {
-			continue // Shutdown already closed the connection: nothing can be answered
-		}
-		c.taken.Add(1)
-		r := readerPool.Get().(*reader)
-		t, draining := c.dispatch(data, &r.sc, &r.m)
-		r.sc.data = nil // do not pin the message
-		readerPool.Put(r)
-		c.end()
+		t, draining := c.take(data)
 		if t == nil {
+			if c.parkRead() {
+				return // a client with no call waiting: see reading.go
+			}
 			continue
 		}
 		if b, ok := c.ch.(interface{ buffered() bool }); ok && b.buffered() {
@@ -221,11 +215,26 @@ func (c *Conn) readLoop() {
 			return // reading has moved to another goroutine
 		}
 	}
-	// No response can arrive any more. If the peer finished sending (EOF,
-	// or a stream that cannot be resynchronised), requests already read are
-	// still answered: a half-closed connection gets its answers. If the
-	// transport broke (reset, abnormal close), nobody is left to answer:
-	// running handlers are cancelled at once.
+}
+
+// recvFailed answers a message the channel could not take. It reports
+// whether reading can go on.
+func (c *Conn) recvFailed(err error) bool {
+	var fe *FrameError
+	if errors.As(err, &fe) {
+		c.send(appendResponse(nil, ID{}, nil, fe.rpcError()))
+		return !fe.Fatal
+	}
+	return false
+}
+
+// finish ends the connection once reading has ended with err. No response
+// can arrive any more. If the peer finished sending (EOF, or a stream that
+// cannot be resynchronised), requests already read are still answered: a
+// half-closed connection gets its answers. If the transport broke (reset,
+// abnormal close), nobody is left to answer: running handlers are
+// cancelled at once.
+func (c *Conn) finish(err error) {
 	var fe *FrameError
 	if err != io.EOF && !errors.As(err, &fe) {
 		c.close(err)
@@ -237,6 +246,21 @@ func (c *Conn) readLoop() {
 	if c.onDone != nil {
 		c.onDone()
 	}
+}
+
+// take scans and dispatches one message read from the channel; it returns
+// the task to serve, if any (see dispatch).
+func (c *Conn) take(data []byte) (*task, bool) {
+	if !c.begin() {
+		return nil, false // Shutdown already closed the connection: nothing can be answered
+	}
+	c.taken.Add(1)
+	r := readerPool.Get().(*reader)
+	t, draining := c.dispatch(data, &r.sc, &r.m)
+	r.sc.data = nil // do not pin the message
+	readerPool.Put(r)
+	c.end()
+	return t, draining
 }
 
 // dispatch scans one message on the read goroutine and delivers responses
@@ -322,6 +346,7 @@ func (c *Conn) start(t *task) (*task, bool) {
 	case <-c.ctx.Done():
 		return nil, false
 	}
+	c.served.Store(true)
 	c.mu.Lock()
 	draining := c.draining
 	c.busy++ // the message being dispatched is counted, so busy > 0 here
@@ -355,8 +380,8 @@ func (c *Conn) run(t *task, draining bool) {
 			*buf = reply[:0] // keep the grown buffer for the next reply
 		}
 	}
-	if len(reply) == 0 {
-		return
+	if len(reply) == 0 || c.ctx.Err() != nil {
+		return // nothing to send, or the connection is closing: nothing is sent any more
 	}
 	// The handler is done: give its slot back once the reply has its
 	// place in the output (so replies keep the order handlers finished
@@ -568,10 +593,17 @@ func (c *Conn) close(cause error) {
 	if c.err == nil {
 		c.err = cause
 	}
+	parked := c.parked
+	c.parked = false
 	c.mu.Unlock()
 	c.cancel()
 	c.ch.Close()
 	c.failPending(cause)
+	if parked {
+		// Nobody reads: a read loop sees the channel closed and finishes.
+		parkedReads.Add(-1)
+		go c.readLoop()
+	}
 	c.srv.track(c, false)
 	watchConn(c, false)
 }
@@ -664,6 +696,11 @@ func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, err
 	if err := c.ch.Send(*buf); err != nil {
 		c.forget(n)
 		return nil, err
+	}
+	if c.unpark() {
+		if !c.readFor(ctx, p) {
+			go c.readLoop() // this caller cannot read: somebody must
+		}
 	}
 	select {
 	case r := <-p.ch:
@@ -781,6 +818,15 @@ func (c *Conn) Batch(ctx context.Context, b *Batch) error {
 	if err := c.ch.Send(msg); err != nil {
 		forgetAll()
 		return err
+	}
+	if len(ws) > 0 && c.unpark() {
+		calls := make([]*pendingCall, len(ws))
+		for i, w := range ws {
+			calls[i] = w.p
+		}
+		if !c.readFor(ctx, calls...) {
+			go c.readLoop() // this caller cannot read: somebody must
+		}
 	}
 	for _, w := range ws {
 		select {

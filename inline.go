@@ -46,10 +46,7 @@ func (c *Conn) serveInline(t *task, draining bool) bool {
 	t.inline.Store(inlineReading)
 	c.inlineTask.Store(t)
 	if inlineCount.Add(1) == 1 {
-		select {
-		case watch.kick <- struct{}{}:
-		default:
-		}
+		kickWatchdog()
 	}
 	c.run(t, draining)
 	inlineCount.Add(-1)
@@ -74,10 +71,7 @@ func watchConn(c *Conn, add bool) {
 	defer watch.mu.Unlock()
 	if !add {
 		delete(watch.conns, c)
-		select {
-		case watch.kick <- struct{}{}:
-		default:
-		}
+		kickWatchdog()
 		return
 	}
 	if watch.conns == nil {
@@ -90,9 +84,17 @@ func watchConn(c *Conn, add bool) {
 	}
 }
 
-// watchdog hands reading on for handlers that run past inlineBudget. It
-// ticks only while inline work is under way and exits when no connection
-// is left.
+// kickWatchdog wakes the watchdog if it sleeps.
+func kickWatchdog() {
+	select {
+	case watch.kick <- struct{}{}:
+	default:
+	}
+}
+
+// watchdog hands reading on for handlers that run past inlineBudget and
+// restarts reading parked for longer (reading.go). It ticks only while
+// either is under way and exits when no connection is left.
 func watchdog() {
 	t := time.NewTicker(inlineBudget)
 	defer t.Stop()
@@ -115,6 +117,12 @@ func watchdog() {
 				}
 			}
 		}
+		if parkedReads.Load() > 0 {
+			deadline := now - int64(inlineBudget)
+			for c := range watch.conns {
+				c.unparkStale(deadline)
+			}
+		}
 		if now-lastSweep >= int64(idleRefresh) {
 			lastSweep = now
 			for c := range watch.conns {
@@ -124,9 +132,9 @@ func watchdog() {
 			}
 		}
 		watch.mu.Unlock()
-		if inlineCount.Load() == 0 {
-			// No handler runs inline: wake for the next one, or for the
-			// next sweep of idle connections.
+		if inlineCount.Load() == 0 && parkedReads.Load() == 0 {
+			// No handler runs inline and no reading is parked: wake for
+			// the next, or for the next sweep of idle connections.
 			idle.Reset(idleRefresh)
 			select {
 			case <-watch.kick:
@@ -141,12 +149,7 @@ func watchdog() {
 // refreshReader interrupts the read of an idle connection whose read
 // goroutine served handlers, so that a fresh goroutine reads in its place.
 func (c *Conn) refreshReader() {
-	d, ok := c.ch.(interface{ interruptRead() bool })
-	if !ok || !c.refresh.CompareAndSwap(false, true) {
-		return
-	}
-	c.lastInline.Store(0)
-	if !d.interruptRead() {
-		c.refresh.Store(false)
+	if c.interruptRead() {
+		c.lastInline.Store(0)
 	}
 }

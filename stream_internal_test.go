@@ -5,6 +5,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A read interrupted at any byte of the input, within a header, a body, a
@@ -31,6 +32,10 @@ func TestStreamInterruptAnywhere(t *testing.T) {
 				// the reader needs the rest when its read is cut.
 				client.Write([]byte(tc.input[:cut]))
 				s.interruptRead()
+				// Let the cut read return before more bytes can race it.
+				for end := time.Now().Add(time.Second); s.interrupted.Load() && time.Now().Before(end); {
+					time.Sleep(10 * time.Microsecond)
+				}
 				client.Write([]byte(tc.input[cut:]))
 			}()
 			var got []string

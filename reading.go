@@ -1,0 +1,145 @@
+package jsonrpc
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+)
+
+// Who reads the channel. One goroutine at a time reads; usually a read
+// loop (conn.go). On a connection that has only made calls (a client that
+// the peer never sent a request or notification), the read loop parks
+// reading once no call is waiting, and a caller then reads its own
+// response: the answer reaches it with no goroutine switch, which on a
+// loopback round trip is about a third of the time. Messages that arrive
+// while reading is parked are read by the next caller, or after at most a
+// couple of inlineBudget ticks by a read loop the watchdog starts
+// (inline.go). As soon as the peer sends a request or a notification, the
+// connection keeps a read loop at all times, as a server does.
+
+// parkedReads counts the connections on which nobody reads, everywhere.
+var parkedReads atomic.Int64
+
+// parkRead stops reading on a connection that has only made calls, when no
+// call waits and nothing is buffered. It reports whether reading parked;
+// the caller then stops reading.
+func (c *Conn) parkRead() bool {
+	if c.served.Load() {
+		return false
+	}
+	if b, ok := c.ch.(interface{ buffered() bool }); ok && b.buffered() {
+		return false
+	}
+	c.mu.Lock()
+	if len(c.pending) > 0 || c.closed {
+		c.mu.Unlock()
+		return false
+	}
+	c.parked = true
+	c.parkedAt = time.Now().UnixNano()
+	c.mu.Unlock()
+	if parkedReads.Add(1) == 1 {
+		kickWatchdog()
+	}
+	return true
+}
+
+// unpark takes parked reading over; it reports whether it did, in which
+// case the caller must read (or start a read loop).
+func (c *Conn) unpark() bool {
+	c.mu.Lock()
+	if !c.parked {
+		c.mu.Unlock()
+		return false
+	}
+	c.parked = false
+	c.mu.Unlock()
+	parkedReads.Add(-1)
+	return true
+}
+
+// unparkStale starts a read loop on a connection whose reading has been
+// parked since before deadline (the watchdog calls it).
+func (c *Conn) unparkStale(deadline int64) {
+	c.mu.Lock()
+	stale := c.parked && c.parkedAt < deadline
+	if stale {
+		c.parked = false
+	}
+	c.mu.Unlock()
+	if stale {
+		parkedReads.Add(-1)
+		go c.readLoop()
+	}
+}
+
+// readFor reads on the calling goroutine until the calls have their results, then
+// parks reading or hands it on. Requests read meanwhile are served on
+// goroutines of their own. If ctx ends first, reading moves to a read loop
+// (a channel that cannot interrupt its read is read this way only for
+// contexts that cannot end: readFor reports false and reads nothing).
+func (c *Conn) readFor(ctx context.Context, calls ...*pendingCall) bool {
+	var stop func() bool
+	if ctx.Done() != nil {
+		if _, ok := c.ch.(interface{ interruptRead() bool }); !ok {
+			return false
+		}
+		stop = context.AfterFunc(ctx, func() { c.interruptRead() })
+	}
+	for !answered(calls) {
+		data, err := c.ch.Recv()
+		if err != nil {
+			if errors.Is(err, errReadInterrupted) {
+				c.refresh.Store(false)
+				if ctx.Err() == nil {
+					continue // not for us (an idle refresh): read on
+				}
+				break
+			}
+			if c.recvFailed(err) {
+				continue
+			}
+			if stop != nil {
+				stop()
+			}
+			go c.finish(err)
+			return true
+		}
+		if t, draining := c.take(data); t != nil {
+			spawn(func() { c.run(t, draining) })
+		}
+	}
+	if stop != nil {
+		stop()
+	}
+	if !answered(calls) || !c.parkRead() {
+		go c.readLoop()
+	}
+	return true
+}
+
+// interruptRead makes the read in progress (or the next one) return
+// errReadInterrupted, once at a time. It reports false when the channel
+// cannot interrupt a read.
+func (c *Conn) interruptRead() bool {
+	d, ok := c.ch.(interface{ interruptRead() bool })
+	if !ok || !c.refresh.CompareAndSwap(false, true) {
+		return false
+	}
+	if !d.interruptRead() {
+		c.refresh.Store(false)
+		return false
+	}
+	return true
+}
+
+// answered reports whether every call has its result.
+func answered(calls []*pendingCall) bool {
+	for _, p := range calls {
+		if len(p.ch) == 0 {
+			return false
+		}
+	}
+	return true
+}
