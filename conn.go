@@ -34,13 +34,14 @@ type Conn struct {
 	ch  Channel
 	srv *Server
 
-	ctx    context.Context // cancelled when the connection closes; handlers derive from it
-	cancel context.CancelFunc
-	sem    chan struct{} // one token per running handler
-	seq    atomic.Uint64 // ids of our outgoing calls
-	wg     sync.WaitGroup
-	done   chan struct{}
-	onDone func()
+	ctx        context.Context // cancelled when the connection closes; handlers derive from it
+	cancel     context.CancelFunc
+	sem        chan struct{} // one token per running handler
+	seq        atomic.Uint64 // ids of our outgoing calls
+	paramsSize atomic.Int64  // size of the last large params we sent (see growFor)
+	wg         sync.WaitGroup
+	done       chan struct{}
+	onDone     func()
 
 	inlineTask atomic.Pointer[task] // the task served on the read goroutine, if any
 	lastInline atomic.Int64         // when a task was last served inline (0: none since the reader was fresh)
@@ -674,7 +675,7 @@ func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, err
 	buf := getBuf()
 	defer putBuf(buf)
 	var err error
-	*buf, err = appendRequest(*buf, strconv.AppendUint(idBuf[:0], n, 10), method, params)
+	*buf, err = appendRequest(*buf, strconv.AppendUint(idBuf[:0], n, 10), method, params, &c.paramsSize)
 	if err != nil {
 		return nil, err
 	}
@@ -732,7 +733,7 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	buf := getBuf()
 	defer putBuf(buf)
 	var err error
-	*buf, err = appendRequest(*buf, nil, method, params)
+	*buf, err = appendRequest(*buf, nil, method, params, &c.paramsSize)
 	if err != nil {
 		return err
 	}
@@ -791,7 +792,7 @@ func (c *Conn) Batch(ctx context.Context, b *Batch) error {
 			ws = append(ws, waiting{e, n, p})
 		}
 		var err error
-		if msg, err = appendRequest(msg, idText, e.Method, e.Params); err != nil {
+		if msg, err = appendRequest(msg, idText, e.Method, e.Params, nil); err != nil {
 			return err
 		}
 	}
@@ -842,7 +843,8 @@ func (c *Conn) Batch(ctx context.Context, b *Batch) error {
 }
 
 // appendRequest appends a request (or, with a nil id, a notification).
-func appendRequest(b []byte, id []byte, method string, params any) ([]byte, error) {
+// hint (may be nil) remembers the size of large params (see growFor).
+func appendRequest(b []byte, id []byte, method string, params any, hint *atomic.Int64) ([]byte, error) {
 	b = append(b, `{"jsonrpc":"2.0",`...)
 	if id != nil {
 		b = append(b, `"id":`...)
@@ -853,9 +855,12 @@ func appendRequest(b []byte, id []byte, method string, params any) ([]byte, erro
 	b = appendString(b, method)
 	if params != nil {
 		b = append(b, `,"params":`...)
+		b = growFor(b, hint)
 		start := len(b)
 		var err error
-		if b, err = appendJSON(b, params); err != nil {
+		b, err = appendJSON(b, params)
+		noteSize(hint, len(b)-start)
+		if err != nil {
 			return b, errors.New("jsonrpc: cannot encode params of " + method + ": " + err.Error())
 		}
 		if c := b[start]; c != '[' && c != '{' {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Handler answers JSON-RPC requests. ServeRPC returns the result (encoded
@@ -89,6 +90,9 @@ type methodEntry struct {
 	name    string
 	handler Handler // wrapped in the middlewares
 	info    MethodInfo
+	// resultSize is the size of the last large result (see sizeHint), so
+	// that the next one is encoded into a buffer of the right size.
+	resultSize atomic.Int64
 }
 
 // NewMux returns an empty Mux.

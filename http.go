@@ -267,6 +267,8 @@ type HTTPClient struct {
 	maxSize int64
 	seq     atomic.Uint64
 	closed  atomic.Bool
+
+	paramsSize atomic.Int64 // size of the last large params sent (see growFor)
 }
 
 // NewHTTPClient returns a client that posts to url. Options: WithHeader,
@@ -310,7 +312,7 @@ func (c *HTTPClient) Call(ctx context.Context, method string, params, result any
 	buf := getBuf()
 	defer putBuf(buf)
 	var err error
-	if *buf, err = appendRequest(*buf, idText, method, params); err != nil {
+	if *buf, err = appendRequest(*buf, idText, method, params, &c.paramsSize); err != nil {
 		return err
 	}
 	into := getBuf() // the response body
@@ -366,7 +368,7 @@ func (c *HTTPClient) Notify(ctx context.Context, method string, params any) erro
 	buf := getBuf()
 	defer putBuf(buf)
 	var err error
-	if *buf, err = appendRequest(*buf, nil, method, params); err != nil {
+	if *buf, err = appendRequest(*buf, nil, method, params, &c.paramsSize); err != nil {
 		return err
 	}
 	body, err := c.post(ctx, *buf, nil, false)
@@ -419,7 +421,7 @@ func (c *HTTPClient) Batch(ctx context.Context, b *Batch) error {
 			calls[ID{raw: string(idText)}.key()] = e
 		}
 		var err error
-		if msg, err = appendRequest(msg, idText, e.Method, e.Params); err != nil {
+		if msg, err = appendRequest(msg, idText, e.Method, e.Params, nil); err != nil {
 			*buf = msg
 			return err
 		}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	jsonv2 "github.com/go-json-experiment/json"
 )
@@ -70,6 +72,43 @@ func unmarshal(data []byte, v any) error {
 		return nil
 	}
 	return jsonv2.Unmarshal(data, v, unmarshalOpts)
+}
+
+// Large values are encoded into a buffer sized for them up front: the
+// encoder then appends in place, rather than growing its buffer a dozen
+// times and copying the value into the destination at the end (for a
+// 1 MiB string, four times the memory and two extra copies). The size of
+// the last large value of a kind (a method's result, a connection's
+// request) is the guess for the next.
+
+// largeValue is the size from which a value's size is remembered.
+const largeValue = 16 << 10
+
+// growFor makes room in b for a value of the size hint remembers.
+func growFor(b []byte, hint *atomic.Int64) []byte {
+	if hint == nil {
+		return b
+	}
+	if n := int(hint.Load()); n > cap(b)-len(b) {
+		// A quarter more: the encoder, writing into a bytes.Buffer, grows
+		// it when less than a quarter of its length is left free.
+		b = slices.Grow(b, n+(len(b)+n)/4+64)
+	}
+	return b
+}
+
+// noteSize remembers the size n of a value just encoded: large sizes as
+// they are, small ones as 0 (no guess).
+func noteSize(hint *atomic.Int64, n int) {
+	if hint == nil {
+		return
+	}
+	if n < largeValue {
+		n = 0
+	}
+	if int64(n) != hint.Load() {
+		hint.Store(int64(n))
+	}
 }
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}

@@ -211,7 +211,7 @@ func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *envel
 		}
 		defer conn.endRequest(id)
 	}
-	v, rerr := s.call(ctx, req, name)
+	v, entry, rerr := s.call(ctx, req, name)
 	if id.IsZero() {
 		return out
 	}
@@ -223,7 +223,14 @@ func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *envel
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, id.raw...)
 	out = append(out, `,"result":`...)
+	var hint *atomic.Int64
+	if entry != nil {
+		hint = &entry.resultSize
+	}
+	out = growFor(out, hint)
+	mark := len(out)
 	out, err := appendJSON(out, v)
+	noteSize(hint, len(out)-mark)
 	if err != nil {
 		s.logger().Error("jsonrpc: result cannot be encoded as JSON", "method", req.Method, "error", err)
 		return appendResponse(out[:start], id, nil, &Error{Code: CodeInternalError, Message: "internal error: the result cannot be encoded as JSON"})
@@ -238,16 +245,18 @@ func paramsOf(data []byte, e *envelope) []byte {
 	return e.params.of(data)
 }
 
-// call runs the handler, recovering panics, and returns its result.
-func (s *Server) call(ctx context.Context, req *Request, name []byte) (any, *Error) {
+// call runs the handler, recovering panics, and returns its result (and
+// the Mux entry that served it, if any).
+func (s *Server) call(ctx context.Context, req *Request, name []byte) (any, *methodEntry, *Error) {
 	var v any
 	var err error
+	var entry *methodEntry
 	if mux, ok := s.Handler.(*Mux); ok {
 		// Fast path: find the method without converting its name, and use
 		// the registered name as Method (no allocation).
-		entry := mux.lookup(name)
+		entry = mux.lookup(name)
 		if entry == nil {
-			return nil, methodNotFound(string(name))
+			return nil, nil, methodNotFound(string(name))
 		}
 		req.Method = entry.name
 		v, err = s.run(ctx, entry.handler, req)
@@ -256,9 +265,9 @@ func (s *Server) call(ctx context.Context, req *Request, name []byte) (any, *Err
 		v, err = s.run(ctx, s.Handler, req)
 	}
 	if err != nil {
-		return nil, s.toError(req, err)
+		return nil, entry, s.toError(req, err)
 	}
-	return v, nil
+	return v, entry, nil
 }
 
 // run calls h, turning a panic into an error.
