@@ -162,6 +162,14 @@ func (s *scanner) str() (escaped, ok bool) {
 	for {
 		// Fast path: printable ASCII other than quote and backslash, eight
 		// bytes at a time, then one at a time.
+		for s.pos+32 <= len(data) {
+			b := data[s.pos : s.pos+32 : s.pos+32]
+			if specials(binary.LittleEndian.Uint64(b))|specials(binary.LittleEndian.Uint64(b[8:]))|
+				specials(binary.LittleEndian.Uint64(b[16:]))|specials(binary.LittleEndian.Uint64(b[24:])) != 0 {
+				break
+			}
+			s.pos += 32
+		}
 		for s.pos+8 <= len(data) && plainASCII8(binary.LittleEndian.Uint64(data[s.pos:])) {
 			s.pos += 8
 		}
@@ -198,14 +206,18 @@ func (s *scanner) str() (escaped, ok bool) {
 
 // plainASCII8 reports whether the eight bytes of x are all printable ASCII
 // other than '"' and '\\' (no byte below 0x20 or from 0x80 up).
-func plainASCII8(x uint64) bool {
+func plainASCII8(x uint64) bool { return specials(x) == 0 }
+
+// specials is zero when the eight bytes of x are all plain (see
+// plainASCII8); otherwise it has a high bit set in some byte.
+func specials(x uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	hasZero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
 	special := (x - 0x20*ones) & ^x & highs // a byte below 0x20
 	special |= hasZero(x ^ '"'*ones)
 	special |= hasZero(x ^ '\\'*ones)
 	special |= x & highs // a byte from 0x80 up
-	return special == 0
+	return special
 }
 
 func (s *scanner) escape() bool {

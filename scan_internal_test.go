@@ -50,3 +50,29 @@ func BenchmarkScanLongString(b *testing.B) {
 		}
 	}
 }
+
+// The word-at-a-time loops stop at the first byte that needs a look, at
+// any offset within or across their 32- and 8-byte steps.
+func TestScanStringStopsAtEveryOffset(t *testing.T) {
+	for p := 0; p < 80; p++ {
+		for _, tc := range []struct {
+			special string
+			ok      bool
+			end     int // where the scan ends: the closing quote's next byte
+		}{
+			{`"`, true, 1 + p + 1},
+			{`\n`, true, 1 + p + 2 + 10 + 1},
+			{"\u00e9", true, 1 + p + 2 + 10 + 1},
+			{"\x1f", false, 0},
+			{"\xff", false, 0},
+		} {
+			in := `"` + strings.Repeat("a", p) + tc.special + strings.Repeat("b", 10) + `"`
+			var s scanner
+			s.reset([]byte(in), 10)
+			_, ok := s.str()
+			if ok != tc.ok || ok && s.pos != tc.end {
+				t.Fatalf("%q at %d: ok %v, end %d; want %v, %d", tc.special, p, ok, s.pos, tc.ok, tc.end)
+			}
+		}
+	}
+}
