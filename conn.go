@@ -57,7 +57,7 @@ type Conn struct {
 	idle     chan struct{}           // closed when busy drops to 0 while draining
 	closed   bool
 	parked   bool         // nobody reads: the next to need a message reads (see reading.go)
-	parkedAt int64        // when reading was parked (Unix nanoseconds)
+	parkedAt atomic.Int64 // when reading was parked (Unix nanoseconds; 0: not parked)
 	taken    atomic.Int64 // messages taken for processing (tests count answers against it)
 	err      error
 }
@@ -596,6 +596,7 @@ func (c *Conn) close(cause error) {
 	}
 	parked := c.parked
 	c.parked = false
+	c.parkedAt.Store(0)
 	c.mu.Unlock()
 	c.cancel()
 	c.ch.Close()

@@ -37,7 +37,7 @@ func (c *Conn) parkRead() bool {
 		return false
 	}
 	c.parked = true
-	c.parkedAt = time.Now().UnixNano()
+	c.parkedAt.Store(time.Now().UnixNano())
 	c.mu.Unlock()
 	if parkedReads.Add(1) == 1 {
 		kickWatchdog()
@@ -54,6 +54,7 @@ func (c *Conn) unpark() bool {
 		return false
 	}
 	c.parked = false
+	c.parkedAt.Store(0)
 	c.mu.Unlock()
 	parkedReads.Add(-1)
 	return true
@@ -62,10 +63,14 @@ func (c *Conn) unpark() bool {
 // unparkStale starts a read loop on a connection whose reading has been
 // parked since before deadline (the watchdog calls it).
 func (c *Conn) unparkStale(deadline int64) {
+	if at := c.parkedAt.Load(); at == 0 || at >= deadline {
+		return // the common case, checked without the lock (many connections)
+	}
 	c.mu.Lock()
-	stale := c.parked && c.parkedAt < deadline
+	stale := c.parked && c.parkedAt.Load() < deadline
 	if stale {
 		c.parked = false
+		c.parkedAt.Store(0)
 	}
 	c.mu.Unlock()
 	if stale {
