@@ -208,3 +208,64 @@ func TestReadingCallerStopsAtItsDeadlineMidMessage(t *testing.T) {
 		})
 	}
 }
+
+// Many callers on one client connection, some giving up on slow answers,
+// pass reading between them and the read loop many times: every answer
+// still reaches the caller it belongs to, and nothing is left running.
+func TestReadingChangesHandsUnderLoad(t *testing.T) {
+	for _, framing := range []jsonrpc.Framing{jsonrpc.FramingLine, jsonrpc.FramingHeader} {
+		t.Run(framing.String(), func(t *testing.T) {
+			a, b := loopbackPair(t)
+			mux := jsonrpc.NewMux()
+			jsonrpc.Register(mux, "echo", func(ctx context.Context, p []int) ([]int, error) {
+				if p[1]%7 == 0 {
+					time.Sleep(2 * time.Millisecond) // some answers come late
+				}
+				return p, nil
+			})
+			server := jsonrpc.NewConn(jsonrpc.NewStream(a, jsonrpc.StreamOptions{Framing: framing}), &jsonrpc.Server{Handler: mux})
+			defer server.Close()
+			client := jsonrpc.NewConn(jsonrpc.NewStream(b, jsonrpc.StreamOptions{Framing: framing}), nil)
+			defer client.Close()
+
+			const callers, calls = 8, 150
+			errs := make(chan error, callers)
+			for g := range callers {
+				go func() {
+					for i := range calls {
+						ctx := context.Background()
+						var cancel context.CancelFunc = func() {}
+						if i%5 == 0 {
+							ctx, cancel = context.WithTimeout(ctx, time.Millisecond)
+						}
+						var got []int
+						err := client.Call(ctx, "echo", []int{g, i}, &got)
+						cancel()
+						switch {
+						case err == nil && (len(got) != 2 || got[0] != g || got[1] != i):
+							errs <- errors.New("wrong answer: " + itoa(got[0]) + "," + itoa(got[1]) + " for " + itoa(g) + "," + itoa(i))
+							return
+						case err != nil && !errors.Is(err, context.DeadlineExceeded):
+							errs <- err
+							return
+						}
+						if i%13 == 0 {
+							time.Sleep(3 * time.Millisecond) // idle: reading parks, the watchdog may take it
+						}
+					}
+					errs <- nil
+				}()
+			}
+			for range callers {
+				select {
+				case err := <-errs:
+					if err != nil {
+						t.Fatal(err)
+					}
+				case <-time.After(60 * time.Second):
+					t.Fatal("callers stuck")
+				}
+			}
+		})
+	}
+}
