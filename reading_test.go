@@ -269,3 +269,22 @@ func TestReadingChangesHandsUnderLoad(t *testing.T) {
 		})
 	}
 }
+
+func TestIdleClientShutdown(t *testing.T) {
+	a, b := loopbackPair(t)
+	rawPeer(t, a, func(req string) string { return `{"jsonrpc":"2.0","id":1,"result":true}` + "\n" })
+	client := jsonrpc.NewConn(jsonrpc.NewStream(b, jsonrpc.StreamOptions{}), nil)
+	if err := client.Call(context.Background(), "x", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := client.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown of an idle client: %v", err)
+	}
+	select {
+	case <-client.Done():
+	default:
+		t.Fatal("Shutdown returned before the connection ended")
+	}
+}
