@@ -155,33 +155,80 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 func (r *chunkReader) Write(p []byte) (int, error) { return len(p), nil }
 func (r *chunkReader) Close() error                { return nil }
 
+// cutReader is a chunkReader whose reads are also cut, as interruptRead
+// cuts them: a size with its high bit set makes that read fail with a
+// passed deadline instead.
+type cutReader struct {
+	chunkReader
+	s       *stream
+	justCut bool // a read after a cut goes through
+}
+
+func (r *cutReader) Read(p []byte) (int, error) {
+	if !r.justCut && len(r.sizes) > 0 && r.sizes[r.i%len(r.sizes)]&0x80 != 0 && len(r.data) > 0 {
+		r.justCut = true
+		r.s.interrupted.Store(true)
+		return 0, os.ErrDeadlineExceeded
+	}
+	r.justCut = false
+	return r.chunkReader.Read(p)
+}
+
+func (r *cutReader) SetReadDeadline(time.Time) error { return nil }
+
+// wholeReader returns as much of its data as fits, then EOF.
+type wholeReader struct{ bytes.Reader }
+
+func (r *wholeReader) Write(p []byte) (int, error) { return len(p), nil }
+func (r *wholeReader) Close() error                { return nil }
+
 // recvAll reads every message of a stream over data and checks the
 // framing's promises: it ends (no hang), no message is over the limit or
-// larger than the input, line messages hold no newline.
+// larger than the input, line messages hold no newline; and what comes out
+// does not depend on how the input was cut, nor on reads interrupted
+// anywhere in it (the same stream read whole gives the same messages).
 func recvAll(t *testing.T, framing Framing, data, sizes []byte) {
+	cut := &cutReader{chunkReader: chunkReader{data: data, sizes: sizes}}
+	ch := NewStream(cut, StreamOptions{Framing: framing, MaxMessageSize: 256})
+	cut.s = ch.(*stream)
+	got := recvOutcomes(t, ch, framing, len(data), true)
+	whole := &wholeReader{}
+	whole.Reset(data)
+	want := recvOutcomes(t, NewStream(whole, StreamOptions{Framing: framing, MaxMessageSize: 256}), framing, len(data), false)
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("cut and interrupted input read as\n%q\nwhole as\n%q", got, want)
+	}
+}
+
+// recvOutcomes reads ch to its end and lists what each Recv gave.
+func recvOutcomes(t *testing.T, ch Channel, framing Framing, size int, cut bool) []string {
 	const limit = 256
-	ch := NewStream(&chunkReader{data: data, sizes: sizes}, StreamOptions{Framing: framing, MaxMessageSize: limit})
+	var out []string
 	total := 0
 	for i := 0; ; i++ {
-		if i > len(data)+2 {
-			t.Fatalf("more than %d results from %d bytes", i, len(data))
+		if i > 2*size+4 {
+			t.Fatalf("more than %d results from %d bytes", i, size)
 		}
 		msg, err := ch.Recv()
 		if err != nil {
+			if cut && errors.Is(err, errReadInterrupted) {
+				continue
+			}
 			var fe *FrameError
 			if errors.As(err, &fe) {
 				if fe.Code != CodeParseError && fe.Code != CodeInvalidRequest {
 					t.Fatalf("frame error with code %d", fe.Code)
 				}
+				out = append(out, "error "+strconv.FormatInt(fe.Code, 10)+" "+strconv.FormatBool(fe.Fatal))
 				if !fe.Fatal {
 					continue
 				}
-				return
+				return out
 			}
 			if err != io.EOF && err != io.ErrUnexpectedEOF {
 				t.Fatalf("unexpected error %v", err)
 			}
-			return
+			return append(out, err.Error())
 		}
 		if len(msg) > limit || (len(msg) == 0 && framing == FramingLine) {
 			t.Fatalf("message of %d bytes (limit %d)", len(msg), limit)
@@ -190,9 +237,10 @@ func recvAll(t *testing.T, framing Framing, data, sizes []byte) {
 			t.Fatalf("line message holds a newline: %q", msg)
 		}
 		total += len(msg)
-		if total > len(data) {
-			t.Fatalf("%d message bytes from %d input bytes", total, len(data))
+		if total > size {
+			t.Fatalf("%d message bytes from %d input bytes", total, size)
 		}
+		out = append(out, string(msg))
 		// Messages are owned by the caller: the next Recv must not change them.
 		if len(msg) > 0 {
 			msg[0] ^= 0xff
@@ -206,6 +254,7 @@ func FuzzLineFraming(f *testing.F) {
 	}
 	f.Add([]byte("a\r\n\r\n  \nb\nc"), []byte{0, 1, 2})
 	f.Add([]byte(strings.Repeat("x", 300)+"\nok\n"), []byte{50})
+	f.Add([]byte(strings.Repeat("x", 300)+"\r\n{}\r\n"), []byte{0x9f, 3}) // reads cut while skipping
 	f.Fuzz(func(t *testing.T, data, sizes []byte) {
 		recvAll(t, FramingLine, data, sizes)
 	})
@@ -216,6 +265,7 @@ func FuzzHeaderFraming(f *testing.F) {
 		f.Add([]byte("Content-Length: "+strconv.Itoa(len(s))+"\r\n\r\n"+string(s)), []byte{7}, false)
 	}
 	f.Add([]byte("Content-Length: 2\r\n\r\n{}\r\nContent-Length: 2\n\n[]"), []byte{1}, true)
+	f.Add([]byte("Content-Length: 12\r\nX: y\r\n\r\n{\"id\":[1,2]}Content-Length: 2\r\n\r\n{}"), []byte{0x83, 2}, false) // reads cut
 	f.Add([]byte("content-length: 300\r\n\r\n"+strings.Repeat("x", 300)), []byte{96}, false)
 	f.Add([]byte("Content-Length: -1\r\n\r\n"), []byte{}, false)
 	f.Add([]byte("X: y\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx"), []byte{}, true)
