@@ -48,18 +48,19 @@ type Conn struct {
 	refresh    atomic.Bool          // a read is being interrupted (fresh reader, or a reading caller's ctx ended)
 	served     atomic.Bool          // a message of the peer other than a response was read (see parkRead)
 
-	mu       sync.Mutex
-	pending  map[uint64]*pendingCall // our calls awaiting a response, by id
-	inflight map[string]struct{}     // ids of the peer's requests being served
-	draining bool                    // Shutdown: answer new requests with an error
-	stopping bool                    // Shutdown found the connection idle: take no more messages
-	busy     int                     // messages taken and not yet answered (dispatch and handlers)
-	idle     chan struct{}           // closed when busy drops to 0 while draining
-	closed   bool
-	parked   bool         // nobody reads: the next to need a message reads (see reading.go)
-	parkedAt atomic.Int64 // when reading was parked (Unix nanoseconds; 0: not parked)
-	taken    atomic.Int64 // messages taken for processing (tests count answers against it)
-	err      error
+	mu        sync.Mutex
+	pending   map[uint64]*pendingCall // our calls awaiting a response, by id
+	inflight  map[string]struct{}     // ids of the peer's requests being served
+	draining  bool                    // Shutdown: answer new requests with an error
+	stopping  bool                    // Shutdown found the connection idle: take no more messages
+	busy      int                     // messages taken and not yet answered (dispatch and handlers)
+	idle      chan struct{}           // closed when busy drops to 0 while draining
+	closed    bool
+	parked    bool         // nobody reads: the next to need a message reads (see reading.go)
+	parkedAt  atomic.Int64 // when reading was parked (Unix nanoseconds; 0: not parked)
+	overlapAt int64        // when a call was last made while others waited (see parkRead)
+	taken     atomic.Int64 // messages taken for processing (tests count answers against it)
+	err       error
 }
 
 type pendingCall struct {
@@ -690,6 +691,7 @@ func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, err
 	if c.pending == nil {
 		c.pending = make(map[uint64]*pendingCall)
 	}
+	c.noteOverlap()
 	c.pending[n] = p
 	c.mu.Unlock()
 	// A handler calling its peer gives its slot back before sending, since
@@ -807,6 +809,7 @@ func (c *Conn) Batch(ctx context.Context, b *Batch) error {
 	if c.pending == nil {
 		c.pending = make(map[uint64]*pendingCall)
 	}
+	c.noteOverlap()
 	for _, w := range ws {
 		c.pending[w.id] = w.p
 	}

@@ -83,14 +83,15 @@
 // after use and reused, so their stacks have already grown; none lingers
 // once traffic stops.
 //
-// A connection that has only made calls (the peer has sent it no request or
-// notification yet, as with most clients) stops reading between calls, and
-// a caller reads its own response: the answer reaches it without a
-// goroutine switch. A message that arrives between calls is read by the
-// next caller, or within about 2 ms by a read goroutine the watchdog
-// starts; a caller whose context ends stops reading at once, even halfway
-// through a message, and nothing read is lost. Once the peer sends a
-// request or notification, the connection keeps reading at all times.
+// A connection that has only made calls, one at a time (the peer has sent
+// it no request or notification, as with most clients, and no call has
+// overlapped another for 100 ms), stops reading between calls, and a caller
+// reads its own response: the answer reaches it without a goroutine
+// switch. A message that arrives between calls is read by the next caller,
+// or within about 2 ms by a read goroutine the watchdog starts; a caller
+// whose context ends stops reading at once, even halfway through a
+// message, and nothing read is lost. Otherwise the connection keeps
+// reading at all times.
 //
 // A handler may call its peer through ConnFromContext(ctx): while it waits
 // for the answer it gives its concurrency slot back, so callbacks never

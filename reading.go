@@ -9,14 +9,30 @@ import (
 
 // Who reads the channel. One goroutine at a time reads; usually a read
 // loop (conn.go). On a connection that has only made calls (a client that
-// the peer never sent a request or notification), the read loop parks
-// reading once no call is waiting, and a caller then reads its own
+// the peer never sent a request or notification), one call at a time (no
+// overlapping calls for overlapWindow), the read loop parks reading once
+// no call is waiting, and a caller then reads its own
 // response: the answer reaches it with no goroutine switch, which on a
 // loopback round trip is about a third of the time. Messages that arrive
 // while reading is parked are read by the next caller, or after at most a
 // couple of inlineBudget ticks by a read loop the watchdog starts
 // (inline.go). As soon as the peer sends a request or a notification, the
 // connection keeps a read loop at all times, as a server does.
+
+// overlapWindow: a connection whose calls overlapped this recently keeps
+// its read loop. With several callers at once, one of them reading would
+// mostly read for the others, and handing reading back and forth costs
+// more than the switch it saves.
+var overlapWindow atomic.Int64 // nanoseconds; a variable for tests
+
+func init() { overlapWindow.Store(int64(100 * time.Millisecond)) }
+
+// noteOverlap records, under c.mu, a call made while others wait.
+func (c *Conn) noteOverlap() {
+	if len(c.pending) > 0 {
+		c.overlapAt = time.Now().UnixNano()
+	}
+}
 
 // parkedReads counts the connections on which nobody reads, everywhere.
 var parkedReads atomic.Int64
@@ -31,13 +47,14 @@ func (c *Conn) parkRead() bool {
 	if b, ok := c.ch.(interface{ buffered() bool }); ok && b.buffered() {
 		return false
 	}
+	now := time.Now().UnixNano()
 	c.mu.Lock()
-	if len(c.pending) > 0 || c.closed {
+	if len(c.pending) > 0 || c.closed || now-c.overlapAt < overlapWindow.Load() {
 		c.mu.Unlock()
 		return false
 	}
 	c.parked = true
-	c.parkedAt.Store(time.Now().UnixNano())
+	c.parkedAt.Store(now)
 	c.mu.Unlock()
 	if parkedReads.Add(1) == 1 {
 		kickWatchdog()

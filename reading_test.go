@@ -213,8 +213,22 @@ func TestReadingCallerStopsAtItsDeadlineMidMessage(t *testing.T) {
 // pass reading between them and the read loop many times: every answer
 // still reaches the caller it belongs to, and nothing is left running.
 func TestReadingChangesHandsUnderLoad(t *testing.T) {
-	for _, framing := range []jsonrpc.Framing{jsonrpc.FramingLine, jsonrpc.FramingHeader} {
-		t.Run(framing.String(), func(t *testing.T) {
+	// With no overlap window, reading parks whenever no call waits, even
+	// with several callers: the most hand-overs between callers and the
+	// read loop. The default window is tried too.
+	for _, window := range []time.Duration{0, 100 * time.Millisecond} {
+		for _, framing := range []jsonrpc.Framing{jsonrpc.FramingLine, jsonrpc.FramingHeader} {
+			t.Run(framing.String()+"/"+window.String(), func(t *testing.T) {
+				defer jsonrpc.SetOverlapWindow(window)()
+				handsUnderLoad(t, framing)
+			})
+		}
+	}
+}
+
+func handsUnderLoad(t *testing.T, framing jsonrpc.Framing) {
+	{
+		{
 			a, b := loopbackPair(t)
 			mux := jsonrpc.NewMux()
 			jsonrpc.Register(mux, "echo", func(ctx context.Context, p []int) ([]int, error) {
@@ -266,7 +280,7 @@ func TestReadingChangesHandsUnderLoad(t *testing.T) {
 					t.Fatal("callers stuck")
 				}
 			}
-		})
+		}
 	}
 }
 
