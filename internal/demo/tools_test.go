@@ -314,7 +314,8 @@ func TestDemoDiscover(t *testing.T) {
 		t.Errorf("subtract signature %q", got)
 	}
 	// Validation is on: -32602 lists each problem.
-	err = c.Call(ctx, "subtract", map[string]any{"minuend": "a", "subtrahend": "b"}, nil)
+	// Raw params, so that the members come in this order (a map's do not).
+	err = c.Call(ctx, "subtract", json.RawMessage(`{"minuend":"a","subtrahend":"b"}`), nil)
 	var e *jsonrpc.Error
 	if !errors.As(err, &e) || e.Code != jsonrpc.CodeInvalidParams ||
 		!bytes.Equal(e.Data, []byte(`[{"path":"/minuend","problem":"expected number, got string"},{"path":"/subtrahend","problem":"expected number, got string"}]`)) {
