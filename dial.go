@@ -24,6 +24,8 @@ type dialConfig struct {
 	server         *Server
 	maxMessageSize int64
 	tlsConfig      *tls.Config
+	pingInterval   time.Duration // WebSocket keep-alive (WithPing)
+	pingTimeout    time.Duration
 	stderr         io.Writer     // DialCommand: where the command's stderr goes (WithStderr)
 	grace          time.Duration // DialCommand: wait for exit before killing (WithGracePeriod)
 }
@@ -52,6 +54,14 @@ func WithServer(srv *Server) DialOption { return func(c *dialConfig) { c.server 
 
 // WithMaxMessageSize bounds the messages read (default 10 MiB).
 func WithMaxMessageSize(n int64) DialOption { return func(c *dialConfig) { c.maxMessageSize = n } }
+
+// WithPing sets how often a WebSocket client pings the server (default
+// DefaultPingInterval) and how long it waits for the pong (default
+// DefaultPingTimeout) before closing the socket. An interval below zero
+// turns pings off.
+func WithPing(interval, timeout time.Duration) DialOption {
+	return func(c *dialConfig) { c.pingInterval, c.pingTimeout = interval, timeout }
+}
 
 // WithTLSConfig sets the TLS configuration for https:// and wss://.
 func WithTLSConfig(cfg *tls.Config) DialOption { return func(c *dialConfig) { c.tlsConfig = cfg } }

@@ -109,9 +109,8 @@ func (s *Server) WebSocketHandler(opts ...WebSocketOption) http.Handler {
 // DialWebSocket opens a WebSocket to url (ws:// or wss://) and returns the
 // Conn on it. Options: WithHeader (sent in the handshake), WithHTTPClient,
 // WithTLSConfig, WithServer (serves the server's calls to the client;
-// without it they get -32601), WithMaxMessageSize (default 10 MiB). The
-// client pings the server every DefaultPingInterval. ctx bounds the
-// handshake only.
+// without it they get -32601), WithMaxMessageSize (default 10 MiB), WithPing
+// (default: a ping every DefaultPingInterval). ctx bounds the handshake only.
 func DialWebSocket(ctx context.Context, url string, opts ...DialOption) (*Conn, error) {
 	return dialWebSocketConn(ctx, url, newDialConfig(opts))
 }
@@ -141,7 +140,7 @@ func dialWebSocketConn(ctx context.Context, url string, cfg *dialConfig) (*Conn,
 		limit = DefaultMaxMessageSize
 	}
 	wc.SetReadLimit(limit)
-	return NewConn(newWSChannel(wc, 0, 0), cfg.server), nil
+	return NewConn(newWSChannel(wc, cfg.pingInterval, cfg.pingTimeout), cfg.server), nil
 }
 
 // wsChannel is a Channel over a WebSocket. Writes are safe for concurrent

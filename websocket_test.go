@@ -287,6 +287,54 @@ func TestWebSocketPingDetectsDeadPeer(t *testing.T) {
 	}
 }
 
+// The client's pings (WithPing) find a server that stopped reading, and
+// keep a live one.
+func TestWebSocketClientPing(t *testing.T) {
+	noLeaks(t)
+	// A server that accepts and never reads answers no ping.
+	stuck := make(chan struct{})
+	dead := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		wc, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		<-stuck
+		wc.CloseNow()
+	}))
+	defer dead.Close()
+	defer close(stuck)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := jsonrpc.DialWebSocket(ctx, "ws"+strings.TrimPrefix(dead.URL, "http"), jsonrpc.WithPing(30*time.Millisecond, 60*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-conn.Done():
+		if err := conn.Err(); err == nil || !strings.Contains(err.Error(), "ping") {
+			t.Fatalf("ended with %v, want a ping error", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the client kept a server that answers no ping")
+	}
+
+	// Our server reads, so it answers: the client stays connected.
+	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	defer srv.Shutdown(context.Background())
+	live := httptest.NewServer(srv.WebSocketHandler())
+	defer live.Close()
+	c, err := jsonrpc.Dial(ctx, "ws"+strings.TrimPrefix(live.URL, "http"), jsonrpc.WithPing(30*time.Millisecond, time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	time.Sleep(200 * time.Millisecond) // several ping rounds
+	var n float64
+	if err := c.Call(ctx, "sum", []int{2, 3}, &n); err != nil || n != 5 {
+		t.Fatalf("a live server was dropped: %v %v", n, err)
+	}
+}
+
 func TestWebSocketHandshake(t *testing.T) {
 	noLeaks(t)
 	srv := &jsonrpc.Server{Handler: demo.NewMux()}
