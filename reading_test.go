@@ -302,3 +302,32 @@ func TestIdleClientShutdown(t *testing.T) {
 		t.Fatal("Shutdown returned before the connection ended")
 	}
 }
+
+// Close ends a call whose caller is reading for its answer.
+func TestCloseEndsAReadingCaller(t *testing.T) {
+	a, b := loopbackPair(t)
+	answered := false
+	rawPeer(t, a, func(req string) string {
+		if answered {
+			return "" // the second call is never answered
+		}
+		answered = true
+		return `{"jsonrpc":"2.0","id":1,"result":true}` + "\n"
+	})
+	client := jsonrpc.NewConn(jsonrpc.NewStream(b, jsonrpc.StreamOptions{}), nil)
+	if err := client.Call(context.Background(), "x", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- client.Call(context.Background(), "y", nil, nil) }() // reads for itself
+	time.Sleep(50 * time.Millisecond)
+	client.Close()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, jsonrpc.ErrClosed) {
+			t.Fatalf("got %v, want ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close left a reading caller waiting")
+	}
+}
