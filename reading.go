@@ -7,17 +7,15 @@ import (
 	"time"
 )
 
-// Who reads the channel. One goroutine at a time reads; usually a read
-// loop (conn.go). On a connection that has only made calls (a client that
-// the peer never sent a request or notification), one call at a time (no
-// overlapping calls for overlapWindow), the read loop parks reading once
-// no call is waiting, and a caller then reads its own
-// response: the answer reaches it with no goroutine switch, which on a
-// loopback round trip is about a third of the time. Messages that arrive
-// while reading is parked are read by the next caller, or after at most a
-// couple of inlineBudget ticks by a read loop the watchdog starts
-// (inline.go). As soon as the peer sends a request or a notification, the
-// connection keeps a read loop at all times, as a server does.
+// Who reads the channel. One goroutine at a time reads, usually a read
+// loop (conn.go). A client that makes one call at a time (the peer has sent
+// it no request or notification, and no two of its calls overlapped within
+// overlapWindow) parks reading once no call waits, and the next caller
+// reads its own response: the answer reaches it with no goroutine switch,
+// about a third of a loopback round trip. A message that arrives while
+// reading is parked is read by the next caller, or within a couple of
+// inlineBudget ticks by a read loop the watchdog starts (inline.go). Any
+// other connection keeps a read loop at all times, as a server does.
 
 // overlapWindow: a connection whose calls overlapped this recently keeps
 // its read loop. With several callers at once, one of them reading would
