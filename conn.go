@@ -43,10 +43,10 @@ type Conn struct {
 	done       chan struct{}
 	onDone     func()
 
-	inlineTask atomic.Pointer[task] // the task served on the read goroutine, if any
-	lastInline atomic.Int64         // when a task was last served inline (0: none since the reader was fresh)
-	refresh    atomic.Bool          // a read is being interrupted (fresh reader, or a reading caller's ctx ended)
-	served     atomic.Bool          // a message of the peer other than a response was read (see parkRead)
+	inlineTask   atomic.Pointer[task] // the task served on the read goroutine, if any
+	lastInline   atomic.Int64         // when a task was last served inline (0: none since the reader was fresh)
+	interrupting atomic.Bool          // a read is being cut (for a fresh reader, or a reading caller whose ctx ended)
+	served       atomic.Bool          // a message of the peer other than a response was read (see parkRead)
 
 	mu        sync.Mutex
 	pending   map[uint64]*pendingCall // our calls awaiting a response, by id
@@ -181,7 +181,7 @@ func (c *Conn) readLoop() {
 		if err != nil && errors.Is(err, errReadInterrupted) {
 			// The watchdog asks for a fresh read goroutine (idle connection),
 			// or a caller that read stopped waiting: read on elsewhere.
-			c.refresh.Store(false)
+			c.interrupting.Store(false)
 			go c.readLoop()
 			return
 		}
@@ -205,7 +205,7 @@ func (c *Conn) readLoop() {
 			spawn(func() { c.run(t, draining) })
 			continue
 		}
-		if _, ok := c.ch.(interface{ interruptRead() bool }); !ok {
+		if _, ok := c.ch.(interrupter); !ok {
 			// A channel whose read cannot be interrupted (WebSocket) keeps
 			// a fresh goroutine reading, so that an idle connection parks
 			// on a small stack; this one serves the request.

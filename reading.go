@@ -63,6 +63,12 @@ func (c *Conn) parkRead() bool {
 // unpark takes parked reading over; it reports whether it did, in which
 // case the caller must read (or start a read loop).
 func (c *Conn) unpark() bool {
+	if c.parkedAt.Load() == 0 {
+		// Not parked (the common case with several callers), seen without
+		// the lock: a park before this caller registered its call was
+		// published under c.mu, which the caller took since.
+		return false
+	}
 	c.mu.Lock()
 	if !c.parked {
 		c.mu.Unlock()
@@ -102,7 +108,7 @@ func (c *Conn) unparkStale(deadline int64) {
 func (c *Conn) readFor(ctx context.Context, calls ...*pendingCall) bool {
 	var stop func() bool
 	if ctx.Done() != nil {
-		if _, ok := c.ch.(interface{ interruptRead() bool }); !ok {
+		if _, ok := c.ch.(interrupter); !ok {
 			return false
 		}
 		stop = context.AfterFunc(ctx, func() { c.interruptRead() })
@@ -111,7 +117,7 @@ func (c *Conn) readFor(ctx context.Context, calls ...*pendingCall) bool {
 		data, err := c.ch.Recv()
 		if err != nil {
 			if errors.Is(err, errReadInterrupted) {
-				c.refresh.Store(false)
+				c.interrupting.Store(false)
 				if ctx.Err() == nil {
 					continue // not for us (an idle refresh): read on
 				}
@@ -139,16 +145,20 @@ func (c *Conn) readFor(ctx context.Context, calls ...*pendingCall) bool {
 	return true
 }
 
+// interrupter is a channel whose blocked read can be cut (a stream on a
+// connection with read deadlines).
+type interrupter interface{ interruptRead() bool }
+
 // interruptRead makes the read in progress (or the next one) return
 // errReadInterrupted, once at a time. It reports false when the channel
 // cannot interrupt a read.
 func (c *Conn) interruptRead() bool {
-	d, ok := c.ch.(interface{ interruptRead() bool })
-	if !ok || !c.refresh.CompareAndSwap(false, true) {
+	d, ok := c.ch.(interrupter)
+	if !ok || !c.interrupting.CompareAndSwap(false, true) {
 		return false
 	}
 	if !d.interruptRead() {
-		c.refresh.Store(false)
+		c.interrupting.Store(false)
 		return false
 	}
 	return true
