@@ -6,15 +6,5 @@ require (
 	github.com/coder/websocket v1.8.15
 	github.com/go-json-experiment/json v1.27.2
 	github.com/google/jsonschema-go v0.4.3
-	github.com/peterh/liner v1.2.3
-	github.com/spf13/cobra v1.10.2
 	go.uber.org/goleak v1.3.0
-	golang.org/x/sys v0.48.0
-)
-
-require (
-	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
-	github.com/inconshreveable/mousetrap v1.1.0 // indirect
-	github.com/mattn/go-runewidth v0.0.31 // indirect
-	github.com/spf13/pflag v1.0.9 // indirect
 )
