@@ -84,7 +84,8 @@ func newDialConfig(opts []DialOption) *dialConfig {
 //	tcp://host:port                     TCP stream, bidirectional (*Conn)
 //	unix:///path/to/socket              unix socket stream (*Conn)
 //
-// To talk to a subprocess over its stdin and stdout, use DialCommand.
+// and any scheme registered with RegisterTransport (nats:// once
+// github.com/seedhq/jsonrpc/nats is imported). To talk to a subprocess over its stdin and stdout, use DialCommand.
 func Dial(ctx context.Context, rawURL string, opts ...DialOption) (Client, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -115,7 +116,10 @@ func Dial(ctx context.Context, rawURL string, opts ...DialOption) (Client, error
 		}
 		return NewConn(NewStream(nc, StreamOptions{Framing: framing, MaxMessageSize: cfg.maxMessageSize}), cfg.server), nil
 	}
-	return nil, errors.New("jsonrpc: unsupported URL scheme " + u.Scheme + " in " + rawURL + " (want http, https, ws, wss, tcp or unix)")
+	if c, ok, err := dialRegistered(ctx, u, cfg); ok {
+		return c, err
+	}
+	return nil, errors.New("jsonrpc: unsupported URL scheme " + u.Scheme + " in " + rawURL + " (want http, https, ws, wss, tcp or unix" + orRegistered(func(t transport) bool { return t.dial != nil }) + ")")
 }
 
 // unixPath returns the socket path of unix:///path (or unix:path).
@@ -175,7 +179,8 @@ func (l *Listener) stop(err error) {
 //	unix:///tmp/rpc.sock         unix socket
 //	stdio:                       standard input and output
 //
-// Shutdown stops every listener.
+// and any scheme registered with RegisterTransport. Shutdown stops every
+// listener.
 func (s *Server) Listen(rawURL string, opts ...ListenOption) (*Listener, error) {
 	cfg := &listenConfig{}
 	for _, o := range opts {
@@ -234,7 +239,10 @@ func (s *Server) Listen(rawURL string, opts ...ListenOption) (*Listener, error) 
 			l.stop(err)
 		}()
 	default:
-		return nil, errors.New("jsonrpc: unsupported URL scheme " + u.Scheme + " in " + rawURL + " (want http, ws, tcp, unix or stdio)")
+		if l, ok, err := s.listenRegistered(u); ok {
+			return l, err
+		}
+		return nil, errors.New("jsonrpc: unsupported URL scheme " + u.Scheme + " in " + rawURL + " (want http, ws, tcp, unix or stdio" + orRegistered(func(t transport) bool { return t.listen != nil }) + ")")
 	}
 	return l, nil
 }

@@ -1,0 +1,166 @@
+package jsonrpc
+
+import (
+	"context"
+	"crypto/tls"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Extension transports: a package outside this module (a message broker, a
+// queue) registers its URL scheme, usually from its init function, so that
+// Dial and Server.Listen reach it while this module never imports it — the
+// way database/sql drivers register. A program enables one by importing
+// it, for its side effect if nothing else:
+//
+//	import _ "github.com/seedhq/jsonrpc/nats"
+//
+// The built-in schemes (http, https, ws, wss, tcp, unix, stdio) cannot be
+// registered over.
+
+// DialFunc connects a client to u, for Dial.
+type DialFunc func(ctx context.Context, u *url.URL, set DialSettings) (Client, error)
+
+// DialSettings are the settings of Dial's options that a registered
+// transport may honour (each says which).
+type DialSettings struct {
+	Header         http.Header // WithHeader (nil when none)
+	TLSConfig      *tls.Config // WithTLSConfig (nil when none)
+	MaxMessageSize int64       // WithMaxMessageSize, or the WithServer's; 0: DefaultMaxMessageSize
+}
+
+// ListenFunc starts serving s at u in the background, for Server.Listen.
+// The Endpoint must process each message with s.Process, so that every limit
+// and rule of s applies.
+type ListenFunc func(s *Server, u *url.URL) (Endpoint, error)
+
+// Endpoint is a listener started by a registered transport. Server.Listen
+// returns it wrapped in a Listener; Server.Shutdown shuts it down.
+type Endpoint interface {
+	// URL is where clients reach the endpoint (the Listener's URL). It
+	// must not carry secrets.
+	URL() string
+	// Shutdown stops taking new messages, waits until those already taken
+	// are answered or ctx ends, then releases the endpoint. It is called at
+	// most once.
+	Shutdown(ctx context.Context) error
+	// Wait blocks until the endpoint has stopped, after Shutdown or on a
+	// failure of its own, and returns why (nil after Shutdown).
+	Wait() error
+}
+
+type transport struct {
+	dial   DialFunc
+	listen ListenFunc
+}
+
+var (
+	transportsMu sync.RWMutex
+	transports   = map[string]transport{}
+)
+
+// builtinSchemes are served by this package and cannot be registered.
+var builtinSchemes = map[string]bool{"http": true, "https": true, "ws": true, "wss": true, "tcp": true, "unix": true, "stdio": true}
+
+// RegisterTransport makes Dial call dial, and Server.Listen call listen, for
+// URLs of scheme (lower case, without "://"). Either may be nil when the
+// transport only dials or only listens. It panics if scheme is empty, built
+// in, or registered already.
+func RegisterTransport(scheme string, dial DialFunc, listen ListenFunc) {
+	if scheme == "" || builtinSchemes[scheme] {
+		panic("jsonrpc: RegisterTransport: scheme " + scheme + " is built in or empty")
+	}
+	transportsMu.Lock()
+	defer transportsMu.Unlock()
+	if _, dup := transports[scheme]; dup {
+		panic("jsonrpc: RegisterTransport called twice for scheme " + scheme)
+	}
+	transports[scheme] = transport{dial, listen}
+}
+
+// registered returns the transport registered for scheme.
+func registered(scheme string) (transport, bool) {
+	transportsMu.RLock()
+	defer transportsMu.RUnlock()
+	t, ok := transports[scheme]
+	return t, ok
+}
+
+// orRegistered lists the registered schemes that have what has asks for,
+// for error messages: "" or ", nats".
+func orRegistered(has func(transport) bool) string {
+	transportsMu.RLock()
+	defer transportsMu.RUnlock()
+	var names []string
+	for name, t := range transports {
+		if has(t) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return ""
+	}
+	return ", " + strings.Join(names, ", ")
+}
+
+// dialRegistered dials u with its registered transport; ok is false when
+// none is registered for its scheme.
+func dialRegistered(ctx context.Context, u *url.URL, cfg *dialConfig) (c Client, ok bool, err error) {
+	t, ok := registered(u.Scheme)
+	if !ok || t.dial == nil {
+		return nil, false, nil
+	}
+	c, err = t.dial(ctx, u, DialSettings{Header: cfg.header.Clone(), TLSConfig: cfg.tlsConfig, MaxMessageSize: cfg.maxMessageSize})
+	if err != nil {
+		return nil, true, err
+	}
+	return c, true, nil
+}
+
+// listenRegistered starts u's registered transport on s; ok is false when
+// none is registered for its scheme.
+func (s *Server) listenRegistered(u *url.URL) (l *Listener, ok bool, err error) {
+	t, ok := registered(u.Scheme)
+	if !ok || t.listen == nil {
+		return nil, false, nil
+	}
+	if s.isClosing() {
+		return nil, true, ErrServerClosed
+	}
+	ep, err := t.listen(s, u)
+	if err != nil {
+		return nil, true, err
+	}
+	l = &Listener{URL: ep.URL(), done: make(chan struct{})}
+	if !s.onShutdown(ep.Shutdown) {
+		ep.Shutdown(context.Background())
+	}
+	go func() { l.stop(ep.Wait()) }()
+	return l, true, nil
+}
+
+// isClosing reports whether Shutdown has begun.
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+// Process serves one message (a request, a notification or a batch) with
+// s's handler, limits and error policy, exactly as every built-in transport
+// does, and returns the reply to send back: nil when none is due (a
+// notification, a batch of notifications only). It is the entry point of
+// message transports that carry one message per delivery (a broker, a
+// queue). Handlers see ctx; ConnFromContext returns nil (there is no
+// connection to call back on), and a response sent to the server is
+// answered with -32600. msg must not be modified until Process returns; the
+// reply is the caller's.
+func (s *Server) Process(ctx context.Context, msg []byte) []byte {
+	r := readerPool.Get().(*reader)
+	defer func() { r.sc.data = nil; readerPool.Put(r) }()
+	return s.process(ctx, nil, msg, &r.sc, &r.m)
+}
