@@ -73,9 +73,9 @@ func (c *memClient) Call(ctx context.Context, method string, params, result any)
 	*result.(*string) = string(reply)
 	return nil
 }
-func (c *memClient) Notify(context.Context, string, any) error { return errors.ErrUnsupported }
-func (c *memClient) Batch(context.Context, *jsonrpc.Batch) error  { return errors.ErrUnsupported }
-func (c *memClient) Close() error                                 { return nil }
+func (c *memClient) Notify(context.Context, string, any) error   { return errors.ErrUnsupported }
+func (c *memClient) Batch(context.Context, *jsonrpc.Batch) error { return errors.ErrUnsupported }
+func (c *memClient) Close() error                                { return nil }
 
 func TestRegisteredTransportDialListenShutdown(t *testing.T) {
 	srv := &jsonrpc.Server{Handler: demo.NewMux()}
