@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -133,7 +134,7 @@ func dialWebSocketConn(ctx context.Context, url string, cfg *dialConfig) (*Conn,
 		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
 			return nil, &HTTPError{StatusCode: resp.StatusCode, Header: resp.Header, Body: err.Error()}
 		}
-		return nil, errors.New("jsonrpc: websocket dial " + url + ": " + err.Error())
+		return nil, fmt.Errorf("jsonrpc: websocket dial %s: %w", url, err)
 	}
 	limit := cfg.maxMessageSize
 	if limit <= 0 {
