@@ -82,7 +82,7 @@ func readBatch(name string) ([]json.RawMessage, error) {
 			if len(line) == 0 {
 				continue
 			}
-			if err := checkJSON(line, fmt.Sprintf("%s line %d", what, n)); err != nil {
+			if err := checkJSON(line, fmt.Sprintf("line %d of %s", n, what)); err != nil {
 				return nil, err
 			}
 			items = append(items, json.RawMessage(bytes.Clone(line)))
@@ -123,14 +123,11 @@ func runBatch(ctx context.Context, t *target, items []json.RawMessage, verbose b
 	}
 	msg = append(msg, ']')
 
-	rc, err := t.dialRaw(ctx)
+	rc, err := t.dialRaw(ctx, verbose)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
-	if verbose {
-		logWire("-->", msg)
-	}
 	if err := rc.Send(ctx, msg); err != nil {
 		return t.transportErr(err)
 	}
@@ -145,14 +142,11 @@ func runBatch(ctx context.Context, t *target, items []json.RawMessage, verbose b
 			if err != nil {
 				return t.transportErr(err)
 			}
-			if verbose {
-				logWire("<--", data)
-			}
 			data = bytes.TrimSpace(data)
 			if len(data) > 0 && data[0] == '{' {
 				var e envelope
 				if json.Unmarshal(data, &e) == nil && e.Method != nil {
-					answerServerRequest(ctx, rc, &e, verbose)
+					answerServerRequest(ctx, rc, &e)
 					continue
 				}
 				// One error object for the whole batch (e.g. too many requests).

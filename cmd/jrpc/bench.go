@@ -32,20 +32,22 @@ type benchFlags struct {
 func init() {
 	var f benchFlags
 	cmd := &cobra.Command{
-		Use:   "bench URL METHOD [PARAMS...] -c N (-n COUNT | -d DURATION)",
+		Use:   "bench URL METHOD [PARAMS...] -c N (-n COUNT | -t DURATION)",
 		Short: "Load-test a method: throughput, errors by code, latency percentiles and histogram",
 		Long: `Call METHOD again and again from -c concurrent workers, for -n calls in all or
-for -d DURATION, optionally paced at --rate calls per second in all. A
+for -t DURATION, optionally paced at --rate calls per second in all. A
 progress line shows on a terminal while it runs; then the throughput, the
 errors by code, the latency percentiles (p50, p90, p99, max) and a latency
-histogram are printed, or one JSON object with --json.
+histogram are printed, or one JSON object with --json. The exit code is 1
+when any call got a JSON-RPC error and 3 when any failed in transport (the
+report shows each kind with its count).
 
 Over stream transports (tcp, unix, ws, --exec) the workers pipeline their
 calls on one connection unless --conns N spreads them over N connections.
 Over HTTP each connection is one keep-alive client.`,
 		Example: `  jrpc bench tcp://127.0.0.1:9090 subtract '[42,23]' -c 16 -n 100000
-  jrpc bench http://127.0.0.1:8080/ sum '[1,2,3]' -c 8 -d 10s --conns 8
-  jrpc bench tcp://127.0.0.1:9090 sleep ms=5 -c 50 -d 5s --rate 2000 --json`,
+  jrpc bench http://127.0.0.1:8080/ sum '[1,2,3]' -c 8 -t 10s --conns 8
+  jrpc bench tcp://127.0.0.1:9090 sleep ms=5 -c 50 -t 5s --rate 2000 --json`,
 		Args: targetArgs("METHOD [PARAMS...]", 1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runBench(cmd.Context(), args, &f)
@@ -54,11 +56,11 @@ Over HTTP each connection is one keep-alive client.`,
 	fl := cmd.Flags()
 	fl.IntVarP(&f.concurrency, "concurrency", "c", 1, "concurrent workers")
 	fl.Int64VarP(&f.count, "requests", "n", 0, "total calls to make")
-	fl.DurationVarP(&f.duration, "duration", "d", 0, "run for this long (instead of -n)")
+	fl.DurationVarP(&f.duration, "duration", "t", 0, "run for this long (instead of -n)")
 	fl.Float64Var(&f.rate, "rate", 0, "pace calls at R per second in all (0: as fast as possible)")
 	fl.IntVar(&f.conns, "conns", 1, "connections to spread the workers over")
 	fl.BoolVar(&f.json, "json", false, "print the report as one JSON object")
-	fl.StringVar(&f.data, "data", "", "params from `@FILE`, @- or literal JSON")
+	fl.StringVarP(&f.data, "data", "d", "", "params from `@FILE`, @- (standard input) or literal JSON")
 	rootCmd.AddCommand(cmd)
 }
 
@@ -151,9 +153,9 @@ func runBench(ctx context.Context, args []string, f *benchFlags) error {
 	case f.conns < 1:
 		return usageErrorf("--conns must be at least 1")
 	case f.count <= 0 && f.duration <= 0:
-		return usageErrorf("give -n COUNT or -d DURATION (e.g. -n 10000 or -d 10s)")
+		return usageErrorf("give -n COUNT or -t DURATION (e.g. -n 10000 or -t 10s)")
 	case f.count > 0 && f.duration > 0:
-		return usageErrorf("give either -n or -d, not both")
+		return usageErrorf("give either -n or -t, not both")
 	case f.rate < 0:
 		return usageErrorf("--rate must not be negative")
 	}
@@ -340,6 +342,13 @@ func runBench(ctx context.Context, args []string, f *benchFlags) error {
 	if errs["transport"] > 0 && r.OK == 0 {
 		return transportError(fmt.Errorf("every call failed: %s", lastTE), "")
 	}
+	if failed := r.Requests - r.OK; failed > 0 {
+		code := exitRPCError
+		if errs["transport"] > 0 {
+			code = exitTransport
+		}
+		return &exitError{code: code, err: fmt.Errorf("%d of %d calls failed (%s)", failed, r.Requests, errorBreakdown(errs))}
+	}
 	return nil
 }
 
@@ -411,11 +420,7 @@ func (r *benchReport) print(w io.Writer, lastTE string) {
 	if nerr == 0 {
 		fmt.Fprintf(w, "  errors      0\n")
 	} else {
-		var parts []string
-		for _, k := range sortedKeys(r.Errors) {
-			parts = append(parts, fmt.Sprintf("%s ×%d", k, r.Errors[k]))
-		}
-		fmt.Fprintf(w, "  errors      %d (%s)\n", nerr, strings.Join(parts, ", "))
+		fmt.Fprintf(w, "  errors      %d (%s)\n", nerr, errorBreakdown(r.Errors))
 		if lastTE != "" {
 			fmt.Fprintf(w, "  last transport error: %s\n", lastTE)
 		}
@@ -438,6 +443,15 @@ func (r *benchReport) print(w io.Writer, lastTE string) {
 		}
 		fmt.Fprintf(w, "    ≤ %9s  %-*s %d\n", fmtMS(row.LeMS), width, strings.Repeat("█", bar), row.Count)
 	}
+}
+
+// errorBreakdown lists the errors by code (or "transport"): "-32042 ×90".
+func errorBreakdown(errs map[string]int64) string {
+	var parts []string
+	for _, k := range sortedKeys(errs) {
+		parts = append(parts, fmt.Sprintf("%s ×%d", k, errs[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func fmtMS(v float64) string {

@@ -182,15 +182,12 @@ func logWire(dir string, msg []byte) {
 // rawCall sends the request exactly as built here and reads messages until
 // the response with our id arrives, printing both with -v.
 func rawCall(ctx context.Context, t *target, method string, params json.RawMessage, id []byte, verbose, notify bool) error {
-	rc, err := t.dialRaw(ctx)
+	rc, err := t.dialRaw(ctx, verbose)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
 	msg := appendEnvelope(nil, id, method, params)
-	if verbose {
-		logWire("-->", msg)
-	}
 	if err := rc.Send(ctx, msg); err != nil {
 		return t.transportErr(err)
 	}
@@ -205,18 +202,18 @@ func rawCall(ctx context.Context, t *target, method string, params json.RawMessa
 			}
 			return t.transportErr(err)
 		}
-		if verbose {
-			logWire("<--", data)
-		}
 		var e envelope
 		if err := json.Unmarshal(data, &e); err != nil {
 			if bytes.HasPrefix(bytes.TrimSpace(data), []byte("[")) {
 				continue // a batch: not ours
 			}
+			if bytes.HasPrefix(data, []byte("HTTP/")) && t.url != nil {
+				return t.notStream()
+			}
 			return transportError(fmt.Errorf("invalid response from %s: %v: %s", t, err, snippet(data)), "is this a JSON-RPC 2.0 server?")
 		}
 		if e.Method != nil {
-			answerServerRequest(ctx, rc, &e, verbose)
+			answerServerRequest(ctx, rc, &e)
 			continue
 		}
 		if notify {
@@ -244,14 +241,11 @@ func rawCall(ctx context.Context, t *target, method string, params json.RawMessa
 // answerServerRequest answers a request the server sent us (on
 // bidirectional transports) with method not found; notifications are
 // ignored.
-func answerServerRequest(ctx context.Context, rc rawConn, e *envelope, verbose bool) {
+func answerServerRequest(ctx context.Context, rc rawConn, e *envelope) {
 	if e.ID == nil {
 		return
 	}
 	m, _ := json.Marshal("method not found: " + *e.Method + " (jrpc serves no methods)")
 	msg := []byte(`{"jsonrpc":"2.0","id":` + string(e.ID) + `,"error":{"code":-32601,"message":` + string(m) + `}}`)
-	if verbose {
-		logWire("-->", msg)
-	}
 	rc.Send(ctx, msg)
 }

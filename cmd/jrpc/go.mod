@@ -8,6 +8,7 @@ require (
 	github.com/peterh/liner v1.2.3
 	github.com/seedhq/jsonrpc v0.0.0
 	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.9
 	golang.org/x/sys v0.48.0
 )
 
@@ -16,7 +17,6 @@ require (
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/mattn/go-runewidth v0.0.31 // indirect
-	github.com/spf13/pflag v1.0.9 // indirect
 )
 
 replace github.com/seedhq/jsonrpc => ../..

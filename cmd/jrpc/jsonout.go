@@ -204,7 +204,8 @@ func checkJSON(src []byte, what string) error {
 	return usageErrorf("invalid JSON in %s at %s: %s\n%s", what, position(src, off), msg, caret(src, off))
 }
 
-// position returns "line L, column C (byte B)" for a byte offset.
+// position returns "line L, column C (byte B)" for a byte offset, or
+// "column C (byte B)" when src is one line.
 func position(src []byte, off int64) string {
 	if off > int64(len(src)) {
 		off = int64(len(src))
@@ -212,6 +213,9 @@ func position(src []byte, off int64) string {
 	line := 1 + bytes.Count(src[:off], []byte("\n"))
 	start := bytes.LastIndexByte(src[:off], '\n') + 1
 	col := 1 + utf8.RuneCount(src[start:off])
+	if !bytes.ContainsRune(bytes.TrimRight(src, "\n"), '\n') {
+		return fmt.Sprintf("column %d (byte %d)", col, off)
+	}
 	return fmt.Sprintf("line %d, column %d (byte %d)", line, col, off)
 }
 

@@ -18,11 +18,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/seedhq/jsonrpc"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit codes, documented in `jrpc --help`.
@@ -96,9 +98,23 @@ func init() {
 	pf.DurationVar(&global.timeout, "timeout", 30*time.Second, "give up on a call after this long (0: no limit)")
 	pf.StringVar(&global.color, "color", "auto", "colour output: auto (on a terminal, unless NO_COLOR is set), always or never")
 	rootCmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageErrorf("%v (see 'jrpc %s --help')", err, c.Name())
+		return usageErrorf("%v (see '%s --help')", err, c.CommandPath())
 	})
 	rootCmd.SetHelpTemplate(rootCmd.HelpTemplate())
+}
+
+// ownFlagsHelp makes cmd's help list only its own flags and the inherited
+// ones named in keep (serve has no use for --exec or --timeout).
+func ownFlagsHelp(cmd *cobra.Command, keep ...string) {
+	help := cmd.HelpFunc()
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		c.InheritedFlags().VisitAll(func(f *pflag.Flag) {
+			if !slices.Contains(keep, f.Name) {
+				f.Hidden = true
+			}
+		})
+		help(c, args)
+	})
 }
 
 // exitError carries an exit code and an optional hint (what to try).
@@ -153,12 +169,31 @@ func execute(args []string, stdout, stderr io.Writer) int {
 		ee = &exitError{code: exitInterrupted, err: errors.New("interrupted")}
 	}
 	if !ee.quiet {
-		fmt.Fprintf(stderr, "jrpc: %v\n", ee.err)
+		fmt.Fprintf(stderr, "jrpc: %s\n", oneLine(ee.err.Error()))
 		if ee.hint != "" {
 			fmt.Fprintf(stderr, "  try: %s\n", ee.hint)
 		}
 	}
 	return ee.code
+}
+
+// oneLine keeps an error message on its first line: the newlines of wrapped
+// causes (errors.Join, a server's text) become "; ". Lines that are meant to
+// follow (indented: a caret under invalid JSON, a list of problems) stay.
+func oneLine(msg string) string {
+	lines := strings.Split(strings.TrimRight(msg, "\n"), "\n")
+	var b strings.Builder
+	for i, l := range lines {
+		switch {
+		case i == 0:
+		case strings.HasPrefix(l, " "):
+			b.WriteByte('\n')
+		default:
+			b.WriteString("; ")
+		}
+		b.WriteString(l)
+	}
+	return b.String()
 }
 
 // argsFunc validates positional arguments, reporting problems as usage errors.
@@ -167,11 +202,18 @@ func execute(args []string, stdout, stderr io.Writer) int {
 func targetArgs(names string, min, max int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		n := len(args)
-		if global.exec == "" {
-			if n == 0 {
-				return usageErrorf("missing URL: usage: jrpc %s URL %s (or jrpc --exec 'COMMAND' %s %s)", cmd.Name(), names, cmd.Name(), names)
+		switch {
+		case global.exec != "":
+			if n > 0 && looksLikeTarget(args[0]) {
+				return &exitError{code: exitUsage, err: fmt.Errorf("--exec and the URL %s given together: jrpc talks to one of them", args[0]),
+					hint: "drop --exec to use the URL, or the URL to spawn the command"}
 			}
+		case n > 0 && (looksLikeTarget(args[0]) || os.Getenv("JRPC_URL") == ""):
 			n--
+		case os.Getenv("JRPC_URL") != "":
+			// The target is $JRPC_URL.
+		default:
+			return usageErrorf("missing URL: usage: jrpc %s URL %s (or jrpc --exec 'COMMAND' %s %s, or set JRPC_URL)", cmd.Name(), names, cmd.Name(), names)
 		}
 		if n < min {
 			return usageErrorf("missing arguments: usage: %s", usageLine(cmd, names))

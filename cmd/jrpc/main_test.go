@@ -271,7 +271,7 @@ func TestCallUsageErrors(t *testing.T) {
 		args []string
 		want []string // in stderr
 	}{
-		{"invalid JSON points at the position", []string{"call", tcp, "echo", `{"a": 1,}`}, []string{"at line 1, column 9 (byte 8)", "    {\"a\": 1,}\n            ^"}},
+		{"invalid JSON points at the position", []string{"call", tcp, "echo", `{"a": 1,}`}, []string{"at column 9 (byte 8)", "    {\"a\": 1,}\n            ^"}},
 		{"unclosed JSON", []string{"call", tcp, "echo", `[1, 2`}, []string{"unexpected end of input"}},
 		{"scalar params", []string{"call", tcp, "echo", "5"}, []string{"must be a JSON array or object", "'[5]'"}},
 		{"neither JSON nor key=value", []string{"call", tcp, "echo", "hello"}, []string{`neither JSON nor key=value`, `'["hello"]'`}},
@@ -391,7 +391,7 @@ func TestBatch(t *testing.T) {
 	expect(t, run(t, "\n\n", "batch", urls["tcp"], "-"), exitUsage, "")
 	r = run(t, "{\"id\":1}\n{\"id\":2,}\n", "batch", urls["tcp"], "-")
 	expect(t, r, exitUsage, "")
-	if !strings.Contains(r.stderr, "standard input line 2") {
+	if !strings.Contains(r.stderr, "line 2 of standard input at column 9") || strings.Contains(r.stderr, "at line") {
 		t.Fatalf("stderr %q", r.stderr)
 	}
 	expect(t, run(t, "", "batch", urls["tcp"], filepath.Join(tmp, "nope.json")), exitUsage, "")
@@ -485,7 +485,7 @@ sum [100]
 			if !strings.Contains(r.stdout, "sum(") || !strings.Contains(r.stdout, "...number) number") || !strings.HasSuffix(r.stdout, "\n3\n") {
 				t.Fatalf("stdout %q: .describe or the last call missing, or .quit ignored", r.stdout)
 			}
-			for _, w := range []string{`{"code":-32601,"message":"method not found: nope"}`, "invalid JSON in PARAMS at line 1, column 9", "unknown command .frob"} {
+			for _, w := range []string{`{"code":-32601,"message":"method not found: nope"}`, "invalid JSON in PARAMS at column 9", "unknown command .frob"} {
 				if !strings.Contains(r.stderr, w) {
 					t.Fatalf("stderr %q lacks %q", r.stderr, w)
 				}
@@ -535,9 +535,9 @@ func TestBench(t *testing.T) {
 			Count int64
 		}
 	}
-	parse := func(t *testing.T, r result) report {
+	parseExit := func(t *testing.T, r result, code int) report {
 		t.Helper()
-		expect(t, r, 0, "")
+		expect(t, r, code, "")
 		var rep report
 		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 			t.Fatalf("--json output %q: %v", r.stdout, err)
@@ -552,6 +552,7 @@ func TestBench(t *testing.T) {
 		}
 		return rep
 	}
+	parse := func(t *testing.T, r result) report { t.Helper(); return parseExit(t, r, 0) }
 	for name, tgt := range targets() {
 		t.Run(name, func(t *testing.T) {
 			rep := parse(t, run(t, "", with(tgt, "bench", "subtract", "[42,23]", "-c", "4", "-n", "300", "--json")...))
@@ -560,12 +561,12 @@ func TestBench(t *testing.T) {
 			}
 		})
 	}
-	rep := parse(t, run(t, "", "bench", urls["tcp"], "error", `{"code":-32042,"message":"x"}`, "-c", "3", "-n", "90", "--conns", "3", "--json"))
+	rep := parseExit(t, run(t, "", "bench", urls["tcp"], "error", "-d", `{"code":-32042,"message":"x"}`, "-c", "3", "-n", "90", "--conns", "3", "--json"), exitRPCError)
 	if rep.Errors["-32042"] != 90 || rep.OK != 0 || rep.Connections != 3 {
 		t.Fatalf("%+v", rep)
 	}
 	// Duration and rate: about 0.4 s at 100/s gives about 40 calls.
-	rep = parse(t, run(t, "", "bench", urls["http"], "sum", "[1]", "-c", "4", "-d", "400ms", "--rate", "100", "--json"))
+	rep = parse(t, run(t, "", "bench", urls["http"], "sum", "[1]", "-c", "4", "-t", "400ms", "--rate", "100", "--json"))
 	if rep.Requests < 20 || rep.Requests > 60 {
 		t.Fatalf("rate 100/s for 0.4s made %d calls", rep.Requests)
 	}
@@ -577,7 +578,7 @@ func TestBench(t *testing.T) {
 		}
 	}
 	expect(t, run(t, "", "bench", urls["tcp"], "sum"), exitUsage, "")
-	expect(t, run(t, "", "bench", urls["tcp"], "sum", "-n", "5", "-d", "1s"), exitUsage, "")
+	expect(t, run(t, "", "bench", urls["tcp"], "sum", "-n", "5", "-t", "1s"), exitUsage, "")
 	expect(t, run(t, "", "bench", urls["tcp"], "nope", "-n", "5"), exitRPCError, "")
 	expect(t, run(t, "", "bench", "tcp://127.0.0.1:1", "sum", "-n", "5"), exitTransport, "")
 }

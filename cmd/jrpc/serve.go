@@ -55,6 +55,7 @@ exits when standard input ends and every request has been answered.`,
 	cmd.Flags().StringArrayVarP(&listen, "listen", "l", nil, "serve on `URL` (http://, ws://, tcp://, unix://, stdio:); repeatable")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log every call (method, id, duration, outcome) at debug level on stderr")
 	cmd.Flags().DurationVar(&shutdown, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, wait this long for calls in flight")
+	ownFlagsHelp(cmd, "framing")
 	rootCmd.AddCommand(cmd)
 }
 

@@ -3,14 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,6 +30,7 @@ type target struct {
 	command []string // with --exec
 	framing jsonrpc.Framing
 	headers http.Header
+	tls     *tls.Config // client TLS settings of an @endpoint; nil: the defaults
 }
 
 // parseClientFraming parses --framing: line (default) or lsp; serve also
@@ -49,52 +53,94 @@ func parseClientFraming(s string, serve bool) (jsonrpc.Framing, error) {
 	return f, nil
 }
 
-// newTarget builds the target from --exec or the first argument, and
-// returns the remaining arguments.
+// looksLikeTarget reports whether a command-line argument names a target
+// (a URL or an @endpoint) rather than a method.
+func looksLikeTarget(a string) bool {
+	return strings.HasPrefix(a, "@") || strings.Contains(a, "://") || strings.HasPrefix(a, "unix:")
+}
+
+// targetArg splits off the target argument: the first argument, or
+// $JRPC_URL when the first argument is no URL (or there is none). With
+// --exec there is none.
+func targetArg(args []string) (string, []string, error) {
+	if global.exec != "" {
+		return "", args, nil
+	}
+	env := os.Getenv("JRPC_URL")
+	switch {
+	case len(args) > 0 && (looksLikeTarget(args[0]) || env == ""):
+		return args[0], args[1:], nil
+	case env != "":
+		return env, args, nil
+	}
+	return "", nil, usageErrorf("missing URL")
+}
+
+// newTarget builds the target from --exec, the first argument or $JRPC_URL,
+// and returns the remaining arguments.
 func newTarget(args []string) (*target, []string, error) {
-	t := &target{headers: http.Header{}}
-	var err error
-	if t.framing, err = parseClientFraming(global.framing, false); err != nil {
+	arg, rest, err := targetArg(args)
+	if err != nil {
 		return nil, nil, err
 	}
-	for _, h := range global.headers {
+	t := &target{headers: http.Header{}}
+	framing, headers, command := global.framing, global.headers, global.exec
+	if name, ok := strings.CutPrefix(arg, "@"); ok {
+		ep, err := lookupEndpoint(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if t.tls, err = ep.tlsConfig(); err != nil {
+			return nil, nil, err
+		}
+		if framing == "" {
+			framing = ep.framing
+		}
+		headers = append(slices.Clone(ep.headers), headers...)
+		arg, command = ep.url, ep.exec
+	}
+	if t.framing, err = parseClientFraming(framing, false); err != nil {
+		return nil, nil, err
+	}
+	for _, h := range headers {
 		k, v, ok := strings.Cut(h, ":")
 		if !ok || strings.TrimSpace(k) == "" {
 			return nil, nil, usageErrorf("--header %q is not K:V (e.g. --header 'Authorization: Bearer TOKEN')", h)
 		}
-		t.headers.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+		t.headers.Set(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
-	if global.exec != "" {
-		t.command, err = splitCommand(global.exec)
+	if command != "" {
+		t.command, err = splitCommand(command)
 		if err != nil {
 			return nil, nil, err
 		}
 		if len(t.command) == 0 {
 			return nil, nil, usageErrorf("--exec names no command")
 		}
-		t.raw = "command '" + global.exec + "'"
-		return t, args, nil
+		t.raw = "command '" + command + "'"
+		return t, rest, nil
 	}
-	if len(args) == 0 {
-		return nil, nil, usageErrorf("missing URL")
-	}
-	t.raw = args[0]
-	u, err := url.Parse(args[0])
-	if err != nil || u.Scheme == "" || (u.Host == "" && u.Scheme != "unix") || !strings.Contains(args[0], "://") && u.Scheme != "unix" {
+	t.raw = arg
+	u, err := url.Parse(arg)
+	if err != nil || u.Scheme == "" || (u.Host == "" && u.Scheme != "unix") || !strings.Contains(arg, "://") && u.Scheme != "unix" {
 		hint := "a URL such as http://127.0.0.1:8080/, ws://127.0.0.1:8080/, tcp://127.0.0.1:9090 or unix:///path/to/socket, or --exec 'COMMAND'"
-		if _, _, herr := net.SplitHostPort(args[0]); herr == nil { // host:port
-			hint = fmt.Sprintf("http://%s/, ws://%s/ or tcp://%s", args[0], args[0], args[0])
+		if _, _, herr := net.SplitHostPort(arg); herr == nil { // host:port
+			hint = fmt.Sprintf("http://%s/, ws://%s/ or tcp://%s", arg, arg, arg)
 		}
-		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("%q is not a URL jrpc can dial", args[0]), hint: hint}
+		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("%q is not a URL jrpc can dial", arg), hint: hint}
 	}
 	switch u.Scheme {
 	case "http", "https", "ws", "wss", "tcp", "unix":
 	default:
-		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("unsupported URL scheme %q in %s", u.Scheme, args[0]),
+		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("unsupported URL scheme %q in %s", u.Scheme, arg),
 			hint: "http://, https://, ws://, wss://, tcp:// or unix:// (or --exec 'COMMAND' for stdio)"}
 	}
+	if u.Scheme == "tcp" && u.Port() == "" {
+		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("%s names no port (tcp:// has no default port)", arg),
+			hint: "tcp://" + u.Hostname() + ":9090 (the port jrpc serve uses)"}
+	}
 	t.url = u
-	return t, args[1:], nil
+	return t, rest, nil
 }
 
 func (t *target) String() string { return t.raw }
@@ -114,6 +160,9 @@ func (t *target) dial(ctx context.Context) (jsonrpc.Client, error) {
 		return c, nil
 	}
 	opts := []jsonrpc.DialOption{jsonrpc.WithFraming(t.framing)}
+	if t.tls != nil {
+		opts = append(opts, jsonrpc.WithTLSConfig(t.tls))
+	}
 	for k, vs := range t.headers {
 		for _, v := range vs {
 			opts = append(opts, jsonrpc.WithHeader(k, v))
@@ -137,6 +186,7 @@ func (t *target) transportErr(err error) error {
 	}
 	var dnsErr *net.DNSError
 	var exitErr *exec.ExitError
+	var httpErr *jsonrpc.HTTPError
 	switch {
 	case t.command != nil && errors.As(err, &exitErr):
 		return transportError(fmt.Errorf("%s exited (%v) before answering", t, exitErr), "run the command by hand to see why; its stderr is shown above")
@@ -152,10 +202,71 @@ func (t *target) transportErr(err error) error {
 		return transportError(fmt.Errorf("cannot connect to %s: unknown host %s", t, dnsErr.Name), "check the host name in the URL")
 	case errors.Is(err, exec.ErrNotFound), t.command != nil && errors.Is(err, os.ErrNotExist):
 		return transportError(fmt.Errorf("cannot start %s: %v", t, err), "check the command given to --exec (is it installed and on $PATH?)")
+	case errors.As(err, &httpErr) && t.isWS():
+		return transportError(fmt.Errorf("%s answered HTTP %d instead of a WebSocket upgrade: this port speaks HTTP, not WebSocket", t, httpErr.StatusCode),
+			"call it over HTTP: "+t.withScheme("http"))
+	case errors.As(err, &httpErr):
+		return transportError(fmt.Errorf("HTTP %d %s from %s: %s", httpErr.StatusCode, http.StatusText(httpErr.StatusCode), t, snippet([]byte(httpErr.Body))), httpHint(httpErr.StatusCode))
+	case strings.Contains(err.Error(), "malformed HTTP"):
+		return t.notHTTP()
 	case errors.Is(err, jsonrpc.ErrClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		if t.speaksHTTP() {
+			return t.notStream()
+		}
 		return transportError(fmt.Errorf("the connection to %s closed before the answer came (%v)", t, err), "the server may have crashed or dropped the message: look at its log (jrpc serve -v)")
 	}
 	return transportError(fmt.Errorf("%s: %v", t, err), "")
+}
+
+func (t *target) isWS() bool {
+	return t.url != nil && (t.url.Scheme == "ws" || t.url.Scheme == "wss")
+}
+
+// withScheme returns the target's URL with another scheme (https for http
+// when the target used TLS).
+func (t *target) withScheme(scheme string) string {
+	u := *t.url
+	if u.Scheme == "https" || u.Scheme == "wss" {
+		if scheme != "tcp" {
+			scheme += "s"
+		}
+	}
+	u.Scheme = scheme
+	if scheme == "tcp" {
+		u.Path = ""
+	}
+	return u.String()
+}
+
+// notHTTP reports an HTTP or WebSocket target whose port answered with
+// something other than HTTP.
+func (t *target) notHTTP() error {
+	return transportError(fmt.Errorf("%s did not answer in HTTP: this port speaks something else (a JSON-RPC stream?), not HTTP", t),
+		"talk to it as a stream: "+t.withScheme("tcp"))
+}
+
+// notStream reports a tcp or unix target whose port answered in HTTP.
+func (t *target) notStream() error {
+	return transportError(fmt.Errorf("%s answered in HTTP: this port speaks HTTP, not a JSON-RPC stream", t),
+		"call it over HTTP: http://"+t.url.Host+"/ (or ws:// for WebSocket)")
+}
+
+// speaksHTTP reports whether a tcp target's port answers a JSON-RPC line
+// with an HTTP response (asked once more, after the connection failed).
+func (t *target) speaksHTTP() bool {
+	if t.url == nil || t.url.Scheme != "tcp" {
+		return false
+	}
+	c, err := net.DialTimeout("tcp", t.url.Host, time.Second)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	c.Write([]byte("{\"jsonrpc\":\"2.0\",\"method\":\"rpc.ping\"}\r\n\r\n"))
+	b := make([]byte, 5)
+	_, err = io.ReadFull(c, b)
+	return err == nil && string(b) == "HTTP/"
 }
 
 func (t *target) listenHint() string {
@@ -197,8 +308,38 @@ type rawConn interface {
 // errNoMore is returned by Recv over HTTP when every response body has been read.
 var errNoMore = errors.New("the server sent no response body (HTTP 204/202: it took the message as a notification)")
 
-// dialRaw opens a raw exchange with the target.
-func (t *target) dialRaw(ctx context.Context) (rawConn, error) {
+// dialRaw opens a raw exchange with the target. With verbose, every
+// message is printed on stderr as sent (-->) and received (<--), and over
+// HTTP the request and status lines and headers too (> and <, as curl -v).
+func (t *target) dialRaw(ctx context.Context, verbose bool) (rawConn, error) {
+	if t.isHTTP() {
+		return &httpRaw{t: t, client: t.httpClient(), verbose: verbose}, nil
+	}
+	rc, err := t.dialStreamRaw(ctx)
+	if err != nil || !verbose {
+		return rc, err
+	}
+	return loggedRaw{rc}, nil
+}
+
+// loggedRaw prints the messages of a raw exchange on stderr.
+type loggedRaw struct{ rawConn }
+
+func (l loggedRaw) Send(ctx context.Context, msg []byte) error {
+	logWire("-->", msg)
+	return l.rawConn.Send(ctx, msg)
+}
+
+func (l loggedRaw) Recv(ctx context.Context) ([]byte, error) {
+	b, err := l.rawConn.Recv(ctx)
+	if err == nil {
+		logWire("<--", b)
+	}
+	return b, err
+}
+
+// dialStreamRaw opens a raw exchange over a message stream (not HTTP).
+func (t *target) dialStreamRaw(ctx context.Context) (rawConn, error) {
 	if t.command != nil {
 		rc, err := startCommand(t.command, t.framing)
 		if err != nil {
@@ -207,10 +348,8 @@ func (t *target) dialRaw(ctx context.Context) (rawConn, error) {
 		return rc, nil
 	}
 	switch t.url.Scheme {
-	case "http", "https":
-		return &httpRaw{t: t, client: &http.Client{}}, nil
 	case "ws", "wss":
-		c, _, err := websocket.Dial(ctx, t.url.String(), &websocket.DialOptions{HTTPHeader: t.headers})
+		c, _, err := websocket.Dial(ctx, t.url.String(), &websocket.DialOptions{HTTPHeader: t.headers, HTTPClient: t.httpClient()})
 		if err != nil {
 			return nil, t.transportErr(err)
 		}
@@ -227,6 +366,17 @@ func (t *target) dialRaw(ctx context.Context) (rawConn, error) {
 		return nil, t.transportErr(err)
 	}
 	return newStreamRaw(nc, t.framing, nil), nil
+}
+
+// httpClient returns the HTTP client of raw exchanges, with the target's TLS
+// settings.
+func (t *target) httpClient() *http.Client {
+	if t.tls == nil {
+		return &http.Client{}
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = t.tls
+	return &http.Client{Transport: tr}
 }
 
 // streamRaw is a raw exchange over a byte stream.
@@ -288,6 +438,7 @@ func (w *wsRaw) Close() error { return w.c.Close(websocket.StatusNormalClosure, 
 type httpRaw struct {
 	t       *target
 	client  *http.Client
+	verbose bool
 	pending [][]byte
 }
 
@@ -301,14 +452,29 @@ func (h *httpRaw) Send(ctx context.Context, msg []byte) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "jrpc/"+strings.Fields(version())[0])
+	if h.verbose {
+		fmt.Fprintf(os.Stderr, "> %s %s %s\n> Host: %s\n", req.Method, req.URL.RequestURI(), req.Proto, req.URL.Host)
+		logHeaders(">", req.Header)
+		fmt.Fprintf(os.Stderr, "> Content-Length: %d\n>\n", len(msg))
+		logWire("-->", msg)
+	}
 	resp, err := h.client.Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
+	if h.verbose {
+		fmt.Fprintf(os.Stderr, "< %s %s\n", resp.Proto, resp.Status)
+		logHeaders("<", resp.Header)
+		fmt.Fprintln(os.Stderr, "<")
+	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, jsonrpc.DefaultMaxMessageSize+1))
 	if err != nil {
 		return err
+	}
+	if h.verbose && len(bytes.TrimSpace(body)) > 0 {
+		logWire("<--", body)
 	}
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusAccepted {
 		return &exitError{code: exitTransport, err: fmt.Errorf("HTTP %s from %s: %s", resp.Status, h.t, snippet(body)), hint: httpHint(resp.StatusCode)}
@@ -329,6 +495,15 @@ func (h *httpRaw) Recv(ctx context.Context) ([]byte, error) {
 }
 
 func (h *httpRaw) Close() error { h.client.CloseIdleConnections(); return nil }
+
+// logHeaders prints HTTP headers on stderr, sorted, each line after dir.
+func logHeaders(dir string, hd http.Header) {
+	for _, k := range slices.Sorted(maps.Keys(hd)) {
+		for _, v := range hd[k] {
+			fmt.Fprintf(os.Stderr, "%s %s: %s\n", dir, k, v)
+		}
+	}
+}
 
 func snippet(b []byte) string {
 	s := strings.TrimSpace(string(b))
