@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -19,26 +20,33 @@ import (
 	"github.com/seedhq/jsonrpc/openrpc"
 )
 
-// The official OpenRPC meta-schema comes from the npm package
-// @open-rpc/meta-schema, installed by `npm ci` in testdata (CI does it; the
-// test skips, saying so, when it was not run). Its JSONSchema definition
-// refers to the meta-schema of @json-schema-tools/meta-schema, installed
-// beside it.
+// The official OpenRPC meta-schema (npm package @open-rpc/meta-schema) and
+// the JSON Schema meta-schema its JSONSchema definition refers to
+// (@json-schema-tools/meta-schema) are committed in testdata/metaschema, so
+// the documents are checked against them by every `go test`. After `npm ci`
+// in testdata (CI does it), the copies are compared with the packages and
+// every verdict is cross-checked with ajv, a second validator.
 
 const nodeModules = "testdata/node_modules"
 
-func needNodeModules(t *testing.T) {
+// errNoAjv is checkDocument's ajv verdict when ajv cannot run.
+var errNoAjv = errors.New("ajv not run: `npm ci` in openrpc/testdata and node are needed")
+
+// haveNode reports whether the npm packages and node are there; without
+// them the ajv cross-check and the copies' check are skipped (a failure
+// when JSONRPC_REQUIRE_NODE is set, as in CI).
+func haveNode(t *testing.T) bool {
 	t.Helper()
-	skip := t.Skip
-	if os.Getenv("JSONRPC_REQUIRE_NODE") != "" {
-		skip = t.Fatal // CI: the meta-schema check must run
-	}
+	missing := ""
 	if _, err := os.Stat(filepath.Join(nodeModules, "@open-rpc/meta-schema")); err != nil {
-		skip("openrpc/testdata/node_modules is missing: run `npm ci` in openrpc/testdata to check documents against the OpenRPC meta-schema")
+		missing = "openrpc/testdata/node_modules is missing: run `npm ci` in openrpc/testdata"
+	} else if _, err := exec.LookPath("node"); err != nil {
+		missing = "node is not installed"
 	}
-	if _, err := exec.LookPath("node"); err != nil {
-		skip("node is not installed: it is needed to read the OpenRPC meta-schema package")
+	if missing != "" && os.Getenv("JSONRPC_REQUIRE_NODE") != "" {
+		t.Fatal(missing)
 	}
+	return missing == ""
 }
 
 func runNode(t *testing.T, stdin []byte, args ...string) ([]byte, error) {
@@ -61,11 +69,11 @@ func runNode(t *testing.T, stdin []byte, args ...string) ([]byte, error) {
 // jsonschema-go (as draft-07, which both meta-schemas are written in).
 func metaSchema(t *testing.T) *jsonschema.Resolved {
 	t.Helper()
-	raw, err := runNode(t, nil, "metaschema.js")
+	raw, err := os.ReadFile("testdata/metaschema/openrpc.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	toolsRaw, err := os.ReadFile(filepath.Join(nodeModules, "@json-schema-tools/meta-schema/schema.json"))
+	toolsRaw, err := os.ReadFile("testdata/metaschema/json-schema-tools.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,8 +101,41 @@ func metaSchema(t *testing.T) *jsonschema.Resolved {
 	return rs
 }
 
-// checkDocument validates doc (JSON) with both jsonschema-go and ajv and
-// returns their verdicts.
+// TestMetaSchemaCopies checks that the committed meta-schemas are those of
+// the npm packages.
+func TestMetaSchemaCopies(t *testing.T) {
+	if !haveNode(t) {
+		t.Skip(errNoAjv)
+	}
+	fromNode, err := runNode(t, nil, "metaschema.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := os.ReadFile(filepath.Join(nodeModules, "@json-schema-tools/meta-schema/schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for copyName, want := range map[string][]byte{"openrpc.json": fromNode, "json-schema-tools.json": tools} {
+		got, err := os.ReadFile(filepath.Join("testdata/metaschema", copyName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g, w any
+		if err := json.Unmarshal(got, &g); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(want, &w); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("testdata/metaschema/%s differs from the npm package: refresh the copy (see testdata/metaschema/README.md)", copyName)
+		}
+	}
+}
+
+// checkDocument validates doc (JSON) with jsonschema-go and, when it can
+// run, ajv, and returns their verdicts (ajv's is errNoAjv when it did not
+// run).
 func checkDocument(t *testing.T, rs *jsonschema.Resolved, doc []byte) (goErr, ajvErr error) {
 	t.Helper()
 	var inst any
@@ -102,6 +143,9 @@ func checkDocument(t *testing.T, rs *jsonschema.Resolved, doc []byte) (goErr, aj
 		t.Fatal(err)
 	}
 	goErr = rs.Validate(inst)
+	if !haveNode(t) {
+		return goErr, errNoAjv
+	}
 	out, err := runNode(t, doc, "validate.js")
 	if err != nil {
 		ajvErr = errors.New(string(out))
@@ -122,14 +166,13 @@ func discoverDemo(t *testing.T) []byte {
 }
 
 func TestDemoDocumentValidatesAgainstMetaSchema(t *testing.T) {
-	needNodeModules(t)
 	rs := metaSchema(t)
 	doc := discoverDemo(t)
 	goErr, ajvErr := checkDocument(t, rs, doc)
 	if goErr != nil {
 		t.Errorf("jsonschema-go: the demo's document does not validate: %v", goErr)
 	}
-	if ajvErr != nil {
+	if ajvErr != nil && ajvErr != errNoAjv {
 		t.Errorf("ajv: the demo's document does not validate:\n%v", ajvErr)
 	}
 	// The document is the demo's: every method, with descriptions.
@@ -148,7 +191,6 @@ func TestDemoDocumentValidatesAgainstMetaSchema(t *testing.T) {
 // TestMetaSchemaCatchesBrokenDocuments shows that the check can fail: each
 // broken variant of a valid document is rejected by both validators.
 func TestMetaSchemaCatchesBrokenDocuments(t *testing.T) {
-	needNodeModules(t)
 	rs := metaSchema(t)
 	good := discoverDemo(t)
 	breaks := map[string]func(d map[string]any){
@@ -196,7 +238,6 @@ func TestMetaSchemaCatchesBrokenDocuments(t *testing.T) {
 // recursive types, enums, nullable refs, maps, arrays, deprecated methods,
 // positional scalars, examples and errors.
 func TestRichDocumentValidatesAgainstMetaSchema(t *testing.T) {
-	needNodeModules(t)
 	rs := metaSchema(t)
 	doc, err := openrpc.Document(richMux(), openrpc.Info{Title: "rich", Version: "0.1", License: &openrpc.License{Name: "MIT"}})
 	if err != nil {
@@ -213,7 +254,7 @@ func TestRichDocumentValidatesAgainstMetaSchema(t *testing.T) {
 	if goErr != nil {
 		t.Errorf("jsonschema-go: %v", goErr)
 	}
-	if ajvErr != nil {
+	if ajvErr != nil && ajvErr != errNoAjv {
 		t.Errorf("ajv:\n%v", ajvErr)
 	}
 }
