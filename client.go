@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // Client is what every transport's client offers: Conn (streams and
@@ -65,10 +66,15 @@ func (c *BatchCall) finish(result []byte, err error) {
 	}
 	if c.result != nil {
 		if err := unmarshal(result, c.result); err != nil {
-			c.Err = errors.New("jsonrpc: cannot decode the result of " + c.Method + ": " + err.Error())
+			c.Err = fmt.Errorf("jsonrpc: cannot decode the result of %s: %w", c.Method, err)
 		}
 	}
 }
 
-// errNoResponse marks batch calls the server did not answer.
-var errNoResponse = errors.New("jsonrpc: the server sent no response for this call")
+// ErrNoResponse is the Err of a batch call the peer's answer to the batch left out.
+var ErrNoResponse = errors.New("jsonrpc: the server sent no response for this call")
+
+// ErrInvalidResponse matches (errors.Is) the error of a call whose answer
+// breaks the protocol: not JSON, not a response object, an id that matches
+// no call, or an error object without an integer code and a string message.
+var ErrInvalidResponse = errors.New("jsonrpc: invalid response")

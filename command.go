@@ -2,7 +2,7 @@ package jsonrpc
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -107,7 +107,7 @@ func (p *process) Read(b []byte) (int, error) {
 		select {
 		case <-p.exited:
 			if p.waitErr != nil {
-				return n, errors.Join(errors.New("jsonrpc: command "+p.cmd.Path+" ended: "+p.waitErr.Error()), p.waitErr)
+				return n, fmt.Errorf("jsonrpc: command %s ended: %w", p.cmd.Path, p.waitErr)
 			}
 		case <-time.After(time.Second):
 		}

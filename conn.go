@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"sync"
@@ -478,11 +479,11 @@ func (c *Conn) deliver(data []byte, e *envelope) (group uint64) {
 	group = p.group // read before p is handed back: its caller may recycle it
 	switch {
 	case e.kind == kindBadResponse:
-		p.ch <- callResult{err: errors.New("jsonrpc: invalid response from peer")}
+		p.ch <- callResult{err: fmt.Errorf("%w from peer", ErrInvalidResponse)}
 	case e.errObj.present():
 		rpcErr, ok := parseErrorObject(e.errObj.of(data))
 		if !ok {
-			p.ch <- callResult{err: errors.New("jsonrpc: invalid error object in response: " + truncate(string(e.errObj.of(data)), 200))}
+			p.ch <- callResult{err: fmt.Errorf("%w: invalid error object: %s", ErrInvalidResponse, truncate(string(e.errObj.of(data)), 200))}
 			return group
 		}
 		p.ch <- callResult{err: rpcErr}
@@ -506,7 +507,7 @@ func (c *Conn) failUnanswered(group uint64) {
 	}
 	c.mu.Unlock()
 	for _, p := range left {
-		p.ch <- callResult{err: errNoResponse}
+		p.ch <- callResult{err: ErrNoResponse}
 	}
 }
 
@@ -663,7 +664,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		return nil
 	}
 	if err := unmarshal(raw, result); err != nil {
-		return errors.New("jsonrpc: cannot decode the result of " + method + ": " + err.Error())
+		return fmt.Errorf("jsonrpc: cannot decode the result of %s: %w", method, err)
 	}
 	return nil
 }
@@ -865,7 +866,7 @@ func appendRequest(b []byte, id []byte, method string, params any, hint *atomic.
 		b, err = appendJSON(b, params)
 		noteSize(hint, len(b)-start)
 		if err != nil {
-			return b, errors.New("jsonrpc: cannot encode params of " + method + ": " + err.Error())
+			return b, fmt.Errorf("jsonrpc: cannot encode params of %s: %w", method, err)
 		}
 		if c := b[start]; c != '[' && c != '{' {
 			if string(b[start:]) == "null" {

@@ -4,12 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"strings"
 	"sync"
 	"time"
 )
@@ -89,7 +89,7 @@ func newDialConfig(opts []DialOption) *dialConfig {
 func Dial(ctx context.Context, rawURL string, opts ...DialOption) (Client, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, errors.New("jsonrpc: invalid URL " + rawURL + ": " + err.Error())
+		return nil, fmt.Errorf("jsonrpc: invalid URL: %w", err)
 	}
 	cfg := newDialConfig(opts)
 	switch u.Scheme {
@@ -188,7 +188,7 @@ func (s *Server) Listen(rawURL string, opts ...ListenOption) (*Listener, error) 
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, errors.New("jsonrpc: invalid URL " + rawURL + ": " + err.Error())
+		return nil, fmt.Errorf("jsonrpc: invalid URL: %w", err)
 	}
 	l := &Listener{done: make(chan struct{})}
 	switch u.Scheme {
@@ -233,7 +233,7 @@ func (s *Server) Listen(rawURL string, opts ...ListenOption) (*Listener, error) 
 		go func() {
 			<-c.Done()
 			err := c.Err()
-			if errors.Is(err, ErrClosed) || err == nil || strings.Contains(err.Error(), "EOF") {
+			if errors.Is(err, ErrClosed) || err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 				err = nil
 			}
 			l.stop(err)

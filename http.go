@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -357,7 +358,7 @@ func (c *HTTPClient) Call(ctx context.Context, method string, params, result any
 		return nil
 	}
 	if err := unmarshal(e.result.of(body), result); err != nil {
-		return errors.New("jsonrpc: cannot decode the result of " + method + ": " + err.Error())
+		return fmt.Errorf("jsonrpc: cannot decode the result of %s: %w", method, err)
 	}
 	return nil
 }
@@ -476,7 +477,7 @@ func (c *HTTPClient) Batch(ctx context.Context, b *Batch) error {
 		if e.errObj.present() {
 			rpcErr, ok := parseErrorObject(e.errObj.of(body))
 			if !ok {
-				call.finish(nil, errors.New("jsonrpc: invalid error object in response: "+truncate(string(e.errObj.of(body)), 200)))
+				call.finish(nil, fmt.Errorf("%w: invalid error object: %s", ErrInvalidResponse, truncate(string(e.errObj.of(body)), 200)))
 				continue
 			}
 			call.finish(nil, rpcErr)
@@ -488,7 +489,7 @@ func (c *HTTPClient) Batch(ctx context.Context, b *Batch) error {
 		if orphan != nil {
 			call.finish(nil, orphan)
 		} else {
-			call.finish(nil, errNoResponse)
+			call.finish(nil, ErrNoResponse)
 		}
 	}
 	return nil
@@ -512,7 +513,7 @@ func (c *HTTPClient) post(ctx context.Context, msg, into []byte, wantReply bool)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(msg))
 	if err != nil {
-		return nil, errors.New("jsonrpc: " + err.Error())
+		return nil, fmt.Errorf("jsonrpc: %w", err)
 	}
 	for k, v := range c.header {
 		req.Header[k] = v
@@ -545,7 +546,7 @@ func (c *HTTPClient) post(ctx context.Context, msg, into []byte, wantReply bool)
 	}
 	body, err := readBody(into, resp.Body, resp.ContentLength, c.maxSize)
 	if err != nil {
-		return nil, errors.New("jsonrpc: reading the response: " + err.Error())
+		return nil, fmt.Errorf("jsonrpc: reading the response: %w", err)
 	}
 	if int64(len(body)) > c.maxSize {
 		return nil, errors.New("jsonrpc: response is over the limit of " + strconv.FormatInt(c.maxSize, 10) + " bytes")
@@ -579,5 +580,5 @@ func closeBody(body io.ReadCloser) {
 }
 
 func invalidHTTPResponse(what string, body []byte) error {
-	return errors.New("jsonrpc: invalid response from the server: " + what + ": " + truncate(strings.TrimSpace(string(body)), 200))
+	return fmt.Errorf("%w from the server: %s: %s", ErrInvalidResponse, what, truncate(strings.TrimSpace(string(body)), 200))
 }

@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -572,7 +573,7 @@ func (s *stream) write(p []byte) error {
 		p = p[n:]
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) || stalled.Load() {
-				return errors.New("jsonrpc: write timed out after " + s.wto.String() + ": the peer is not reading")
+				return fmt.Errorf("jsonrpc: write timed out after %s: the peer is not reading: %w", s.wto, os.ErrDeadlineExceeded)
 			}
 			return err
 		}

@@ -193,7 +193,7 @@ func (ch *wsChannel) ping(interval, timeout time.Duration) {
 		return // closing anyway
 	}
 	if err != nil {
-		perr := errors.New("jsonrpc: websocket peer did not answer a ping within " + timeout.String() + ": " + err.Error())
+		perr := fmt.Errorf("jsonrpc: websocket peer did not answer a ping within %s: %w", timeout, err)
 		ch.pingErr.Store(&perr)
 		ch.wc.CloseNow()
 		return
@@ -220,7 +220,7 @@ func (ch *wsChannel) Recv() ([]byte, error) {
 		if errors.Is(err, net.ErrClosed) {
 			return nil, ErrClosed
 		}
-		return nil, errors.New("jsonrpc: websocket: " + err.Error())
+		return nil, fmt.Errorf("jsonrpc: websocket: %w", err)
 	}
 	if typ != websocket.MessageText {
 		ch.wc.Close(websocket.StatusUnsupportedData, "binary frames are not supported: send JSON-RPC messages as text frames")
@@ -234,7 +234,7 @@ func (ch *wsChannel) Send(msg []byte) error {
 		if errors.Is(err, net.ErrClosed) {
 			return ErrClosed
 		}
-		return errors.New("jsonrpc: websocket write: " + err.Error())
+		return fmt.Errorf("jsonrpc: websocket write: %w", err)
 	}
 	return nil
 }
