@@ -261,7 +261,11 @@ func (d *Doc) Describe(m *Method) string {
 	for _, ex := range m.Examples {
 		var args []string
 		for _, p := range ex.Params {
-			args = append(args, p.Name+"="+string(p.Value))
+			if m.Variadic || m.ParamStructure == "by-position" {
+				args = append(args, string(p.Value)) // positional: the names are no params'
+			} else {
+				args = append(args, p.Name+"="+string(p.Value))
+			}
 		}
 		l := "example " + strconv.Quote(ex.Name) + ": (" + strings.Join(args, ", ") + ")"
 		if ex.Result != nil {

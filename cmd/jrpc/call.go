@@ -19,6 +19,7 @@ type callFlags struct {
 	data    string
 	id      string
 	verbose bool
+	raw     bool
 	check   bool
 }
 
@@ -46,6 +47,7 @@ is valid JSON, else a string), or -d @file / -d @- (standard input).`,
 	call.Flags().StringVarP(&f.data, "data", "d", "", "params from `@FILE`, @- (standard input) or literal JSON")
 	call.Flags().StringVar(&f.id, "id", "", "the request id, as JSON (e.g. 7 or '\"abc\"'; default 1)")
 	call.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "print the request and response envelopes on stderr, as sent and received")
+	call.Flags().BoolVar(&f.raw, "raw", false, "print the whole response envelope (jsonrpc, id, result or error) on stdout")
 	call.Flags().BoolVar(&f.check, "check", false, "check the params against the server's rpc.discover document before sending")
 
 	var nf callFlags
@@ -88,11 +90,11 @@ func runCall(ctx context.Context, args []string, f *callFlags, notify bool) erro
 			return err
 		}
 	}
-	if f.verbose || id != nil {
+	if f.verbose || f.raw || id != nil {
 		if id == nil && !notify {
 			id = []byte("1")
 		}
-		return rawCall(ctx, t, method, params, id, f.verbose, notify)
+		return rawCall(ctx, t, method, params, id, f, notify)
 	}
 	c, err := t.dial(ctx)
 	if err != nil {
@@ -181,8 +183,8 @@ func logWire(dir string, msg []byte) {
 
 // rawCall sends the request exactly as built here and reads messages until
 // the response with our id arrives, printing both with -v.
-func rawCall(ctx context.Context, t *target, method string, params json.RawMessage, id []byte, verbose, notify bool) error {
-	rc, err := t.dialRaw(ctx, verbose)
+func rawCall(ctx context.Context, t *target, method string, params json.RawMessage, id []byte, f *callFlags, notify bool) error {
+	rc, err := t.dialRaw(ctx, f.verbose)
 	if err != nil {
 		return err
 	}
@@ -226,6 +228,13 @@ func rawCall(ctx context.Context, t *target, method string, params json.RawMessa
 		sameID := bytes.Equal(compact(e.ID), compact(id))
 		if !sameID && !(e.Error != nil && string(e.ID) == "null") {
 			continue
+		}
+		if f.raw {
+			outputFor(os.Stdout).print(os.Stdout, data)
+			if e.Error != nil {
+				return &exitError{code: exitRPCError, err: e.Error, quiet: true}
+			}
+			return nil
 		}
 		if e.Error != nil {
 			return rpcErrorExit(e.Error)

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/seedhq/jsonrpc"
 	"github.com/seedhq/jsonrpc/openrpc"
@@ -37,20 +38,7 @@ func init() {
 			outputFor(os.Stdout).print(os.Stdout, doc)
 			return nil
 		},
-	}, &cobra.Command{
-		Use:     "list URL",
-		Short:   "List the server's methods with their signatures (from rpc.discover)",
-		Example: `  jrpc list tcp://127.0.0.1:9090`,
-		Args:    targetArgs("", 0, 0),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := discoverTarget(cmd.Context(), args)
-			if err != nil {
-				return err
-			}
-			d.printList(os.Stdout)
-			return nil
-		},
-	}, &cobra.Command{
+	}, listCmd, &cobra.Command{
 		Use:     "describe URL METHOD",
 		Short:   "Show one method's params, result and errors as readable text (from rpc.discover)",
 		Example: `  jrpc describe tcp://127.0.0.1:9090 subtract`,
@@ -60,9 +48,54 @@ func init() {
 			if err != nil {
 				return err
 			}
-			return d.describe(os.Stdout, args[len(args)-1])
+			return d.describe(os.Stdout, args[len(args)-1], commandPrefix(args))
 		},
 	})
+}
+
+var listJSON bool
+
+var listCmd = &cobra.Command{
+	Use:   "list URL",
+	Short: "List the server's methods with their signatures (from rpc.discover)",
+	Long: `List the server's methods, one a line: signature and summary, cut to the
+terminal's width on a terminal. With --json, one JSON array of
+{"name","signature","summary","deprecated"} objects.`,
+	Example: `  jrpc list tcp://127.0.0.1:9090
+  jrpc list --json http://127.0.0.1:8080/ | jq -r '.[].name'`,
+	Args: targetArgs("", 0, 0),
+	RunE: func(cmd *cobra.Command, args []string) error {
+		d, err := discoverTarget(cmd.Context(), args)
+		if err != nil {
+			return err
+		}
+		if listJSON {
+			outputFor(os.Stdout).print(os.Stdout, d.listJSON())
+			return nil
+		}
+		width := 0
+		if isTerminal(os.Stdout.Fd()) {
+			width = terminalColumns(os.Stdout.Fd())
+		}
+		d.printList(os.Stdout, width)
+		return nil
+	},
+}
+
+func init() {
+	listCmd.Flags().BoolVar(&listJSON, "json", false, "print the methods as one JSON array")
+}
+
+// commandPrefix returns the start of a jrpc call command line for the target
+// of a command's args, as the user gave it.
+func commandPrefix(args []string) string {
+	if global.exec != "" {
+		return "jrpc --exec " + shellQuote(global.exec) + " call"
+	}
+	if arg, _, err := targetArg(args); err == nil && len(args) > 0 && args[0] == arg {
+		return "jrpc call " + shellQuote(arg)
+	}
+	return "jrpc call" // from $JRPC_URL
 }
 
 // discoverTarget dials the target of args and reads its discovery document.
@@ -152,21 +185,68 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-func (d *discovery) printList(w io.Writer) {
-	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
+// printList prints one line per method: signature and summary, each line
+// cut to width columns (0: no limit).
+func (d *discovery) printList(w io.Writer, width int) {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 3, ' ', 0)
 	for _, name := range d.names() {
 		m := d.doc.Method(name)
 		fmt.Fprintf(tw, "%s\t%s\n", m.Signature(), m.Summary)
 	}
 	tw.Flush()
+	for line := range strings.Lines(b.String()) {
+		io.WriteString(w, fitWidth(strings.TrimRight(line, " \n"), width)+"\n")
+	}
 }
 
-func (d *discovery) describe(w io.Writer, name string) error {
+// fitWidth cuts s to width columns (counted in runes), ending in "…".
+func fitWidth(s string, width int) string {
+	if width <= 0 || utf8.RuneCountInString(s) <= width {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max(width-1, 0)]) + "…"
+}
+
+// listJSON returns the methods as a JSON array.
+func (d *discovery) listJSON() []byte {
+	type item struct {
+		Name       string `json:"name"`
+		Signature  string `json:"signature"`
+		Summary    string `json:"summary,omitempty"`
+		Deprecated bool   `json:"deprecated,omitempty"`
+	}
+	items := []item{}
+	for _, name := range d.names() {
+		m := d.doc.Method(name)
+		items = append(items, item{m.Name, m.Signature(), m.Summary, m.Deprecated})
+	}
+	b, _ := json.Marshal(items)
+	return b
+}
+
+func (d *discovery) defs() map[string]*openrpc.Schema {
+	if d.doc.Components == nil {
+		return nil
+	}
+	return d.doc.Components.Schemas
+}
+
+// describe prints a method's description and, after prefix (the start of a
+// command line; "" in the REPL), a call built from its first example or
+// from its params' schemas.
+func (d *discovery) describe(w io.Writer, name, prefix string) error {
 	m, err := d.method(name)
 	if err != nil {
 		return err
 	}
 	io.WriteString(w, strings.TrimRight(d.doc.Describe(m), "\n")+"\n")
+	call := strings.Join(append([]string{m.Name}, exampleArgs(m, d.defs())...), " ")
+	if prefix != "" {
+		call = prefix + " " + call
+	}
+	fmt.Fprintf(w, "try: %s\n", call)
 	return nil
 }
 
@@ -206,11 +286,7 @@ func checkParams(ctx context.Context, t *target, method string, params json.RawM
 
 // validate checks params against a method's description.
 func (d *discovery) validate(m *openrpc.Method, params json.RawMessage) ([]openrpc.Problem, error) {
-	var defs map[string]*openrpc.Schema
-	if d.doc.Components != nil {
-		defs = d.doc.Components.Schemas
-	}
-	v, err := openrpc.CompileMethod(m, defs)
+	v, err := openrpc.CompileMethod(m, d.defs())
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/seedhq/jsonrpc/openrpc"
 )
 
 func TestVersion(t *testing.T) {
@@ -157,5 +160,79 @@ func TestBenchFlagsAndFailures(t *testing.T) {
 	expect(t, r, exitRPCError, "")
 	if !strings.Contains(r.stdout, "errors      10 (-32602 ×10)") || !strings.Contains(r.stderr, "10 of 10 calls failed (-32602 ×10)") {
 		t.Fatalf("stdout %q stderr %q", r.stdout, r.stderr)
+	}
+}
+
+func TestOutputRawVerboseListDescribe(t *testing.T) {
+	// --raw: the whole envelope, on every transport.
+	for name, tgt := range targets() {
+		t.Run(name, func(t *testing.T) {
+			expect(t, run(t, "", with(tgt, "call", "--raw", "subtract", "[5,1]")...), 0, `{"jsonrpc":"2.0","id":1,"result":4}`+"\n")
+			expect(t, run(t, "", with(tgt, "call", "--raw", "--id", `"x"`, "nope")...), exitRPCError, `{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"method not found: nope"}}`+"\n")
+		})
+	}
+	// -v over HTTP: request and status lines, headers both ways.
+	r := run(t, "", "call", "-v", "-H", "X-Trace: 7", urls["http"], "get_data")
+	expect(t, r, 0, `["hello",5]`+"\n")
+	for _, w := range []string{"> POST /rpc HTTP/1.1\n", "> Host: 127.0.0.1:", "> Content-Type: application/json\n", "> X-Trace: 7\n",
+		"--> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"get_data\"}\n", "< HTTP/1.1 200 OK\n", "< Content-Type: application/json", "<-- {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":[\"hello\",5]}"} {
+		if !strings.Contains(r.stderr, w) {
+			t.Fatalf("-v stderr lacks %q:\n%s", w, r.stderr)
+		}
+	}
+	if strings.Index(r.stderr, "> POST") > strings.Index(r.stderr, "-->") || strings.Index(r.stderr, "< HTTP/1.1") > strings.Index(r.stderr, "<--") {
+		t.Fatalf("headers not before their bodies:\n%s", r.stderr)
+	}
+	// list --json.
+	r = run(t, "", "list", "--json", urls["tcp"])
+	expect(t, r, 0, "")
+	var items []struct{ Name, Signature, Summary string }
+	if err := json.Unmarshal([]byte(r.stdout), &items); err != nil || len(items) < 10 {
+		t.Fatalf("list --json: %v %q", err, r.stdout)
+	}
+	for _, it := range items {
+		if it.Name == "subtract" && it.Signature != "subtract(minuend number, subtrahend number) number" {
+			t.Fatalf("%+v", it)
+		}
+	}
+	if got := fitWidth("abcdef", 4); got != "abc…" {
+		t.Fatalf("fitWidth = %q", got)
+	}
+	// describe: a command line to try, built from the example or the schema.
+	for method, want := range map[string]string{
+		"sum":      "try: jrpc call " + urls["tcp"] + " sum '[1,2,4]'\n",
+		"subtract": "try: jrpc call " + urls["tcp"] + " subtract minuend=42 subtrahend=23\n",
+		"sleep":    "try: jrpc call " + urls["tcp"] + " sleep ms=0\n",
+	} {
+		r := run(t, "", "describe", urls["tcp"], method)
+		expect(t, r, 0, "")
+		if !strings.HasSuffix(r.stdout, want) || strings.Contains(r.stdout, "arg1=") {
+			t.Fatalf("describe %s:\n%s", method, r.stdout)
+		}
+	}
+	r = run(t, "", "--exec", execCmd, "describe", "sum")
+	if !strings.Contains(r.stdout, "example \"three\": (1, 2, 4) → 7") || !strings.Contains(r.stdout, "try: jrpc --exec '"+execCmd+"' call sum '[1,2,4]'") {
+		t.Fatalf("describe sum over --exec:\n%s", r.stdout)
+	}
+}
+
+func TestSampler(t *testing.T) {
+	min3 := 3.0
+	two := 2
+	s := &openrpc.Schema{Type: "object", Required: []string{"n", "tags", "when", "ref"}, Properties: map[string]*openrpc.Schema{
+		"n":     {Type: "integer", Minimum: &min3},
+		"tags":  {Type: "array", Items: &openrpc.Schema{Type: "string"}, MinItems: &two},
+		"when":  {Type: "string", Format: "date-time"},
+		"color": {Enum: []any{"red", "green"}},
+		"ref":   {Ref: "#/components/schemas/Point"},
+	}}
+	defs := map[string]*openrpc.Schema{"Point": {Type: "object", Required: []string{"x"}, Properties: map[string]*openrpc.Schema{"x": {Types: []string{"null", "number"}}}}}
+	got := string(sampler{defs: defs}.sample(s))
+	if want := `{"n":3,"ref":{"x":1},"tags":["text","text"],"when":"2026-01-02T15:04:05Z"}`; got != want {
+		t.Fatalf("sample = %s, want %s", got, want)
+	}
+	got = string(sampler{defs: defs, all: true}.sample(s))
+	if !strings.Contains(got, `"color":"red"`) {
+		t.Fatalf("sample with all properties = %s", got)
 	}
 }

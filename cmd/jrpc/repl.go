@@ -208,14 +208,14 @@ func (r *repl) line(ctx context.Context, text string) (quit bool, err error) {
 			replError(errors.New("the server offers no rpc.discover: its methods are unknown"))
 			return false, nil
 		}
-		r.doc.printList(os.Stdout)
+		r.doc.printList(os.Stdout, 0)
 		return false, nil
 	case ".describe":
 		if r.doc == nil {
 			replError(errors.New("the server offers no rpc.discover"))
 			return false, nil
 		}
-		if err := r.doc.describe(os.Stdout, rest); err != nil {
+		if err := r.doc.describe(os.Stdout, rest, ""); err != nil {
 			replError(err)
 		}
 		return false, nil
