@@ -110,7 +110,7 @@ func (sp sampler) value(s *openrpc.Schema, depth int) json.RawMessage {
 	case "object":
 		b := []byte{'{'}
 		n := 0
-		for _, name := range schemaProperties(s) {
+		for _, name := range sortedKeys(s.Properties) { // PropertyOrder is not read from JSON
 			if !sp.all && !slices.Contains(s.Required, name) {
 				continue
 			}
@@ -125,25 +125,6 @@ func (sp sampler) value(s *openrpc.Schema, depth int) json.RawMessage {
 		return append(b, '}')
 	}
 	return json.RawMessage("null")
-}
-
-// schemaProperties lists the properties of s: in PropertyOrder first, the
-// rest sorted.
-func schemaProperties(s *openrpc.Schema) []string {
-	var names []string
-	for _, n := range s.PropertyOrder {
-		if _, ok := s.Properties[n]; ok && !slices.Contains(names, n) {
-			names = append(names, n)
-		}
-	}
-	var rest []string
-	for n := range s.Properties {
-		if !slices.Contains(names, n) {
-			rest = append(rest, n)
-		}
-	}
-	slices.Sort(rest)
-	return append(names, rest...)
 }
 
 func sampleString(s *openrpc.Schema) string {
