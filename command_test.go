@@ -51,6 +51,9 @@ func runStdioServer(mode string) int {
 		srv.MaxConcurrency = 1 // replies in order, for the sentinel
 	case "lsp":
 		opts = append(opts, jsonrpc.ListenFraming(jsonrpc.FramingHeader))
+	case "guarded":
+		srv.MaxConcurrency = 1
+		setGuards(srv)
 	case "exit3":
 		fmt.Fprintln(os.Stderr, "exiting with status 3")
 		return 3

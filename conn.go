@@ -81,10 +81,17 @@ func NewConn(ch Channel, srv *Server) *Conn { return newConn(ch, srv, nil) }
 
 // newConn is NewConn with a function called once the connection has ended.
 func newConn(ch Channel, srv *Server, onDone func()) *Conn {
+	return newConnContext(context.Background(), ch, srv, onDone)
+}
+
+// newConnContext is newConn whose handlers' contexts derive from base (so
+// that they carry its values: the peer, what a WebSocket handshake's
+// middleware stored).
+func newConnContext(base context.Context, ch Channel, srv *Server, onDone func()) *Conn {
 	if srv == nil {
 		srv = &Server{Handler: NewMux()}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(base)
 	c := &Conn{
 		ch:     ch,
 		srv:    srv,
@@ -286,6 +293,9 @@ func (c *Conn) dispatch(data []byte, sc *scanner, m *parsedMessage) (t *task, dr
 			c.deliver(data, &m.elems[0])
 			return nil, false
 		}
+		if !c.admit(data, m.elems, false) {
+			return nil, false
+		}
 		return c.start(&task{conn: c, data: data, env: m.elems[0]})
 	}
 	// A batch: deliver the responses it holds, serve the rest together.
@@ -308,10 +318,20 @@ func (c *Conn) dispatch(data []byte, sc *scanner, m *parsedMessage) (t *task, dr
 		c.send(appendResponse(nil, ID{}, nil, errEmptyBatch))
 	case m.n > c.srv.maxBatchLen():
 		c.send(appendResponse(nil, ID{}, nil, errBatchTooLong(m.n, c.srv.maxBatchLen())))
-	case len(requests) > 0:
+	case len(requests) > 0 && c.admit(data, requests, true):
 		return c.start(&task{conn: c, data: data, batch: requests})
 	}
 	return nil, false
+}
+
+// admit asks Server.Admit about the requests of a message; when it
+// refuses them, it sends their error replies and reports false.
+func (c *Conn) admit(data []byte, elems []envelope, batch bool) bool {
+	ok, reply, _ := c.srv.admit(c.ctx, data, elems, batch)
+	if !ok && len(reply) > 0 {
+		c.send(reply)
+	}
+	return ok
 }
 
 // begin counts a message (or a handler) as taken and not yet answered. It

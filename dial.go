@@ -63,7 +63,8 @@ func WithPing(interval, timeout time.Duration) DialOption {
 	return func(c *dialConfig) { c.pingInterval, c.pingTimeout = interval, timeout }
 }
 
-// WithTLSConfig sets the TLS configuration for https:// and wss://.
+// WithTLSConfig sets the TLS configuration for https://, wss:// and tls://
+// (package auth builds one from CA and client-certificate files).
 func WithTLSConfig(cfg *tls.Config) DialOption { return func(c *dialConfig) { c.tlsConfig = cfg } }
 
 func newDialConfig(opts []DialOption) *dialConfig {
@@ -82,6 +83,7 @@ func newDialConfig(opts []DialOption) *dialConfig {
 //	http://host:port/path, https://...  one HTTP POST per call (HTTPClient)
 //	ws://host:port/path, wss://...      WebSocket, bidirectional (*Conn)
 //	tcp://host:port                     TCP stream, bidirectional (*Conn)
+//	tls://host:port                     TCP stream over TLS (WithTLSConfig)
 //	unix:///path/to/socket              unix socket stream (*Conn)
 //
 // and any scheme registered with RegisterTransport (nats:// once
@@ -97,7 +99,7 @@ func Dial(ctx context.Context, rawURL string, opts ...DialOption) (Client, error
 		return newHTTPClient(u.String(), cfg), nil
 	case "ws", "wss":
 		return dialWebSocket(ctx, u.String(), cfg)
-	case "tcp", "unix":
+	case "tcp", "unix", "tls":
 		network, addr := u.Scheme, u.Host
 		if u.Scheme == "unix" {
 			addr = unixPath(u)
@@ -105,8 +107,14 @@ func Dial(ctx context.Context, rawURL string, opts ...DialOption) (Client, error
 		if addr == "" {
 			return nil, errors.New("jsonrpc: URL " + rawURL + " names no address")
 		}
-		var d net.Dialer
-		nc, err := d.DialContext(ctx, network, addr)
+		var nc net.Conn
+		if u.Scheme == "tls" {
+			d := tls.Dialer{Config: cfg.tlsConfig}
+			nc, err = d.DialContext(ctx, "tcp", addr)
+		} else {
+			var d net.Dialer
+			nc, err = d.DialContext(ctx, network, addr)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -119,7 +127,7 @@ func Dial(ctx context.Context, rawURL string, opts ...DialOption) (Client, error
 	if c, ok, err := dialRegistered(ctx, u, cfg); ok {
 		return c, err
 	}
-	return nil, errors.New("jsonrpc: unsupported URL scheme " + u.Scheme + " in " + rawURL + " (want http, https, ws, wss, tcp or unix" + orRegistered(func(t transport) bool { return t.dial != nil }) + ")")
+	return nil, errors.New("jsonrpc: unsupported URL scheme " + u.Scheme + " in " + rawURL + " (want http, https, ws, wss, tcp, tls or unix" + orRegistered(func(t transport) bool { return t.dial != nil }) + ")")
 }
 
 // unixPath returns the socket path of unix:///path (or unix:path).
@@ -135,6 +143,35 @@ type ListenOption func(*listenConfig)
 
 type listenConfig struct {
 	framing Framing
+	tls     *tls.Config
+}
+
+// ListenTLS sets the TLS configuration of https://, wss:// and tls://
+// listeners (required for them): its certificates (Certificates or
+// GetCertificate, which can reload them without a restart) and, for mutual
+// TLS, ClientAuth and ClientCAs. The configuration is cloned; TLS 1.2 is
+// the minimum version whatever it says. Handlers find the client's verified
+// certificate in PeerFromContext(ctx).TLS. Package auth builds
+// configurations from files.
+func ListenTLS(cfg *tls.Config) ListenOption { return func(c *listenConfig) { c.tls = cfg } }
+
+// serverTLS returns the listener's TLS configuration with modern defaults,
+// offering the given application protocols (ALPN).
+func (c *listenConfig) serverTLS(scheme string, protos ...string) (*tls.Config, error) {
+	if c.tls == nil {
+		return nil, errors.New("jsonrpc: a " + scheme + ":// listener needs a TLS configuration with a certificate (ListenTLS)")
+	}
+	cfg := c.tls.Clone()
+	if cfg.MinVersion < tls.VersionTLS12 {
+		cfg.MinVersion = tls.VersionTLS12
+	}
+	if len(cfg.Certificates) == 0 && cfg.GetCertificate == nil && cfg.GetConfigForClient == nil {
+		return nil, errors.New("jsonrpc: the TLS configuration of " + scheme + ":// has no certificate (set Certificates or GetCertificate)")
+	}
+	if len(cfg.NextProtos) == 0 {
+		cfg.NextProtos = protos
+	}
+	return cfg, nil
 }
 
 // ListenFraming sets the framing of tcp://, unix:// and stdio: listeners
@@ -178,6 +215,9 @@ func (l *Listener) stop(err error) {
 //	tcp://127.0.0.1:9090         TCP, framing auto-detected per connection
 //	unix:///tmp/rpc.sock         unix socket
 //	stdio:                       standard input and output
+//	https://…, wss://…, tls://127.0.0.1:9443
+//	                             the same over TLS (tls:// is TCP over TLS);
+//	                             they need ListenTLS
 //
 // and any scheme registered with RegisterTransport. Shutdown stops every
 // listener.
@@ -192,7 +232,17 @@ func (s *Server) Listen(rawURL string, opts ...ListenOption) (*Listener, error) 
 	}
 	l := &Listener{done: make(chan struct{})}
 	switch u.Scheme {
-	case "http", "ws":
+	case "http", "ws", "https", "wss":
+		var tlsCfg *tls.Config
+		switch u.Scheme {
+		case "https":
+			tlsCfg, err = cfg.serverTLS(u.Scheme, "h2", "http/1.1")
+		case "wss":
+			tlsCfg, err = cfg.serverTLS(u.Scheme, "http/1.1") // WebSocket upgrades are HTTP/1.1
+		}
+		if err != nil {
+			return nil, err
+		}
 		nl, err := net.Listen("tcp", u.Host)
 		if err != nil {
 			return nil, err
@@ -203,10 +253,21 @@ func (s *Server) Listen(rawURL string, opts ...ListenOption) (*Listener, error) 
 		}
 		l.URL = u.Scheme + "://" + nl.Addr().String() + path
 		var h http.Handler = s
-		if u.Scheme == "ws" {
+		if u.Scheme == "ws" || u.Scheme == "wss" {
 			h = s.WebSocketHandler()
 		}
-		go func() { l.stop(s.serveHTTP(nl, path, h)) }()
+		go func() { l.stop(s.serveHTTP(nl, path, h, tlsCfg)) }()
+	case "tls":
+		tlsCfg, err := cfg.serverTLS(u.Scheme)
+		if err != nil {
+			return nil, err
+		}
+		nl, err := net.Listen("tcp", u.Host)
+		if err != nil {
+			return nil, err
+		}
+		l.URL = "tls://" + nl.Addr().String()
+		go func() { l.stop(s.Serve(tls.NewListener(nl, tlsCfg), cfg.framing)) }()
 	case "tcp", "unix":
 		network, addr := u.Scheme, u.Host
 		if u.Scheme == "unix" {
@@ -229,7 +290,7 @@ func (s *Server) Listen(rawURL string, opts ...ListenOption) (*Listener, error) 
 		if framing == FramingAuto {
 			framing = FramingLine
 		}
-		c := NewConn(NewStream(stdio{}, s.streamOptions(framing)), s)
+		c := newConnContext(withPeer(context.Background(), s, Peer{}), NewStream(stdio{}, s.streamOptions(framing)), s, nil)
 		go func() {
 			<-c.Done()
 			err := c.Err()
@@ -242,7 +303,7 @@ func (s *Server) Listen(rawURL string, opts ...ListenOption) (*Listener, error) 
 		if l, ok, err := s.listenRegistered(u); ok {
 			return l, err
 		}
-		return nil, errors.New("jsonrpc: unsupported URL scheme " + u.Scheme + " in " + rawURL + " (want http, ws, tcp, unix or stdio" + orRegistered(func(t transport) bool { return t.listen != nil }) + ")")
+		return nil, errors.New("jsonrpc: unsupported URL scheme " + u.Scheme + " in " + rawURL + " (want http, https, ws, wss, tcp, tls, unix or stdio" + orRegistered(func(t transport) bool { return t.listen != nil }) + ")")
 	}
 	return l, nil
 }

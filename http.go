@@ -12,6 +12,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,6 +55,15 @@ const maxPooledBody = 64 << 10
 // The handler's context is the request's: it is cancelled when the client
 // goes away. ConnFromContext returns nil: an HTTP server cannot call back.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ok, cors, why := s.checkOrigin(r)
+	if !ok {
+		s.logger().Info("jsonrpc: HTTP request refused", "remote", r.RemoteAddr, "reason", why)
+		http.Error(w, "jsonrpc: "+why+" (see Server.AllowedOrigins, Server.AllowedHosts)", http.StatusForbidden)
+		return
+	}
+	if cors && serveCORS(w, r) {
+		return // a preflight, answered
+	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "jsonrpc: method "+r.Method+" not allowed: send JSON-RPC messages with POST", http.StatusMethodNotAllowed)
@@ -91,7 +101,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "jsonrpc: cannot read the request body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	reply := s.processInto(r.Context(), nil, st.buf, &st.sc, &st.msg, st.out[:0])
+	ctx := withPeer(r.Context(), s, Peer{RemoteAddr: r.RemoteAddr, TLS: r.TLS})
+	reply, refused := s.processInto(ctx, nil, st.buf, &st.sc, &st.msg, st.out[:0])
+	if refused != nil {
+		tooManyRequests(w, refused)
+		return
+	}
 	if cap(reply) > 0 && cap(reply) <= maxPooledBody {
 		st.out = reply[:0] // reused for the next request once this one is written
 	}
@@ -112,6 +127,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusOK)
 	w.Write(reply)
+}
+
+// tooManyRequests answers a message that Server.Admit refused: 429 with
+// Retry-After, and a JSON-RPC error (id null) as the body.
+func tooManyRequests(w http.ResponseWriter, refused error) {
+	h := w.Header()
+	h.Set("Retry-After", retryAfter(refused))
+	h["Content-Type"] = jsonContentType
+	w.WriteHeader(http.StatusTooManyRequests)
+	w.Write(appendResponse(nil, NullID, nil, &Error{Code: CodeLimitExceeded, Message: "limit exceeded"}))
 }
 
 // tooLargeHTTP answers 413 and asks the client to close the connection,
@@ -178,10 +203,11 @@ const (
 	httpMaxHeaderBytes    = 64 << 10
 )
 
-// serveHTTP runs an http.Server with h at path on nl until Shutdown, which
+// serveHTTP runs an http.Server with h at path on nl (over TLS when tlsCfg
+// is set; HTTP/2 only if it offers "h2") until Shutdown, which
 // stops it gracefully (http.Server.Shutdown; at ctx's end it closes the
 // remaining connections). Other paths get 404.
-func (s *Server) serveHTTP(nl net.Listener, path string, h http.Handler) error {
+func (s *Server) serveHTTP(nl net.Listener, path string, h http.Handler, tlsCfg *tls.Config) error {
 	var inFlight atomic.Int64 // requests, or WebSocket sockets, being served
 	limit := int64(s.maxConns())
 	hs := &http.Server{
@@ -214,7 +240,16 @@ func (s *Server) serveHTTP(nl net.Listener, path string, h http.Handler) error {
 		nl.Close()
 		return ErrServerClosed
 	}
-	err := hs.Serve(nl)
+	var err error
+	if tlsCfg != nil {
+		hs.TLSConfig = tlsCfg
+		if !slices.Contains(tlsCfg.NextProtos, "h2") {
+			hs.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){} // HTTP/1.1 only
+		}
+		err = hs.ServeTLS(nl, "", "")
+	} else {
+		err = hs.Serve(nl)
+	}
 	if errors.Is(err, http.ErrServerClosed) {
 		return ErrServerClosed
 	}

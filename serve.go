@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -89,8 +90,49 @@ func (s *Server) Serve(l net.Listener, framing Framing) error {
 			nc.Close()
 			continue
 		}
-		newConn(NewStream(nc, s.streamOptions(framing)), s, func() { open.Add(-1) })
+		if tc, ok := nc.(*tls.Conn); ok {
+			go s.serveTLS(tc, framing, func() { open.Add(-1) })
+			continue
+		}
+		s.serveStream(nc, nil, framing, func() { open.Add(-1) })
 	}
+}
+
+// tlsHandshakeTimeout bounds the TLS handshake of a stream connection.
+const tlsHandshakeTimeout = 10 * time.Second
+
+// serveTLS completes the handshake of a TLS stream connection (off the
+// accept loop, within tlsHandshakeTimeout), then serves it; a failed
+// handshake is logged and closes the socket.
+func (s *Server) serveTLS(tc *tls.Conn, framing Framing, onDone func()) {
+	tc.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
+	if err := tc.Handshake(); err != nil {
+		s.logger().Info("jsonrpc: TLS handshake failed", "remote", tc.RemoteAddr().String(), "error", err)
+		tc.Close()
+		onDone()
+		return
+	}
+	tc.SetDeadline(time.Time{})
+	state := tc.ConnectionState()
+	c := s.serveStream(tc, &state, framing, onDone)
+	// Shutdown may have listed the connections during the handshake.
+	s.mu.Lock()
+	closing := s.closing
+	s.mu.Unlock()
+	if closing {
+		c.Shutdown(context.Background())
+	}
+}
+
+// serveStream serves one accepted stream connection; its handlers see the
+// peer (PeerFromContext).
+func (s *Server) serveStream(nc net.Conn, state *tls.ConnectionState, framing Framing, onDone func()) *Conn {
+	var remote string
+	if a := nc.RemoteAddr(); a != nil {
+		remote = a.String()
+	}
+	ctx := withPeer(context.Background(), s, Peer{RemoteAddr: remote, TLS: state})
+	return newConnContext(ctx, NewStream(nc, s.streamOptions(framing)), s, onDone)
 }
 
 // Shutdown stops the server gracefully: listeners stop accepting, every

@@ -79,6 +79,35 @@ type Server struct {
 	// The body is empty either way. Other transports ignore it.
 	NotificationStatus int
 
+	// Authorize, when set, is asked before each request's handler runs, on
+	// every transport and for each element of a batch on its own. A non-nil
+	// error refuses the call: a *Error is sent as is, any other error as
+	// CodeForbidden with the error's text; the handler does not run, and the
+	// denial is logged (method, peer, reason). The caller's identity is in
+	// ctx (see package auth and PeerFromContext). Authorized asks it too.
+	Authorize func(ctx context.Context, method string) error
+
+	// Admit, when set, is asked once per incoming message, before anything
+	// in it runs, with the number of requests in it (each element of a batch
+	// counts). A non-nil error refuses them all: HTTP answers 429 Too Many
+	// Requests with Retry-After (see LimitError); streams answer each request
+	// with CodeLimitExceeded "limit exceeded" (or the *Error returned) and go on.
+	Admit func(ctx context.Context, n int) error
+
+	// AllowedOrigins lists the origins (path.Match patterns of the host, or
+	// of scheme://host when the pattern has "://"; "*" for any) from which
+	// browsers may call the server, over HTTP and WebSocket alike. Requests
+	// without an Origin header and same-origin requests always pass; other
+	// cross-origin requests get 403 and never reach a handler. Allowed ones
+	// get CORS headers, and their OPTIONS preflight is answered.
+	AllowedOrigins []string
+	// AllowedHosts, when set, lists the Host headers (path.Match patterns,
+	// with or without the port) that HTTP and WebSocket requests may carry;
+	// others get 403. Set it on a server bound to localhost to stop DNS
+	// rebinding ("localhost", "127.0.0.1", "[::1]"); behind a reverse proxy
+	// that rewrites Host, list the names the proxy sends.
+	AllowedHosts []string
+
 	// Logger receives server events (handler panics, write failures,
 	// protocol errors). Nil means slog.Default().
 	Logger *slog.Logger
@@ -128,30 +157,35 @@ var (
 // nil when there is none. Responses to our own calls (on a Conn) are
 // delivered to their callers. This is the one path every transport shares.
 func (s *Server) process(ctx context.Context, conn *Conn, data []byte, sc *scanner, m *parsedMessage) []byte {
-	return s.processInto(ctx, conn, data, sc, m, nil)
+	reply, _ := s.processInto(ctx, conn, data, sc, m, nil)
+	return reply
 }
 
-// processInto is process rendering a single reply into out (reused by the caller).
-func (s *Server) processInto(ctx context.Context, conn *Conn, data []byte, sc *scanner, m *parsedMessage, out []byte) []byte {
+// processInto is process rendering a single reply into out (reused by the
+// caller). refused is Admit's error when it refused the message.
+func (s *Server) processInto(ctx context.Context, conn *Conn, data []byte, sc *scanner, m *parsedMessage, out []byte) (reply []byte, refused error) {
 	if int64(len(data)) > s.maxMessageSize() {
 		// The transport's own limit may be larger (a Channel built with
 		// other options): MaxMessageSize holds on every path.
-		return appendResponse(nil, ID{}, nil, errMessageTooLarge(s.maxMessageSize()))
+		return appendResponse(nil, ID{}, nil, errMessageTooLarge(s.maxMessageSize())), nil
 	}
 	m.limit = s.maxBatchLen()
 	if err := sc.parseMessage(data, s.maxDepth(), m); err != nil {
-		return parseErrorReply(err)
+		return parseErrorReply(err), nil
 	}
-	if !m.batch {
-		return s.serveOne(ctx, conn, data, &m.elems[0], nil, out)
-	}
-	if len(m.elems) == 0 {
-		return appendResponse(nil, ID{}, nil, errEmptyBatch)
+	if m.batch && len(m.elems) == 0 {
+		return appendResponse(nil, ID{}, nil, errEmptyBatch), nil
 	}
 	if m.n > s.maxBatchLen() {
-		return appendResponse(nil, ID{}, nil, errBatchTooLong(m.n, s.maxBatchLen()))
+		return appendResponse(nil, ID{}, nil, errBatchTooLong(m.n, s.maxBatchLen())), nil
 	}
-	return s.serveBatch(ctx, conn, data, m.elems)
+	if ok, reply, err := s.admit(ctx, data, m.elems, m.batch); !ok {
+		return reply, err
+	}
+	if !m.batch {
+		return s.serveOne(ctx, conn, data, &m.elems[0], nil, out), nil
+	}
+	return s.serveBatch(ctx, conn, data, m.elems), nil
 }
 
 // streamOptions are the options of the streams s serves.
@@ -200,6 +234,12 @@ func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *envel
 			return out
 		}
 		return appendResponse(out, id, nil, &Error{Code: CodeRequestCanceled, Message: "request canceled: the server is shutting down"})
+	}
+	if rerr := s.authorize(ctx, name); rerr != nil {
+		if id.IsZero() {
+			return out
+		}
+		return appendResponse(out, id, nil, rerr)
 	}
 	if req == nil {
 		req = new(Request)

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,7 +36,7 @@ type wsConfig struct {
 }
 
 // WebSocketOriginPatterns allows cross-origin handshakes from the given
-// host patterns (path.Match syntax, e.g. "*.example.com"; with a scheme,
+// host patterns, besides Server.AllowedOrigins (which HTTP shares) (path.Match syntax, e.g. "*.example.com"; with a scheme,
 // "https://app.example.com"). By default only same-origin browsers (and
 // clients that send no Origin header) are accepted. Allowing other origins
 // exposes the server to cross-site requests from those origins: only list
@@ -77,9 +79,15 @@ func (s *Server) WebSocketHandler(opts ...WebSocketOption) http.Handler {
 	for _, o := range opts {
 		o(cfg)
 	}
+	cfg.accept.OriginPatterns = append(slices.Clip(s.AllowedOrigins), cfg.accept.OriginPatterns...)
 	var open atomic.Int64 // sockets served by this handler
 	limit := int64(s.maxConns())
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(s.AllowedHosts) > 0 && !matchHost(s.AllowedHosts, r.Host) {
+			s.logger().Info("jsonrpc: websocket handshake refused", "remote", r.RemoteAddr, "reason", "host "+r.Host+" is not allowed")
+			http.Error(w, "jsonrpc: host "+strconv.Quote(r.Host)+" is not allowed (see Server.AllowedHosts)", http.StatusForbidden)
+			return
+		}
 		if open.Add(1) > limit {
 			open.Add(-1)
 			w.Header().Set("Retry-After", "1")
@@ -95,7 +103,10 @@ func (s *Server) WebSocketHandler(opts ...WebSocketOption) http.Handler {
 		wc.SetReadLimit(s.maxMessageSize())
 		// The socket is hijacked: the Conn lives on after this handler
 		// returns, so that net/http's goroutine (and its stack) goes.
-		c := newConn(newWSChannel(wc, cfg.pingInterval, cfg.pingTimeout), s, func() { open.Add(-1) })
+		// Handlers see the peer and the values the handshake's middleware
+		// stored (an authenticated principal), not its cancellation.
+		ctx := withPeer(context.WithoutCancel(r.Context()), s, Peer{RemoteAddr: r.RemoteAddr, TLS: r.TLS})
+		c := newConnContext(ctx, newWSChannel(wc, cfg.pingInterval, cfg.pingTimeout), s, func() { open.Add(-1) })
 		// A socket accepted while the server shuts down may have missed
 		// Shutdown's list of connections: close it here.
 		s.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -150,9 +151,13 @@ func (d *Doc) Method(name string) *Method {
 // The error reports Go types that have no JSON Schema (see Generator): the
 // document is complete otherwise, with true schemas in their place.
 func Document(mux *jsonrpc.Mux, info Info) (*Doc, error) {
+	return document(mux.Methods(), info)
+}
+
+func document(methods []jsonrpc.MethodInfo, info Info) (*Doc, error) {
 	g := NewGenerator(RefComponents)
 	doc := &Doc{OpenRPC: Version, Info: info, Methods: []*Method{}}
-	for _, mi := range mux.Methods() {
+	for _, mi := range methods {
 		doc.Methods = append(doc.Methods, describe(g, mi))
 	}
 	if len(g.Defs()) > 0 {
@@ -166,18 +171,20 @@ const DiscoverMethod = "rpc.discover"
 
 // Register serves rpc.discover on mux: it returns the OpenRPC document of
 // the methods of mux (Document), rebuilt when methods are added. rpc.discover
-// takes no params (an empty array or object is accepted).
+// takes no params (an empty array or object is accepted). It lists only the
+// methods the caller may call (jsonrpc.Authorized), so that a server with a
+// per-method policy does not show a caller what it cannot use.
 func Register(mux *jsonrpc.Mux, info Info) {
 	var (
 		mu    sync.Mutex
 		key   string
 		cache json.RawMessage
 	)
-	h := func(_ context.Context, req *jsonrpc.Request) (any, error) {
+	h := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if p := strings.TrimSpace(string(req.Params)); p != "" && !isEmptyContainer(p) {
 			return nil, ParamsError([]Problem{{Path: "", Problem: "rpc.discover takes no params"}})
 		}
-		methods := mux.Methods()
+		methods := slices.DeleteFunc(mux.Methods(), func(m jsonrpc.MethodInfo) bool { return !jsonrpc.Authorized(ctx, m.Name) })
 		var kb strings.Builder
 		for _, m := range methods {
 			kb.WriteString(m.Name)
@@ -188,7 +195,7 @@ func Register(mux *jsonrpc.Mux, info Info) {
 		if cache != nil && kb.String() == key {
 			return cache, nil
 		}
-		doc, err := Document(mux, info)
+		doc, err := document(methods, info)
 		if err != nil {
 			slog.Warn("openrpc: incomplete discovery document", "err", err)
 		}

@@ -1,0 +1,258 @@
+package jsonrpc
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net/http"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Access control: who is at the other end (Peer), the hooks that admit and
+// authorize requests before any handler runs (Server.Admit,
+// Server.Authorize), and the Origin and Host checks of HTTP and WebSocket.
+// The policies themselves (tokens, scopes, rate limits) live in package
+// auth; the core only calls them.
+
+// Server-defined error codes of the access hooks.
+const (
+	// CodeForbidden is the error of a request that Server.Authorize
+	// refused: the caller may not call this method. The handler does not run.
+	CodeForbidden = -32003
+	// CodeLimitExceeded is the error of the requests of a message that
+	// Server.Admit refused (the code EIP-1474 uses): the caller is over a
+	// rate limit. Over HTTP the refusal is 429 Too Many Requests instead.
+	CodeLimitExceeded = -32005
+)
+
+// LimitError is returned by a Server.Admit hook for a caller over its rate
+// limit: the requests get CodeLimitExceeded, and HTTP answers 429 with a
+// Retry-After of RetryAfter (rounded up to whole seconds, at least 1).
+type LimitError struct {
+	RetryAfter time.Duration // when the caller may try again; 0 if unknown
+}
+
+func (e *LimitError) Error() string {
+	if e.RetryAfter > 0 {
+		return "limit exceeded: retry after " + e.RetryAfter.String()
+	}
+	return "limit exceeded"
+}
+
+// Peer describes the other end of the connection a request came on.
+type Peer struct {
+	// RemoteAddr is the peer's address: host:port on TCP, HTTP and
+	// WebSocket; the socket's path (often empty) on unix sockets; "" on stdio.
+	RemoteAddr string
+	// TLS is the state of the TLS connection (for mutual TLS,
+	// PeerCertificates and VerifiedChains hold the client's certificate);
+	// nil without TLS.
+	TLS *tls.ConnectionState
+}
+
+type peerKey struct{}
+
+// peerInfo is the value under peerKey: the peer, and the Server serving it
+// (for Authorized).
+type peerInfo struct {
+	peer Peer
+	srv  *Server
+}
+
+func withPeer(ctx context.Context, srv *Server, p Peer) context.Context {
+	return context.WithValue(ctx, peerKey{}, &peerInfo{peer: p, srv: srv})
+}
+
+// PeerFromContext returns the peer of the request whose handler (or access
+// hook) received ctx, on every transport; for WebSocket, the peer of the
+// handshake. It reports false outside a served request.
+func PeerFromContext(ctx context.Context) (Peer, bool) {
+	if pi, ok := ctx.Value(peerKey{}).(*peerInfo); ok {
+		return pi.peer, true
+	}
+	return Peer{}, false
+}
+
+// Authorized reports whether the Server serving ctx's request lets the
+// caller call method, by asking its Authorize hook (true when it has none,
+// and outside a served request). rpc.discover uses it to list only the
+// methods the caller may call.
+func Authorized(ctx context.Context, method string) bool {
+	var srv *Server
+	if c := ConnFromContext(ctx); c != nil {
+		srv = c.srv
+	} else if pi, ok := ctx.Value(peerKey{}).(*peerInfo); ok {
+		srv = pi.srv
+	}
+	return srv == nil || srv.Authorize == nil || srv.Authorize(ctx, method) == nil
+}
+
+// authorize asks the Authorize hook about one request; it returns the error
+// to answer with, or nil to go on. Denials are logged with the method and
+// the peer only (never a credential).
+func (s *Server) authorize(ctx context.Context, name []byte) *Error {
+	if s.Authorize == nil {
+		return nil
+	}
+	method := string(name)
+	err := s.Authorize(ctx, method)
+	if err == nil {
+		return nil
+	}
+	p, _ := PeerFromContext(ctx)
+	s.logger().Info("jsonrpc: call denied", "method", truncate(method, 128), "remote", p.RemoteAddr, "reason", err.Error())
+	var e *Error
+	if errors.As(err, &e) && e != nil {
+		return e
+	}
+	return &Error{Code: CodeForbidden, Message: "forbidden: " + err.Error()}
+}
+
+// admit asks the Admit hook about a message whose elements are elems (the
+// responses among them excluded). It returns whether the message may be
+// served and, if not, the reply for its requests (nil when it has none).
+func (s *Server) admit(ctx context.Context, data []byte, elems []envelope, batch bool) (ok bool, reply []byte, err error) {
+	if s.Admit == nil {
+		return true, nil, nil
+	}
+	n := 0
+	for i := range elems {
+		if k := elems[i].kind; k != kindResponse && k != kindBadResponse {
+			n++
+		}
+	}
+	if n == 0 {
+		return true, nil, nil
+	}
+	if err = s.Admit(ctx, n); err == nil {
+		return true, nil, nil
+	}
+	rpcErr := &Error{Code: CodeLimitExceeded, Message: "limit exceeded"}
+	if e := (*Error)(nil); errors.As(err, &e) && e != nil {
+		rpcErr = e
+	}
+	p, _ := PeerFromContext(ctx)
+	s.logger().Debug("jsonrpc: message refused", "requests", n, "remote", p.RemoteAddr, "reason", err.Error())
+	for i := range elems {
+		e := &elems[i]
+		if k := e.kind; k == kindResponse || k == kindBadResponse {
+			continue
+		}
+		id := e.idOf(data)
+		if id.IsZero() {
+			continue // a notification: no reply
+		}
+		if len(reply) == 0 && batch {
+			reply = append(reply, '[')
+		} else if batch {
+			reply = append(reply, ',')
+		}
+		reply = appendResponse(reply, id, nil, rpcErr)
+	}
+	if batch && len(reply) > 0 {
+		reply = append(reply, ']')
+	}
+	return false, reply, err
+}
+
+// retryAfter renders the Retry-After header value of a refusal.
+func retryAfter(err error) string {
+	var le *LimitError
+	if errors.As(err, &le) && le.RetryAfter > time.Second {
+		return strconv.FormatInt(int64((le.RetryAfter+time.Second-1)/time.Second), 10)
+	}
+	return "1"
+}
+
+// checkOrigin applies the Origin and Host rules to an HTTP request. It
+// reports whether the request may go on, and whether it is a cross-origin
+// request from an allowed origin (so that CORS headers are due). A request
+// without Origin (curl, servers) or from the same origin passes; another
+// origin passes only if AllowedOrigins matches it. With AllowedHosts set,
+// the Host header must match one of them.
+func (s *Server) checkOrigin(r *http.Request) (ok, cors bool, why string) {
+	if len(s.AllowedHosts) > 0 && !matchHost(s.AllowedHosts, r.Host) {
+		return false, false, "host " + strconv.Quote(r.Host) + " is not allowed"
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true, false, ""
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		if matchOrigin(s.AllowedOrigins, origin, origin) {
+			return true, true, "" // "null" (sandboxed pages, files) only if listed
+		}
+		return false, false, "origin " + strconv.Quote(origin) + " is not allowed"
+	}
+	if strings.EqualFold(u.Host, r.Host) {
+		return true, false, ""
+	}
+	if matchOrigin(s.AllowedOrigins, origin, u.Host) {
+		return true, true, ""
+	}
+	return false, false, "origin " + strconv.Quote(origin) + " is not allowed"
+}
+
+// matchOrigin matches an origin against patterns in path.Match syntax: a
+// pattern with "://" is matched against the whole origin, others against
+// its host (as WebSocketOriginPatterns does); "*" allows any origin.
+func matchOrigin(patterns []string, origin, host string) bool {
+	for _, p := range patterns {
+		target := host
+		if strings.Contains(p, "://") {
+			target = origin
+		}
+		if ok, _ := path.Match(strings.ToLower(p), strings.ToLower(target)); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// matchHost matches a Host header (with or without its port) against
+// patterns in path.Match syntax.
+func matchHost(patterns []string, host string) bool {
+	host = strings.ToLower(host)
+	bare := host
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
+		bare = host[:i]
+	}
+	bare = strings.TrimSuffix(strings.TrimPrefix(bare, "["), "]")
+	for _, p := range patterns {
+		p = strings.ToLower(p)
+		if ok, _ := path.Match(p, host); ok {
+			return true
+		}
+		if ok, _ := path.Match(strings.TrimSuffix(strings.TrimPrefix(p, "["), "]"), bare); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// corsHeaders are the request headers a cross-origin page may send.
+const corsHeaders = "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID"
+
+// serveCORS sets the CORS headers of a response to an allowed cross-origin
+// request and answers its preflight (OPTIONS). It reports whether the
+// request has been answered.
+func serveCORS(w http.ResponseWriter, r *http.Request) bool {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", r.Header.Get("Origin"))
+	h.Add("Vary", "Origin")
+	h.Set("Access-Control-Allow-Credentials", "true")
+	if r.Method != http.MethodOptions {
+		h.Set("Access-Control-Expose-Headers", "WWW-Authenticate, Retry-After, Mcp-Session-Id")
+		return false
+	}
+	h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", corsHeaders)
+	h.Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+	return true
+}
