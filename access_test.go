@@ -60,22 +60,9 @@ func setGuards(srv *jsonrpc.Server) {
 // lineExchange writes one line and reads one reply line on a stream.
 type lineExchange func(t *testing.T, req string) string
 
-func streamExchange(nc io.ReadWriter) lineExchange {
+func streamExchange(nc net.Conn) lineExchange {
 	br := bufio.NewReader(nc)
-	return func(t *testing.T, req string) string {
-		t.Helper()
-		if d, ok := nc.(interface{ SetDeadline(time.Time) error }); ok {
-			d.SetDeadline(time.Now().Add(10 * time.Second))
-		}
-		if _, err := io.WriteString(nc, req+"\n"); err != nil {
-			t.Fatal(err)
-		}
-		line, err := br.ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.TrimSpace(line)
-	}
+	return func(t *testing.T, req string) string { return callLine(t, nc, br, req) }
 }
 
 func wsExchange(wc *websocket.Conn) lineExchange {
