@@ -305,6 +305,8 @@ type HTTPClient struct {
 	closed  atomic.Bool
 
 	paramsSize atomic.Int64 // size of the last large params sent (see growFor)
+
+	send Exchange // NewMessageClient: carries the messages instead of HTTP
 }
 
 // NewHTTPClient returns a client that posts to url. Options: WithHeader,
@@ -545,6 +547,22 @@ func (c *HTTPClient) Close() error {
 func (c *HTTPClient) post(ctx context.Context, msg, into []byte, wantReply bool) ([]byte, error) {
 	if c.closed.Load() {
 		return nil, ErrClosed
+	}
+	if c.send != nil {
+		body, err := c.send(ctx, msg, wantReply)
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(body)) > c.maxSize {
+			return nil, errors.New("jsonrpc: response of " + strconv.Itoa(len(body)) + " bytes is over the limit of " + strconv.FormatInt(c.maxSize, 10))
+		}
+		if len(bytes.TrimSpace(body)) == 0 {
+			if wantReply {
+				return nil, errors.New("jsonrpc: the server sent an empty reply where a response was due")
+			}
+			return nil, nil
+		}
+		return body, nil
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(msg))
 	if err != nil {

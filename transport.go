@@ -135,12 +135,21 @@ func (s *Server) listenRegistered(u *url.URL) (l *Listener, ok bool, err error) 
 	if err != nil {
 		return nil, true, err
 	}
-	l = &Listener{URL: ep.URL(), done: make(chan struct{})}
+	return s.ServeEndpoint(ep), true, nil
+}
+
+// ServeEndpoint ties an endpoint that a transport started for s (a
+// registered one, or one started with that transport's own API and
+// options) to s: Shutdown shuts it down with the others, and the Listener
+// reports its end. An endpoint given to a Server that is already shutting
+// down is shut down at once.
+func (s *Server) ServeEndpoint(ep Endpoint) *Listener {
+	l := &Listener{URL: ep.URL(), done: make(chan struct{})}
 	if !s.onShutdown(ep.Shutdown) {
 		ep.Shutdown(context.Background())
 	}
 	go func() { l.stop(ep.Wait()) }()
-	return l, true, nil
+	return l
 }
 
 // isClosing reports whether Shutdown has begun.
@@ -163,4 +172,24 @@ func (s *Server) Process(ctx context.Context, msg []byte) []byte {
 	r := readerPool.Get().(*reader)
 	defer func() { r.sc.data = nil; readerPool.Put(r) }()
 	return s.process(ctx, nil, msg, &r.sc, &r.m)
+}
+
+// Exchange carries one message to the server and returns the reply: nil or
+// empty when the server sent none. wantReply says whether a response is due
+// (false for a notification, or a batch of notifications only). It is safe
+// for concurrent use and returns when ctx ends.
+type Exchange func(ctx context.Context, msg []byte, wantReply bool) ([]byte, error)
+
+// NewMessageClient returns a Client that sends each call, notification or
+// batch as one message through send and matches the reply to it, with the
+// HTTP client's checks and errors (see HTTPClient): a transport with
+// request/reply of its own (a broker) needs only send. Options:
+// WithMaxMessageSize (the bound on a reply, default 10 MiB). Close makes
+// further calls fail with ErrClosed; it does not close what send uses.
+func NewMessageClient(send Exchange, opts ...DialOption) Client {
+	c := &HTTPClient{send: send, maxSize: newDialConfig(opts).maxMessageSize}
+	if c.maxSize <= 0 {
+		c.maxSize = DefaultMaxMessageSize
+	}
+	return c
 }

@@ -181,3 +181,46 @@ func ExampleServer_Process() {
 	// {"jsonrpc":"2.0","id":1,"result":5}
 	// true
 }
+
+func TestMessageClient(t *testing.T) {
+	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	var sent []string
+	var mu sync.Mutex
+	c := jsonrpc.NewMessageClient(func(ctx context.Context, msg []byte, wantReply bool) ([]byte, error) {
+		mu.Lock()
+		sent = append(sent, fmt.Sprintf("%v %s", wantReply, msg))
+		mu.Unlock()
+		return srv.Process(ctx, msg), nil
+	}, jsonrpc.WithMaxMessageSize(150))
+	ctx := context.Background()
+	var got []any
+	if err := c.Call(ctx, "echo", []any{"x"}, &got); err != nil || len(got) != 1 || got[0] != "x" {
+		t.Fatalf("Call: %v %v", got, err)
+	}
+	if err := c.Notify(ctx, "echo", []int{1}); err != nil {
+		t.Fatal(err)
+	}
+	var b jsonrpc.Batch
+	var r1 []int
+	one := b.Call("echo", []int{1}, &r1)
+	b.Notify("echo", []int{2})
+	bad := b.Call("nope", nil, nil)
+	if err := c.Batch(ctx, &b); err != nil || one.Err != nil || r1[0] != 1 {
+		t.Fatalf("Batch: %v %v %v", err, one.Err, r1)
+	}
+	var rpcErr *jsonrpc.Error
+	if !errors.As(bad.Err, &rpcErr) || rpcErr.Code != -32601 {
+		t.Fatalf("batch error: %v", bad.Err)
+	}
+	// The reply bound holds.
+	if err := c.Call(ctx, "echo", []string{strings.Repeat("a", 200)}, nil); err == nil || !strings.Contains(err.Error(), "over the limit") {
+		t.Fatalf("oversize reply: %v", err)
+	}
+	if !strings.HasPrefix(sent[0], `true {"jsonrpc":"2.0","id":`) || !strings.HasPrefix(sent[1], `false {"jsonrpc":"2.0","method":"echo"`) {
+		t.Fatalf("sent %q", sent)
+	}
+	c.Close()
+	if err := c.Call(ctx, "echo", nil, nil); !errors.Is(err, jsonrpc.ErrClosed) {
+		t.Fatalf("after Close: %v", err)
+	}
+}
