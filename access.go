@@ -45,6 +45,9 @@ func (e *LimitError) Error() string {
 
 // Peer describes the other end of the connection a request came on.
 type Peer struct {
+	// Transport is "http", "ws", "tcp", "unix" or "stdio" (TLS included:
+	// https is "http"); "" for a Channel served with ServeConn or NewConn.
+	Transport string
 	// RemoteAddr is the peer's address: host:port on TCP, HTTP and
 	// WebSocket; the socket's path (often empty) on unix sockets; "" on stdio.
 	RemoteAddr string
@@ -52,6 +55,9 @@ type Peer struct {
 	// PeerCertificates and VerifiedChains hold the client's certificate);
 	// nil without TLS.
 	TLS *tls.ConnectionState
+	// Header holds the HTTP request's headers (http) or the WebSocket
+	// handshake's (ws); nil on other transports. Treat it as read-only.
+	Header http.Header
 }
 
 type peerKey struct{}

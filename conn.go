@@ -232,7 +232,7 @@ func (c *Conn) readLoop() {
 func (c *Conn) recvFailed(err error) bool {
 	var fe *FrameError
 	if errors.As(err, &fe) {
-		c.send(appendResponse(nil, ID{}, nil, fe.rpcError()))
+		c.send(c.srv.logReply(c.ctx, fe.rpcError()))
 		return !fe.Fatal
 	}
 	return false
@@ -245,6 +245,7 @@ func (c *Conn) recvFailed(err error) bool {
 // abnormal close), nobody is left to answer: running handlers are
 // cancelled at once.
 func (c *Conn) finish(err error) {
+	c.srv.logProtocol(c.ctx, "jsonrpc: connection closed", nil, err)
 	var fe *FrameError
 	if err != io.EOF && !errors.As(err, &fe) {
 		c.close(err)
@@ -280,12 +281,12 @@ func (c *Conn) dispatch(data []byte, sc *scanner, m *parsedMessage) (t *task, dr
 	if int64(len(data)) > c.srv.maxMessageSize() {
 		// The channel's own limit may be larger (built with other
 		// options): the Server's MaxMessageSize holds on every channel.
-		c.send(appendResponse(nil, ID{}, nil, errMessageTooLarge(c.srv.maxMessageSize())))
+		c.send(c.srv.logReply(c.ctx, errMessageTooLarge(c.srv.maxMessageSize())))
 		return nil, false
 	}
 	m.limit = c.srv.maxBatchLen()
 	if err := sc.parseMessage(data, c.srv.maxDepth(), m); err != nil {
-		c.send(parseErrorReply(err))
+		c.send(c.srv.logReply(c.ctx, parseError(err)))
 		return nil, false
 	}
 	if !m.batch {
@@ -315,9 +316,9 @@ func (c *Conn) dispatch(data []byte, sc *scanner, m *parsedMessage) (t *task, dr
 	}
 	switch {
 	case len(m.elems) == 0:
-		c.send(appendResponse(nil, ID{}, nil, errEmptyBatch))
+		c.send(c.srv.logReply(c.ctx, errEmptyBatch))
 	case m.n > c.srv.maxBatchLen():
-		c.send(appendResponse(nil, ID{}, nil, errBatchTooLong(m.n, c.srv.maxBatchLen())))
+		c.send(c.srv.logReply(c.ctx, errBatchTooLong(m.n, c.srv.maxBatchLen())))
 	case len(requests) > 0 && c.admit(data, requests, true):
 		return c.start(&task{conn: c, data: data, batch: requests})
 	}

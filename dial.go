@@ -290,7 +290,7 @@ func (s *Server) Listen(rawURL string, opts ...ListenOption) (*Listener, error) 
 		if framing == FramingAuto {
 			framing = FramingLine
 		}
-		c := newConnContext(withPeer(context.Background(), s, Peer{}), NewStream(stdio{}, s.streamOptions(framing)), s, nil)
+		c := newConnContext(withPeer(context.Background(), s, Peer{Transport: "stdio"}), NewStream(stdio{}, s.streamOptions(framing)), s, nil)
 		go func() {
 			<-c.Done()
 			err := c.Err()

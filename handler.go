@@ -180,6 +180,14 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// Has reports whether a method of that name is registered.
+func (m *Mux) Has(method string) bool {
+	m.mu.RLock()
+	_, ok := m.methods[method]
+	m.mu.RUnlock()
+	return ok
+}
+
 // Method returns what the Mux knows of the method with the given name.
 func (m *Mux) Method(name string) (MethodInfo, bool) {
 	m.mu.RLock()

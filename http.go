@@ -75,7 +75,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	limit := s.maxMessageSize()
 	if r.ContentLength > limit {
-		tooLargeHTTP(w, limit)
+		s.tooLargeHTTP(w, r, limit)
 		return
 	}
 	st := httpStatePool.Get().(*httpState)
@@ -94,14 +94,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			tooLargeHTTP(w, limit)
+			s.tooLargeHTTP(w, r, limit)
 			return
 		}
 		// The client went away or sent a broken body: nothing to answer.
 		http.Error(w, "jsonrpc: cannot read the request body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	ctx := withPeer(r.Context(), s, Peer{RemoteAddr: r.RemoteAddr, TLS: r.TLS})
+	ctx := withPeer(r.Context(), s, Peer{Transport: "http", RemoteAddr: r.RemoteAddr, TLS: r.TLS, Header: r.Header})
 	reply, refused := s.processInto(ctx, nil, st.buf, &st.sc, &st.msg, st.out[:0])
 	if refused != nil {
 		tooManyRequests(w, refused)
@@ -141,7 +141,9 @@ func tooManyRequests(w http.ResponseWriter, refused error) {
 
 // tooLargeHTTP answers 413 and asks the client to close the connection,
 // since the rest of the body will not be read.
-func tooLargeHTTP(w http.ResponseWriter, limit int64) {
+func (s *Server) tooLargeHTTP(w http.ResponseWriter, r *http.Request, limit int64) {
+	ctx := withPeer(r.Context(), s, Peer{Transport: "http", RemoteAddr: r.RemoteAddr})
+	s.logProtocol(ctx, "jsonrpc: message too large", errMessageTooLarge(limit), nil)
 	w.Header().Set("Connection", "close")
 	http.Error(w, "jsonrpc: "+errMessageTooLarge(limit).Message, http.StatusRequestEntityTooLarge)
 }

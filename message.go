@@ -108,6 +108,8 @@ type Request struct {
 	ID     ID
 	Method string
 	Params json.RawMessage
+
+	target Handler // the handler Server.Middleware leads to
 }
 
 // IsNotification reports whether the request carries no id (no response is sent).

@@ -127,11 +127,11 @@ func (s *Server) serveTLS(tc *tls.Conn, framing Framing, onDone func()) {
 // serveStream serves one accepted stream connection; its handlers see the
 // peer (PeerFromContext).
 func (s *Server) serveStream(nc net.Conn, state *tls.ConnectionState, framing Framing, onDone func()) *Conn {
-	var remote string
+	var remote, transport string
 	if a := nc.RemoteAddr(); a != nil {
-		remote = a.String()
+		remote, transport = a.String(), a.Network()
 	}
-	ctx := withPeer(context.Background(), s, Peer{RemoteAddr: remote, TLS: state})
+	ctx := withPeer(context.Background(), s, Peer{Transport: transport, RemoteAddr: remote, TLS: state})
 	return newConnContext(ctx, NewStream(nc, s.streamOptions(framing)), s, onDone)
 }
 

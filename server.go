@@ -109,8 +109,19 @@ type Server struct {
 	AllowedHosts []string
 
 	// Logger receives server events (handler panics, write failures,
-	// protocol errors). Nil means slog.Default().
+	// protocol errors). Nil means slog.Default(). Protocol errors (parse
+	// errors, invalid requests, messages too large) and connection ends are
+	// logged once each, where they are found, at debug level.
 	Logger *slog.Logger
+
+	// Middleware wraps every request the server dispatches, the first one
+	// outermost, whether or not a handler has its method: for a method a
+	// Mux does not have, the innermost handler returns -32601. Logging,
+	// tracing and metrics go here (LogCalls, the otel module); Mux.Use
+	// wraps registered methods only. Panics inside it become -32603 errors
+	// that the middleware sees returned.
+	Middleware []Middleware
+	mwChain    middlewareChain
 
 	mu      sync.Mutex
 	conns   map[*Conn]struct{}
@@ -167,17 +178,17 @@ func (s *Server) processInto(ctx context.Context, conn *Conn, data []byte, sc *s
 	if int64(len(data)) > s.maxMessageSize() {
 		// The transport's own limit may be larger (a Channel built with
 		// other options): MaxMessageSize holds on every path.
-		return appendResponse(nil, ID{}, nil, errMessageTooLarge(s.maxMessageSize())), nil
+		return s.logReply(ctx, errMessageTooLarge(s.maxMessageSize())), nil
 	}
 	m.limit = s.maxBatchLen()
 	if err := sc.parseMessage(data, s.maxDepth(), m); err != nil {
-		return parseErrorReply(err), nil
+		return s.logReply(ctx, parseError(err)), nil
 	}
 	if m.batch && len(m.elems) == 0 {
-		return appendResponse(nil, ID{}, nil, errEmptyBatch), nil
+		return s.logReply(ctx, errEmptyBatch), nil
 	}
 	if m.n > s.maxBatchLen() {
-		return appendResponse(nil, ID{}, nil, errBatchTooLong(m.n, s.maxBatchLen())), nil
+		return s.logReply(ctx, errBatchTooLong(m.n, s.maxBatchLen())), nil
 	}
 	if ok, reply, err := s.admit(ctx, data, m.elems, m.batch); !ok {
 		return reply, err
@@ -193,13 +204,13 @@ func (s *Server) streamOptions(f Framing) StreamOptions {
 	return StreamOptions{Framing: f, MaxMessageSize: s.maxMessageSize(), WriteTimeout: s.WriteTimeout, MaxQueuedBytes: s.MaxQueuedBytes}
 }
 
-// parseErrorReply renders the reply to a message that could not be scanned.
-func parseErrorReply(err error) []byte {
+// parseError is the error object for a message that could not be scanned.
+func parseError(err error) *Error {
 	var de *depthError
 	if errors.As(err, &de) {
-		return appendResponse(nil, ID{}, nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: " + de.Error()})
+		return &Error{Code: CodeInvalidRequest, Message: "invalid request: " + de.Error()}
 	}
-	return appendResponse(nil, ID{}, nil, &Error{Code: CodeParseError, Message: "parse error: " + err.Error()})
+	return &Error{Code: CodeParseError, Message: "parse error: " + err.Error()}
 }
 
 // serveOne serves one element; it returns the response bytes appended to
@@ -211,9 +222,9 @@ func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *envel
 			conn.deliver(data, e)
 			return out
 		}
-		return appendResponse(out, e.idOf(data), nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: a response was sent to a server"})
+		return s.invalid(ctx, out, e.idOf(data), &Error{Code: CodeInvalidRequest, Message: "invalid request: a response was sent to a server"})
 	case kindInvalid:
-		return appendResponse(out, e.idOf(data), nil, e.err)
+		return s.invalid(ctx, out, e.idOf(data), e.err)
 	}
 	id := e.idOf(data)
 	name := e.methodName(data)
@@ -221,7 +232,7 @@ func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *envel
 		if id.IsZero() {
 			id = NullID // an invalid request is answered even without an id
 		}
-		return appendResponse(out, id, nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: method name longer than " + strconv.Itoa(s.maxMethodLen()) + " bytes"})
+		return s.invalid(ctx, out, id, &Error{Code: CodeInvalidRequest, Message: "invalid request: method name longer than " + strconv.Itoa(s.maxMethodLen()) + " bytes"})
 	}
 	if e.paramsDup {
 		if id.IsZero() {
@@ -247,7 +258,7 @@ func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *envel
 	*req = Request{ID: id, Params: paramsOf(data, e)}
 	if conn != nil && !id.IsZero() {
 		if !conn.startRequest(id) {
-			return appendResponse(out, id, nil, errDuplicateID)
+			return s.invalid(ctx, out, id, errDuplicateID)
 		}
 		defer conn.endRequest(id)
 	}
@@ -278,6 +289,12 @@ func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *envel
 	return append(out, '}')
 }
 
+// invalid logs an invalid request and appends its answer to out.
+func (s *Server) invalid(ctx context.Context, out []byte, id ID, e *Error) []byte {
+	s.logProtocol(ctx, "jsonrpc: "+protocolMessage(e.Code), e, nil)
+	return appendResponse(out, id, nil, e)
+}
+
 func paramsOf(data []byte, e *envelope) []byte {
 	if !e.params.present() {
 		return nil
@@ -288,21 +305,28 @@ func paramsOf(data []byte, e *envelope) []byte {
 // call runs the handler, recovering panics, and returns its result (and
 // the Mux entry that served it, if any).
 func (s *Server) call(ctx context.Context, req *Request, name []byte) (any, *methodEntry, *Error) {
-	var v any
-	var err error
 	var entry *methodEntry
-	if mux, ok := s.Handler.(*Mux); ok {
+	h := s.Handler
+	if mux, ok := h.(*Mux); ok {
 		// Fast path: find the method without converting its name, and use
 		// the registered name as Method (no allocation).
-		entry = mux.lookup(name)
-		if entry == nil {
+		if entry = mux.lookup(name); entry != nil {
+			req.Method, h = entry.name, entry.handler
+		} else if len(s.Middleware) == 0 {
 			return nil, nil, methodNotFound(string(name))
+		} else {
+			req.Method, h = string(name), notFound
 		}
-		req.Method = entry.name
-		v, err = s.run(ctx, entry.handler, req)
 	} else {
 		req.Method = string(name)
-		v, err = s.run(ctx, s.Handler, req)
+	}
+	var v any
+	var err error
+	if len(s.Middleware) == 0 {
+		v, err = s.run(ctx, h, req)
+	} else {
+		req.target = h
+		v, err = s.run(ctx, s.chain(), req)
 	}
 	if err != nil {
 		return nil, entry, s.toError(req, err)

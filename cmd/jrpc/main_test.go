@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -670,10 +671,72 @@ func TestServeErrors(t *testing.T) {
 		t.Fatalf("stderr %q", r.stderr)
 	}
 	expect(t, run(t, "", "serve", "extra"), exitUsage, "")
-	// -v logs each call at debug level.
-	if !strings.Contains(srvLog.String(), "level=DEBUG msg=call method=subtract") {
-		t.Fatalf("server log lacks debug call lines:\n%.500s", srvLog.String())
+	// -v logs each call.
+	if !strings.Contains(srvLog.String(), "level=INFO msg=call method=subtract") {
+		t.Fatalf("server log lacks call lines:\n%.500s", srvLog.String())
 	}
+}
+
+func TestServeVerboseJSONLogs(t *testing.T) {
+	srv := exec.Command(bin, "serve", "-v", "--log-format", "json", "--listen", "tcp://127.0.0.1:0")
+	stderr, _ := srv.StderrPipe()
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Wait()
+	defer srv.Process.Kill()
+	var log syncBuffer
+	u := map[string]string{}
+	if err := readListening(stderr, 1, u, &log); err != nil {
+		t.Fatal(err, log.String())
+	}
+	nc, err := net.Dial("tcp", strings.TrimPrefix(u["tcp"], "tcp://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(nc)
+	for _, msg := range []string{`{"jsonrpc":"2.0","id":1,"method":"subtract","params":[3,1]}`, `{"jsonrpc":"2.0","id":2,"method":"nope"}`, `{"jsonrpc"`} {
+		fmt.Fprintln(nc, msg)
+		if _, err := br.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nc.Close()
+	want := []map[string]any{
+		{"level": "INFO", "msg": "call", "method": "subtract", "id": "1", "outcome": "ok", "transport": "tcp"},
+		{"level": "WARN", "msg": "call", "method": "nope", "id": "2", "outcome": "error", "code": -32601.0, "transport": "tcp"},
+		{"level": "DEBUG", "msg": "jsonrpc: parse error", "code": -32700.0, "transport": "tcp"},
+		{"level": "DEBUG", "msg": "jsonrpc: connection closed", "error": "EOF", "transport": "tcp"},
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, w := range want {
+		for !hasJSONRecord(log.String(), w) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no record %v in:\n%s", w, log.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// hasJSONRecord reports whether one JSON line of log has every field of want.
+func hasJSONRecord(log string, want map[string]any) bool {
+	for _, line := range strings.Split(log, "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) != nil {
+			continue
+		}
+		ok := true
+		for k, v := range want {
+			if rec[k] != v {
+				ok = false
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
 }
 
 func TestCompletionAndHelp(t *testing.T) {

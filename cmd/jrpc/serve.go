@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"slices"
@@ -25,6 +24,7 @@ func init() {
 		listen   []string
 		verbose  bool
 		shutdown time.Duration
+		obs      observeFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [--listen URL]...",
@@ -49,17 +49,18 @@ exits when standard input ends and every request has been answered.`,
   jrpc serve --listen stdio: --framing lsp`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runServe(cmd.Context(), listen, verbose, shutdown)
+			return runServe(cmd.Context(), listen, verbose, shutdown, &obs)
 		},
 	}
 	cmd.Flags().StringArrayVarP(&listen, "listen", "l", nil, "serve on `URL` (http://, ws://, tcp://, unix://, stdio:); repeatable")
-	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log every call (method, id, duration, outcome) at debug level on stderr")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log every call (method, id, duration, outcome, error code, transport, remote address) and every protocol error on stderr")
+	obs.register(cmd)
 	cmd.Flags().DurationVar(&shutdown, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, wait this long for calls in flight")
 	ownFlagsHelp(cmd, "framing")
 	rootCmd.AddCommand(cmd)
 }
 
-func runServe(ctx context.Context, listen []string, verbose bool, shutdownTimeout time.Duration) error {
+func runServe(ctx context.Context, listen []string, verbose bool, shutdownTimeout time.Duration, obs *observeFlags) error {
 	if global.exec != "" {
 		return usageErrorf("serve does not take --exec")
 	}
@@ -67,16 +68,18 @@ func runServe(ctx context.Context, listen []string, verbose bool, shutdownTimeou
 	if err != nil {
 		return err
 	}
-	level := slog.LevelInfo
-	if verbose {
-		level = slog.LevelDebug
+	logger, err := obs.logger(verbose)
+	if err != nil {
+		return err
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	if len(listen) == 0 {
 		listen = defaultListen
 	}
-	srv := newDemoServer(logger)
+	srv := newDemoServer()
 	srv.Logger = logger
+	if verbose {
+		srv.Middleware = append(srv.Middleware, jsonrpc.LogCalls(logger, nil))
+	}
 
 	// Signals: the first SIGINT/SIGTERM shuts down gracefully, a second one
 	// exits at once.
@@ -161,43 +164,13 @@ func checkListenURL(u string) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf("cannot listen on %q", u), hint: hint}
 }
 
-// newDemoServer returns a Server for the demo service; it logs every call
-// at debug level.
-func newDemoServer(logger *slog.Logger) *jsonrpc.Server {
+// newDemoServer returns a Server for the demo service.
+func newDemoServer() *jsonrpc.Server {
 	mux := jsonrpc.NewMux()
-	mux.Use(logCalls(logger))
 	demo.Register(mux)
 	// The demo package may serve rpc.discover itself; if not, serve it here.
 	if !slices.ContainsFunc(mux.Methods(), func(m jsonrpc.MethodInfo) bool { return m.Name == openrpc.DiscoverMethod }) {
 		openrpc.Register(mux, openrpc.Info{Title: "jrpc demo service", Version: "1.0.0"})
 	}
 	return &jsonrpc.Server{Handler: mux}
-}
-
-// logCalls logs each call at debug level: method, id, duration and outcome.
-func logCalls(logger *slog.Logger) jsonrpc.Middleware {
-	return func(next jsonrpc.Handler) jsonrpc.Handler {
-		return jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-			if !logger.Enabled(ctx, slog.LevelDebug) {
-				return next.ServeRPC(ctx, req)
-			}
-			start := time.Now()
-			res, err := next.ServeRPC(ctx, req)
-			attrs := []any{"method", req.Method, "dur", time.Since(start).Round(time.Microsecond)}
-			if req.IsNotification() {
-				attrs = append(attrs, "notification", true)
-			} else {
-				attrs = append(attrs, "id", req.ID.String())
-			}
-			var re *jsonrpc.Error
-			switch {
-			case errors.As(err, &re):
-				attrs = append(attrs, "error", re.Code, "message", re.Message)
-			case err != nil:
-				attrs = append(attrs, "error", err.Error())
-			}
-			logger.Debug("call", attrs...)
-			return res, err
-		})
-	}
 }

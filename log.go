@@ -1,0 +1,131 @@
+package jsonrpc
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+	"unicode/utf8"
+)
+
+// LogOptions tune LogCalls. The zero value (or nil) logs no params and no
+// principal.
+type LogOptions struct {
+	// Params adds each request's params to its record, as JSON text cut to
+	// MaxParams bytes (default 256). Off by default: params may hold
+	// secrets.
+	Params    bool
+	MaxParams int
+	// Principal returns who made the request ("" for nobody known), for
+	// the record's principal field; nil logs none.
+	Principal func(ctx context.Context) string
+}
+
+// DefaultMaxLoggedParams is how many bytes of params LogCalls logs when
+// LogOptions.Params is set and MaxParams is 0.
+const DefaultMaxLoggedParams = 256
+
+// LogCalls returns a Middleware that logs one record per request to
+// logger, once the handler has returned. Put it in Server.Middleware, so
+// that requests for unknown methods are logged too.
+//
+// The record's message is "call" (or "notification"); its fields are
+// method, id (the id's JSON text; absent for a notification), duration,
+// outcome ("ok", "error" or "canceled"), code and error (the error's code
+// and message, when there is one), transport and remote (see Peer),
+// principal (LogOptions.Principal) and params (LogOptions.Params), each
+// present only when it has a value. The level follows the outcome: Info
+// for "ok" and "canceled", Warn for errors the caller caused (invalid
+// params, unknown method, application errors), Error for internal errors
+// (-32603, panics included). Headers, and so tokens, are never logged.
+//
+// Protocol errors (parse errors, invalid requests, messages too large) and
+// connection ends never reach a handler: the Server logs them itself, to
+// Server.Logger at debug level.
+func LogCalls(logger *slog.Logger, opts *LogOptions) Middleware {
+	var o LogOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxParams <= 0 {
+		o.MaxParams = DefaultMaxLoggedParams
+	}
+	return func(next Handler) Handler {
+		return HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+			if !logger.Enabled(ctx, slog.LevelError) {
+				return next.ServeRPC(ctx, req)
+			}
+			start := time.Now()
+			v, err := next.ServeRPC(ctx, req)
+			logCall(ctx, logger, &o, req, time.Since(start), err)
+			return v, err
+		})
+	}
+}
+
+func logCall(ctx context.Context, logger *slog.Logger, o *LogOptions, req *Request, d time.Duration, err error) {
+	code := CodeOf(err)
+	level, outcome := slog.LevelInfo, "ok"
+	switch code {
+	case 0:
+	case CodeRequestCanceled:
+		outcome = "canceled"
+	case CodeInternalError:
+		level, outcome = slog.LevelError, "error"
+	default:
+		level, outcome = slog.LevelWarn, "error"
+	}
+	if !logger.Enabled(ctx, level) {
+		return
+	}
+	msg := "call"
+	attrs := make([]slog.Attr, 0, 10)
+	attrs = append(attrs, slog.String("method", req.Method))
+	if req.IsNotification() {
+		msg = "notification"
+	} else {
+		attrs = append(attrs, slog.String("id", req.ID.String()))
+	}
+	attrs = append(attrs, slog.Duration("duration", d), slog.String("outcome", outcome))
+	if err != nil {
+		attrs = append(attrs, slog.Int64("code", code), slog.String("error", errorText(err)))
+	}
+	if p, ok := PeerFromContext(ctx); ok {
+		if p.Transport != "" {
+			attrs = append(attrs, slog.String("transport", p.Transport))
+		}
+		if p.RemoteAddr != "" {
+			attrs = append(attrs, slog.String("remote", p.RemoteAddr))
+		}
+	}
+	if o.Principal != nil {
+		if who := o.Principal(ctx); who != "" {
+			attrs = append(attrs, slog.String("principal", who))
+		}
+	}
+	if o.Params && req.Params != nil {
+		attrs = append(attrs, slog.String("params", cut(req.Params, o.MaxParams)))
+	}
+	logger.LogAttrs(ctx, level, msg, attrs...)
+}
+
+// errorText is the message of an *Error, or the text of another error.
+func errorText(err error) string {
+	var e *Error
+	if errors.As(err, &e) && e != nil {
+		return e.Message
+	}
+	return err.Error()
+}
+
+// cut returns b as a string of at most n bytes (not splitting a UTF-8
+// sequence), marked with "…" when cut.
+func cut(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	for n > 0 && !utf8.RuneStart(b[n]) {
+		n--
+	}
+	return string(b[:n]) + "…"
+}
