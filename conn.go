@@ -62,6 +62,8 @@ type Conn struct {
 	overlapAt int64        // when a call was last made while others waited (see parkRead)
 	taken     atomic.Int64 // messages taken for processing (tests count answers against it)
 	err       error
+
+	subs atomic.Pointer[clientSubs] // our subscriptions' events, once Subscribe was called (subscribe.go)
 }
 
 type pendingCall struct {
@@ -123,6 +125,8 @@ type task struct {
 
 	inline  atomic.Int32 // inlineNone, or the reading state when served inline
 	started int64        // when inline service began (Unix nanoseconds)
+
+	after []func() // run once the reply is sent (see afterReply); guarded by conn.mu
 }
 
 // Value returns the task itself for connKey (see ConnFromContext).
@@ -294,6 +298,9 @@ func (c *Conn) dispatch(data []byte, sc *scanner, m *parsedMessage) (t *task, dr
 			c.deliver(data, &m.elems[0])
 			return nil, false
 		}
+		if s := c.subs.Load(); s != nil && !m.elems[0].id.present() && s.take(data, &m.elems[0]) {
+			return nil, false // an event of one of our subscriptions (subscribe.go)
+		}
 		if !c.admit(data, m.elems, false) {
 			return nil, false
 		}
@@ -386,6 +393,7 @@ func (c *Conn) run(t *task, draining bool) {
 	defer c.wg.Done()
 	defer c.end()
 	defer t.release()
+	defer t.replied()
 	var ctx context.Context = t
 	if draining {
 		// Shutting down: the request was read, so it is answered, not run.
@@ -424,6 +432,32 @@ func (c *Conn) run(t *task, draining bool) {
 	if err != nil {
 		c.srv.logger().Debug("jsonrpc: write failed; closing the connection", "error", err)
 		c.close(err)
+	}
+}
+
+// afterReply arranges for f to run once the reply to the request ctx
+// belongs to has been sent (or is known never to be), so that a message f
+// sends follows that reply on the wire. It reports false outside a handler
+// served on a Conn, where it does nothing.
+func afterReply(ctx context.Context, f func()) bool {
+	t, ok := ctx.Value(connKey{}).(*task)
+	if !ok {
+		return false
+	}
+	t.conn.mu.Lock()
+	t.after = append(t.after, f)
+	t.conn.mu.Unlock()
+	return true
+}
+
+// replied runs the task's afterReply functions.
+func (t *task) replied() {
+	t.conn.mu.Lock()
+	after := t.after
+	t.after = nil
+	t.conn.mu.Unlock()
+	for _, f := range after {
+		f()
 	}
 }
 

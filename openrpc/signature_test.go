@@ -80,6 +80,8 @@ func TestDemoSignatures(t *testing.T) {
 	}
 	want := `bad_result(params any) any
 big(n integer) string
+demo_subscribe(values ...any) string
+demo_unsubscribe(id string) boolean
 echo(params any) any
 error(code integer, message string, data? any) any
 get_data(params any) []any

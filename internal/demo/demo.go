@@ -51,11 +51,13 @@ var Info = openrpc.Info{
 // Register adds the whole demo service to mux: params validation against
 // the methods' schemas (installed with mux.Use, so it also covers methods
 // registered on mux after this call), the demo methods, the demo tools
-// (tools/list, tools/call) and rpc.discover.
+// (tools/list, tools/call), the demo subscriptions (demo_subscribe) and
+// rpc.discover.
 func Register(mux *jsonrpc.Mux) {
 	mux.Use(openrpc.Validate(mux))
 	RegisterMethods(mux)
 	DemoTools().Register(mux)
+	RegisterSubscriptions(mux)
 	openrpc.Register(mux, Info)
 }
 
