@@ -19,6 +19,7 @@ type ParamsValidator struct {
 	object             *node   // params by name
 	positional         []*node // params by position
 	names              []string
+	required           []bool
 	minArgs            int // params up to the last required one
 }
 
@@ -31,6 +32,18 @@ type ParamsValidator struct {
 // len(m.Params) elements, at least up to the last required param.
 func CompileMethod(m *Method, defs map[string]*Schema) (*ParamsValidator, error) {
 	c := newCompiler(defs, RefComponents)
+	v := compileMethod(c, m)
+	if c.err() == nil && c.unsupported != nil {
+		c = c.fallbackCompiler()
+		v = compileMethod(c, m)
+	}
+	if err := c.err(); err != nil {
+		return nil, errors.New("openrpc: method " + m.Name + ": " + err.Error())
+	}
+	return v, nil
+}
+
+func compileMethod(c *compiler, m *Method) *ParamsValidator {
 	v := &ParamsValidator{}
 	switch m.ParamStructure {
 	case "by-name":
@@ -55,16 +68,12 @@ func CompileMethod(m *Method, defs map[string]*Schema) (*ParamsValidator, error)
 				v.minArgs = i + 1
 			}
 			v.names = append(v.names, p.Name)
+			v.required = append(v.required, p.Required)
+			v.positional = append(v.positional, c.compile(p.Schema))
 		}
 		v.object = c.compile(obj)
-		for _, p := range m.Params {
-			v.positional = append(v.positional, v.object.props[p.Name].node)
-		}
 	}
-	if err := c.finish(); err != nil {
-		return nil, errors.New("openrpc: method " + m.Name + ": " + err.Error())
-	}
-	return v, nil
+	return v
 }
 
 // Check returns the problems of params (nil when they fit). Params are raw
@@ -125,7 +134,7 @@ func (w *walker) positional(v *ParamsValidator) {
 		w.report("too many params: expected at most " + strconv.Itoa(len(v.positional)) + ", got " + strconv.Itoa(i))
 	}
 	for j := i; j < v.minArgs; j++ {
-		if v.object.props[v.names[j]].req >= 0 {
+		if v.required[j] {
 			w.path = append(w.path, seg{index: j})
 			w.report("missing required param " + strconv.Quote(v.names[j]))
 			w.path = w.path[:len(w.path)-1]

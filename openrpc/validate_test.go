@@ -201,13 +201,24 @@ func TestValidatorStandalone(t *testing.T) {
 	}
 }
 
-func TestCompileRejectsUnsupportedKeywords(t *testing.T) {
+// TestCompileFallback checks that a schema with a keyword the walker does
+// not check (unevaluatedProperties) is validated by the fallback, with the
+// same Problem shape, and that a schema neither can compile fails.
+func TestCompileFallback(t *testing.T) {
 	var s openrpc.Schema
-	if err := json.Unmarshal([]byte(`{"type":"object","patternProperties":{"^x":{}}}`), &s); err != nil {
+	if err := json.Unmarshal([]byte(`{"type":"object","properties":{"a":{"type":"integer"}},"unevaluatedProperties":false}`), &s); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := openrpc.Compile(&s, nil, ""); err == nil || !strings.Contains(err.Error(), "patternProperties") {
-		t.Errorf("Compile: %v, want an error naming patternProperties", err)
+	v, err := openrpc.Compile(&s, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := v.Validate([]byte(`{"a":1}`)); got != nil {
+		t.Errorf("valid: %q", got)
+	}
+	got := v.Validate([]byte(`{"a":1,"b":2}`))
+	if len(got) != 1 || got[0].Path != "" || !strings.Contains(got[0].Problem, "unevaluatedProperties") {
+		t.Errorf("invalid: %q, want one problem naming unevaluatedProperties", got)
 	}
 	if _, err := openrpc.Compile(&openrpc.Schema{Ref: "#/$defs/Missing"}, nil, ""); err == nil {
 		t.Error("an unresolved $ref compiled")
@@ -222,5 +233,65 @@ func TestMaxProblems(t *testing.T) {
 	got := v.Validate([]byte("[" + strings.Repeat("1,", 100) + "1]"))
 	if len(got) != openrpc.MaxProblems {
 		t.Errorf("%d problems, want %d", len(got), openrpc.MaxProblems)
+	}
+}
+
+// TestValidateRegressions pins the wrong answers of the first validator:
+// each accepted a value its schema forbids.
+func TestValidateRegressions(t *testing.T) {
+	cases := []struct{ name, schema, data string }{
+		{"anyOf ignored when oneOf present", `{"anyOf":[{"type":"string"}],"oneOf":[{"type":"integer"},{"type":"boolean"}]}`, `1`},
+		{"const 0 accepting {}", `{"const":0}`, `{}`},
+		{"const 0 accepting []", `{"const":0}`, `[]`},
+		{"enum on objects", `{"enum":[{"a":1}]}`, `{"a":2}`},
+		{"enum on arrays", `{"enum":[[1,2]]}`, `[2,1]`},
+		{"const on objects", `{"const":{"a":[1]}}`, `{"a":[1],"b":0}`},
+		{"multipleOf overflowing to Inf", `{"type":"integer","multipleOf":0.123456789}`, `1e308`},
+		{"uniqueItems 1.0 and 1", `{"uniqueItems":true}`, `[1.0,1]`},
+		{"uniqueItems objects in any order", `{"uniqueItems":true}`, `[{"a":1,"b":2},{"b":2,"a":1.0}]`},
+		{"maximum 2^53 and 2^53+1", `{"maximum":9007199254740992}`, `9007199254740993`},
+		{"exclusiveMaximum at a decimal", `{"exclusiveMaximum":0.1}`, `0.1000000000000000001`},
+		{"minimum of a tiny negative", `{"minimum":0}`, `-1e-400`},
+		{"integer that rounds to one", `{"type":"integer"}`, `1.0000000000000001`},
+		{"enum number 2^53+1", `{"enum":[9007199254740992]}`, `9007199254740993`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var s openrpc.Schema
+			if err := json.Unmarshal([]byte(c.schema), &s); err != nil {
+				t.Fatal(err)
+			}
+			v, err := openrpc.Compile(&s, nil, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := v.Validate([]byte(c.data)); len(got) == 0 {
+				t.Errorf("%s accepted %s", c.schema, c.data)
+			}
+		})
+	}
+	// And what must pass.
+	for schema, data := range map[string]string{
+		`{"const":1}`:                               `1.0`,
+		`{"enum":[{"a":1,"b":[true]}]}`:             `{"b":[true],"a":1e0}`,
+		`{"maximum":9007199254740992}`:              `9007199254740992.0`,
+		`{"multipleOf":0.01}`:                       `19.99`,
+		`{"type":"integer","multipleOf":3}`:         `3e400`,
+		`{"uniqueItems":true}`:                      `[1,"1",[1],{"1":1},true,null]`,
+		`{"minimum":-9007199254740993}`:             `-9007199254740992`,
+		`{"type":"integer","exclusiveMinimum":0}`:   `1e-0`,
+		`{"required":["a"],"dependentRequired":{}}`: `{"a":null}`,
+	} {
+		var s openrpc.Schema
+		if err := json.Unmarshal([]byte(schema), &s); err != nil {
+			t.Fatal(err)
+		}
+		v, err := openrpc.Compile(&s, nil, "")
+		if err != nil {
+			t.Fatal(schema, err)
+		}
+		if got := v.Validate([]byte(data)); got != nil {
+			t.Errorf("%s rejected %s: %q", schema, data, got)
+		}
 	}
 }

@@ -1,0 +1,181 @@
+package openrpc
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestJSONSchemaSuite runs the official JSON Schema Test Suite (draft
+// 2020-12, vendored in testdata/JSON-Schema-Test-Suite) through Compile and
+// Validate. Every group must compile (by the walker or by the fallback) and
+// every test answer right, except the groups listed in unsupportedGroups;
+// the log has a line per file: groups passed by the walker, by the
+// fallback, failed and unsupported.
+//
+//	go test -run JSONSchemaSuite -v ./openrpc
+func TestJSONSchemaSuite(t *testing.T) {
+	files, err := filepath.Glob("testdata/JSON-Schema-Test-Suite/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no suite files: %v", err)
+	}
+	type tally struct{ fast, fallback, fail, unsupported, tests, wrong int }
+	var total tally
+	var lines []string
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var groups []struct {
+			Description string
+			Schema      json.RawMessage
+			Tests       []struct {
+				Description string
+				Data        json.RawMessage
+				Valid       bool
+			}
+		}
+		if err := json.Unmarshal(data, &groups); err != nil {
+			t.Fatal(file, err)
+		}
+		base := strings.TrimSuffix(filepath.Base(file), ".json")
+		var ft tally
+		for _, g := range groups {
+			name := base + "/" + g.Description
+			why, expected := unsupportedGroups[name]
+			var s Schema
+			err := json.Unmarshal(g.Schema, &s)
+			var v *Validator
+			if err == nil {
+				v, err = Compile(&s, nil, "")
+			}
+			if err != nil {
+				ft.unsupported++
+				if !expected {
+					t.Errorf("%s: does not compile: %v", name, err)
+				}
+				continue
+			}
+			if expected {
+				t.Errorf("%s: listed as unsupported (%s) but compiles: remove it from the list", name, why)
+			}
+			wrong := 0
+			for _, c := range g.Tests {
+				ft.tests++
+				probs := v.Validate(c.Data)
+				if (len(probs) == 0) != c.Valid {
+					wrong++
+					t.Errorf("%s: %s: %s: got %v (problems %q), want valid=%v\n\tschema %s", name, c.Description, c.Data, len(probs) == 0, probs, c.Valid, g.Schema)
+				}
+			}
+			ft.wrong += wrong
+			switch {
+			case wrong > 0:
+				ft.fail++
+			case v.usesFallback():
+				ft.fallback++
+			default:
+				ft.fast++
+			}
+		}
+		lines = append(lines, fmt.Sprintf("%-24s walker %3d  fallback %3d  fail %d  unsupported %d", base, ft.fast, ft.fallback, ft.fail, ft.unsupported))
+		total.fast += ft.fast
+		total.fallback += ft.fallback
+		total.fail += ft.fail
+		total.unsupported += ft.unsupported
+		total.tests += ft.tests
+		total.wrong += ft.wrong
+	}
+	sort.Strings(lines)
+	for _, l := range lines {
+		t.Log(l)
+	}
+	t.Logf("groups: walker %d, fallback %d, failed %d, unsupported %d; tests run %d, wrong answers %d",
+		total.fast, total.fallback, total.fail, total.unsupported, total.tests, total.wrong)
+}
+
+// unsupportedGroups are the suite's groups that Compile refuses, and why:
+// all refer to remote schemas (the meta-schema, or the suite's
+// http://localhost:1234 server), and Compile loads nothing remote.
+const remote = "remote $ref"
+
+var unsupportedGroups = map[string]string{
+	"defs/validate definition against metaschema":                               remote,
+	"dynamicRef/strict-tree schema, guards against misspelled properties":       remote,
+	"dynamicRef/tests for implementation dynamic anchor and reference link":     remote,
+	"dynamicRef/$ref and $dynamicAnchor are independent of order - $defs first": remote,
+	"dynamicRef/$ref and $dynamicAnchor are independent of order - $ref first":  remote,
+	"dynamicRef/$ref to $dynamicRef finds detached $dynamicAnchor":              remote,
+	"ref/remote ref, containing refs itself":                                    remote,
+	"refRemote/remote ref":                                                      remote,
+	"refRemote/fragment within remote ref":                                      remote,
+	"refRemote/anchor within remote ref":                                        remote,
+	"refRemote/ref within remote ref":                                           remote,
+	"refRemote/base URI change":                                                 remote,
+	"refRemote/base URI change - change folder":                                 remote,
+	"refRemote/base URI change - change folder in subschema":                    remote,
+	"refRemote/root ref in remote ref":                                          remote,
+	"refRemote/remote ref with ref to defs":                                     remote,
+	"refRemote/Location-independent identifier in remote ref":                   remote,
+	"refRemote/retrieved nested refs resolve relative to their URI not $id":     remote,
+	"refRemote/remote HTTP ref with different $id":                              remote,
+	"refRemote/remote HTTP ref with different URN $id":                          remote,
+	"refRemote/remote HTTP ref with nested absolute ref":                        remote,
+	"refRemote/$ref to $ref finds detached $anchor":                             remote,
+}
+
+// usesFallback reports whether v validates with jsonschema-go.
+func (v *Validator) usesFallback() bool {
+	if v.root == nil || len(v.root.checks) != 1 {
+		return false
+	}
+	_, ok := v.root.checks[0].(fallbackCheck)
+	return ok
+}
+
+// BenchmarkEngines compares the walker with the fallback (jsonschema-go's
+// Resolved.Validate) on the same schema and value:
+//
+//	go test -run '^$' -bench Engines -count 6 ./openrpc | benchstat -col /engine -
+func BenchmarkEngines(b *testing.B) {
+	var s Schema
+	if err := json.Unmarshal([]byte(`{"type":"object","additionalProperties":false,"required":["id","name","count","color"],
+		"properties":{"id":{"type":"string","pattern":"^[a-z]+$"},"created":{"type":"string","format":"date-time"},
+		"name":{"type":"string"},"count":{"type":"integer","minimum":0,"maximum":255},"color":{"enum":["red","green","blue"]},
+		"tags":{"type":"array","items":{"type":"string"},"maxItems":3},"attrs":{"type":"object","additionalProperties":{"type":"integer"}},
+		"tree":{"$ref":"#/$defs/Tree"}},
+		"$defs":{"Tree":{"type":"object","required":["value"],"properties":{"value":{"type":"integer"},"children":{"type":"array","items":{"anyOf":[{"type":"null"},{"$ref":"#/$defs/Tree"}]}}}}}}`), &s); err != nil {
+		b.Fatal(err)
+	}
+	data := []byte(`{"id":"abc","created":"2026-01-02T03:04:05Z","name":"n","count":1,"color":"red","tags":["a","b"],"attrs":{"x":1},"tree":{"value":1,"children":[{"value":2}]}}`)
+	fast, err := Compile(&s, nil, "")
+	if err != nil || fast.usesFallback() {
+		b.Fatal("walker:", err)
+	}
+	c := newCompiler(s.Defs, RefDefs)
+	c.root = &s
+	c = c.fallbackCompiler()
+	slow := &Validator{root: c.compile(&s)}
+	if err := c.err(); err != nil {
+		b.Fatal(err)
+	}
+	for _, e := range []struct {
+		name string
+		v    *Validator
+	}{{"walker", fast}, {"jsonschema-go", slow}} {
+		b.Run("engine="+e.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if p := e.v.Validate(data); p != nil {
+					b.Fatal(p)
+				}
+			}
+		})
+	}
+}
