@@ -85,7 +85,8 @@ var ErrSubscriptionOverflow = errors.New("jsonrpc: subscription buffer overflow"
 // Subscriptions serves the subscriptions of one namespace on a Mux. Create
 // it with NewSubscriptions and add kinds with AddSubscription.
 type Subscriptions struct {
-	namespace   string
+	namespace   string // for messages
+	subscribe   string
 	unsubscribe string
 	method      string // of the event notifications
 	maxPerConn  int
@@ -102,7 +103,7 @@ type SubscriptionsOption func(*Subscriptions)
 // convention (<ns>_subscribe, <ns>_unsubscribe, <ns>_subscription).
 func SubscriptionMethodNames(subscribe, unsubscribe, notification string) SubscriptionsOption {
 	return func(s *Subscriptions) {
-		s.namespace, s.unsubscribe, s.method = subscribe, unsubscribe, notification
+		s.namespace, s.subscribe, s.unsubscribe, s.method = subscribe, subscribe, unsubscribe, notification
 	}
 }
 
@@ -119,7 +120,8 @@ func MaxSubscriptionsPerConn(n int) SubscriptionsOption {
 // supported", as go-ethereum does.
 func NewSubscriptions(mux *Mux, namespace string, opts ...SubscriptionsOption) *Subscriptions {
 	s := &Subscriptions{
-		namespace:   namespace + "_subscribe",
+		namespace:   namespace,
+		subscribe:   namespace + "_subscribe",
 		unsubscribe: namespace + "_unsubscribe",
 		method:      namespace + "_subscription",
 		maxPerConn:  DefaultMaxSubscriptionsPerConn,
@@ -129,7 +131,7 @@ func NewSubscriptions(mux *Mux, namespace string, opts ...SubscriptionsOption) *
 	for _, o := range opts {
 		o(s)
 	}
-	Register(mux, s.namespace, s.serveSubscribe, MethodDoc{
+	Register(mux, s.subscribe, s.serveSubscribe, MethodDoc{
 		Summary: "Starts a subscription: params are the kind of events, then its arguments; the result is the subscription id.",
 	})
 	Register(mux, s.unsubscribe, s.serveUnsubscribe, MethodDoc{
@@ -231,7 +233,7 @@ func (s *Subscriptions) serveSubscribe(ctx context.Context, params []json.RawMes
 	k, ok := s.kinds[kind]
 	s.mu.Unlock()
 	if !ok {
-		return "", Errorf(CodeMethodNotFound, "no %q subscription in %s", kind, s.namespace)
+		return "", Errorf(CodeMethodNotFound, "no %q subscription in the %s namespace", kind, s.namespace)
 	}
 	sub := s.newSubscription(ctx, conn, k)
 	if err := s.add(conn, sub); err != nil {
@@ -526,7 +528,7 @@ func (sub *subscription) errorObject(err error) *Error {
 	if errors.As(err, &e) && e != nil {
 		return e
 	}
-	return sub.conn.srv.toError(&Request{Method: sub.owner.namespace}, err)
+	return sub.conn.srv.toError(&Request{Method: sub.owner.subscribe}, err)
 }
 
 // The client side.

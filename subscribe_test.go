@@ -361,7 +361,7 @@ func TestSubscribeErrors(t *testing.T) {
 	send, read := dial()
 	for _, c := range []struct{ params, want string }{
 		{`[]`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: /0: expected the kind of subscription (a string) as the first element of the params array","data":[{"path":"/0","problem":"expected the kind of subscription (a string) as the first element of the params array"}]}}`},
-		{`["nope"]`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no \"nope\" subscription in test_subscribe"}}`},
+		{`["nope"]`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no \"nope\" subscription in the test namespace"}}`},
 		{`["count",{"n":"x"}]`, ``},
 	} {
 		send(`{"jsonrpc":"2.0","id":1,"method":"test_subscribe","params":` + c.params + `}`)

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/seedhq/jsonrpc"
+	"github.com/spf13/cobra"
+)
+
+func init() {
+	var data string
+	var count int
+	cmd := &cobra.Command{
+		Use:   "subscribe URL [METHOD] [KIND] [PARAMS...]",
+		Short: "Subscribe to a server's events and print each as one JSON line",
+		Long: `Subscribe in go-ethereum's convention (METHOD is <ns>_subscribe, eth_subscribe by
+default; events come as <ns>_subscription notifications) and print each event's
+result as one JSON line (pretty on a terminal). Ctrl-C (or --count events)
+unsubscribes and exits 0. If the server ends the subscription with an error,
+it is printed as one JSON object on stderr and jrpc exits with 1; if the
+connection ends, with 3.
+
+The params are the subscribe call's whole params array ('["ticker",{…}]'), or
+the kind as a word followed by key=value pairs for its argument object.
+Subscriptions need a connection: ws://, tcp://, unix:// or --exec.`,
+		Example: `  jrpc subscribe ws://127.0.0.1:8081/ demo_subscribe ticker interval_ms=500 count=5
+  jrpc subscribe tcp://127.0.0.1:9090 demo_subscribe '["ticker",{"interval_ms":100}]'
+  jrpc subscribe ws://127.0.0.1:8546/ eth_subscribe newHeads`,
+		Args: targetArgs("[METHOD] [KIND] [PARAMS...]", 0, -1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSubscribe(cmd.Context(), args, data, count)
+		},
+	}
+	cmd.Flags().StringVarP(&data, "data", "d", "", "the params array from `@FILE`, @- (standard input) or literal JSON")
+	cmd.Flags().IntVarP(&count, "count", "n", 0, "unsubscribe and exit after this many events (0: until Ctrl-C)")
+	rootCmd.AddCommand(cmd)
+}
+
+func runSubscribe(ctx context.Context, args []string, data string, count int) error {
+	t, rest, err := newTarget(args)
+	if err != nil {
+		return err
+	}
+	if t.isHTTP() {
+		return &exitError{code: exitUsage, err: fmt.Errorf("%s is plain HTTP, which cannot carry server push", t),
+			hint: "a ws://, tcp:// or unix:// URL, or --exec"}
+	}
+	method := "eth_subscribe"
+	if len(rest) > 0 && strings.HasSuffix(rest[0], "_subscribe") {
+		method, rest = rest[0], rest[1:]
+	}
+	ns := strings.TrimSuffix(method, "_subscribe")
+	subArgs, err := subscribeArgs(rest, data)
+	if err != nil {
+		return err
+	}
+	dctx, cancel := callContext(ctx)
+	defer cancel()
+	c, err := t.dial(dctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	conn, ok := c.(*jsonrpc.Conn)
+	if !ok {
+		return &exitError{code: exitUsage, err: fmt.Errorf("%s cannot carry server push", t)}
+	}
+	sub, err := jsonrpc.SubscribeWith[json.RawMessage](dctx, conn, jsonrpc.SubscribeOptions{Namespace: ns}, subArgs...)
+	if err != nil {
+		return callErr(t, t.commandExit(c, err))
+	}
+	out := outputFor(os.Stdout)
+	for n := 0; count == 0 || n < count; n++ {
+		ev, err := sub.Next(ctx)
+		if err != nil {
+			var re *jsonrpc.Error
+			switch {
+			case ctx.Err() != nil:
+				return unsubscribe(sub) // Ctrl-C
+			case errors.As(err, &re):
+				return rpcErrorExit(re)
+			}
+			return t.transportErr(t.commandExit(c, err))
+		}
+		out.print(os.Stdout, ev)
+	}
+	return unsubscribe(sub)
+}
+
+func unsubscribe(sub *jsonrpc.Subscription[json.RawMessage]) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	sub.Unsubscribe(ctx) // a subscription the server already ended is fine
+	return nil
+}
+
+// subscribeArgs builds the subscribe call's params array: a JSON array as
+// given, or a kind followed by key=value pairs (its argument object).
+func subscribeArgs(rest []string, data string) ([]any, error) {
+	var kind string
+	if data == "" && len(rest) > 0 && !strings.ContainsAny(rest[0][:1], "[{\"") && !strings.Contains(rest[0], "=") {
+		kind, rest = rest[0], rest[1:]
+	}
+	params, err := buildParams(rest, data, os.Stdin)
+	if err != nil {
+		return nil, err
+	}
+	var args []any
+	if kind != "" {
+		args = append(args, kind)
+		if params != nil {
+			args = append(args, params)
+		}
+		return args, nil
+	}
+	if params == nil {
+		return nil, usageErrorf("give the kind of events to subscribe to, e.g. newHeads or '[\"ticker\",{\"interval_ms\":100}]'")
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(params, &elems); err != nil {
+		return nil, usageErrorf("the subscribe params must be an array (the kind, then its arguments), not %s", params)
+	}
+	for _, e := range elems {
+		args = append(args, e)
+	}
+	return args, nil
+}
