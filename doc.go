@@ -59,6 +59,15 @@
 // keep it after returning (copy it to keep it). Register decodes params into
 // a typed value before the handler runs, so typed handlers need not care.
 //
+// # Subscriptions
+//
+// NewSubscriptions and AddSubscription offer server push in go-ethereum's
+// convention (<ns>_subscribe, <ns>_subscription, <ns>_unsubscribe) on every
+// transport with a connection; Subscribe is the client. The subscribe
+// response precedes the subscription's events, events keep their order,
+// buffers are bounded on both sides, and a subscription ends with its
+// connection.
+//
 // # Concurrency
 //
 // A Conn reads messages on one goroutine. Responses to our own calls are
