@@ -478,7 +478,7 @@ sum [100]
 		tgt := targets()[name]
 		t.Run(name, func(t *testing.T) {
 			r := run(t, in, with(tgt, "repl")...)
-			expect(t, r, 0, "")
+			expect(t, r, exitUsage, "") // lines failed: the worst was not understood
 			lines := strings.SplitN(r.stdout, "\n", 4)
 			if lines[0] != `["hello",5]` || lines[1] != "19" || lines[2] != "-2" {
 				t.Fatalf("stdout %q", r.stdout)
@@ -506,11 +506,16 @@ func TestREPLCompletionAndHistoryPath(t *testing.T) {
 		{"su", "subtract sum"},
 		{"s", "sleep subtract sum"},
 		{".d", ".describe"},
-		{".describe su", ".describe subtract .describe sum"},
-		{"sum [1", ""},
+		{".describe su", ".describe |subtract sum"},
+		{"sum [1", "sum |"},
 	} {
-		if got := strings.Join(r.complete(tc.line), " "); got != tc.want {
-			t.Errorf("complete(%q) = %q, want %q", tc.line, got, tc.want)
+		head, got, _ := r.complete(tc.line, len(tc.line))
+		s := strings.Join(got, " ")
+		if head != "" {
+			s = head + "|" + s
+		}
+		if s != tc.want {
+			t.Errorf("complete(%q) = %q, want %q", tc.line, s, tc.want)
 		}
 	}
 	t.Setenv("JRPC_HISTORY", "")

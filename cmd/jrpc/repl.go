@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/peterh/liner"
 	"github.com/seedhq/jsonrpc"
 	"github.com/spf13/cobra"
@@ -37,11 +40,17 @@ func init() {
 JSON value or key=value pairs); results print as with call, JSON-RPC errors
 as one JSON object on stderr. History is kept across runs in
 $JRPC_HISTORY, else $XDG_STATE_HOME/jrpc/history, else the user cache
-directory. Method names complete with Tab when the server offers
-rpc.discover.
+directory. Method names, and then param names, complete with Tab when the
+server offers rpc.discover. A line whose JSON params are not closed yet
+continues on the next lines. Ctrl-C cancels the call running (over HTTP the
+request is aborted; streams have no cancel message in JSON-RPC 2.0, so its
+answer is dropped when it comes). When the server restarts, the next line
+reconnects (and says so).
 
 When standard input is not a terminal, lines are read plainly (no prompt,
 no history), so a script can drive it: printf 'get_data\n' | jrpc repl URL.
+Such a session exits with 1 when any call got a JSON-RPC error, 2 when a
+line was not understood, 3 when the connection was lost for good.
 
 ` + replHelp,
 		Args: targetArgs("", 0, 0),
@@ -55,35 +64,101 @@ no history), so a script can drive it: printf 'get_data\n' | jrpc repl URL.
 	})
 }
 
-// repl is the state of an interactive session.
+// repl is the state of a session.
 type repl struct {
 	t       *target
 	c       jsonrpc.Client
 	methods []string
 	doc     *discovery // nil when the server offers no rpc.discover
+	worst   int        // the highest exit code of the session's failures
+	prefix  string     // what .describe puts before a call ("": the REPL's own form)
+
+	mu     sync.Mutex
+	cancel context.CancelFunc // of the call running (interactive Ctrl-C)
 }
 
+// lineSource reads the lines of a session: prompt is shown on a terminal.
+type lineSource func(prompt string) (string, error)
+
 func runREPL(ctx context.Context, t *target, in io.Reader, interactive bool) error {
+	if interactive {
+		// Ctrl-C cancels the call running, not the session: the session
+		// ends with Ctrl-D or .quit.
+		ctx = context.WithoutCancel(ctx)
+	}
 	dctx, cancel := callContext(ctx)
 	c, err := t.dial(dctx)
 	cancel()
 	if err != nil {
 		return err
 	}
-	defer c.Close()
 	r := &repl{t: t, c: c}
+	defer func() { r.c.Close() }()
 	r.loadMethods(ctx)
 	if interactive {
 		return r.interactive(ctx)
 	}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		if quit, err := r.line(ctx, sc.Text()); quit || err != nil {
-			return err
+	err = r.loop(ctx, func(string) (string, error) {
+		if sc.Scan() {
+			return sc.Text(), nil
 		}
+		if err := sc.Err(); err != nil {
+			return "", err
+		}
+		return "", io.EOF
+	}, false)
+	if err != nil {
+		return err
+	}
+	if r.worst != exitOK {
+		return &exitError{code: r.worst, err: errors.New("some lines of the session failed"), quiet: true}
 	}
 	return nil
+}
+
+// loop runs the lines of src until it ends or .quit. A line whose JSON
+// params are not complete yet continues on the next lines.
+func (r *repl) loop(ctx context.Context, src lineSource, interactive bool) error {
+	for {
+		text, err := src("jrpc> ")
+		if err != nil {
+			return nil // io.EOF: the end of input (Ctrl-D)
+		}
+		for incompleteParams(text) {
+			more, err := src("  ...> ")
+			if err != nil {
+				break // run what came: its error names the missing end
+			}
+			text += "\n" + more
+		}
+		quit, err := r.line(ctx, text)
+		if quit {
+			return nil
+		}
+		if err != nil {
+			if !interactive {
+				return err
+			}
+			replError(err) // the server may come back: the next line reconnects
+		}
+	}
+}
+
+// incompleteParams reports whether a line's params are a JSON array or
+// object that has not ended yet.
+func incompleteParams(text string) bool {
+	_, rest, _ := strings.Cut(strings.TrimSpace(text), " ")
+	if strings.HasPrefix(text, ".notify ") {
+		_, rest, _ = strings.Cut(strings.TrimSpace(rest), " ")
+	}
+	rest = strings.TrimSpace(rest)
+	if rest == "" || rest[0] != '{' && rest[0] != '[' {
+		return false
+	}
+	_, err := jsontext.NewDecoder(strings.NewReader(rest)).ReadValue()
+	return errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // loadMethods fetches the method names for completion from rpc.discover.
@@ -102,6 +177,31 @@ func (r *repl) loadMethods(ctx context.Context) {
 	r.methods = d.names()
 }
 
+// reconnect dials the target again when the connection was lost (the
+// server restarted), with a notice. HTTP needs none: each call is a request.
+func (r *repl) reconnect(ctx context.Context) error {
+	conn, ok := r.c.(*jsonrpc.Conn)
+	if !ok {
+		return nil
+	}
+	select {
+	case <-conn.Done():
+	default:
+		return nil
+	}
+	dctx, cancel := callContext(ctx)
+	c, err := r.t.dial(dctx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("the connection to %s was lost and cannot be made again: %w", r.t, err)
+	}
+	conn.Close()
+	r.c = c
+	fmt.Fprintf(os.Stderr, "(the connection to %s was lost; reconnected)\n", r.t)
+	r.loadMethods(ctx)
+	return nil
+}
+
 func historyPath() string {
 	if p := os.Getenv("JRPC_HISTORY"); p != "" {
 		return p
@@ -115,37 +215,71 @@ func historyPath() string {
 	return ""
 }
 
-// complete returns the completions of a line: method names and commands
-// for the first word.
-func (r *repl) complete(line string) []string {
-	if strings.ContainsAny(line, " \t") {
-		cmd, rest, _ := strings.Cut(line, " ")
-		if cmd == ".describe" || cmd == ".notify" {
-			var out []string
-			for _, m := range r.methods {
-				if strings.HasPrefix(m, strings.TrimLeft(rest, " ")) {
-					out = append(out, cmd+" "+m)
-				}
-			}
-			return out
+var replCommands = []string{".methods", ".describe", ".notify", ".help", ".quit"}
+
+// complete completes the word before pos in line: the first word from the
+// method names and commands, the method of .describe and .notify, and then
+// the method's param names (as name=) from its schema.
+func (r *repl) complete(line string, pos int) (head string, completions []string, tail string) {
+	head, tail = line[:pos], line[pos:]
+	start := strings.LastIndexAny(head, " \t") + 1
+	word := head[start:]
+	head = head[:start]
+	fields := strings.Fields(head)
+	var candidates []string
+	switch {
+	case len(fields) == 0:
+		candidates = append(slices.Clone(r.methods), replCommands...)
+	case len(fields) == 1 && (fields[0] == ".describe" || fields[0] == ".notify"):
+		candidates = r.methods
+	default:
+		method, given := fields[0], fields[1:]
+		if method == ".notify" {
+			method, given = fields[1], fields[2:]
 		}
+		if len(given) > 0 && strings.ContainsAny(given[0][:1], "[{\"") {
+			return head, nil, tail // JSON params: nothing to complete
+		}
+		for _, name := range r.paramNames(method) {
+			if !slices.ContainsFunc(given, func(g string) bool { return strings.HasPrefix(g, name+"=") }) {
+				candidates = append(candidates, name+"=")
+			}
+		}
+	}
+	for _, c := range candidates {
+		if strings.HasPrefix(c, word) {
+			completions = append(completions, c)
+		}
+	}
+	sort.Strings(completions)
+	return head, completions, tail
+}
+
+// paramNames returns the names a method takes by name, from rpc.discover.
+func (r *repl) paramNames(method string) []string {
+	if r.doc == nil {
 		return nil
 	}
-	var out []string
-	for _, m := range append(slices.Clone(r.methods), ".methods", ".describe", ".notify", ".help", ".quit") {
-		if strings.HasPrefix(m, line) {
-			out = append(out, m)
-		}
+	m := r.doc.doc.Method(method)
+	if m == nil || m.Variadic || m.ParamStructure == "by-position" {
+		return nil
 	}
-	sort.Strings(out)
-	return out
+	var names []string
+	for _, p := range m.Params {
+		names = append(names, p.Name)
+	}
+	if m.ParamsSchema != nil {
+		names = append(names, sortedKeys(m.ParamsSchema.Properties)...)
+	}
+	return names
 }
 
 func (r *repl) interactive(ctx context.Context) error {
 	ln := liner.NewLiner()
 	defer ln.Close()
 	ln.SetCtrlCAborts(true)
-	ln.SetCompleter(r.complete)
+	ln.SetWordCompleter(r.complete)
+	ln.SetTabCompletionStyle(liner.TabPrints)
 	hist := historyPath()
 	if hist != "" {
 		if f, err := os.Open(hist); err == nil {
@@ -164,31 +298,58 @@ func (r *repl) interactive(ctx context.Context) error {
 		}
 	}
 	defer saveHistory()
+
+	// Ctrl-C while a call runs cancels it (at the prompt, liner reads it as
+	// a key and clears the line).
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	defer signal.Stop(sigs)
+	go func() {
+		for range sigs {
+			r.mu.Lock()
+			if r.cancel != nil {
+				r.cancel()
+			}
+			r.mu.Unlock()
+		}
+	}()
+
 	fmt.Fprintf(os.Stderr, "connected to %s", r.t)
 	if len(r.methods) > 0 {
 		fmt.Fprintf(os.Stderr, " (%d methods; Tab completes)", len(r.methods))
 	}
-	fmt.Fprintln(os.Stderr, "; .help for help, Ctrl-D to leave")
-	for {
-		text, err := ln.Prompt("jrpc> ")
-		if errors.Is(err, liner.ErrPromptAborted) {
-			continue
+	fmt.Fprintln(os.Stderr, "; .help for help, Ctrl-C cancels a call, Ctrl-D leaves")
+	var entry []string // the lines of the entry being read
+	err := r.loop(ctx, func(prompt string) (string, error) {
+		if prompt == "jrpc> " && len(entry) > 0 {
+			ln.AppendHistory(strings.Join(entry, " "))
+			entry = entry[:0]
 		}
-		if err != nil { // io.EOF: Ctrl-D
-			fmt.Fprintln(os.Stderr)
-			return nil
+		for {
+			text, err := ln.Prompt(prompt)
+			if errors.Is(err, liner.ErrPromptAborted) {
+				entry = entry[:0]
+				prompt = "jrpc> "
+				continue
+			}
+			if err != nil { // io.EOF: Ctrl-D
+				fmt.Fprintln(os.Stderr)
+				return "", err
+			}
+			if strings.TrimSpace(text) != "" {
+				entry = append(entry, strings.TrimSpace(text))
+			}
+			return text, nil
 		}
-		if strings.TrimSpace(text) != "" {
-			ln.AppendHistory(text)
-		}
-		if quit, err := r.line(ctx, text); quit || err != nil {
-			return err
-		}
+	}, true)
+	if len(entry) > 0 {
+		ln.AppendHistory(strings.Join(entry, " "))
 	}
+	return err
 }
 
-// line runs one line. It returns quit for .quit, and an error only when
-// the session cannot go on (the connection is lost).
+// line runs one line. It returns quit for .quit, and an error when the
+// connection is lost (or cannot be made again).
 func (r *repl) line(ctx context.Context, text string) (quit bool, err error) {
 	text = strings.TrimSpace(text)
 	if text == "" || strings.HasPrefix(text, "#") {
@@ -205,18 +366,18 @@ func (r *repl) line(ctx context.Context, text string) (quit bool, err error) {
 		return false, nil
 	case ".methods":
 		if r.doc == nil {
-			replError(errors.New("the server offers no rpc.discover: its methods are unknown"))
+			r.fail(exitUsage, errors.New("the server offers no rpc.discover: its methods are unknown"))
 			return false, nil
 		}
 		r.doc.printList(os.Stdout, 0)
 		return false, nil
 	case ".describe":
 		if r.doc == nil {
-			replError(errors.New("the server offers no rpc.discover"))
+			r.fail(exitUsage, errors.New("the server offers no rpc.discover"))
 			return false, nil
 		}
-		if err := r.doc.describe(os.Stdout, rest, ""); err != nil {
-			replError(err)
+		if err := r.doc.describe(os.Stdout, rest, r.prefix); err != nil {
+			r.fail(exitUsage, err)
 		}
 		return false, nil
 	case ".notify":
@@ -224,12 +385,12 @@ func (r *repl) line(ctx context.Context, text string) (quit bool, err error) {
 		word, rest, _ = strings.Cut(rest, " ")
 		rest = strings.TrimSpace(rest)
 		if word == "" {
-			replError(errors.New("usage: .notify METHOD [PARAMS]"))
+			r.fail(exitUsage, errors.New("usage: .notify METHOD [PARAMS]"))
 			return false, nil
 		}
 	default:
 		if strings.HasPrefix(word, ".") {
-			replError(fmt.Errorf("unknown command %s (.help lists them)", word))
+			r.fail(exitUsage, fmt.Errorf("unknown command %s (.help lists them)", word))
 			return false, nil
 		}
 	}
@@ -238,21 +399,33 @@ func (r *repl) line(ctx context.Context, text string) (quit bool, err error) {
 		if rest[0] == '{' || rest[0] == '[' || rest[0] == '"' {
 			args = []string{rest}
 		} else if args, err = splitCommand(rest); err != nil {
-			replError(err)
+			r.fail(exitUsage, err)
 			return false, nil
 		}
 	}
 	params, err := buildParams(args, "", nil)
 	if err != nil {
-		replError(err)
+		r.fail(exitUsage, err)
 		return false, nil
 	}
 	var p any
 	if params != nil {
 		p = params
 	}
+	if err := r.reconnect(ctx); err != nil {
+		r.worst = exitTransport
+		return false, err
+	}
 	cctx, cancel := callContext(ctx)
-	defer cancel()
+	r.mu.Lock()
+	r.cancel = cancel
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.cancel = nil
+		r.mu.Unlock()
+		cancel()
+	}()
 	if notify {
 		err = r.c.Notify(cctx, word, p)
 	} else {
@@ -266,16 +439,26 @@ func (r *repl) line(ctx context.Context, text string) (quit bool, err error) {
 	case err == nil:
 	case errors.As(err, &re):
 		fmt.Fprintln(os.Stderr, string(errorJSON(re)))
+		r.worst = max(r.worst, exitRPCError)
+	case errors.Is(err, context.Canceled) && ctx.Err() == nil:
+		fmt.Fprintln(os.Stderr, "(call cancelled)")
+		r.worst = max(r.worst, exitInterrupted)
 	case errors.Is(err, context.DeadlineExceeded):
-		replError(r.t.transportErr(err))
-	default:
-		return false, r.t.transportErr(err) // the connection is gone
+		r.fail(exitTransport, r.t.transportErr(err))
+	default: // the connection is gone: the next line reconnects
+		r.fail(exitTransport, r.t.transportErr(err))
 	}
 	return false, nil
 }
 
+// fail reports a failed line and remembers its exit code.
+func (r *repl) fail(code int, err error) {
+	r.worst = max(r.worst, code)
+	replError(err)
+}
+
 func replError(err error) {
-	fmt.Fprintf(os.Stderr, "error: %v\n", err)
+	fmt.Fprintf(os.Stderr, "error: %s\n", oneLine(err.Error()))
 	var ee *exitError
 	if errors.As(err, &ee) && ee.hint != "" {
 		fmt.Fprintf(os.Stderr, "  try: %s\n", ee.hint)

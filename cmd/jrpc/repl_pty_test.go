@@ -1,0 +1,177 @@
+package main
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// ptySession is jrpc running on a pseudo-terminal, as a user would type.
+type ptySession struct {
+	t   *testing.T
+	f   *os.File
+	out syncBuffer
+	cmd *exec.Cmd
+}
+
+func startPTY(t *testing.T, args ...string) *ptySession {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(filterEnv(os.Environ(), "NO_COLOR", "JRPC_HISTORY", "TERM"), "TERM=xterm", "NO_COLOR=1", "JRPC_HISTORY="+filepath.Join(t.TempDir(), "history"))
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &ptySession{t: t, f: f, cmd: cmd}
+	go io.Copy(&s.out, f)
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		f.Close()
+	})
+	return s
+}
+
+func (s *ptySession) typeKeys(keys string) {
+	s.t.Helper()
+	if _, err := s.f.Write([]byte(keys)); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// waitFor waits until the terminal has shown want (after the offset from),
+// and returns the offset just past it.
+func (s *ptySession) waitFor(from int, want string) int {
+	s.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		out := s.out.String()
+		if i := strings.Index(out[min(from, len(out)):], want); i >= 0 {
+			return from + i + len(want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.t.Fatalf("the terminal never showed %q; it shows:\n%q", want, s.out.String()[min(from, len(s.out.String())):])
+	return 0
+}
+
+// startServer runs `jrpc serve` on addr (127.0.0.1:0 for a free port) and
+// returns its tcp:// URL.
+func startServer(t *testing.T, addr string) (string, *exec.Cmd) {
+	t.Helper()
+	srv := exec.Command(bin, "serve", "--listen", "tcp://"+addr)
+	stderr, _ := srv.StderrPipe()
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	u := map[string]string{}
+	var log syncBuffer
+	if err := readListening(stderr, 1, u, &log); err != nil {
+		t.Fatal(err, log.String())
+	}
+	return u["tcp"], srv
+}
+
+func TestREPLTerminal(t *testing.T) {
+	url, srv := startServer(t, "127.0.0.1:0")
+	s := startPTY(t, "repl", url)
+	at := s.waitFor(0, "jrpc> ")
+
+	// Completion of a param name from the schema: subtract min<Tab> → minuend=.
+	s.typeKeys("subtract min\t")
+	at = s.waitFor(at, "minuend=")
+	s.typeKeys("42 sub\t")
+	at = s.waitFor(at, "subtrahend=")
+	s.typeKeys("2\r")
+	at = s.waitFor(at, "\r\n40\r\n")
+
+	// Multi-line input: the JSON is not closed, so the line goes on.
+	s.typeKeys(`echo {"a":` + "\r")
+	at = s.waitFor(at, "...> ")
+	s.typeKeys(`[1,` + "\r")
+	at = s.waitFor(at, "...> ")
+	s.typeKeys(`2]}` + "\r")
+	at = s.waitFor(at, "\"a\": [\r\n    1,\r\n    2\r\n  ]")
+
+	// Ctrl-C during a call cancels the call, not the session.
+	s.typeKeys("sleep ms=20000\r")
+	time.Sleep(300 * time.Millisecond)
+	start := time.Now()
+	s.typeKeys("\x03")
+	at = s.waitFor(at, "(call cancelled)")
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the call ended %v after Ctrl-C", d)
+	}
+	s.typeKeys("get_data\r")
+	at = s.waitFor(at, `"hello"`)
+
+	// The server restarts on the same port: the next line reconnects.
+	srv.Process.Signal(syscall.SIGKILL)
+	srv.Wait()
+	startServer(t, strings.TrimPrefix(url, "tcp://"))
+	s.typeKeys("sum [2,3]\r")
+	at = s.waitFor(at, "reconnected")
+	at = s.waitFor(at, "\r\n5\r\n")
+
+	// Ctrl-D leaves with exit 0.
+	s.typeKeys("\x04")
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("repl exited with %v:\n%s", err, s.out.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("repl did not exit on Ctrl-D")
+	}
+}
+
+func TestREPLPipedExitCodeAndReconnect(t *testing.T) {
+	// Every call fine: 0. A JSON-RPC error: 1.
+	expect(t, run(t, "sum [1,2]\n", "repl", urls["tcp"]), 0, "3\n")
+	expect(t, run(t, "sum [1,2]\nnope\n", "repl", urls["tcp"]), exitRPCError, "3\n")
+	// A multi-line call in a script.
+	expect(t, run(t, "echo {\"a\":\n 1}\n", "repl", urls["tcp"]), 0, `{"a":1}`+"\n")
+
+	// The server goes away between lines and comes back: the session goes on.
+	url, srv := startServer(t, "127.0.0.1:0")
+	cmd := exec.Command(bin, "repl", url)
+	in, _ := cmd.StdinPipe()
+	var out, errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	io.WriteString(in, "sum [1]\n")
+	waitBuf(t, &out, "1\n")
+	srv.Process.Signal(syscall.SIGKILL)
+	srv.Wait()
+	startServer(t, strings.TrimPrefix(url, "tcp://"))
+	io.WriteString(in, "sum [2]\n")
+	in.Close()
+	err := cmd.Wait()
+	if err != nil || out.String() != "1\n2\n" || !strings.Contains(errb.String(), "reconnected") {
+		t.Fatalf("exit %v, stdout %q, stderr %q", err, out.String(), errb.String())
+	}
+}
+
+func waitBuf(t *testing.T, b *syncBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(b.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("never got %q; have %q", want, b.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
