@@ -156,7 +156,7 @@ func TestBenchFlagsAndFailures(t *testing.T) {
 	r := run(t, "", "bench", urls["tcp"], "sum", "-d", "[1,2]", "-t", "200ms")
 	expect(t, r, 0, "")
 	// Any failed call: non-zero, with the breakdown.
-	r = run(t, "", "bench", urls["tcp"], "sleep", "ms=x", "-n", "10")
+	r = run(t, "", "bench", urls["tcp"], "sum", `["x"]`, "-n", "10")
 	expect(t, r, exitRPCError, "")
 	if !strings.Contains(r.stdout, "errors      10 (-32602 ×10)") || !strings.Contains(r.stderr, "10 of 10 calls failed (-32602 ×10)") {
 		t.Fatalf("stdout %q stderr %q", r.stdout, r.stderr)
