@@ -445,8 +445,18 @@ func (r *repl) line(ctx context.Context, text string) (quit bool, err error) {
 		r.worst = max(r.worst, exitInterrupted)
 	case errors.Is(err, context.DeadlineExceeded):
 		r.fail(exitTransport, r.t.transportErr(err))
-	default: // the connection is gone: the next line reconnects
+	default:
+		// The connection is gone (a server restarted): say so and connect
+		// again at once. The line is not sent again by itself: it may have
+		// reached the server.
 		r.fail(exitTransport, r.t.transportErr(err))
+		if c, ok := r.c.(*jsonrpc.Conn); ok {
+			c.Close()
+			if err := r.reconnect(ctx); err != nil {
+				return false, err
+			}
+			fmt.Fprintln(os.Stderr, "(the line was not sent again: run it again if it should be)")
+		}
 	}
 	return false, nil
 }
