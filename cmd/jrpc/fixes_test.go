@@ -236,3 +236,36 @@ func TestSampler(t *testing.T) {
 		t.Fatalf("sample with all properties = %s", got)
 	}
 }
+
+func TestShellCompletionOfMethods(t *testing.T) {
+	cache := t.TempDir()
+	env := []string{"XDG_CACHE_HOME=" + cache}
+	url, srv := startServer(t, "127.0.0.1:0")
+	r := runEnv(t, env, "", "__complete", "call", url, "su")
+	expect(t, r, 0, "")
+	if !strings.HasPrefix(r.stdout, "subtract\tSubtracts subtrahend from minuend.\nsum\t") || !strings.HasSuffix(r.stdout, ":4\n") {
+		t.Fatalf("method completion %q", r.stdout)
+	}
+	// After the method: its param names, those not given yet.
+	r = runEnv(t, env, "", "__complete", "call", url, "subtract", "minuend=1", "")
+	if r.stdout != "subtrahend=\n:6\n" {
+		t.Fatalf("param completion %q", r.stdout)
+	}
+	// describe completes methods too; over --exec as well.
+	if r := runEnv(t, env, "", "__complete", "describe", url, "tools/"); !strings.HasPrefix(r.stdout, "tools/call\t") {
+		t.Fatalf("describe completion %q", r.stdout)
+	}
+	if r := runEnv(t, env, "", "__complete", "--exec", execCmd, "call", "get_"); !strings.HasPrefix(r.stdout, "get_data\t") {
+		t.Fatalf("--exec completion %q", r.stdout)
+	}
+	// The document is cached: with the server gone, Tab still completes;
+	// with another cache (nothing cached), nothing comes.
+	srv.Process.Kill()
+	srv.Wait()
+	if r := runEnv(t, env, "", "__complete", "call", url, "su"); !strings.HasPrefix(r.stdout, "subtract\t") {
+		t.Fatalf("cached completion %q", r.stdout)
+	}
+	if r := runEnv(t, []string{"XDG_CACHE_HOME=" + t.TempDir()}, "", "__complete", "call", url, "su"); r.stdout != ":4\n" {
+		t.Fatalf("completion without server or cache %q", r.stdout)
+	}
+}
