@@ -10,21 +10,6 @@ import (
 	"sync/atomic"
 )
 
-// Channel carries whole JSON-RPC messages over some transport: a framed byte
-// stream, WebSocket frames, an in-memory pipe. Recv is called by one
-// goroutine at a time and returns a slice the caller owns. Send may be
-// called concurrently and does not retain msg. Close unblocks a pending Recv.
-//
-// Recv returns a *FrameError for a message it could not take (too large,
-// bad framing); when its Fatal field is false the channel has resynchronised
-// and Recv may be called again. Any other error ends the channel; io.EOF
-// means the peer finished sending.
-type Channel interface {
-	Recv() ([]byte, error)
-	Send(msg []byte) error
-	Close() error
-}
-
 // ErrClosed is returned by calls on a connection that has closed.
 var ErrClosed = errors.New("jsonrpc: connection closed")
 
@@ -44,24 +29,20 @@ type Conn struct {
 	done       chan struct{}
 	onDone     func()
 
-	inlineTask   atomic.Pointer[task] // the task served on the read goroutine, if any
-	lastInline   atomic.Int64         // when a task was last served inline (0: none since the reader was fresh)
-	interrupting atomic.Bool          // a read is being cut (for a fresh reader, or a reading caller whose ctx ended)
-	served       atomic.Bool          // a message of the peer other than a response was read (see parkRead)
+	rd        readOwner    // who reads (reading.go)
+	qs        QueuedSender // ch, if it implements it
+	giveToken func()       // gives a concurrency token back (for QueuedSender)
 
-	mu        sync.Mutex
-	pending   map[uint64]*pendingCall // our calls awaiting a response, by id
-	inflight  map[string]struct{}     // ids of the peer's requests being served
-	draining  bool                    // Shutdown: answer new requests with an error
-	stopping  bool                    // Shutdown found the connection idle: take no more messages
-	busy      int                     // messages taken and not yet answered (dispatch and handlers)
-	idle      chan struct{}           // closed when busy drops to 0 while draining
-	closed    bool
-	parked    bool         // nobody reads: the next to need a message reads (see reading.go)
-	parkedAt  atomic.Int64 // when reading was parked (Unix nanoseconds; 0: not parked)
-	overlapAt int64        // when a call was last made while others waited (see parkRead)
-	taken     atomic.Int64 // messages taken for processing (tests count answers against it)
-	err       error
+	mu       sync.Mutex
+	pending  map[uint64]*pendingCall // our calls awaiting a response, by id
+	inflight map[string]struct{}     // ids of the peer's requests being served
+	draining bool                    // Shutdown: answer new requests with an error
+	stopping bool                    // Shutdown found the connection idle: take no more messages
+	busy     int                     // messages taken and not yet answered (dispatch and handlers)
+	idle     chan struct{}           // closed when busy drops to 0 while draining
+	closed   bool
+	taken    atomic.Int64 // messages taken for processing (tests count answers against it)
+	err      error
 
 	subs atomic.Pointer[clientSubs] // our subscriptions' events, once Subscribe was called (subscribe.go)
 }
@@ -103,9 +84,11 @@ func newConnContext(base context.Context, ch Channel, srv *Server, onDone func()
 		done:   make(chan struct{}),
 		onDone: onDone,
 	}
+	c.qs, _ = ch.(QueuedSender)
+	c.giveToken = func() { <-c.sem }
+	c.rd.init(c)
 	srv.track(c, true)
-	watchConn(c, true)
-	go c.readLoop()
+	c.rd.hand(c.rd.load(), readLoop, true)
 	return c
 }
 
@@ -123,8 +106,7 @@ type task struct {
 	req   Request     // its Request, given to the handler
 	batch []envelope  // or the requests of a batch
 
-	inline  atomic.Int32 // inlineNone, or the reading state when served inline
-	started int64        // when inline service began (Unix nanoseconds)
+	inlineAt readWord // the reading state while served inline (0: not inline)
 
 	after []func() // run once the reply is sent (see afterReply); guarded by conn.mu
 }
@@ -136,9 +118,6 @@ func (t *task) Value(key any) any {
 	}
 	return t.Context.Value(key)
 }
-
-// releaser is told when a reply has its place in the output (see queueSender).
-type releaser interface{ release() }
 
 // release gives the task's concurrency token back, once.
 func (t *task) release() {
@@ -173,63 +152,14 @@ func (c *Conn) Wait() error {
 	return c.Err()
 }
 
-// reader is the scanning state of a read loop, taken from a pool for each
-// message so that an idle connection holds none.
-type reader struct {
+// scanState is the scanning state of one message, taken from a pool for
+// each message so that an idle connection holds none.
+type scanState struct {
 	sc scanner
 	m  parsedMessage
 }
 
-var readerPool = sync.Pool{New: func() any { return new(reader) }}
-
-// readLoop reads messages until the channel ends. A request that arrives
-// with no other message waiting is served right here and reading goes on
-// after it (see inline.go: slow handlers and callbacks move reading to a
-// fresh goroutine). When more messages are waiting, the handler gets a
-// goroutine of its own and reading goes on at once.
-func (c *Conn) readLoop() {
-	for {
-		data, err := c.ch.Recv()
-		if err != nil && errors.Is(err, errReadInterrupted) {
-			// The watchdog asks for a fresh read goroutine (idle connection),
-			// or a caller that read stopped waiting: read on elsewhere.
-			c.interrupting.Store(false)
-			go c.readLoop()
-			return
-		}
-		if err != nil {
-			if c.recvFailed(err) {
-				continue
-			}
-			c.finish(err)
-			return
-		}
-		t, draining := c.take(data)
-		if t == nil {
-			if c.parkRead() {
-				return // a client with no call waiting: see reading.go
-			}
-			continue
-		}
-		if b, ok := c.ch.(interface{ buffered() bool }); ok && b.buffered() {
-			// More messages are already waiting (a pipelining peer): keep
-			// reading here and serve this one on a goroutine of its own.
-			spawn(func() { c.run(t, draining) })
-			continue
-		}
-		if _, ok := c.ch.(interrupter); !ok {
-			// A channel whose read cannot be interrupted (WebSocket) keeps
-			// a fresh goroutine reading, so that an idle connection parks
-			// on a small stack; this one serves the request.
-			go c.readLoop()
-			c.run(t, draining)
-			return
-		}
-		if !c.serveInline(t, draining) {
-			return // reading has moved to another goroutine
-		}
-	}
-}
+var scanPool = sync.Pool{New: func() any { return new(scanState) }}
 
 // recvFailed answers a message the channel could not take. It reports
 // whether reading can go on.
@@ -257,6 +187,7 @@ func (c *Conn) finish(err error) {
 	c.failPending(err)
 	c.wg.Wait()
 	c.close(err)
+	c.rd.stop()
 	close(c.done)
 	if c.onDone != nil {
 		c.onDone()
@@ -270,10 +201,10 @@ func (c *Conn) take(data []byte) (*task, bool) {
 		return nil, false // Shutdown already closed the connection: nothing can be answered
 	}
 	c.taken.Add(1)
-	r := readerPool.Get().(*reader)
+	r := scanPool.Get().(*scanState)
 	t, draining := c.dispatch(data, &r.sc, &r.m)
 	r.sc.data = nil // do not pin the message
-	readerPool.Put(r)
+	scanPool.Put(r)
 	c.end()
 	return t, draining
 }
@@ -377,7 +308,7 @@ func (c *Conn) start(t *task) (*task, bool) {
 	case <-c.ctx.Done():
 		return nil, false
 	}
-	c.served.Store(true)
+	c.rd.served.Store(true)
 	c.mu.Lock()
 	draining := c.draining
 	c.busy++ // the message being dispatched is counted, so busy > 0 here
@@ -415,18 +346,20 @@ func (c *Conn) run(t *task, draining bool) {
 	if len(reply) == 0 || c.ctx.Err() != nil {
 		return // nothing to send, or the connection is closing: nothing is sent any more
 	}
-	// The handler is done: give its slot back once the reply has its
-	// place in the output (so replies keep the order handlers finished
-	// in), but before waiting for the write, so that a reply waiting for
-	// a slow (or busy, calling-back) peer to read never holds a slot the
-	// read loop needs to take the peer's next message. Without this, two
-	// peers whose handlers are all blocked writing to each other deadlock
-	// (on net.Pipe at once, on TCP once the socket buffers fill). Writes
-	// are bounded by the stream's write timeout and queue limit instead.
+	// The handler is done: its slot goes back before the reply waits to
+	// be written, so that a reply waiting for a slow (or busy, calling-back)
+	// peer to read never holds a slot the read loop needs to take the
+	// peer's next message. Without this, two peers whose handlers are all
+	// blocked writing to each other deadlock (on net.Pipe at once, on TCP
+	// once the socket buffers fill). Writes are bounded by the channel
+	// instead (the stream's write timeout and queue limit). A QueuedSender
+	// gets the slot back once the reply has its place in the output, so
+	// replies keep the order their handlers finished in.
 	var err error
-	if qs, ok := c.ch.(queueSender); ok {
-		err = qs.sendQueued(reply, t)
+	if c.qs != nil && t.held.Swap(false) {
+		err = c.qs.SendQueued(reply, c.giveToken)
 	} else {
+		t.release()
 		err = c.ch.Send(reply)
 	}
 	if err != nil {
@@ -459,13 +392,6 @@ func (t *task) replied() {
 	for _, f := range after {
 		f()
 	}
-}
-
-// queueSender is implemented by channels that queue outgoing messages in
-// order: sendQueued calls queued once msg has its place in the output,
-// then waits for it to be written, like Send.
-type queueSender interface {
-	sendQueued(msg []byte, queued releaser) error
 }
 
 func (c *Conn) tryAcquire() bool {
@@ -651,20 +577,12 @@ func (c *Conn) close(cause error) {
 	if c.err == nil {
 		c.err = cause
 	}
-	parked := c.parked
-	c.parked = false
-	c.parkedAt.Store(0)
 	c.mu.Unlock()
 	c.cancel()
 	c.ch.Close()
 	c.failPending(cause)
-	if parked {
-		// Nobody reads: a read loop sees the channel closed and finishes.
-		parkedReads.Add(-1)
-		go c.readLoop()
-	}
+	c.rd.closed()
 	c.srv.track(c, false)
-	watchConn(c, false)
 }
 
 // Close closes the connection at once: running handlers are cancelled and
@@ -747,7 +665,7 @@ func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, err
 	if c.pending == nil {
 		c.pending = make(map[uint64]*pendingCall)
 	}
-	c.noteOverlap()
+	c.rd.noteOverlap()
 	c.pending[n] = p
 	c.mu.Unlock()
 	// A handler calling its peer gives its slot back before sending, since
@@ -757,11 +675,7 @@ func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, err
 		c.forget(n)
 		return nil, err
 	}
-	if c.unpark() {
-		if !c.readFor(ctx, p) {
-			go c.readLoop() // this caller cannot read: somebody must
-		}
-	}
+	c.rd.takeOver(ctx, p)
 	select {
 	case r := <-p.ch:
 		pendingPool.Put(p) // nothing else can send on it now
@@ -777,7 +691,7 @@ func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, err
 func yieldToken(ctx context.Context, c *Conn) {
 	if t, ok := ctx.Value(connKey{}).(*task); ok && t.conn == c {
 		t.release()
-		t.handOn() // served inline: its answer must be read while it waits
+		c.rd.handOn(t) // served inline: its answer must be read while it waits
 	}
 }
 
@@ -865,7 +779,7 @@ func (c *Conn) Batch(ctx context.Context, b *Batch) error {
 	if c.pending == nil {
 		c.pending = make(map[uint64]*pendingCall)
 	}
-	c.noteOverlap()
+	c.rd.noteOverlap()
 	for _, w := range ws {
 		c.pending[w.id] = w.p
 	}
@@ -880,14 +794,12 @@ func (c *Conn) Batch(ctx context.Context, b *Batch) error {
 		forgetAll()
 		return err
 	}
-	if len(ws) > 0 && c.unpark() {
+	if len(ws) > 0 && c.rd.load().state() == readParked {
 		calls := make([]*pendingCall, len(ws))
 		for i, w := range ws {
 			calls[i] = w.p
 		}
-		if !c.readFor(ctx, calls...) {
-			go c.readLoop() // this caller cannot read: somebody must
-		}
+		c.rd.takeOver(ctx, calls...)
 	}
 	for _, w := range ws {
 		select {

@@ -2,9 +2,12 @@ package jsonrpc
 
 import "time"
 
-// SetOverlapWindow sets how long overlapping calls keep a connection's
-// read loop (see reading.go) and returns a function that restores it.
-func SetOverlapWindow(d time.Duration) (restore func()) {
-	old := overlapWindow.Swap(int64(d))
-	return func() { overlapWindow.Store(old) }
+func init() { checkOneReader = true } // every Recv of the tests checks that it is the only one
+
+// SetOverlapWindow sets how long overlapping calls keep c's read loop (see
+// reading.go).
+func SetOverlapWindow(c *Conn, d time.Duration) {
+	c.mu.Lock()
+	c.rd.window = d
+	c.mu.Unlock()
 }

@@ -155,7 +155,7 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 func (r *chunkReader) Write(p []byte) (int, error) { return len(p), nil }
 func (r *chunkReader) Close() error                { return nil }
 
-// cutReader is a chunkReader whose reads are also cut, as interruptRead
+// cutReader is a chunkReader whose reads are also cut, as InterruptRecv
 // cuts them: a size with its high bit set makes that read fail with a
 // passed deadline instead.
 type cutReader struct {
@@ -211,7 +211,7 @@ func recvOutcomes(t *testing.T, ch Channel, framing Framing, size int, cut bool)
 		}
 		msg, err := ch.Recv()
 		if err != nil {
-			if cut && errors.Is(err, errReadInterrupted) {
+			if cut && errors.Is(err, ErrRecvInterrupted) {
 				continue
 			}
 			var fe *FrameError

@@ -362,8 +362,8 @@ func (c *HTTPClient) Call(ctx context.Context, method string, params, result any
 		return err
 	}
 	*into = body[:0]
-	r := readerPool.Get().(*reader)
-	defer func() { r.sc.data = nil; readerPool.Put(r) }()
+	r := scanPool.Get().(*scanState)
+	defer func() { r.sc.data = nil; scanPool.Put(r) }()
 	sc, m := &r.sc, &r.m
 	if err := sc.parseMessage(body, DefaultMaxDepth, m); err != nil {
 		return invalidHTTPResponse("not valid JSON ("+err.Error()+")", body)

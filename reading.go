@@ -3,123 +3,336 @@ package jsonrpc
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// Who reads the channel. One goroutine at a time reads, usually a read
-// loop (conn.go). A client that makes one call at a time (the peer has sent
-// it no request or notification, and no two of its calls overlapped within
-// overlapWindow) parks reading once no call waits, and the next caller
-// reads its own response: the answer reaches it with no goroutine switch,
-// about a third of a loopback round trip. A message that arrives while
-// reading is parked is read by the next caller, or within a couple of
-// inlineBudget ticks by a read loop the watchdog starts (inline.go). Any
-// other connection keeps a read loop at all times, as a server does.
+// Who reads a connection.
+//
+// At most one goroutine at a time reads a connection's channel, and the
+// connection's readOwner says which, in one of these states:
+//
+//	loop    a read loop goroutine reads (readLoop)
+//	inline  the read loop's goroutine serves a request itself; it reads on when done
+//	caller  a goroutine that made a call reads for its own answer (readFor)
+//	parked  nobody reads; the next caller, or the timer, takes reading over
+//	ended   the channel has ended
+//
+// Every change of state goes through readOwner.hand, a compare-and-swap
+// of the state and an epoch that each change increments, so that a late
+// hand-off (a timer that fired as the handler returned) fails instead of
+// starting a second reader. hand is also the only place a read loop
+// goroutine starts.
+//
+//	        serve inline                 a client's reading parks
+//	loop ───────────────► inline   loop ───────────────────► parked
+//	loop ◄─────────────── inline   loop ◄─── fresh ───────── parked  (the timer, Close)
+//	     done (same goroutine)                 parked ─────► caller  (a caller takes over)
+//	loop ◄──── fresh ──── inline             parked ◄────── caller  (answered)
+//	  (the timer, a callback)   loop ◄─ fresh ─ caller  (ctx ended, or it may not park)
+//	loop ◄──── fresh ──── loop (idle refresh)    loop, caller ──► ended
+//
+// One timer per connection (created when first needed) bounds the states
+// in which nobody reads: a request served inline, or parked reading, that
+// lasts past its budget hands reading to a fresh read loop; and a read
+// loop whose goroutine served requests inline is replaced by a fresh one
+// (on a small stack) once the connection has been idle for idleRefresh.
 
-// overlapWindow: a connection whose calls overlapped this recently keeps
-// its read loop. With several callers at once, one of them reading would
-// mostly read for the others, and handing reading back and forth costs
-// more than the switch it saves.
-var overlapWindow atomic.Int64 // nanoseconds; a variable for tests
+// Budgets of the states in which a message of the peer is not read.
+const (
+	// inlineBudget is how long a request served inline may hold up reading
+	// before a fresh read loop takes over (a handler that calls its peer
+	// hands reading on at once, since it waits for an answer).
+	inlineBudget = time.Millisecond
+	// parkBudget is how long reading stays parked before a read loop
+	// takes over: a message the peer sends between our calls (a
+	// notification, a hang-up) waits at most this long to be read.
+	parkBudget = time.Millisecond
+	// idleRefresh: a read goroutine that served requests inline has a grown
+	// stack; once its connection has been idle this long, its read is
+	// interrupted and a fresh goroutine waits in its place.
+	idleRefresh = time.Second
+	// overlapWindow: a connection whose calls overlapped this recently
+	// keeps its read loop. With several callers at once, one of them
+	// reading would mostly read for the others, and handing reading back
+	// and forth costs more than the goroutine switch it saves.
+	overlapWindow = 100 * time.Millisecond
+)
 
-func init() { overlapWindow.Store(int64(100 * time.Millisecond)) }
+type readState uint8
+
+const (
+	readLoop readState = iota
+	readInline
+	readCaller
+	readParked
+	readEnded
+)
+
+// readWord is a readState (low 8 bits) and the epoch of the change that
+// set it (the other bits).
+type readWord uint64
+
+func (w readWord) state() readState { return readState(w & 0xff) }
+
+// next is the word of the change from w to s.
+func (w readWord) next(s readState) readWord { return (w&^0xff + 0x100) | readWord(s) }
+
+// readOwner is a connection's read side: who reads, and the channel's
+// optional read capabilities.
+type readOwner struct {
+	c     *Conn
+	word  atomic.Uint64 // a readWord
+	intr  RecvInterrupter
+	bufd  BufferedChannel
+	grown atomic.Bool // the loop's goroutine served a request inline: its stack may have grown
+
+	interrupting atomic.Bool // an InterruptRecv is under way (one at a time)
+	served       atomic.Bool // the peer sent a request or notification: reading never parks
+
+	// Guarded by c.mu.
+	overlapAt int64         // when a call was last made while others waited (Unix ns)
+	window    time.Duration // overlapWindow (a field for tests)
+
+	tmu   sync.Mutex
+	timer *time.Timer
+	armed readWord // the word the timer was set for
+
+	inRecv atomic.Int32 // goroutines in Recv, counted when checkOneReader is set
+}
+
+// checkOneReader makes every Recv check that no other goroutine reads the
+// same connection (set by the package's tests).
+var checkOneReader bool
+
+func (o *readOwner) init(c *Conn) {
+	o.c = c
+	o.intr, _ = c.ch.(RecvInterrupter)
+	o.bufd, _ = c.ch.(BufferedChannel)
+	o.window = overlapWindow
+}
+
+func (o *readOwner) load() readWord { return readWord(o.word.Load()) }
+
+// hand moves reading from w to the state to and returns the new word; ok
+// is false when another change came first (w is stale), and nothing is
+// done then. With fresh, a new read loop goroutine reads from now on.
+func (o *readOwner) hand(w readWord, to readState, fresh bool) (nw readWord, ok bool) {
+	nw = w.next(to)
+	if !o.word.CompareAndSwap(uint64(w), uint64(nw)) {
+		return w, false
+	}
+	switch to {
+	case readInline:
+		o.grown.Store(true)
+		o.arm(nw, inlineBudget)
+	case readParked:
+		o.arm(nw, parkBudget)
+	}
+	if fresh {
+		o.grown.Store(false)
+		go o.c.readLoop()
+	}
+	return nw, true
+}
+
+// arm sets the timer to fire after d for the state w, unless w is already gone.
+func (o *readOwner) arm(w readWord, d time.Duration) {
+	o.tmu.Lock()
+	if o.load() == w {
+		o.armed = w
+		if o.timer == nil {
+			o.timer = time.AfterFunc(d, o.fire)
+		} else {
+			o.timer.Reset(d)
+		}
+	}
+	o.tmu.Unlock()
+}
+
+// fire is the timer: a state that outlasted its budget hands reading to a
+// fresh read loop, and an idle loop on a grown stack is refreshed.
+func (o *readOwner) fire() {
+	o.tmu.Lock()
+	armed := o.armed
+	o.tmu.Unlock()
+	w := o.load()
+	if w != armed {
+		// The state changed since. A loop whose goroutine served requests
+		// inline is looked at again once it may have been idle long enough.
+		if w.state() == readLoop && o.grown.Load() {
+			o.arm(w, idleRefresh)
+		}
+		return
+	}
+	switch w.state() {
+	case readInline, readParked:
+		o.hand(w, readLoop, true)
+	case readLoop:
+		if o.grown.Load() {
+			o.interrupt() // the loop hands over to a fresh goroutine (readLoop)
+		}
+	}
+}
+
+// stop stops the timer once reading has ended.
+func (o *readOwner) stop() {
+	o.tmu.Lock()
+	if o.timer != nil {
+		o.timer.Stop()
+	}
+	o.tmu.Unlock()
+}
+
+// recv reads the next message; only the goroutine that owns reading calls it.
+func (o *readOwner) recv() ([]byte, error) {
+	if checkOneReader {
+		if o.inRecv.Add(1) != 1 {
+			panic("jsonrpc: two goroutines read one connection")
+		}
+		defer o.inRecv.Add(-1)
+	}
+	return o.c.ch.Recv()
+}
+
+// interrupt cuts the read in progress (or the next one), once at a time.
+// It reports false when the channel cannot interrupt a read.
+func (o *readOwner) interrupt() bool {
+	if o.intr == nil || !o.interrupting.CompareAndSwap(false, true) {
+		return false
+	}
+	if !o.intr.InterruptRecv() {
+		o.interrupting.Store(false)
+		return false
+	}
+	return true
+}
+
+// readLoop reads messages until the channel ends or reading is handed on.
+// A request that arrives with nothing else waiting to be read is served
+// right here, and reading goes on after it: a fast reply leaves with no
+// goroutine switch. When more is waiting, or the channel cannot interrupt
+// a read (so a goroutine that served requests could not be replaced by one
+// on a small stack), the request goes to a worker and reading goes on.
+func (c *Conn) readLoop() {
+	o := &c.rd
+	for {
+		data, err := o.recv()
+		if err != nil {
+			if errors.Is(err, ErrRecvInterrupted) {
+				// An idle refresh, or a cut meant for a caller that has
+				// stopped reading: a fresh goroutine reads on.
+				o.interrupting.Store(false)
+				o.hand(o.load(), readLoop, true)
+				return
+			}
+			if c.recvFailed(err) {
+				continue
+			}
+			o.hand(o.load(), readEnded, false)
+			c.finish(err)
+			return
+		}
+		t, draining := c.take(data)
+		if t == nil {
+			if o.park() {
+				return
+			}
+			continue
+		}
+		if o.intr == nil || o.bufd != nil && o.bufd.Buffered() > 0 {
+			spawn(func() { c.run(t, draining) })
+			continue
+		}
+		if !o.serveInline(t, draining) {
+			return
+		}
+	}
+}
+
+// serveInline serves t on the read loop's goroutine. It reports whether
+// this goroutine reads on (false: reading was handed to a fresh loop).
+func (o *readOwner) serveInline(t *task, draining bool) bool {
+	w, ok := o.hand(o.load(), readInline, false)
+	if !ok {
+		return false
+	}
+	t.inlineAt = w
+	o.c.run(t, draining)
+	_, ok = o.hand(w, readLoop, false)
+	return ok
+}
+
+// handOn moves reading off the goroutine serving t inline, unless t was
+// not served inline or is done already.
+func (o *readOwner) handOn(t *task) {
+	if t.inlineAt != 0 {
+		o.hand(t.inlineAt, readLoop, true)
+	}
+}
+
+// park stops reading on a connection that has only made calls, when no
+// call waits, nothing is buffered and no two calls overlapped within the
+// window. It reports whether reading parked; the caller then stops
+// reading. Calls register under c.mu, so a caller either is seen here or
+// sees the park (takeOver).
+func (o *readOwner) park() bool {
+	if o.served.Load() || o.bufd != nil && o.bufd.Buffered() > 0 {
+		return false
+	}
+	c := o.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.pending) > 0 || c.closed || o.overlapAt != 0 && time.Now().UnixNano()-o.overlapAt < int64(o.window) {
+		return false
+	}
+	_, ok := o.hand(o.load(), readParked, false)
+	return ok
+}
 
 // noteOverlap records, under c.mu, a call made while others wait.
-func (c *Conn) noteOverlap() {
-	if len(c.pending) > 0 {
-		c.overlapAt = time.Now().UnixNano()
+func (o *readOwner) noteOverlap() {
+	if len(o.c.pending) > 0 {
+		o.overlapAt = time.Now().UnixNano()
 	}
 }
 
-// parkedReads counts the connections on which nobody reads, everywhere.
-var parkedReads atomic.Int64
-
-// parkRead stops reading on a connection that has only made calls, when no
-// call waits and nothing is buffered. It reports whether reading parked;
-// the caller then stops reading.
-func (c *Conn) parkRead() bool {
-	if c.served.Load() {
-		return false
+// takeOver is called by a caller whose calls are registered and sent: if
+// reading is parked, the caller reads for its answers (or, if it cannot,
+// starts a read loop) before it waits for them.
+func (o *readOwner) takeOver(ctx context.Context, calls ...*pendingCall) {
+	w := o.load()
+	if w.state() != readParked {
+		return // the common case with several callers
 	}
-	if b, ok := c.ch.(interface{ buffered() bool }); ok && b.buffered() {
-		return false
-	}
-	now := time.Now().UnixNano()
-	c.mu.Lock()
-	if len(c.pending) > 0 || c.closed || now-c.overlapAt < overlapWindow.Load() {
-		c.mu.Unlock()
-		return false
-	}
-	c.parked = true
-	c.parkedAt.Store(now)
-	c.mu.Unlock()
-	if parkedReads.Add(1) == 1 {
-		kickWatchdog()
-	}
-	return true
-}
-
-// unpark takes parked reading over; it reports whether it did, in which
-// case the caller must read (or start a read loop).
-func (c *Conn) unpark() bool {
-	if c.parkedAt.Load() == 0 {
-		// Not parked (the common case with several callers), seen without
-		// the lock: a park before this caller registered its call was
-		// published under c.mu, which the caller took since.
-		return false
-	}
-	c.mu.Lock()
-	if !c.parked {
-		c.mu.Unlock()
-		return false
-	}
-	c.parked = false
-	c.parkedAt.Store(0)
-	c.mu.Unlock()
-	parkedReads.Add(-1)
-	return true
-}
-
-// unparkStale starts a read loop on a connection whose reading has been
-// parked since before deadline (the watchdog calls it).
-func (c *Conn) unparkStale(deadline int64) {
-	if at := c.parkedAt.Load(); at == 0 || at >= deadline {
-		return // the common case, checked without the lock (many connections)
-	}
-	c.mu.Lock()
-	stale := c.parked && c.parkedAt.Load() < deadline
-	if stale {
-		c.parked = false
-		c.parkedAt.Store(0)
-	}
-	c.mu.Unlock()
-	if stale {
-		parkedReads.Add(-1)
-		go c.readLoop()
+	if _, ok := o.hand(w, readCaller, false); ok {
+		o.readFor(ctx, calls)
 	}
 }
 
-// readFor reads on the calling goroutine until the calls have their results, then
-// parks reading or hands it on. Requests read meanwhile are served on
-// goroutines of their own. If ctx ends first, reading moves to a read loop
-// (a channel that cannot interrupt its read is read this way only for
-// contexts that cannot end: readFor reports false and reads nothing).
-func (c *Conn) readFor(ctx context.Context, calls ...*pendingCall) bool {
+// readFor reads on the calling goroutine until the calls have their
+// results, then parks reading or hands it to a read loop. Requests read
+// meanwhile go to workers. If ctx ends first, reading goes to a read loop;
+// a channel that cannot interrupt its read is read this way only for
+// contexts that cannot end.
+func (o *readOwner) readFor(ctx context.Context, calls []*pendingCall) {
+	c := o.c
 	var stop func() bool
 	if ctx.Done() != nil {
-		if _, ok := c.ch.(interrupter); !ok {
-			return false
+		if o.intr == nil {
+			o.hand(o.load(), readLoop, true)
+			return
 		}
-		stop = context.AfterFunc(ctx, func() { c.interruptRead() })
+		stop = context.AfterFunc(ctx, func() { o.interrupt() })
 	}
 	for !answered(calls) {
-		data, err := c.ch.Recv()
+		data, err := o.recv()
 		if err != nil {
-			if errors.Is(err, errReadInterrupted) {
-				c.interrupting.Store(false)
+			if errors.Is(err, ErrRecvInterrupted) {
+				o.interrupting.Store(false)
 				if ctx.Err() == nil {
-					continue // not for us (an idle refresh): read on
+					continue // not for us (a late idle refresh): read on
 				}
 				break
 			}
@@ -129,8 +342,9 @@ func (c *Conn) readFor(ctx context.Context, calls ...*pendingCall) bool {
 			if stop != nil {
 				stop()
 			}
-			go c.finish(err)
-			return true
+			o.hand(o.load(), readEnded, false)
+			go c.finish(err) // it waits for handlers: not on a caller's goroutine
+			return
 		}
 		if t, draining := c.take(data); t != nil {
 			spawn(func() { c.run(t, draining) })
@@ -139,29 +353,17 @@ func (c *Conn) readFor(ctx context.Context, calls ...*pendingCall) bool {
 	if stop != nil {
 		stop()
 	}
-	if !answered(calls) || !c.parkRead() {
-		go c.readLoop()
+	if !answered(calls) || !o.park() {
+		o.hand(o.load(), readLoop, true)
 	}
-	return true
 }
 
-// interrupter is a channel whose blocked read can be cut (a stream on a
-// connection with read deadlines).
-type interrupter interface{ interruptRead() bool }
-
-// interruptRead makes the read in progress (or the next one) return
-// errReadInterrupted, once at a time. It reports false when the channel
-// cannot interrupt a read.
-func (c *Conn) interruptRead() bool {
-	d, ok := c.ch.(interrupter)
-	if !ok || !c.interrupting.CompareAndSwap(false, true) {
-		return false
+// closed is called once the connection is closed: parked reading is
+// handed to a read loop, which sees the channel closed and finishes.
+func (o *readOwner) closed() {
+	if w := o.load(); w.state() == readParked {
+		o.hand(w, readLoop, true)
 	}
-	if !d.interruptRead() {
-		c.interrupting.Store(false)
-		return false
-	}
-	return true
 }
 
 // answered reports whether every call has its result.

@@ -219,14 +219,13 @@ func TestReadingChangesHandsUnderLoad(t *testing.T) {
 	for _, window := range []time.Duration{0, 100 * time.Millisecond} {
 		for _, framing := range []jsonrpc.Framing{jsonrpc.FramingLine, jsonrpc.FramingHeader} {
 			t.Run(framing.String()+"/"+window.String(), func(t *testing.T) {
-				defer jsonrpc.SetOverlapWindow(window)()
-				handsUnderLoad(t, framing)
+				handsUnderLoad(t, framing, window)
 			})
 		}
 	}
 }
 
-func handsUnderLoad(t *testing.T, framing jsonrpc.Framing) {
+func handsUnderLoad(t *testing.T, framing jsonrpc.Framing, window time.Duration) {
 	{
 		{
 			a, b := loopbackPair(t)
@@ -241,6 +240,7 @@ func handsUnderLoad(t *testing.T, framing jsonrpc.Framing) {
 			defer server.Close()
 			client := jsonrpc.NewConn(jsonrpc.NewStream(b, jsonrpc.StreamOptions{Framing: framing}), nil)
 			defer client.Close()
+			jsonrpc.SetOverlapWindow(client, window)
 
 			const callers, calls = 8, 150
 			errs := make(chan error, callers)

@@ -114,7 +114,7 @@ type stream struct {
 	r, w int
 	eof  bool
 	lent bool // part of buf was handed out as a message
-	// interrupted is set by interruptRead until the read it cut returns.
+	// interrupted is set by InterruptRecv until the read it cut returns.
 	interrupted atomic.Bool
 	skipping    bool // an oversize line is being skipped
 	hint        int  // size of the last message, to size the next buffer
@@ -190,12 +190,12 @@ func (s *stream) fill() error {
 	n, err := s.rwc.Read(s.buf[s.w:])
 	s.w += n
 	if err != nil && n == 0 && s.interrupted.Load() && errors.Is(err, os.ErrDeadlineExceeded) {
-		// interruptRead: clear the deadline and say so. Nothing is lost:
+		// InterruptRecv: clear the deadline and say so. Nothing is lost:
 		// the framing functions consume bytes only once a whole message
 		// (or a decided error) is there, so the next Recv resumes.
 		s.interrupted.Store(false)
 		s.rwc.(interface{ SetReadDeadline(time.Time) error }).SetReadDeadline(time.Time{})
-		return errReadInterrupted
+		return ErrRecvInterrupted
 	}
 	if err == io.EOF {
 		s.eof = true
@@ -209,14 +209,11 @@ func (s *stream) fill() error {
 	return nil
 }
 
-// errReadInterrupted is what Recv returns after interruptRead.
-var errReadInterrupted = errors.New("jsonrpc: read interrupted")
-
-// interruptRead makes a Recv blocked on the connection return
-// errReadInterrupted, with nothing lost: what was read stays buffered and
+// InterruptRecv makes a Recv blocked on the connection return
+// ErrRecvInterrupted, with nothing lost: what was read stays buffered and
 // the next Recv goes on from there. It reports false when the connection
-// has no read deadline to use.
-func (s *stream) interruptRead() bool {
+// has no read deadline to use (see RecvInterrupter).
+func (s *stream) InterruptRecv() bool {
 	d, ok := s.rwc.(interface{ SetReadDeadline(time.Time) error })
 	if !ok {
 		return false
@@ -229,8 +226,8 @@ func (s *stream) interruptRead() bool {
 	return true
 }
 
-// buffered reports whether bytes of a next message are already read.
-func (s *stream) buffered() bool { return s.r < s.w }
+// Buffered returns the number of bytes read and not yet returned by Recv (see BufferedChannel).
+func (s *stream) Buffered() int { return s.w - s.r }
 
 // lend returns b (a slice of buf) as a message the caller owns.
 func (s *stream) lend(b []byte) []byte {
@@ -441,17 +438,17 @@ func (s *stream) recvHeader() ([]byte, error) {
 // one goroutine writes, the others append to a queue that it writes in its
 // next round, so many small responses leave in few system calls. Each
 // sender returns once the round holding its bytes has been written.
-func (s *stream) Send(msg []byte) error { return s.sendQueued(msg, nil) }
+func (s *stream) Send(msg []byte) error { return s.SendQueued(msg, nil) }
 
-// sendQueued is Send that calls queued (when not nil) once msg is in the
-// queue, before waiting for it to be written.
-func (s *stream) sendQueued(msg []byte, queued releaser) error {
+// SendQueued is Send that calls queued (when not nil) once msg is in the
+// queue, before waiting for it to be written (see QueuedSender).
+func (s *stream) SendQueued(msg []byte, queued func()) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if queued != nil {
 		defer func() {
 			if queued != nil {
-				queued.release()
+				queued()
 			}
 		}()
 	}
@@ -470,7 +467,7 @@ func (s *stream) sendQueued(msg []byte, queued releaser) error {
 		// rather than copy it into the queue. Senders that come meanwhile
 		// queue and wait for the next round.
 		if queued != nil {
-			queued.release()
+			queued()
 			queued = nil
 		}
 		s.writing = true
@@ -489,7 +486,7 @@ func (s *stream) sendQueued(msg []byte, queued releaser) error {
 	}
 	s.queue = s.frame(s.queue, msg)
 	if queued != nil {
-		queued.release()
+		queued()
 		queued = nil
 	}
 	mine := s.taken + 1 // the round that will carry these bytes

@@ -31,7 +31,7 @@ func TestStreamInterruptAnywhere(t *testing.T) {
 				// The pipe's Write returns once the reader took every byte, so
 				// the reader needs the rest when its read is cut.
 				client.Write([]byte(tc.input[:cut]))
-				s.interruptRead()
+				s.InterruptRecv()
 				// Let the cut read return before more bytes can race it.
 				for end := time.Now().Add(time.Second); s.interrupted.Load() && time.Now().Before(end); {
 					time.Sleep(10 * time.Microsecond)
@@ -44,7 +44,7 @@ func TestStreamInterruptAnywhere(t *testing.T) {
 				msg, err := s.Recv()
 				var fe *FrameError
 				switch {
-				case errors.Is(err, errReadInterrupted):
+				case errors.Is(err, ErrRecvInterrupted):
 					interrupted = true
 				case errors.As(err, &fe) && !fe.Fatal:
 					got = append(got, "!")

@@ -169,8 +169,8 @@ func (s *Server) isClosing() bool {
 // answered with -32600. msg must not be modified until Process returns; the
 // reply is the caller's.
 func (s *Server) Process(ctx context.Context, msg []byte) []byte {
-	r := readerPool.Get().(*reader)
-	defer func() { r.sc.data = nil; readerPool.Put(r) }()
+	r := scanPool.Get().(*scanState)
+	defer func() { r.sc.data = nil; scanPool.Put(r) }()
 	return s.process(ctx, nil, msg, &r.sc, &r.m)
 }
 

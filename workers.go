@@ -10,7 +10,10 @@ import "time"
 const workerIdle = 100 * time.Millisecond
 
 // work hands jobs to idle workers; it is unbuffered, so a send succeeds only
-// when a worker is waiting.
+// when a worker is waiting. It is shared by every connection on purpose, like
+// a sync.Pool: it carries no connection's state, only idle goroutines, and a
+// worker whose stack grew on one connection serves the next one that needs
+// it (per server, a process with several servers would keep more idle stacks).
 var work = make(chan func())
 
 // spawn runs f on an idle worker, or on a new goroutine when none waits.

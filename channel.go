@@ -1,0 +1,73 @@
+package jsonrpc
+
+import "errors"
+
+// Channel carries whole JSON-RPC messages over some transport: a framed byte
+// stream, WebSocket frames, an in-memory pipe.
+//
+// Recv returns the next message, in a slice the caller owns. It is called by
+// one goroutine at a time. It returns a *FrameError for a message it could
+// not take (too large, bad framing); when the error's Fatal field is false the
+// channel has resynchronised and Recv may be called again. Any other error
+// ends the channel; io.EOF means the peer finished sending.
+//
+// Send writes one message and does not retain msg. It may be called
+// concurrently, by many goroutines at once. It may block while the peer does
+// not read: a Channel should bound how long (NewStream's WriteTimeout does),
+// since a Conn does not count replies waiting in Send against
+// Server.MaxConcurrency (a peer busy calling us back would otherwise
+// deadlock with us).
+//
+// Close closes the channel. It may be called concurrently with Recv and Send,
+// and unblocks them.
+//
+// A Channel may also implement RecvInterrupter, BufferedChannel and
+// QueuedSender, as an io.Reader may implement io.WriterTo: a Conn then avoids
+// goroutine switches and keeps replies in the order their handlers
+// finished. The contract of a Conn (see the package documentation) is the
+// same with or without them.
+type Channel interface {
+	Recv() ([]byte, error)
+	Send(msg []byte) error
+	Close() error
+}
+
+// RecvInterrupter is implemented by a Channel whose blocked Recv can be cut
+// short with nothing lost. A Conn then serves a request that arrives alone
+// on the goroutine that read it (replacing that goroutine by one on a small
+// stack once the connection is idle), and a caller whose context can end
+// may read its own response. NewStream's channel implements it when the
+// connection has read deadlines (net.Conn does).
+type RecvInterrupter interface {
+	// InterruptRecv makes the Recv in progress, or the next one, return
+	// ErrRecvInterrupted, having consumed nothing of a message it did not
+	// return: the next Recv resumes where the cut one stopped. It may be
+	// called concurrently with Recv. It reports false when it cannot cut a
+	// read (Recv then goes on unaffected).
+	InterruptRecv() bool
+}
+
+// ErrRecvInterrupted is returned by a Recv that RecvInterrupter.InterruptRecv cut short.
+var ErrRecvInterrupted = errors.New("jsonrpc: read interrupted")
+
+// BufferedChannel is implemented by a Channel that reads ahead. A Conn
+// serves a request on a goroutine of its own, and reads on at once, when
+// more input is already waiting (a pipelining peer).
+type BufferedChannel interface {
+	// Buffered returns the number of bytes read from the transport and not
+	// yet returned by Recv. It is called only by the goroutine that calls Recv.
+	Buffered() int
+}
+
+// QueuedSender is implemented by a Channel whose Send queues messages in
+// order before writing them. A Conn gives a finished handler's concurrency
+// slot back as soon as its reply has its place in the output, so replies
+// leave in the order their handlers finished; without it the slot is given
+// back before Send.
+type QueuedSender interface {
+	// SendQueued is Send, except that it calls queued once msg has its
+	// place in the output (messages sent after that go out after msg),
+	// then waits for the write. It calls queued exactly once, at the latest
+	// before it returns, whether or not msg is written.
+	SendQueued(msg []byte, queued func()) error
+}
