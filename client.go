@@ -55,6 +55,13 @@ func (b *Batch) Notify(method string, params any) {
 	b.elems = append(b.elems, &BatchCall{Method: method, Params: params, notify: true})
 }
 
+// Calls returns the batch's calls and notifications, in order. Middleware
+// for clients (tracing) may change their Params before the batch is sent.
+func (b *Batch) Calls() []*BatchCall { return b.elems }
+
+// IsNotification reports whether the element is a notification.
+func (c *BatchCall) IsNotification() bool { return c.notify }
+
 // Len returns the number of calls and notifications in the batch.
 func (b *Batch) Len() int { return len(b.elems) }
 

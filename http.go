@@ -573,6 +573,9 @@ func (c *HTTPClient) post(ctx context.Context, msg, into []byte, wantReply bool)
 	for k, v := range c.header {
 		req.Header[k] = v
 	}
+	for k, v := range headerFromContext(ctx) {
+		req.Header[k] = v
+	}
 	req.Header["Content-Type"] = jsonContentType
 	req.Header["Accept"] = jsonContentType
 	resp, err := c.hc.Do(req)

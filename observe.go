@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"sync"
 )
@@ -99,4 +100,20 @@ func protocolMessage(code int64) string {
 		return "invalid request"
 	}
 	return "protocol error " + strconv.FormatInt(code, 10)
+}
+
+type headerKey struct{}
+
+// ContextWithHeader returns a copy of ctx that makes the HTTP client send
+// h's fields with the POST of each call, notification or batch made with
+// it, replacing the fields of the same names set with WithHeader. It is
+// how per-call headers (a trace context, a request id) reach the server;
+// the other transports ignore it.
+func ContextWithHeader(ctx context.Context, h http.Header) context.Context {
+	return context.WithValue(ctx, headerKey{}, h)
+}
+
+func headerFromContext(ctx context.Context) http.Header {
+	h, _ := ctx.Value(headerKey{}).(http.Header)
+	return h
 }

@@ -15,7 +15,6 @@ import (
 // Every transport tells the handler who called: the transport, the remote
 // address, and on HTTP and WebSocket the request's (handshake's) headers.
 func TestPeerTransportAndHeader(t *testing.T) {
-	type seen struct{ transport, remoteOK, header string }
 	mux := jsonrpc.NewMux()
 	mux.HandleFunc("peer", func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		p, ok := jsonrpc.PeerFromContext(ctx)
