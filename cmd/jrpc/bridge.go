@@ -1,0 +1,421 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/seedhq/jsonrpc"
+	"github.com/spf13/cobra"
+)
+
+type bridgeFlags struct {
+	listen        string
+	listenFraming string
+	shared        bool
+}
+
+func init() {
+	var f bridgeFlags
+	cmd := &cobra.Command{
+		Use:   "bridge --listen URL (URL | --exec 'COMMAND')",
+		Short: "Connect two transports: serve --listen URL and forward every message to a target",
+		Long: `Listen on one transport and forward every message, untouched (ids, member order,
+unknown members, batches), to the target, and every message of the target back:
+expose a stdio server (an LSP or MCP server) over WebSocket, TCP or HTTP, or
+reach a TCP or WebSocket server from a program that speaks stdio.
+
+  --listen tcp://HOST:PORT, unix:///PATH, ws://HOST:PORT/PATH, http://HOST:PORT/PATH or stdio:
+
+Each connection gets a connection of its own to the target (with --exec, a
+subprocess of its own) unless --shared: then all of them share one, and the
+bridge gives the requests it forwards ids of its own and puts the original
+ids back in the answers (HTTP clients always share one). Requests of the
+target go to the connection (with --shared: the oldest) that can take them;
+over HTTP they cannot, and get -32601. Both directions work at once.
+
+A connection that ends ends its partner: a client going away closes its
+target connection (and stops its subprocess), a target going away (or its
+subprocess exiting) closes the client. With --listen stdio: the bridge exits
+when either side ends, with the subprocess's exit code. The message size
+limit (10 MiB) applies on both sides: a message over it gets -32600.`,
+		Example: `  jrpc bridge --listen ws://127.0.0.1:8081/ --exec 'my-lsp-server --stdio'
+  jrpc bridge --listen tcp://127.0.0.1:7000 --shared --exec 'jrpc serve --listen stdio:'
+  jrpc bridge --listen stdio: tcp://127.0.0.1:9090
+  jrpc bridge --listen http://127.0.0.1:8080/ ws://127.0.0.1:8081/ws`,
+		Args: targetArgs("", 0, 0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBridge(cmd.Context(), args, &f)
+		},
+	}
+	cmd.Flags().StringVarP(&f.listen, "listen", "l", "", "accept connections on `URL` (tcp://, unix://, ws://, http://, stdio:)")
+	cmd.Flags().StringVar(&f.listenFraming, "listen-framing", "", "framing on the listening stream (line or lsp; default: --framing)")
+	cmd.Flags().BoolVar(&f.shared, "shared", false, "one target connection (one subprocess) for every client, instead of one each")
+	rootCmd.AddCommand(cmd)
+}
+
+func runBridge(ctx context.Context, args []string, f *bridgeFlags) error {
+	if f.listen == "" {
+		return &exitError{code: exitUsage, err: errors.New("bridge needs --listen URL"), hint: "jrpc bridge --listen ws://127.0.0.1:8081/ --exec 'COMMAND'"}
+	}
+	t, _, err := newTarget(args)
+	if err != nil {
+		return err
+	}
+	framing := global.framing
+	if f.listenFraming != "" {
+		framing = f.listenFraming
+	}
+	lf, err := parseClientFraming(framing, false)
+	if err != nil {
+		return err
+	}
+	b := &bridge{t: t, framing: lf}
+	if f.shared || strings.HasPrefix(f.listen, "http://") {
+		b.router = &router{b: b, pending: map[string]*route{}}
+	}
+	return b.serve(ctx, f.listen)
+}
+
+// bridge forwards messages between the clients of a listener and a target.
+type bridge struct {
+	t       *target
+	framing jsonrpc.Framing // of the listening side
+	router  *router         // shared target connection; nil: one per client
+}
+
+// openTarget opens a message connection to the target.
+func (b *bridge) openTarget(ctx context.Context) (rawConn, error) {
+	if b.t.isHTTP() {
+		return newHTTPUpstream(b.t), nil
+	}
+	return b.t.dialStreamRaw(ctx)
+}
+
+// serve accepts clients on listen until ctx ends (or, for stdio:, until
+// either side ends).
+func (b *bridge) serve(ctx context.Context, listen string) error {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
+	defer stop()
+	if listen == "stdio:" {
+		return b.serveStdio(ctx)
+	}
+	u, err := url.Parse(listen)
+	if err != nil || u.Host == "" && u.Scheme != "unix" {
+		return &exitError{code: exitUsage, err: fmt.Errorf("cannot listen on %q", listen), hint: "tcp://127.0.0.1:7000, unix:///tmp/bridge.sock, ws://127.0.0.1:8081/, http://127.0.0.1:8080/ or stdio:"}
+	}
+	var l net.Listener
+	switch u.Scheme {
+	case "tcp", "ws", "http":
+		l, err = net.Listen("tcp", u.Host)
+	case "unix":
+		l, err = net.Listen("unix", unixPath(u))
+	default:
+		return &exitError{code: exitUsage, err: fmt.Errorf("cannot listen on %q: bridge listens on tcp://, unix://, ws://, http:// or stdio:", listen)}
+	}
+	if err != nil {
+		return &exitError{code: exitTransport, err: fmt.Errorf("cannot listen on %s: %v", listen, err), hint: "pick another address, or port 0 for a free one"}
+	}
+	defer l.Close()
+	actual := *u
+	if u.Scheme != "unix" {
+		actual.Host = l.Addr().String()
+	}
+	fmt.Fprintf(os.Stderr, "listening on %s\n", actual.String())
+	if b.router != nil {
+		if err := b.router.connect(ctx); err != nil {
+			return err
+		}
+		defer b.router.close()
+	}
+	go func() { <-ctx.Done(); l.Close() }()
+	switch u.Scheme {
+	case "ws", "http":
+		path := u.Path
+		if path == "" {
+			path = "/"
+		}
+		mux := http.NewServeMux()
+		if u.Scheme == "ws" {
+			mux.HandleFunc(path, b.serveWebSocket)
+		} else {
+			mux.HandleFunc(path, b.router.serveHTTP)
+		}
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { <-ctx.Done(); srv.Close() }()
+		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) && ctx.Err() == nil {
+			return transportError(fmt.Errorf("bridge listener stopped: %v", err), "")
+		}
+		return nil
+	}
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return transportError(fmt.Errorf("bridge listener stopped: %v", err), "")
+		}
+		go b.serveClient(ctx, newStreamRaw(nc, b.framing, nil))
+	}
+}
+
+func (b *bridge) serveWebSocket(w http.ResponseWriter, r *http.Request) {
+	c, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return
+	}
+	c.SetReadLimit(jsonrpc.DefaultMaxMessageSize)
+	b.serveClient(r.Context(), &wsRaw{c: c})
+}
+
+// serveStdio bridges standard input and output to the target; it returns
+// when either side ends, with the subprocess's exit status.
+func (b *bridge) serveStdio(ctx context.Context) error {
+	client := newStreamRaw(&pipeRWC{r: os.Stdin, w: os.Stdout}, b.framing, nil)
+	if b.router != nil {
+		if err := b.router.connect(ctx); err != nil {
+			return err
+		}
+		b.router.serveClient(ctx, client)
+		return b.router.close()
+	}
+	up, err := b.openTarget(ctx)
+	if err != nil {
+		return err
+	}
+	closeErr := pipe(ctx, client, up)
+	var ee *exec.ExitError
+	if errors.As(closeErr, &ee) {
+		return &exitError{code: ee.ExitCode(), err: fmt.Errorf("%s exited (%v)", b.t, ee)}
+	}
+	return nil
+}
+
+// serveClient bridges one client connection until either side ends.
+func (b *bridge) serveClient(ctx context.Context, client rawConn) {
+	if b.router != nil {
+		b.router.serveClient(ctx, client)
+		return
+	}
+	up, err := b.openTarget(ctx)
+	if err != nil {
+		client.Close()
+		fmt.Fprintf(os.Stderr, "jrpc bridge: %s\n", oneLine(err.Error()))
+		return
+	}
+	pipe(ctx, client, up)
+}
+
+// pipe forwards messages both ways between a client and its target
+// connection until one of them ends, then closes both; it returns what
+// closing the target returned (a subprocess's exit status). When the client
+// ends first, the answers to its requests still on their way are delivered
+// first (for at most bridgeGrace).
+func pipe(ctx context.Context, client, up rawConn) error {
+	var calls inflight
+	clientDone := make(chan struct{})
+	upDone := make(chan struct{})
+	go func() {
+		forward(ctx, client, up, func(msg []byte) { calls.sent(msg) })
+		close(clientDone)
+	}()
+	go func() {
+		forward(ctx, up, client, func(msg []byte) { calls.answered(msg) })
+		close(upDone)
+	}()
+	select {
+	case <-clientDone:
+		calls.wait(upDone, bridgeGrace)
+	case <-upDone:
+	case <-ctx.Done():
+	}
+	client.Close()
+	return up.Close()
+}
+
+// bridgeGrace bounds how long a bridge waits for the answers to a departed
+// client's requests.
+const bridgeGrace = 10 * time.Second
+
+// forward copies the messages of from to to until from ends or to fails,
+// calling seen with each. A message from cannot take (too large) is
+// answered on from with its error.
+func forward(ctx context.Context, from, to rawConn, seen func([]byte)) {
+	for {
+		msg, err := from.Recv(ctx)
+		var fe *jsonrpc.FrameError
+		if errors.As(err, &fe) && !fe.Fatal {
+			from.Send(ctx, frameErrorResponse(fe))
+			continue
+		}
+		if err != nil {
+			return
+		}
+		seen(msg)
+		if err := to.Send(ctx, msg); err != nil {
+			return
+		}
+	}
+}
+
+// inflight counts the requests forwarded to the target and not answered yet.
+type inflight struct {
+	mu      sync.Mutex
+	pending map[string]int
+	changed chan struct{}
+}
+
+// ids returns the ids of the requests (or responses, when responses) in a
+// message or batch.
+func messageIDs(msg []byte, responses bool) []string {
+	type env struct {
+		ID     json.RawMessage `json:"id"`
+		Method *string         `json:"method"`
+	}
+	var envs []env
+	if b := bytes.TrimSpace(msg); len(b) > 0 && b[0] == '[' {
+		json.Unmarshal(b, &envs)
+	} else {
+		var e env
+		if json.Unmarshal(b, &e) == nil {
+			envs = []env{e}
+		}
+	}
+	var ids []string
+	for _, e := range envs {
+		if e.ID != nil && (e.Method == nil) == responses {
+			ids = append(ids, string(compact(e.ID)))
+		}
+	}
+	return ids
+}
+
+func (f *inflight) sent(msg []byte) {
+	ids := messageIDs(msg, false)
+	if len(ids) == 0 {
+		return
+	}
+	f.mu.Lock()
+	if f.pending == nil {
+		f.pending = map[string]int{}
+	}
+	for _, id := range ids {
+		f.pending[id]++
+	}
+	f.mu.Unlock()
+}
+
+func (f *inflight) answered(msg []byte) {
+	ids := messageIDs(msg, true)
+	if len(ids) == 0 {
+		return
+	}
+	f.mu.Lock()
+	for _, id := range ids {
+		if f.pending[id]--; f.pending[id] <= 0 {
+			delete(f.pending, id)
+		}
+	}
+	if f.changed != nil {
+		close(f.changed)
+		f.changed = nil
+	}
+	f.mu.Unlock()
+}
+
+// wait returns when no request is pending, when done closes, or after max.
+func (f *inflight) wait(done <-chan struct{}, max time.Duration) {
+	deadline := time.After(max)
+	for {
+		f.mu.Lock()
+		if len(f.pending) == 0 {
+			f.mu.Unlock()
+			return
+		}
+		if f.changed == nil {
+			f.changed = make(chan struct{})
+		}
+		ch := f.changed
+		f.mu.Unlock()
+		select {
+		case <-ch:
+		case <-done:
+			return
+		case <-deadline:
+			return
+		}
+	}
+}
+
+func frameErrorResponse(fe *jsonrpc.FrameError) []byte {
+	return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":` + strconv.FormatInt(fe.Code, 10) + `,"message":` + string(marshal(fe.Msg)) + `}}`)
+}
+
+// httpUpstream sends each message as one POST to an HTTP target; the
+// response bodies come back from Recv, in the order they arrive.
+type httpUpstream struct {
+	t       *target
+	client  *http.Client
+	replies chan []byte
+	done    chan struct{}
+	once    sync.Once
+}
+
+func newHTTPUpstream(t *target) *httpUpstream {
+	return &httpUpstream{t: t, client: t.httpClient(), replies: make(chan []byte, 16), done: make(chan struct{})}
+}
+
+func (h *httpUpstream) Send(ctx context.Context, msg []byte) error {
+	select {
+	case <-h.done:
+		return jsonrpc.ErrClosed
+	default:
+	}
+	msg = bytes.Clone(msg)
+	go func() {
+		raw := &httpRaw{t: h.t, client: h.client}
+		if err := raw.Send(context.WithoutCancel(ctx), msg); err != nil {
+			fmt.Fprintf(os.Stderr, "jrpc bridge: %s\n", oneLine(h.t.transportErr(err).Error()))
+			return
+		}
+		for _, body := range raw.pending {
+			select {
+			case h.replies <- body:
+			case <-h.done:
+			}
+		}
+	}()
+	return nil
+}
+
+func (h *httpUpstream) Recv(ctx context.Context) ([]byte, error) {
+	select {
+	case b := <-h.replies:
+		return b, nil
+	case <-h.done:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (h *httpUpstream) Close() error {
+	h.once.Do(func() { close(h.done); h.client.CloseIdleConnections() })
+	return nil
+}
