@@ -54,22 +54,8 @@ func clientServer() *jsonrpc.Server {
 // startBridge runs jrpc bridge with args and returns the URL it listens on.
 func startBridge(t *testing.T, env []string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"bridge"}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	u := map[string]string{}
-	var log syncBuffer
-	if err := readListening(stderr, 1, u, &log); err != nil {
-		t.Fatal(err, log.String())
-	}
-	for _, v := range u {
-		return v
-	}
-	return ""
+	u, _ := startListening(t, env, append([]string{"bridge"}, args...)...)
+	return u
 }
 
 // lineConn opens a TCP connection to addr, for newline-delimited messages.

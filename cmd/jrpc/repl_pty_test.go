@@ -66,18 +66,29 @@ func (s *ptySession) waitFor(from int, want string) int {
 // returns its tcp:// URL.
 func startServer(t *testing.T, addr string) (string, *exec.Cmd) {
 	t.Helper()
-	srv := exec.Command(bin, "serve", "--listen", "tcp://"+addr)
-	stderr, _ := srv.StderrPipe()
-	if err := srv.Start(); err != nil {
+	return startListening(t, nil, "serve", "--listen", "tcp://"+addr)
+}
+
+// startListening runs jrpc with args (and env added) until the test ends,
+// and returns the URL of the one "listening on" line it prints.
+func startListening(t *testing.T, env []string, args ...string) (string, *exec.Cmd) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	u := map[string]string{}
 	var log syncBuffer
 	if err := readListening(stderr, 1, u, &log); err != nil {
 		t.Fatal(err, log.String())
 	}
-	return u["tcp"], srv
+	for _, v := range u {
+		return v, cmd
+	}
+	return "", cmd
 }
 
 func TestREPLTerminal(t *testing.T) {
