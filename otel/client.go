@@ -121,3 +121,15 @@ func (c *client) Batch(ctx context.Context, b *jsonrpc.Batch) error {
 }
 
 func (c *client) Close() error { return c.next.Close() }
+
+// StartCall starts the CLIENT span of one call sent by other means than a
+// client from NewClient (a hand-built message), and returns the context
+// that carries the span (inject it into what goes out) and the function
+// that ends it with the call's outcome: nil, the *jsonrpc.Error of an error
+// response, or why no response came.
+func StartCall(ctx context.Context, method string, opts ...Option) (context.Context, func(err error)) {
+	c := &client{in: newInstruments(newConfig(opts), "client")}
+	start := time.Now()
+	ctx, span, m := c.start(ctx, method)
+	return ctx, func(err error) { c.end(ctx, span, start, m, err) }
+}

@@ -66,7 +66,7 @@ is valid JSON, else a string), or -d @file / -d @- (standard input).`,
 	rootCmd.AddCommand(call, notify)
 }
 
-func runCall(ctx context.Context, args []string, f *callFlags, notify bool) error {
+func runCall(ctx context.Context, args []string, f *callFlags, notify bool) (err error) {
 	t, rest, err := newTarget(args)
 	if err != nil {
 		return err
@@ -85,6 +85,8 @@ func runCall(ctx context.Context, args []string, f *callFlags, notify bool) erro
 	}
 	ctx, cancel := callContext(ctx)
 	defer cancel()
+	ctx, traced := traceCall(ctx, t, method, f.verbose)
+	defer func() { traced(err) }()
 	if f.check {
 		if err := checkParams(ctx, t, method, params); err != nil {
 			return err

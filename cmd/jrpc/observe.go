@@ -10,10 +10,13 @@ import (
 // observeFlags are serve's logging flags.
 type observeFlags struct {
 	logFormat string
+	metrics   string
 }
 
 func (o *observeFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.logFormat, "log-format", "text", "format of the log records on stderr: `text` or json")
+	cmd.Flags().StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics (rpc_server_call_duration_seconds) at `URL`, e.g. http://127.0.0.1:9464/metrics")
+	cmd.Long += "\n\n" + telemetryHelp
 }
 
 // logger returns the logger serve writes to stderr (never stdout, which

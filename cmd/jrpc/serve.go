@@ -80,6 +80,12 @@ func runServe(ctx context.Context, listen []string, verbose bool, shutdownTimeou
 	if verbose {
 		srv.Middleware = append(srv.Middleware, jsonrpc.LogCalls(logger, nil))
 	}
+	tel, err := newTelemetry(ctx, obs.metrics)
+	if err != nil {
+		return err
+	}
+	defer tel.close()
+	tel.instrument(srv)
 
 	// Signals: the first SIGINT/SIGTERM shuts down gracefully, a second one
 	// exits at once.
