@@ -44,7 +44,8 @@ type Conn struct {
 	taken    atomic.Int64 // messages taken for processing (tests count answers against it)
 	err      error
 
-	subs atomic.Pointer[clientSubs] // our subscriptions' events, once Subscribe was called (subscribe.go)
+	subs    atomic.Pointer[clientSubs] // our subscriptions' events, once Subscribe was called (subscribe.go)
+	backlog backlog                    // unwritten reply bytes; admission waits on it (see backpressure.go)
 }
 
 type pendingCall struct {
@@ -301,8 +302,12 @@ func (c *Conn) end() {
 	}
 }
 
-// start takes a token for t (waiting for one) and counts it as running.
+// start takes a token for t (waiting for one, and for the unwritten
+// replies to drop under their bound) and counts it as running.
 func (c *Conn) start(t *task) (*task, bool) {
+	if !c.awaitBacklog() {
+		return nil, false
+	}
 	select {
 	case c.sem <- struct{}{}:
 	case <-c.ctx.Done():
@@ -352,16 +357,19 @@ func (c *Conn) run(t *task, draining bool) {
 	// peer's next message. Without this, two peers whose handlers are all
 	// blocked writing to each other deadlock (on net.Pipe at once, on TCP
 	// once the socket buffers fill). Writes are bounded by the channel
-	// instead (the stream's write timeout and queue limit). A QueuedSender
+	// instead (the stream's write timeout), and the replies waiting by the
+	// connection's admission of new requests (backpressure.go). A QueuedSender
 	// gets the slot back once the reply has its place in the output, so
 	// replies keep the order their handlers finished in.
 	var err error
+	c.queueReply(len(reply))
 	if c.qs != nil && t.held.Swap(false) {
 		err = c.qs.SendQueued(reply, c.giveToken)
 	} else {
 		t.release()
 		err = c.ch.Send(reply)
 	}
+	c.replyWritten(len(reply))
 	if err != nil {
 		c.srv.logger().Debug("jsonrpc: write failed; closing the connection", "error", err)
 		c.close(err)

@@ -75,7 +75,11 @@
 // on a goroutine of its own, started in the order the messages arrived; at
 // most Server.MaxConcurrency run at once per connection (further requests
 // wait and the connection stops reading meanwhile, so a fast sender is
-// slowed, never dropped). With MaxConcurrency 1, requests are handled one at
+// slowed, never dropped). Likewise, while more than Server.MaxQueuedBytes of
+// its replies wait to be written, a connection takes no new request: a peer
+// that stops reading its answers stops being read, and the server holds
+// about MaxQueuedBytes plus MaxConcurrency replies for it, whatever the
+// transport. With MaxConcurrency 1, requests are handled one at
 // a time in arrival order; otherwise they run concurrently and their
 // responses may leave in any order (ids match them). Elements of a batch run
 // concurrently while the connection has spare capacity.
@@ -137,7 +141,9 @@
 //	method name length        256 bytes      Server.MaxMethodLen     -32600
 //	handlers per connection   8×GOMAXPROCS   Server.MaxConcurrency   further requests wait (read back-pressure)
 //	connections per listener  16384          Server.MaxConns         sockets closed on accept, HTTP 503
-//	stalled write             30 s           Server.WriteTimeout     that connection is closed
-//	replies queued unwritten  4×message size Server.MaxQueuedBytes   that connection is closed
+//	stalled write (sockets)   30 s           Server.WriteTimeout     that connection is closed (no byte
+//	                                                                 written for that long; stdio waits)
+//	replies queued unwritten  1 MiB          Server.MaxQueuedBytes   no new request is read until the peer
+//	                                                                 reads (back-pressure; nothing dropped)
 //	header section (LSP)      8 KiB          fixed                   -32700, connection closed
 package jsonrpc

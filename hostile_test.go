@@ -428,7 +428,7 @@ func flood(nc net.Conn, stop <-chan struct{}) {
 }
 
 func TestHostileSlowReaderWriteTimeout(t *testing.T) {
-	conn, cc := slowReaderPair(t, StreamOptions{WriteTimeout: 200 * time.Millisecond, MaxQueuedBytes: -1})
+	conn, cc := slowReaderPair(t, StreamOptions{WriteTimeout: 200 * time.Millisecond})
 	stop := make(chan struct{})
 	defer close(stop)
 	go flood(cc, stop)
@@ -446,21 +446,6 @@ func TestHostileSlowReaderWriteTimeout(t *testing.T) {
 	c := &client{t: t, nc: cc2, br: bufio.NewReader(cc2)}
 	cc2.SetDeadline(time.Now().Add(5 * time.Second))
 	c.checkServedLine()
-}
-
-func TestHostileSlowReaderQueueLimit(t *testing.T) {
-	conn, cc := slowReaderPair(t, StreamOptions{WriteTimeout: -1, MaxQueuedBytes: 2 << 20})
-	stop := make(chan struct{})
-	defer close(stop)
-	go flood(cc, stop)
-	select {
-	case <-conn.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("a peer that never reads made the server queue without bound")
-	}
-	if err := conn.Err(); err == nil || !strings.Contains(err.Error(), "not reading") {
-		t.Fatalf("Err = %v, want the queue limit", err)
-	}
 }
 
 // deadlineless hides SetWriteDeadline, to test the timer fallback.

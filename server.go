@@ -61,11 +61,18 @@ type Server struct {
 	// http:// and sockets on ws:// (over it: HTTP 503 with Retry-After).
 	MaxConns int
 
-	// WriteTimeout and MaxQueuedBytes bound, on the streams this Server
-	// serves (tcp, unix, stdio), how long a write may stall and how many
-	// reply bytes may wait for a slow reader; past either, that connection
-	// closes. Zero means the StreamOptions defaults (30 s; 4×MaxMessageSize).
-	WriteTimeout   time.Duration
+	// WriteTimeout bounds how long a write to a socket (tcp, unix) may make
+	// no progress, the peer accepting no bytes at all, before that
+	// connection closes. Zero means 30 s on sockets and none on stdio,
+	// whose peer is the parent process; negative means none. A slow but
+	// moving reader is never cut.
+	WriteTimeout time.Duration
+	// MaxQueuedBytes bounds the reply bytes of a connection that are
+	// rendered but not yet written (default 1 MiB). Past it the connection
+	// takes no new request until the peer has read enough of them: it stops
+	// reading, so a peer that does not read its answers is held back by its
+	// transport's flow control, and the server's memory for it stays near
+	// MaxQueuedBytes plus MaxConcurrency replies. Nothing is dropped.
 	MaxQueuedBytes int64
 
 	// ExposeInternalErrors sends the text of handler errors that are not
@@ -201,7 +208,7 @@ func (s *Server) processInto(ctx context.Context, conn *Conn, data []byte, sc *s
 
 // streamOptions are the options of the streams s serves.
 func (s *Server) streamOptions(f Framing) StreamOptions {
-	return StreamOptions{Framing: f, MaxMessageSize: s.maxMessageSize(), WriteTimeout: s.WriteTimeout, MaxQueuedBytes: s.MaxQueuedBytes}
+	return StreamOptions{Framing: f, MaxMessageSize: s.maxMessageSize(), WriteTimeout: s.WriteTimeout}
 }
 
 // parseError is the error object for a message that could not be scanned.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -86,18 +87,16 @@ type StreamOptions struct {
 	Framing        Framing
 	MaxMessageSize int64 // default DefaultMaxMessageSize
 	// WriteTimeout bounds how long a write may make no progress (the peer
-	// accepts no bytes) before the stream fails and its connection closes.
-	// Zero means DefaultWriteTimeout; negative means no timeout.
+	// accepts no bytes at all; a slow but moving reader is never cut)
+	// before the stream fails and its connection closes. Zero means
+	// DefaultWriteTimeout on a net.Conn (a socket) and no timeout on
+	// anything else (pipes, stdio: the peer is a parent process, which may
+	// pause and read later); negative means no timeout.
 	WriteTimeout time.Duration
-	// MaxQueuedBytes bounds the framed messages waiting behind a write in
-	// progress (a single message is always accepted). Past it the stream
-	// fails and its connection closes. Zero means 4×MaxMessageSize (at
-	// least 1 MiB); negative means no limit.
-	MaxQueuedBytes int64
 }
 
-// DefaultWriteTimeout is the default StreamOptions.WriteTimeout: a peer that
-// accepts no bytes for this long is disconnected.
+// DefaultWriteTimeout is the default StreamOptions.WriteTimeout of a socket:
+// a peer that accepts no bytes for this long is disconnected.
 const DefaultWriteTimeout = 30 * time.Second
 
 // stream is a Channel over a byte stream.
@@ -106,8 +105,6 @@ type stream struct {
 	framing Framing
 	max     int64
 	wto     time.Duration // write timeout (0: none)
-
-	maxQueue int64 // bytes allowed to wait behind a write in progress
 
 	// read side, used by the Recv goroutine only
 	buf  []byte // buf[r:w] holds bytes read but not yet consumed
@@ -133,19 +130,10 @@ type stream struct {
 // NewStream returns a Channel that frames messages on rwc.
 func NewStream(rwc io.ReadWriteCloser, opts StreamOptions) Channel {
 	s := &stream{rwc: rwc, framing: opts.Framing, max: orDefault(opts.MaxMessageSize, DefaultMaxMessageSize)}
-	switch {
-	case opts.WriteTimeout == 0:
-		s.wto = DefaultWriteTimeout
-	case opts.WriteTimeout > 0:
+	if opts.WriteTimeout > 0 {
 		s.wto = opts.WriteTimeout
-	}
-	switch {
-	case opts.MaxQueuedBytes == 0:
-		s.maxQueue = max(4*s.max, 1<<20)
-	case opts.MaxQueuedBytes > 0:
-		s.maxQueue = opts.MaxQueuedBytes
-	default:
-		s.maxQueue = math.MaxInt64
+	} else if _, socket := rwc.(net.Conn); socket && opts.WriteTimeout == 0 {
+		s.wto = DefaultWriteTimeout
 	}
 	s.wcond = sync.NewCond(&s.wmu)
 	return s
@@ -455,13 +443,6 @@ func (s *stream) SendQueued(msg []byte, queued func()) error {
 	if s.werr != nil {
 		return s.werr
 	}
-	if len(s.queue) > 0 && int64(len(s.queue)+len(msg)) > s.maxQueue {
-		// The peer reads slower than we answer: stop before buffering
-		// without bound. The connection closes.
-		s.werr = errors.New("jsonrpc: peer is not reading: more than " + strconv.FormatInt(s.maxQueue, 10) + " bytes waiting to be written")
-		s.wcond.Broadcast()
-		return s.werr
-	}
 	if len(msg) >= directWrite && !s.writing && len(s.queue) == 0 {
 		// A large message and nobody writing: write it from msg itself,
 		// rather than copy it into the queue. Senders that come meanwhile
@@ -546,15 +527,17 @@ func (s *stream) writeFramed(msg []byte, header bool) error {
 	return s.write([]byte{'\n'})
 }
 
-// write writes p, failing when the peer accepts no bytes for the write
-// timeout: with a deadline on connections that support one, otherwise by
-// closing the stream.
+// write writes p, failing when the peer accepts no bytes at all for the
+// write timeout: with a deadline on connections that support one, otherwise
+// with a timer that closes the stream. Either is renewed whenever bytes go
+// out (p leaves in chunks, so progress shows within a large message), so
+// the timeout bounds a stall, not a slow transfer.
 func (s *stream) write(p []byte) error {
 	if s.wto <= 0 {
 		_, err := s.rwc.Write(p)
 		return err
 	}
-	const chunk = 64 << 10 // the timeout bounds a stall, not a long transfer
+	const chunk = 64 << 10
 	dl, ok := s.rwc.(interface{ SetWriteDeadline(time.Time) error })
 	if ok && dl.SetWriteDeadline(time.Now().Add(s.wto)) != nil {
 		ok = false // e.g. a file that does not support deadlines
@@ -568,12 +551,14 @@ func (s *stream) write(p []byte) error {
 	for len(p) > 0 {
 		n, err := s.rwc.Write(p[:min(len(p), chunk)])
 		p = p[n:]
-		if err != nil {
-			if errors.Is(err, os.ErrDeadlineExceeded) || stalled.Load() {
-				return fmt.Errorf("jsonrpc: write timed out after %s: the peer is not reading: %w", s.wto, os.ErrDeadlineExceeded)
+		timedOut := errors.Is(err, os.ErrDeadlineExceeded)
+		if err != nil && !(timedOut && n > 0) {
+			if timedOut || stalled.Load() {
+				return errWriteStalled(s.wto)
 			}
 			return err
 		}
+		// Progress (a chunk, or part of one before the deadline): renew.
 		if len(p) > 0 {
 			if ok {
 				dl.SetWriteDeadline(time.Now().Add(s.wto))
@@ -583,6 +568,10 @@ func (s *stream) write(p []byte) error {
 		}
 	}
 	return nil
+}
+
+func errWriteStalled(d time.Duration) error {
+	return fmt.Errorf("jsonrpc: write timed out after %s without progress: the peer is not reading: %w", d, os.ErrDeadlineExceeded)
 }
 
 func (s *stream) frame(dst, msg []byte) []byte {
