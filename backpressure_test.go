@@ -226,3 +226,47 @@ func TestMaxQueuedBytesOption(t *testing.T) {
 		nc.Close()
 	}
 }
+
+// The write timeout bounds a stall, not a slow transfer: a peer that reads
+// a large reply slowly but steadily, slower than a chunk per timeout, gets
+// all of it.
+func TestWriteTimeoutCountsProgress(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	cc, err := net.DialTCP("tcp", nil, l.Addr().(*net.TCPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	sc, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Small socket buffers, so that the reply's pace is the reader's.
+	sc.(*net.TCPConn).SetWriteBuffer(4 << 10)
+	cc.SetReadBuffer(32 << 10)
+	conn := NewConn(NewStream(sc, StreamOptions{WriteTimeout: 500 * time.Millisecond}), &Server{Handler: bigMux(), Logger: quietLogger})
+	defer conn.Close()
+	const size = 192 << 10
+	if _, err := cc.Write([]byte(req("big", "["+strconv.Itoa(size)+"]", "1") + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	var got int
+	buf := make([]byte, 4<<10)
+	start := time.Now()
+	for got < size {
+		time.Sleep(50 * time.Millisecond) // about 80 KiB/s: a 64 KiB chunk takes longer than the timeout
+		cc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, err := cc.Read(buf)
+		if err != nil {
+			t.Fatalf("after %d bytes (%v): %v; the connection: %v", got, time.Since(start), err, conn.Err())
+		}
+		got += n
+	}
+	if time.Since(start) < time.Second {
+		t.Skipf("the transfer took %v: the socket buffers absorbed it, nothing to show", time.Since(start))
+	}
+}
