@@ -9,6 +9,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -67,6 +68,9 @@ type peerKey struct{}
 type peerInfo struct {
 	peer Peer
 	srv  *Server
+
+	mu    sync.Mutex
+	reply http.Header // HTTP: headers for the response (SetResponseHeader)
 }
 
 func withPeer(ctx context.Context, srv *Server, p Peer) context.Context {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Handler answers JSON-RPC requests. ServeRPC returns the result (encoded
@@ -42,10 +43,23 @@ type MethodDoc struct {
 	// ParamNames names positional parameters when the params type is not a
 	// struct (struct params take their names from the fields).
 	ParamNames []string
+	// Deprecated marks a method that still works but should not be called
+	// any more: rpc.discover says "deprecated": true, and each call is
+	// counted (Mux.DeprecatedCalls), logged once per connection, and
+	// answered over HTTP with the Deprecation header (RFC 9745).
 	Deprecated bool
-	Errors     []*Error  // errors the method may return
-	Examples   []Example // example calls
-	Tags       []string
+	// DeprecatedSince is when the method was (or will be) deprecated, the
+	// date the Deprecation header carries; zero means when it was
+	// registered.
+	DeprecatedSince time.Time
+	// Replacement names the method to call instead of a deprecated one.
+	Replacement string
+	// Sunset is when a deprecated method will be removed (sent as the
+	// Sunset header, RFC 8594); zero when not decided.
+	Sunset   time.Time
+	Errors   []*Error  // errors the method may return
+	Examples []Example // example calls
+	Tags     []string
 }
 
 // Example is one example call of a method: params and the expected result, as JSON.
@@ -90,6 +104,8 @@ type methodEntry struct {
 	name    string
 	handler Handler // wrapped in the middlewares
 	info    MethodInfo
+	// deprecation notes the calls of a deprecated method (nil otherwise).
+	deprecation *deprecation
 	// resultSize is the size of the last large result (see sizeHint), so
 	// that the next one is encoded into a buffer of the right size.
 	resultSize atomic.Int64
@@ -148,7 +164,13 @@ func (m *Mux) add(info MethodInfo, h Handler) {
 	if _, dup := m.methods[info.Name]; dup {
 		panic("jsonrpc: method registered twice: " + info.Name)
 	}
-	m.methods[info.Name] = &methodEntry{name: info.Name, handler: Chain(h, m.mws...), info: info}
+	e := &methodEntry{name: info.Name, info: info}
+	if info.Doc.Deprecated {
+		e.deprecation = newDeprecation(info.Doc, time.Now())
+		h = e.deprecation.wrap(info, h)
+	}
+	e.handler = Chain(h, m.mws...)
+	m.methods[info.Name] = e
 }
 
 // lookup finds the entry for a method name given as bytes (no allocation).

@@ -101,8 +101,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "jsonrpc: cannot read the request body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	ctx := withPeer(r.Context(), s, Peer{Transport: "http", RemoteAddr: r.RemoteAddr, TLS: r.TLS, Header: r.Header})
-	reply, refused := s.processInto(ctx, nil, st.buf, &st.sc, &st.msg, st.out[:0])
+	pi := &peerInfo{peer: Peer{Transport: "http", RemoteAddr: r.RemoteAddr, TLS: r.TLS, Header: r.Header}, srv: s}
+	reply, refused := s.processInto(context.WithValue(r.Context(), peerKey{}, pi), nil, st.buf, &st.sc, &st.msg, st.out[:0])
 	if refused != nil {
 		tooManyRequests(w, refused)
 		return
@@ -111,6 +111,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		st.out = reply[:0] // reused for the next request once this one is written
 	}
 	h := w.Header()
+	pi.copyReplyHeader(h)
 	if len(reply) == 0 {
 		status := s.NotificationStatus
 		if status == 0 {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/seedhq/jsonrpc"
@@ -31,7 +32,10 @@ type Doc struct {
 
 // Info describes the service.
 type Info struct {
-	Title          string   `json:"title"`
+	Title string `json:"title"`
+	// Version is the version of the API the service offers (its own, such
+	// as "2.1.0"; two versions served side by side have two Infos), not the
+	// version of this toolkit or of OpenRPC (that is Doc.OpenRPC).
 	Version        string   `json:"version"`
 	Description    string   `json:"description,omitzero"`
 	TermsOfService string   `json:"termsOfService,omitzero"`
@@ -74,6 +78,11 @@ type Method struct {
 	Errors         []ErrorObject        `json:"errors,omitzero"`
 	Examples       []ExamplePairing     `json:"examples,omitzero"`
 	Deprecated     bool                 `json:"deprecated,omitzero"`
+	// Replacement (x-replacement) names the method to call instead of a
+	// deprecated one; Sunset (x-sunset, RFC 3339) is when it will be
+	// removed. Both are extensions of this package (jsonrpc.MethodDoc).
+	Replacement string `json:"x-replacement,omitzero"`
+	Sunset      string `json:"x-sunset,omitzero"`
 
 	// Extensions of this package, for params that content descriptors
 	// cannot describe:
@@ -272,6 +281,12 @@ func describe(g *Generator, mi jsonrpc.MethodInfo) *Method {
 		Description: d.Description,
 		Deprecated:  d.Deprecated,
 		Params:      []*ContentDescriptor{},
+	}
+	if d.Deprecated {
+		m.Replacement = d.Replacement
+		if !d.Sunset.IsZero() {
+			m.Sunset = d.Sunset.UTC().Format(time.RFC3339)
+		}
 	}
 	for _, t := range d.Tags {
 		m.Tags = append(m.Tags, Tag{Name: t})

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/internal/demo"
 	"github.com/seedhq/jsonrpc/openrpc"
 )
 
@@ -74,5 +75,30 @@ func TestDiscoverFollowsTheMux(t *testing.T) {
 	var e *jsonrpc.Error
 	if !errors.As(err, &e) || e.Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("params [1]: %v, want -32602", err)
+	}
+}
+
+// TestDiscoverDeprecated checks that rpc.discover marks a deprecated method
+// and names its replacement and sunset, and that the method still works.
+func TestDiscoverDeprecated(t *testing.T) {
+	mux := demo.NewMux()
+	res, err := mux.ServeRPC(context.Background(), &jsonrpc.Request{Method: "rpc.discover"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := string(res.(json.RawMessage))
+	if !strings.Contains(raw, `"name":"minus"`) || !strings.Contains(raw, `"deprecated":true,"x-replacement":"subtract","x-sunset":"2027-06-01T00:00:00Z"`) {
+		t.Errorf("rpc.discover does not mark minus deprecated: %s", raw)
+	}
+	doc, err := openrpc.ParseDocument([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := doc.Method("subtract"); m == nil || m.Deprecated {
+		t.Errorf("subtract: %+v", m)
+	}
+	got, err := mux.ServeRPC(context.Background(), &jsonrpc.Request{Method: "minus", Params: []byte(`[42,23]`)})
+	if err != nil || got != 19.0 {
+		t.Errorf("minus: %v %v", got, err)
 	}
 }

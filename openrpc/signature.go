@@ -181,7 +181,11 @@ func (m *Method) Signature() string {
 		b.WriteString(TypeString(m.Result.Schema))
 	}
 	if m.Deprecated {
-		b.WriteString(" (deprecated)")
+		b.WriteString(" (deprecated")
+		if m.Replacement != "" {
+			b.WriteString(": use " + m.Replacement)
+		}
+		b.WriteString(")")
 	}
 	return b.String()
 }
@@ -205,6 +209,16 @@ func (d *Doc) Describe(m *Method) string {
 		for l := range strings.SplitSeq(m.Description, "\n") {
 			line("  ", l)
 		}
+	}
+	if m.Deprecated {
+		l := "deprecated: it still works"
+		if m.Replacement != "" {
+			l += "; call " + m.Replacement + " instead"
+		}
+		if m.Sunset != "" {
+			l += "; to be removed at " + m.Sunset
+		}
+		line(l)
 	}
 	switch ps := m.ParamStructure; {
 	case m.ParamsSchema != nil:

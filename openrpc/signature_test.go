@@ -85,6 +85,7 @@ demo_unsubscribe(id string) boolean
 echo(params any) any
 error(code integer, message string, data? any) any
 get_data(params any) []any
+minus(minuend number, subtrahend number) number (deprecated: use subtract)
 notify_hello(params any) any
 panic(params any) any
 rpc.discover() object

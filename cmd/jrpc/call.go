@@ -114,7 +114,9 @@ func runCall(ctx context.Context, args []string, f *callFlags, notify bool) (err
 		return nil
 	}
 	var result json.RawMessage
-	if err := c.Call(ctx, method, p, &result); err != nil {
+	err = c.Call(ctx, method, p, &result)
+	t.watch.check(method)
+	if err != nil {
 		return callErr(t, t.commandExit(c, err))
 	}
 	outputFor(os.Stdout).print(os.Stdout, result)
@@ -231,6 +233,7 @@ func rawCall(ctx context.Context, t *target, method string, params json.RawMessa
 		if !sameID && !(e.Error != nil && string(e.ID) == "null") {
 			continue
 		}
+		t.watch.check(method)
 		if f.raw {
 			outputFor(os.Stdout).print(os.Stdout, data)
 			if e.Error != nil {

@@ -265,6 +265,7 @@ func checkParams(ctx context.Context, t *target, method string, params json.RawM
 	if err != nil {
 		return err
 	}
+	warnIfDeprecated(m)
 	problems, err := d.validate(m, params)
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("cannot --check %s: %v", method, err), hint: "call without --check"}

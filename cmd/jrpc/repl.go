@@ -426,11 +426,16 @@ func (r *repl) line(ctx context.Context, text string) (quit bool, err error) {
 		r.mu.Unlock()
 		cancel()
 	}()
+	if r.doc != nil {
+		warnIfDeprecated(r.doc.doc.Method(word))
+	}
 	if notify {
 		err = r.c.Notify(cctx, word, p)
 	} else {
 		var result json.RawMessage
-		if err = r.c.Call(cctx, word, p, &result); err == nil {
+		err = r.c.Call(cctx, word, p, &result)
+		r.t.watch.check(word)
+		if err == nil {
 			outputFor(os.Stdout).print(os.Stdout, result)
 		}
 	}

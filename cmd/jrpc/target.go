@@ -30,7 +30,8 @@ type target struct {
 	command []string // with --exec
 	framing jsonrpc.Framing
 	headers http.Header
-	tls     *tls.Config // client TLS settings of an @endpoint; nil: the defaults
+	tls     *tls.Config  // client TLS settings of an @endpoint; nil: the defaults
+	watch   *headerWatch // HTTP: the deprecation headers of the last response
 }
 
 // parseClientFraming parses --framing: line (default) or lsp; serve also
@@ -167,6 +168,9 @@ func (t *target) dial(ctx context.Context) (jsonrpc.Client, error) {
 		for _, v := range vs {
 			opts = append(opts, jsonrpc.WithHeader(k, v))
 		}
+	}
+	if t.isHTTP() {
+		opts = append(opts, jsonrpc.WithHTTPClient(t.httpClient()))
 	}
 	c, err := jsonrpc.Dial(ctx, t.url.String(), opts...)
 	if err != nil {
@@ -371,12 +375,15 @@ func (t *target) dialStreamRaw(ctx context.Context) (rawConn, error) {
 // httpClient returns the HTTP client of raw exchanges, with the target's TLS
 // settings.
 func (t *target) httpClient() *http.Client {
-	if t.tls == nil {
-		return &http.Client{}
-	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = t.tls
-	return &http.Client{Transport: tr}
+	if t.tls != nil {
+		tr.TLSClientConfig = t.tls
+	}
+	if t.watch == nil {
+		t.watch = &headerWatch{}
+	}
+	t.watch.base = tr
+	return &http.Client{Transport: t.watch}
 }
 
 // streamRaw is a raw exchange over a byte stream.

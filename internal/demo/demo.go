@@ -75,6 +75,16 @@ func RegisterMethods(mux *jsonrpc.Mux) {
 		},
 	})
 
+	jsonrpc.Register(mux, "minus", func(_ context.Context, p SubtractParams) (float64, error) {
+		return p.Minuend - p.Subtrahend, nil
+	}, jsonrpc.MethodDoc{
+		Summary:         "Subtracts subtrahend from minuend (the old name of subtract).",
+		Deprecated:      true,
+		DeprecatedSince: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC),
+		Replacement:     "subtract",
+		Sunset:          time.Date(2027, 6, 1, 0, 0, 0, 0, time.UTC),
+	})
+
 	jsonrpc.Register(mux, "sum", func(_ context.Context, xs []float64) (float64, error) {
 		total := 0.0
 		for _, x := range xs {
