@@ -60,7 +60,7 @@ limit (10 MiB) applies on both sides: a message over it gets -32600.`,
   jrpc bridge --listen http://127.0.0.1:8080/ ws://127.0.0.1:8081/ws`,
 		Args: targetArgs("", 0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runBridge(cmd.Context(), args, &f)
+			return runBridgeWith(cmd.Context(), args, &f, func(*bridge) {})
 		},
 	}
 	cmd.Flags().StringVarP(&f.listen, "listen", "l", "", "accept connections on `URL` (tcp://, unix://, ws://, http://, stdio:)")
@@ -69,13 +69,11 @@ limit (10 MiB) applies on both sides: a message over it gets -32600.`,
 	rootCmd.AddCommand(cmd)
 }
 
-func runBridge(ctx context.Context, args []string, f *bridgeFlags) error {
+// runBridgeWith runs a bridge to the target of args; configure may record
+// it or give it another target (replay).
+func runBridgeWith(ctx context.Context, args []string, f *bridgeFlags, configure func(*bridge)) error {
 	if f.listen == "" {
 		return &exitError{code: exitUsage, err: errors.New("bridge needs --listen URL"), hint: "jrpc bridge --listen ws://127.0.0.1:8081/ --exec 'COMMAND'"}
-	}
-	t, _, err := newTarget(args)
-	if err != nil {
-		return err
 	}
 	framing := global.framing
 	if f.listenFraming != "" {
@@ -85,7 +83,21 @@ func runBridge(ctx context.Context, args []string, f *bridgeFlags) error {
 	if err != nil {
 		return err
 	}
-	b := &bridge{t: t, framing: lf}
+	b := &bridge{framing: lf}
+	configure(b)
+	if b.open == nil {
+		t, _, err := newTarget(args)
+		if err != nil {
+			return err
+		}
+		b.t, b.name = t, t.String()
+		b.open = func(ctx context.Context) (rawConn, error) {
+			if t.isHTTP() {
+				return newHTTPUpstream(t), nil
+			}
+			return t.dialStreamRaw(ctx)
+		}
+	}
 	if f.shared || strings.HasPrefix(f.listen, "http://") {
 		b.router = &router{b: b, pending: map[string]*route{}}
 	}
@@ -94,17 +106,23 @@ func runBridge(ctx context.Context, args []string, f *bridgeFlags) error {
 
 // bridge forwards messages between the clients of a listener and a target.
 type bridge struct {
-	t       *target
-	framing jsonrpc.Framing // of the listening side
-	router  *router         // shared target connection; nil: one per client
+	t       *target                                // nil when open is not a dial (replay)
+	name    string                                 // what the target is called in messages
+	open    func(context.Context) (rawConn, error) // a message connection to the target
+	framing jsonrpc.Framing                        // of the listening side
+	router  *router                                // shared target connection; nil: one per client
+	rec     *recorder                              // records every message, when set
 }
 
 // openTarget opens a message connection to the target.
-func (b *bridge) openTarget(ctx context.Context) (rawConn, error) {
-	if b.t.isHTTP() {
-		return newHTTPUpstream(b.t), nil
+func (b *bridge) openTarget(ctx context.Context) (rawConn, error) { return b.open(ctx) }
+
+// tap records a client connection's messages when the bridge records.
+func (b *bridge) tap(client rawConn) rawConn {
+	if b.rec == nil {
+		return client
 	}
-	return b.t.dialStreamRaw(ctx)
+	return &tapped{rawConn: client, rec: b.rec, conn: b.rec.conns.Add(1)}
 }
 
 // serve accepts clients on listen until ctx ends (or, for stdio:, until
@@ -187,7 +205,7 @@ func (b *bridge) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 // serveStdio bridges standard input and output to the target; it returns
 // when either side ends, with the subprocess's exit status.
 func (b *bridge) serveStdio(ctx context.Context) error {
-	client := newStreamRaw(&pipeRWC{r: os.Stdin, w: os.Stdout}, b.framing, nil)
+	client := b.tap(newStreamRaw(&pipeRWC{r: os.Stdin, w: os.Stdout}, b.framing, nil))
 	if b.router != nil {
 		if err := b.router.connect(ctx); err != nil {
 			return err
@@ -202,13 +220,14 @@ func (b *bridge) serveStdio(ctx context.Context) error {
 	closeErr := pipe(ctx, client, up)
 	var ee *exec.ExitError
 	if errors.As(closeErr, &ee) {
-		return &exitError{code: ee.ExitCode(), err: fmt.Errorf("%s exited (%v)", b.t, ee)}
+		return &exitError{code: ee.ExitCode(), err: fmt.Errorf("%s exited (%v)", b.name, ee)}
 	}
 	return nil
 }
 
 // serveClient bridges one client connection until either side ends.
 func (b *bridge) serveClient(ctx context.Context, client rawConn) {
+	client = b.tap(client)
 	if b.router != nil {
 		b.router.serveClient(ctx, client)
 		return

@@ -262,8 +262,16 @@ func (r *router) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		w.Write(frameErrorResponse(&jsonrpc.FrameError{Code: jsonrpc.CodeInvalidRequest, Msg: "message too large"}))
 		return
 	}
+	var conn int64
+	if r.b.rec != nil {
+		conn = r.b.rec.conns.Add(1)
+		r.b.rec.write(conn, "client", body)
+	}
 	reply := make(chan []byte, 1)
 	c := &routed{send: func(b []byte) error {
+		if r.b.rec != nil {
+			r.b.rec.write(conn, "server", b)
+		}
 		select {
 		case reply <- b:
 		default:
@@ -290,7 +298,7 @@ func (r *router) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	case <-r.done:
 		http.Error(w, "the bridge's target connection closed", http.StatusBadGateway)
 	case <-ctx.Done():
-		http.Error(w, fmt.Sprintf("no answer from %s within %v", r.b.t, global.timeout), http.StatusGatewayTimeout)
+		http.Error(w, fmt.Sprintf("no answer from %s within %v", r.b.name, global.timeout), http.StatusGatewayTimeout)
 	}
 }
 
