@@ -386,18 +386,55 @@ func frameErrorResponse(fe *jsonrpc.FrameError) []byte {
 	return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":` + strconv.FormatInt(fe.Code, 10) + `,"message":` + string(marshal(fe.Msg)) + `}}`)
 }
 
+// queue holds the messages that a target living in this process (an HTTP
+// target's replies, a replay) has for the bridge: Recv returns them in
+// order, Close ends it.
+type queue struct {
+	out  chan []byte
+	done chan struct{}
+	once sync.Once
+}
+
+func newQueue() *queue { return &queue{out: make(chan []byte, 64), done: make(chan struct{})} }
+
+// push queues b; it fails once the queue is closed.
+func (q *queue) push(ctx context.Context, b []byte) error {
+	select {
+	case q.out <- b:
+		return nil
+	case <-q.done:
+		return jsonrpc.ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (q *queue) Recv(ctx context.Context) ([]byte, error) {
+	select {
+	case b := <-q.out:
+		return b, nil
+	case <-q.done:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (q *queue) Close() error {
+	q.once.Do(func() { close(q.done) })
+	return nil
+}
+
 // httpUpstream sends each message as one POST to an HTTP target; the
 // response bodies come back from Recv, in the order they arrive.
 type httpUpstream struct {
-	t       *target
-	client  *http.Client
-	replies chan []byte
-	done    chan struct{}
-	once    sync.Once
+	*queue
+	t      *target
+	client *http.Client
 }
 
 func newHTTPUpstream(t *target) *httpUpstream {
-	return &httpUpstream{t: t, client: t.httpClient(), replies: make(chan []byte, 16), done: make(chan struct{})}
+	return &httpUpstream{queue: newQueue(), t: t, client: t.httpClient()}
 }
 
 func (h *httpUpstream) Send(ctx context.Context, msg []byte) error {
@@ -409,32 +446,19 @@ func (h *httpUpstream) Send(ctx context.Context, msg []byte) error {
 	msg = bytes.Clone(msg)
 	go func() {
 		raw := &httpRaw{t: h.t, client: h.client}
-		if err := raw.Send(context.WithoutCancel(ctx), msg); err != nil {
+		ctx := context.WithoutCancel(ctx)
+		if err := raw.Send(ctx, msg); err != nil {
 			fmt.Fprintf(os.Stderr, "jrpc bridge: %s\n", oneLine(h.t.transportErr(err).Error()))
 			return
 		}
 		for _, body := range raw.pending {
-			select {
-			case h.replies <- body:
-			case <-h.done:
-			}
+			h.push(ctx, body)
 		}
 	}()
 	return nil
 }
 
-func (h *httpUpstream) Recv(ctx context.Context) ([]byte, error) {
-	select {
-	case b := <-h.replies:
-		return b, nil
-	case <-h.done:
-		return nil, io.EOF
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
 func (h *httpUpstream) Close() error {
-	h.once.Do(func() { close(h.done); h.client.CloseIdleConnections() })
-	return nil
+	h.client.CloseIdleConnections()
+	return h.queue.Close()
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -339,15 +338,12 @@ func (rp *replayer) answer(msg []byte) [][]byte {
 }
 
 // conn returns a connection to the recording, as to a server.
-func (rp *replayer) conn() rawConn {
-	return &replayConn{rp: rp, out: make(chan []byte, 64), done: make(chan struct{})}
-}
+func (rp *replayer) conn() rawConn { return &replayConn{queue: newQueue(), rp: rp} }
 
+// replayConn answers the requests sent to it from the recording.
 type replayConn struct {
-	rp   *replayer
-	out  chan []byte
-	done chan struct{}
-	once sync.Once
+	*queue
+	rp *replayer
 }
 
 func (c *replayConn) Send(ctx context.Context, msg []byte) error {
@@ -371,29 +367,9 @@ func (c *replayConn) Send(ctx context.Context, msg []byte) error {
 		replies = answers
 	}
 	for _, r := range append(replies, then...) {
-		select {
-		case c.out <- r:
-		case <-c.done:
-			return jsonrpc.ErrClosed
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := c.push(ctx, r); err != nil {
+			return err
 		}
 	}
-	return nil
-}
-
-func (c *replayConn) Recv(ctx context.Context) ([]byte, error) {
-	select {
-	case b := <-c.out:
-		return b, nil
-	case <-c.done:
-		return nil, io.EOF
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-func (c *replayConn) Close() error {
-	c.once.Do(func() { close(c.done) })
 	return nil
 }
