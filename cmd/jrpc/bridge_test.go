@@ -83,8 +83,8 @@ func TestBridgeMessagesPassUntouched(t *testing.T) {
 	defer c.CloseNow()
 	for req, want := range map[string]string{
 		`{"jsonrpc":"2.0","id":18446744073709551616,"method":"echo","params":{"z":1,"a":[true,1.50]}}`: `{"jsonrpc":"2.0","id":18446744073709551616,"result":{"z":1,"a":[true,1.50]}}`,
-		`{"method":"sum","params":[1,2],"id":"x","jsonrpc":"2.0"}`:                                   `{"jsonrpc":"2.0","id":"x","result":3}`,
-		`[{"jsonrpc":"2.0","id":1.0,"method":"get_data"},{"jsonrpc":"2.0","method":"update"}]`:       `[{"jsonrpc":"2.0","id":1.0,"result":["hello",5]}]`,
+		`{"method":"sum","params":[1,2],"id":"x","jsonrpc":"2.0"}`:                                     `{"jsonrpc":"2.0","id":"x","result":3}`,
+		`[{"jsonrpc":"2.0","id":1.0,"method":"get_data"},{"jsonrpc":"2.0","method":"update"}]`:         `[{"jsonrpc":"2.0","id":1.0,"result":["hello",5]}]`,
 	} {
 		c.Write(ctx, websocket.MessageText, []byte(req))
 		_, got, err := c.Read(ctx)

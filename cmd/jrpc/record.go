@@ -92,8 +92,8 @@ func (t *tapped) Recv(ctx context.Context) ([]byte, error) {
 
 func init() {
 	var (
-		f      bridgeFlags
-		out    string
+		f        bridgeFlags
+		out      string
 		appendTo bool
 	)
 	rec := &cobra.Command{
