@@ -144,7 +144,7 @@ func (b *bridge) serve(ctx context.Context, listen string) error {
 	case "unix":
 		l, err = net.Listen("unix", unixPath(u))
 	default:
-		return &exitError{code: exitUsage, err: fmt.Errorf("cannot listen on %q: bridge listens on tcp://, unix://, ws://, http:// or stdio:", listen)}
+		return &exitError{code: exitUsage, err: fmt.Errorf("cannot listen on %q: bridge listens on a tcp, unix, ws or http URL, or stdio", listen)}
 	}
 	if err != nil {
 		return &exitError{code: exitTransport, err: fmt.Errorf("cannot listen on %s: %v", listen, err), hint: "pick another address, or port 0 for a free one"}

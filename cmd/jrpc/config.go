@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/spf13/cobra"
 )
 
 // The endpoints file names targets, so that `jrpc call @local subtract …`
@@ -48,6 +50,14 @@ const configHelp = `Named endpoints live in $JRPC_CONFIG, else $XDG_CONFIG_HOME/
   framing = lsp
 
 and are used as @local, @prod, @lsp wherever a URL goes (also in JRPC_URL).`
+
+func init() {
+	rootCmd.AddCommand(&cobra.Command{
+		Use:   "config",
+		Short: "Named endpoints (@name) and JRPC_URL: the file and its format",
+		Long:  configHelp,
+	})
+}
 
 // endpoint is one named target of the endpoints file.
 type endpoint struct {

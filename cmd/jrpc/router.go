@@ -30,7 +30,6 @@ type router struct {
 	clients []*routed         // oldest first: requests of the target go to the first that can serve
 	last    *routed           // the client that sent last: errors with a null id go to it
 	done    chan struct{}     // closed when the target connection ends
-	err     error             // what closing the target returned
 }
 
 type route struct {
