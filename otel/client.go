@@ -20,6 +20,8 @@ func NewClient(c jsonrpc.Client, opts ...Option) jsonrpc.Client {
 	return &client{next: c, in: newInstruments(newConfig(opts), "client")}
 }
 
+var clientKind = trace.WithSpanKind(trace.SpanKindClient)
+
 type client struct {
 	next jsonrpc.Client
 	in   *instruments
@@ -32,8 +34,7 @@ func (c *client) start(ctx context.Context, name string) (context.Context, trace
 	if !recognized {
 		spanName = system
 	}
-	ctx, span := c.in.tracer.Start(ctx, spanName,
-		trace.WithSpanKind(trace.SpanKindClient),
+	ctx, span := c.in.tracer.Start(ctx, spanName, clientKind,
 		trace.WithAttributes(c.in.startAttrs(method, name, recognized, c.serverAttrs()...)...))
 	return ctx, span, method
 }
@@ -70,7 +71,7 @@ func (c *client) params(ctx context.Context, params any) any {
 }
 
 func (c *client) end(ctx context.Context, span trace.Span, start time.Time, method string, err error) {
-	c.in.finish(ctx, span, time.Since(start).Seconds(), method, err, false, c.serverAttrs()...)
+	c.in.finish(ctx, span, time.Since(start).Seconds(), method, err, false, c.serverAttrs())
 }
 
 func (c *client) Call(ctx context.Context, method string, params, result any) error {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/seedhq/jsonrpc"
 	"go.opentelemetry.io/otel"
@@ -161,7 +162,19 @@ type instruments struct {
 	tracer      trace.Tracer
 	duration    metric.Float64Histogram
 	oldDuration metric.Float64Histogram // with dup only
+
+	// The record options of each series, built once (the series are
+	// bounded: methods are recognized or _OTHER, codes are the handlers').
+	mu     sync.RWMutex
+	series map[seriesKey]*seriesOptions
 }
+
+type seriesKey struct{ method, errorType string }
+
+type seriesOptions struct{ current, old []metric.RecordOption }
+
+// maxCachedSeries bounds the series whose options are kept.
+const maxCachedSeries = 4096
 
 func newInstruments(c *config, side string) *instruments {
 	in := &instruments{config: c}
@@ -251,17 +264,16 @@ func errorAttrs(err error, server bool) (errorType string, code int64, msg strin
 }
 
 // finish ends span with err's outcome and records the call's duration.
-func (in *instruments) finish(ctx context.Context, span trace.Span, seconds float64, method string, err error, server bool, metricExtra ...attribute.KeyValue) {
-	attrs := make([]attribute.KeyValue, 0, 4+len(metricExtra))
-	attrs = append(attrs, keySystem.String(system), keyMethod.String(method))
+func (in *instruments) finish(ctx context.Context, span trace.Span, seconds float64, method string, err error, server bool, metricExtra []attribute.KeyValue) {
+	var errorType, msg string
+	var code int64
 	if err != nil {
-		errorType, code, msg := errorAttrs(err, server)
-		if code != 0 {
-			attrs = append(attrs, keyStatusCode.String(strconv.FormatInt(code, 10)))
-		}
-		attrs = append(attrs, keyErrorType.String(errorType))
+		errorType, code, msg = errorAttrs(err, server)
 		if span.IsRecording() {
-			span.SetAttributes(attrs[2:]...)
+			if code != 0 {
+				span.SetAttributes(keyStatusCode.String(strconv.FormatInt(code, 10)))
+			}
+			span.SetAttributes(keyErrorType.String(errorType))
 			if in.dup && code != 0 {
 				span.SetAttributes(keyOldErrorCode.Int64(code), keyOldErrorMessage.String(msg))
 			}
@@ -269,17 +281,44 @@ func (in *instruments) finish(ctx context.Context, span trace.Span, seconds floa
 		}
 	}
 	span.End()
-	attrs = append(attrs, metricExtra...)
-	in.duration.Record(ctx, seconds, metric.WithAttributes(attrs...))
+	opts := in.seriesOptions(method, errorType, code, metricExtra)
+	in.duration.Record(ctx, seconds, opts.current...)
 	if in.oldDuration != nil {
-		old := []attribute.KeyValue{keyOldSystem.String(system), keyMethod.String(method)}
-		if err != nil {
-			if _, code, _ := errorAttrs(err, server); code != 0 {
-				old = append(old, keyOldErrorCode.Int64(code))
-			}
-		}
-		in.oldDuration.Record(ctx, seconds*1000, metric.WithAttributes(append(old, metricExtra...)...))
+		in.oldDuration.Record(ctx, seconds*1000, opts.old...)
 	}
+}
+
+// seriesOptions returns the record options of one series.
+func (in *instruments) seriesOptions(method, errorType string, code int64, extra []attribute.KeyValue) *seriesOptions {
+	key := seriesKey{method, errorType}
+	in.mu.RLock()
+	o := in.series[key]
+	in.mu.RUnlock()
+	if o != nil {
+		return o
+	}
+	attrs := []attribute.KeyValue{keySystem.String(system), keyMethod.String(method)}
+	old := []attribute.KeyValue{keyOldSystem.String(system), keyMethod.String(method)}
+	if errorType != "" {
+		if code != 0 {
+			attrs = append(attrs, keyStatusCode.String(strconv.FormatInt(code, 10)))
+			old = append(old, keyOldErrorCode.Int64(code))
+		}
+		attrs = append(attrs, keyErrorType.String(errorType))
+	}
+	o = &seriesOptions{
+		current: []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(append(attrs, extra...)...))},
+		old:     []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(append(old, extra...)...))},
+	}
+	in.mu.Lock()
+	if in.series == nil {
+		in.series = make(map[seriesKey]*seriesOptions)
+	}
+	if len(in.series) < maxCachedSeries {
+		in.series[key] = o
+	}
+	in.mu.Unlock()
+	return o
 }
 
 // requestID is the jsonrpc.request.id of id: a string id's text, a

@@ -9,6 +9,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
+var serverKind = trace.WithSpanKind(trace.SpanKindServer)
+
 // Instrument adds Middleware to srv.Middleware (outermost of what is there
 // already), recognizing the methods of srv.Handler when it is a *Mux
 // (WithMethods overrides). Call it before srv serves.
@@ -27,7 +29,6 @@ func Middleware(opts ...Option) jsonrpc.Middleware {
 	in := newInstruments(newConfig(opts), "server")
 	return func(next jsonrpc.Handler) jsonrpc.Handler {
 		return jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-			start := time.Now()
 			method, recognized := in.method(req.Method, true)
 			name := method
 			if !recognized {
@@ -49,13 +50,14 @@ func Middleware(opts ...Option) jsonrpc.Middleware {
 				}
 			}
 			parent, links := in.parent(ctx, req, peer.Header)
-			ctx, span := in.tracer.Start(parent, name,
-				trace.WithSpanKind(trace.SpanKindServer),
-				trace.WithAttributes(attrs...),
-				trace.WithLinks(links...),
-				trace.WithTimestamp(start))
+			startOpts := []trace.SpanStartOption{serverKind, trace.WithAttributes(attrs...)}
+			if links != nil {
+				startOpts = append(startOpts, trace.WithLinks(links...))
+			}
+			start := time.Now()
+			ctx, span := in.tracer.Start(parent, name, startOpts...)
 			v, err := next.ServeRPC(ctx, req)
-			in.finish(ctx, span, time.Since(start).Seconds(), method, err, true)
+			in.finish(ctx, span, time.Since(start).Seconds(), method, err, true, nil)
 			return v, err
 		})
 	}

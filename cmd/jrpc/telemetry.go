@@ -25,6 +25,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // Telemetry follows the OpenTelemetry environment variables:
@@ -134,7 +135,7 @@ func (tel *telemetry) options() []jsonrpcotel.Option {
 	if tel.tp != nil {
 		opts = append(opts, jsonrpcotel.WithTracerProvider(tel.tp))
 	} else {
-		opts = append(opts, jsonrpcotel.WithTracerProvider(trace.NewNoopTracerProvider()))
+		opts = append(opts, jsonrpcotel.WithTracerProvider(noop.NewTracerProvider()))
 	}
 	if tel.mp != nil {
 		opts = append(opts, jsonrpcotel.WithMeterProvider(tel.mp))
