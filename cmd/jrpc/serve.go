@@ -49,7 +49,7 @@ exits when standard input ends and every request has been answered.`,
   jrpc serve --listen stdio: --framing lsp`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runServe(cmd.Context(), listen, verbose, shutdown, &obs)
+			return runServe(cmd.Context(), newDemoServer(), listen, verbose, shutdown, &obs)
 		},
 	}
 	cmd.Flags().StringArrayVarP(&listen, "listen", "l", nil, "serve on `URL` (http://, ws://, tcp://, unix://, stdio:); repeatable")
@@ -60,7 +60,9 @@ exits when standard input ends and every request has been answered.`,
 	rootCmd.AddCommand(cmd)
 }
 
-func runServe(ctx context.Context, listen []string, verbose bool, shutdownTimeout time.Duration, obs *observeFlags) error {
+// runServe serves srv on every listen URL until a signal, or until stdio:
+// input ends.
+func runServe(ctx context.Context, srv *jsonrpc.Server, listen []string, verbose bool, shutdownTimeout time.Duration, obs *observeFlags) error {
 	if global.exec != "" {
 		return usageErrorf("serve does not take --exec")
 	}
@@ -75,7 +77,6 @@ func runServe(ctx context.Context, listen []string, verbose bool, shutdownTimeou
 	if len(listen) == 0 {
 		listen = defaultListen
 	}
-	srv := newDemoServer()
 	srv.Logger = logger
 	if verbose {
 		srv.Middleware = append(srv.Middleware, jsonrpc.LogCalls(logger, nil))
