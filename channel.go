@@ -1,6 +1,9 @@
 package jsonrpc
 
-import "errors"
+import (
+	"errors"
+	"sync"
+)
 
 // Channel carries whole JSON-RPC messages over some transport: a framed byte
 // stream, WebSocket frames, an in-memory pipe.
@@ -60,14 +63,49 @@ type BufferedChannel interface {
 }
 
 // QueuedSender is implemented by a Channel whose Send queues messages in
-// order before writing them. A Conn gives a finished handler's concurrency
-// slot back as soon as its reply has its place in the output, so replies
-// leave in the order their handlers finished; without it the slot is given
-// back before Send.
+// order before writing them (and may coalesce them into few writes). A Conn
+// gives a finished handler's concurrency slot back as soon as its reply has
+// its place in the output, so replies leave in the order their handlers
+// finished and a reply waiting to be written holds no slot. For a Channel
+// without it, the Conn takes the place itself and sends its replies one at
+// a time, in that order.
 type QueuedSender interface {
 	// SendQueued is Send, except that it calls queued once msg has its
 	// place in the output (messages sent after that go out after msg),
 	// then waits for the write. It calls queued exactly once, at the latest
 	// before it returns, whether or not msg is written.
 	SendQueued(msg []byte, queued func()) error
+}
+
+// orderedSender is a QueuedSender over a Channel that is not one: a reply
+// takes a ticket at once, and the replies are sent in ticket order, one at
+// a time. (Other messages, calls and notifications, are sent directly.)
+type orderedSender struct {
+	ch   Channel
+	mu   sync.Mutex
+	cond sync.Cond
+	next uint64 // the next ticket
+	turn uint64 // the ticket whose Send runs now
+}
+
+func (o *orderedSender) SendQueued(msg []byte, queued func()) error {
+	o.mu.Lock()
+	my := o.next
+	o.next++
+	if queued != nil {
+		queued()
+	}
+	if o.cond.L == nil {
+		o.cond.L = &o.mu
+	}
+	for o.turn != my {
+		o.cond.Wait()
+	}
+	o.mu.Unlock()
+	err := o.ch.Send(msg)
+	o.mu.Lock()
+	o.turn++
+	o.cond.Broadcast()
+	o.mu.Unlock()
+	return err
 }

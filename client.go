@@ -71,11 +71,18 @@ func (c *BatchCall) finish(result []byte, err error) {
 		c.Err = err
 		return
 	}
-	if c.result != nil {
-		if err := unmarshal(result, c.result); err != nil {
-			c.Err = fmt.Errorf("jsonrpc: cannot decode the result of %s: %w", c.Method, err)
-		}
+	c.Err = decodeResult(c.Method, result, c.result)
+}
+
+// decodeResult decodes the result of a call to method into v (nil: discard it).
+func decodeResult(method string, result []byte, v any) error {
+	if v == nil {
+		return nil
 	}
+	if err := unmarshal(result, v); err != nil {
+		return fmt.Errorf("jsonrpc: cannot decode the result of %s: %w", method, err)
+	}
+	return nil
 }
 
 // ErrNoResponse is the Err of a batch call the peer's answer to the batch left out.

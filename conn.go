@@ -30,32 +30,22 @@ type Conn struct {
 	onDone     func()
 
 	rd        readOwner    // who reads (reading.go)
-	qs        QueuedSender // ch, if it implements it
+	qs        QueuedSender // ch, or ch behind an orderedSender
 	giveToken func()       // gives a concurrency token back (for QueuedSender)
 
 	mu       sync.Mutex
-	pending  map[uint64]*pendingCall // our calls awaiting a response, by id
-	inflight map[string]struct{}     // ids of the peer's requests being served
-	draining bool                    // Shutdown: answer new requests with an error
-	stopping bool                    // Shutdown found the connection idle: take no more messages
-	busy     int                     // messages taken and not yet answered (dispatch and handlers)
-	idle     chan struct{}           // closed when busy drops to 0 while draining
+	pending  pendingSet          // our calls awaiting a response (pending.go)
+	inflight map[string]struct{} // ids of the peer's requests being served
+	draining bool                // Shutdown: answer new requests with an error
+	stopping bool                // Shutdown found the connection idle: take no more messages
+	busy     int                 // messages taken and not yet answered (dispatch and handlers)
+	idle     chan struct{}       // closed when busy drops to 0 while draining
 	closed   bool
 	taken    atomic.Int64 // messages taken for processing (tests count answers against it)
 	err      error
 
 	subs    atomic.Pointer[clientSubs] // our subscriptions' events, once Subscribe was called (subscribe.go)
 	backlog backlog                    // unwritten reply bytes; admission waits on it (see backpressure.go)
-}
-
-type pendingCall struct {
-	ch    chan callResult // buffered: receives exactly one result
-	group uint64          // the message it was sent in: its own id, or a batch's first id
-}
-
-type callResult struct {
-	result []byte
-	err    error
 }
 
 // NewConn starts serving ch: it reads messages until the channel ends,
@@ -85,7 +75,11 @@ func newConnContext(base context.Context, ch Channel, srv *Server, onDone func()
 		done:   make(chan struct{}),
 		onDone: onDone,
 	}
-	c.qs, _ = ch.(QueuedSender)
+	if qs, ok := ch.(QueuedSender); ok {
+		c.qs = qs
+	} else {
+		c.qs = &orderedSender{ch: ch}
+	}
 	c.giveToken = func() { <-c.sem }
 	c.rd.init(c)
 	srv.track(c, true)
@@ -227,7 +221,7 @@ func (c *Conn) dispatch(data []byte, sc *scanner, m *parsedMessage) (t *task, dr
 	}
 	if !m.batch {
 		if k := m.elems[0].kind; k == kindResponse || k == kindBadResponse {
-			c.deliver(data, &m.elems[0])
+			c.deliver(data, m.elems, false)
 			return nil, false
 		}
 		if s := c.subs.Load(); s != nil && !m.elems[0].id.present() && s.take(data, &m.elems[0]) {
@@ -240,18 +234,16 @@ func (c *Conn) dispatch(data []byte, sc *scanner, m *parsedMessage) (t *task, dr
 	}
 	// A batch: deliver the responses it holds, serve the rest together.
 	var requests []envelope
-	var group uint64 // the batch of ours these responses answer
+	responses := false
 	for i := range m.elems {
 		if k := m.elems[i].kind; k == kindResponse || k == kindBadResponse {
-			if g := c.deliver(data, &m.elems[i]); g != 0 {
-				group = g
-			}
+			responses = true
 		} else {
 			requests = append(requests, m.elems[i])
 		}
 	}
-	if group != 0 {
-		c.failUnanswered(group)
+	if responses {
+		c.deliver(data, m.elems, true)
 	}
 	switch {
 	case len(m.elems) == 0:
@@ -358,17 +350,15 @@ func (c *Conn) run(t *task, draining bool) {
 	// blocked writing to each other deadlock (on net.Pipe at once, on TCP
 	// once the socket buffers fill). Writes are bounded by the channel
 	// instead (the stream's write timeout), and the replies waiting by the
-	// connection's admission of new requests (backpressure.go). A QueuedSender
-	// gets the slot back once the reply has its place in the output, so
-	// replies keep the order their handlers finished in.
-	var err error
+	// connection's admission of new requests (backpressure.go). The slot
+	// goes back once the reply has its place in the output (see
+	// QueuedSender), so replies keep the order their handlers finished in.
 	c.queueReply(len(reply))
-	if c.qs != nil && t.held.Swap(false) {
-		err = c.qs.SendQueued(reply, c.giveToken)
-	} else {
-		t.release()
-		err = c.ch.Send(reply)
+	queued := c.giveToken
+	if !t.held.Swap(false) {
+		queued = nil // given back already (the handler called its peer)
 	}
+	err := c.qs.SendQueued(reply, queued)
 	c.replyWritten(len(reply))
 	if err != nil {
 		c.srv.logger().Debug("jsonrpc: write failed; closing the connection", "error", err)
@@ -443,123 +433,24 @@ func (c *Conn) send(msg []byte) {
 	}
 }
 
-// deliver hands a response to the call waiting for it.
-func (c *Conn) deliver(data []byte, e *envelope) (group uint64) {
-	if !e.id.present() {
-		c.srv.logger().Debug("jsonrpc: dropping a response without id")
-		return 0
-	}
-	raw := e.id.of(data)
-	if string(raw) == "null" {
-		c.deliverNullID(data, e)
-		return 0
-	}
-	var p *pendingCall
-	if n, ok := parseOurID(raw); ok {
-		c.mu.Lock()
-		p = c.pending[n]
-		delete(c.pending, n)
-		c.mu.Unlock()
-	}
-	if p == nil {
-		c.srv.logger().Debug("jsonrpc: dropping a response to an unknown id", "id", string(raw))
-		return 0
-	}
-	group = p.group // read before p is handed back: its caller may recycle it
-	switch {
-	case e.kind == kindBadResponse:
-		p.ch <- callResult{err: fmt.Errorf("%w from peer", ErrInvalidResponse)}
-	case e.errObj.present():
-		rpcErr, ok := parseErrorObject(e.errObj.of(data))
-		if !ok {
-			p.ch <- callResult{err: fmt.Errorf("%w: invalid error object: %s", ErrInvalidResponse, truncate(string(e.errObj.of(data)), 200))}
-			return group
-		}
-		p.ch <- callResult{err: rpcErr}
-	default:
-		p.ch <- callResult{result: e.result.of(data)}
-	}
-	return group
-}
-
-// failUnanswered fails the calls of a batch of ours that are still waiting
-// once the peer's answer to that batch has been read: a peer may answer a
-// batch only in part, and the calls left out would otherwise wait forever.
-func (c *Conn) failUnanswered(group uint64) {
+// deliver hands the responses among elems to the calls waiting for them
+// (see pendingSet.answer) and logs those that match no call.
+func (c *Conn) deliver(data []byte, elems []envelope, batch bool) {
 	c.mu.Lock()
-	var left []*pendingCall
-	for n, p := range c.pending {
-		if p.group == group {
-			left = append(left, p)
-			delete(c.pending, n)
-		}
-	}
+	unmatched, id, nullErr := c.pending.answer(data, elems, batch)
 	c.mu.Unlock()
-	for _, p := range left {
-		p.ch <- callResult{err: ErrNoResponse}
+	if unmatched > 0 {
+		c.srv.logger().Debug("jsonrpc: dropping responses that match no call", "count", unmatched, "id", id)
+	}
+	if nullErr != nil {
+		c.srv.logger().Warn("jsonrpc: the peer answered a message with an error that matches no call", "code", nullErr.Code, "message", nullErr.Message)
 	}
 }
-
-// deliverNullID handles an error response with id null: the peer could not
-// read one of our messages (too large, too long a batch). When every call
-// waiting belongs to one message, the error is theirs; otherwise it cannot
-// be matched and is only logged.
-func (c *Conn) deliverNullID(data []byte, e *envelope) {
-	var rpcErr *Error
-	if e.errObj.present() {
-		rpcErr, _ = parseErrorObject(e.errObj.of(data))
-	}
-	if rpcErr == nil {
-		c.srv.logger().Debug("jsonrpc: dropping a response with id null")
-		return
-	}
-	c.mu.Lock()
-	var matched []*pendingCall
-	group, groups := uint64(0), 0
-	for _, p := range c.pending {
-		if groups == 0 || p.group != group {
-			group, groups = p.group, groups+1
-		}
-	}
-	if groups == 1 {
-		for n, p := range c.pending {
-			matched = append(matched, p)
-			delete(c.pending, n)
-		}
-	}
-	c.mu.Unlock()
-	if matched == nil {
-		c.srv.logger().Warn("jsonrpc: the peer answered a message with an error that matches no call", "code", rpcErr.Code, "message", rpcErr.Message)
-		return
-	}
-	for _, p := range matched {
-		p.ch <- callResult{err: rpcErr}
-	}
-}
-
-// parseOurID reads an id we sent: a plain decimal number.
-func parseOurID(raw []byte) (uint64, bool) {
-	if len(raw) == 0 || len(raw) > 19 || (raw[0] == '0' && len(raw) > 1) {
-		return 0, false
-	}
-	var n uint64
-	for _, c := range raw {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + uint64(c-'0')
-	}
-	return n, true
-}
-
-// pendingPool recycles the records of calls that received their response.
-var pendingPool = sync.Pool{New: func() any { return &pendingCall{ch: make(chan callResult, 1)} }}
 
 // failPending fails every call still waiting for a response.
 func (c *Conn) failPending(cause error) {
 	c.mu.Lock()
-	pending := c.pending
-	c.pending = nil
+	pending := c.pending.takeAll()
 	if !c.closed && c.err == nil {
 		c.err = cause
 	}
@@ -641,13 +532,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 	if err != nil {
 		return err
 	}
-	if result == nil {
-		return nil
-	}
-	if err := unmarshal(raw, result); err != nil {
-		return fmt.Errorf("jsonrpc: cannot decode the result of %s: %w", method, err)
-	}
-	return nil
+	return decodeResult(method, raw, result)
 }
 
 func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, error) {
@@ -663,18 +548,14 @@ func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, err
 	if err != nil {
 		return nil, err
 	}
-	p := pendingPool.Get().(*pendingCall)
-	p.group = n
+	p := newPending(n)
 	c.mu.Lock()
-	if c.closed || c.pending == nil && c.err != nil {
+	if c.closed || c.pending.ended {
 		c.mu.Unlock()
 		return nil, ErrClosed
 	}
-	if c.pending == nil {
-		c.pending = make(map[uint64]*pendingCall)
-	}
 	c.rd.noteOverlap()
-	c.pending[n] = p
+	c.pending.add(n, p)
 	c.mu.Unlock()
 	// A handler calling its peer gives its slot back before sending, since
 	// the send itself may wait for the peer to read.
@@ -703,9 +584,18 @@ func yieldToken(ctx context.Context, c *Conn) {
 	}
 }
 
-func (c *Conn) forget(key uint64) {
+func (c *Conn) forget(id uint64) {
 	c.mu.Lock()
-	delete(c.pending, key)
+	c.pending.take(id)
+	c.mu.Unlock()
+}
+
+// forgetBatch forgets the calls of a batch that will not be waited for.
+func (c *Conn) forgetBatch(calls []batchCall) {
+	c.mu.Lock()
+	for _, w := range calls {
+		c.pending.take(w.id)
+	}
 	c.mu.Unlock()
 }
 
@@ -738,86 +628,41 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 // every response. It returns an error only if the batch could not be sent
 // or ctx ended; each call's own outcome is in its Err field.
 func (c *Conn) Batch(ctx context.Context, b *Batch) error {
-	if len(b.elems) == 0 {
-		return errors.New("jsonrpc: empty batch")
-	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	// The calls get consecutive ids first, first+1, ...: the pending record
-	// of call i is waiting[i], and a notification has none.
-	type waiting struct {
-		call *BatchCall
-		id   uint64
-		p    *pendingCall
-	}
-	ws := make([]waiting, 0, len(b.elems))
 	buf := getBuf()
 	defer putBuf(buf)
-	msg := append((*buf)[:0], '[')
-	var first uint64 // the batch's first id names its group
-	var idBuf [20]byte
-	for i, e := range b.elems {
-		if i > 0 {
-			msg = append(msg, ',')
-		}
-		var idText []byte
-		if !e.notify {
-			n := c.seq.Add(1)
-			if first == 0 {
-				first = n
-			}
-			idText = strconv.AppendUint(idBuf[:0], n, 10)
-			p := pendingPool.Get().(*pendingCall)
-			p.group = first
-			ws = append(ws, waiting{e, n, p})
-		}
-		var err error
-		if msg, err = appendRequest(msg, idText, e.Method, e.Params, nil); err != nil {
-			return err
-		}
-	}
-	msg = append(msg, ']')
+	msg, calls, err := encodeBatch((*buf)[:0], b, &c.seq)
 	*buf = msg
+	if err != nil {
+		return err
+	}
 	c.mu.Lock()
-	if c.closed {
+	if c.closed || c.pending.ended {
 		c.mu.Unlock()
 		return ErrClosed
 	}
-	if c.pending == nil {
-		c.pending = make(map[uint64]*pendingCall)
-	}
 	c.rd.noteOverlap()
-	for _, w := range ws {
-		c.pending[w.id] = w.p
+	for _, w := range calls {
+		c.pending.add(w.id, w.p)
 	}
 	c.mu.Unlock()
-	forgetAll := func() {
-		for _, w := range ws {
-			c.forget(w.id)
-		}
-	}
 	yieldToken(ctx, c)
 	if err := c.ch.Send(msg); err != nil {
-		forgetAll()
+		c.forgetBatch(calls)
 		return err
 	}
-	if len(ws) > 0 && c.rd.load().state() == readParked {
-		calls := make([]*pendingCall, len(ws))
-		for i, w := range ws {
-			calls[i] = w.p
+	if len(calls) > 0 && c.rd.load().state() == readParked {
+		ps := make([]*pendingCall, len(calls))
+		for i, w := range calls {
+			ps[i] = w.p
 		}
-		c.rd.takeOver(ctx, calls...)
+		c.rd.takeOver(ctx, ps...)
 	}
-	for _, w := range ws {
-		select {
-		case r := <-w.p.ch:
-			pendingPool.Put(w.p) // nothing else can send on it now
-			w.call.finish(r.result, r.err)
-		case <-ctx.Done():
-			forgetAll()
-			return ctx.Err()
-		}
+	if err := wait(ctx, calls); err != nil {
+		c.forgetBatch(calls)
+		return err
 	}
 	return nil
 }

@@ -377,30 +377,18 @@ func (c *HTTPClient) Call(ctx context.Context, method string, params, result any
 		return invalidHTTPResponse("not a JSON-RPC response", body)
 	}
 	if n, ok := parseOurID(e.id.of(body)); !ok || n != id {
-		got := e.idOf(body)
 		// A server that could not read the request answers with id null:
 		// its error is still the most useful thing to return.
-		if got.IsNull() && e.errObj.present() {
-			if rpcErr, ok := parseErrorObject(e.errObj.of(body)); ok {
-				return rpcErr
-			}
+		if rpcErr := nullIDError(body, e); rpcErr != nil {
+			return rpcErr
 		}
-		return invalidHTTPResponse("id "+got.String()+" does not match the request's id "+string(idText), body)
+		return invalidHTTPResponse("id "+e.idOf(body).String()+" does not match the request's id "+string(idText), body)
 	}
-	if e.errObj.present() {
-		rpcErr, ok := parseErrorObject(e.errObj.of(body))
-		if !ok {
-			return invalidHTTPResponse("invalid error object", body)
-		}
-		return rpcErr
+	out := outcome(body, e)
+	if out.err != nil {
+		return out.err
 	}
-	if result == nil {
-		return nil
-	}
-	if err := unmarshal(e.result.of(body), result); err != nil {
-		return fmt.Errorf("jsonrpc: cannot decode the result of %s: %w", method, err)
-	}
-	return nil
+	return decodeResult(method, out.result, result)
 }
 
 // Notify posts a notification. The server must answer 2xx with an empty
@@ -445,30 +433,13 @@ func notificationReply(body []byte) error {
 // (say, the batch is too long) becomes the Err of every call; a call
 // without a response gets an error saying so.
 func (c *HTTPClient) Batch(ctx context.Context, b *Batch) error {
-	if len(b.elems) == 0 {
-		return errors.New("jsonrpc: empty batch")
-	}
 	buf := getBuf()
 	defer putBuf(buf)
-	msg := append(*buf, '[')
-	calls := make(map[string]*BatchCall)
-	for i, e := range b.elems {
-		if i > 0 {
-			msg = append(msg, ',')
-		}
-		var idText []byte
-		if !e.notify {
-			idText = strconv.AppendUint(nil, c.seq.Add(1), 10)
-			calls[ID{raw: string(idText)}.key()] = e
-		}
-		var err error
-		if msg, err = appendRequest(msg, idText, e.Method, e.Params, nil); err != nil {
-			*buf = msg
-			return err
-		}
-	}
-	msg = append(msg, ']')
+	msg, calls, err := encodeBatch((*buf)[:0], b, &c.seq)
 	*buf = msg
+	if err != nil {
+		return err
+	}
 	body, err := c.post(ctx, msg, nil, len(calls) > 0)
 	if err != nil {
 		return err
@@ -481,58 +452,27 @@ func (c *HTTPClient) Batch(ctx context.Context, b *Batch) error {
 	if err := sc.parseMessage(body, DefaultMaxDepth, &m); err != nil {
 		return invalidHTTPResponse("not valid JSON ("+err.Error()+")", body)
 	}
-	if !m.batch {
-		// One error for the whole batch (too long, unreadable): every call has it.
-		e := &m.elems[0]
-		if e.kind != kindResponse || !e.errObj.present() {
-			return invalidHTTPResponse("a single object that is not an error in reply to a batch", body)
-		}
-		rpcErr, ok := parseErrorObject(e.errObj.of(body))
-		if !ok {
-			return invalidHTTPResponse("invalid error object", body)
-		}
-		for _, call := range calls {
-			call.finish(nil, rpcErr)
-		}
-		return nil
+	if !m.batch && (m.elems[0].kind != kindResponse || !m.elems[0].errObj.present()) {
+		return invalidHTTPResponse("a single object that is not an error in reply to a batch", body)
 	}
-	var orphan error // an error response with id null, for the calls left unanswered
 	for i := range m.elems {
-		e := &m.elems[i]
-		if e.kind != kindResponse {
+		if m.elems[i].kind != kindResponse {
 			return invalidHTTPResponse("an element of the reply is not a JSON-RPC response", body)
 		}
-		k := e.idOf(body).key()
-		call := calls[k]
-		if call == nil {
-			if k == "null" && e.errObj.present() {
-				if rpcErr, ok := parseErrorObject(e.errObj.of(body)); ok {
-					orphan = rpcErr
-					continue
-				}
-			}
-			return invalidHTTPResponse("a response with id "+e.idOf(body).String()+" that matches no call", body)
-		}
-		delete(calls, k)
-		if e.errObj.present() {
-			rpcErr, ok := parseErrorObject(e.errObj.of(body))
-			if !ok {
-				call.finish(nil, fmt.Errorf("%w: invalid error object: %s", ErrInvalidResponse, truncate(string(e.errObj.of(body)), 200)))
-				continue
-			}
-			call.finish(nil, rpcErr)
-			continue
-		}
-		call.finish(e.result.of(body), nil)
 	}
-	for _, call := range calls {
-		if orphan != nil {
-			call.finish(nil, orphan)
-		} else {
-			call.finish(nil, ErrNoResponse)
-		}
+	var set pendingSet
+	for _, w := range calls {
+		set.add(w.id, w.p)
 	}
-	return nil
+	// The reply answers this batch even when it is one object (an error
+	// for the whole batch, say it is too long): no call is left waiting.
+	if unmatched, id, _ := set.answer(body, m.elems, true); unmatched > 0 {
+		return invalidHTTPResponse("a response with id "+id+" that matches no call", body)
+	}
+	for _, p := range set.takeAll() {
+		p.ch <- callResult{err: ErrNoResponse} // a single error object with an id of ours
+	}
+	return wait(ctx, calls)
 }
 
 // Close closes the idle connections of the client's own transport. Calls

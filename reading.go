@@ -213,8 +213,9 @@ func (o *readOwner) interrupt() bool {
 // A request that arrives with nothing else waiting to be read is served
 // right here, and reading goes on after it: a fast reply leaves with no
 // goroutine switch. When more is waiting, or the channel cannot interrupt
-// a read (so a goroutine that served requests could not be replaced by one
-// on a small stack), the request goes to a worker and reading goes on.
+// a read (so this goroutine, once grown by a handler, could not be replaced
+// by one on a small stack when idle), the request goes to a worker and
+// reading goes on at once.
 func (c *Conn) readLoop() {
 	o := &c.rd
 	for {
@@ -284,7 +285,7 @@ func (o *readOwner) park() bool {
 	c := o.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.pending) > 0 || c.closed || o.overlapAt != 0 && time.Now().UnixNano()-o.overlapAt < int64(o.window) {
+	if c.pending.len() > 0 || c.closed || o.overlapAt != 0 && time.Now().UnixNano()-o.overlapAt < int64(o.window) {
 		return false
 	}
 	_, ok := o.hand(o.load(), readParked, false)
@@ -293,7 +294,7 @@ func (o *readOwner) park() bool {
 
 // noteOverlap records, under c.mu, a call made while others wait.
 func (o *readOwner) noteOverlap() {
-	if len(o.c.pending) > 0 {
+	if o.c.pending.len() > 0 {
 		o.overlapAt = time.Now().UnixNano()
 	}
 }

@@ -948,7 +948,7 @@ func TestConnCallCanceledByContext(t *testing.T) {
 		t.Fatalf("got %v, want DeadlineExceeded", err)
 	}
 	client.mu.Lock()
-	n := len(client.pending)
+	n := client.pending.len()
 	client.mu.Unlock()
 	if n != 0 {
 		t.Fatalf("%d pending calls left after cancellation", n)

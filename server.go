@@ -226,7 +226,7 @@ func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *envel
 	switch e.kind {
 	case kindResponse, kindBadResponse:
 		if conn != nil {
-			conn.deliver(data, e)
+			conn.deliver(data, []envelope{*e}, false) // (a Conn delivers responses before they get here)
 			return out
 		}
 		return s.invalid(ctx, out, e.idOf(data), &Error{Code: CodeInvalidRequest, Message: "invalid request: a response was sent to a server"})
