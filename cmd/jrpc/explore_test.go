@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bufio"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seedhq/jsonrpc/internal/browsertest"
+)
+
+const browserDir = "../../explorer/testdata/browser"
+
+var exploreRE = regexp.MustCompile(`explorer listening on (http://\S+/)`)
+
+// startExplore runs jrpc explore with args and returns the page's URL.
+func startExplore(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if m := exploreRE.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+	}()
+	select {
+	case u := <-found:
+		return u
+	case <-time.After(10 * time.Second):
+		t.Fatal("jrpc explore printed no address")
+		return ""
+	}
+}
+
+// TestExploreBrowser drives headless Chromium through jrpc explore relaying
+// to a stdio service (--exec: notifications shown live) and to an HTTP one.
+func TestExploreBrowser(t *testing.T) {
+	browsertest.Need(t, browserDir)
+	t.Run("stdio", func(t *testing.T) {
+		browsertest.Run(t, browserDir, startExplore(t, "--exec", execCmd, "explore"), "--notifications", "--screenshot", "out/stdio.png")
+	})
+	t.Run("http", func(t *testing.T) {
+		browsertest.Run(t, browserDir, startExplore(t, "explore", urls["http"]))
+	})
+}
+
+// TestExploreRefusesForeignHost checks that the relay refuses a WebSocket
+// handshake whose Host is not a loopback name (DNS rebinding) or whose
+// Origin is another site, and accepts the page's own.
+func TestExploreRefusesForeignHost(t *testing.T) {
+	u := startExplore(t, "explore", urls["tcp"])
+	handshake := func(host, origin string) int {
+		req, err := http.NewRequest(http.MethodGet, u+"rpc", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		req.Header.Set("Connection", "Upgrade")
+		req.Header.Set("Upgrade", "websocket")
+		req.Header.Set("Sec-WebSocket-Version", "13")
+		req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	self := strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/")
+	if got := handshake("evil.example", ""); got != http.StatusForbidden {
+		t.Errorf("Host evil.example: %d, want 403", got)
+	}
+	if got := handshake(self, "http://evil.example"); got != http.StatusForbidden {
+		t.Errorf("Origin evil.example: %d, want 403", got)
+	}
+	if got := handshake(self, "http://"+self); got != http.StatusSwitchingProtocols {
+		t.Errorf("the page's own origin: %d, want 101", got)
+	}
+}

@@ -1,0 +1,91 @@
+package explorer_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/explorer"
+	"github.com/seedhq/jsonrpc/internal/browsertest"
+	"github.com/seedhq/jsonrpc/internal/demo"
+)
+
+func get(t *testing.T, url string) (*http.Response, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// TestHandler checks what the handler serves: the page and its files with
+// a strict Content-Security-Policy, config.json, and nothing else.
+func TestHandler(t *testing.T) {
+	ts := httptest.NewServer(http.StripPrefix("/explorer", explorer.New(explorer.Config{Endpoint: "/rpc", Target: "demo"})))
+	defer ts.Close()
+	resp, body := get(t, ts.URL+"/explorer/")
+	if resp.StatusCode != 200 || !strings.Contains(body, `<script src="app.js" defer></script>`) {
+		t.Fatalf("page: %d %s", resp.StatusCode, body)
+	}
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") || strings.Contains(csp, "unsafe-inline") {
+		t.Errorf("Content-Security-Policy %q", csp)
+	}
+	if _, body := get(t, ts.URL+"/explorer/config.json"); body != `{"endpoint":"/rpc","target":"demo"}` {
+		t.Errorf("config.json: %s", body)
+	}
+	for _, f := range []string{"app.js", "style.css"} {
+		if resp, body := get(t, ts.URL+"/explorer/"+f); resp.StatusCode != 200 || len(body) < 1000 {
+			t.Errorf("%s: %d, %d bytes", f, resp.StatusCode, len(body))
+		}
+	}
+	if resp, _ := get(t, ts.URL+"/explorer/secret.txt"); resp.StatusCode != 404 {
+		t.Errorf("an unknown file: %d", resp.StatusCode)
+	}
+	resp, err := http.Post(ts.URL+"/explorer/", "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST: %d", resp.StatusCode)
+	}
+	// No asset refers to another site.
+	for _, f := range []string{"", "app.js", "style.css"} {
+		_, body := get(t, ts.URL+"/explorer/"+f)
+		for _, bad := range []string{"http://", "https://", "//cdn", "@import"} {
+			if strings.Contains(body, bad) {
+				t.Errorf("%q contains %q", f, bad)
+			}
+		}
+	}
+}
+
+// browserDir holds the npm project that drives Chromium (playwright-core).
+const browserDir = "testdata/browser"
+
+// TestBrowser drives headless Chromium through the explorer mounted on the
+// demo server, once over HTTP POST and once over WebSocket (notifications
+// shown live). Screenshots go to testdata/browser/out/ (a CI artifact).
+func TestBrowser(t *testing.T) {
+	browsertest.Need(t, browserDir)
+	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	routes := http.NewServeMux()
+	routes.Handle("/rpc", srv)
+	routes.Handle("/ws", srv.WebSocketHandler())
+	routes.Handle("/http/", http.StripPrefix("/http", explorer.New(explorer.Config{Endpoint: "/rpc"})))
+	routes.Handle("/ws-explorer/", http.StripPrefix("/ws-explorer", explorer.New(explorer.Config{WebSocket: "/ws"})))
+	ts := httptest.NewServer(routes)
+	defer ts.Close()
+	t.Run("http", func(t *testing.T) {
+		browsertest.Run(t, browserDir, ts.URL+"/http/", "--screenshot", "out/http.png")
+	})
+	t.Run("ws", func(t *testing.T) {
+		browsertest.Run(t, browserDir, ts.URL+"/ws-explorer/", "--notifications", "--screenshot", "out/ws.png")
+	})
+}

@@ -1,0 +1,109 @@
+// Drives headless Chromium (Debian's /usr/bin/chromium) through the
+// explorer page: it loads with no console errors, lists every expected
+// method, submits subtract from the form and shows 19, shows a -32602
+// error readably, marks a deprecated method, and (with --notifications)
+// shows notifications live. Run by explorer/browser_test.go and
+// cmd/jrpc/explore_test.go:
+//
+//	node test.mjs --url URL --methods a,b,c [--deprecated minus] [--notifications] [--screenshot out/x.png]
+import { chromium } from 'playwright-core';
+import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+
+const args = process.argv.slice(2);
+const opt = (name) => { const i = args.indexOf('--' + name); return i >= 0 ? args[i + 1] : undefined; };
+const url = opt('url');
+const expected = (opt('methods') || '').split(',').filter(Boolean);
+const deprecated = opt('deprecated') || 'minus';
+const screenshot = opt('screenshot');
+const wantNotifications = args.includes('--notifications');
+const step = (s) => process.stderr.write('browser: ' + s + '\n');
+
+const profile = mkdtempSync(join(tmpdir(), 'explorer-chromium-'));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  viewport: { width: 1360, height: 860 },
+});
+const failures = [];
+const consoleErrors = [];
+try {
+  const page = context.pages()[0] || await context.newPage();
+  page.setDefaultTimeout(15000);
+  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+  page.on('pageerror', (e) => consoleErrors.push('page error: ' + e.message));
+  page.on('requestfailed', (r) => consoleErrors.push('request failed: ' + r.url() + ' ' + (r.failure() || {}).errorText));
+
+  step('open ' + url);
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready="true"]');
+
+  const names = await page.$$eval('#methods li', (lis) => lis.map((li) => li.dataset.name));
+  for (const m of expected) if (!names.includes(m)) failures.push('method ' + m + ' is not listed (listed: ' + names.join(', ') + ')');
+  step('listed ' + names.length + ' methods');
+
+  // A deprecated method is marked in the list and in its view.
+  const dep = page.locator(`#methods li[data-name="${deprecated}"]`);
+  if (!(await dep.getAttribute('class') || '').includes('deprecated') || (await dep.locator('.badge.deprecated').count()) !== 1) failures.push(deprecated + ' is not marked deprecated in the list');
+  await dep.locator('button').click();
+  await page.waitForSelector('#m-deprecation:not([hidden])');
+  const depText = await page.textContent('#m-deprecation');
+  if (!/Deprecated/.test(depText) || !/subtract/.test(depText)) failures.push('the deprecation notice says ' + JSON.stringify(depText));
+
+  // subtract from the form (and it is not marked deprecated).
+  await page.click('#methods li[data-name="subtract"] button');
+  if (await page.isVisible('#m-deprecated') || await page.isVisible('#m-deprecation')) failures.push('subtract is shown as deprecated');
+  await page.fill('.field[data-name="minuend"] input', '42');
+  await page.fill('.field[data-name="subtrahend"] input', '23');
+  const params = await page.inputValue('#params-json');
+  if (params !== '{"minuend":42,"subtrahend":23}') failures.push('the form built params ' + params);
+  await page.click('#send');
+  await page.waitForSelector('#result');
+  const result = (await page.textContent('#result')).trim();
+  if (result !== '19') failures.push('subtract showed ' + JSON.stringify(result) + ', want 19');
+  const request = await page.textContent('#request');
+  if (!request.includes('"method": "subtract"') || !(await page.textContent('#response')).includes('"result": 19')) failures.push('the envelopes are not shown: ' + request);
+  if (!/ms$/.test((await page.textContent('#elapsed')).trim())) failures.push('no time taken shown');
+  step('subtract from the form: ' + result);
+  if (screenshot) {
+    mkdirSync(dirname(screenshot), { recursive: true });
+    await page.screenshot({ path: screenshot, fullPage: false });
+    step('screenshot ' + screenshot);
+  }
+
+  // -32602, readably.
+  await page.fill('#params-json', '{"minuend":"x","subtrahend":1}');
+  await page.click('#send');
+  await page.waitForSelector('#rpc-error');
+  const errText = await page.textContent('#rpc-error');
+  for (const want of ['Error -32602', '/minuend', 'expected number, got string']) if (!errText.includes(want)) failures.push('the -32602 error shows ' + JSON.stringify(errText) + ', lacking ' + want);
+  step('invalid params: ' + errText.replace(/\s+/g, ' '));
+
+  // History.
+  const history = await page.$$eval('#history li', (lis) => lis.length);
+  if (history < 2) failures.push('history has ' + history + ' entries');
+
+  if (wantNotifications) {
+    await page.click('#methods li[data-name="demo_subscribe"] button');
+    await page.fill('#params-json', '["ticker",{"interval_ms":20,"count":3}]');
+    await page.click('#send');
+    await page.waitForFunction(() => document.querySelectorAll('#notifications li').length >= 3);
+    const first = await page.textContent('#notifications li:last-child pre');
+    if (!first.includes('demo_subscription')) failures.push('the notification shows ' + first);
+    step('notifications shown live');
+  }
+} catch (e) {
+  failures.push('browser: ' + e.message);
+} finally {
+  await context.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+for (const e of consoleErrors) failures.push('console: ' + e);
+if (failures.length) {
+  for (const f of failures) console.error('FAIL ' + f);
+  process.exit(1);
+}
+console.log('ok');

@@ -1,0 +1,59 @@
+// Package browsertest runs the explorer's browser test (the npm project in
+// explorer/testdata/browser, which drives Debian's headless Chromium with
+// playwright-core) from the Go tests of explorer and cmd/jrpc.
+package browsertest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seedhq/jsonrpc/internal/demo"
+)
+
+// Chromium is the browser the test drives.
+const Chromium = "/usr/bin/chromium"
+
+// Need skips t (or, with JSONRPC_REQUIRE_NODE set, as in CI, fails it)
+// when node, the npm project's modules in dir or Chromium are missing.
+func Need(t *testing.T, dir string) {
+	t.Helper()
+	skip := t.Skip
+	if os.Getenv("JSONRPC_REQUIRE_NODE") != "" {
+		skip = t.Fatal
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		skip("node is not installed: it drives the browser test")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core")); err != nil {
+		skip("explorer/testdata/browser/node_modules is missing: run `npm ci` there")
+	}
+	if _, err := os.Stat(Chromium); err != nil {
+		skip(Chromium + " is missing: apt-get install chromium")
+	}
+}
+
+// Run runs test.mjs in dir against the explorer page at url, expecting
+// every demo method; extra are more flags (--notifications, --screenshot
+// out/NAME.png).
+func Run(t *testing.T, dir, url string, extra ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var names []string
+	for _, m := range demo.NewMux().Methods() {
+		names = append(names, m.Name)
+	}
+	args := append([]string{"test.mjs", "--url", url, "--methods", strings.Join(names, ",")}, extra...)
+	cmd := exec.CommandContext(ctx, "node", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("browser test against %s: %v", url, err)
+	}
+}
