@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
@@ -85,6 +86,7 @@ func newDialConfig(opts []DialOption) *dialConfig {
 //	tcp://host:port                     TCP stream, bidirectional (*Conn)
 //	tls://host:port                     TCP stream over TLS (WithTLSConfig)
 //	unix:///path/to/socket              unix socket stream (*Conn)
+//	unix://@name                        abstract unix socket (Linux)
 //
 // and any scheme registered with RegisterTransport (nats:// once
 // github.com/seedhq/jsonrpc/nats is imported). To talk to a subprocess over its stdin and stdout, use DialCommand.
@@ -130,10 +132,14 @@ func Dial(ctx context.Context, rawURL string, opts ...DialOption) (Client, error
 	return nil, errors.New("jsonrpc: unsupported URL scheme " + u.Scheme + " in " + rawURL + " (want http, https, ws, wss, tcp, tls or unix" + orRegistered(func(t transport) bool { return t.dial != nil }) + ")")
 }
 
-// unixPath returns the socket path of unix:///path (or unix:path).
+// unixPath returns the socket path of unix:///path (or unix:path), or
+// "@name" for the abstract socket of unix://@name (Linux).
 func unixPath(u *url.URL) string {
 	if u.Opaque != "" {
 		return u.Opaque
+	}
+	if u.User != nil {
+		return u.User.String() + "@" + u.Host + u.Path
 	}
 	return u.Host + u.Path
 }
@@ -142,8 +148,9 @@ func unixPath(u *url.URL) string {
 type ListenOption func(*listenConfig)
 
 type listenConfig struct {
-	framing Framing
-	tls     *tls.Config
+	framing    Framing
+	tls        *tls.Config
+	socketMode fs.FileMode // unix:// (ListenSocketMode)
 }
 
 // ListenTLS sets the TLS configuration of https://, wss:// and tls://
@@ -175,7 +182,7 @@ func (c *listenConfig) serverTLS(scheme string, protos ...string) (*tls.Config, 
 }
 
 // ListenFraming sets the framing of tcp://, unix:// and stdio: listeners
-// (default: FramingAuto on sockets, FramingLine on stdio).
+// (default FramingAuto: detected from the first bytes the peer sends).
 func ListenFraming(f Framing) ListenOption { return func(c *listenConfig) { c.framing = f } }
 
 // Listener is a transport a Server serves, started by Server.Listen.
@@ -213,14 +220,26 @@ func (l *Listener) stop(err error) {
 //	http://127.0.0.1:8080/path   HTTP POST at path (an http.Server with sane timeouts)
 //	ws://127.0.0.1:8081/path     WebSocket at path
 //	tcp://127.0.0.1:9090         TCP, framing auto-detected per connection
-//	unix:///tmp/rpc.sock         unix socket
+//	unix:///tmp/rpc.sock         unix socket (file mode 0600: ListenSocketMode)
+//	unix://@name                 abstract unix socket (Linux: no file)
 //	stdio:                       standard input and output
 //	https://…, wss://…, tls://127.0.0.1:9443
 //	                             the same over TLS (tls:// is TCP over TLS);
 //	                             they need ListenTLS
 //
-// and any scheme registered with RegisterTransport. Shutdown stops every
-// listener.
+// A unix socket path never destroys a file: a path that holds anything but
+// a socket is refused and left untouched, a socket where a server accepts
+// connections is refused (errors.Is(err, syscall.EADDRINUSE)), and only a
+// stale socket (connecting is refused) is replaced. On Shutdown the socket
+// file is removed if it is still the one this listener created.
+//
+// On stdio the listener stops when its connection ends. When the peer ended
+// it (end of input, or a stream that cannot be read any further, answered
+// with an error where one can be framed) Err is nil and the reason is
+// logged; Err reports only the server's own failures (a failed write).
+//
+// Any scheme registered with RegisterTransport works too. Shutdown stops
+// every listener.
 func (s *Server) Listen(rawURL string, opts ...ListenOption) (*Listener, error) {
 	cfg := &listenConfig{}
 	for _, o := range opts {
@@ -269,35 +288,34 @@ func (s *Server) Listen(rawURL string, opts ...ListenOption) (*Listener, error) 
 		l.URL = "tls://" + nl.Addr().String()
 		go func() { l.stop(s.Serve(tls.NewListener(nl, tlsCfg), cfg.framing)) }()
 	case "tcp", "unix":
-		network, addr := u.Scheme, u.Host
+		var nl net.Listener
 		if u.Scheme == "unix" {
-			addr = unixPath(u)
-			os.Remove(addr) // a stale socket file from an earlier run
+			addr := unixPath(u)
+			if addr == "" {
+				return nil, errors.New("jsonrpc: URL " + rawURL + " names no socket")
+			}
+			nl, err = listenUnix(addr, cfg.socketMode)
+			l.URL = "unix://" + addr
+		} else {
+			nl, err = net.Listen("tcp", u.Host)
 		}
-		nl, err := net.Listen(network, addr)
 		if err != nil {
 			return nil, err
 		}
-		if u.Scheme == "unix" {
-			l.URL = "unix://" + addr
-		} else {
+		if u.Scheme == "tcp" {
 			l.URL = "tcp://" + nl.Addr().String()
 		}
-		go func() { l.stop(s.Serve(nl, cfg.framing)) }()
+		go func() {
+			err := s.Serve(nl, cfg.framing)
+			nl.Close() // a unix socket file goes with it
+			l.stop(err)
+		}()
 	case "stdio":
 		l.URL = "stdio:"
-		framing := cfg.framing
-		if framing == FramingAuto {
-			framing = FramingLine
-		}
-		c := newConnContext(withPeer(context.Background(), s, Peer{Transport: "stdio"}), NewStream(stdio{}, s.streamOptions(framing)), s, nil)
+		c := newConnContext(withPeer(context.Background(), s, Peer{Transport: "stdio"}), NewStream(stdio{}, s.streamOptions(cfg.framing)), s, nil)
 		go func() {
 			<-c.Done()
-			err := c.Err()
-			if errors.Is(err, ErrClosed) || err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				err = nil
-			}
-			l.stop(err)
+			l.stop(s.stdioEnded(c.Err()))
 		}()
 	default:
 		if l, ok, err := s.listenRegistered(u); ok {

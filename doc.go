@@ -43,7 +43,15 @@
 // by an array holding a response for each element that needs one, in any
 // order; an empty batch gets one -32600 object and an all-notification batch
 // gets nothing. A "result": null is written, never dropped. Methods named
-// "rpc." are reserved for extensions (see Mux.HandleExtension).
+// "rpc." are reserved for extensions (see Mux.HandleExtension). A UTF-8
+// byte-order mark before a message is a parse error (-32700, named as
+// such) on every transport: RFC 8259 §8.1 forbids sending one, and one
+// answer everywhere beats a guess; on a stream the connection goes on.
+//
+// On a byte stream, FramingAuto (the server's default on sockets and stdio)
+// selects Content-Length framing only when the first bytes are a header
+// name ("Content-Length:" or "Content-Type:", any case); anything else,
+// JSON or not, is newline framing and gets its answer on that line.
 //
 // # Handlers and errors
 //
@@ -133,11 +141,13 @@
 //
 //	limit                     default        where                   over it
 //	message size              10 MiB         Server.MaxMessageSize   -32600 "message too large" (id null); line
-//	                                                                 framing skips the line and goes on, HTTP
+//	                                                                 framing answers once the limit is crossed,
+//	                                                                 skips the rest of the line and goes on, HTTP
 //	                                                                 answers 413, Content-Length framing closes
 //	batch length              1000           Server.MaxBatchLen      one -32600 object; nothing runs
 //	batch response size       10 MiB         Server.MaxResponseBytes responses past it become -32603 errors
-//	nesting depth             128            Server.MaxDepth         -32600 (id null), while scanning
+//	nesting depth             128            Server.MaxDepth         -32600 (id null); invalid JSON past the limit
+//	                                                                 is still -32700 (scanned on without recursion)
 //	method name length        256 bytes      Server.MaxMethodLen     -32600
 //	handlers per connection   8×GOMAXPROCS   Server.MaxConcurrency   further requests wait (read back-pressure)
 //	connections per listener  16384          Server.MaxConns         sockets closed on accept, HTTP 503
@@ -146,4 +156,5 @@
 //	replies queued unwritten  1 MiB          Server.MaxQueuedBytes   no new request is read until the peer
 //	                                                                 reads (back-pressure; nothing dropped)
 //	header section (LSP)      8 KiB          fixed                   -32700, connection closed
+//	unix socket file mode     0600           ListenSocketMode        (Listen refuses paths that are not sockets)
 package jsonrpc

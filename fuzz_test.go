@@ -77,6 +77,12 @@ func FuzzProcess(f *testing.F) {
 	for _, s := range fuzzSeeds() {
 		f.Add(s)
 	}
+	// Past MaxDepth (64) the scan goes on without recursion: valid and
+	// invalid variants, for the fuzzer to mutate.
+	deep := strings.Repeat(`[{"a":`, 40) + `[1,"x",{}]` + strings.Repeat("}]", 40)
+	f.Add([]byte(deep))
+	f.Add([]byte(deep[:len(deep)-1] + "}"))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"echo","id":1,"params":` + deep + "}"))
 	srv := fuzzServer()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		reply := dispatchBytes(srv, data)
@@ -91,7 +97,8 @@ func FuzzProcess(f *testing.F) {
 		switch {
 		case valid && parseErr:
 			t.Fatalf("valid JSON answered with a parse error: %q → %s", data, reply)
-		case !valid && !parseErr && !depthErr:
+		case !valid && !parseErr:
+			// Even nested past MaxDepth: the scan goes on to tell.
 			t.Fatalf("invalid JSON not answered with a parse error: %q → %q", data, reply)
 		}
 		if parseErr || depthErr {
@@ -223,12 +230,12 @@ func recvOutcomes(t *testing.T, ch Channel, framing Framing, size int, cut bool)
 				if !fe.Fatal {
 					continue
 				}
-				return out
+				return append(out, "framing "+ch.(*stream).framing.String())
 			}
 			if err != io.EOF && err != io.ErrUnexpectedEOF {
 				t.Fatalf("unexpected error %v", err)
 			}
-			return append(out, err.Error())
+			return append(out, err.Error(), "framing "+ch.(*stream).framing.String())
 		}
 		if len(msg) > limit || (len(msg) == 0 && framing == FramingLine) {
 			t.Fatalf("message of %d bytes (limit %d)", len(msg), limit)
@@ -275,6 +282,41 @@ func FuzzHeaderFraming(f *testing.F) {
 			framing = FramingAuto
 		}
 		recvAll(t, framing, data, sizes)
+	})
+}
+
+// FuzzAutoFraming: the auto framing picks the header framing only for a
+// header name, whatever JSON text or garbage comes first, and the choice
+// and the messages read do not depend on how the input is cut into reads.
+func FuzzAutoFraming(f *testing.F) {
+	for i, s := range fuzzSeeds() {
+		if i%4 == 0 {
+			f.Add(append(bytes.Clone(s), '\n'), []byte{byte(i)})
+		}
+	}
+	for _, s := range []string{
+		"42\n{}\n", "null\n", "\"x\"\n", "true\n", "garbage\n{}\n", "\x00\n", "\xef\xbb\xbf{}\n",
+		"\xef\xbb\xbfContent-Length: 2\r\n\r\n{}", "  \r\n\tContent-Length: 2\r\n\r\n{}",
+		"content-type: x\r\nContent-Length: 2\r\n\r\n{}", "CONTENT-LENGTH:2\n\n[]", "Content-Lengthy: 2\n{}\n",
+		"Content-Length 2\r\n\r\n{}", "Content-\n", "Content-Typ", strings.Repeat("x", 300) + "\n{}\n",
+	} {
+		f.Add([]byte(s), []byte{1})
+		f.Add([]byte(s), []byte{0x80, 2, 0x81, 5})
+	}
+	f.Fuzz(func(t *testing.T, data, sizes []byte) {
+		recvAll(t, FramingAuto, data, sizes)
+		// The choice itself: a header only when the first bytes (after
+		// white space and a byte-order mark) are a header name.
+		ch := NewStream(&chunkReader{data: bytes.Clone(data), sizes: sizes}, StreamOptions{MaxMessageSize: 256}).(*stream)
+		ch.Recv() // detects first
+		start := bytes.TrimPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte(bom))
+		isHeader := false
+		for _, name := range headerNames {
+			isHeader = isHeader || len(start) >= len(name) && strings.EqualFold(string(start[:len(name)]), name)
+		}
+		if want := map[bool]Framing{false: FramingLine, true: FramingHeader}[isHeader]; ch.framing != want && len(bytes.TrimSpace(data)) > 0 {
+			t.Fatalf("%q read as %v framing", data, ch.framing)
+		}
 	})
 }
 

@@ -275,24 +275,48 @@ func TestHostileHugeBatchAllocation(t *testing.T) {
 	c.checkServedLine()
 }
 
+// TestHostileDeepNesting: nesting past MaxDepth is scanned to the end,
+// without recursion, so that invalid JSON is a parse error (-32700) however
+// deep it goes and only valid JSON nested too deep is -32600 (issue 12
+// point 8; before, anything past the limit was -32600).
 func TestHostileDeepNesting(t *testing.T) {
-	srv := &Server{Handler: rulesMux(), Logger: quietLogger, MaxMessageSize: 1 << 20}
-	for name, msg := range map[string]string{
-		"arrays":          strings.Repeat("[", 100_000),
-		"objects":         strings.Repeat(`{"a":`, 100_000),
-		"in params":       `{"jsonrpc":"2.0","method":"echo","id":1,"params":` + strings.Repeat("[", 100_000) + "}",
-		"closed arrays":   strings.Repeat("[", 200) + strings.Repeat("]", 200),
-		"batch of nested": "[" + strings.Repeat("[", 100_000),
+	srv := &Server{Handler: rulesMux(), Logger: quietLogger, MaxMessageSize: 4 << 20}
+	const n = 100_000
+	closed := func(open, close string) string { return strings.Repeat(open, n) + strings.Repeat(close, n) }
+	inParams := func(v string) string { return `{"jsonrpc":"2.0","method":"echo","id":1,"params":` + v + "}" }
+	for name, tc := range map[string]struct {
+		msg  string
+		code int64
+	}{
+		"unclosed arrays":     {strings.Repeat("[", n), CodeParseError},
+		"a million arrays":    {strings.Repeat("[", 1_000_000), CodeParseError},
+		"unclosed objects":    {strings.Repeat(`{"a":`, n), CodeParseError},
+		"unclosed in params":  {inParams(strings.Repeat("[", n)), CodeParseError},
+		"unclosed in a batch": {"[" + strings.Repeat("[", n), CodeParseError},
+		"wrong closer":        {strings.Repeat("[", n) + "}" + strings.Repeat("]", n-1), CodeParseError},
+		"bad scalar deep":     {strings.Repeat("[", n) + "nul" + strings.Repeat("]", n), CodeParseError},
+		"missing colon deep":  {strings.Repeat(`{"a":`, n) + `{"b"}` + strings.Repeat("}", n), CodeParseError},
+		"trailing comma deep": {strings.Repeat("[", n) + "1," + strings.Repeat("]", n), CodeParseError},
+		"garbage after deep":  {closed("[", "]") + "x", CodeParseError},
+		"bad utf8 deep":       {strings.Repeat("[", n) + "\"\xff\"" + strings.Repeat("]", n), CodeParseError},
+		"closed arrays":       {closed("[", "]"), CodeInvalidRequest},
+		"closed objects":      {closed(`{"a":`, "}")[:5*n] + "1" + strings.Repeat("}", n), CodeInvalidRequest},
+		"mixed, with members": {strings.Repeat(`[{"a":1,"b":[2,"x"],"c":`, n) + "{}" + strings.Repeat("}]", n), CodeInvalidRequest},
+		"closed in params":    {inParams(closed("[", "]")), CodeInvalidRequest},
+		"closed in a batch":   {"[" + closed("[", "]") + "]", CodeInvalidRequest},
+		"just past the limit": {closed("[", "]")[n-129 : n+129], CodeInvalidRequest},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var reply []byte
 			var sc scanner
 			var m parsedMessage
-			data := []byte(msg)
+			data := []byte(tc.msg)
 			alloc := allocDuring(func() { reply = srv.process(context.Background(), nil, data, &sc, &m) })
-			checkWant(t, reply, want{id: "null", code: CodeInvalidRequest, msg: "depth"})
-			if alloc > 64<<10 {
-				t.Fatalf("rejecting the nesting allocated %d bytes", alloc)
+			checkWant(t, reply, want{id: "null", code: tc.code})
+			// One bit per level past the limit, no recursion: at most an
+			// eighth of the message (plus growth), not a frame per level.
+			if limit := uint64(len(data)/4 + 64<<10); alloc > limit {
+				t.Fatalf("scanning %d bytes allocated %d bytes (limit %d)", len(data), alloc, limit)
 			}
 		})
 	}
@@ -304,9 +328,25 @@ func TestHostileDeepNesting(t *testing.T) {
 	// Over a stream the connection goes on.
 	addr := hostileServer(t, srv, FramingLine)
 	c := dialRaw(t, addr)
-	c.write(strings.Repeat("[", 100_000) + "\n")
+	c.write(strings.Repeat("[", 1_000_000) + "\n")
+	checkWant(t, c.line(), want{id: "null", code: CodeParseError, msg: "unexpected end of JSON input"})
+	c.write(closed("[", "]") + "\n")
 	checkWant(t, c.line(), want{id: "null", code: CodeInvalidRequest, msg: "depth"})
 	c.checkServedLine()
+}
+
+// BenchmarkDeepNesting: a million "[" are answered in one pass (a few
+// milliseconds), allocating one bit per level past the limit.
+func BenchmarkDeepNesting(b *testing.B) {
+	srv := &Server{Handler: rulesMux(), Logger: quietLogger}
+	data := []byte(strings.Repeat("[", 1_000_000))
+	var sc scanner
+	var m parsedMessage
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		srv.process(context.Background(), nil, data, &sc, &m)
+	}
 }
 
 func TestHostileHugeNumbersAndIDs(t *testing.T) {
@@ -516,7 +556,26 @@ func TestHostileConnectionFlood(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	dialRaw(t, addr).checkServedLine()
+	// A connection counts against MaxConns until its handlers have
+	// returned, a moment after it is untracked: retry while refused.
+	for {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(nc, okReq+"\n")
+		line, err := bufio.NewReader(nc).ReadBytes('\n')
+		nc.Close()
+		if err == nil {
+			checkWant(t, bytes.TrimSpace(line), ok(`"ok"`, `["ok"]`))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a fresh connection is not served: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // TestServerShutdownAnswersEveryRequest: requests running on several TCP

@@ -161,9 +161,15 @@ type parsedMessage struct {
 
 // parseMessage scans data strictly. A syntax error, bad UTF-8 or excessive
 // nesting returns an error for the whole message; everything else is
-// reported per element in the envelopes.
+// reported per element in the envelopes. A byte-order mark before the
+// text is a syntax error like any other byte that cannot begin JSON (RFC
+// 8259 §8.1 forbids sending one), named as such, on every transport alike.
 func (s *scanner) parseMessage(data []byte, maxDepth int, m *parsedMessage) error {
 	s.reset(data, maxDepth)
+	if len(data) >= len(bom) && string(data[:len(bom)]) == bom {
+		s.fail(errBOM)
+		return s.err
+	}
 	m.batch, m.elems, m.n = false, m.elems[:0], 0
 	switch s.peek() {
 	case '[':
@@ -185,19 +191,19 @@ func (s *scanner) parseMessage(data []byte, maxDepth int, m *parsedMessage) erro
 		if !ok || !s.end() {
 			return s.err
 		}
-		return nil
+		return s.depthErr()
 	case '{':
 		m.elems = append(m.elems, envelope{})
 		if !s.envelope(&m.elems[0]) || !s.end() {
 			return s.err
 		}
-		return nil
+		return s.depthErr()
 	default:
 		if _, ok := s.value(); !ok || !s.end() {
 			return s.err
 		}
 		m.elems = append(m.elems, envelope{kind: kindInvalid, err: errNotObject})
-		return nil
+		return s.depthErr()
 	}
 }
 

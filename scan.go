@@ -48,11 +48,22 @@ type scanner struct {
 	dups     int    // count of duplicate names found so far
 	names    []name // names of the objects being scanned, innermost last
 	err      error
+	tooDeep  bool     // a value nested past maxDepth was seen (and scanned: see deepValue)
+	deep     []uint64 // deepValue's stack: one bit per open level, set for objects
 }
 
 func (s *scanner) reset(data []byte, maxDepth int) {
-	s.data, s.pos, s.depth, s.maxDepth, s.dups, s.err = data, 0, 0, maxDepth, 0, nil
+	s.data, s.pos, s.depth, s.maxDepth, s.dups, s.err, s.tooDeep = data, 0, 0, maxDepth, 0, nil, false
 	s.names = s.names[:0]
+}
+
+// depthErr returns the error for text that is valid JSON but nests past
+// the limit, or nil.
+func (s *scanner) depthErr() error {
+	if s.tooDeep {
+		return &depthError{limit: s.maxDepth}
+	}
+	return nil
 }
 
 func (s *scanner) fail(msg string) bool {
@@ -273,13 +284,100 @@ func hex4(b []byte, i int) (rune, bool) {
 	return r, true
 }
 
+// enter opens the object or array at s.pos; it reports false when that
+// would nest past the limit (the caller then scans it with deepValue).
 func (s *scanner) enter() bool {
-	s.depth++
-	if s.depth > s.maxDepth {
-		if s.err == nil {
-			s.err = &depthError{limit: s.maxDepth}
-		}
+	if s.depth >= s.maxDepth {
 		return false
+	}
+	s.depth++
+	s.pos++
+	return true
+}
+
+// deepValue scans the object or array at s.pos, which nests past the
+// limit. The message is refused either way, but the scan goes on to its
+// end to tell invalid JSON (a parse error) from valid JSON nested too deep
+// (an invalid request). It does not recurse: a stack of one bit per open
+// level (set for an object) says which closer is due, so a million "["
+// cost 125 KB, an eighth of their own size at most, and one pass.
+func (s *scanner) deepValue() bool {
+	s.tooDeep = true
+	stack, depth := s.deep[:0], 0
+	defer func() {
+		if cap(stack) <= 1<<10 {
+			s.deep = stack[:0] // keep a small stack for the next message
+		}
+	}()
+	for {
+		// A value is due at s.pos.
+		if c := s.peek(); c == '{' || c == '[' {
+			if depth/64 == len(stack) {
+				if len(stack) == cap(stack) {
+					// Grow by doubling (the sizes allocated add up to
+					// twice the last), never past the depth the rest could reach.
+					n := min(max(2*cap(stack), 16), (depth+len(s.data)-s.pos)/64+1)
+					stack = append(make([]uint64, 0, n), stack...)
+				}
+				stack = append(stack, 0)
+			}
+			bit := uint64(1) << (depth % 64)
+			closer := byte(']')
+			if c == '{' {
+				stack[depth/64] |= bit
+				closer = '}'
+			} else {
+				stack[depth/64] &^= bit
+			}
+			depth++
+			s.pos++
+			if s.peek() != closer {
+				if c == '{' && !s.memberName() {
+					return false
+				}
+				continue
+			}
+			s.pos++
+			depth--
+		} else if _, ok := s.value(); !ok { // a scalar, or an error
+			return false
+		}
+		// After a value: close levels until one goes on with ','.
+		for depth > 0 {
+			object := stack[(depth-1)/64]>>((depth-1)%64)&1 == 1
+			c := s.peek()
+			if c == ',' {
+				s.pos++
+				if object && !s.memberName() {
+					return false
+				}
+				break
+			}
+			if object && c != '}' {
+				return s.fail("expected ',' or '}' after object member")
+			}
+			if !object && c != ']' {
+				return s.fail("expected ',' or ']' after array element")
+			}
+			s.pos++
+			depth--
+		}
+		if depth == 0 {
+			return true
+		}
+	}
+}
+
+// memberName scans an object member's name and its colon, for deepValue.
+func (s *scanner) memberName() bool {
+	if s.peek() != '"' {
+		return s.fail("expected object member name")
+	}
+	if _, ok := s.str(); !ok {
+		return false
+	}
+	if s.peek() != ':' {
+		return s.fail("expected ':' after object member name")
 	}
 	s.pos++
 	return true
@@ -289,7 +387,7 @@ func (s *scanner) enter() bool {
 // envelope and its members are recorded there.
 func (s *scanner) object(env *envSink) bool {
 	if !s.enter() {
-		return false
+		return s.deepValue()
 	}
 	base := len(s.names)
 	defer func() { s.names = s.names[:base] }()
@@ -379,7 +477,7 @@ func (s *scanner) decodedName(n name) []byte {
 // array scans an array. elem, when non-nil, scans each element in place of value.
 func (s *scanner) array(elem func() bool) bool {
 	if !s.enter() {
-		return false
+		return s.deepValue()
 	}
 	if s.peek() == ']' {
 		s.pos++
@@ -491,5 +589,5 @@ func validJSON(b []byte) bool {
 	var s scanner
 	s.reset(b, 10000)
 	_, ok := s.value()
-	return ok && s.end() && s.dups == 0
+	return ok && s.end() && s.dups == 0 && !s.tooDeep
 }

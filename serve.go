@@ -55,6 +55,26 @@ func (s *Server) ServeConn(ctx context.Context, ch Channel) error {
 	return nil
 }
 
+// stdioEnded returns why a stdio listener stopped, given why its one
+// connection ended: nil when the peer ended it (end of input, a message
+// cut short, a stream that cannot be read further, already answered), the
+// error when the server failed (it could not write). Either way it logs why.
+func (s *Server) stdioEnded(err error) error {
+	var fe *FrameError
+	switch {
+	case err == nil || errors.Is(err, ErrClosed):
+		return nil
+	case errors.Is(err, io.EOF):
+		s.logger().Debug("jsonrpc: standard input ended") // the normal end: quiet
+		return nil
+	case errors.As(err, &fe):
+		s.logger().Warn("jsonrpc: standard input cannot be read further; stopping", "error", fe.Msg)
+		return nil
+	}
+	s.logger().Error("jsonrpc: stdio failed", "error", err)
+	return err
+}
+
 // Serve accepts stream connections (TCP, unix) on l and serves each with the
 // given framing (FramingAuto detects it per connection). It returns
 // ErrServerClosed after Shutdown.

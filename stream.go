@@ -20,16 +20,22 @@ type Framing uint8
 
 const (
 	// FramingAuto detects the framing from the first bytes the peer sends:
-	// a header ("Content-Length: ...") selects FramingHeader, anything else
-	// FramingLine. Outgoing messages before detection use FramingLine.
+	// a header name ("Content-Length:" or "Content-Type:", any case, after
+	// optional white space) selects FramingHeader, anything else (JSON text
+	// of any kind, garbage) FramingLine. The choice waits only as long as
+	// the bytes could still begin such a name, and does not depend on how
+	// they are cut into reads. Outgoing messages before detection use
+	// FramingLine.
 	FramingAuto Framing = iota
 	// FramingLine is newline-delimited JSON: one message per line ("\r\n"
 	// tolerated, blank lines skipped). A line over the size limit is
-	// skipped up to its newline and answered with an error; the stream goes on.
+	// answered with an error as soon as the limit is crossed, then skipped
+	// up to its newline (holding none of it); the stream goes on.
 	FramingLine
 	// FramingHeader is the LSP base protocol: "Content-Length: N" (the name
 	// case-insensitive, other headers ignored), a blank line, then N bytes.
-	// A body over the size limit, a missing or bad length end the stream
+	// A body over the size limit, a missing or bad length, a header section
+	// over 8 KiB, or a message cut short by the end of input end the stream
 	// after an error, since the next message cannot be found reliably.
 	FramingHeader
 )
@@ -63,9 +69,14 @@ type FrameError struct {
 	Fatal bool   // the stream cannot continue
 	Code  int64  // the JSON-RPC error code sent to the peer
 	Msg   string // what was wrong
+	cause error
 }
 
 func (e *FrameError) Error() string { return "jsonrpc: " + e.Msg }
+
+// Unwrap returns the cause: io.ErrUnexpectedEOF for a message the end of
+// input cut short, otherwise nil.
+func (e *FrameError) Unwrap() error { return e.cause }
 
 func (e *FrameError) rpcError() *Error { return &Error{Code: e.Code, Message: e.Msg} }
 
@@ -247,35 +258,73 @@ func (s *stream) Recv() ([]byte, error) {
 	return s.recvLine()
 }
 
-// detect picks the framing from the first non-space byte.
+// detect picks the framing from the first bytes the peer sends. White space
+// is skipped; a header name ("Content-Length:" or "Content-Type:", in any
+// case, after an optional byte-order mark) selects FramingHeader, anything
+// else FramingLine. It reads only while the bytes could still begin such a
+// name, so the choice does not depend on how the input is cut into reads,
+// and JSON text of any kind (a bare 42, "x", null, garbage) is read as a
+// line and answered as one.
 func (s *stream) detect() error {
 	for {
-		for s.r < s.w {
-			if c := s.buf[s.r]; c == ' ' || c == '\t' || c == '\r' || c == '\n' {
-				s.r++
-				continue
+		for s.r < s.w && isSpace(s.buf[s.r]) {
+			s.r++
+		}
+		if s.r < s.w {
+			if decided, header := headerStart(s.buf[s.r:s.w]); decided {
+				f := FramingLine
+				if header {
+					f = FramingHeader
+				}
+				s.wmu.Lock() // frame reads the framing under wmu
+				s.framing = f
+				s.wmu.Unlock()
+				return nil
 			}
-			f := FramingHeader
-			if c := s.buf[s.r]; c == '{' || c == '[' {
-				f = FramingLine
-			}
-			s.wmu.Lock() // frame reads the framing under wmu
-			s.framing = f
-			s.wmu.Unlock()
-			return nil
 		}
 		if err := s.fill(); err != nil {
+			if err == io.EOF {
+				s.framing = FramingLine // what is left is a last line
+				return nil
+			}
 			return err
 		}
 	}
 }
 
+// headerNames are the header names that select FramingHeader, with their colon.
+var headerNames = [...]string{"content-length:", "content-type:"}
+
+// bom is the UTF-8 encoding of U+FEFF, the byte-order mark, and errBOM
+// what a message that starts with one is told.
+const (
+	bom    = "\xef\xbb\xbf"
+	errBOM = "byte-order mark (U+FEFF) before the JSON text"
+)
+
+// headerStart reports whether b, the first non-space bytes of a stream,
+// decide the framing yet, and if so whether they begin a header section.
+func headerStart(b []byte) (decided, header bool) {
+	if len(b) < len(bom) && strings.HasPrefix(bom, string(b)) {
+		return false, false
+	}
+	b = bytes.TrimPrefix(b, []byte(bom))
+	for _, name := range headerNames {
+		n := min(len(b), len(name))
+		if strings.EqualFold(string(b[:n]), name[:n]) {
+			return n == len(name), n == len(name)
+		}
+	}
+	return true, false
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
 func (s *stream) recvLine() ([]byte, error) {
-	if s.skipping { // an interrupted skip goes on
+	if s.skipping { // the rest of an oversize line, already answered
 		if err := s.skipLine(); err != nil {
 			return nil, err
 		}
-		return nil, tooLarge(s.max, false)
 	}
 	scanned := 0 // bytes of buf[r:w] known to hold no newline
 	for {
@@ -297,10 +346,11 @@ func (s *stream) recvLine() ([]byte, error) {
 		// One byte over the limit may be the "\r" of a "\r\n" whose "\n"
 		// has not arrived yet: wait for it before judging the line.
 		if int64(scanned) > s.max && (int64(scanned) > s.max+1 || s.buf[s.w-1] != '\r') {
-			// Too long: skip to the end of the line, then report it.
-			if err := s.skipLine(); err != nil {
-				return nil, err
-			}
+			// Too long: report it now, without waiting for the newline
+			// (which may never come); the next Recv skips the rest of the
+			// line, holding no more of it than one read.
+			s.r = s.w
+			s.skipping = true
 			return nil, tooLarge(s.max, false)
 		}
 		if err := s.fill(); err != nil {
@@ -326,7 +376,6 @@ func isBlank(b []byte) bool {
 
 // skipLine discards input up to and including the next newline.
 func (s *stream) skipLine() error {
-	s.skipping = true
 	for {
 		if i := bytes.IndexByte(s.buf[s.r:s.w], '\n'); i >= 0 {
 			s.r += i + 1
@@ -346,6 +395,13 @@ func (s *stream) skipLine() error {
 
 const maxHeaderBytes = 8 << 10
 
+// cutShort is the error for a message that the end of input cut short:
+// a parse error, answered if the peer still reads (a half-closed socket).
+// It matches io.ErrUnexpectedEOF.
+func cutShort(msg string) *FrameError {
+	return &FrameError{Fatal: true, Code: CodeParseError, Msg: "message cut short: " + msg, cause: io.ErrUnexpectedEOF}
+}
+
 func headerErr(msg string) *FrameError {
 	return &FrameError{Fatal: true, Code: CodeParseError, Msg: "invalid message header: " + msg}
 }
@@ -356,9 +412,11 @@ func headerErr(msg string) *FrameError {
 func (s *stream) recvHeader() ([]byte, error) {
 	length := int64(-1)
 	off := 0 // bytes of buf[r:] read as header lines so far
+	withBOM := false
 	for {
 		// Read one header line.
 		var line []byte
+		first := off == 0
 		for {
 			if i := bytes.IndexByte(s.buf[s.r+off:s.w], '\n'); i >= 0 {
 				line = s.buf[s.r+off : s.r+off+i]
@@ -370,7 +428,7 @@ func (s *stream) recvHeader() ([]byte, error) {
 			}
 			if err := s.fill(); err != nil {
 				if err == io.EOF && s.w > s.r {
-					return nil, io.ErrUnexpectedEOF
+					return nil, cutShort("input ended inside a header section")
 				}
 				return nil, err
 			}
@@ -379,6 +437,11 @@ func (s *stream) recvHeader() ([]byte, error) {
 			return nil, headerErr("header section too long")
 		}
 		line = bytes.TrimRight(line, "\r")
+		if first && bytes.HasPrefix(line, []byte(bom)) {
+			// A byte-order mark before the message: the message is read
+			// (so the stream goes on) and answered with a parse error.
+			line, withBOM = line[len(bom):], true
+		}
 		if len(line) == 0 {
 			if off <= 2 {
 				s.r += off // stray blank line between messages
@@ -411,12 +474,16 @@ func (s *stream) recvHeader() ([]byte, error) {
 	for int64(s.w-s.r-off) < length {
 		if err := s.fill(); err != nil {
 			if err == io.EOF {
-				return nil, io.ErrUnexpectedEOF
+				return nil, cutShort("input ended after " + strconv.Itoa(s.w-s.r-off) + " of the " + strconv.FormatInt(length, 10) + " bytes of a message")
 			}
 			return nil, err
 		}
 	}
 	body := s.r + off
+	if withBOM {
+		s.r = body + int(length)
+		return nil, &FrameError{Code: CodeParseError, Msg: "parse error: " + errBOM}
+	}
 	msg := s.lend(s.buf[body : body+int(length)])
 	s.r = body + int(length)
 	return msg, nil
