@@ -176,7 +176,7 @@ func (c *Conn) recvFailed(err error) bool {
 func (c *Conn) finish(err error) {
 	c.srv.logProtocol(c.ctx, "jsonrpc: connection closed", nil, err)
 	var fe *FrameError
-	if err != io.EOF && !errors.As(err, &fe) {
+	if err != io.EOF && err != io.ErrUnexpectedEOF && !errors.As(err, &fe) { // the peer finished sending, maybe mid-message
 		c.close(err)
 	}
 	c.failPending(err)

@@ -597,11 +597,8 @@ func TestStdioPeerEndsExitZero(t *testing.T) {
 	}{
 		{"end of input", "auto", okReq + "\n", okReply + "\n", ""},
 		{"end of input, header", "header", headerFrame(okReq), headerFrame(okReply), ""},
-		// The reply to the cut message may come first (replies are not ordered).
-		{"end in a body", "header", headerFrame(okReq) + "Content-Length: 10\r\n\r\n{", headerFrame(okReply) + "|" +
-			headerFrame(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"message cut short: input ended after 1 of the 10 bytes of a message"}}`), "message cut short"},
-		{"end in a header", "auto", headerFrame(okReq) + "Content-Len", headerFrame(okReply) + "|" +
-			headerFrame(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"message cut short: input ended inside a header section"}}`), "message cut short"},
+		{"end in a body", "header", headerFrame(okReq) + "Content-Length: 10\r\n\r\n{", headerFrame(okReply), "in the middle of a message"},
+		{"end in a header", "auto", headerFrame(okReq) + "Content-Len", headerFrame(okReply), "in the middle of a message"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, _ := ParseFraming(tc.framing)
@@ -609,8 +606,7 @@ func TestStdioPeerEndsExitZero(t *testing.T) {
 			p.write(tc.in)
 			p.w.Close()
 			out, err := io.ReadAll(p.br)
-			first, second, two := strings.Cut(tc.out, "|")
-			if err != nil || string(out) != first+second && (!two || string(out) != second+first) {
+			if err != nil || string(out) != tc.out {
 				t.Fatalf("stdout %q (%v), want %q", out, err, tc.out)
 			}
 			if code := p.wait(); code != 0 {

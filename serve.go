@@ -67,6 +67,9 @@ func (s *Server) stdioEnded(err error) error {
 	case errors.Is(err, io.EOF):
 		s.logger().Debug("jsonrpc: standard input ended") // the normal end: quiet
 		return nil
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		s.logger().Warn("jsonrpc: standard input ended in the middle of a message")
+		return nil
 	case errors.As(err, &fe):
 		s.logger().Warn("jsonrpc: standard input cannot be read further; stopping", "error", fe.Msg)
 		return nil

@@ -35,8 +35,9 @@ const (
 	// FramingHeader is the LSP base protocol: "Content-Length: N" (the name
 	// case-insensitive, other headers ignored), a blank line, then N bytes.
 	// A body over the size limit, a missing or bad length, a header section
-	// over 8 KiB, or a message cut short by the end of input end the stream
-	// after an error, since the next message cannot be found reliably.
+	// over 8 KiB end the stream after an error, since the next message
+	// cannot be found reliably; a message cut short by the end of input
+	// ends it with io.ErrUnexpectedEOF.
 	FramingHeader
 )
 
@@ -69,14 +70,9 @@ type FrameError struct {
 	Fatal bool   // the stream cannot continue
 	Code  int64  // the JSON-RPC error code sent to the peer
 	Msg   string // what was wrong
-	cause error
 }
 
 func (e *FrameError) Error() string { return "jsonrpc: " + e.Msg }
-
-// Unwrap returns the cause: io.ErrUnexpectedEOF for a message the end of
-// input cut short, otherwise nil.
-func (e *FrameError) Unwrap() error { return e.cause }
 
 func (e *FrameError) rpcError() *Error { return &Error{Code: e.Code, Message: e.Msg} }
 
@@ -395,13 +391,6 @@ func (s *stream) skipLine() error {
 
 const maxHeaderBytes = 8 << 10
 
-// cutShort is the error for a message that the end of input cut short:
-// a parse error, answered if the peer still reads (a half-closed socket).
-// It matches io.ErrUnexpectedEOF.
-func cutShort(msg string) *FrameError {
-	return &FrameError{Fatal: true, Code: CodeParseError, Msg: "message cut short: " + msg, cause: io.ErrUnexpectedEOF}
-}
-
 func headerErr(msg string) *FrameError {
 	return &FrameError{Fatal: true, Code: CodeParseError, Msg: "invalid message header: " + msg}
 }
@@ -428,7 +417,7 @@ func (s *stream) recvHeader() ([]byte, error) {
 			}
 			if err := s.fill(); err != nil {
 				if err == io.EOF && s.w > s.r {
-					return nil, cutShort("input ended inside a header section")
+					return nil, io.ErrUnexpectedEOF
 				}
 				return nil, err
 			}
@@ -474,7 +463,7 @@ func (s *stream) recvHeader() ([]byte, error) {
 	for int64(s.w-s.r-off) < length {
 		if err := s.fill(); err != nil {
 			if err == io.EOF {
-				return nil, cutShort("input ended after " + strconv.Itoa(s.w-s.r-off) + " of the " + strconv.FormatInt(length, 10) + " bytes of a message")
+				return nil, io.ErrUnexpectedEOF
 			}
 			return nil, err
 		}
