@@ -51,11 +51,14 @@
 // transport; failing that, from the span already in the context (an HTTP
 // middleware's), or from the HTTP request's headers or the WebSocket
 // handshake's. When _meta gives the parent, the transport's context is
-// kept as a link, so that every element of a batch links to the message
-// that carried it. The client sends its span's context in the HTTP
+// kept as a link. The client sends its span's context in the HTTP
 // headers of each POST, and in params._meta on every transport with
-// WithParamsMeta (opt-in: it changes the params the server sees). The
-// propagator is the global one unless WithPropagators says otherwise.
+// WithParamsMeta (opt-in: it changes the params the server sees, so the
+// server's methods must accept a _meta member, as MCP servers do; a typed
+// jsonrpc.Register struct rejects unknown members). A batch's elements are
+// children of the message's context (its HTTP headers, or the span around
+// it), or of their own _meta, linked then to the message's. The propagator
+// is the global one unless WithPropagators says otherwise.
 //
 // # Earlier conventions
 //

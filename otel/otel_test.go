@@ -314,6 +314,38 @@ func TestServerParentFromHeaderAndMeta(t *testing.T) {
 	}
 }
 
+// A batch over HTTP: each element's span is a child of the message's
+// header context, or of its own _meta, linked then to the message.
+func TestServerBatchParentsAndLinks(t *testing.T) {
+	r := newRig(t, "http")
+	send := newSender(t, r)
+	h := http.Header{}
+	h.Set("traceparent", traceparent)
+	send(`[{"jsonrpc":"2.0","method":"traced","params":{},"id":1},`+
+		`{"jsonrpc":"2.0","method":"traced","params":{"_meta":{"traceparent":"00-`+metaTrace+`-`+metaSpan+`-01"}},"id":2}]`, h)
+	got := map[string]string{}
+	for _, s := range r.waitSpans(t, 2) {
+		var id string
+		for _, a := range s.Attributes() {
+			if a.Key == "jsonrpc.request.id" {
+				id = a.Value.AsString()
+			}
+		}
+		links := ""
+		for _, l := range s.Links() {
+			links += " link " + l.SpanContext.SpanID().String()
+		}
+		got[id] = s.Parent().TraceID().String() + "/" + s.Parent().SpanID().String() + links
+	}
+	want := map[string]string{
+		"1": remoteTrace + "/" + remoteSpan,
+		"2": metaTrace + "/" + metaSpan + " link " + remoteSpan,
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("batch spans:\n got %v\nwant %v", got, want)
+	}
+}
+
 // A peer sending random method names creates no series of its own.
 func TestCardinalityBounded(t *testing.T) {
 	r := newRig(t, "tcp")
