@@ -9,8 +9,11 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -230,4 +233,43 @@ func TestBridgeEndsPropagate(t *testing.T) {
 	wg.Wait()
 	// Usage: --listen is required.
 	expect(t, run(t, "", "bridge", urls["tcp"]), exitUsage, "")
+}
+
+func TestBridgeLimitsAndDepartingClient(t *testing.T) {
+	// A message over the size limit gets -32600; the connection goes on.
+	tcp := startBridge(t, nil, "--listen", "tcp://127.0.0.1:0", "--exec", execCmd)
+	c, rd := lineConn(t, tcp)
+	big := `{"jsonrpc":"2.0","id":1,"method":"echo","params":["` + strings.Repeat("x", jsonrpc.DefaultMaxMessageSize) + `"]}`
+	go io.WriteString(c, big+"\n"+`{"jsonrpc":"2.0","id":2,"method":"get_data"}`+"\n")
+	if got, _ := rd.ReadString('\n'); !strings.Contains(got, `"id":null,"error":{"code":-32600`) {
+		t.Fatalf("oversize message answered %.200q", got)
+	}
+	if got, _ := rd.ReadString('\n'); got != `{"jsonrpc":"2.0","id":2,"result":["hello",5]}`+"\n" {
+		t.Fatalf("after it: %q", got)
+	}
+
+	// A client that leaves stops its subprocess.
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	tcp = startBridge(t, nil, "--listen", "tcp://127.0.0.1:0", "--exec", "sh -c 'echo $$ > "+pidFile+"; exec cat'")
+	c, _ = lineConn(t, tcp)
+	io.WriteString(c, "{}\n")
+	var pid int
+	waitUntil(t, func() bool {
+		b, err := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid > 0
+	})
+	c.Close()
+	waitUntil(t, func() bool { return syscall.Kill(pid, 0) != nil })
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

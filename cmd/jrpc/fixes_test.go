@@ -2,11 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"encoding/pem"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/seedhq/jsonrpc"
 	"github.com/seedhq/jsonrpc/openrpc"
 )
 
@@ -267,5 +271,43 @@ func TestShellCompletionOfMethods(t *testing.T) {
 	}
 	if r := runEnv(t, []string{"XDG_CACHE_HOME=" + t.TempDir()}, "", "__complete", "call", url, "su"); r.stdout != ":4\n" {
 		t.Fatalf("completion without server or cache %q", r.stdout)
+	}
+}
+
+func TestEndpointTrustsItsCA(t *testing.T) {
+	// An HTTPS server with a certificate of its own CA: refused without the
+	// CA, reached with an endpoint that names it.
+	ts := httptest.NewTLSServer(&jsonrpc.Server{Handler: callbackMux()})
+	defer ts.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw}), 0o600)
+	r := run(t, "", "call", ts.URL, "nope")
+	expect(t, r, exitTransport, "")
+	if !strings.Contains(r.stderr, "signed by an authority this machine does not trust") || !strings.Contains(r.stderr, "try: trust its CA with ca = FILE") {
+		t.Fatalf("stderr %q", r.stderr)
+	}
+	cfg := filepath.Join(t.TempDir(), "config")
+	os.WriteFile(cfg, []byte("[secure]\nurl = "+ts.URL+"\nca = "+ca+"\n"), 0o600)
+	env := []string{"JRPC_CONFIG=" + cfg}
+	for _, args := range [][]string{{"call", "@secure", "nope"}, {"call", "-v", "@secure", "nope"}} {
+		r := runEnv(t, env, "", args...)
+		if r.code != exitRPCError || !strings.Contains(r.stderr, `"code":-32601`) {
+			t.Fatalf("%v: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+	}
+}
+
+func TestListFitsTheTerminal(t *testing.T) {
+	s := startPTYCols(t, 72, "list", urls["tcp"])
+	s.waitFor(0, "tools/list(")
+	s.cmd.Wait()
+	out := s.out.String()
+	for _, line := range strings.Split(strings.TrimRight(out, "\r\n"), "\r\n") {
+		if n := utf8.RuneCountInString(line); n > 72 {
+			t.Fatalf("line of %d columns on a 72-column terminal: %q", n, line)
+		}
+	}
+	if !strings.Contains(out, "…") || !strings.Contains(out, "subtract(minuend number, subtrahend number) number") {
+		t.Fatalf("list on a terminal:\n%s", out)
 	}
 }

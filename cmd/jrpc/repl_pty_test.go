@@ -23,9 +23,15 @@ type ptySession struct {
 
 func startPTY(t *testing.T, args ...string) *ptySession {
 	t.Helper()
+	return startPTYCols(t, 200, args...)
+}
+
+// startPTYCols starts jrpc on a terminal cols columns wide.
+func startPTYCols(t *testing.T, cols uint16, args ...string) *ptySession {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(filterEnv(os.Environ(), "NO_COLOR", "JRPC_HISTORY", "TERM"), "TERM=xterm", "NO_COLOR=1", "JRPC_HISTORY="+filepath.Join(t.TempDir(), "history"))
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 200})
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: cols})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -191,6 +192,8 @@ func (t *target) transportErr(err error) error {
 	var dnsErr *net.DNSError
 	var exitErr *exec.ExitError
 	var httpErr *jsonrpc.HTTPError
+	var unknownCA x509.UnknownAuthorityError
+	var badHost x509.HostnameError
 	switch {
 	case t.command != nil && errors.As(err, &exitErr):
 		return transportError(fmt.Errorf("%s exited (%v) before answering", t, exitErr), "run the command by hand to see why; its stderr is shown above")
@@ -211,6 +214,10 @@ func (t *target) transportErr(err error) error {
 			"call it over HTTP: "+t.withScheme("http"))
 	case errors.As(err, &httpErr):
 		return transportError(fmt.Errorf("HTTP %d %s from %s: %s", httpErr.StatusCode, http.StatusText(httpErr.StatusCode), t, snippet([]byte(httpErr.Body))), httpHint(httpErr.StatusCode))
+	case errors.As(err, &unknownCA):
+		return transportError(fmt.Errorf("cannot connect to %s: its certificate is signed by an authority this machine does not trust (%s)", t, unknownCA.Cert.Issuer), "trust its CA with ca = FILE in an @endpoint (jrpc help config)")
+	case errors.As(err, &badHost):
+		return transportError(fmt.Errorf("cannot connect to %s: its certificate is not for %s (%v)", t, badHost.Host, badHost), "check the host name in the URL")
 	case strings.Contains(err.Error(), "malformed HTTP"):
 		return t.notHTTP()
 	case errors.Is(err, jsonrpc.ErrClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
