@@ -36,8 +36,8 @@ func addMethodCompletion() {
 // names, and the arguments after the method with its param names (name=).
 func completeMethodArgs(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	none := cobra.ShellCompDirectiveNoFileComp
-	if len(args) == 0 && global.exec == "" && os.Getenv("JRPC_URL") == "" {
-		return nil, cobra.ShellCompDirectiveDefault // the URL: nothing to offer
+	if len(args) == 0 && global.exec == "" && (os.Getenv("JRPC_URL") == "" || strings.HasPrefix(toComplete, "@")) {
+		return completeEndpoints(toComplete), none // the target: the named endpoints
 	}
 	_, rest, err := targetArg(append(args, "x"))
 	if err != nil {
@@ -69,6 +69,22 @@ func completeMethodArgs(cmd *cobra.Command, args []string, toComplete string) ([
 		}
 	}
 	return out, none | cobra.ShellCompDirectiveNoSpace
+}
+
+// completeEndpoints returns the @names of the endpoints file that start
+// with toComplete, each with its URL.
+func completeEndpoints(toComplete string) []string {
+	eps, err := readEndpoints(configPath())
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, name := range sortedKeys(eps) {
+		if strings.HasPrefix("@"+name, toComplete) {
+			out = append(out, "@"+name+"\t"+eps[name].url+eps[name].exec)
+		}
+	}
+	return out
 }
 
 func containsPrefix(list []string, prefix string) bool {

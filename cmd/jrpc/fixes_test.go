@@ -69,6 +69,10 @@ exec = `+execCmd+`
 	if !strings.Contains(r.stderr, "no endpoint @nope") || !strings.Contains(r.stderr, "@local, @spawn, @web") {
 		t.Fatalf("stderr %q", r.stderr)
 	}
+	// The shell completes the target with the endpoints' names.
+	if r := runEnv(t, env, "", "__complete", "call", "@"); !strings.HasPrefix(r.stdout, "@local\t"+urls["tcp"]+"\n@spawn\t"+execCmd+"\n@web\t") {
+		t.Fatalf("endpoint completion %q", r.stdout)
+	}
 	bad := filepath.Join(dir, "bad")
 	os.WriteFile(bad, []byte("[a]\nurl = tcp://x:1\nproxy = y\n"), 0o600)
 	r = runEnv(t, []string{"JRPC_CONFIG=" + bad}, "", "call", "@a", "x")
