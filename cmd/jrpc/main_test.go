@@ -778,3 +778,87 @@ func TestSplitCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestServeStdioPeerFaultsExitZero: over stdio the one connection is the
+// whole server; when the peer ends it (end of input, or a Content-Length
+// header no stream can recover from, answered first) jrpc serve logs why
+// and exits 0: the server did not fail (issue 12 point 10; before, exit 3).
+// The framing is detected on stdio as on sockets.
+func TestServeStdioPeerFaultsExitZero(t *testing.T) {
+	frame := func(body string) string { return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body) }
+	req := `{"jsonrpc":"2.0","id":1,"method":"subtract","params":[3,1]}`
+	ok := `{"jsonrpc":"2.0","id":1,"result":2}`
+	headerErr := func(msg string) string {
+		return frame(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"invalid message header: ` + msg + `"}}`)
+	}
+	for _, tc := range []struct {
+		name, in, out, log string
+		args               []string
+	}{
+		{"auto: a line", req + "\n", ok + "\n", "", nil},
+		{"auto: a header", frame(req), frame(ok), "", nil},
+		{"auto: not a request", "42\n", `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: not a JSON object"}}` + "\n", "", nil},
+		{"negative length", "Content-Length: -1\r\n\r\n", headerErr(`Content-Length must be a non-negative integer, got \" -1\"`), "cannot be read further", nil},
+		{"non-numeric length", "Content-Length: x\r\n\r\n", headerErr(`Content-Length must be a non-negative integer, got \" x\"`), "cannot be read further", []string{"--framing", "lsp"}},
+		{"missing length", "Content-Type: a/b\r\n\r\n{}", headerErr("missing Content-Length"), "cannot be read further", []string{"--framing", "lsp"}},
+		{"duplicated length", "Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}", headerErr("Content-Length given twice"), "cannot be read further", nil},
+		{"over the limit", "Content-Length: 99999999\r\n\r\n", frame(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"message too large: the limit is 10485760 bytes"}}`), "cannot be read further", nil},
+		{"endless header line", "Content-Length: " + strings.Repeat("1", 9000), headerErr("header section too long"), "cannot be read further", nil},
+		{"cut in a body", frame(req) + "Content-Length: 9\r\n\r\n{", frame(ok), "in the middle of a message", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run(t, tc.in, append([]string{"serve", "--listen", "stdio:"}, tc.args...)...)
+			if r.code != 0 || r.stdout != tc.out || !strings.Contains(r.stderr, tc.log) {
+				t.Fatalf("exit %d\nstdout %q\nwant   %q\nstderr %q (want %q)", r.code, r.stdout, tc.out, r.stderr, tc.log)
+			}
+		})
+	}
+}
+
+// TestServeUnixSocketPath: serve refuses a unix:// path that holds a file
+// (left untouched) or a live socket, with a hint; --socket-mode sets the
+// socket file's permissions.
+func TestServeUnixSocketPath(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	os.WriteFile(file, []byte("keep"), 0o644)
+	r := run(t, "", "serve", "--listen", "unix://"+file)
+	if b, _ := os.ReadFile(file); r.code != exitTransport || string(b) != "keep" || !strings.Contains(r.stderr, "not a socket") {
+		t.Fatalf("exit %d, file %q, stderr %q", r.code, b, r.stderr)
+	}
+	// The shared server's socket is live.
+	r = run(t, "", "serve", "--listen", urls["unix"])
+	if r.code != exitTransport || !strings.Contains(r.stderr, "another server answers on this socket") {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r := run(t, "", "serve", "--socket-mode", "rw", "--listen", "stdio:"); r.code != exitUsage {
+		t.Fatalf("--socket-mode rw: exit %d, stderr %q", r.code, r.stderr)
+	}
+
+	sock, err := os.MkdirTemp("", "jrpc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(sock)
+	sock = filepath.Join(sock, "s")
+	srv := exec.Command(bin, "serve", "--socket-mode", "0660", "--listen", "unix://"+sock)
+	stderr, _ := srv.StderrPipe()
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var log syncBuffer
+	if err := readListening(stderr, 1, map[string]string{}, &log); err != nil {
+		srv.Process.Kill()
+		srv.Wait()
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	fi, err := os.Lstat(sock)
+	srv.Process.Signal(syscall.SIGTERM)
+	srv.Wait()
+	if err != nil || fi.Mode().Perm() != 0o660 {
+		t.Fatalf("socket mode %v (%v)", fi.Mode(), err)
+	}
+	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
+		t.Fatalf("socket left after shutdown: %v", err)
+	}
+}

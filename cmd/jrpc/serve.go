@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -25,6 +27,7 @@ func init() {
 		verbose  bool
 		shutdown time.Duration
 		obs      observeFlags
+		sockMode string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [--listen URL]...",
@@ -36,33 +39,44 @@ with params checked against the methods' schemas) on every --listen URL at once:
   http://127.0.0.1:8080/path   HTTP POST
   ws://127.0.0.1:8081/path     WebSocket
   tcp://127.0.0.1:9090         TCP (framing auto-detected per connection unless --framing)
-  unix:///tmp/jrpc.sock        unix socket
+  unix:///tmp/jrpc.sock        unix socket (file mode 0600 unless --socket-mode)
+  unix://@name                 abstract unix socket (Linux)
   stdio:                       standard input and output (logs stay on stderr)
 
 Without --listen it serves ` + strings.Join(defaultListen, " and ") + `.
 Each listener's actual address is printed on stderr as "listening on URL"
-(port 0 picks a free port). SIGINT or SIGTERM shuts down gracefully: calls in
-flight are finished (for at most --shutdown-timeout). With stdio: the server
-exits when standard input ends and every request has been answered.`,
+(port 0 picks a free port). A unix socket path never replaces a file: serve
+refuses a path that holds anything but a socket, or a socket another server
+answers on, and removes only a stale socket. SIGINT or SIGTERM shuts down
+gracefully: calls in flight are finished (for at most --shutdown-timeout).
+With stdio: the server exits 0 when standard input ends and every request
+has been answered, or when the input cannot be read further (a bad
+Content-Length header: answered with -32700, and logged); it exits non-zero
+only when it fails itself (it cannot listen or write).`,
 		Example: `  jrpc serve
   jrpc serve --listen tcp://127.0.0.1:0 --listen ws://127.0.0.1:8081/ -v
   jrpc serve --listen stdio: --framing lsp`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runServe(cmd.Context(), newDemoServer(), listen, verbose, shutdown, &obs)
+			mode, err := parseSocketMode(sockMode)
+			if err != nil {
+				return err
+			}
+			return runServe(cmd.Context(), newDemoServer(), listen, verbose, shutdown, &obs, jsonrpc.ListenSocketMode(mode))
 		},
 	}
 	cmd.Flags().StringArrayVarP(&listen, "listen", "l", nil, "serve on `URL` (http://, ws://, tcp://, unix://, stdio:); repeatable")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log every call (method, id, duration, outcome, error code, transport, remote address) and every protocol error on stderr")
 	obs.register(cmd)
 	cmd.Flags().DurationVar(&shutdown, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, wait this long for calls in flight")
+	cmd.Flags().StringVar(&sockMode, "socket-mode", "0600", "permissions of unix:// socket files, in octal (e.g. 0660 to let the group connect)")
 	ownFlagsHelp(cmd, "framing")
 	rootCmd.AddCommand(cmd)
 }
 
 // runServe serves srv on every listen URL until a signal, or until stdio:
 // input ends.
-func runServe(ctx context.Context, srv *jsonrpc.Server, listen []string, verbose bool, shutdownTimeout time.Duration, obs *observeFlags) error {
+func runServe(ctx context.Context, srv *jsonrpc.Server, listen []string, verbose bool, shutdownTimeout time.Duration, obs *observeFlags, opts ...jsonrpc.ListenOption) error {
 	if global.exec != "" {
 		return usageErrorf("serve does not take --exec")
 	}
@@ -100,11 +114,16 @@ func runServe(ctx context.Context, srv *jsonrpc.Server, listen []string, verbose
 		if err := checkListenURL(u); err != nil {
 			return err
 		}
-		l, err := srv.Listen(u, jsonrpc.ListenFraming(framing))
+		l, err := srv.Listen(u, append([]jsonrpc.ListenOption{jsonrpc.ListenFraming(framing)}, opts...)...)
 		if err != nil {
 			srv.Shutdown(context.Background())
 			hint := "pick another address, or port 0 for a free one (e.g. tcp://127.0.0.1:0)"
-			if strings.HasPrefix(u, "unix:") {
+			switch {
+			case strings.HasPrefix(u, "unix:") && errors.Is(err, syscall.EADDRINUSE):
+				hint = "another server answers on this socket: stop it, or pick another path"
+			case strings.HasPrefix(u, "unix:") && errors.Is(err, fs.ErrExist):
+				hint = "the path holds something that is not a socket (left untouched): pick another path"
+			case strings.HasPrefix(u, "unix:"):
 				hint = "check that the socket's directory exists and is writable"
 			}
 			return &exitError{code: exitTransport, err: fmt.Errorf("cannot listen on %s: %v", u, err), hint: hint}
@@ -155,6 +174,15 @@ func runServe(ctx context.Context, srv *jsonrpc.Server, listen []string, verbose
 		return transportError(fmt.Errorf("listener stopped: %v", cause), "")
 	}
 	return nil
+}
+
+// parseSocketMode parses --socket-mode, permission bits in octal.
+func parseSocketMode(s string) (fs.FileMode, error) {
+	n, err := strconv.ParseUint(s, 8, 32)
+	if err != nil || n == 0 || n > 0o777 {
+		return 0, usageErrorf("--socket-mode must be octal permissions such as 0600 or 0660, not %q", s)
+	}
+	return fs.FileMode(n), nil
 }
 
 // checkListenURL rejects URLs serve cannot listen on, with a hint.
