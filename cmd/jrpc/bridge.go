@@ -431,10 +431,15 @@ type httpUpstream struct {
 	*queue
 	t      *target
 	client *http.Client
+	slots  chan struct{} // bounds the POSTs in flight
 }
 
+// maxHTTPInFlight bounds the POSTs a bridge has in flight to an HTTP
+// target per connection; more messages wait (and the client with them).
+const maxHTTPInFlight = 64
+
 func newHTTPUpstream(t *target) *httpUpstream {
-	return &httpUpstream{queue: newQueue(), t: t, client: t.httpClient()}
+	return &httpUpstream{queue: newQueue(), t: t, client: t.httpClient(), slots: make(chan struct{}, maxHTTPInFlight)}
 }
 
 func (h *httpUpstream) Send(ctx context.Context, msg []byte) error {
@@ -443,8 +448,16 @@ func (h *httpUpstream) Send(ctx context.Context, msg []byte) error {
 		return jsonrpc.ErrClosed
 	default:
 	}
+	select {
+	case h.slots <- struct{}{}:
+	case <-h.done:
+		return jsonrpc.ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	msg = bytes.Clone(msg)
 	go func() {
+		defer func() { <-h.slots }()
 		raw := &httpRaw{t: h.t, client: h.client}
 		ctx := context.WithoutCancel(ctx)
 		if err := raw.Send(ctx, msg); err != nil {

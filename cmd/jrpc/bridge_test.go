@@ -273,3 +273,43 @@ func waitUntil(t *testing.T, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func TestBridgeSharedCallbackAndReplayNotifications(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// --shared: the target's call to its client reaches the client that can take it.
+	tcp := startBridge(t, []string{"JRPC_TEST_CALLBACK_SERVER=1"}, "--listen", "tcp://127.0.0.1:0", "--shared", "--exec", self)
+	c, err := jsonrpc.Dial(ctx, tcp, jsonrpc.WithServer(clientServer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var got json.RawMessage
+	if err := c.Call(ctx, "ask", []int{4, 2}, &got); err != nil || string(got) != `[4,2]` {
+		t.Fatalf("ask: %s, %v", got, err)
+	}
+
+	// replay sends the server's notifications that followed an answer.
+	file := filepath.Join(t.TempDir(), "rec.jsonl")
+	os.WriteFile(file, []byte(`{"time":"2026-12-01T09:30:00Z","conn":1,"from":"client","message":{"jsonrpc":"2.0","id":1,"method":"demo_subscribe","params":["ticker"]}}
+{"time":"2026-12-01T09:30:00.1Z","conn":1,"from":"server","message":{"jsonrpc":"2.0","id":1,"result":"0x1"}}
+{"time":"2026-12-01T09:30:00.2Z","conn":1,"from":"server","message":{"jsonrpc":"2.0","method":"demo_subscription","params":{"subscription":"0x1","result":1}}}
+{"time":"2026-12-01T09:30:00.3Z","conn":1,"from":"server","message":{"jsonrpc":"2.0","method":"demo_subscription","params":{"subscription":"0x1","result":2}}}
+`), 0o600)
+	rp, _ := startListening(t, nil, "replay", file, "--listen", "tcp://127.0.0.1:0")
+	lc, rd := lineConn(t, rp)
+	io.WriteString(lc, `{"jsonrpc":"2.0","id":9,"method":"demo_subscribe","params":["ticker"]}`+"\n")
+	for _, want := range []string{
+		`{"jsonrpc":"2.0","id":9,"result":"0x1"}`,
+		`{"jsonrpc":"2.0","method":"demo_subscription","params":{"subscription":"0x1","result":1}}`,
+		`{"jsonrpc":"2.0","method":"demo_subscription","params":{"subscription":"0x1","result":2}}`,
+	} {
+		if got, _ := rd.ReadString('\n'); got != want+"\n" {
+			t.Fatalf("got %q, want %s", got, want)
+		}
+	}
+}

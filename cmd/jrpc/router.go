@@ -226,9 +226,14 @@ func (r *router) serveClient(ctx context.Context, client rawConn) {
 	r.clients = append(r.clients, c)
 	r.mu.Unlock()
 	defer r.forget(c)
+	left := make(chan struct{})
+	defer close(left)
 	go func() {
-		<-r.done
-		client.Close()
+		select {
+		case <-r.done: // the target went away: so does the client
+			client.Close()
+		case <-left:
+		}
 	}()
 	for {
 		msg, err := client.Recv(ctx)
