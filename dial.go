@@ -150,7 +150,22 @@ type ListenOption func(*listenConfig)
 type listenConfig struct {
 	framing    Framing
 	tls        *tls.Config
-	socketMode fs.FileMode // unix:// (ListenSocketMode)
+	socketMode fs.FileMode    // unix:// (ListenSocketMode)
+	extra      *http.ServeMux // ListenHandler's handlers (nil: none)
+}
+
+// ListenHandler serves h for pattern (an http.ServeMux pattern such as
+// "/explorer/") on http:// and https:// listeners, beside the JSON-RPC
+// path, which pattern must not cover; other listeners ignore it. The
+// listener's limits (MaxConns, timeouts) apply to it too. For instance the
+// web explorer (package explorer) or a health check.
+func ListenHandler(pattern string, h http.Handler) ListenOption {
+	return func(c *listenConfig) {
+		if c.extra == nil {
+			c.extra = http.NewServeMux()
+		}
+		c.extra.Handle(pattern, h)
+	}
 }
 
 // ListenTLS sets the TLS configuration of https://, wss:// and tls://
@@ -272,10 +287,11 @@ func (s *Server) Listen(rawURL string, opts ...ListenOption) (*Listener, error) 
 		}
 		l.URL = u.Scheme + "://" + nl.Addr().String() + path
 		var h http.Handler = s
+		extra := cfg.extra
 		if u.Scheme == "ws" || u.Scheme == "wss" {
-			h = s.WebSocketHandler()
+			h, extra = s.WebSocketHandler(), nil
 		}
-		go func() { l.stop(s.serveHTTP(nl, path, h, tlsCfg)) }()
+		go func() { l.stop(s.serveHTTP(nl, path, h, extra, tlsCfg)) }()
 	case "tls":
 		tlsCfg, err := cfg.serverTLS(u.Scheme)
 		if err != nil {

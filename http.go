@@ -210,14 +210,18 @@ const (
 // is set; HTTP/2 only if it offers "h2") until Shutdown, which
 // stops it gracefully (http.Server.Shutdown; at ctx's end it closes the
 // remaining connections). Other paths get 404.
-func (s *Server) serveHTTP(nl net.Listener, path string, h http.Handler, tlsCfg *tls.Config) error {
+func (s *Server) serveHTTP(nl net.Listener, path string, h http.Handler, extra *http.ServeMux, tlsCfg *tls.Config) error {
 	var inFlight atomic.Int64 // requests, or WebSocket sockets, being served
 	limit := int64(s.maxConns())
 	hs := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			serve := h
 			if r.URL.Path != path {
-				http.NotFound(w, r)
-				return
+				if extra == nil {
+					http.NotFound(w, r)
+					return
+				}
+				serve = extra
 			}
 			defer inFlight.Add(-1)
 			if inFlight.Add(1) > limit {
@@ -225,7 +229,7 @@ func (s *Server) serveHTTP(nl net.Listener, path string, h http.Handler, tlsCfg 
 				http.Error(w, "server busy: too many connections", http.StatusServiceUnavailable)
 				return
 			}
-			h.ServeHTTP(w, r)
+			serve.ServeHTTP(w, r)
 		}),
 		ReadHeaderTimeout: httpReadHeaderTimeout,
 		ReadTimeout:       httpReadTimeout,

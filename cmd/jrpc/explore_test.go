@@ -106,3 +106,38 @@ func TestExploreRefusesForeignHost(t *testing.T) {
 		t.Errorf("the page's own origin: %d, want 101", got)
 	}
 }
+
+var serveExplorerRE = regexp.MustCompile(`explorer on (http://\S+/explorer/)`)
+
+// TestServeExplorerBrowser drives Chromium through the explorer that jrpc
+// serve --explorer mounts beside its HTTP listener (same origin).
+func TestServeExplorerBrowser(t *testing.T) {
+	browsertest.Need(t, browserDir)
+	cmd := exec.Command(bin, "serve", "--explorer", "--listen", "http://127.0.0.1:0/")
+	errs, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	}()
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(errs)
+		for sc.Scan() {
+			if m := serveExplorerRE.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+	}()
+	select {
+	case u := <-found:
+		browsertest.Run(t, browserDir, u, "--screenshot", "out/serve.png")
+	case <-time.After(10 * time.Second):
+		t.Fatal("jrpc serve --explorer printed no explorer address")
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"slices"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/explorer"
 	"github.com/seedhq/jsonrpc/internal/demo"
 	"github.com/seedhq/jsonrpc/openrpc"
 	"github.com/spf13/cobra"
@@ -70,6 +73,7 @@ only when it fails itself (it cannot listen or write).`,
 	obs.register(cmd)
 	cmd.Flags().DurationVar(&shutdown, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, wait this long for calls in flight")
 	cmd.Flags().StringVar(&sockMode, "socket-mode", "0600", "permissions of unix:// socket files, in octal (e.g. 0660 to let the group connect)")
+	cmd.Flags().BoolVar(&serveExplorer, "explorer", false, "also serve the web explorer at /explorer/ on each http:// listener")
 	ownFlagsHelp(cmd, "framing")
 	rootCmd.AddCommand(cmd)
 }
@@ -114,7 +118,11 @@ func runServe(ctx context.Context, srv *jsonrpc.Server, listen []string, verbose
 		if err := checkListenURL(u); err != nil {
 			return err
 		}
-		l, err := srv.Listen(u, append([]jsonrpc.ListenOption{jsonrpc.ListenFraming(framing)}, opts...)...)
+		lopts := append([]jsonrpc.ListenOption{jsonrpc.ListenFraming(framing)}, opts...)
+		if serveExplorer {
+			lopts = append(lopts, explorerOption(u))
+		}
+		l, err := srv.Listen(u, lopts...)
 		if err != nil {
 			srv.Shutdown(context.Background())
 			hint := "pick another address, or port 0 for a free one (e.g. tcp://127.0.0.1:0)"
@@ -130,6 +138,11 @@ func runServe(ctx context.Context, srv *jsonrpc.Server, listen []string, verbose
 		}
 		if l.URL != "stdio:" || verbose {
 			fmt.Fprintf(os.Stderr, "listening on %s\n", l.URL)
+		}
+		if serveExplorer && (strings.HasPrefix(l.URL, "http://") || strings.HasPrefix(l.URL, "https://")) {
+			if pu, err := url.Parse(l.URL); err == nil {
+				fmt.Fprintf(os.Stderr, "explorer on %s://%s/explorer/\n", pu.Scheme, pu.Host)
+			}
 		}
 		listeners = append(listeners, l)
 		if l.URL == "stdio:" {
@@ -208,4 +221,17 @@ func newDemoServer() *jsonrpc.Server {
 		openrpc.Register(mux, openrpc.Info{Title: "jrpc demo service", Version: "1.0.0"})
 	}
 	return &jsonrpc.Server{Handler: mux}
+}
+
+// serveExplorer is serve's --explorer.
+var serveExplorer bool
+
+// explorerOption mounts the web explorer at /explorer/ on an http(s)
+// listener, calling the listener's JSON-RPC path.
+func explorerOption(listenURL string) jsonrpc.ListenOption {
+	path := "/"
+	if u, err := url.Parse(listenURL); err == nil && u.Path != "" {
+		path = u.Path
+	}
+	return jsonrpc.ListenHandler("/explorer/", http.StripPrefix("/explorer", explorer.New(explorer.Config{Endpoint: path})))
 }
