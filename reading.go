@@ -84,12 +84,11 @@ func (w readWord) next(s readState) readWord { return (w&^0xff + 0x100) | readWo
 type readOwner struct {
 	c     *Conn
 	word  atomic.Uint64 // a readWord
-	intr  RecvInterrupter
-	bufd  BufferedChannel
-	grown atomic.Bool // the loop's goroutine served a request inline: its stack may have grown
+	grown atomic.Bool   // the loop's goroutine served a request inline: its stack may have grown
 
-	interrupting atomic.Bool // an InterruptRecv is under way (one at a time)
-	served       atomic.Bool // the peer sent a request or notification: reading never parks
+	interrupting atomic.Bool  // an InterruptRecv is under way (one at a time)
+	served       atomic.Bool  // the peer sent a request or notification: reading never parks
+	inRecv       atomic.Int32 // goroutines in Recv, counted when checkOneReader is set
 
 	// Guarded by c.mu.
 	overlapAt int64         // when a call was last made while others waited (Unix ns)
@@ -98,8 +97,6 @@ type readOwner struct {
 	tmu   sync.Mutex
 	timer *time.Timer
 	armed readWord // the word the timer was set for
-
-	inRecv atomic.Int32 // goroutines in Recv, counted when checkOneReader is set
 }
 
 // checkOneReader makes every Recv check that no other goroutine reads the
@@ -108,9 +105,20 @@ var checkOneReader bool
 
 func (o *readOwner) init(c *Conn) {
 	o.c = c
-	o.intr, _ = c.ch.(RecvInterrupter)
-	o.bufd, _ = c.ch.(BufferedChannel)
 	o.window = overlapWindow
+}
+
+// The channel's optional capabilities, looked up when needed (a
+// connection keeps no copy of them: an idle one should be small).
+
+func (o *readOwner) interruptible() bool {
+	_, ok := o.c.ch.(RecvInterrupter)
+	return ok
+}
+
+func (o *readOwner) buffered() bool {
+	b, ok := o.c.ch.(BufferedChannel)
+	return ok && b.Buffered() > 0
 }
 
 func (o *readOwner) load() readWord { return readWord(o.word.Load()) }
@@ -199,10 +207,11 @@ func (o *readOwner) recv() ([]byte, error) {
 // interrupt cuts the read in progress (or the next one), once at a time.
 // It reports false when the channel cannot interrupt a read.
 func (o *readOwner) interrupt() bool {
-	if o.intr == nil || !o.interrupting.CompareAndSwap(false, true) {
+	intr, ok := o.c.ch.(RecvInterrupter)
+	if !ok || !o.interrupting.CompareAndSwap(false, true) {
 		return false
 	}
-	if !o.intr.InterruptRecv() {
+	if !intr.InterruptRecv() {
 		o.interrupting.Store(false)
 		return false
 	}
@@ -212,9 +221,7 @@ func (o *readOwner) interrupt() bool {
 // readLoop reads messages until the channel ends or reading is handed on.
 // A request that arrives with nothing else waiting to be read is served
 // right here, and reading goes on after it: a fast reply leaves with no
-// goroutine switch. When more is waiting, or the channel cannot interrupt
-// a read (so this goroutine, once grown by a handler, could not be replaced
-// by one on a small stack when idle), the request goes to a worker and
+// goroutine switch. When more is waiting, the request goes to a worker and
 // reading goes on at once.
 func (c *Conn) readLoop() {
 	o := &c.rd
@@ -242,9 +249,17 @@ func (c *Conn) readLoop() {
 			}
 			continue
 		}
-		if o.intr == nil || o.bufd != nil && o.bufd.Buffered() > 0 {
+		if o.buffered() {
 			spawn(func() { c.run(t, draining) })
 			continue
+		}
+		if !o.interruptible() {
+			// This goroutine serves the request and a fresh one reads on:
+			// a read that cannot be interrupted could not be moved off a
+			// stack a handler grew, so the reading goroutine stays small.
+			o.hand(o.load(), readLoop, true)
+			c.run(t, draining)
+			return
 		}
 		if !o.serveInline(t, draining) {
 			return
@@ -279,7 +294,7 @@ func (o *readOwner) handOn(t *task) {
 // reading. Calls register under c.mu, so a caller either is seen here or
 // sees the park (takeOver).
 func (o *readOwner) park() bool {
-	if o.served.Load() || o.bufd != nil && o.bufd.Buffered() > 0 {
+	if o.served.Load() || o.buffered() {
 		return false
 	}
 	c := o.c
@@ -321,7 +336,7 @@ func (o *readOwner) readFor(ctx context.Context, calls []*pendingCall) {
 	c := o.c
 	var stop func() bool
 	if ctx.Done() != nil {
-		if o.intr == nil {
+		if !o.interruptible() {
 			o.hand(o.load(), readLoop, true)
 			return
 		}
