@@ -78,61 +78,58 @@
 //
 // # Concurrency
 //
-// A Conn reads messages on one goroutine. Responses to our own calls are
-// delivered as they are read. Each incoming request (or batch) is handled
-// on a goroutine of its own, started in the order the messages arrived; at
-// most Server.MaxConcurrency run at once per connection (further requests
-// wait and the connection stops reading meanwhile, so a fast sender is
-// slowed, never dropped). Likewise, while more than Server.MaxQueuedBytes of
-// its replies wait to be written, a connection takes no new request: a peer
-// that stops reading its answers stops being read, and the server holds
-// about MaxQueuedBytes plus MaxConcurrency replies for it, whatever the
-// transport. With MaxConcurrency 1, requests are handled one at
-// a time in arrival order; otherwise they run concurrently and their
-// responses may leave in any order (ids match them). Elements of a batch run
-// concurrently while the connection has spare capacity.
+// What a [Conn] promises, on every [Channel]:
 //
-// On a byte stream (TCP, unix, stdio), a request that arrives with nothing
-// else waiting to be read is served by the goroutine that read it, which
-// then reads on: a fast reply leaves without any goroutine switch. While
-// such a handler runs nothing is read, so a watchdog moves reading to a
-// fresh goroutine once the handler has run for 1 ms (a message that comes
-// meanwhile waits at most that long to be read), and a handler that calls
-// its peer hands reading on at once. After a second of idleness the read
-// goroutine is replaced by a fresh one, so an idle connection keeps only a
-// small stack. Other handlers run on goroutines that are kept for 100 ms
-// after use and reused, so their stacks have already grown; none lingers
-// once traffic stops.
+//   - Order. Requests and notifications of the peer are started in the
+//     order they arrive. With [Server.MaxConcurrency] 1 they are handled one
+//     at a time, in that order, and the responses leave in that order.
+//     Otherwise handlers run concurrently and responses leave in the order
+//     the handlers finished, which may differ from the order of the
+//     requests (ids match them). The elements of a batch run concurrently
+//     while the connection has spare capacity; the batch's answer is one
+//     array, sent when the last element is done. Messages we send ([Conn.Call],
+//     [Conn.Notify], [Conn.Batch]) leave in the order they were sent; concurrent ones may
+//     be coalesced into one write.
+//   - Bounds. At most MaxConcurrency handlers run at once per connection;
+//     while that many run, or while more than [Server.MaxQueuedBytes] of
+//     replies wait to be written, the connection takes no new request and
+//     stops reading, so a fast or non-reading peer is slowed down, never
+//     dropped, and its memory stays bounded whatever the transport. A
+//     response to one of our calls is delivered as soon as it is read.
+//   - Callbacks never deadlock. A handler may call or notify its peer
+//     through [ConnFromContext](ctx): while it waits, its slot is free for
+//     the peer's other requests, and a finished handler whose reply waits
+//     to be written holds no slot either. Two peers whose handlers call
+//     each other back, at any depth, on any Channel, keep going even with
+//     MaxConcurrency 1.
+//   - Nothing is left unread. However requests are scheduled, a message of
+//     the peer (a notification between our calls, a hang-up) is read
+//     promptly, and a caller whose context ends stops waiting at once,
+//     without losing or misreading any message.
 //
-// A connection that has only made calls, one at a time (the peer has sent
-// it no request or notification, as with most clients, and no call has
-// overlapped another for 100 ms), stops reading between calls, and a caller
-// reads its own response: the answer reaches it without a goroutine
-// switch. A message that arrives between calls is read by the next caller,
-// or within about 2 ms by a read goroutine the watchdog starts; a caller
-// whose context ends stops reading at once, even halfway through a
-// message, and nothing read is lost. Otherwise the connection keeps
-// reading at all times.
+// What cancels what:
 //
-// A handler may call its peer through ConnFromContext(ctx): while it waits
-// for the answer it gives its concurrency slot back, so callbacks never
-// deadlock the connection, even with MaxConcurrency 1.
+//   - The context of a call or notification bounds only that call: it
+//     returns ctx's error, and a response that comes later is dropped.
+//   - Close, or a broken transport (a reset, an abnormal WebSocket close),
+//     fails every pending call with an error matching [ErrClosed] (and the
+//     cause) and cancels the context of every running handler.
+//   - When the peer ends its side cleanly (EOF: a half-closed socket, stdin
+//     at its end), requests already read are still answered, then the
+//     connection closes.
+//   - Shutdown ([Conn.Shutdown], [Server.Shutdown]) stops taking new work, answers every
+//     request already read (those that arrive meanwhile get
+//     [CodeRequestCanceled]), then closes; if its context ends first, it
+//     closes at once.
+//   - On HTTP, a handler's context is the request's, cancelled when the
+//     client goes away.
 //
-// Call, Notify and Batch are safe for concurrent use; concurrent messages
-// are coalesced into few writes. Closing a Conn (Close, a broken transport)
-// fails every pending call with ErrClosed and cancels the context of every
-// running handler. When the peer ends its side cleanly (EOF: a half-closed
-// socket, stdin at its end), requests already read are still answered before
-// the connection closes; when the transport breaks (a reset, an abnormal
-// WebSocket close), running handlers are cancelled at once. On HTTP the
-// handler's context is the request's, cancelled when the client goes away.
 // An error response with id null (the peer could not read one of our
-// messages) fails the waiting calls when they all belong to one message. Shutdown on a Conn or a
-// Server stops reading new work, answers every request already read (those
-// that arrive meanwhile get CodeRequestCanceled), then closes.
+// messages) fails the waiting calls when they all belong to one message; a
+// batch answer that leaves calls out fails them with [ErrNoResponse].
 //
-// A Server, a Mux and the clients are safe for concurrent use. Do not change
-// a Server's fields while it serves.
+// A [Server], a [Mux], a [Conn] and the clients are safe for concurrent use. Do not
+// change a Server's fields while it serves.
 //
 // # Limits
 //
