@@ -128,6 +128,12 @@ func TestBridgeMessagesPassUntouched(t *testing.T) {
 	if code, got := post(`[{"jsonrpc":"2.0","id":2,"method":"sum","params":[1]},{"jsonrpc":"2.0","method":"update"}]`); code != 200 || got != `[{"jsonrpc":"2.0","id":2,"result":1}]` {
 		t.Fatalf("POST batch: %d %s", code, got)
 	}
+	if code, got := post(`[1,2]`); code != 200 || strings.Count(got, `"id":null,"error":{"code":-32600`) != 2 {
+		t.Fatalf("POST invalid batch: %d %s", code, got)
+	}
+	if code, got := post(`{"jsonrpc":"2.0",`); code != 200 || !strings.Contains(got, `"code":-32700`) {
+		t.Fatalf("POST invalid JSON: %d %s", code, got)
+	}
 	if code, got := post(`{"jsonrpc":"2.0","method":"update"}`); code != http.StatusAccepted || got != "" {
 		t.Fatalf("POST notification: %d %q", code, got)
 	}

@@ -305,6 +305,9 @@ func (rp *replayer) answer(msg []byte) [][]byte {
 		Params json.RawMessage `json:"params"`
 	}
 	if err := json.Unmarshal(msg, &e); err != nil {
+		if json.Valid(msg) {
+			return [][]byte{[]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}}`)}
+		}
 		return [][]byte{[]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`)}
 	}
 	if e.Method == nil || e.ID == nil {

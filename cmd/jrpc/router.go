@@ -288,8 +288,7 @@ func (r *router) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "the bridge's target connection is closed", http.StatusBadGateway)
 		return
 	}
-	valid := json.Valid(body)
-	if due == 0 && valid {
+	if due == 0 && onlyNotifications(body) {
 		w.WriteHeader(http.StatusAccepted) // notifications only: no answer comes
 		return
 	}
@@ -304,6 +303,25 @@ func (r *router) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	case <-ctx.Done():
 		http.Error(w, fmt.Sprintf("no answer from %s within %v", r.b.name, global.timeout), http.StatusGatewayTimeout)
 	}
+}
+
+// onlyNotifications reports whether msg is a notification or a batch of
+// notifications only: nothing answers it.
+func onlyNotifications(msg []byte) bool {
+	elems := splitBatch(msg)
+	if len(elems) == 0 {
+		return false
+	}
+	for _, e := range elems {
+		var n struct {
+			ID     json.RawMessage `json:"id"`
+			Method *string         `json:"method"`
+		}
+		if json.Unmarshal(e, &n) != nil || n.Method == nil || n.ID != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // topLevelID returns the raw "id" member of a JSON object.
