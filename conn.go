@@ -161,7 +161,9 @@ var scanPool = sync.Pool{New: func() any { return new(scanState) }}
 func (c *Conn) recvFailed(err error) bool {
 	var fe *FrameError
 	if errors.As(err, &fe) {
-		c.send(c.srv.logReply(c.ctx, fe.rpcError()))
+		if !errors.Is(fe, ErrMessageTooLarge) || !c.failOversize(fe) {
+			c.send(c.srv.logReply(c.ctx, fe.rpcError())) // a response of ours is not answered
+		}
 		return !fe.Fatal
 	}
 	return false

@@ -76,6 +76,10 @@ func newDialConfig(opts []DialOption) *dialConfig {
 	if c.maxMessageSize == 0 && c.server != nil {
 		c.maxMessageSize = c.server.maxMessageSize()
 	}
+	if c.server == nil && c.maxMessageSize > 0 {
+		// The connection's own checks use its Server's limit: the same one.
+		c.server = &Server{Handler: NewMux(), MaxMessageSize: c.maxMessageSize}
+	}
 	return c
 }
 

@@ -501,7 +501,7 @@ func (c *HTTPClient) post(ctx context.Context, msg, into []byte, wantReply bool)
 			return nil, err
 		}
 		if int64(len(body)) > c.maxSize {
-			return nil, errors.New("jsonrpc: response of " + strconv.Itoa(len(body)) + " bytes is over the limit of " + strconv.FormatInt(c.maxSize, 10))
+			return nil, &responseTooLarge{size: int64(len(body)), limit: c.maxSize}
 		}
 		if len(bytes.TrimSpace(body)) == 0 {
 			if wantReply {
@@ -545,14 +545,14 @@ func (c *HTTPClient) post(ctx context.Context, msg, into []byte, wantReply bool)
 		return nil, nil
 	}
 	if resp.ContentLength > c.maxSize {
-		return nil, errors.New("jsonrpc: response of " + strconv.FormatInt(resp.ContentLength, 10) + " bytes is over the limit of " + strconv.FormatInt(c.maxSize, 10))
+		return nil, &responseTooLarge{size: resp.ContentLength, limit: c.maxSize}
 	}
 	body, err := readBody(into, resp.Body, resp.ContentLength, c.maxSize)
 	if err != nil {
 		return nil, fmt.Errorf("jsonrpc: reading the response: %w", err)
 	}
 	if int64(len(body)) > c.maxSize {
-		return nil, errors.New("jsonrpc: response is over the limit of " + strconv.FormatInt(c.maxSize, 10) + " bytes")
+		return nil, &responseTooLarge{limit: c.maxSize} // chunked: its size is not known
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		if wantReply {

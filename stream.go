@@ -70,6 +70,10 @@ type FrameError struct {
 	Fatal bool   // the stream cannot continue
 	Code  int64  // the JSON-RPC error code sent to the peer
 	Msg   string // what was wrong
+
+	limit int64  // a message over the limit: the limit,
+	size  int64  // its size (0: unknown, over the limit)
+	head  []byte // and its first bytes, to tell which call a response answers
 }
 
 func (e *FrameError) Error() string { return "jsonrpc: " + e.Msg }
@@ -85,7 +89,15 @@ func (e *FrameError) Is(target error) bool {
 }
 
 func tooLarge(limit int64, fatal bool) *FrameError {
-	return &FrameError{Fatal: fatal, Code: CodeInvalidRequest, Msg: errMessageTooLarge(limit).Message}
+	return &FrameError{Fatal: fatal, Code: CodeInvalidRequest, Msg: errMessageTooLarge(limit).Message, limit: limit}
+}
+
+// of records the size of the message that was too large (0: unknown) and a
+// copy of its first bytes.
+func (e *FrameError) of(size int64, msg []byte) *FrameError {
+	e.size = size
+	e.head = append([]byte(nil), msg[:min(len(msg), 256)]...)
+	return e
 }
 
 // StreamOptions configure NewStream. The zero value is newline framing with
@@ -334,7 +346,7 @@ func (s *stream) recvLine() ([]byte, error) {
 				continue
 			}
 			if int64(len(line)) > s.max {
-				return nil, tooLarge(s.max, false)
+				return nil, tooLarge(s.max, false).of(int64(len(line)), line)
 			}
 			return s.lend(line), nil
 		}
@@ -345,9 +357,10 @@ func (s *stream) recvLine() ([]byte, error) {
 			// Too long: report it now, without waiting for the newline
 			// (which may never come); the next Recv skips the rest of the
 			// line, holding no more of it than one read.
+			fe := tooLarge(s.max, false).of(0, s.buf[s.r:s.w])
 			s.r = s.w
 			s.skipping = true
-			return nil, tooLarge(s.max, false)
+			return nil, fe
 		}
 		if err := s.fill(); err != nil {
 			if err == io.EOF && !isBlank(s.buf[s.r:s.w]) {
@@ -458,7 +471,7 @@ func (s *stream) recvHeader() ([]byte, error) {
 		return nil, headerErr("missing Content-Length")
 	}
 	if length > s.max {
-		return nil, tooLarge(s.max, true)
+		return nil, tooLarge(s.max, true).of(length, nil)
 	}
 	for int64(s.w-s.r-off) < length {
 		if err := s.fill(); err != nil {

@@ -213,7 +213,7 @@ func TestMessageClient(t *testing.T) {
 		t.Fatalf("batch error: %v", bad.Err)
 	}
 	// The reply bound holds.
-	if err := c.Call(ctx, "echo", []string{strings.Repeat("a", 200)}, nil); err == nil || !strings.Contains(err.Error(), "over the limit") {
+	if err := c.Call(ctx, "echo", []string{strings.Repeat("a", 200)}, nil); !errors.Is(err, jsonrpc.ErrMessageTooLarge) || !strings.Contains(err.Error(), "response too large") {
 		t.Fatalf("oversize reply: %v", err)
 	}
 	if !strings.HasPrefix(sent[0], `true {"jsonrpc":"2.0","id":`) || !strings.HasPrefix(sent[1], `false {"jsonrpc":"2.0","method":"echo"`) {

@@ -100,13 +100,12 @@ func (s *Server) WebSocketHandler(opts ...WebSocketOption) http.Handler {
 			s.logger().Debug("jsonrpc: websocket handshake refused", "remote", r.RemoteAddr, "error", err)
 			return // Accept has written the HTTP error
 		}
-		wc.SetReadLimit(s.maxMessageSize())
 		// The socket is hijacked: the Conn lives on after this handler
 		// returns, so that net/http's goroutine (and its stack) goes.
 		// Handlers see the peer and the values the handshake's middleware
 		// stored (an authenticated principal), not its cancellation.
 		ctx := withPeer(context.WithoutCancel(r.Context()), s, Peer{Transport: "ws", RemoteAddr: r.RemoteAddr, TLS: r.TLS, Header: r.Header})
-		c := newConnContext(ctx, newWSChannel(wc, cfg.pingInterval, cfg.pingTimeout), s, func() { open.Add(-1) })
+		c := newConnContext(ctx, newWSChannel(wc, s.maxMessageSize(), cfg.pingInterval, cfg.pingTimeout), s, func() { open.Add(-1) })
 		// A socket accepted while the server shuts down may have missed
 		// Shutdown's list of connections: close it here.
 		s.mu.Lock()
@@ -151,14 +150,14 @@ func dialWebSocketConn(ctx context.Context, url string, cfg *dialConfig) (*Conn,
 	if limit <= 0 {
 		limit = DefaultMaxMessageSize
 	}
-	wc.SetReadLimit(limit)
-	return NewConn(newWSChannel(wc, cfg.pingInterval, cfg.pingTimeout), cfg.server), nil
+	return NewConn(newWSChannel(wc, limit, cfg.pingInterval, cfg.pingTimeout), cfg.server), nil
 }
 
 // wsChannel is a Channel over a WebSocket. Writes are safe for concurrent
 // use (the library serialises frames); Recv runs on one goroutine.
 type wsChannel struct {
 	wc      *websocket.Conn
+	limit   int64 // the read limit: bytes in one message
 	once    sync.Once
 	pingErr atomic.Pointer[error] // why a ping closed the socket
 
@@ -170,14 +169,16 @@ type wsChannel struct {
 	pinging sync.WaitGroup // a ping in progress
 }
 
-func newWSChannel(wc *websocket.Conn, interval, timeout time.Duration) *wsChannel {
+// newWSChannel reads messages of up to limit bytes from wc.
+func newWSChannel(wc *websocket.Conn, limit int64, interval, timeout time.Duration) *wsChannel {
 	if interval == 0 {
 		interval = DefaultPingInterval
 	}
 	if timeout <= 0 {
 		timeout = DefaultPingTimeout
 	}
-	ch := &wsChannel{wc: wc}
+	wc.SetReadLimit(limit)
+	ch := &wsChannel{wc: wc, limit: limit}
 	if interval > 0 {
 		ch.timer = time.AfterFunc(interval, func() { ch.ping(interval, timeout) })
 	}
@@ -226,7 +227,7 @@ func (ch *wsChannel) Recv() ([]byte, error) {
 			return nil, io.EOF
 		}
 		if errors.Is(err, websocket.ErrMessageTooBig) {
-			return nil, errors.Join(ErrMessageTooLarge, err)
+			return nil, tooLarge(ch.limit, true) // the socket is closed with 1009
 		}
 		if errors.Is(err, net.ErrClosed) {
 			return nil, ErrClosed

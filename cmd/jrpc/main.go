@@ -50,6 +50,7 @@ type globals struct {
 	headers []string
 	timeout time.Duration
 	color   string
+	maxSize int64 // bytes in one message read from the server
 }
 
 var global globals
@@ -96,6 +97,7 @@ func init() {
 	pf.StringVar(&global.framing, "framing", "", "framing on streams (tcp, unix, stdio): line or lsp (Content-Length); serve also takes auto")
 	pf.StringArrayVarP(&global.headers, "header", "H", nil, "add an HTTP header `K:V` (HTTP requests, WebSocket handshake); repeatable")
 	pf.DurationVar(&global.timeout, "timeout", 30*time.Second, "give up on a call after this long (0: no limit)")
+	pf.Int64Var(&global.maxSize, "max-message-size", jsonrpc.DefaultMaxMessageSize, "the largest message to accept from the server, in `BYTES` (a larger response fails with \"response too large\", exit 3)")
 	pf.StringVar(&global.color, "color", "auto", "colour output: auto (on a terminal, unless NO_COLOR is set), always or never")
 	rootCmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErrorf("%v (see '%s --help')", err, c.CommandPath())

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -155,13 +156,13 @@ func (t *target) isHTTP() bool {
 // dial returns a jsonrpc.Client for the target.
 func (t *target) dial(ctx context.Context) (jsonrpc.Client, error) {
 	if t.command != nil {
-		c, err := jsonrpc.DialCommand(ctx, t.command[0], t.command[1:], jsonrpc.WithFraming(t.framing), jsonrpc.WithStderr(os.Stderr), jsonrpc.WithGracePeriod(3*time.Second))
+		c, err := jsonrpc.DialCommand(ctx, t.command[0], t.command[1:], jsonrpc.WithFraming(t.framing), jsonrpc.WithStderr(os.Stderr), jsonrpc.WithGracePeriod(3*time.Second), jsonrpc.WithMaxMessageSize(global.maxSize))
 		if err != nil {
 			return nil, t.transportErr(err)
 		}
 		return c, nil
 	}
-	opts := []jsonrpc.DialOption{jsonrpc.WithFraming(t.framing)}
+	opts := []jsonrpc.DialOption{jsonrpc.WithFraming(t.framing), jsonrpc.WithMaxMessageSize(global.maxSize)}
 	if t.tls != nil {
 		opts = append(opts, jsonrpc.WithTLSConfig(t.tls))
 	}
@@ -201,6 +202,8 @@ func (t *target) transportErr(err error) error {
 		return transportError(fmt.Errorf("no answer from %s within %v", t, global.timeout), "a larger --timeout (e.g. --timeout 2m, or 0 for none), or check that the server is not stuck")
 	case errors.Is(err, context.Canceled):
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted")}
+	case errors.Is(err, jsonrpc.ErrMessageTooLarge):
+		return transportError(fmt.Errorf("%s: %v", t, err), "raise the limit, e.g. --max-message-size "+strconv.FormatInt(4*global.maxSize, 10))
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return transportError(fmt.Errorf("cannot connect to %s: connection refused", t), fmt.Sprintf("check the host and port, or start a server there: jrpc serve --listen %s", t.listenHint()))
 	case t.url != nil && t.url.Scheme == "unix" && errors.Is(err, os.ErrNotExist):
@@ -364,7 +367,7 @@ func (t *target) dialStreamRaw(ctx context.Context) (rawConn, error) {
 		if err != nil {
 			return nil, t.transportErr(err)
 		}
-		c.SetReadLimit(jsonrpc.DefaultMaxMessageSize)
+		c.SetReadLimit(global.maxSize)
 		return &wsRaw{c: c}, nil
 	}
 	network, addr := t.url.Scheme, t.url.Host
@@ -401,7 +404,7 @@ type streamRaw struct {
 }
 
 func newStreamRaw(rwc io.ReadWriteCloser, f jsonrpc.Framing, closer func() error) *streamRaw {
-	return &streamRaw{ch: jsonrpc.NewStream(rwc, jsonrpc.StreamOptions{Framing: f}), closer: closer}
+	return &streamRaw{ch: jsonrpc.NewStream(rwc, jsonrpc.StreamOptions{Framing: f, MaxMessageSize: global.maxSize}), closer: closer}
 }
 
 func (s *streamRaw) Send(ctx context.Context, msg []byte) error { return s.ch.Send(msg) }
@@ -483,7 +486,7 @@ func (h *httpRaw) Send(ctx context.Context, msg []byte) error {
 		logHeaders("<", resp.Header)
 		fmt.Fprintln(os.Stderr, "<")
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, jsonrpc.DefaultMaxMessageSize+1))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, global.maxSize+1))
 	if err != nil {
 		return err
 	}
