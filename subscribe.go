@@ -51,9 +51,9 @@ const (
 
 // Defaults of the subscription layer.
 const (
-	DefaultSubscriptionBuffer       = 256  // events queued per subscription (server side)
-	DefaultMaxSubscriptionsPerConn  = 1024 // live subscriptions per connection
-	DefaultClientSubscriptionBuffer = 1024 // events queued per subscription (client side)
+	DefaultSubscriptionBuffer       = 256   // events queued per subscription (server side)
+	DefaultMaxSubscriptionsPerConn  = 1024  // live subscriptions per connection
+	DefaultClientSubscriptionBuffer = 20000 // events queued per subscription (client side), as go-ethereum's client
 )
 
 // OverflowPolicy says what a subscription does when its buffer is full
