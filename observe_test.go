@@ -2,8 +2,10 @@ package jsonrpc_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -104,4 +106,30 @@ func ExampleLogCalls() {
 	// Output:
 	// level=INFO msg=call method=subtract id=1 outcome=ok transport=tcp
 	// level=WARN msg=call method=divide id=2 outcome=error code=-32601 error="method not found: divide" transport=tcp
+}
+
+// ContextWithHeader sends headers with one call over HTTP; the handler
+// finds them in its Peer.
+func ExampleContextWithHeader() {
+	mux := jsonrpc.NewMux()
+	mux.HandleFunc("whoami", func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		p, _ := jsonrpc.PeerFromContext(ctx)
+		return p.Transport + " " + p.Header.Get("X-Request-Id"), nil
+	})
+	srv := &jsonrpc.Server{Handler: mux}
+	l, err := srv.Listen("http://127.0.0.1:0/")
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Shutdown(context.Background())
+	c, err := jsonrpc.Dial(context.Background(), l.URL)
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	ctx := jsonrpc.ContextWithHeader(context.Background(), http.Header{"X-Request-Id": {"req-42"}})
+	var got string
+	c.Call(ctx, "whoami", nil, &got)
+	fmt.Println(got)
+	// Output: http req-42
 }
