@@ -78,7 +78,10 @@ type repl struct {
 }
 
 // lineSource reads the lines of a session: prompt is shown on a terminal.
+// It returns errLineAborted when the user drops the entry (Ctrl-C).
 type lineSource func(prompt string) (string, error)
+
+var errLineAborted = errors.New("line aborted")
 
 func runREPL(ctx context.Context, t *target, in io.Reader, interactive bool) error {
 	if interactive {
@@ -123,15 +126,20 @@ func runREPL(ctx context.Context, t *target, in io.Reader, interactive bool) err
 func (r *repl) loop(ctx context.Context, src lineSource, interactive bool) error {
 	for {
 		text, err := src("jrpc> ")
+		if errors.Is(err, errLineAborted) {
+			continue
+		}
 		if err != nil {
 			return nil // io.EOF: the end of input (Ctrl-D)
 		}
-		for incompleteParams(text) {
-			more, err := src("  ...> ")
-			if err != nil {
-				break // run what came: its error names the missing end
+		for incompleteParams(text) && err == nil {
+			var more string
+			if more, err = src("  ...> "); err == nil {
+				text += "\n" + more
 			}
-			text += "\n" + more
+		}
+		if errors.Is(err, errLineAborted) {
+			continue // Ctrl-C drops the entry
 		}
 		quit, err := r.line(ctx, text)
 		if quit {
@@ -325,22 +333,19 @@ func (r *repl) interactive(ctx context.Context) error {
 			ln.AppendHistory(strings.Join(entry, " "))
 			entry = entry[:0]
 		}
-		for {
-			text, err := ln.Prompt(prompt)
-			if errors.Is(err, liner.ErrPromptAborted) {
-				entry = entry[:0]
-				prompt = "jrpc> "
-				continue
-			}
-			if err != nil { // io.EOF: Ctrl-D
-				fmt.Fprintln(os.Stderr)
-				return "", err
-			}
-			if strings.TrimSpace(text) != "" {
-				entry = append(entry, strings.TrimSpace(text))
-			}
-			return text, nil
+		text, err := ln.Prompt(prompt)
+		if errors.Is(err, liner.ErrPromptAborted) {
+			entry = entry[:0]
+			return "", errLineAborted
 		}
+		if err != nil { // io.EOF: Ctrl-D
+			fmt.Fprintln(os.Stderr)
+			return "", err
+		}
+		if strings.TrimSpace(text) != "" {
+			entry = append(entry, strings.TrimSpace(text))
+		}
+		return text, nil
 	}, true)
 	if len(entry) > 0 {
 		ln.AppendHistory(strings.Join(entry, " "))

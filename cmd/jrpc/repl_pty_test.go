@@ -118,6 +118,14 @@ func TestREPLTerminal(t *testing.T) {
 	s.typeKeys(`2]}` + "\r")
 	at = s.waitFor(at, "\"a\": [\r\n    1,\r\n    2\r\n  ]")
 
+	// Ctrl-C at a continuation line drops the whole entry.
+	s.typeKeys(`echo {"b":` + "\r")
+	at = s.waitFor(at, "...> ")
+	s.typeKeys("\x03")
+	at = s.waitFor(at, "jrpc> ")
+	s.typeKeys("sum [1,1]\r")
+	at = s.waitFor(at, "\r\n2\r\n")
+
 	// Ctrl-C during a call cancels the call, not the session.
 	s.typeKeys("sleep ms=20000\r")
 	time.Sleep(300 * time.Millisecond)
