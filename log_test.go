@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -97,6 +98,9 @@ func logTestServer(h *recordingHandler) *jsonrpc.Server {
 	mux.HandleFunc("boom", func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		panic("boom")
 	})
+	mux.HandleFunc("gaveup", func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		return nil, context.DeadlineExceeded
+	})
 	logger := slog.New(h)
 	return &jsonrpc.Server{
 		Handler: mux,
@@ -161,6 +165,8 @@ func TestLogCallsOneRecordPerOutcome(t *testing.T) {
 					map[string]any{"method": "fail", "id": "4", "outcome": "error", "code": int64(-32603), "error": "disk on fire"}},
 				{`{"jsonrpc":"2.0","method":"boom","id":5}`, slog.LevelError, "call",
 					map[string]any{"method": "boom", "id": "5", "outcome": "error", "code": int64(-32603), "error": "internal error: the handler panicked"}},
+				{`{"jsonrpc":"2.0","method":"gaveup","id":6}`, slog.LevelInfo, "call",
+					map[string]any{"method": "gaveup", "id": "6", "outcome": "canceled", "code": int64(-32001), "error": "context deadline exceeded"}},
 				{`{"jsonrpc":"2.0","method":"subtract","params":[3,1]}`, slog.LevelInfo, "notification",
 					map[string]any{"method": "subtract", "outcome": "ok", "params": `[3,1]`}},
 			}
@@ -234,6 +240,43 @@ func dialRaw(t *testing.T, h *recordingHandler, transport, url string) func(msg 
 				t.Fatal(err)
 			}
 			resp.Body.Close()
+		}
+	}
+}
+
+// No record carries a header (a bearer token) or, unless asked, params.
+func TestLogCallsNeverLogsTokens(t *testing.T) {
+	h := &recordingHandler{}
+	logger := slog.New(h)
+	mux := jsonrpc.NewMux()
+	mux.HandleFunc("login", func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		return nil, jsonrpc.Errorf(-32000, "denied")
+	})
+	srv := &jsonrpc.Server{Handler: mux, Logger: logger, Middleware: []jsonrpc.Middleware{jsonrpc.LogCalls(logger, nil)}}
+	l, err := srv.Listen("http://127.0.0.1:0/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	for _, body := range []string{`{"jsonrpc":"2.0","method":"login","params":{"password":"s3cret"},"id":1}`, `{"jsonrpc":"2.0","method":"login","params":{"password":"s3cret"`} {
+		req, _ := http.NewRequest("POST", l.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer s3cret")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	recs := h.take("call", "jsonrpc: parse error")
+	if len(recs) != 2 {
+		t.Fatalf("records: %v", recs)
+	}
+	for _, r := range recs {
+		for k, v := range r.Attrs {
+			if strings.Contains(fmt.Sprint(v), "s3cret") {
+				t.Errorf("%s record: %s=%v leaks the secret", r.Msg, k, v)
+			}
 		}
 	}
 }
