@@ -16,16 +16,16 @@ import (
 //
 // Send writes one message and does not retain msg. It may be called
 // concurrently, by many goroutines at once. It may block while the peer does
-// not read: a Channel should bound how long (NewStream's WriteTimeout does),
-// since a Conn does not count replies waiting in Send against
-// Server.MaxConcurrency (a peer busy calling us back would otherwise
+// not read: a Channel should bound how long ([NewStream]'s WriteTimeout does),
+// since a [Conn] does not count replies waiting in Send against
+// [Server.MaxConcurrency] (a peer busy calling us back would otherwise
 // deadlock with us).
 //
 // Close closes the channel. It may be called concurrently with Recv and Send,
 // and unblocks them.
 //
-// A Channel may also implement RecvInterrupter, BufferedChannel and
-// QueuedSender, as an io.Reader may implement io.WriterTo: a Conn then avoids
+// A Channel may also implement [RecvInterrupter], [BufferedChannel] and
+// [QueuedSender], as an io.Reader may implement io.WriterTo: a Conn then avoids
 // goroutine switches and keeps replies in the order their handlers
 // finished. The contract of a Conn (see the package documentation) is the
 // same with or without them.
@@ -35,11 +35,11 @@ type Channel interface {
 	Close() error
 }
 
-// RecvInterrupter is implemented by a Channel whose blocked Recv can be cut
-// short with nothing lost. A Conn then serves a request that arrives alone
+// RecvInterrupter is implemented by a [Channel] whose blocked Recv can be cut
+// short with nothing lost. A [Conn] then serves a request that arrives alone
 // on the goroutine that read it (replacing that goroutine by one on a small
 // stack once the connection is idle), and a caller whose context can end
-// may read its own response. NewStream's channel implements it when the
+// may read its own response. [NewStream]'s channel implements it when the
 // connection has read deadlines (net.Conn does).
 type RecvInterrupter interface {
 	// InterruptRecv makes the Recv in progress, or the next one, return
@@ -50,10 +50,10 @@ type RecvInterrupter interface {
 	InterruptRecv() bool
 }
 
-// ErrRecvInterrupted is returned by a Recv that RecvInterrupter.InterruptRecv cut short.
+// ErrRecvInterrupted is returned by a Recv that [RecvInterrupter.InterruptRecv] cut short.
 var ErrRecvInterrupted = errors.New("jsonrpc: read interrupted")
 
-// BufferedChannel is implemented by a Channel that reads ahead. A Conn
+// BufferedChannel is implemented by a [Channel] that reads ahead. A [Conn]
 // serves a request on a goroutine of its own, and reads on at once, when
 // more input is already waiting (a pipelining peer).
 type BufferedChannel interface {
@@ -62,8 +62,8 @@ type BufferedChannel interface {
 	Buffered() int
 }
 
-// QueuedSender is implemented by a Channel whose Send queues messages in
-// order before writing them (and may coalesce them into few writes). A Conn
+// QueuedSender is implemented by a [Channel] whose Send queues messages in
+// order before writing them (and may coalesce them into few writes). A [Conn]
 // gives a finished handler's concurrency slot back as soon as its reply has
 // its place in the output, so replies leave in the order their handlers
 // finished and a reply waiting to be written holds no slot. For a Channel
@@ -77,7 +77,7 @@ type QueuedSender interface {
 	SendQueued(msg []byte, queued func()) error
 }
 
-// orderedSender is a QueuedSender over a Channel that is not one: a reply
+// orderedSender is a [QueuedSender] over a [Channel] that is not one: a reply
 // takes a ticket at once, and the replies are sent in ticket order, one at
 // a time. (Other messages, calls and notifications, are sent directly.)
 type orderedSender struct {

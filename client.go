@@ -6,8 +6,8 @@ import (
 	"fmt"
 )
 
-// Client is what every transport's client offers: Conn (streams and
-// WebSocket) and HTTPClient implement it.
+// Client is what every transport's client offers: [Conn] (streams and
+// WebSocket) and [HTTPClient] implement it.
 type Client interface {
 	// Call sends a request and decodes the result into result (a pointer,
 	// or nil to discard it). An error response is returned as an *Error.
@@ -31,7 +31,7 @@ type Batch struct {
 	elems []*BatchCall
 }
 
-// BatchCall is one element of a Batch. After the batch has been sent, Err
+// BatchCall is one element of a [Batch]. After the batch has been sent, Err
 // holds the call's error (an *Error from the server) and the result has
 // been decoded into the pointer given to Batch.Call.
 type BatchCall struct {

@@ -13,7 +13,7 @@ import (
 // ErrClosed is returned by calls on a connection that has closed.
 var ErrClosed = errors.New("jsonrpc: connection closed")
 
-// Conn is a JSON-RPC peer on a Channel: it can call the other side and serve
+// Conn is a JSON-RPC peer on a [Channel]: it can call the other side and serve
 // the other side's calls, both at once. See the package documentation for
 // its concurrency contract.
 type Conn struct {
@@ -50,10 +50,10 @@ type Conn struct {
 
 // NewConn starts serving ch: it reads messages until the channel ends,
 // answering the peer's requests with srv (nil: every call gets -32601) and
-// matching responses to the calls made with Call, Notify and Batch.
+// matching responses to the calls made with [Conn.Call], [Conn.Notify] and [Conn.Batch].
 func NewConn(ch Channel, srv *Server) *Conn { return newConn(ch, srv, nil) }
 
-// newConn is NewConn with a function called once the connection has ended.
+// newConn is [NewConn] with a function called once the connection has ended.
 func newConn(ch Channel, srv *Server, onDone func()) *Conn {
 	return newConnContext(context.Background(), ch, srv, onDone)
 }
@@ -371,7 +371,7 @@ func (c *Conn) run(t *task, draining bool) {
 // afterReply arranges for f to run once the reply to the request ctx
 // belongs to has been sent (or is known never to be), so that a message f
 // sends follows that reply on the wire. It reports false outside a handler
-// served on a Conn, where it does nothing.
+// served on a [Conn], where it does nothing.
 func afterReply(ctx context.Context, f func()) bool {
 	t, ok := ctx.Value(connKey{}).(*task)
 	if !ok {
@@ -487,7 +487,7 @@ func (c *Conn) close(cause error) {
 }
 
 // Close closes the connection at once: running handlers are cancelled and
-// pending calls fail with ErrClosed. Use Shutdown to finish work first.
+// pending calls fail with [ErrClosed]. Use [Conn.Shutdown] to finish work first.
 func (c *Conn) Close() error {
 	c.close(ErrClosed)
 	<-c.done

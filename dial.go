@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// DialOption configures Dial.
+// DialOption configures [Dial].
 type DialOption func(*dialConfig)
 
 type dialConfig struct {
@@ -45,7 +45,7 @@ func WithHeader(key, value string) DialOption {
 // client of its own with keep-alive connections).
 func WithHTTPClient(hc *http.Client) DialOption { return func(c *dialConfig) { c.httpClient = hc } }
 
-// WithFraming sets the framing on tcp:// and unix:// (default FramingLine).
+// WithFraming sets the framing on tcp:// and unix:// (default [FramingLine]).
 func WithFraming(f Framing) DialOption { return func(c *dialConfig) { c.framing = f } }
 
 // WithServer serves the peer's calls with srv on bidirectional transports
@@ -57,8 +57,8 @@ func WithServer(srv *Server) DialOption { return func(c *dialConfig) { c.server 
 func WithMaxMessageSize(n int64) DialOption { return func(c *dialConfig) { c.maxMessageSize = n } }
 
 // WithPing sets how often a WebSocket client pings the server (default
-// DefaultPingInterval) and how long it waits for the pong (default
-// DefaultPingTimeout) before closing the socket. An interval below zero
+// [DefaultPingInterval]) and how long it waits for the pong (default
+// [DefaultPingTimeout]) before closing the socket. An interval below zero
 // turns pings off.
 func WithPing(interval, timeout time.Duration) DialOption {
 	return func(c *dialConfig) { c.pingInterval, c.pingTimeout = interval, timeout }
@@ -92,8 +92,8 @@ func newDialConfig(opts []DialOption) *dialConfig {
 //	unix:///path/to/socket              unix socket stream (*Conn)
 //	unix://@name                        abstract unix socket (Linux)
 //
-// and any scheme registered with RegisterTransport (nats:// once
-// github.com/seedhq/jsonrpc/nats is imported). To talk to a subprocess over its stdin and stdout, use DialCommand.
+// and any scheme registered with [RegisterTransport] (nats:// once
+// github.com/seedhq/jsonrpc/nats is imported). To talk to a subprocess over its stdin and stdout, use [DialCommand].
 func Dial(ctx context.Context, rawURL string, opts ...DialOption) (Client, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -148,7 +148,7 @@ func unixPath(u *url.URL) string {
 	return u.Host + u.Path
 }
 
-// ListenOption configures Server.Listen.
+// ListenOption configures [Server.Listen].
 type ListenOption func(*listenConfig)
 
 type listenConfig struct {
@@ -201,10 +201,10 @@ func (c *listenConfig) serverTLS(scheme string, protos ...string) (*tls.Config, 
 }
 
 // ListenFraming sets the framing of tcp://, unix:// and stdio: listeners
-// (default FramingAuto: detected from the first bytes the peer sends).
+// (default [FramingAuto]: detected from the first bytes the peer sends).
 func ListenFraming(f Framing) ListenOption { return func(c *listenConfig) { c.framing = f } }
 
-// Listener is a transport a Server serves, started by Server.Listen.
+// Listener is a transport a [Server] serves, started by Server.Listen.
 type Listener struct {
 	// URL is where clients reach it, with the actual port when the URL asked
 	// for port 0 (for stdio: "stdio:").
@@ -257,7 +257,7 @@ func (l *Listener) stop(err error) {
 // with an error where one can be framed) Err is nil and the reason is
 // logged; Err reports only the server's own failures (a failed write).
 //
-// Any scheme registered with RegisterTransport works too. Shutdown stops
+// Any scheme registered with [RegisterTransport] works too. Shutdown stops
 // every listener.
 func (s *Server) Listen(rawURL string, opts ...ListenOption) (*Listener, error) {
 	cfg := &listenConfig{}

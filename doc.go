@@ -131,6 +131,34 @@
 // A [Server], a [Mux], a [Conn] and the clients are safe for concurrent use. Do not
 // change a Server's fields while it serves.
 //
+// # Options
+//
+// Each role has one way of being configured ([Server] fields, [ListenOption],
+// [WebSocketOption], [DialOption], [StreamOptions]), and an option's name says
+// which family it belongs to:
+//
+//	what                          how                              applies to
+//	a server                      Server fields (see Limits)       every transport
+//	Server.Listen                 ListenOption: Listen...          ListenFraming (tcp, unix, stdio), ListenTLS (https,
+//	                                                               wss, tls), ListenHandler (http, https), ListenSocketMode (unix)
+//	Server.WebSocketHandler       WebSocketOption: WebSocket...    WebSocketOriginPatterns, WebSocketInsecureSkipVerify,
+//	                                                               WebSocketPing (the server's side of WithPing)
+//	a client                      DialOption: With...              Dial, NewHTTPClient, DialWebSocket, DialCommand,
+//	                                                               NewMessageClient (see below)
+//	one byte stream               StreamOptions (a struct)         NewStream
+//
+// A DialOption that does not concern the transport dialled is ignored:
+//
+//	option               http(s)  ws(s)  tcp, tls, unix  DialCommand
+//	WithHeader           yes      yes (handshake)
+//	WithHTTPClient       yes      yes
+//	WithTLSConfig        https    wss    tls
+//	WithFraming                          yes             yes
+//	WithServer                    yes    yes             yes
+//	WithMaxMessageSize   yes      yes    yes             yes
+//	WithPing                      yes
+//	WithStderr, WithGracePeriod                          yes
+//
 // # Limits
 //
 // Every limit has a default, a field or option, and a documented error;

@@ -42,7 +42,7 @@ func newPending(group uint64) *pendingCall {
 }
 
 // pendingSet is the calls waiting for a response, by id. It is not safe for
-// concurrent use (a Conn guards its set with its mutex).
+// concurrent use (a [Conn] guards its set with its mutex).
 type pendingSet struct {
 	m     map[uint64]*pendingCall
 	ended bool // no call can be answered any more (takeAll)
