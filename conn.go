@@ -3,7 +3,6 @@ package jsonrpc
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"strconv"
 	"sync"
@@ -667,36 +666,4 @@ func (c *Conn) Batch(ctx context.Context, b *Batch) error {
 		return err
 	}
 	return nil
-}
-
-// appendRequest appends a request (or, with a nil id, a notification).
-// hint (may be nil) remembers the size of large params (see growFor).
-func appendRequest(b []byte, id []byte, method string, params any, hint *atomic.Int64) ([]byte, error) {
-	b = append(b, `{"jsonrpc":"2.0",`...)
-	if id != nil {
-		b = append(b, `"id":`...)
-		b = append(b, id...)
-		b = append(b, ',')
-	}
-	b = append(b, `"method":`...)
-	b = appendString(b, method)
-	if params != nil {
-		b = append(b, `,"params":`...)
-		b = growFor(b, hint)
-		start := len(b)
-		var err error
-		b, err = appendJSON(b, params)
-		noteSize(hint, len(b)-start)
-		if err != nil {
-			return b, fmt.Errorf("jsonrpc: cannot encode params of %s: %w", method, err)
-		}
-		if c := b[start]; c != '[' && c != '{' {
-			if string(b[start:]) == "null" {
-				b = b[:start-len(`,"params":`)] // nil pointer or nil slice: no params
-			} else {
-				return b, errors.New("jsonrpc: params of " + method + " must encode as a JSON array or object")
-			}
-		}
-	}
-	return append(b, '}'), nil
 }

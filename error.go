@@ -3,7 +3,6 @@ package jsonrpc
 import (
 	"encoding/json"
 	"strconv"
-	"unicode/utf8"
 )
 
 // Error codes reserved by the JSON-RPC 2.0 specification.
@@ -55,82 +54,6 @@ func (e *Error) Error() string {
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
 	return ok && t.Code == e.Code && (t.Message == "" || t.Message == e.Message)
-}
-
-// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD so
-// that the output is always valid.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, "\ufffd"...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-// appendError appends the JSON error object e.
-func appendError(b []byte, e *Error) []byte {
-	b = append(b, `{"code":`...)
-	b = strconv.AppendInt(b, e.Code, 10)
-	b = append(b, `,"message":`...)
-	b = appendString(b, e.Message)
-	if len(e.Data) > 0 && validJSON(e.Data) {
-		b = append(b, `,"data":`...)
-		b = append(b, e.Data...)
-	}
-	return append(b, '}')
-}
-
-// appendResponse appends a response with the given id (null when absent) and
-// either the raw result or the error.
-func appendResponse(b []byte, id ID, result []byte, e *Error) []byte {
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	if id.raw == "" {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, id.raw...)
-	}
-	if e != nil {
-		b = append(b, `,"error":`...)
-		b = appendError(b, e)
-	} else {
-		b = append(b, `,"result":`...)
-		b = append(b, result...)
-	}
-	return append(b, '}')
 }
 
 // parseErrorObject decodes a response's error member strictly: an object
