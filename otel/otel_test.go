@@ -314,6 +314,30 @@ func TestServerParentFromHeaderAndMeta(t *testing.T) {
 	}
 }
 
+// On WebSocket, the handshake's traceparent is the parent of the spans of
+// every request on the socket.
+func TestServerParentFromWebSocketHandshake(t *testing.T) {
+	r := newRig(t, "ws")
+	c, err := jsonrpc.Dial(context.Background(), r.url, jsonrpc.WithHeader("traceparent", traceparent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for range 2 {
+		if err := c.Call(context.Background(), "traced", map[string]int{}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range r.waitSpans(t, 2) {
+		if p := s.Parent(); p.TraceID().String() != remoteTrace || p.SpanID().String() != remoteSpan || !p.IsRemote() {
+			t.Errorf("parent %v", p)
+		}
+		if got := attrMap(s.Attributes()); !slices.Contains(got, "network.peer.address=127.0.0.1") {
+			t.Errorf("attributes %v", got)
+		}
+	}
+}
+
 // A batch over HTTP: each element's span is a child of the message's
 // header context, or of its own _meta, linked then to the message.
 func TestServerBatchParentsAndLinks(t *testing.T) {
