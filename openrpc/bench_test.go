@@ -2,6 +2,7 @@ package openrpc_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/seedhq/jsonrpc"
@@ -87,6 +88,44 @@ func BenchmarkCheckSubtract(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if p := v.Check(params); p != nil {
+					b.Fatal(p)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkEngines compares the walker with the fallback (jsonschema-go's
+// Resolved.Validate) on the same schema and value: the schema with
+// "unevaluatedProperties": true (which allows everything, but is a keyword
+// only the fallback checks) is validated by the fallback.
+//
+//	go test -run '^$' -bench Engines -count 6 ./openrpc | benchstat -col /engine -
+func BenchmarkEngines(b *testing.B) {
+	const schema = `{"type":"object","additionalProperties":false,"required":["id","name","count","color"],
+		"properties":{"id":{"type":"string","pattern":"^[a-z]+$"},"created":{"type":"string","format":"date-time"},
+		"name":{"type":"string"},"count":{"type":"integer","minimum":0,"maximum":255},"color":{"enum":["red","green","blue"]},
+		"tags":{"type":"array","items":{"type":"string"},"maxItems":3},"attrs":{"type":"object","additionalProperties":{"type":"integer"}},
+		"tree":{"$ref":"#/$defs/Tree"}},
+		"$defs":{"Tree":{"type":"object","required":["value"],"properties":{"value":{"type":"integer"},"children":{"type":"array","items":{"anyOf":[{"type":"null"},{"$ref":"#/$defs/Tree"}]}}}}}`
+	data := []byte(`{"id":"abc","created":"2026-01-02T03:04:05Z","name":"n","count":1,"color":"red","tags":["a","b"],"attrs":{"x":1},"tree":{"value":1,"children":[{"value":2}]}}`)
+	for _, e := range []struct{ name, schema string }{
+		{"walker", schema + "}"},
+		{"jsonschema-go", schema + `,"unevaluatedProperties":true}`},
+	} {
+		var s openrpc.Schema
+		if err := json.Unmarshal([]byte(e.schema), &s); err != nil {
+			b.Fatal(err)
+		}
+		v, err := openrpc.Compile(&s, nil, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run("engine="+e.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if p := v.Validate(data); p != nil {
 					b.Fatal(p)
 				}
 			}

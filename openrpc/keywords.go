@@ -61,8 +61,7 @@ func init() {
 		{[]string{"minItems"}, compileMinItems},
 		{[]string{"maxItems"}, compileMaxItems},
 		{[]string{"uniqueItems"}, compileUniqueItems},
-		{[]string{"properties", "patternProperties", "additionalProperties"}, compileMembers},
-		{[]string{"required"}, compileRequired},
+		{[]string{"properties", "patternProperties", "additionalProperties", "required"}, compileMembers},
 		{[]string{"dependentRequired"}, compileDependentRequired},
 		{[]string{"minProperties"}, compileMinProperties},
 		{[]string{"maxProperties"}, compileMaxProperties},
@@ -429,14 +428,15 @@ func (ic itemsCheck) run(w *walker, v *value) bool {
 	if v.kind != tArray {
 		return true
 	}
-	for i, e := range v.elems {
+	for it := w.elements(v); w.next(&it); {
+		i := it.i - 1
 		n := ic.rest
 		if i < len(ic.prefix) {
 			n = ic.prefix[i]
 		} else if n == nil {
 			break
 		}
-		w.checkElem(e, i, n)
+		w.checkElem(it.e, i, n)
 	}
 	return true
 }
@@ -465,8 +465,8 @@ func (cc containsCheck) run(w *walker, v *value) bool {
 		return true
 	}
 	n := 0
-	for _, e := range v.elems {
-		if w.try(cc.sub, e.start) == 0 {
+	for it := w.elements(v); w.next(&it); {
+		if w.try(cc.sub, it.e.start) == 0 {
 			n++
 		}
 	}
@@ -493,7 +493,7 @@ func (cc countCheck) run(w *walker, v *value) bool {
 	if v.kind != cc.kind {
 		return true
 	}
-	n := len(v.elems)
+	n := w.count(v)
 	switch {
 	case cc.min && n < cc.limit:
 		w.report("expected at least " + strconv.Itoa(cc.limit) + " " + cc.noun + ", got " + strconv.Itoa(n))
@@ -536,7 +536,7 @@ func compileUniqueItems(_ *compiler, s *Schema, _ *node) check {
 }
 
 func (uniqueCheck) run(w *walker, v *value) bool {
-	if v.kind != tArray || len(v.elems) < 2 {
+	if v.kind != tArray || w.count(v) < 2 {
 		return true
 	}
 	seen := make(map[string]int, len(v.elems))
@@ -557,10 +557,18 @@ func (uniqueCheck) run(w *walker, v *value) bool {
 
 // Objects
 
+// membersCheck is properties, patternProperties, additionalProperties and
+// required: one look-up per member.
 type membersCheck struct {
-	props    map[string]*node
+	props    map[string]member
 	patterns []patternNode
-	addl     *node // nil: any
+	addl     *node    // nil: any
+	required []string // in order, without duplicates
+}
+
+type member struct {
+	node *node // nil: not in properties (only required)
+	req  int   // index in required, or -1
 }
 
 type patternNode struct {
@@ -569,12 +577,24 @@ type patternNode struct {
 }
 
 func compileMembers(c *compiler, s *Schema, _ *node) check {
-	if s.Properties == nil && s.PatternProperties == nil && s.AdditionalProperties == nil {
+	if s.Properties == nil && s.PatternProperties == nil && s.AdditionalProperties == nil && len(s.Required) == 0 {
 		return nil
 	}
-	mc := membersCheck{props: make(map[string]*node, len(s.Properties))}
+	mc := membersCheck{props: make(map[string]member, len(s.Properties))}
 	for name, ps := range s.Properties {
-		mc.props[name] = c.compile(ps)
+		mc.props[name] = member{node: c.compile(ps), req: -1}
+	}
+	for _, r := range s.Required {
+		m, ok := mc.props[r]
+		if ok && m.req >= 0 {
+			continue // listed twice
+		}
+		if !ok {
+			m = member{req: -1}
+		}
+		m.req = len(mc.required)
+		mc.required = append(mc.required, r)
+		mc.props[r] = m
 	}
 	pats := slices.Sorted(func(yield func(string) bool) {
 		for p := range s.PatternProperties {
@@ -601,11 +621,25 @@ func (mc membersCheck) run(w *walker, v *value) bool {
 	if v.kind != tObject {
 		return true
 	}
-	for _, e := range v.elems {
+	var seen uint64
+	var more []bool
+	if len(mc.required) > 64 {
+		more = make([]bool, len(mc.required))
+	}
+	for it := w.elements(v); w.next(&it); {
+		e := it.e
 		name := memberName(e.name)
-		n, known := mc.props[name]
+		m, listed := mc.props[name]
+		known := listed && m.node != nil
 		if known {
-			w.checkElem(e, 0, n)
+			w.checkElem(e, 0, m.node)
+		}
+		if listed && m.req >= 0 {
+			if m.req < 64 {
+				seen |= 1 << m.req
+			} else {
+				more[m.req] = true
+			}
 		}
 		for _, p := range mc.patterns {
 			if p.re.MatchString(name) {
@@ -621,47 +655,8 @@ func (mc membersCheck) run(w *walker, v *value) bool {
 			w.checkElem(e, 0, mc.addl)
 		}
 	}
-	return true
-}
-
-type requiredCheck struct {
-	names []string
-	index map[string]int
-}
-
-func compileRequired(_ *compiler, s *Schema, _ *node) check {
-	if len(s.Required) == 0 {
-		return nil
-	}
-	rc := requiredCheck{names: s.Required, index: make(map[string]int, len(s.Required))}
-	for i, r := range s.Required {
-		if _, dup := rc.index[r]; !dup {
-			rc.index[r] = i
-		}
-	}
-	return rc
-}
-
-func (rc requiredCheck) run(w *walker, v *value) bool {
-	if v.kind != tObject {
-		return true
-	}
-	var seen uint64
-	var more []bool
-	if len(rc.names) > 64 {
-		more = make([]bool, len(rc.names))
-	}
-	for _, e := range v.elems {
-		if i, ok := rc.index[memberName(e.name)]; ok {
-			if i < 64 {
-				seen |= 1 << i
-			} else {
-				more[i] = true
-			}
-		}
-	}
-	for i, r := range rc.names {
-		if j := rc.index[r]; j == i && ((i < 64 && seen&(1<<i) == 0) || (i >= 64 && !more[i])) {
+	for i, r := range mc.required {
+		if (i < 64 && seen&(1<<i) == 0) || (i >= 64 && !more[i]) {
 			w.reportAt(r, "missing required member")
 		}
 	}
@@ -691,6 +686,7 @@ func (dc dependentRequiredCheck) run(w *walker, v *value) bool {
 	if v.kind != tObject {
 		return true
 	}
+	w.count(v) // index the members
 	for _, e := range v.elems {
 		name := memberName(e.name)
 		for _, dep := range dc[name] {
@@ -715,6 +711,7 @@ func (pc propertyNamesCheck) run(w *walker, v *value) bool {
 	if v.kind != tObject {
 		return true
 	}
+	w.count(v) // index the members
 	for _, e := range v.elems {
 		if w.try(pc.sub, e.nameStart) > 0 {
 			w.reportIn(e, 0, "member name does not match propertyNames")
@@ -740,6 +737,7 @@ func (dc dependentSchemasCheck) run(w *walker, v *value) bool {
 	if v.kind != tObject {
 		return true
 	}
+	w.count(v) // index the members
 	for _, e := range v.elems {
 		if sub, ok := dc[memberName(e.name)]; ok {
 			w.checkAt(sub, v.start)

@@ -279,7 +279,9 @@ type elem struct {
 type value struct {
 	kind       typeSet
 	start, end int
-	elems      []elem
+	elems      []elem // once indexed
+	indexed    bool
+	level      int // the depth it was read at (its slot in walker.elems)
 	decoded    bool
 	num        float64 // numbers: the nearest float64
 	str        string  // strings: unescaped (valid while the walk lasts)
@@ -299,15 +301,27 @@ type walker struct {
 	elems [][]elem // the elements read, by depth, reused
 	vals  []*value // the values read, by depth, reused (a check's *value does not escape to the heap per call)
 	buf   []byte   // scratch for numbers and canonical forms
+
+	elemStart, elemEnd int // the element checkElem last checked, and its end
 }
 
 func (w *walker) init(data []byte) {
 	w.data, w.pos = data, 0
 	w.path = w.stack[:0]
 	w.probs, w.quiet, w.fails, w.err, w.depth = nil, 0, 0, false, 0
+	w.elemStart, w.elemEnd = -1, -1
 }
 
-func (w *walker) raw(v *value) []byte { return w.data[v.start:v.end] }
+// raw returns the bytes of v (finding the end of a container not read yet).
+func (w *walker) raw(v *value) []byte {
+	if v.end == 0 {
+		pos := w.pos
+		w.pos = v.start
+		w.skip()
+		v.end, w.pos = w.pos, pos
+	}
+	return w.data[v.start:v.end]
+}
 
 func (w *walker) pointer() string {
 	var b strings.Builder
@@ -488,56 +502,123 @@ func (w *walker) expect(c byte) bool {
 	return false
 }
 
-// read moves past the value at the current position and returns it, with
-// the elements of an object or an array.
-func (w *walker) read() (value, bool) {
-	v := value{kind: w.kindAt(), start: w.pos}
-	if v.kind == 0 {
-		return v, false
+// read describes the value at the current position in v. A scalar is read
+// whole; an object or an array is only started: its elements are read as
+// checks go through them (elements, next), once, and its end is found then.
+func (w *walker) read(v *value) bool {
+	*v = value{kind: w.kindAt(), start: w.pos, level: w.depth}
+	switch v.kind {
+	case 0:
+		return false
+	case tObject, tArray:
+		return true
 	}
-	if v.kind != tObject && v.kind != tArray {
-		w.skip()
-		v.end = w.pos
-		return v, !w.err
+	w.skip()
+	v.end = w.pos
+	return !w.err
+}
+
+// elemIter goes through the elements of an object or an array: from the
+// bytes the first time (recording them), from the record afterwards.
+type elemIter struct {
+	v    *value
+	i    int
+	e    elem
+	list []elem // recorded so far, when reading
+}
+
+// elements starts going through the elements of container v.
+func (w *walker) elements(v *value) elemIter {
+	it := elemIter{v: v}
+	if !v.indexed {
+		for len(w.elems) <= v.level {
+			w.elems = append(w.elems, nil)
+		}
+		it.list = w.elems[v.level][:0]
 	}
-	for len(w.elems) <= w.depth {
-		w.elems = append(w.elems, nil)
+	return it
+}
+
+// next moves it to the next element and reports whether there is one. When
+// reading, the previous element's value ends where checkElem left it, or is
+// skipped.
+func (w *walker) next(it *elemIter) bool {
+	v := it.v
+	if v.indexed {
+		if it.i >= len(v.elems) {
+			return false
+		}
+		it.e = v.elems[it.i]
+		it.i++
+		return true
 	}
-	list := w.elems[w.depth][:0]
+	if w.err {
+		return false
+	}
 	closer := byte(']')
 	if v.kind == tObject {
 		closer = '}'
 	}
-	w.pos++
-	if !w.expect(closer) {
-		for {
-			var e elem
-			if closer == '}' {
-				w.ws()
-				e.nameStart = w.pos
-				e.name = w.skip()
-				if w.err || len(e.name) < 2 || e.name[0] != '"' || !w.expect(':') {
-					return v, false
-				}
+	if it.i == 0 {
+		w.pos = v.start + 1
+		if w.expect(closer) {
+			return w.indexed(it)
+		}
+	} else {
+		if w.elemStart == it.e.start && w.elemEnd > it.e.start {
+			w.pos = w.elemEnd // checked: its end is known
+		} else if w.pos = it.e.start; w.skip() == nil || w.err {
+			return w.invalid()
+		}
+		if !w.expect(',') {
+			if w.expect(closer) {
+				return w.indexed(it)
 			}
-			w.ws()
-			e.start = w.pos
-			if w.skip(); w.err {
-				return v, false
-			}
-			list = append(list, e)
-			if w.expect(',') {
-				continue
-			}
-			if !w.expect(closer) {
-				return v, false
-			}
-			break
+			return w.invalid()
 		}
 	}
-	w.elems[w.depth] = list
-	v.elems, v.end = list, w.pos
-	return v, true
+	var e elem
+	if closer == '}' {
+		w.ws()
+		e.nameStart = w.pos
+		e.name = w.skip()
+		if w.err || len(e.name) < 2 || e.name[0] != '"' || !w.expect(':') {
+			return w.invalid()
+		}
+	}
+	w.ws()
+	e.start = w.pos
+	if w.pos >= len(w.data) {
+		return w.invalid()
+	}
+	it.list = append(it.list, e)
+	it.e = e
+	it.i++
+	return true
+}
+
+// indexed records the elements read, ending the first pass.
+func (w *walker) indexed(it *elemIter) bool {
+	v := it.v
+	w.elems[v.level] = it.list
+	v.elems, v.end, v.indexed = it.list, w.pos, true
+	return false
+}
+
+func (w *walker) invalid() bool {
+	if !w.err {
+		w.err = true
+		w.report("invalid JSON")
+	}
+	return false
+}
+
+// count returns the number of elements of container v.
+func (w *walker) count(v *value) int {
+	it := w.elements(v)
+	for w.next(&it) {
+	}
+	return len(v.elems)
 }
 
 // check validates the value at the current position against n and moves past it.
@@ -555,10 +636,8 @@ func (w *walker) check(n *node) {
 		w.vals = append(w.vals, new(value))
 	}
 	v := w.vals[w.depth]
-	var ok bool
-	if *v, ok = w.read(); !ok {
-		w.err = true
-		w.report("invalid JSON")
+	if !w.read(v) {
+		w.invalid()
 		return
 	}
 	w.depth++
@@ -568,15 +647,28 @@ func (w *walker) check(n *node) {
 		}
 	}
 	w.depth--
+	if w.err {
+		return
+	}
+	if v.end == 0 { // a container no check went through
+		w.pos = v.start
+		if w.skip(); w.err {
+			w.report("invalid JSON")
+			return
+		}
+		v.end = w.pos
+	}
 	w.pos = v.end
 }
 
-// checkElem validates element e (index i) of the current value against n.
+// checkElem validates element e (index i) of the current value against n,
+// and notes where e ends (see next).
 func (w *walker) checkElem(e elem, i int, n *node) {
 	w.pos = e.start
 	w.path = append(w.path, seg{name: e.name, index: i})
 	w.check(n)
 	w.path = w.path[:len(w.path)-1]
+	w.elemStart, w.elemEnd = e.start, w.pos
 }
 
 // checkAt validates the value at start against n, reporting its problems.
