@@ -43,24 +43,36 @@ const telemetryHelp = `Telemetry (OpenTelemetry environment variables):
   OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS
   OTEL_SERVICE_NAME (default jrpc), OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER[_ARG]`
 
-// tracesExporter returns the exporter OTEL_TRACES_EXPORTER asks for, or nil.
-func tracesExporter(ctx context.Context) (sdktrace.SpanExporter, error) {
-	name := strings.TrimSpace(os.Getenv("OTEL_TRACES_EXPORTER"))
-	if name == "" && (os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "") {
-		name = "otlp"
+// tracesExporters returns the exporters OTEL_TRACES_EXPORTER lists
+// (comma-separated, as the specification allows), or none.
+func tracesExporters(ctx context.Context) ([]sdktrace.SpanExporter, error) {
+	names := strings.TrimSpace(os.Getenv("OTEL_TRACES_EXPORTER"))
+	if names == "" && (os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "") {
+		names = "otlp"
 	}
-	switch name {
-	case "", "none":
-		return nil, nil
-	case "console":
-		return stdouttrace.New(stdouttrace.WithWriter(os.Stderr))
-	case "otlp":
-		if p := os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL"); p != "" && p != "http/protobuf" {
-			return nil, usageErrorf("OTEL_EXPORTER_OTLP_PROTOCOL=%s: jrpc exports OTLP over http/protobuf only", p)
+	var exps []sdktrace.SpanExporter
+	for _, name := range strings.Split(names, ",") {
+		var exp sdktrace.SpanExporter
+		var err error
+		switch name = strings.TrimSpace(name); name {
+		case "", "none":
+			continue
+		case "console":
+			exp, err = stdouttrace.New(stdouttrace.WithWriter(os.Stderr))
+		case "otlp":
+			if p := os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL"); p != "" && p != "http/protobuf" {
+				return nil, usageErrorf("OTEL_EXPORTER_OTLP_PROTOCOL=%s: jrpc exports OTLP over http/protobuf only", p)
+			}
+			exp, err = otlptracehttp.New(ctx)
+		default:
+			return nil, usageErrorf("OTEL_TRACES_EXPORTER=%s: want otlp, console or none", name)
 		}
-		return otlptracehttp.New(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("trace exporter %s: %w", name, err)
+		}
+		exps = append(exps, exp)
 	}
-	return nil, usageErrorf("OTEL_TRACES_EXPORTER=%s: want otlp, console or none", name)
+	return exps, nil
 }
 
 // telemetry is the tracer and meter providers of one jrpc run.
@@ -82,12 +94,16 @@ func newTelemetry(ctx context.Context, metricsURL string) (*telemetry, error) {
 			res = merged
 		}
 	}
-	exp, err := tracesExporter(ctx)
+	exps, err := tracesExporters(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if exp != nil {
-		tel.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(time.Second)), sdktrace.WithResource(res))
+	if len(exps) > 0 {
+		opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+		for _, exp := range exps {
+			opts = append(opts, sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(time.Second)))
+		}
+		tel.tp = sdktrace.NewTracerProvider(opts...)
 		tel.shutdown = append(tel.shutdown, tel.tp.Shutdown)
 	}
 	if metricsURL != "" {

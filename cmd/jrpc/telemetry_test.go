@@ -122,3 +122,16 @@ func waitLog(t *testing.T, log *syncBuffer, s string) {
 		}
 	}
 }
+
+func TestServeTelemetryUsageErrors(t *testing.T) {
+	r := runEnv(t, []string{"OTEL_TRACES_EXPORTER=zipkin"}, "", "serve", "--listen", "tcp://127.0.0.1:0")
+	expect(t, r, exitUsage, "")
+	if !strings.Contains(r.stderr, "OTEL_TRACES_EXPORTER=zipkin") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	r = run(t, "", "serve", "--listen", "tcp://127.0.0.1:0", "--metrics", "ftp://x/")
+	expect(t, r, exitUsage, "")
+	if !strings.Contains(r.stderr, "--metrics") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+}
