@@ -2,6 +2,7 @@ package explorer_test
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -87,5 +88,21 @@ func TestBrowser(t *testing.T) {
 	})
 	t.Run("ws", func(t *testing.T) {
 		browsertest.Run(t, browserDir, ts.URL+"/ws-explorer/", "--notifications", "--screenshot", "out/ws.png")
+	})
+	// The page on one origin, the service on another that allows it: the
+	// browser's CORS preflight is answered, and the calls go through
+	// (without AllowedOrigins the browser blocks them).
+	t.Run("cross-origin", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pageOrigin := "http://" + ln.Addr().String()
+		api := httptest.NewServer(&jsonrpc.Server{Handler: demo.NewMux(), AllowedOrigins: []string{pageOrigin}})
+		defer api.Close()
+		pages := &httptest.Server{Listener: ln, Config: &http.Server{Handler: explorer.New(explorer.Config{Endpoint: api.URL + "/"})}}
+		pages.Start()
+		defer pages.Close()
+		browsertest.Run(t, browserDir, pageOrigin+"/")
 	})
 }
