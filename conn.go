@@ -169,8 +169,9 @@ func (c *Conn) recvFailed(err error) bool {
 }
 
 // finish ends the connection once reading has ended with err. No response
-// can arrive any more. If the peer finished sending (EOF, or a stream that
-// cannot be resynchronised), requests already read are still answered: a
+// can arrive any more. If the peer finished sending (EOF, also in the middle
+// of a message, or a stream that cannot be resynchronised), requests
+// already read are still answered: a
 // half-closed connection gets its answers. If the transport broke (reset,
 // abnormal close), nobody is left to answer: running handlers are
 // cancelled at once.

@@ -284,20 +284,24 @@ func (s *stream) detect() error {
 				if header {
 					f = FramingHeader
 				}
-				s.wmu.Lock() // frame reads the framing under wmu
-				s.framing = f
-				s.wmu.Unlock()
+				s.setFraming(f)
 				return nil
 			}
 		}
 		if err := s.fill(); err != nil {
 			if err == io.EOF {
-				s.framing = FramingLine // what is left is a last line
+				s.setFraming(FramingLine) // what is left is a last line
 				return nil
 			}
 			return err
 		}
 	}
+}
+
+func (s *stream) setFraming(f Framing) {
+	s.wmu.Lock() // frame reads the framing under wmu
+	s.framing = f
+	s.wmu.Unlock()
 }
 
 // headerNames are the header names that select FramingHeader, with their colon.
