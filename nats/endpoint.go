@@ -129,21 +129,20 @@ func listen(srv *jsonrpc.Server, u *url.URL, opts []Option) (*Endpoint, error) {
 		return nil, err
 	}
 	e.svc, err = micro.AddService(e.nc, micro.Config{
-		Name:        name,
-		Version:     version,
-		Description: description,
-		QueueGroup:  cfg.queue,
-		Metadata:    map[string]string{"protocol": "jsonrpc-2.0"},
-		Endpoint: &micro.EndpointConfig{
-			Subject:  t.subject,
-			Handler:  micro.HandlerFunc(e.handle),
-			Metadata: map[string]string{"protocol": "jsonrpc-2.0"},
-		},
+		Name:         name,
+		Version:      version,
+		Description:  description,
+		QueueGroup:   cfg.queue,
+		Metadata:     map[string]string{"protocol": "jsonrpc-2.0"},
 		StatsHandler: func(*micro.Endpoint) any { return e.statsData() },
 		ErrorHandler: func(_ micro.Service, err *micro.NATSError) {
 			e.log.Warn("jsonrpc/nats: subscription error", "subject", err.Subject, "error", err.Description)
 		},
 	})
+	if err == nil {
+		err = e.svc.AddEndpoint("jsonrpc", micro.HandlerFunc(e.handle), micro.WithEndpointSubject(t.subject),
+			micro.WithEndpointQueueGroup(cfg.queue), micro.WithEndpointMetadata(map[string]string{"protocol": "jsonrpc-2.0"}))
+	}
 	if err != nil {
 		e.shutdown.Store(true)
 		e.nc.Close()

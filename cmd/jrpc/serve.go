@@ -68,7 +68,7 @@ only when it fails itself (it cannot listen or write).`,
 			return runServe(cmd.Context(), newDemoServer(), listen, verbose, shutdown, &obs, jsonrpc.ListenSocketMode(mode))
 		},
 	}
-	cmd.Flags().StringArrayVarP(&listen, "listen", "l", nil, "serve on `URL` (http://, ws://, tcp://, unix://, stdio:); repeatable")
+	cmd.Flags().StringArrayVarP(&listen, "listen", "l", nil, "serve on `URL` (http://, ws://, tcp://, unix://, stdio:, nats://host:port/subject); repeatable")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log every call (method, id, duration, outcome, error code, transport, remote address) and every protocol error on stderr")
 	obs.register(cmd)
 	cmd.Flags().DurationVar(&shutdown, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, wait this long for calls in flight")
@@ -122,11 +122,18 @@ func runServe(ctx context.Context, srv *jsonrpc.Server, listen []string, verbose
 		if serveExplorer {
 			lopts = append(lopts, explorerOption(u))
 		}
+		if strings.HasPrefix(u, "nats://") {
+			if pu, err := url.Parse(u); err == nil {
+				u = withNATSCreds(pu).String()
+			}
+		}
 		l, err := srv.Listen(u, lopts...)
 		if err != nil {
 			srv.Shutdown(context.Background())
 			hint := "pick another address, or port 0 for a free one (e.g. tcp://127.0.0.1:0)"
 			switch {
+			case strings.HasPrefix(u, "nats://"):
+				hint = "start a NATS server (nats-server -a 127.0.0.1) or name one that runs: nats://HOST:4222/SUBJECT"
 			case strings.HasPrefix(u, "unix:") && errors.Is(err, syscall.EADDRINUSE):
 				hint = "another server answers on this socket: stop it, or pick another path"
 			case strings.HasPrefix(u, "unix:") && errors.Is(err, fs.ErrExist):
@@ -200,12 +207,12 @@ func parseSocketMode(s string) (fs.FileMode, error) {
 
 // checkListenURL rejects URLs serve cannot listen on, with a hint.
 func checkListenURL(u string) error {
-	for _, p := range []string{"http://", "ws://", "tcp://", "unix://", "unix:", "stdio:"} {
+	for _, p := range []string{"http://", "ws://", "tcp://", "unix://", "unix:", "stdio:", "nats://"} {
 		if strings.HasPrefix(u, p) {
 			return nil
 		}
 	}
-	hint := "http://127.0.0.1:8080/, ws://127.0.0.1:8081/, tcp://127.0.0.1:9090, unix:///tmp/jrpc.sock or stdio:"
+	hint := "http://127.0.0.1:8080/, ws://127.0.0.1:8081/, tcp://127.0.0.1:9090, unix:///tmp/jrpc.sock, stdio: or nats://127.0.0.1:4222/SUBJECT"
 	if strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "wss://") {
 		hint = "serve speaks plain http:// and ws://; put a TLS proxy in front for https"
 	}

@@ -22,7 +22,9 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	natsgo "github.com/nats-io/nats.go"
 	"github.com/seedhq/jsonrpc"
+	jnats "github.com/seedhq/jsonrpc/nats" // also registers nats:// with Dial and Listen
 )
 
 // target is what a client command talks to: a URL or a spawned command.
@@ -133,17 +135,36 @@ func newTarget(args []string) (*target, []string, error) {
 		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("%q is not a URL jrpc can dial", arg), hint: hint}
 	}
 	switch u.Scheme {
-	case "http", "https", "ws", "wss", "tcp", "unix":
+	case "http", "https", "ws", "wss", "tcp", "unix", "nats":
 	default:
 		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("unsupported URL scheme %q in %s", u.Scheme, arg),
-			hint: "http://, https://, ws://, wss://, tcp:// or unix:// (or --exec 'COMMAND' for stdio)"}
+			hint: "http://, https://, ws://, wss://, tcp://, unix:// or nats://host:port/subject (or --exec 'COMMAND' for stdio)"}
 	}
 	if u.Scheme == "tcp" && u.Port() == "" {
 		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("%s names no port (tcp:// has no default port)", arg),
 			hint: "tcp://" + u.Hostname() + ":9090 (the port jrpc serve uses)"}
 	}
+	if u.Scheme == "nats" {
+		if strings.Trim(u.Path, "/") == "" {
+			return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("%s names no subject", arg), hint: "nats://" + u.Host + "/SUBJECT"}
+		}
+		u = withNATSCreds(u)
+	}
 	t.url = u
 	return t, rest, nil
+}
+
+// withNATSCreds adds --nats-creds to a nats:// URL that names no
+// credentials file of its own.
+func withNATSCreds(u *url.URL) *url.URL {
+	if global.natsCreds == "" || u.Query().Has("creds") {
+		return u
+	}
+	c := *u
+	q := c.Query()
+	q.Set("creds", global.natsCreds)
+	c.RawQuery = q.Encode()
+	return &c
 }
 
 func (t *target) String() string { return t.raw }
@@ -362,6 +383,12 @@ func (t *target) dialStreamRaw(ctx context.Context) (rawConn, error) {
 		return rc, nil
 	}
 	switch t.url.Scheme {
+	case "nats":
+		c, err := jnats.Dial(ctx, t.url.String())
+		if err != nil {
+			return nil, t.transportErr(err)
+		}
+		return &natsRaw{c: c, subject: strings.Trim(t.url.Path, "/")}, nil
 	case "ws", "wss":
 		c, _, err := websocket.Dial(ctx, t.url.String(), &websocket.DialOptions{HTTPHeader: t.headers, HTTPClient: t.httpClient()})
 		if err != nil {
@@ -639,3 +666,37 @@ func splitCommand(s string) ([]string, error) {
 	}
 	return args, nil
 }
+
+// natsRaw is a raw exchange over NATS request/reply: each message sent is a
+// request; Recv returns the replies that carried a message (a notification
+// gets an empty acknowledgement), then errNoMore.
+type natsRaw struct {
+	c       *jnats.Client
+	subject string
+	pending [][]byte
+}
+
+func (n *natsRaw) Send(ctx context.Context, msg []byte) error {
+	reply, err := n.c.Conn().RequestWithContext(ctx, n.subject, msg)
+	if err != nil {
+		if errors.Is(err, natsgo.ErrNoResponders) {
+			return fmt.Errorf("%w %q (%w)", jnats.ErrNoResponders, n.subject, err)
+		}
+		return err
+	}
+	if len(bytes.TrimSpace(reply.Data)) > 0 {
+		n.pending = append(n.pending, reply.Data)
+	}
+	return nil
+}
+
+func (n *natsRaw) Recv(ctx context.Context) ([]byte, error) {
+	if len(n.pending) == 0 {
+		return nil, errNoMore
+	}
+	b := n.pending[0]
+	n.pending = n.pending[1:]
+	return b, nil
+}
+
+func (n *natsRaw) Close() error { return n.c.Close() }
