@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"net/http"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/seedhq/jsonrpc/internal/browsertest"
 )
 
@@ -139,5 +141,39 @@ func TestServeExplorerBrowser(t *testing.T) {
 		browsertest.Run(t, browserDir, u, "--screenshot", "out/serve.png")
 	case <-time.After(10 * time.Second):
 		t.Fatal("jrpc serve --explorer printed no explorer address")
+	}
+}
+
+// TestExploreRelay checks the relay behind the page over every transport
+// the CLI reaches: a WebSocket client (as the page is) sends calls to
+// jrpc explore and gets the target's answers, a notification gets none.
+func TestExploreRelay(t *testing.T) {
+	for name, tgt := range targets() {
+		t.Run(name, func(t *testing.T) {
+			args := []string{"explore", tgt[0]}
+			if tgt[0] == "--exec" || tgt[0] == "--framing" {
+				args = append(append([]string{}, tgt...), "explore")
+			}
+			u := startExplore(t, args...)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(u, "http")+"rpc", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.CloseNow()
+			for _, msg := range []string{
+				`{"jsonrpc":"2.0","method":"notify_hello","params":[1]}`,
+				`{"jsonrpc":"2.0","id":7,"method":"subtract","params":[42,23]}`,
+			} {
+				if err := c.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, got, err := c.Read(ctx)
+			if err != nil || string(got) != `{"jsonrpc":"2.0","id":7,"result":19}` {
+				t.Fatalf("relayed answer %s, %v", got, err)
+			}
+		})
 	}
 }
