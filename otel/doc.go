@@ -22,7 +22,10 @@
 // the transport has them), server.address and server.port (client side,
 // WithServerAddress). An error response sets rpc.response.status_code and
 // error.type to the error code ("-32602") and the span status to Error with
-// the error's message.
+// the error's message. (After v1.44.0 the conventions' main branch renames
+// rpc.response.status_code to rpc.status_code; this package follows the
+// release.) Client spans carry no jsonrpc.request.id: the transport picks
+// the id after the span has started.
 //
 // # Metrics
 //
