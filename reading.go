@@ -181,6 +181,13 @@ func (o *readOwner) fire() {
 		if o.grown.Load() {
 			o.interrupt() // the loop hands over to a fresh goroutine (readLoop)
 		}
+		// Idle: nothing needs the timer until the next request served
+		// inline, which makes a new one; an idle connection keeps none.
+		o.tmu.Lock()
+		if o.armed == w {
+			o.timer = nil
+		}
+		o.tmu.Unlock()
 	}
 }
 
