@@ -210,27 +210,31 @@ const (
 // is set; HTTP/2 only if it offers "h2") until Shutdown, which
 // stops it gracefully (http.Server.Shutdown; at ctx's end it closes the
 // remaining connections). Other paths get 404.
-func (s *Server) serveHTTP(nl net.Listener, path string, h http.Handler, extra *http.ServeMux, tlsCfg *tls.Config) error {
+func (s *Server) serveHTTP(nl net.Listener, path string, h http.Handler, extra *http.ServeMux, tlsCfg *tls.Config, wrap []func(http.Handler) http.Handler) error {
 	var inFlight atomic.Int64 // requests, or WebSocket sockets, being served
 	limit := int64(s.maxConns())
-	hs := &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			serve := h
-			if r.URL.Path != path {
-				if extra == nil {
-					http.NotFound(w, r)
-					return
-				}
-				serve = extra
-			}
-			defer inFlight.Add(-1)
-			if inFlight.Add(1) > limit {
-				w.Header().Set("Retry-After", "1")
-				http.Error(w, "server busy: too many connections", http.StatusServiceUnavailable)
+	var root http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		serve := h
+		if r.URL.Path != path {
+			if extra == nil {
+				http.NotFound(w, r)
 				return
 			}
-			serve.ServeHTTP(w, r)
-		}),
+			serve = extra
+		}
+		defer inFlight.Add(-1)
+		if inFlight.Add(1) > limit {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "server busy: too many connections", http.StatusServiceUnavailable)
+			return
+		}
+		serve.ServeHTTP(w, r)
+	})
+	for i := len(wrap) - 1; i >= 0; i-- {
+		root = wrap[i](root)
+	}
+	hs := &http.Server{
+		Handler:           root,
 		ReadHeaderTimeout: httpReadHeaderTimeout,
 		ReadTimeout:       httpReadTimeout,
 		IdleTimeout:       httpIdleTimeout,

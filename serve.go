@@ -211,6 +211,7 @@ type listenConfig struct {
 	tls        *tls.Config
 	socketMode fs.FileMode    // unix:// (ListenSocketMode)
 	extra      *http.ServeMux // ListenHandler's handlers (nil: none)
+	wrap       []func(http.Handler) http.Handler
 }
 
 // ListenHandler serves h for pattern (an http.ServeMux pattern such as
@@ -225,6 +226,15 @@ func ListenHandler(pattern string, h http.Handler) ListenOption {
 		}
 		c.extra.Handle(pattern, h)
 	}
+}
+
+// ListenHTTPMiddleware wraps the handler of http(s):// and ws(s)://
+// listeners (authentication, for one: see package auth). It sees every
+// request of the listener's port, before the path is checked, so that it
+// can serve paths of its own (such as /.well-known/ documents). The first
+// middleware given is the outermost.
+func ListenHTTPMiddleware(mw ...func(http.Handler) http.Handler) ListenOption {
+	return func(c *listenConfig) { c.wrap = append(c.wrap, mw...) }
 }
 
 // ListenTLS sets the TLS configuration of https://, wss:// and tls://
@@ -350,7 +360,7 @@ func (s *Server) Listen(rawURL string, opts ...ListenOption) (*Listener, error) 
 		if u.Scheme == "ws" || u.Scheme == "wss" {
 			h, extra = s.WebSocketHandler(), nil
 		}
-		go func() { l.stop(s.serveHTTP(nl, path, h, extra, tlsCfg)) }()
+		go func() { l.stop(s.serveHTTP(nl, path, h, extra, tlsCfg, cfg.wrap)) }()
 	case "tls":
 		tlsCfg, err := cfg.serverTLS(u.Scheme)
 		if err != nil {
