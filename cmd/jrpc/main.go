@@ -1,11 +1,19 @@
-// Command jrpc serves, calls, explores and load-tests JSON-RPC 2.0 endpoints
-// over HTTP, WebSocket, TCP, unix sockets and stdio.
+// Command jrpc serves, calls, explores, load-tests, bridges, records, replays
+// and mocks JSON-RPC 2.0 endpoints over HTTP, WebSocket, TCP, unix sockets and
+// stdio.
 //
 //	jrpc serve                                  # the demo service on HTTP :8080 and TCP :9090
 //	jrpc call http://127.0.0.1:8080/ subtract '[42,23]'
 //	jrpc --exec 'jrpc serve --listen stdio:' call echo name=ada
 //	jrpc repl tcp://127.0.0.1:9090
 //	jrpc bench tcp://127.0.0.1:9090 sum '[1,2]' -c 16 -n 100000
+//	jrpc bridge --listen ws://127.0.0.1:8081/ --exec 'my-stdio-server'
+//	jrpc record --listen tcp://127.0.0.1:7000 --out session.jsonl tcp://127.0.0.1:9090
+//	jrpc replay session.jsonl --listen tcp://127.0.0.1:9091
+//	jrpc mock openrpc.json --listen http://127.0.0.1:8082/
+//
+// Without a URL, $JRPC_URL is the target; @name names an endpoint of
+// $XDG_CONFIG_HOME/jrpc/config (jrpc help config).
 //
 // Exit codes: 0 success, 1 the server answered with a JSON-RPC error,
 // 2 bad usage, 3 transport failure, 130 interrupted.
@@ -41,7 +49,8 @@ const exitCodesHelp = `Exit codes:
   1    the server answered with a JSON-RPC error (printed as one JSON object on stderr)
   2    bad usage: unknown flag, missing argument, invalid PARAMS JSON, params that fail --check
   3    transport failure: connection refused, connection lost, timeout, HTTP error, invalid response
-  130  interrupted (Ctrl-C)`
+  130  interrupted (Ctrl-C)
+(go run reports each of them as 1: build or install jrpc where they matter.)`
 
 // globals holds the persistent flags shared by every command.
 type globals struct {
@@ -60,7 +69,7 @@ var global globals
 // own files' init functions.
 var rootCmd = &cobra.Command{
 	Use:   "jrpc",
-	Short: "Serve, call, explore and load-test JSON-RPC 2.0 endpoints",
+	Short: "Serve, call, explore, load-test, bridge, record and mock JSON-RPC 2.0 endpoints",
 	Long: `jrpc talks JSON-RPC 2.0 over every common transport. A target is a URL:
 
   http://host:port/path  https://…   one HTTP POST per message
@@ -72,6 +81,9 @@ or, with --exec 'COMMAND ARGS', a server spawned as a subprocess and spoken to
 over its stdin and stdout (its stderr is shown); the URL argument is then left out:
 
   jrpc --exec 'jrpc serve --listen stdio:' call subtract '[42,23]'
+
+Without a URL, $JRPC_URL is the target; @name is a named endpoint of
+$XDG_CONFIG_HOME/jrpc/config (see jrpc help config).
 
 PARAMS are one JSON value ('[1,2]', '{"a":1}'), or key=value pairs (the value is
 parsed as JSON when it is valid JSON, else taken as a string), or -d @file / -d @-.
