@@ -248,6 +248,9 @@ func (b *bridge) serveClient(ctx context.Context, client rawConn) {
 // first (for at most bridgeGrace).
 func pipe(ctx context.Context, client, up rawConn) error {
 	var calls inflight
+	// Reads wait for messages only: ending ctx closes both sides below.
+	stop := ctx
+	ctx = context.WithoutCancel(ctx)
 	clientDone := make(chan struct{})
 	upDone := make(chan struct{})
 	go func() {
@@ -262,7 +265,7 @@ func pipe(ctx context.Context, client, up rawConn) error {
 	case <-clientDone:
 		calls.wait(upDone, bridgeGrace)
 	case <-upDone:
-	case <-ctx.Done():
+	case <-stop.Done():
 	}
 	client.Close()
 	return up.Close()

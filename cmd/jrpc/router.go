@@ -231,10 +231,13 @@ func (r *router) serveClient(ctx context.Context, client rawConn) {
 	go func() {
 		select {
 		case <-r.done: // the target went away: so does the client
-			client.Close()
+		case <-ctx.Done():
 		case <-left:
+			return
 		}
+		client.Close()
 	}()
+	ctx = context.WithoutCancel(ctx) // reads wait for messages only: Close ends them
 	for {
 		msg, err := client.Recv(ctx)
 		if fe, ok := err.(*jsonrpc.FrameError); ok && !fe.Fatal {

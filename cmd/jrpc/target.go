@@ -437,6 +437,9 @@ func newStreamRaw(rwc io.ReadWriteCloser, f jsonrpc.Framing, closer func() error
 func (s *streamRaw) Send(ctx context.Context, msg []byte) error { return s.ch.Send(msg) }
 
 func (s *streamRaw) Recv(ctx context.Context) ([]byte, error) {
+	if ctx.Done() == nil { // nothing to wait for but the message (Close unblocks it)
+		return s.ch.Recv()
+	}
 	type res struct {
 		b   []byte
 		err error
