@@ -57,7 +57,7 @@ const maxPooledBody = 64 << 10
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ok, cors, why := s.checkOrigin(r)
 	if !ok {
-		s.logger().Info("jsonrpc: HTTP request refused", "remote", r.RemoteAddr, "reason", why)
+		s.logger().Info("jsonrpc: HTTP request refused", "remote", s.remoteAddr(r), "reason", why)
 		http.Error(w, "jsonrpc: "+why+" (see Server.AllowedOrigins, Server.AllowedHosts)", http.StatusForbidden)
 		return
 	}
@@ -101,7 +101,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "jsonrpc: cannot read the request body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	pi := &peerInfo{peer: Peer{Transport: "http", RemoteAddr: r.RemoteAddr, TLS: r.TLS, Header: r.Header}, srv: s}
+	pi := &peerInfo{peer: Peer{Transport: "http", RemoteAddr: s.remoteAddr(r), TLS: r.TLS, Header: r.Header}, srv: s}
 	reply, refused := s.processInto(context.WithValue(r.Context(), peerKey{}, pi), nil, st.buf, &st.sc, &st.msg, st.out[:0])
 	if refused != nil {
 		tooManyRequests(w, refused)
@@ -143,7 +143,7 @@ func tooManyRequests(w http.ResponseWriter, refused error) {
 // tooLargeHTTP answers 413 and asks the client to close the connection,
 // since the rest of the body will not be read.
 func (s *Server) tooLargeHTTP(w http.ResponseWriter, r *http.Request, limit int64) {
-	ctx := withPeer(r.Context(), s, Peer{Transport: "http", RemoteAddr: r.RemoteAddr})
+	ctx := withPeer(r.Context(), s, Peer{Transport: "http", RemoteAddr: s.remoteAddr(r)})
 	s.logProtocol(ctx, "jsonrpc: message too large", errMessageTooLarge(limit), nil)
 	w.Header().Set("Connection", "close")
 	http.Error(w, "jsonrpc: "+errMessageTooLarge(limit).Message, http.StatusRequestEntityTooLarge)
@@ -213,9 +213,17 @@ const (
 func (s *Server) serveHTTP(nl net.Listener, path string, h http.Handler, extra *http.ServeMux, tlsCfg *tls.Config, wrap []func(http.Handler) http.Handler) error {
 	var inFlight atomic.Int64 // requests, or WebSocket sockets, being served
 	limit := int64(s.maxConns())
+	health, healthPath := s.HealthHandler(), s.healthPath()
 	var root http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.draining.Load() {
+			w.Header().Set("Connection", "close") // so a proxy opens its next connection elsewhere
+		}
 		serve := h
 		if r.URL.Path != path {
+			if r.URL.Path == healthPath {
+				health.ServeHTTP(w, r)
+				return
+			}
 			if extra == nil {
 				http.NotFound(w, r)
 				return

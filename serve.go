@@ -168,6 +168,14 @@ func (s *Server) serveStream(nc net.Conn, state *tls.ConnectionState, framing Fr
 // first, the remaining connections are closed at once and ctx's error is
 // returned.
 func (s *Server) Shutdown(ctx context.Context) error {
+	if !s.draining.Swap(true) && s.DrainDelay > 0 {
+		t := time.NewTimer(s.DrainDelay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
 	s.mu.Lock()
 	s.closing = true
 	closers := s.closers
@@ -212,6 +220,14 @@ type listenConfig struct {
 	socketMode fs.FileMode    // unix:// (ListenSocketMode)
 	extra      *http.ServeMux // ListenHandler's handlers (nil: none)
 	wrap       []func(http.Handler) http.Handler
+	ws         []WebSocketOption
+}
+
+// ListenWebSocket sets the options of ws:// and wss:// listeners (e.g.
+// WebSocketPing: keep the pings under a proxy's idle timeout, which is 60 s
+// in nginx by default; the default interval, 30 s, is).
+func ListenWebSocket(opts ...WebSocketOption) ListenOption {
+	return func(c *listenConfig) { c.ws = append(c.ws, opts...) }
 }
 
 // ListenHandler serves h for pattern (an http.ServeMux pattern such as
@@ -358,7 +374,7 @@ func (s *Server) Listen(rawURL string, opts ...ListenOption) (*Listener, error) 
 		var h http.Handler = s
 		extra := cfg.extra
 		if u.Scheme == "ws" || u.Scheme == "wss" {
-			h, extra = s.WebSocketHandler(), nil
+			h, extra = s.WebSocketHandler(cfg.ws...), nil
 		}
 		go func() { l.stop(s.serveHTTP(nl, path, h, extra, tlsCfg, cfg.wrap)) }()
 	case "tls":

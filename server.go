@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -115,6 +116,23 @@ type Server struct {
 	// that rewrites Host, list the names the proxy sends.
 	AllowedHosts []string
 
+	// HealthPath is where the HTTP servers that Listen starts (http, https,
+	// ws, wss) answer health checks with HealthHandler: 200 while serving,
+	// 503 once Shutdown has begun. Default DefaultHealthPath ("/healthz");
+	// "-" turns it off. The JSON-RPC path wins if they are the same.
+	HealthPath string
+	// DrainDelay is how long Shutdown keeps the listeners open after it has
+	// begun draining (health checks answer 503, every HTTP response carries
+	// Connection: close) before it stops them, so that a load balancer's
+	// health checks take the instance out of rotation first. Default 0.
+	DrainDelay time.Duration
+	// TrustedProxies lists the reverse proxies (CIDR prefixes, e.g.
+	// 127.0.0.1/32 or 10.0.0.0/8) whose X-Forwarded-For header is believed:
+	// for HTTP and WebSocket requests that come from one of them,
+	// Peer.RemoteAddr (logs, rate limits) is the client's IP address as the
+	// proxies recorded it, without a port. Default none: the header is ignored.
+	TrustedProxies []netip.Prefix
+
 	// Logger receives server events (handler panics, write failures,
 	// protocol errors). Nil means slog.Default(). Protocol errors (parse
 	// errors, invalid requests, messages too large) and connection ends are
@@ -130,10 +148,11 @@ type Server struct {
 	Middleware []Middleware
 	mwChain    middlewareChain
 
-	mu      sync.Mutex
-	conns   map[*Conn]struct{}
-	closers []func(context.Context) error // listeners and HTTP servers to stop on Shutdown
-	closing bool
+	mu       sync.Mutex
+	conns    map[*Conn]struct{}
+	closers  []func(context.Context) error // listeners and HTTP servers to stop on Shutdown
+	closing  bool
+	draining atomic.Bool // Shutdown has begun (HealthHandler, Connection: close)
 }
 
 func (s *Server) maxMessageSize() int64 { return orDefault(s.MaxMessageSize, DefaultMaxMessageSize) }

@@ -104,7 +104,7 @@ func (s *Server) WebSocketHandler(opts ...WebSocketOption) http.Handler {
 		// returns, so that net/http's goroutine (and its stack) goes.
 		// Handlers see the peer and the values the handshake's middleware
 		// stored (an authenticated principal), not its cancellation.
-		ctx := withPeer(context.WithoutCancel(r.Context()), s, Peer{Transport: "ws", RemoteAddr: r.RemoteAddr, TLS: r.TLS, Header: r.Header})
+		ctx := withPeer(context.WithoutCancel(r.Context()), s, Peer{Transport: "ws", RemoteAddr: s.remoteAddr(r), TLS: r.TLS, Header: r.Header})
 		c := newConnContext(ctx, newWSChannel(wc, s.maxMessageSize(), cfg.pingInterval, cfg.pingTimeout), s, func() { open.Add(-1) })
 		// A socket accepted while the server shuts down may have missed
 		// Shutdown's list of connections: close it here.
