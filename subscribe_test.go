@@ -95,10 +95,9 @@ func newSubsFixture(delay time.Duration, opts ...jsonrpc.SubscriptionOption) *su
 // lineConn is a raw newline-framed client: what it reads is exactly what
 // the server wrote.
 type lineConn struct {
-	t   *testing.T
-	w   io.Writer
-	r   *bufio.Reader
-	buf []byte
+	t *testing.T
+	w io.Writer
+	r *bufio.Reader
 }
 
 func (c *lineConn) send(msg string) {
