@@ -650,12 +650,14 @@ func TestServeSignalFinishesInFlight(t *testing.T) {
 	}
 	done := make(chan result, 2)
 	for _, url := range []string{u["tcp"], u["http"]} {
-		go func() { done <- run(t, "", "call", url, "sleep", "ms=400") }()
+		go func() { done <- run(t, "", "call", url, "sleep", "ms=1500") }()
 	}
-	time.Sleep(150 * time.Millisecond)
+	// Long enough for both clients to start and send on a busy machine,
+	// well before their calls end.
+	time.Sleep(700 * time.Millisecond)
 	srv.Process.Signal(syscall.SIGTERM)
 	for range 2 {
-		expect(t, <-done, 0, "400\n")
+		expect(t, <-done, 0, "1500\n")
 	}
 	if err := srv.Wait(); err != nil {
 		t.Fatalf("serve exited with %v; log:\n%s", err, log.String())
