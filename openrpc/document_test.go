@@ -97,6 +97,10 @@ func TestDiscoverDeprecated(t *testing.T) {
 	if m := doc.Method("subtract"); m == nil || m.Deprecated {
 		t.Errorf("subtract: %+v", m)
 	}
+	if d := doc.Describe(doc.Method("minus")); !strings.Contains(d, "(deprecated: use subtract)") ||
+		!strings.Contains(d, "deprecated: it still works; call subtract instead; to be removed at 2027-06-01T00:00:00Z") {
+		t.Errorf("Describe(minus) does not say it is deprecated:\n%s", d)
+	}
 	got, err := mux.ServeRPC(context.Background(), &jsonrpc.Request{Method: "minus", Params: []byte(`[42,23]`)})
 	if err != nil || got != 19.0 {
 		t.Errorf("minus: %v %v", got, err)
