@@ -1,13 +1,17 @@
 package openrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // TestJSONSchemaSuite runs the official JSON Schema Test Suite (draft
@@ -136,4 +140,80 @@ func (v *Validator) usesFallback() bool {
 	}
 	_, ok := v.root.checks[0].(fallbackCheck)
 	return ok
+}
+
+// FuzzWalkerMatchesFallback checks the walker against jsonschema-go on the
+// suite's schemas that the walker compiles, for any JSON value whose
+// numbers are small integers (where jsonschema-go, which decodes numbers,
+// is exact) and that has no duplicate member names. Schemas with "format"
+// are left out (the walker asserts date-time; jsonschema-go does not).
+func FuzzWalkerMatchesFallback(f *testing.F) {
+	type pair struct{ fast, slow *Validator }
+	var pairs []pair
+	files, _ := filepath.Glob("testdata/JSON-Schema-Test-Suite/*.json")
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		var groups []struct {
+			Schema json.RawMessage
+			Tests  []struct{ Data json.RawMessage }
+		}
+		if err := json.Unmarshal(data, &groups); err != nil {
+			f.Fatal(err)
+		}
+		for _, g := range groups {
+			if strings.Contains(string(g.Schema), `"format"`) {
+				continue
+			}
+			var s Schema
+			if json.Unmarshal(g.Schema, &s) != nil {
+				continue
+			}
+			fast, err := Compile(&s, nil, "")
+			if err != nil || fast.usesFallback() {
+				continue
+			}
+			c := newCompiler(s.Defs, RefDefs)
+			c.root = &s
+			c = c.fallbackCompiler()
+			slow := &Validator{root: c.compile(&s)}
+			if c.err() != nil {
+				continue
+			}
+			pairs = append(pairs, pair{fast, slow})
+			for _, t := range g.Tests {
+				f.Add(uint16(len(pairs)-1), []byte(t.Data))
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, which uint16, data []byte) {
+		p := pairs[int(which)%len(pairs)]
+		if !jsontext.Value(data).IsValid() || !smallIntegersOnly(data) {
+			return
+		}
+		fast, slow := p.fast.Validate(data), p.slow.Validate(data)
+		if (len(fast) == 0) != (len(slow) == 0) {
+			t.Fatalf("schema %d, data %s: walker %q, jsonschema-go %q", int(which)%len(pairs), data, fast, slow)
+		}
+	})
+}
+
+// smallIntegersOnly reports whether every number in JSON text data is an
+// integer of at most 15 digits.
+func smallIntegersOnly(data []byte) bool {
+	dec := jsontext.NewDecoder(bytes.NewReader(data))
+	for {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err == io.EOF
+		}
+		if tok.Kind() == '0' {
+			s := tok.String()
+			if strings.ContainsAny(s, ".eE") || len(strings.TrimPrefix(s, "-")) > 15 {
+				return false
+			}
+		}
+	}
 }
