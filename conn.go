@@ -335,9 +335,9 @@ func (c *Conn) run(t *task, draining bool) {
 	defer putBuf(buf)
 	var reply []byte
 	if t.batch != nil {
-		reply = c.srv.serveBatch(ctx, c, t.data, t.batch)
+		reply = c.srv.serveTimed(ctx, c, t.data, nil, nil, t.batch, nil, c.srv.handlerTimeout(false), c.send)
 	} else {
-		reply = c.srv.serveOne(ctx, c, t.data, &t.env, &t.req, (*buf)[:0])
+		reply = c.srv.serveTimed(ctx, c, t.data, &t.env, &t.req, nil, (*buf)[:0], c.srv.handlerTimeout(false), c.send)
 		if cap(reply) > cap(*buf) {
 			*buf = reply[:0] // keep the grown buffer for the next reply
 		}

@@ -56,7 +56,11 @@
 // # Handlers and errors
 //
 // A Handler returns (result, error). A *Error (or an error wrapping one) goes
-// out as is; context cancellation becomes CodeRequestCanceled; any other
+// out as is; context cancellation becomes CodeRequestCanceled; a handler
+// still running at Server.HandlerTimeout (30 s on HTTP by default, none on
+// streams) is answered at that moment with CodeRequestTimeout (-32002
+// "request timed out", go-ethereum's code) and its context cancelled, with
+// context.Cause naming the timeout; any other
 // error becomes -32603 "internal error", with its text only when
 // Server.ExposeInternalErrors is set. A panic in a handler becomes -32603 and
 // is logged with its stack; the server keeps serving. A result that cannot
@@ -182,6 +186,9 @@
 //	                                                                 written for that long; stdio waits)
 //	replies queued unwritten  1 MiB          Server.MaxQueuedBytes   no new request is read until the peer
 //	                                                                 reads (back-pressure; nothing dropped)
+//	handler run time          30 s on HTTP   Server.HandlerTimeout   -32002 "request timed out" at the deadline,
+//	                          none on streams                        context cancelled; a batch keeps what is done
+//	HTTP request body         30 s           Server.HTTPBodyTimeout  408 Request Timeout, connection closed
 //	header section (LSP)      8 KiB          fixed                   -32700, connection closed
 //	unix socket file mode     0600           ListenSocketMode        (Listen refuses paths that are not sockets)
 package jsonrpc

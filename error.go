@@ -17,6 +17,7 @@ const (
 // Server-defined error codes (the specification reserves -32000..-32099 for them).
 const (
 	CodeRequestCanceled = -32001 // the connection closed or shut down before the handler finished
+	CodeRequestTimeout  = -32002 // the handler ran past Server.HandlerTimeout (go-ethereum's code and message)
 )
 
 // Error is a JSON-RPC error object. A handler that returns an *Error (or an

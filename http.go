@@ -12,6 +12,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,11 +91,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body = http.MaxBytesReader(w, r.Body, limit)
 	}
 	var err error
+	rc := http.NewResponseController(w)
+	bodyTimeout := s.httpBodyTimeout()
+	if bodyTimeout > 0 && rc.SetReadDeadline(time.Now().Add(bodyTimeout)) != nil {
+		bodyTimeout = 0 // the ResponseWriter cannot set deadlines
+	}
 	st.buf, err = readBody(st.buf[:0], body, r.ContentLength, math.MaxInt64-1)
+	if bodyTimeout > 0 && err == nil {
+		rc.SetReadDeadline(time.Time{}) // no deadline while the handler runs (a past one would cancel its context)
+	}
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			s.tooLargeHTTP(w, r, limit)
+			return
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			w.Header().Set("Connection", "close")
+			http.Error(w, "jsonrpc: the request body did not arrive within "+bodyTimeout.String()+" (Server.HTTPBodyTimeout)", http.StatusRequestTimeout)
 			return
 		}
 		// The client went away or sent a broken body: nothing to answer.
@@ -102,7 +116,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pi := &peerInfo{peer: Peer{Transport: "http", RemoteAddr: s.remoteAddr(r), TLS: r.TLS, Header: r.Header}, srv: s}
-	reply, refused := s.processInto(context.WithValue(r.Context(), peerKey{}, pi), nil, st.buf, &st.sc, &st.msg, st.out[:0])
+	answered := false // by late, at the handler timeout
+	late := func(reply []byte) {
+		// Complete once flushed, and not to be reused: the handler still
+		// holds the connection.
+		w.Header().Set("Content-Length", strconv.Itoa(len(reply)))
+		w.Header().Set("Connection", "close")
+		s.writeHTTPReply(w, pi, reply)
+		rc.Flush()
+		answered = true
+	}
+	reply, refused := s.processInto(context.WithValue(r.Context(), peerKey{}, pi), nil, st.buf, &st.sc, &st.msg, st.out[:0], s.handlerTimeout(true), late)
+	if answered {
+		return
+	}
 	if refused != nil {
 		tooManyRequests(w, refused)
 		return
@@ -110,6 +137,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if cap(reply) > 0 && cap(reply) <= maxPooledBody {
 		st.out = reply[:0] // reused for the next request once this one is written
 	}
+	s.writeHTTPReply(w, pi, reply)
+}
+
+// writeHTTPReply writes the reply to a POST: 200 with the JSON body, or
+// NotificationStatus (204) when there is none.
+func (s *Server) writeHTTPReply(w http.ResponseWriter, pi *peerInfo, reply []byte) {
 	h := w.Header()
 	pi.copyReplyHeader(h)
 	if len(reply) == 0 {

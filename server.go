@@ -76,6 +76,22 @@ type Server struct {
 	// MaxQueuedBytes plus MaxConcurrency replies. Nothing is dropped.
 	MaxQueuedBytes int64
 
+	// HandlerTimeout bounds how long a request may run, from the moment
+	// its message is dispatched (for a batch: the whole batch). Past it the
+	// handler's context is cancelled and the request is answered at once
+	// with CodeRequestTimeout (-32002) "request timed out"; in a batch the
+	// elements answered by then keep their responses. Zero means
+	// DefaultHandlerTimeout (30 s) for HTTP requests and none on streams
+	// and WebSocket, where long calls are normal; a positive value applies
+	// on every transport; negative means none.
+	HandlerTimeout time.Duration
+	// HTTPBodyTimeout bounds how long an HTTP request body may take to
+	// arrive, from the moment the handler sees the request (default 30 s;
+	// negative: none). A body still trickling in then gets 408 Request
+	// Timeout and the connection closes. It holds also when the Server is
+	// mounted on an http.Server of the user's.
+	HTTPBodyTimeout time.Duration
+
 	// ExposeInternalErrors sends the text of handler errors that are not
 	// *Error as the message of the -32603 response. Off by default: the
 	// text is logged and the peer sees "internal error".
@@ -194,13 +210,15 @@ var (
 // nil when there is none. Responses to our own calls (on a Conn) are
 // delivered to their callers. This is the one path every transport shares.
 func (s *Server) process(ctx context.Context, conn *Conn, data []byte, sc *scanner, m *parsedMessage) []byte {
-	reply, _ := s.processInto(ctx, conn, data, sc, m, nil)
+	reply, _ := s.processInto(ctx, conn, data, sc, m, nil, s.handlerTimeout(false), nil)
 	return reply
 }
 
 // processInto is process rendering a single reply into out (reused by the
 // caller). refused is Admit's error when it refused the message.
-func (s *Server) processInto(ctx context.Context, conn *Conn, data []byte, sc *scanner, m *parsedMessage, out []byte) (reply []byte, refused error) {
+// The requests run under timeout d, and late answers those that pass it
+// (see serveTimed).
+func (s *Server) processInto(ctx context.Context, conn *Conn, data []byte, sc *scanner, m *parsedMessage, out []byte, d time.Duration, late func([]byte)) (reply []byte, refused error) {
 	if int64(len(data)) > s.maxMessageSize() {
 		// The transport's own limit may be larger (a Channel built with
 		// other options): MaxMessageSize holds on every path.
@@ -220,9 +238,9 @@ func (s *Server) processInto(ctx context.Context, conn *Conn, data []byte, sc *s
 		return reply, err
 	}
 	if !m.batch {
-		return s.serveOne(ctx, conn, data, &m.elems[0], nil, out), nil
+		return s.serveTimed(ctx, conn, data, &m.elems[0], nil, nil, out, d, late), nil
 	}
-	return s.serveBatch(ctx, conn, data, m.elems), nil
+	return s.serveTimed(ctx, conn, data, nil, nil, m.elems, nil, d, late), nil
 }
 
 // streamOptions are the options of the streams s serves.
@@ -396,9 +414,10 @@ func (s *Server) toError(req *Request, err error) *Error {
 // serveBatch serves the elements of a batch, several at once when the
 // connection has spare capacity, and joins their responses in one array.
 // Each worker appends the responses it renders to a buffer of its own.
-func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems []envelope) []byte {
-	type part struct{ worker, start, end int }
-	parts := make([]part, len(elems))
+// With a deadline (see serveTimed) the responses go to it and serveBatch
+// returns nil.
+func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems []envelope, dl *deadline) []byte {
+	resps := make([][]byte, len(elems))
 	workers := 1
 	if len(elems) > 1 {
 		workers = min(len(elems), s.maxConcurrency())
@@ -413,7 +432,12 @@ func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems 
 			}
 			start := len(bufs[w])
 			bufs[w] = s.serveOne(ctx, conn, data, &elems[i], nil, bufs[w])
-			parts[i] = part{w, start, len(bufs[w])}
+			r := bufs[w][start:len(bufs[w]):len(bufs[w])] // later appends never touch it
+			if dl != nil {
+				dl.record(ctx, i, r)
+			} else {
+				resps[i] = r
+			}
 		}
 	}
 	var wg sync.WaitGroup
@@ -432,16 +456,30 @@ func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems 
 	}
 	work(0)
 	wg.Wait()
+	if dl != nil {
+		return nil
+	}
+	return s.joinBatch(data, elems, resps, nil)
+}
 
+// joinBatch joins the responses of a batch's elements in one array (nil
+// when there are none: all notifications), replacing those past
+// MaxResponseBytes with errors. With done (not nil), a request whose
+// element is not done gets the timeout error.
+func (s *Server) joinBatch(data []byte, elems []envelope, resps [][]byte, done []bool) []byte {
 	limit := s.maxResponseBytes()
 	size := 2
-	for _, b := range bufs {
-		size += len(b) + len(elems)
+	for _, r := range resps {
+		size += len(r) + 1
 	}
-	out := make([]byte, 1, min(size, limit+1024))
+	out := make([]byte, 1, min(size+len(elems)*64, limit+1024))
 	out[0] = '['
-	for i, p := range parts {
-		r := bufs[p.worker][p.start:p.end]
+	for i, r := range resps {
+		if done != nil && !done[i] {
+			if id := elems[i].idOf(data); elems[i].kind == kindRequest && !id.IsZero() {
+				r = appendResponse(nil, id, nil, errRequestTimeout)
+			}
+		}
 		if len(r) == 0 {
 			continue
 		}

@@ -20,3 +20,15 @@ func TestMaxMessageSizeFlag(t *testing.T) {
 		})
 	}
 }
+
+// serve --handler-timeout answers a call still running with -32002 (exit 1
+// for the caller), on streams too once set.
+func TestServeHandlerTimeoutFlag(t *testing.T) {
+	exec := bin + " serve --listen stdio: --handler-timeout 200ms"
+	r := run(t, "", "--exec", exec, "call", "sleep", "ms=3000")
+	expect(t, r, exitRPCError, "")
+	if !strings.HasSuffix(r.stderr, "\n"+`{"code":-32002,"message":"request timed out"}`+"\n") { // after the server's log line
+		t.Fatalf("stderr %q", r.stderr)
+	}
+	expect(t, run(t, "", "--exec", exec, "call", "sleep", "ms=10"), 0, "10\n")
+}

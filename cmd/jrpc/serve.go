@@ -31,6 +31,7 @@ func init() {
 		shutdown time.Duration
 		obs      observeFlags
 		sockMode string
+		timeouts struct{ handler, body time.Duration }
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [--listen URL]...",
@@ -65,13 +66,17 @@ only when it fails itself (it cannot listen or write).`,
 			if err != nil {
 				return err
 			}
-			return runServe(cmd.Context(), newDemoServer(), listen, verbose, shutdown, &obs, jsonrpc.ListenSocketMode(mode))
+			srv := newDemoServer()
+			srv.HandlerTimeout, srv.HTTPBodyTimeout = timeouts.handler, timeouts.body
+			return runServe(cmd.Context(), srv, listen, verbose, shutdown, &obs, jsonrpc.ListenSocketMode(mode))
 		},
 	}
 	cmd.Flags().StringArrayVarP(&listen, "listen", "l", nil, "serve on `URL` (http://, ws://, tcp://, unix://, stdio:, nats://host:port/subject); repeatable")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log every call (method, id, duration, outcome, error code, transport, remote address) and every protocol error on stderr")
 	obs.register(cmd)
 	cmd.Flags().DurationVar(&shutdown, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, wait this long for calls in flight")
+	cmd.Flags().DurationVar(&timeouts.handler, "handler-timeout", 0, "answer a call still running after this long with -32002 \"request timed out\" and cancel it (0: 30s on http://, none on streams and ws://; -1s: none)")
+	cmd.Flags().DurationVar(&timeouts.body, "body-timeout", 0, "answer an HTTP request whose body has not arrived after this long with 408 (0: 30s; -1s: none)")
 	cmd.Flags().StringVar(&sockMode, "socket-mode", "0600", "permissions of unix:// socket files, in octal (e.g. 0660 to let the group connect)")
 	cmd.Flags().BoolVar(&serveExplorer, "explorer", false, "also serve the web explorer at /explorer/ on each http:// listener")
 	ownFlagsHelp(cmd, "framing")

@@ -1,0 +1,180 @@
+package jsonrpc_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seedhq/jsonrpc"
+)
+
+// timeoutMux has a handler that ignores its context ("stuck": sleeps 3 s),
+// one that waits for it to end and reports why ("wait"), one that reports
+// whether its context has a deadline ("deadline"), and a fast one.
+func timeoutMux(causes chan<- error) *jsonrpc.Mux {
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "stuck", func(context.Context, struct{}) (string, error) {
+		time.Sleep(3 * time.Second)
+		return "late", nil
+	})
+	jsonrpc.Register(mux, "wait", func(ctx context.Context, _ struct{}) (string, error) {
+		<-ctx.Done()
+		causes <- context.Cause(ctx)
+		return "", ctx.Err()
+	})
+	jsonrpc.Register(mux, "deadline", func(ctx context.Context, _ struct{}) (bool, error) {
+		_, ok := ctx.Deadline()
+		return ok, nil
+	})
+	jsonrpc.Register(mux, "fast", func(context.Context, struct{}) (int, error) { return 1, nil })
+	return mux
+}
+
+const timedOut = `{"jsonrpc":"2.0","id":2,"error":{"code":-32002,"message":"request timed out"}}`
+
+// postRaw posts body and returns the status, the body and how long it took.
+func postRaw(t *testing.T, url, body string) (int, string, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), time.Since(start)
+}
+
+// A handler that runs past HandlerTimeout is answered at its deadline with
+// -32002 "request timed out" even when it ignores its context; a handler
+// that watches its context sees it cancelled with the timeout as cause; in
+// a batch the late element gets the error and the others their results.
+func TestHandlerTimeoutHTTP(t *testing.T) {
+	causes := make(chan error, 4)
+	srv := &jsonrpc.Server{Handler: timeoutMux(causes), HandlerTimeout: 300 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	for _, tc := range []struct{ name, req, want string }{
+		{"stuck", `{"jsonrpc":"2.0","method":"stuck","id":2}`, timedOut},
+		{"wait", `{"jsonrpc":"2.0","method":"wait","id":2}`, timedOut},
+		{"batch", `[{"jsonrpc":"2.0","method":"fast","id":1},{"jsonrpc":"2.0","method":"stuck","id":2},{"jsonrpc":"2.0","method":"stuck"},{"jsonrpc":"2.0","method":"nope","id":3}]`,
+			`[{"jsonrpc":"2.0","id":1,"result":1},` + timedOut + `,{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"method not found: nope"}}]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body, took := postRaw(t, hs.URL, tc.req)
+			if status != 200 || body != tc.want {
+				t.Fatalf("got %d %s\nwant 200 %s", status, body, tc.want)
+			}
+			if took > 2*time.Second {
+				t.Fatalf("answered after %v: the timeout waited for the handler", took)
+			}
+		})
+	}
+	select {
+	case err := <-causes:
+		if err == nil || !strings.Contains(err.Error(), "HandlerTimeout") {
+			t.Fatalf("the handler's context ended with cause %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the handler's context was not cancelled")
+	}
+}
+
+// The defaults: HTTP requests run under a 30 s deadline, calls on streams
+// and WebSocket under none; a HandlerTimeout set applies on every transport.
+func TestHandlerTimeoutDefaults(t *testing.T) {
+	causes := make(chan error, 4)
+	quiet := slog.New(slog.DiscardHandler)
+	srv := &jsonrpc.Server{Handler: timeoutMux(causes), Logger: quiet}
+	set := &jsonrpc.Server{Handler: timeoutMux(causes), HandlerTimeout: 200 * time.Millisecond, Logger: quiet}
+	defer srv.Shutdown(context.Background())
+	defer set.Shutdown(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, scheme := range []string{"http", "tcp", "ws"} {
+		t.Run(scheme, func(t *testing.T) {
+			for _, s := range []*jsonrpc.Server{srv, set} {
+				l, err := s.Listen(scheme + "://127.0.0.1:0/")
+				if err != nil {
+					t.Fatal(err)
+				}
+				c, err := jsonrpc.Dial(ctx, l.URL)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				var has bool
+				if err := c.Call(ctx, "deadline", nil, &has); err != nil {
+					t.Fatal(err)
+				}
+				if want := s == set || scheme == "http"; has != want {
+					t.Errorf("HandlerTimeout %v: the handler's context has a deadline: %v, want %v", s.HandlerTimeout, has, want)
+				}
+				if s == set {
+					err := c.Call(ctx, "stuck", nil, nil)
+					if !errors.Is(err, &jsonrpc.Error{Code: jsonrpc.CodeRequestTimeout, Message: "request timed out"}) {
+						t.Errorf("stuck: %v", err)
+					}
+					var b jsonrpc.Batch
+					var one int
+					fast, stuck := b.Call("fast", nil, &one), b.Call("stuck", nil, nil)
+					if err := c.Batch(ctx, &b); err != nil || fast.Err != nil || one != 1 || !errors.Is(stuck.Err, &jsonrpc.Error{Code: jsonrpc.CodeRequestTimeout}) {
+						t.Errorf("batch: %v; fast %v %d; stuck %v", err, fast.Err, one, stuck.Err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// An HTTP body that trickles in is cut at HTTPBodyTimeout with 408 and the
+// connection closed, also when the Server is mounted on the user's own
+// http.Server; a body that arrives in time is served.
+func TestHTTPBodyTimeout(t *testing.T) {
+	srv := &jsonrpc.Server{Handler: timeoutMux(nil), HTTPBodyTimeout: 500 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	nc, err := net.Dial("tcp", strings.TrimPrefix(hs.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	body := `{"jsonrpc":"2.0","method":"fast","id":1}`
+	io.WriteString(nc, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 41\r\n\r\n")
+	start := time.Now()
+	go func() {
+		for i := range len(body) {
+			if _, err := io.WriteString(nc, body[i:i+1]); err != nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond) // 4 s for the whole body
+		}
+	}()
+	nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(nc)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(b), "did not arrive within 500ms") || !resp.Close {
+		t.Fatalf("got %d close=%v %q", resp.StatusCode, resp.Close, b)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("cut after %v", took)
+	}
+	if _, err := br.ReadByte(); err == nil {
+		t.Fatal("the connection stayed open")
+	}
+	if status, got, _ := postRaw(t, hs.URL, body); status != 200 || got != `{"jsonrpc":"2.0","id":1,"result":1}` {
+		t.Fatalf("in time: %d %s", status, got)
+	}
+}
