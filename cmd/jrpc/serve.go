@@ -30,6 +30,7 @@ func init() {
 		verbose  bool
 		shutdown time.Duration
 		obs      observeFlags
+		deploy   deployFlags
 		sockMode string
 		timeouts struct{ handler, body time.Duration }
 	)
@@ -68,12 +69,17 @@ only when it fails itself (it cannot listen or write).`,
 			}
 			srv := newDemoServer()
 			srv.HandlerTimeout, srv.HTTPBodyTimeout = timeouts.handler, timeouts.body
-			return runServe(cmd.Context(), srv, listen, verbose, shutdown, &obs, jsonrpc.ListenSocketMode(mode))
+			opts, err := deploy.apply(srv)
+			if err != nil {
+				return err
+			}
+			return runServe(cmd.Context(), srv, listen, verbose, shutdown, &obs, append(opts, jsonrpc.ListenSocketMode(mode))...)
 		},
 	}
 	cmd.Flags().StringArrayVarP(&listen, "listen", "l", nil, "serve on `URL` (http://, ws://, tcp://, unix://, stdio:, nats://host:port/subject); repeatable")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log every call (method, id, duration, outcome, error code, transport, remote address) and every protocol error on stderr")
 	obs.register(cmd)
+	deploy.register(cmd)
 	cmd.Flags().DurationVar(&shutdown, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, wait this long for calls in flight")
 	cmd.Flags().DurationVar(&timeouts.handler, "handler-timeout", 0, "answer a call still running after this long with -32002 \"request timed out\" and cancel it (0: 30s on http://, none on streams and ws://; -1s: none)")
 	cmd.Flags().DurationVar(&timeouts.body, "body-timeout", 0, "answer an HTTP request whose body has not arrived after this long with 408 (0: 30s; -1s: none)")
