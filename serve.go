@@ -219,6 +219,7 @@ type listenConfig struct {
 	tls        *tls.Config
 	socketMode fs.FileMode    // unix:// (ListenSocketMode)
 	extra      *http.ServeMux // ListenHandler's handlers (nil: none)
+	streamable *StreamableHTTPOptions
 	wrap       []func(http.Handler) http.Handler
 	ws         []WebSocketOption
 }
@@ -251,6 +252,13 @@ func ListenHandler(pattern string, h http.Handler) ListenOption {
 // middleware given is the outermost.
 func ListenHTTPMiddleware(mw ...func(http.Handler) http.Handler) ListenOption {
 	return func(c *listenConfig) { c.wrap = append(c.wrap, mw...) }
+}
+
+// ListenStreamableHTTP serves the JSON-RPC path of http:// and https://
+// listeners with StreamableHTTPHandler(opts) instead of ServeHTTP (plain
+// JSON-RPC clients are served as before); other listeners ignore it.
+func ListenStreamableHTTP(opts StreamableHTTPOptions) ListenOption {
+	return func(c *listenConfig) { c.streamable = &opts }
 }
 
 // ListenTLS sets the TLS configuration of https://, wss:// and tls://
@@ -372,6 +380,9 @@ func (s *Server) Listen(rawURL string, opts ...ListenOption) (*Listener, error) 
 		}
 		l.URL = u.Scheme + "://" + nl.Addr().String() + path
 		var h http.Handler = s
+		if cfg.streamable != nil {
+			h = s.StreamableHTTPHandler(*cfg.streamable)
+		}
 		extra := cfg.extra
 		if u.Scheme == "ws" || u.Scheme == "wss" {
 			h, extra = s.WebSocketHandler(cfg.ws...), nil

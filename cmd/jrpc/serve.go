@@ -33,6 +33,7 @@ func init() {
 		deploy   deployFlags
 		sockMode string
 		timeouts struct{ handler, body time.Duration }
+		mcp      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [--listen URL]...",
@@ -60,20 +61,29 @@ Content-Length header: answered with -32700, and logged); it exits non-zero
 only when it fails itself (it cannot listen or write).`,
 		Example: `  jrpc serve
   jrpc serve --listen tcp://127.0.0.1:0 --listen ws://127.0.0.1:8081/ -v
-  jrpc serve --listen stdio: --framing lsp`,
+  jrpc serve --listen stdio: --framing lsp
+  jrpc serve --mcp --listen http://127.0.0.1:8080/mcp
+  jrpc serve --mcp --listen stdio:`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			mode, err := parseSocketMode(sockMode)
 			if err != nil {
 				return err
 			}
-			srv := newDemoServer()
+			srv, opts := newDemoServer(), []jsonrpc.ListenOption{jsonrpc.ListenSocketMode(mode)}
+			if mcp {
+				srv = &jsonrpc.Server{Handler: demo.NewMCPMux()}
+				opts = append(opts, jsonrpc.ListenStreamableHTTP(jsonrpc.StreamableHTTPOptions{
+					Sessions:         true,
+					ProtocolVersions: demo.MCPProtocolVersions,
+				}))
+			}
 			srv.HandlerTimeout, srv.HTTPBodyTimeout = timeouts.handler, timeouts.body
-			opts, err := deploy.apply(srv)
+			dopts, err := deploy.apply(srv)
 			if err != nil {
 				return err
 			}
-			return runServe(cmd.Context(), srv, listen, verbose, shutdown, &obs, append(opts, jsonrpc.ListenSocketMode(mode))...)
+			return runServe(cmd.Context(), srv, listen, verbose, shutdown, &obs, append(dopts, opts...)...)
 		},
 	}
 	cmd.Flags().StringArrayVarP(&listen, "listen", "l", nil, "serve on `URL` (http://, ws://, tcp://, unix://, stdio:, nats://host:port/subject); repeatable")
@@ -84,6 +94,7 @@ only when it fails itself (it cannot listen or write).`,
 	cmd.Flags().DurationVar(&timeouts.handler, "handler-timeout", 0, "answer a call still running after this long with -32002 \"request timed out\" and cancel it (0: 30s on http://, none on streams and ws://; -1s: none)")
 	cmd.Flags().DurationVar(&timeouts.body, "body-timeout", 0, "answer an HTTP request whose body has not arrived after this long with 408 (0: 30s; -1s: none)")
 	cmd.Flags().StringVar(&sockMode, "socket-mode", "0600", "permissions of unix:// socket files, in octal (e.g. 0660 to let the group connect)")
+	cmd.Flags().BoolVar(&mcp, "mcp", false, "serve the demo as an MCP server: initialize, ping, tools (argument errors as isError results); http:// listeners speak Streamable HTTP with sessions")
 	cmd.Flags().BoolVar(&serveExplorer, "explorer", false, "also serve the web explorer at /explorer/ on each http:// listener")
 	ownFlagsHelp(cmd, "framing")
 	rootCmd.AddCommand(cmd)

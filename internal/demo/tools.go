@@ -23,6 +23,11 @@ import (
 type Tools struct {
 	mu    sync.RWMutex
 	tools map[string]*tool
+
+	// ArgumentErrorsAsResults answers arguments that do not fit a tool's
+	// schema with a tool result whose isError is true (what MCP 2025-11-25
+	// asks, so that a model can correct itself) instead of -32602.
+	ArgumentErrorsAsResults bool
 }
 
 // ToolInfo is one entry of the tools/list result.
@@ -154,6 +159,9 @@ func (ts *Tools) Call(ctx context.Context, name string, arguments []byte) (*Call
 	if probs := t.check.Validate(arguments); len(probs) > 0 {
 		for i := range probs {
 			probs[i].Path = "/arguments" + probs[i].Path
+		}
+		if ts.ArgumentErrorsAsResults {
+			return &CallResult{Content: []Content{{Type: "text", Text: openrpc.ParamsError(probs).Message}}, IsError: true}, nil
 		}
 		return nil, openrpc.ParamsError(probs)
 	}

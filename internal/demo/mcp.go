@@ -1,0 +1,80 @@
+package demo
+
+import (
+	"context"
+	"slices"
+
+	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/openrpc"
+)
+
+// MCPProtocolVersions are the Model Context Protocol revisions the demo
+// speaks, newest first.
+var MCPProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+
+// InitializeParams are the params of MCP's initialize request.
+type InitializeParams struct {
+	ProtocolVersion string         `json:"protocolVersion"`
+	Capabilities    map[string]any `json:"capabilities"`
+	ClientInfo      Implementation `json:"clientInfo"`
+	Meta            map[string]any `json:"_meta,omitzero"`
+}
+
+// Implementation names a client or a server.
+type Implementation struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitzero"`
+	Version string `json:"version"`
+}
+
+// InitializeResult is the result of initialize.
+type InitializeResult struct {
+	ProtocolVersion string         `json:"protocolVersion"`
+	Capabilities    map[string]any `json:"capabilities"`
+	ServerInfo      Implementation `json:"serverInfo"`
+	Instructions    string         `json:"instructions,omitzero"`
+}
+
+// NegotiateVersion returns the revision to answer a client that asked for
+// requested: the same when the demo speaks it, else the newest it speaks.
+func NegotiateVersion(requested string) string {
+	if slices.Contains(MCPProtocolVersions, requested) {
+		return requested
+	}
+	return MCPProtocolVersions[0]
+}
+
+// RegisterMCP adds MCP's lifecycle to mux: initialize (version
+// negotiation, the tools capability), notifications/initialized and ping.
+func RegisterMCP(mux *jsonrpc.Mux) {
+	jsonrpc.Register(mux, "initialize", func(_ context.Context, p InitializeParams) (InitializeResult, error) {
+		return InitializeResult{
+			ProtocolVersion: NegotiateVersion(p.ProtocolVersion),
+			Capabilities:    map[string]any{"tools": map[string]any{"listChanged": false}},
+			ServerInfo:      Implementation{Name: "jrpc-demo", Title: Info.Title, Version: Info.Version},
+			Instructions:    "Demo tools: add, echo, now, sleep. tools/list gives their schemas.",
+		}, nil
+	}, jsonrpc.MethodDoc{Summary: "MCP initialization: negotiates the protocol revision and states the server's capabilities."})
+	jsonrpc.Register(mux, "notifications/initialized", func(context.Context, map[string]any) (any, error) {
+		return nil, nil
+	}, jsonrpc.MethodDoc{Summary: "MCP: the client finished initializing (a notification)."})
+	jsonrpc.Register(mux, "ping", func(context.Context, map[string]any) (struct{}, error) {
+		return struct{}{}, nil
+	}, jsonrpc.MethodDoc{Summary: "MCP ping: answers {}."})
+}
+
+// NewMCPMux returns the demo service as an MCP server: the whole demo, with
+// MCP's lifecycle, and tool argument errors as tool results with isError
+// (MCP 2025-11-25) instead of -32602.
+func NewMCPMux() *jsonrpc.Mux {
+	mux := jsonrpc.NewMux()
+	mux.Use(openrpc.Validate(mux))
+	RegisterMethods(mux)
+	ts := DemoTools()
+	ts.ArgumentErrorsAsResults = true
+	ts.Register(mux)
+	RegisterSubscriptions(mux)
+	RegisterMCP(mux)
+	openrpc.Register(mux, Info)
+	return mux
+}
