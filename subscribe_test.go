@@ -474,8 +474,11 @@ func TestSubscribeSlowConsumerPolicies(t *testing.T) {
 			growth := int64(heapInUse()) - int64(before)
 			t.Logf("%s: %d events accepted, heap growth %d KiB", c.name, f.sent.Load(), growth>>10)
 			// The buffer (16 events) plus the event being written plus the
-			// socket buffers are all that may be held: well under 8 MiB.
-			if growth > 8<<20 {
+			// socket buffers are all that may be held: a few MiB, where an
+			// unbounded queue would hold every event accepted (drop-oldest
+			// accepts over 2,000 of 64 KiB: 128 MiB). The bound leaves room
+			// for the garbage other goroutines make on a busy machine.
+			if growth > 24<<20 {
 				t.Errorf("heap grew by %d bytes", growth)
 			}
 			// Another connection is served meanwhile.
