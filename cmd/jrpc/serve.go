@@ -34,6 +34,7 @@ func init() {
 		sockMode string
 		timeouts struct{ handler, body time.Duration }
 		mcp      bool
+		sec      serveSecurity
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [--listen URL]...",
@@ -48,6 +49,17 @@ with params checked against the methods' schemas) on every --listen URL at once:
   unix:///tmp/jrpc.sock        unix socket (file mode 0600 unless --socket-mode)
   unix://@name                 abstract unix socket (Linux)
   stdio:                       standard input and output (logs stay on stderr)
+  https://…, wss://…, tls://127.0.0.1:9443
+                               the same over TLS (--tls-cert, --tls-key; mutual
+                               TLS with --client-ca)
+
+Security: --jwt-secret FILE (geth-style HS256 JWTs) or --auth-jwks FILE|URL
+--auth-issuer ISS (OAuth access tokens; metadata at
+/.well-known/oauth-protected-resource) authenticate http and ws callers
+(every 401 carries WWW-Authenticate); --allow-origin PATTERN lets browser
+pages on other origins call (cross-origin requests are refused otherwise);
+--rate-limit N allows N requests per second per client (HTTP 429, -32005 on
+streams).
 
 Without --listen it serves ` + strings.Join(defaultListen, " and ") + `.
 Each listener's actual address is printed on stderr as "listening on URL"
@@ -63,7 +75,9 @@ only when it fails itself (it cannot listen or write).`,
   jrpc serve --listen tcp://127.0.0.1:0 --listen ws://127.0.0.1:8081/ -v
   jrpc serve --listen stdio: --framing lsp
   jrpc serve --mcp --listen http://127.0.0.1:8080/mcp
-  jrpc serve --mcp --listen stdio:`,
+  jrpc serve --mcp --listen stdio:
+  jrpc serve --listen https://127.0.0.1:8443/ --tls-cert server.crt --tls-key server.key --client-ca ca.crt
+  jrpc serve --listen http://127.0.0.1:8551/ --jwt-secret jwt.hex`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			mode, err := parseSocketMode(sockMode)
@@ -83,13 +97,18 @@ only when it fails itself (it cannot listen or write).`,
 			if err != nil {
 				return err
 			}
-			return runServe(cmd.Context(), srv, listen, verbose, shutdown, &obs, append(dopts, opts...)...)
+			secOpts, err := sec.apply(cmd.Context(), srv, listen)
+			if err != nil {
+				return err
+			}
+			return runServe(cmd.Context(), srv, listen, verbose, shutdown, &obs, append(append(dopts, secOpts...), opts...)...)
 		},
 	}
 	cmd.Flags().StringArrayVarP(&listen, "listen", "l", nil, "serve on `URL` (http://, ws://, tcp://, unix://, stdio:, nats://host:port/subject); repeatable")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log every call (method, id, duration, outcome, error code, transport, remote address) and every protocol error on stderr")
 	obs.register(cmd)
 	deploy.register(cmd)
+	sec.register(cmd)
 	cmd.Flags().DurationVar(&shutdown, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, wait this long for calls in flight")
 	cmd.Flags().DurationVar(&timeouts.handler, "handler-timeout", 0, "answer a call still running after this long with -32002 \"request timed out\" and cancel it (0: 30s on http://, none on streams and ws://; -1s: none)")
 	cmd.Flags().DurationVar(&timeouts.body, "body-timeout", 0, "answer an HTTP request whose body has not arrived after this long with 408 (0: 30s; -1s: none)")
@@ -154,6 +173,8 @@ func runServe(ctx context.Context, srv *jsonrpc.Server, listen []string, verbose
 			srv.Shutdown(context.Background())
 			hint := "pick another address, or port 0 for a free one (e.g. tcp://127.0.0.1:0)"
 			switch {
+			case tlsListenHint(u) != "" && strings.Contains(err.Error(), "ListenTLS"):
+				hint = tlsListenHint(u)
 			case strings.HasPrefix(u, "nats://"):
 				hint = "start a NATS server (nats-server -a 127.0.0.1) or name one that runs: nats://HOST:4222/SUBJECT"
 			case strings.HasPrefix(u, "unix:") && errors.Is(err, syscall.EADDRINUSE):
@@ -229,15 +250,12 @@ func parseSocketMode(s string) (fs.FileMode, error) {
 
 // checkListenURL rejects URLs serve cannot listen on, with a hint.
 func checkListenURL(u string) error {
-	for _, p := range []string{"http://", "ws://", "tcp://", "unix://", "unix:", "stdio:", "nats://"} {
+	for _, p := range []string{"http://", "https://", "ws://", "wss://", "tcp://", "tls://", "unix://", "unix:", "stdio:", "nats://"} {
 		if strings.HasPrefix(u, p) {
 			return nil
 		}
 	}
 	hint := "http://127.0.0.1:8080/, ws://127.0.0.1:8081/, tcp://127.0.0.1:9090, unix:///tmp/jrpc.sock, stdio: or nats://127.0.0.1:4222/SUBJECT"
-	if strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "wss://") {
-		hint = "serve speaks plain http:// and ws://; put a TLS proxy in front for https"
-	}
 	return &exitError{code: exitUsage, err: fmt.Errorf("cannot listen on %q", u), hint: hint}
 }
 

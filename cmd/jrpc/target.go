@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -34,8 +33,11 @@ type target struct {
 	command []string // with --exec
 	framing jsonrpc.Framing
 	headers http.Header
-	tls     *tls.Config  // client TLS settings of an @endpoint; nil: the defaults
+	tls     *tls.Config  // client TLS settings (an @endpoint's, --cacert, --cert); nil: the defaults
 	watch   *headerWatch // HTTP: the deprecation headers of the last response
+	// jwtSecret signs a fresh token per HTTP request and per WebSocket
+	// handshake (--jwt-secret).
+	jwtSecret []byte
 }
 
 // parseClientFraming parses --framing: line (default) or lsp; serve also
@@ -114,6 +116,9 @@ func newTarget(args []string) (*target, []string, error) {
 		}
 		t.headers.Set(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
+	if err := t.applySecurity(); err != nil {
+		return nil, nil, err
+	}
 	if command != "" {
 		t.command, err = splitCommand(command)
 		if err != nil {
@@ -135,13 +140,13 @@ func newTarget(args []string) (*target, []string, error) {
 		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("%q is not a URL jrpc can dial", arg), hint: hint}
 	}
 	switch u.Scheme {
-	case "http", "https", "ws", "wss", "tcp", "unix", "nats":
+	case "http", "https", "ws", "wss", "tcp", "tls", "unix", "nats":
 	default:
 		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("unsupported URL scheme %q in %s", u.Scheme, arg),
-			hint: "http://, https://, ws://, wss://, tcp://, unix:// or nats://host:port/subject (or --exec 'COMMAND' for stdio)"}
+			hint: "http://, https://, ws://, wss://, tcp://, tls://, unix:// or nats://host:port/subject (or --exec 'COMMAND' for stdio)"}
 	}
-	if u.Scheme == "tcp" && u.Port() == "" {
-		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("%s names no port (tcp:// has no default port)", arg),
+	if (u.Scheme == "tcp" || u.Scheme == "tls") && u.Port() == "" {
+		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("%s names no port (%s:// has no default port)", arg, u.Scheme),
 			hint: "tcp://" + u.Hostname() + ":9090 (the port jrpc serve uses)"}
 	}
 	if u.Scheme == "nats" {
@@ -187,7 +192,15 @@ func (t *target) dial(ctx context.Context) (jsonrpc.Client, error) {
 	if t.tls != nil {
 		opts = append(opts, jsonrpc.WithTLSConfig(t.tls))
 	}
-	for k, vs := range t.headers {
+	headers := t.headers
+	if t.isWS() {
+		h, err := t.handshakeHeaders()
+		if err != nil {
+			return nil, err
+		}
+		headers = h
+	}
+	for k, vs := range headers {
 		for _, v := range vs {
 			opts = append(opts, jsonrpc.WithHeader(k, v))
 		}
@@ -211,11 +224,12 @@ func (t *target) transportErr(err error) error {
 	if errors.As(err, &ee) {
 		return err
 	}
+	if tlsErr := t.tlsFailure(err); tlsErr != nil {
+		return tlsErr
+	}
 	var dnsErr *net.DNSError
 	var exitErr *exec.ExitError
 	var httpErr *jsonrpc.HTTPError
-	var unknownCA x509.UnknownAuthorityError
-	var badHost x509.HostnameError
 	switch {
 	case t.command != nil && errors.As(err, &exitErr):
 		return transportError(fmt.Errorf("%s exited (%v) before answering", t, exitErr), "run the command by hand to see why; its stderr is shown above")
@@ -233,15 +247,11 @@ func (t *target) transportErr(err error) error {
 		return transportError(fmt.Errorf("cannot connect to %s: unknown host %s", t, dnsErr.Name), "check the host name in the URL")
 	case errors.Is(err, exec.ErrNotFound), t.command != nil && errors.Is(err, os.ErrNotExist):
 		return transportError(fmt.Errorf("cannot start %s: %v", t, err), "check the command given to --exec (is it installed and on $PATH?)")
-	case errors.As(err, &httpErr) && t.isWS():
+	case errors.As(err, &httpErr) && t.isWS() && !refusalStatus(httpErr.StatusCode):
 		return transportError(fmt.Errorf("%s answered HTTP %d instead of a WebSocket upgrade: this port speaks HTTP, not WebSocket", t, httpErr.StatusCode),
 			"call it over HTTP: "+t.withScheme("http"))
 	case errors.As(err, &httpErr):
 		return transportError(fmt.Errorf("HTTP %d %s from %s: %s", httpErr.StatusCode, http.StatusText(httpErr.StatusCode), t, snippet([]byte(httpErr.Body))), httpHint(httpErr.StatusCode))
-	case errors.As(err, &unknownCA):
-		return transportError(fmt.Errorf("cannot connect to %s: its certificate is signed by an authority this machine does not trust (%s)", t, unknownCA.Cert.Issuer), "trust its CA with ca = FILE in an @endpoint (jrpc help config)")
-	case errors.As(err, &badHost):
-		return transportError(fmt.Errorf("cannot connect to %s: its certificate is not for %s (%v)", t, badHost.Host, badHost), "check the host name in the URL")
 	case strings.Contains(err.Error(), "malformed HTTP"):
 		return t.notHTTP()
 	case errors.Is(err, jsonrpc.ErrClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
@@ -401,8 +411,15 @@ func (t *target) dialStreamRaw(ctx context.Context) (rawConn, error) {
 	if network == "unix" {
 		addr = unixPath(t.url)
 	}
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, network, addr)
+	var nc net.Conn
+	var err error
+	if network == "tls" {
+		d := tls.Dialer{Config: t.tls}
+		nc, err = d.DialContext(ctx, "tcp", addr)
+	} else {
+		var d net.Dialer
+		nc, err = d.DialContext(ctx, network, addr)
+	}
 	if err != nil {
 		return nil, t.transportErr(err)
 	}
@@ -419,7 +436,7 @@ func (t *target) httpClient() *http.Client {
 	if t.watch == nil {
 		t.watch = &headerWatch{}
 	}
-	t.watch.base = tr
+	t.watch.base = t.withCredentials(tr)
 	return &http.Client{Transport: t.watch}
 }
 
@@ -566,7 +583,7 @@ func snippet(b []byte) string {
 func httpHint(status int) string {
 	switch status {
 	case http.StatusUnauthorized, http.StatusForbidden:
-		return "add credentials with --header 'Authorization: Bearer TOKEN'"
+		return "add credentials: --bearer TOKEN (or $JRPC_BEARER), --jwt-secret FILE for a geth-style secret, or --cert FILE --key FILE"
 	case http.StatusNotFound:
 		return "check the path in the URL"
 	case http.StatusMethodNotAllowed, http.StatusUnsupportedMediaType:
