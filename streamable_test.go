@@ -126,6 +126,15 @@ func TestStreamableHTTPStatelessExchanges(t *testing.T) {
 	if got := readAll(t, resp); !strings.Contains(got, `"code":-32600`) {
 		t.Fatalf("empty batch: %s", got)
 	}
+	// Subscriptions need a connection that outlives the call.
+	mux := jsonrpc.NewMux()
+	jsonrpc.AddSubscription(jsonrpc.NewSubscriptions(mux, "t"), "k", func(ctx context.Context, _ struct{}, sink *jsonrpc.Sink[int]) error { return nil })
+	hs2 := httptest.NewServer((&jsonrpc.Server{Handler: mux}).StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{}))
+	defer hs2.Close()
+	resp = (&streamClient{t: t, url: hs2.URL}).post(`{"jsonrpc":"2.0","id":1,"method":"t_subscribe","params":["k"]}`, bothAccept)
+	if got := readAll(t, resp); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"notifications not supported"}}` {
+		t.Fatalf("subscribe over Streamable HTTP: %s", got)
+	}
 	// GET: no standalone stream.
 	r, _ := http.Get(hs.URL)
 	readAll(t, r)

@@ -218,11 +218,18 @@ func AddSubscription[P, E any](s *Subscriptions, kind string, fn func(ctx contex
 	s.kinds[kind] = k
 }
 
+// callScoped reports whether the connection lives only as long as one call
+// (a Streamable HTTP POST's), so that nothing can be pushed on it later.
+func (c *Conn) callScoped() bool {
+	_, ok := c.ch.(*postStream)
+	return ok
+}
+
 var errNotificationsUnsupported = &Error{Code: CodeMethodNotFound, Message: "notifications not supported"}
 
 func (s *Subscriptions) serveSubscribe(ctx context.Context, params []json.RawMessage) (string, error) {
 	conn := ConnFromContext(ctx)
-	if conn == nil {
+	if conn == nil || conn.callScoped() {
 		return "", errNotificationsUnsupported
 	}
 	kind, args, err := splitKind(params)
