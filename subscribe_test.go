@@ -622,3 +622,47 @@ func TestSubscribeManyThenDisconnect(t *testing.T) {
 	srv.Shutdown(ctx)
 	<-served
 }
+
+// Shutdown ends live subscriptions: their producers' contexts are cancelled
+// and Shutdown returns.
+func TestSubscribeEndedByShutdown(t *testing.T) {
+	f := newSubsFixture(0)
+	srv := &jsonrpc.Server{Handler: f.mux}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan struct{})
+	go func() { defer close(served); srv.Serve(l, jsonrpc.FramingLine) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := jsonrpc.Dial(ctx, "tcp://"+l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sub, err := jsonrpc.Subscribe[int](ctx, c.(*jsonrpc.Conn), "test", "count", countParams{N: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		if ev, err := sub.Next(ctx); err != nil || ev != i {
+			t.Fatalf("event %d: %d %v", i, ev, err)
+		}
+	}
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-served
+	// The producer's context is cancelled as the connection closes; the
+	// producer itself notices on its own goroutine.
+	for deadline := time.Now().Add(5 * time.Second); f.canceled.Load() != 1 || f.subs.Live() != 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("after Shutdown: %d producers cancelled, %d live", f.canceled.Load(), f.subs.Live())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := sub.Next(ctx); !errors.Is(err, jsonrpc.ErrClosed) {
+		t.Fatalf("client after Shutdown: %v", err)
+	}
+}
