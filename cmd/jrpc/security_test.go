@@ -6,15 +6,21 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 )
 
 // testCert writes a certificate (a CA when parent is nil) and its key as
@@ -144,5 +150,43 @@ func TestServeOriginAndRateLimit(t *testing.T) {
 	r := run(t, "", "-H", "Origin: http://evil.test", "call", urls["http"], "sum", "[1]")
 	if r.code == 0 || !strings.Contains(r.stderr, "403") {
 		t.Errorf("a foreign origin: exit %d, %s", r.code, r.stderr)
+	}
+}
+
+func TestServeOAuthBearer(t *testing.T) {
+	dir := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwksFile := filepath.Join(dir, "jwks.json")
+	jwks, _ := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "k1", Algorithm: "ES256", Use: "sig"}}})
+	os.WriteFile(jwksFile, jwks, 0o600)
+	const resource, issuer = "https://api.example.test/rpc", "https://auth.example.test"
+	signer, _ := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key}, (&jose.SignerOptions{}).WithHeader("kid", "k1"))
+	token, _ := jwt.Signed(signer).Claims(jwt.Claims{Issuer: issuer, Subject: "alice", Audience: jwt.Audience{resource}, Expiry: jwt.NewNumericDate(time.Now().Add(time.Hour))}).Serialize()
+
+	urls := startServeN(t, 1, "--auth-jwks", jwksFile, "--auth-issuer", issuer, "--auth-resource", resource, "-l", "http://127.0.0.1:0/rpc")
+	url := urls["http"]
+	r := run(t, "", "call", url, "sum", "[1,2]")
+	if r.code != 3 || !strings.Contains(r.stderr, "401") || !strings.Contains(r.stderr, "--bearer") {
+		t.Errorf("without a token: exit %d, %s", r.code, r.stderr)
+	}
+	expect(t, run(t, "", "--bearer", token, "call", url, "sum", "[1,2]"), 0, "3\n")
+	expect(t, runEnv(t, []string{"JRPC_BEARER=" + token}, "", "call", url, "sum", "[1,2]"), 0, "3\n")
+	// The metadata document names the resource and the issuer.
+	resp, err := http.Get(strings.TrimSuffix(url, "/rpc") + "/.well-known/oauth-protected-resource/rpc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := `{"resource":"` + resource + `","authorization_servers":["` + issuer + `"],"bearer_methods_supported":["header"]}`; string(b) != want {
+		t.Errorf("metadata %s, want %s", b, want)
+	}
+	// --auth-jwks without an issuer is a usage error.
+	out, err := exec.Command(bin, "serve", "--auth-jwks", jwksFile, "-l", "http://127.0.0.1:0/").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "--auth-issuer") {
+		t.Errorf("without --auth-issuer: %v %s", err, out)
 	}
 }
