@@ -143,6 +143,11 @@ func listen(srv *jsonrpc.Server, u *url.URL, opts []Option) (*Endpoint, error) {
 		err = e.svc.AddEndpoint("jsonrpc", micro.HandlerFunc(e.handle), micro.WithEndpointSubject(t.subject),
 			micro.WithEndpointQueueGroup(cfg.queue), micro.WithEndpointMetadata(map[string]string{"protocol": "jsonrpc-2.0"}))
 	}
+	if err == nil {
+		// Once the NATS server has answered a ping it has the subscriptions:
+		// a call made after Listen returns reaches this endpoint.
+		err = e.nc.FlushTimeout(10 * time.Second)
+	}
 	if err != nil {
 		e.shutdown.Store(true)
 		e.nc.Close()
