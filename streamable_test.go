@@ -257,31 +257,37 @@ func TestStreamableHTTPSessions(t *testing.T) {
 	if r := c.post(`{"jsonrpc":"2.0","id":4,"method":"progress"}`, bothAccept); readAll(t, r) == "" || r.StatusCode != http.StatusNotFound {
 		t.Fatalf("after DELETE: %d", r.StatusCode)
 	}
-	// 50 concurrent sessions, then they expire when idle.
+	// 50 concurrent sessions, each served (no goroutine stays behind: the
+	// package's TestMain checks with goleak).
+	hs50 := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{Sessions: true, MaxSessions: 50}))
+	defer hs50.Close()
 	var wg sync.WaitGroup
-	ids := make(chan string, 50)
 	for range 50 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s := &streamClient{t: t, url: hs.URL}
+			s := &streamClient{t: t, url: hs50.URL}
 			r := s.post(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`, bothAccept)
 			readAll(t, r)
 			s.session = r.Header.Get("Mcp-Session-Id")
 			if got := readAll(t, s.post(`{"jsonrpc":"2.0","id":2,"method":"progress"}`, bothAccept)); !strings.HasSuffix(got, "\"result\":\"done\"}\n\n") {
 				t.Errorf("session call: %q", got)
 			}
-			ids <- s.session
 		}()
 	}
 	wg.Wait()
-	close(ids)
-	time.Sleep(600 * time.Millisecond)
-	for id := range ids {
-		s := &streamClient{t: t, url: hs.URL, session: id}
-		if r := s.post(`{"jsonrpc":"2.0","id":3,"method":"progress"}`, bothAccept); readAll(t, r) == "" || r.StatusCode != http.StatusNotFound {
-			t.Fatalf("an idle session did not expire: %d", r.StatusCode)
-		}
+	// Over MaxSessions: 503.
+	if r := (&streamClient{t: t, url: hs50.URL}).post(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`, bothAccept); readAll(t, r) == "" || r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("over MaxSessions: %d", r.StatusCode)
+	}
+	// An idle session expires (SessionIdleTimeout is 300 ms here).
+	s := &streamClient{t: t, url: hs.URL}
+	r = s.post(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`, bothAccept)
+	readAll(t, r)
+	s.session = r.Header.Get("Mcp-Session-Id")
+	time.Sleep(700 * time.Millisecond)
+	if r := s.post(`{"jsonrpc":"2.0","id":3,"method":"progress"}`, bothAccept); readAll(t, r) == "" || r.StatusCode != http.StatusNotFound {
+		t.Fatalf("an idle session did not expire: %d", r.StatusCode)
 	}
 }
 
