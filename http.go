@@ -30,6 +30,34 @@ type httpState struct {
 	msg parsedMessage
 	buf []byte // the request body
 	out []byte // the reply
+
+	// The request being served, for late (answerLate, made once per state).
+	srv      *Server
+	w        http.ResponseWriter
+	pi       *peerInfo
+	answered bool // by late, at the handler timeout
+	late     func([]byte)
+}
+
+// answerLate writes the reply sent at the handler timeout, while the
+// handler still runs: complete once flushed, and with Connection: close,
+// since the handler still holds the connection.
+func (st *httpState) answerLate(reply []byte) {
+	h := st.w.Header()
+	h.Set("Content-Length", strconv.Itoa(len(reply)))
+	h.Set("Connection", "close")
+	st.srv.writeHTTPReply(st.w, st.pi, reply)
+	http.NewResponseController(st.w).Flush()
+	st.answered = true
+}
+
+// setReadDeadline sets the read deadline of the connection under w, if it
+// has one; it reports whether it could.
+func setReadDeadline(w http.ResponseWriter, t time.Time) bool {
+	if d, ok := w.(interface{ SetReadDeadline(time.Time) error }); ok {
+		return d.SetReadDeadline(t) == nil // net/http's own ResponseWriter, without an allocation
+	}
+	return http.NewResponseController(w).SetReadDeadline(t) == nil // wrapped writers
 }
 
 var httpStatePool = sync.Pool{New: func() any { return new(httpState) }}
@@ -84,6 +112,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if cap(st.buf) > maxPooledBody {
 			st.buf = nil
 		}
+		st.w, st.pi, st.answered = nil, nil, false
 		httpStatePool.Put(st)
 	}()
 	body := r.Body // with a declared length, net/http stops at it
@@ -91,14 +120,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body = http.MaxBytesReader(w, r.Body, limit)
 	}
 	var err error
-	rc := http.NewResponseController(w)
 	bodyTimeout := s.httpBodyTimeout()
-	if bodyTimeout > 0 && rc.SetReadDeadline(time.Now().Add(bodyTimeout)) != nil {
+	if bodyTimeout > 0 && !setReadDeadline(w, time.Now().Add(bodyTimeout)) {
 		bodyTimeout = 0 // the ResponseWriter cannot set deadlines
 	}
 	st.buf, err = readBody(st.buf[:0], body, r.ContentLength, math.MaxInt64-1)
 	if bodyTimeout > 0 && err == nil {
-		rc.SetReadDeadline(time.Time{}) // no deadline while the handler runs (a past one would cancel its context)
+		setReadDeadline(w, time.Time{}) // no deadline while the handler runs (a past one would cancel its context)
 	}
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -116,18 +144,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pi := &peerInfo{peer: Peer{Transport: "http", RemoteAddr: s.remoteAddr(r), TLS: r.TLS, Header: r.Header}, srv: s}
-	answered := false // by late, at the handler timeout
-	late := func(reply []byte) {
-		// Complete once flushed, and not to be reused: the handler still
-		// holds the connection.
-		w.Header().Set("Content-Length", strconv.Itoa(len(reply)))
-		w.Header().Set("Connection", "close")
-		s.writeHTTPReply(w, pi, reply)
-		rc.Flush()
-		answered = true
+	if st.late == nil {
+		st.late = st.answerLate
 	}
-	reply, refused := s.processInto(context.WithValue(r.Context(), peerKey{}, pi), nil, st.buf, &st.sc, &st.msg, st.out[:0], s.handlerTimeout(true), late)
-	if answered {
+	st.srv, st.w, st.pi = s, w, pi
+	reply, refused := s.processInto(context.WithValue(r.Context(), peerKey{}, pi), nil, st.buf, &st.sc, &st.msg, st.out[:0], s.handlerTimeout(true), st.late)
+	if st.answered {
 		return
 	}
 	if refused != nil {

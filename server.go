@@ -416,7 +416,7 @@ func (s *Server) toError(req *Request, err error) *Error {
 // Each worker appends the responses it renders to a buffer of its own.
 // With a deadline (see serveTimed) the responses go to it and serveBatch
 // returns nil.
-func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems []envelope, dl *deadline) []byte {
+func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems []envelope, ts *timedServe) []byte {
 	resps := make([][]byte, len(elems))
 	workers := 1
 	if len(elems) > 1 {
@@ -433,8 +433,8 @@ func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems 
 			start := len(bufs[w])
 			bufs[w] = s.serveOne(ctx, conn, data, &elems[i], nil, bufs[w])
 			r := bufs[w][start:len(bufs[w]):len(bufs[w])] // later appends never touch it
-			if dl != nil {
-				dl.record(ctx, i, r)
+			if ts != nil {
+				ts.record(i, r)
 			} else {
 				resps[i] = r
 			}
@@ -456,7 +456,7 @@ func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems 
 	}
 	work(0)
 	wg.Wait()
-	if dl != nil {
+	if ts != nil {
 		return nil
 	}
 	return s.joinBatch(data, elems, resps, nil)

@@ -49,22 +49,84 @@ func (s *Server) httpBodyTimeout() time.Duration {
 	return 0
 }
 
-// deadline is the state a message served under a timeout shares with the
-// timer that answers it when the deadline passes first.
-type deadline struct {
+// timedServe is a message served under a timeout: the handlers' context,
+// and the state it shares with the timer that answers it when the deadline
+// passes first. It is one allocation.
+type timedServe struct {
+	ctx    timedCtx
+	cancel context.CancelCauseFunc
+	srv    *Server
+	d      time.Duration
+	data   []byte
+	e      *envelope  // a single request
+	elems  []envelope // or a batch
+	late   func([]byte)
+
 	mu       sync.Mutex
 	answered bool     // the reply is decided: later results are dropped
 	resps    [][]byte // a batch's responses rendered in time, by element
 	done     []bool
 }
 
-// record keeps the response of batch element i, unless it came too late.
-func (dl *deadline) record(ctx context.Context, i int, r []byte) {
-	dl.mu.Lock()
-	if !dl.answered && context.Cause(ctx) != errHandlerTimeout {
-		dl.resps[i], dl.done[i] = r, true
+// timedCtx is the handlers' context: cancelled with errHandlerTimeout at
+// the deadline, which it reports as a context with a deadline does.
+type timedCtx struct {
+	context.Context // a cancel context
+	deadline        time.Time
+}
+
+func (c *timedCtx) Deadline() (time.Time, bool) {
+	if d, ok := c.Context.Deadline(); ok && d.Before(c.deadline) {
+		return d, true
 	}
-	dl.mu.Unlock()
+	return c.deadline, true
+}
+
+// Err is context.DeadlineExceeded once the deadline has passed.
+func (c *timedCtx) Err() error {
+	err := c.Context.Err()
+	if err != nil && context.Cause(c.Context) == errHandlerTimeout {
+		return context.DeadlineExceeded
+	}
+	return err
+}
+
+// record keeps the response of batch element i, unless it came too late.
+func (ts *timedServe) record(i int, r []byte) {
+	ts.mu.Lock()
+	if !ts.answered && context.Cause(ts.ctx.Context) != errHandlerTimeout {
+		ts.resps[i], ts.done[i] = r, true
+	}
+	ts.mu.Unlock()
+}
+
+// fire runs at the deadline: the handlers' context is cancelled and, with
+// a late function, the reply due now is sent (ts.mu is held meanwhile, so
+// that the handlers' return waits for it).
+func (ts *timedServe) fire() {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.answered {
+		return
+	}
+	ts.cancel(errHandlerTimeout)
+	if ts.late != nil {
+		ts.answered = true
+		ts.late(ts.lateReply())
+	}
+}
+
+// lateReply is the reply once the deadline has passed (ts.mu held): the
+// timeout error for each request not answered in time.
+func (ts *timedServe) lateReply() []byte {
+	ts.srv.logger().Warn("jsonrpc: a handler ran past the handler timeout; answered with -32002", "timeout", ts.d)
+	if ts.elems != nil {
+		return ts.srv.joinBatch(ts.data, ts.elems, ts.resps, ts.done)
+	}
+	if id := ts.e.idOf(ts.data); ts.e.kind == kindRequest && !id.IsZero() {
+		return appendResponse(nil, id, nil, errRequestTimeout) // not into out: serveOne may still use it
+	}
+	return nil
 }
 
 // serveTimed serves a single request e (or the batch elems) like serveOne
@@ -80,53 +142,31 @@ func (s *Server) serveTimed(ctx context.Context, conn *Conn, data []byte, e *env
 		}
 		return s.serveOne(ctx, conn, data, e, req, out)
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, d, errHandlerTimeout)
-	defer cancel()
-	dl := &deadline{}
+	ts := &timedServe{srv: s, d: d, data: data, e: e, elems: elems, late: late}
+	ts.ctx.Context, ts.cancel = context.WithCancelCause(ctx)
+	ts.ctx.deadline = time.Now().Add(d)
+	defer ts.cancel(nil)
 	if elems != nil {
-		dl.resps, dl.done = make([][]byte, len(elems)), make([]bool, len(elems))
+		ts.resps, ts.done = make([][]byte, len(elems)), make([]bool, len(elems))
 	}
-	// lateReply is the reply when the deadline has passed (dl.mu held).
-	lateReply := func() []byte {
-		s.logger().Warn("jsonrpc: a handler ran past the handler timeout; answered with -32002", "timeout", d)
-		if elems != nil {
-			return s.joinBatch(data, elems, dl.resps, dl.done)
-		}
-		if id := e.idOf(data); e.kind == kindRequest && !id.IsZero() {
-			return appendResponse(nil, id, nil, errRequestTimeout) // not out: serveOne may still be using it
-		}
-		return nil
-	}
-	if late != nil {
-		stop := context.AfterFunc(ctx, func() {
-			dl.mu.Lock()
-			defer dl.mu.Unlock() // held while late writes, so that the handler's return waits for it
-			if dl.answered || context.Cause(ctx) != errHandlerTimeout {
-				return
-			}
-			dl.answered = true
-			late(lateReply())
-		})
-		defer stop()
-	}
+	timer := time.AfterFunc(d, ts.fire)
 	var reply []byte
 	if elems != nil {
-		s.serveBatch(ctx, conn, data, elems, dl)
+		s.serveBatch(&ts.ctx, conn, data, elems, ts)
 	} else {
-		reply = s.serveOne(ctx, conn, data, e, req, out)
+		reply = s.serveOne(&ts.ctx, conn, data, e, req, out)
 	}
-	dl.mu.Lock()
-	defer dl.mu.Unlock()
+	timer.Stop()
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
 	switch {
-	case dl.answered:
+	case ts.answered:
 		return nil // late has answered
-	case context.Cause(ctx) == errHandlerTimeout:
-		dl.answered = true
-		return lateReply()
+	case context.Cause(ts.ctx.Context) == errHandlerTimeout:
+		reply = ts.lateReply()
 	case elems != nil:
-		dl.answered = true
-		return s.joinBatch(data, elems, dl.resps, nil)
+		reply = s.joinBatch(data, elems, ts.resps, nil)
 	}
-	dl.answered = true
+	ts.answered = true
 	return reply
 }
