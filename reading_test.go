@@ -264,7 +264,7 @@ func handsUnderLoad(t *testing.T, framing jsonrpc.Framing, window time.Duration)
 							return
 						}
 						if i%13 == 0 {
-							time.Sleep(3 * time.Millisecond) // idle: reading parks, the watchdog may take it
+							time.Sleep(3 * time.Millisecond) // idle: reading parks, the timer may hand it to a read loop
 						}
 					}
 					errs <- nil
