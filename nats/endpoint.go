@@ -215,16 +215,20 @@ func (e *Endpoint) handle(req micro.Request) {
 		if out == nil {
 			out = []byte{} // a notification sent as a request: acknowledge it
 		}
-		err := req.Respond(out)
-		if errors.Is(err, natsgo.ErrMaxPayload) {
+		if int64(len(out)) > e.nc.MaxPayload() {
 			e.log.Warn("jsonrpc/nats: reply over the NATS server's max_payload", "subject", e.subject, "bytes", len(out), "max_payload", e.nc.MaxPayload())
-			err = req.Respond([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error: the reply is over the NATS server's max_payload"}}`))
+			out = errReplyTooLarge
 		}
-		if err != nil {
+		if err := req.Respond(out); err != nil {
 			e.log.Warn("jsonrpc/nats: reply not sent", "subject", e.subject, "error", err)
 		}
 	}()
 }
+
+// errReplyTooLarge replaces a reply the NATS server would refuse. Its id is
+// null: a batch's reply has no one id, and the caller waits on this message
+// alone, so it gets the error either way.
+var errReplyTooLarge = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error: the reply is over the NATS server's max_payload"}}`)
 
 // isErrorResponse reports whether a reply is one response carrying an
 // error object ({"jsonrpc":"2.0","id":ID,"error":…}, as the Server writes it).

@@ -78,6 +78,7 @@ func newInstance(t testing.TB, name, url string, delay time.Duration, opts ...jn
 		}{in.name, p})
 	})
 	jsonrpc.Register(mux, "echo", func(ctx context.Context, p []string) ([]string, error) { return p, nil })
+	jsonrpc.Register(mux, "repeat", func(ctx context.Context, p [1]int) (string, error) { return strings.Repeat("x", p[0]), nil })
 	mux.HandleExtension("rpc.discover", jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		return map[string]any{"openrpc": "1.3.2", "info": map[string]string{"title": "Test Service", "version": "1.2.3", "description": "who serves"}, "methods": []any{}}, nil
 	}))
@@ -530,4 +531,27 @@ func echoMux() *jsonrpc.Mux {
 	mux := jsonrpc.NewMux()
 	jsonrpc.Register(mux, "echo", func(ctx context.Context, p []string) ([]string, error) { return p, nil })
 	return mux
+}
+
+func TestOverMaxPayload(t *testing.T) {
+	ns := runNATS(t, func(o *natsserver.Options) { o.MaxPayload = 4096 })
+	url := natsURL(ns, "svc.payload")
+	newInstance(t, "a", url, 0)
+	c := dial(t, url)
+	ctx := ctxTimeout(t, 30*time.Second)
+	// A reply over max_payload becomes an error response, at once.
+	err := c.Call(ctx, "repeat", [1]int{8000}, nil)
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInternalError || !strings.Contains(rpcErr.Message, "max_payload") {
+		t.Fatalf("big reply: %v", err)
+	}
+	// A request over it fails in the client, before anything is sent.
+	err = c.Call(ctx, "echo", []string{strings.Repeat("y", 8000)}, nil)
+	if !errors.Is(err, natsgo.ErrMaxPayload) {
+		t.Fatalf("big request: %v", err)
+	}
+	var s string
+	if err := c.Call(ctx, "repeat", [1]int{10}, &s); err != nil || s != "xxxxxxxxxx" {
+		t.Fatalf("after: %q %v", s, err)
+	}
 }
