@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -244,5 +245,40 @@ func TestBearerTransportMintsPerRequest(t *testing.T) {
 	// Two HTTP calls, one WebSocket handshake.
 	if minted != 3 {
 		t.Fatalf("minted %d tokens, want 3", minted)
+	}
+}
+
+func TestRefusalsLogNoToken(t *testing.T) {
+	var logs strings.Builder
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	srv := newServer(t)
+	srv.Logger = logger
+	urls := listenAll(t, srv, jsonrpc.ListenHTTPMiddleware(auth.Middleware(auth.SharedSecret(testSecret), auth.WithLogger(logger))), "http://127.0.0.1:0/rpc")
+	bad := sign(t, jose.HS256, []byte("ffffffffffffffffffffffffffffffff"), "", jwt.Claims{IssuedAt: iat(0)})
+	stale := sign(t, jose.HS256, testSecret, "", jwt.Claims{IssuedAt: iat(-time.Hour)})
+	for _, tok := range []string{bad, stale} {
+		if status, _, _ := callHTTP(t, urls[0], "Bearer "+tok); status != 401 {
+			t.Fatalf("status %d", status)
+		}
+	}
+	// A denied call is logged with its method, not the caller's token.
+	good := sign(t, jose.HS256, testSecret, "", jwt.Claims{IssuedAt: iat(0)})
+	req, _ := http.NewRequest(http.MethodPost, urls[0], strings.NewReader(`{"jsonrpc":"2.0","method":"subtract","params":[1,2],"id":1}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+good)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	out := logs.String()
+	if !strings.Contains(out, "request refused") || !strings.Contains(out, "call denied") || !strings.Contains(out, "method=subtract") {
+		t.Fatalf("logs lack the refusals:\n%s", out)
+	}
+	for _, tok := range []string{bad, stale, good} {
+		sig := tok[strings.LastIndexByte(tok, '.')+1:]
+		if strings.Contains(out, sig) || strings.Contains(out, tok[:20]) {
+			t.Fatalf("a token is in the logs:\n%s", out)
+		}
 	}
 }
