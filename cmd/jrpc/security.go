@@ -132,7 +132,8 @@ func (t *target) tlsFailure(err error) error {
 			"present a certificate signed by a CA the server trusts: --cert FILE --key FILE")
 	case t.overTLS() && (t.tls == nil || len(t.tls.Certificates) == 0) &&
 		(errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-			errors.Is(err, net.ErrClosed) || errors.Is(err, jsonrpc.ErrClosed)):
+			errors.Is(err, net.ErrClosed) || errors.Is(err, jsonrpc.ErrClosed) ||
+			strings.Contains(msg, "http2: client conn could not be established")):
 		// With TLS 1.3 a refused client learns it on its first write or
 		// read, often as a closed connection rather than the alert.
 		return transportError(fmt.Errorf("cannot talk to %s: the server closed the TLS connection (%v); it may require a client certificate", t, err),
