@@ -103,8 +103,8 @@ func (t *target) handshakeHeaders() (http.Header, error) {
 	return h, nil
 }
 
-// tlsFailure explains a TLS failure and names the flag that fixes it; it
-// returns nil for other errors.
+// tlsFailure explains a TLS failure, or an Origin or Host refusal, and
+// names the flag that fixes it; it returns nil for other errors.
 func (t *target) tlsFailure(err error) error {
 	var unknownCA x509.UnknownAuthorityError
 	var badHost x509.HostnameError
@@ -113,7 +113,11 @@ func (t *target) tlsFailure(err error) error {
 		return nil
 	}
 	msg := err.Error()
+	var httpErr *jsonrpc.HTTPError
 	switch {
+	case errors.As(err, &httpErr) && httpErr.StatusCode == http.StatusForbidden && strings.Contains(httpErr.Body, "Server.AllowedHosts"):
+		return transportError(fmt.Errorf("HTTP 403 Forbidden from %s: %s", t, strings.TrimSpace(strings.TrimPrefix(httpErr.Body, "jsonrpc: "))),
+			"the server refuses this request's Origin or Host: start it with --allow-origin PATTERN or --allow-host PATTERN")
 	case errors.As(err, &unknownCA):
 		issuer := "an unknown issuer"
 		if unknownCA.Cert != nil {
@@ -161,6 +165,7 @@ type serveSecurity struct {
 	jwks, issuer, audience    string
 	resource                  string
 	allowOrigins              []string
+	allowHosts                []string
 	rateLimit                 float64
 }
 
@@ -175,6 +180,7 @@ func (s *serveSecurity) register(cmd *cobra.Command) {
 	f.StringVar(&s.audience, "auth-audience", "", "the required token audience `AUD` (with --auth-jwks; default --auth-resource)")
 	f.StringVar(&s.resource, "auth-resource", "", "this server's resource `URL` in the OAuth metadata (default: the first http(s) listener)")
 	f.StringArrayVar(&s.allowOrigins, "allow-origin", nil, "let browser pages from `PATTERN` call (host pattern such as app.example.com or *.example.com, or https://host); repeatable")
+	f.StringArrayVar(&s.allowHosts, "allow-host", nil, "accept http and ws requests only for Host `PATTERN` (e.g. localhost, 127.0.0.1: stops DNS rebinding); repeatable")
 	f.Float64Var(&s.rateLimit, "rate-limit", 0, "allow `N` requests per second per client (principal or remote host; each batch element counts), bursts of 2N")
 }
 
@@ -236,6 +242,7 @@ func (s *serveSecurity) apply(ctx context.Context, srv *jsonrpc.Server, listen [
 		return nil, usageErrorf("--auth-issuer, --auth-audience and --auth-resource go with --auth-jwks")
 	}
 	srv.AllowedOrigins = append(srv.AllowedOrigins, s.allowOrigins...)
+	srv.AllowedHosts = append(srv.AllowedHosts, s.allowHosts...)
 	if s.rateLimit < 0 {
 		return nil, usageErrorf("--rate-limit must be positive")
 	}

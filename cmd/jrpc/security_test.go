@@ -148,7 +148,7 @@ func TestServeOriginAndRateLimit(t *testing.T) {
 		}
 	}
 	r := run(t, "", "-H", "Origin: http://evil.test", "call", urls["http"], "sum", "[1]")
-	if r.code == 0 || !strings.Contains(r.stderr, "403") {
+	if r.code == 0 || !strings.Contains(r.stderr, "403") || !strings.Contains(r.stderr, "--allow-origin") {
 		t.Errorf("a foreign origin: exit %d, %s", r.code, r.stderr)
 	}
 }
