@@ -333,11 +333,16 @@ func (c *Conn) run(t *task, draining bool) {
 	}
 	buf := getBuf()
 	defer putBuf(buf)
+	d := c.srv.handlerTimeout(false)
+	var late func([]byte)
+	if d > 0 {
+		late = c.send // only then: the method value costs an allocation
+	}
 	var reply []byte
 	if t.batch != nil {
-		reply = c.srv.serveTimed(ctx, c, t.data, nil, nil, t.batch, nil, c.srv.handlerTimeout(false), c.send)
+		reply = c.srv.serveTimed(ctx, c, t.data, nil, nil, t.batch, nil, d, late)
 	} else {
-		reply = c.srv.serveTimed(ctx, c, t.data, &t.env, &t.req, nil, (*buf)[:0], c.srv.handlerTimeout(false), c.send)
+		reply = c.srv.serveTimed(ctx, c, t.data, &t.env, &t.req, nil, (*buf)[:0], d, late)
 		if cap(reply) > cap(*buf) {
 			*buf = reply[:0] // keep the grown buffer for the next reply
 		}
