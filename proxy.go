@@ -10,11 +10,10 @@ import (
 // Running behind a load balancer or a reverse proxy (nginx, a cloud load
 // balancer): health checks, draining and the client's address.
 //
-// SSE: no response of this package streams yet. Whatever comes to write a
-// text/event-stream response must set "X-Accel-Buffering: no" and
-// "Cache-Control: no-cache" on it, so that nginx passes each event on as it
-// comes instead of buffering the response (deploy/nginx turns buffering
-// off for its SSE location as well).
+// SSE: every text/event-stream response (Streamable HTTP, streamable.go)
+// sets "X-Accel-Buffering: no" and "Cache-Control: no-cache", so that nginx
+// passes each event on as it comes instead of buffering the response
+// (deploy/nginx turns buffering off for its SSE location as well).
 
 // DefaultHealthPath is where the HTTP servers started by Listen answer
 // health checks unless Server.HealthPath says otherwise.
