@@ -98,15 +98,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "jsonrpc: method "+r.Method+" not allowed: send JSON-RPC messages with POST", http.StatusMethodNotAllowed)
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "application/json" && !isJSONMediaType(ct, true) {
-		http.Error(w, "jsonrpc: unsupported Content-Type "+strconv.Quote(ct)+": want application/json", http.StatusUnsupportedMediaType)
-		return
-	}
-	limit := s.maxMessageSize()
-	if r.ContentLength > limit {
-		s.tooLargeHTTP(w, r, limit)
-		return
-	}
 	st := httpStatePool.Get().(*httpState)
 	defer func() {
 		if cap(st.buf) > maxPooledBody {
@@ -115,32 +106,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		st.w, st.pi, st.answered = nil, nil, false
 		httpStatePool.Put(st)
 	}()
-	body := r.Body // with a declared length, net/http stops at it
-	if r.ContentLength < 0 {
-		body = http.MaxBytesReader(w, r.Body, limit)
-	}
-	var err error
-	bodyTimeout := s.httpBodyTimeout()
-	if bodyTimeout > 0 && !setReadDeadline(w, time.Now().Add(bodyTimeout)) {
-		bodyTimeout = 0 // the ResponseWriter cannot set deadlines
-	}
-	st.buf, err = readBody(st.buf[:0], body, r.ContentLength, math.MaxInt64-1)
-	if bodyTimeout > 0 && err == nil {
-		setReadDeadline(w, time.Time{}) // no deadline while the handler runs (a past one would cancel its context)
-	}
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			s.tooLargeHTTP(w, r, limit)
-			return
-		}
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			w.Header().Set("Connection", "close")
-			http.Error(w, "jsonrpc: the request body did not arrive within "+bodyTimeout.String()+" (Server.HTTPBodyTimeout)", http.StatusRequestTimeout)
-			return
-		}
-		// The client went away or sent a broken body: nothing to answer.
-		http.Error(w, "jsonrpc: cannot read the request body: "+err.Error(), http.StatusBadRequest)
+	var read bool
+	if st.buf, read = s.readPOST(w, r, st.buf[:0]); !read {
 		return
 	}
 	pi := &peerInfo{peer: Peer{Transport: "http", RemoteAddr: s.remoteAddr(r), TLS: r.TLS, Header: r.Header}, srv: s}
@@ -160,6 +127,49 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		st.out = reply[:0] // reused for the next request once this one is written
 	}
 	s.writeHTTPReply(w, pi, reply)
+}
+
+// readPOST reads a POST's JSON body into buf, under the limits every HTTP
+// transport shares: the Content-Type (415), MaxMessageSize (413, from
+// Content-Length or as a chunked body passes it) and HTTPBodyTimeout (408).
+// When it reports false it has written the error response.
+func (s *Server) readPOST(w http.ResponseWriter, r *http.Request, buf []byte) ([]byte, bool) {
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" && !isJSONMediaType(ct, true) {
+		http.Error(w, "jsonrpc: unsupported Content-Type "+strconv.Quote(ct)+": want application/json", http.StatusUnsupportedMediaType)
+		return buf, false
+	}
+	limit := s.maxMessageSize()
+	if r.ContentLength > limit {
+		s.tooLargeHTTP(w, r, limit)
+		return buf, false
+	}
+	body := r.Body // with a declared length, net/http stops at it
+	if r.ContentLength < 0 {
+		body = http.MaxBytesReader(w, r.Body, limit)
+	}
+	bodyTimeout := s.httpBodyTimeout()
+	if bodyTimeout > 0 && !setReadDeadline(w, time.Now().Add(bodyTimeout)) {
+		bodyTimeout = 0 // the ResponseWriter cannot set deadlines
+	}
+	buf, err := readBody(buf, body, r.ContentLength, math.MaxInt64-1)
+	if bodyTimeout > 0 && err == nil {
+		setReadDeadline(w, time.Time{}) // no deadline while the handler runs (a past one would cancel its context)
+	}
+	if err != nil {
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &mbe):
+			s.tooLargeHTTP(w, r, limit)
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			w.Header().Set("Connection", "close")
+			http.Error(w, "jsonrpc: the request body did not arrive within "+bodyTimeout.String()+" (Server.HTTPBodyTimeout)", http.StatusRequestTimeout)
+		default:
+			// The client went away or sent a broken body: nothing to answer.
+			http.Error(w, "jsonrpc: cannot read the request body: "+err.Error(), http.StatusBadRequest)
+		}
+		return buf, false
+	}
+	return buf, true
 }
 
 // writeHTTPReply writes the reply to a POST: 200 with the JSON body, or

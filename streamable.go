@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"io"
-	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -161,32 +159,13 @@ func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 		s.ServeHTTP(w, r) // a plain JSON-RPC client: exactly as ServeHTTP
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "application/json" && !isJSONMediaType(ct, true) {
-		http.Error(w, "jsonrpc: unsupported Content-Type "+strconv.Quote(ct)+": want application/json", http.StatusUnsupportedMediaType)
-		return
-	}
-	limit := s.maxMessageSize()
-	if r.ContentLength > limit {
-		s.tooLargeHTTP(w, r, limit)
-		return
-	}
-	body := r.Body
-	if r.ContentLength < 0 {
-		body = http.MaxBytesReader(w, r.Body, limit)
-	}
-	data, err := readBody(nil, body, r.ContentLength, math.MaxInt64-1)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			s.tooLargeHTTP(w, r, limit)
-			return
-		}
-		http.Error(w, "jsonrpc: cannot read the request body: "+err.Error(), http.StatusBadRequest)
+	data, ok := s.readPOST(w, r, nil)
+	if !ok {
 		return
 	}
 	// The body is in: a long answer (an event stream) is not cut by the
 	// listener's read timeout.
-	http.NewResponseController(w).SetReadDeadline(time.Time{})
+	setReadDeadline(w, time.Time{})
 
 	var sc scanner
 	var m parsedMessage

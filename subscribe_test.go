@@ -402,17 +402,8 @@ func TestSubscribeErrors(t *testing.T) {
 func TestSubscribeProducerError(t *testing.T) {
 	f := newSubsFixture(0)
 	srv := &jsonrpc.Server{Handler: f.mux}
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	go srv.Serve(l, jsonrpc.FramingLine)
-	defer srv.Shutdown(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := jsonrpc.Dial(ctx, "tcp://"+l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	sub, err := jsonrpc.Subscribe[string](ctx, c.(*jsonrpc.Conn), "test", "fail")
+	ctx, c := dialSubsServer(t, srv)
+	sub, err := jsonrpc.Subscribe[string](ctx, c, "test", "fail")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,6 +419,25 @@ func TestSubscribeProducerError(t *testing.T) {
 
 // heapInUse is the heap after a collection: the least of a few samples, so
 // that garbage a running producer makes between them does not count.
+// dialSubsServer serves srv on TCP and dials a client to it; both end with the test.
+func dialSubsServer(t *testing.T, srv *jsonrpc.Server) (context.Context, *jsonrpc.Conn) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l, jsonrpc.FramingLine)
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	t.Cleanup(cancel)
+	c, err := jsonrpc.Dial(ctx, "tcp://"+l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return ctx, c.(*jsonrpc.Conn)
+}
+
 func heapInUse() uint64 {
 	least := ^uint64(0)
 	for range 5 {
@@ -534,17 +544,8 @@ func TestSubscribeSlowConsumerPolicies(t *testing.T) {
 func TestSubscribeClientOverflow(t *testing.T) {
 	f := newSubsFixture(0)
 	srv := &jsonrpc.Server{Handler: f.mux}
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	go srv.Serve(l, jsonrpc.FramingLine)
-	defer srv.Shutdown(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := jsonrpc.Dial(ctx, "tcp://"+l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	sub, err := jsonrpc.SubscribeWith[string](ctx, c.(*jsonrpc.Conn), jsonrpc.SubscribeOptions{Namespace: "test", Buffer: 4}, "flood", floodParams{Size: 10})
+	ctx, c := dialSubsServer(t, srv)
+	sub, err := jsonrpc.SubscribeWith[string](ctx, c, jsonrpc.SubscribeOptions{Namespace: "test", Buffer: 4}, "flood", floodParams{Size: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
