@@ -567,7 +567,7 @@ func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, err
 	// A handler calling its peer gives its slot back before sending, since
 	// the send itself may wait for the peer to read.
 	yieldToken(ctx, c)
-	if err := c.ch.Send(*buf); err != nil {
+	if err := c.sendFor(ctx, *buf); err != nil {
 		c.forget(n)
 		return nil, err
 	}
@@ -628,7 +628,7 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	// the send may wait for the peer to read, and the peer may be waiting
 	// for us to read (progress notifications from both sides deadlocked).
 	yieldToken(ctx, c)
-	return c.ch.Send(*buf)
+	return c.sendFor(ctx, *buf)
 }
 
 // Batch sends the calls and notifications of b as one batch and waits for
@@ -656,7 +656,7 @@ func (c *Conn) Batch(ctx context.Context, b *Batch) error {
 	}
 	c.mu.Unlock()
 	yieldToken(ctx, c)
-	if err := c.ch.Send(msg); err != nil {
+	if err := c.sendFor(ctx, msg); err != nil {
 		c.forgetBatch(calls)
 		return err
 	}

@@ -26,6 +26,7 @@ type dialConfig struct {
 	pingTimeout    time.Duration
 	stderr         io.Writer     // DialCommand: where the command's stderr goes (WithStderr)
 	grace          time.Duration // DialCommand: wait for exit before killing (WithGracePeriod)
+	streamable     bool          // http(s): a Streamable HTTP client (WithStreamableHTTP)
 }
 
 // WithHeader adds an HTTP header to every request (HTTP) or to the handshake (WebSocket).
@@ -46,7 +47,7 @@ func WithHTTPClient(hc *http.Client) DialOption { return func(c *dialConfig) { c
 func WithFraming(f Framing) DialOption { return func(c *dialConfig) { c.framing = f } }
 
 // WithServer serves the peer's calls with srv on bidirectional transports
-// (WebSocket, TCP, unix, stdio); by default they get -32601. Its limits also
+// (WebSocket, TCP, unix, stdio, Streamable HTTP); by default they get -32601. Its limits also
 // apply to the messages read.
 func WithServer(srv *Server) DialOption { return func(c *dialConfig) { c.server = srv } }
 
@@ -82,7 +83,8 @@ func newDialConfig(opts []DialOption) *dialConfig {
 
 // Dial connects to a JSON-RPC server named by a URL:
 //
-//	http://host:port/path, https://...  one HTTP POST per call (HTTPClient)
+//	http://host:port/path, https://...  one HTTP POST per call (HTTPClient);
+//	                                    with WithStreamableHTTP, Streamable HTTP (*Conn)
 //	ws://host:port/path, wss://...      WebSocket, bidirectional (*Conn)
 //	tcp://host:port                     TCP stream, bidirectional (*Conn)
 //	tls://host:port                     TCP stream over TLS (WithTLSConfig)
@@ -99,6 +101,9 @@ func Dial(ctx context.Context, rawURL string, opts ...DialOption) (Client, error
 	cfg := newDialConfig(opts)
 	switch u.Scheme {
 	case "http", "https":
+		if cfg.streamable {
+			return dialStreamable(u.String(), cfg)
+		}
 		return newHTTPClient(u.String(), cfg), nil
 	case "ws", "wss":
 		return dialWebSocket(ctx, u.String(), cfg)

@@ -606,14 +606,7 @@ func (c *HTTPClient) post(ctx context.Context, msg, into []byte, wantReply bool)
 	}
 	defer closeBody(resp.Body)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-		he := &HTTPError{StatusCode: resp.StatusCode, Header: resp.Header, Body: string(b)}
-		var sc scanner
-		var m parsedMessage
-		if sc.parseMessage(b, DefaultMaxDepth, &m) == nil && !m.batch && m.elems[0].kind == kindResponse && m.elems[0].errObj.present() {
-			he.rpc, _ = parseErrorObject(m.elems[0].errObj.of(b))
-		}
-		return nil, he
+		return nil, newHTTPError(resp)
 	}
 	if resp.StatusCode == http.StatusNoContent || resp.ContentLength == 0 {
 		if wantReply {
@@ -641,6 +634,19 @@ func (c *HTTPClient) post(ctx context.Context, msg, into []byte, wantReply bool)
 		return nil, errors.New("jsonrpc: the server answered with Content-Type " + strconv.Quote(ct) + ", not application/json: " + truncate(strings.TrimSpace(string(body)), 200))
 	}
 	return body, nil
+}
+
+// newHTTPError reads the start of the body of a response whose status is
+// not 2xx, and the JSON-RPC error it may carry.
+func newHTTPError(resp *http.Response) *HTTPError {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	he := &HTTPError{StatusCode: resp.StatusCode, Header: resp.Header, Body: string(b)}
+	var sc scanner
+	var m parsedMessage
+	if sc.parseMessage(b, DefaultMaxDepth, &m) == nil && !m.batch && m.elems[0].kind == kindResponse && m.elems[0].errObj.present() {
+		he.rpc, _ = parseErrorObject(m.elems[0].errObj.of(b))
+	}
+	return he
 }
 
 // closeBody drains a little of what is left of a body, so the connection

@@ -1,0 +1,451 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// The client of Streamable HTTP (see streamable.go): a [Conn] whose Channel
+// POSTs each message it sends and reads each answer, JSON or an event
+// stream, as messages received. Calls are matched, batches answered and
+// the server's requests served by the Conn, exactly as on a stream.
+
+// WithStreamableHTTP makes Dial of an http:// or https:// URL return a
+// Streamable HTTP client (see [DialStreamableHTTP]) instead of an
+// [HTTPClient].
+func WithStreamableHTTP() DialOption { return func(c *dialConfig) { c.streamable = true } }
+
+// streamableCloseTimeout bounds the DELETE that ends a session at Close.
+const streamableCloseTimeout = 5 * time.Second
+
+// DialStreamableHTTP returns a client of the Streamable HTTP transport
+// (MCP 2025-11-25) at url: a [Conn], so that Call, Notify, Batch, Subscribe
+// and the server's calls work as on a stream. Nothing is sent before the
+// first call (ctx is not used).
+//
+// Each message goes in a POST with "Accept: application/json,
+// text/event-stream"; the answer is read as one JSON message or as an
+// event stream whose "message" events are the server's messages:
+// notifications and requests it sends during the call, served with the
+// Server given through WithServer (the answers are POSTed back; without
+// one, requests get -32601 and notifications are dropped), then the
+// response. A call returns once its response is read; its context ending
+// abandons the POST. A reply due and missing (202, an empty body, a
+// stream ended early) is an error saying so; a status other than 2xx is an
+// *HTTPError.
+//
+// The Mcp-Session-Id header of the server's first answer carrying one is
+// sent with every later request; a 404 to a request carrying it forgets it
+// (the server ended the session: the next initialization starts another).
+// Close ends the session with DELETE (bounded by 5 s) and cancels the
+// requests in flight.
+//
+// After the first successful POST the client opens the standalone GET
+// stream once; a server that declines it (405, or any other status) is not
+// asked again. The stream is reopened when it ends, with Last-Event-ID when
+// the server sent event ids, after its retry: delay (default 1 s, doubling
+// up to 30 s while the stream carries nothing). A POST's stream cut before
+// its response is resumed the same way when it carried event ids (at most
+// 3 attempts); without ids the call fails.
+//
+// Options: WithHeader, WithHTTPClient, WithTLSConfig, WithServer,
+// WithMaxMessageSize (the bound on a JSON answer and on one event, default
+// 10 MiB; over it, the call fails with an error matching ErrMessageTooLarge).
+func DialStreamableHTTP(ctx context.Context, url string, opts ...DialOption) (*Conn, error) {
+	return dialStreamable(url, newDialConfig(opts))
+}
+
+func dialStreamable(rawURL string, cfg *dialConfig) (*Conn, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("jsonrpc: invalid URL: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, errors.New("jsonrpc: Streamable HTTP needs an http:// or https:// URL, not " + rawURL)
+	}
+	srv := cfg.server
+	if srv == nil {
+		srv = &Server{Handler: NewMux()}
+	}
+	hc := newHTTPClient(u.String(), cfg) // its HTTP settings: one place for them
+	ch := &streamableChannel{url: hc.url, hc: hc.hc, own: hc.own, header: hc.header, limit: hc.maxSize, srv: srv, in: make(chan []byte, 16)}
+	ch.ctx, ch.cancel = context.WithCancel(context.Background())
+	return newConn(ch, srv, nil), nil
+}
+
+// contextSender is implemented by a Channel whose Send can follow the
+// context of the caller whose message it carries (Streamable HTTP: the
+// POST of a call is abandoned when the call's context ends).
+type contextSender interface {
+	sendContext(ctx context.Context, msg []byte) error
+}
+
+// sendFor sends a message of ours (a call, a notification, a batch) for a
+// caller whose context is ctx.
+func (c *Conn) sendFor(ctx context.Context, msg []byte) error {
+	if cs, ok := c.ch.(contextSender); ok {
+		return cs.sendContext(ctx, msg)
+	}
+	return c.ch.Send(msg)
+}
+
+// streamableChannel is the Channel of a Streamable HTTP client. Send and
+// sendContext may be called concurrently: each is a POST of its own.
+type streamableChannel struct {
+	url    string
+	hc     *http.Client
+	own    *http.Transport // our own transport, whose idle connections Close closes
+	header http.Header
+	limit  int64
+	srv    *Server // for its logger
+
+	ctx    context.Context // ends at Close, and with it every request
+	cancel context.CancelFunc
+	in     chan []byte // messages received, for Recv
+
+	mu      sync.Mutex
+	session string
+	getDone chan struct{} // closed when the GET stream's goroutine ends; nil before it starts
+	closed  bool
+	close   sync.Once
+}
+
+// Recv returns the next message the server sent, on any answer or stream.
+func (c *streamableChannel) Recv() ([]byte, error) {
+	select {
+	case msg := <-c.in:
+		return msg, nil
+	case <-c.ctx.Done():
+		return nil, ErrClosed
+	}
+}
+
+// Send POSTs a message the Conn sends on its own: a reply to one of the
+// server's requests. A failure cannot be reported to anyone who could act
+// on it and ends nothing: it is logged.
+func (c *streamableChannel) Send(msg []byte) error {
+	if err := c.sendContext(c.ctx, msg); err != nil {
+		if c.ctx.Err() != nil {
+			return ErrClosed
+		}
+		c.srv.logger().Warn("jsonrpc: could not POST a reply to the server", "error", err)
+	}
+	return nil
+}
+
+// SendQueued is Send: each reply is a POST of its own, so none waits for another.
+func (c *streamableChannel) SendQueued(msg []byte, queued func()) error {
+	if queued != nil {
+		queued()
+	}
+	return c.Send(msg)
+}
+
+// sendContext POSTs msg and hands the messages of the answer to Recv. It
+// returns once the responses msg calls for have been read.
+func (c *streamableChannel) sendContext(ctx context.Context, msg []byte) error {
+	due, _ := countMessages(msg)
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(c.ctx, cancel)()
+	resp, err := c.do(rctx, http.MethodPost, msg, "")
+	if err != nil {
+		return c.failure(ctx, err)
+	}
+	defer closeBody(resp.Body)
+	c.startGET()
+	ct := resp.Header.Get("Content-Type")
+	if mt, _, _ := mime.ParseMediaType(ct); mt == eventStream {
+		return c.failure(ctx, c.readStream(rctx, newSSEReader(resp.Body, int(min(c.limit, 1<<31-1))), due))
+	}
+	if resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent || resp.ContentLength == 0 {
+		return missingReply(due, resp.StatusCode)
+	}
+	if resp.ContentLength > c.limit {
+		return &responseTooLarge{size: resp.ContentLength, limit: c.limit}
+	}
+	body, err := readBody(nil, resp.Body, resp.ContentLength, c.limit)
+	switch {
+	case err != nil:
+		return c.failure(ctx, fmt.Errorf("jsonrpc: reading the response: %w", err))
+	case int64(len(body)) > c.limit:
+		return &responseTooLarge{limit: c.limit}
+	case len(bytes.TrimSpace(body)) == 0:
+		return missingReply(due, resp.StatusCode)
+	case !isJSONMediaType(ct, false):
+		return errors.New("jsonrpc: the server answered with Content-Type " + strconv.Quote(ct) + ", neither application/json nor text/event-stream: " + truncate(string(bytes.TrimSpace(body)), 200))
+	}
+	return c.failure(ctx, c.push(rctx, body))
+}
+
+// missingReply is the outcome of an answer without a body to a message that
+// called for due responses.
+func missingReply(due, status int) error {
+	if due == 0 {
+		return nil
+	}
+	return errors.New("jsonrpc: the server sent no response (HTTP " + strconv.Itoa(status) + " with an empty body) where one was due")
+}
+
+// failure maps the error of an exchange for a caller whose context is ctx:
+// the caller's own context ending, or Close, say so plainly.
+func (c *streamableChannel) failure(ctx context.Context, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case c.ctx.Err() != nil:
+		return ErrClosed
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return err
+}
+
+// readStream hands the messages of an event stream to Recv until due
+// responses have been read (due 0: until the stream ends). A stream cut
+// before them is resumed with GET and Last-Event-ID when it carried event
+// ids.
+func (c *streamableChannel) readStream(ctx context.Context, r *sseReader, due int) error {
+	got, resumed := 0, 0
+	for due == 0 || got < due {
+		ev, err := r.next()
+		if err != nil {
+			if due == 0 || errors.Is(err, ErrEventTooLarge) || ctx.Err() != nil {
+				if due == 0 && !errors.Is(err, ErrEventTooLarge) {
+					return nil
+				}
+				return err
+			}
+			if !r.hasID || resumed == 3 {
+				return fmt.Errorf("%w (%d of %d responses read): %w", errStreamCut, got, due, err)
+			}
+			resumed++
+			wait := r.retry
+			if wait <= 0 {
+				wait = time.Second
+			}
+			if !sleepCtx(ctx, wait) {
+				return ctx.Err()
+			}
+			resp, gerr := c.do(ctx, http.MethodGet, nil, r.lastID)
+			if gerr != nil {
+				return fmt.Errorf("%w (%d of %d responses read); resuming it: %w", errStreamCut, got, due, gerr)
+			}
+			defer closeBody(resp.Body)
+			next := newSSEReader(resp.Body, r.limit)
+			next.lastID, next.hasID, next.retry = r.lastID, r.hasID, r.retry
+			r = next
+			continue
+		}
+		if ev.Type != "" && ev.Type != "message" {
+			continue
+		}
+		msg := bytes.Clone(ev.Data)
+		_, responses := countMessages(msg)
+		if err := c.push(ctx, msg); err != nil {
+			return err
+		}
+		got += responses
+	}
+	return nil
+}
+
+// push hands a message received to Recv.
+func (c *streamableChannel) push(ctx context.Context, msg []byte) error {
+	select {
+	case c.in <- msg:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// do sends one request of the channel and returns its response when the
+// status is 2xx, keeping the session the server names.
+func (c *streamableChannel) do(ctx context.Context, method string, body []byte, lastEventID string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("jsonrpc: %w", err)
+	}
+	if body == nil {
+		req.Body, req.GetBody, req.ContentLength = nil, nil, 0
+	}
+	for k, v := range c.header {
+		req.Header[k] = v
+	}
+	for k, v := range headerFromContext(ctx) {
+		req.Header[k] = v
+	}
+	switch method {
+	case http.MethodPost:
+		req.Header["Content-Type"] = jsonContentType
+		req.Header["Accept"] = bothAccepted
+	case http.MethodGet:
+		req.Header["Accept"] = eventStreamAccepted
+	}
+	if lastEventID != "" {
+		req.Header.Set("Last-Event-ID", lastEventID)
+	}
+	c.mu.Lock()
+	session := c.session
+	c.mu.Unlock()
+	if session != "" {
+		req.Header.Set(sessionHeader, session)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if id := resp.Header.Get(sessionHeader); id != "" {
+		c.mu.Lock()
+		if c.session == "" {
+			c.session = id
+		}
+		c.mu.Unlock()
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		if resp.StatusCode == http.StatusNotFound && session != "" {
+			c.mu.Lock()
+			if c.session == session {
+				c.session = "" // ended by the server: the next initialization starts a new one
+			}
+			c.mu.Unlock()
+		}
+		defer closeBody(resp.Body)
+		return nil, newHTTPError(resp)
+	}
+	return resp, nil
+}
+
+var (
+	bothAccepted        = []string{"application/json, text/event-stream"}
+	eventStreamAccepted = []string{eventStream}
+)
+
+// startGET opens the standalone GET stream, once.
+func (c *streamableChannel) startGET() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.getDone != nil || c.closed {
+		return
+	}
+	c.getDone = make(chan struct{})
+	go c.listen()
+}
+
+// listen reads the standalone GET stream until Close, reopening it when it
+// ends; it stops for good when the server declines it.
+func (c *streamableChannel) listen() {
+	defer close(c.getDone)
+	r := &sseReader{}
+	delay := time.Second
+	for {
+		resp, err := c.do(c.ctx, http.MethodGet, nil, r.lastID)
+		var he *HTTPError
+		switch {
+		case c.ctx.Err() != nil:
+			return
+		case errors.As(err, &he):
+			if he.StatusCode != http.StatusMethodNotAllowed {
+				c.srv.logger().Debug("jsonrpc: the server declined the GET stream", "error", err)
+			}
+			return
+		case err != nil:
+			c.srv.logger().Debug("jsonrpc: the GET stream failed; retrying", "error", err, "delay", delay)
+		default:
+			if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != eventStream {
+				closeBody(resp.Body)
+				return
+			}
+			next := newSSEReader(resp.Body, int(min(c.limit, 1<<31-1)))
+			next.lastID, next.hasID, next.retry = r.lastID, r.hasID, r.retry
+			r = next
+			err := c.readStream(c.ctx, r, 0)
+			closeBody(resp.Body)
+			if err != nil && c.ctx.Err() == nil {
+				c.srv.logger().Warn("jsonrpc: the GET stream failed", "error", err)
+			}
+			if r.retry > 0 {
+				delay = r.retry
+			}
+		}
+		if !sleepCtx(c.ctx, delay) {
+			return
+		}
+		delay = min(2*delay, 30*time.Second)
+	}
+}
+
+// sleepCtx waits for d or ctx's end, and reports whether d passed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Close cancels the requests in flight, ends the session with DELETE and
+// stops the GET stream.
+func (c *streamableChannel) Close() error {
+	c.close.Do(func() {
+		c.mu.Lock()
+		c.closed = true
+		session, getDone := c.session, c.getDone
+		c.mu.Unlock()
+		c.cancel()
+		if session != "" {
+			ctx, cancel := context.WithTimeout(context.Background(), streamableCloseTimeout)
+			if req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.url, nil); err == nil {
+				for k, v := range c.header {
+					req.Header[k] = v
+				}
+				req.Header.Set(sessionHeader, session)
+				if resp, err := c.hc.Do(req); err == nil {
+					closeBody(resp.Body)
+				}
+			}
+			cancel()
+		}
+		if getDone != nil {
+			<-getDone
+		}
+		if c.own != nil {
+			c.own.CloseIdleConnections()
+		}
+	})
+	return nil
+}
+
+// countMessages counts the calls (requests with an id) and the responses
+// in a message.
+func countMessages(msg []byte) (calls, responses int) {
+	r := scanPool.Get().(*scanState)
+	defer func() { r.sc.data = nil; scanPool.Put(r) }()
+	r.m.limit = 0
+	if r.sc.parseMessage(msg, DefaultMaxDepth, &r.m) != nil {
+		return 0, 0
+	}
+	for i := range r.m.elems {
+		switch e := &r.m.elems[i]; e.kind {
+		case kindRequest:
+			if e.id.present() {
+				calls++
+			}
+		case kindResponse, kindBadResponse:
+			responses++
+		}
+	}
+	return calls, responses
+}
