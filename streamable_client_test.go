@@ -16,9 +16,10 @@ import (
 )
 
 // clientSide is the Server a Streamable HTTP client serves the server's
-// messages with: it answers "client/name" and records notifications.
+// messages with: it answers "client/name" and records notifications, in
+// the order they arrive (one at a time).
 func clientSide(notes chan<- string) *jsonrpc.Server {
-	return &jsonrpc.Server{Handler: jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	return &jsonrpc.Server{MaxConcurrency: 1, Handler: jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if req.IsNotification() {
 			notes <- req.Method + " " + string(req.Params)
 			return nil, nil

@@ -93,6 +93,9 @@ func runCall(ctx context.Context, args []string, f *callFlags, notify bool) (err
 		}
 	}
 	if f.verbose || f.raw || id != nil {
+		if global.streamable && t.isHTTP() {
+			return usageErrorf("--streamable does not combine with -v, --raw or --id (they send the request as written, over plain HTTP)")
+		}
 		if id == nil && !notify {
 			id = []byte("1")
 		}

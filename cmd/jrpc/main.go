@@ -54,13 +54,14 @@ const exitCodesHelp = `Exit codes:
 
 // globals holds the persistent flags shared by every command.
 type globals struct {
-	exec      string
-	framing   string
-	headers   []string
-	timeout   time.Duration
-	color     string
-	maxSize   int64  // bytes in one message read from the server
-	natsCreds string // --nats-creds: the credentials file for nats:// URLs
+	exec       string
+	framing    string
+	headers    []string
+	timeout    time.Duration
+	color      string
+	maxSize    int64  // bytes in one message read from the server
+	natsCreds  string // --nats-creds: the credentials file for nats:// URLs
+	streamable bool   // --streamable: http(s):// targets speak Streamable HTTP
 }
 
 var global globals
@@ -112,6 +113,7 @@ func init() {
 	pf.DurationVar(&global.timeout, "timeout", 30*time.Second, "give up on a call after this long (0: no limit)")
 	pf.Int64Var(&global.maxSize, "max-message-size", jsonrpc.DefaultMaxMessageSize, "the largest message to accept from the server, in `BYTES` (a larger response fails with \"response too large\", exit 3)")
 	pf.StringVar(&global.natsCreds, "nats-creds", "", "authenticate nats:// URLs with this credentials `FILE` (JWT and nkey seed, as nsc writes; same as ?creds=FILE)")
+	pf.BoolVar(&global.streamable, "streamable", false, "speak Streamable HTTP (MCP) to http(s):// targets: keep the session, read event-stream answers, and print the notifications a call produces on stderr as they arrive")
 	pf.StringVar(&global.color, "color", "auto", "colour output: auto (on a terminal, unless NO_COLOR is set), always or never")
 	rootCmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErrorf("%v (see '%s --help')", err, c.CommandPath())

@@ -207,12 +207,35 @@ func (t *target) dial(ctx context.Context) (jsonrpc.Client, error) {
 	}
 	if t.isHTTP() {
 		opts = append(opts, jsonrpc.WithHTTPClient(t.httpClient()))
+		if global.streamable {
+			opts = append(opts, jsonrpc.WithStreamableHTTP(), jsonrpc.WithServer(serverMessages()))
+		}
 	}
 	c, err := jsonrpc.Dial(ctx, t.url.String(), opts...)
 	if err != nil {
 		return nil, t.transportErr(err)
 	}
+	if conn, ok := c.(*jsonrpc.Conn); ok && global.streamable && t.isHTTP() {
+		return &streamableClient{Conn: conn}, nil
+	}
 	return c, nil
+}
+
+// serverMessages is what serves the messages a server sends jrpc during a
+// call (Streamable HTTP): each notification is printed on stderr as it
+// arrives, in order; a request gets -32601 (jrpc serves no methods).
+func serverMessages() *jsonrpc.Server {
+	return &jsonrpc.Server{MaxConcurrency: 1, MaxMessageSize: global.maxSize, Handler: jsonrpc.HandlerFunc(func(_ context.Context, req *jsonrpc.Request) (any, error) {
+		if !req.IsNotification() {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + req.Method + " (jrpc serves no methods)"}
+		}
+		var params []byte
+		if req.Params != nil {
+			params = req.Params
+		}
+		logWire("<--", appendEnvelope(nil, nil, req.Method, params))
+		return nil, nil
+	})}
 }
 
 // transportErr turns a failure to reach or talk to the target into an

@@ -64,6 +64,7 @@ func Register(mux *jsonrpc.Mux) {
 // RegisterMethods adds the demo methods alone to mux: those of the
 // specification's examples and the diagnostics.
 func RegisterMethods(mux *jsonrpc.Mux) {
+	registerCountdown(mux)
 	jsonrpc.Register(mux, "subtract", func(_ context.Context, p SubtractParams) (float64, error) {
 		return p.Minuend - p.Subtrahend, nil
 	}, jsonrpc.MethodDoc{

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// jrpc --streamable against jrpc serve --mcp (Streamable HTTP with
+// sessions): call initialises the session itself, the notifications of a
+// call are printed on stderr in order, and the REPL keeps its session
+// across lines. Without --streamable, the server asks for a session (400).
+func TestStreamableCallAndREPL(t *testing.T) {
+	srv := exec.Command(bin, "serve", "--mcp", "--listen", "http://127.0.0.1:0/mcp")
+	stderr, _ := srv.StderrPipe()
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		srv.Process.Signal(syscall.SIGTERM)
+		srv.Wait()
+	}()
+	found := map[string]string{}
+	var log syncBuffer
+	if err := readListening(stderr, 1, found, &log); err != nil {
+		t.Fatalf("serve --mcp: %v\n%s", err, log.String())
+	}
+	url := found["http"]
+	notes := `<-- {"jsonrpc":"2.0","method":"countdown","params":{"remaining":2}}
+<-- {"jsonrpc":"2.0","method":"countdown","params":{"remaining":1}}
+<-- {"jsonrpc":"2.0","method":"countdown","params":{"remaining":0}}
+`
+	r := run(t, "", "--streamable", "call", url, "countdown", "n=3", "interval_ms=20")
+	expect(t, r, 0, "\"liftoff\"\n")
+	if r.stderr != notes {
+		t.Fatalf("stderr %q, want %q", r.stderr, notes)
+	}
+	r = run(t, "", "--streamable", "call", url, "tools/call", `name="echo"`, `arguments={"text":"hi"}`)
+	expect(t, r, 0, "")
+	if !strings.Contains(r.stdout, `"hi"`) {
+		t.Fatalf("tools/call: %q %q", r.stdout, r.stderr)
+	}
+	r = run(t, "countdown {\"n\":2}\nping\n", "--streamable", "repl", url)
+	expect(t, r, 0, "\"liftoff\"\n{}\n")
+	if !strings.Contains(r.stderr, `"remaining":1`) || !strings.Contains(r.stderr, `"remaining":0`) {
+		t.Fatalf("repl stderr %q", r.stderr)
+	}
+	r = run(t, "", "call", url, "ping")
+	expect(t, r, exitTransport, "")
+	if !strings.Contains(r.stderr, "HTTP 400") {
+		t.Fatalf("without --streamable: %q", r.stderr)
+	}
+	expect(t, run(t, "", "--streamable", "call", "-v", url, "ping"), exitUsage, "")
+}
