@@ -51,6 +51,14 @@ func newSSEReader(r io.Reader, limit int) *sseReader {
 	return &sseReader{br: bufio.NewReaderSize(r, 16<<10), limit: limit}
 }
 
+// resume returns a reader of body, the stream that resumes r's (after a
+// reconnection): the last event id and the retry delay carry over.
+func (r *sseReader) resume(body io.Reader) *sseReader {
+	next := newSSEReader(body, r.limit)
+	next.lastID, next.hasID, next.retry = r.lastID, r.hasID, r.retry
+	return next
+}
+
 // next returns the next event with data. At the end of the stream it
 // returns io.EOF, or io.ErrUnexpectedEOF when an event was cut short.
 func (r *sseReader) next() (sseEvent, error) {

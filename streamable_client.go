@@ -240,9 +240,7 @@ func (c *streamableChannel) readStream(ctx context.Context, r *sseReader, due in
 				return fmt.Errorf("%w (%d of %d responses read); resuming it: %w", errStreamCut, got, due, gerr)
 			}
 			defer closeBody(resp.Body)
-			next := newSSEReader(resp.Body, r.limit)
-			next.lastID, next.hasID, next.retry = r.lastID, r.hasID, r.retry
-			r = next
+			r = r.resume(resp.Body)
 			continue
 		}
 		if ev.Type != "" && ev.Type != "message" {
@@ -345,7 +343,7 @@ func (c *streamableChannel) startGET() {
 // ends; it stops for good when the server declines it.
 func (c *streamableChannel) listen() {
 	defer close(c.getDone)
-	r := &sseReader{}
+	r := &sseReader{limit: int(min(c.limit, 1<<31-1))}
 	delay := time.Second
 	for {
 		resp, err := c.do(c.ctx, http.MethodGet, nil, r.lastID)
@@ -365,9 +363,7 @@ func (c *streamableChannel) listen() {
 				closeBody(resp.Body)
 				return
 			}
-			next := newSSEReader(resp.Body, int(min(c.limit, 1<<31-1)))
-			next.lastID, next.hasID, next.retry = r.lastID, r.hasID, r.retry
-			r = next
+			r = r.resume(resp.Body)
 			err := c.readStream(c.ctx, r, 0)
 			closeBody(resp.Body)
 			if err != nil && c.ctx.Err() == nil {

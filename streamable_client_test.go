@@ -418,3 +418,39 @@ func TestStreamableClientNotificationDuringCall(t *testing.T) {
 		t.Fatalf("%q %v", got, err)
 	}
 }
+
+// A Streamable HTTP client: the notifications the handler sends during
+// the call reach the client's Server before Call returns.
+func ExampleDialStreamableHTTP() {
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "count", func(ctx context.Context, p struct{ N int }) (string, error) {
+		for i := 1; i <= p.N; i++ {
+			jsonrpc.ConnFromContext(ctx).Notify(ctx, "tick", []int{i})
+		}
+		return "done", nil
+	})
+	srv := &jsonrpc.Server{Handler: mux}
+	hs := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{}))
+	defer hs.Close()
+
+	// The client's own Server serves what the server sends it, one at a time.
+	client := &jsonrpc.Server{MaxConcurrency: 1, Handler: jsonrpc.HandlerFunc(func(_ context.Context, req *jsonrpc.Request) (any, error) {
+		fmt.Println(req.Method, string(req.Params))
+		return nil, nil
+	})}
+	ctx := context.Background()
+	c, err := jsonrpc.DialStreamableHTTP(ctx, hs.URL, jsonrpc.WithServer(client))
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	var result string
+	if err := c.Call(ctx, "count", map[string]int{"N": 2}, &result); err != nil {
+		panic(err)
+	}
+	fmt.Println(result)
+	// Output:
+	// tick [1]
+	// tick [2]
+	// done
+}

@@ -123,6 +123,9 @@ func runBatch(ctx context.Context, t *target, items []json.RawMessage, verbose b
 	}
 	msg = append(msg, ']')
 
+	if global.streamable && t.isHTTP() {
+		return usageErrorf("--streamable does not apply to batch (it sends the batch as written, over plain HTTP)")
+	}
 	rc, err := t.dialRaw(ctx, verbose)
 	if err != nil {
 		return err

@@ -52,4 +52,5 @@ func TestStreamableCallAndREPL(t *testing.T) {
 		t.Fatalf("without --streamable: %q", r.stderr)
 	}
 	expect(t, run(t, "", "--streamable", "call", "-v", url, "ping"), exitUsage, "")
+	expect(t, run(t, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", "--streamable", "batch", url), exitUsage, "")
 }
