@@ -160,12 +160,15 @@ func (c *streamableChannel) sendContext(ctx context.Context, msg []byte) error {
 	if err != nil {
 		return c.failure(ctx, err)
 	}
-	defer closeBody(resp.Body)
 	c.startGET()
 	ct := resp.Header.Get("Content-Type")
 	if mt, _, _ := mime.ParseMediaType(ct); mt == eventStream {
+		// Not drained: a stream the server keeps open after the response
+		// is closed.
+		defer resp.Body.Close()
 		return c.failure(ctx, c.readStream(rctx, newSSEReader(resp.Body, int(min(c.limit, 1<<31-1))), due))
 	}
+	defer closeBody(resp.Body)
 	if resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent || resp.ContentLength == 0 {
 		return missingReply(due, resp.StatusCode)
 	}
@@ -239,7 +242,7 @@ func (c *streamableChannel) readStream(ctx context.Context, r *sseReader, due in
 			if gerr != nil {
 				return fmt.Errorf("%w (%d of %d responses read); resuming it: %w", errStreamCut, got, due, gerr)
 			}
-			defer closeBody(resp.Body)
+			defer resp.Body.Close()
 			r = r.resume(resp.Body)
 			continue
 		}
@@ -365,7 +368,7 @@ func (c *streamableChannel) listen() {
 			}
 			r = r.resume(resp.Body)
 			err := c.readStream(c.ctx, r, 0)
-			closeBody(resp.Body)
+			resp.Body.Close()
 			if err != nil && c.ctx.Err() == nil {
 				c.srv.logger().Warn("jsonrpc: the GET stream failed", "error", err)
 			}

@@ -454,3 +454,33 @@ func ExampleDialStreamableHTTP() {
 	// tick [2]
 	// done
 }
+
+// A server that keeps a POST's stream open after the response: the call
+// returns with the response, and the stream is closed.
+func TestStreamableClientStreamLeftOpen(t *testing.T) {
+	left := make(chan struct{})
+	s := &sseServer{
+		post: func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			writeSSE(w, "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"ok\"}\n\n")
+			<-r.Context().Done()
+			close(left)
+		},
+		get: func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusMethodNotAllowed) },
+	}
+	hs := httptest.NewServer(s)
+	defer hs.Close()
+	c, _ := jsonrpc.DialStreamableHTTP(context.Background(), hs.URL)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var got string
+	if err := c.Call(ctx, "m", nil, &got); err != nil || got != "ok" {
+		t.Fatalf("%q %v", got, err)
+	}
+	select {
+	case <-left:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream was left open")
+	}
+}
