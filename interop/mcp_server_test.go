@@ -1,0 +1,130 @@
+package interop
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/seedhq/jsonrpc"
+)
+
+// Our Streamable HTTP client (jsonrpc.DialStreamableHTTP) against the
+// official MCP Go SDK's server (issue 15, point 2): initialize with a
+// session, a tool call whose handler sends progress notifications and
+// calls the client back (ping, served by our WithServer and answered
+// by POST) before its result, and Close ending the session.
+func TestStreamableClientMCPGoSDKServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(testContext(t), 30*time.Second)
+	defer cancel()
+
+	server := mcp.NewServer(&mcp.Implementation{Name: "sdk", Version: "1.0.0"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "work", Description: "reports progress, pings the client"}, func(ctx context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+		for i := 1; i <= 2; i++ {
+			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i), Total: 2}); err != nil {
+				return nil, nil, err
+			}
+		}
+		if err := req.Session.Ping(ctx, nil); err != nil {
+			return nil, nil, fmt.Errorf("pinging the client: %w", err)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "pinged"}}}, nil, nil
+	})
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	var methodsMu sync.Mutex
+	methods := map[string]int{}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		methodsMu.Lock()
+		methods[r.Method]++
+		methodsMu.Unlock()
+		handler.ServeHTTP(w, r)
+	}))
+	defer hs.Close()
+
+	var mu sync.Mutex
+	var progress []string
+	pinged := 0
+	client := &jsonrpc.Server{MaxConcurrency: 1, Handler: jsonrpc.HandlerFunc(func(_ context.Context, req *jsonrpc.Request) (any, error) {
+		switch req.Method {
+		case "ping":
+			mu.Lock()
+			pinged++
+			mu.Unlock()
+			return struct{}{}, nil
+		case "notifications/progress":
+			mu.Lock()
+			progress = append(progress, string(req.Params))
+			mu.Unlock()
+			return nil, nil
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "no " + req.Method}
+	})}
+	c, err := jsonrpc.DialStreamableHTTP(ctx, hs.URL, jsonrpc.WithServer(client))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var init struct {
+		ProtocolVersion string         `json:"protocolVersion"`
+		ServerInfo      map[string]any `json:"serverInfo"`
+		Capabilities    map[string]any `json:"capabilities"`
+	}
+	if err := c.Call(ctx, "initialize", map[string]any{
+		"protocolVersion": "2025-11-25",
+		"capabilities":    map[string]any{},
+		"clientInfo":      map[string]any{"name": "seedhq-jsonrpc", "version": "1.0.0"},
+	}, &init); err != nil || init.ServerInfo["name"] != "sdk" || init.ProtocolVersion != "2025-11-25" {
+		t.Fatalf("initialize: %+v %v", init, err)
+	}
+	if err := c.Notify(ctx, "notifications/initialized", map[string]any{}); err != nil {
+		t.Fatalf("initialized: %v", err)
+	}
+	if err := c.Call(ctx, "ping", map[string]any{}, nil); err != nil {
+		t.Fatalf("ping: %v", err)
+	}
+	var res struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	}
+	if err := c.Call(ctx, "tools/call", map[string]any{"name": "work", "arguments": map[string]any{}, "_meta": map[string]any{"progressToken": "tok-1"}}, &res); err != nil {
+		t.Fatalf("tools/call: %v", err)
+	}
+	if res.IsError || len(res.Content) != 1 || res.Content[0].Text != "pinged" {
+		t.Fatalf("tools/call result: %+v", res)
+	}
+	mu.Lock()
+	got := strings.Join(progress, "\n")
+	if pinged != 1 {
+		t.Errorf("the server's ping was served %d times", pinged)
+	}
+	mu.Unlock()
+	for i := 1; i <= 2; i++ {
+		var p struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+			Progress      float64         `json:"progress"`
+			Total         float64         `json:"total"`
+		}
+		line := strings.Split(got, "\n")[min(i-1, len(progress)-1)]
+		if json.Unmarshal([]byte(line), &p) != nil || string(p.ProgressToken) != `"tok-1"` || p.Progress != float64(i) {
+			t.Fatalf("progress notifications: %s", got)
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The SDK offers the GET stream: the client opened it; Close ended the session.
+	methodsMu.Lock()
+	defer methodsMu.Unlock()
+	if methods["GET"] < 1 || methods["DELETE"] != 1 {
+		t.Fatalf("requests by method: %v", methods)
+	}
+}
