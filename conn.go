@@ -34,7 +34,7 @@ type Conn struct {
 
 	mu       sync.Mutex
 	pending  pendingSet          // our calls awaiting a response (pending.go)
-	inflight map[string]struct{} // ids of the peer's requests being served
+	inflight map[string]*callCtx // the peer's requests being served, by id (nil without a Convention)
 	draining bool                // Shutdown: answer new requests with an error
 	stopping bool                // Shutdown found the connection idle: take no more messages
 	busy     int                 // messages taken and not yet answered (dispatch and handlers)
@@ -229,6 +229,9 @@ func (c *Conn) dispatch(data []byte, sc *scanner, m *parsedMessage) (t *task, dr
 		if s := c.subs.Load(); s != nil && !m.elems[0].id.present() && s.take(data, &m.elems[0]) {
 			return nil, false // an event of one of our subscriptions (subscribe.go)
 		}
+		if c.srv.conventionNotification(c.ctx, c, data, &m.elems[0]) {
+			return nil, false // a cancel or progress notification, taken in order, without a slot (cancel.go)
+		}
 		if !c.admit(data, m.elems, false) {
 			return nil, false
 		}
@@ -410,26 +413,32 @@ func (c *Conn) tryAcquire() bool {
 
 func (c *Conn) release() { <-c.sem }
 
-// startRequest records an incoming id as in flight; it reports false if it already is.
-func (c *Conn) startRequest(id ID) bool {
+// startRequest records an incoming id as in flight; it reports false if it
+// already is. Under a Convention it returns the request's own context (see
+// cancel.go), which the peer can cancel.
+func (c *Conn) startRequest(ctx context.Context, id ID, params []byte) (*callCtx, bool) {
 	k := id.key()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, dup := c.inflight[k]; dup {
-		return false
+		return nil, false
 	}
 	if c.inflight == nil {
-		c.inflight = make(map[string]struct{})
+		c.inflight = make(map[string]*callCtx)
 	}
-	c.inflight[k] = struct{}{}
-	return true
+	r := c.newRequestCtx(ctx, params)
+	c.inflight[k] = r
+	return r, true
 }
 
-func (c *Conn) endRequest(id ID) {
+// endRequest forgets an incoming id; it reports whether the peer cancelled it.
+func (c *Conn) endRequest(id ID) (cancelled bool) {
 	k := id.key()
 	c.mu.Lock()
+	r := c.inflight[k]
 	delete(c.inflight, k)
 	c.mu.Unlock()
+	return r.end()
 }
 
 // send writes one message; a failure to write ends the connection.
@@ -578,6 +587,7 @@ func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, err
 		return r.result, r.err
 	case <-ctx.Done():
 		c.forget(n)
+		c.sendCancel(ctx, strconv.AppendUint(idBuf[:0], n, 10))
 		return nil, ctx.Err()
 	}
 }

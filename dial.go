@@ -24,9 +24,11 @@ type dialConfig struct {
 	tlsConfig      *tls.Config
 	pingInterval   time.Duration // WebSocket keep-alive (WithPing)
 	pingTimeout    time.Duration
-	stderr         io.Writer     // DialCommand: where the command's stderr goes (WithStderr)
-	grace          time.Duration // DialCommand: wait for exit before killing (WithGracePeriod)
-	streamable     bool          // http(s): a Streamable HTTP client (WithStreamableHTTP)
+	stderr         io.Writer                       // DialCommand: where the command's stderr goes (WithStderr)
+	grace          time.Duration                   // DialCommand: wait for exit before killing (WithGracePeriod)
+	streamable     bool                            // http(s): a Streamable HTTP client (WithStreamableHTTP)
+	convention     Convention                      // WithConvention
+	onProgress     func(context.Context, Progress) // WithProgress
 }
 
 // WithHeader adds an HTTP header to every request (HTTP) or to the handshake (WebSocket).
@@ -74,9 +76,9 @@ func newDialConfig(opts []DialOption) *dialConfig {
 	if c.maxMessageSize == 0 && c.server != nil {
 		c.maxMessageSize = c.server.maxMessageSize()
 	}
-	if c.server == nil && c.maxMessageSize > 0 {
+	if c.server == nil && (c.maxMessageSize > 0 || c.convention != ConventionNone) {
 		// The connection's own checks use its Server's limit: the same one.
-		c.server = &Server{Handler: NewMux(), MaxMessageSize: c.maxMessageSize}
+		c.server = &Server{Handler: NewMux(), MaxMessageSize: c.maxMessageSize, Convention: c.convention, OnProgress: c.onProgress}
 	}
 	return c
 }

@@ -92,6 +92,25 @@ type Server struct {
 	// mounted on an http.Server of the user's.
 	HTTPBodyTimeout time.Duration
 
+	// Convention selects the cancellation and progress messages the server
+	// and its connections understand and send (see cancel.go): none (the
+	// default), LSP's or MCP's, never both. Under one, a cancel notification
+	// from the peer cancels the context of the handler serving the request
+	// it names (on a connection: streams, WebSocket, Streamable HTTP);
+	// LSP's request is then answered with CodeLSPRequestCancelled if the
+	// handler returns an error, MCP's is not answered. Cancels of unknown
+	// or finished requests are ignored. A call made on a connection of the
+	// server whose context ends sends the peer the matching cancel, and
+	// ReportProgress sends progress. The other convention's messages go to
+	// Handler like any others.
+	Convention Convention
+	// OnProgress, when set with a Convention, receives the progress
+	// notifications of the convention that the peer sends (typically to
+	// a client: see WithProgress); they do not reach Handler. On a
+	// connection it is called on the goroutine that reads, in the order
+	// the reports arrive: it must return quickly and not call the peer.
+	OnProgress func(ctx context.Context, p Progress)
+
 	// ExposeInternalErrors sends the text of handler errors that are not
 	// *Error as the message of the -32603 response. Off by default: the
 	// text is logged and the peer sees "internal error".
@@ -284,6 +303,9 @@ func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *envel
 		}
 		return appendResponse(out, id, nil, invalidParams("", "duplicate member name"))
 	}
+	if id.IsZero() && s.Convention != ConventionNone && s.conventionMessage(ctx, conn, name, paramsOf(data, e)) {
+		return out // a cancel or progress notification of the convention, handled
+	}
 	if ctx.Err() != nil {
 		if id.IsZero() {
 			return out
@@ -300,15 +322,27 @@ func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *envel
 		req = new(Request)
 	}
 	*req = Request{ID: id, Params: paramsOf(data, e)}
-	if conn != nil && !id.IsZero() {
-		if !conn.startRequest(id) {
+	tracked := conn != nil && !id.IsZero()
+	if tracked {
+		r, ok := conn.startRequest(ctx, id, req.Params)
+		if !ok {
 			return s.invalid(ctx, out, id, errDuplicateID)
 		}
-		defer conn.endRequest(id)
+		if r != nil {
+			ctx = r
+		}
 	}
 	v, entry, rerr := s.call(ctx, req, name)
 	if id.IsZero() {
 		return out
+	}
+	if tracked && conn.endRequest(id) { // the peer cancelled it while it ran
+		if s.Convention == ConventionMCP {
+			return out // MCP: a cancelled request is not answered
+		}
+		if rerr != nil {
+			rerr = errLSPCancelled // LSP: RequestCancelled (a result, partial, is kept)
+		}
 	}
 	if rerr != nil {
 		return appendResponse(out, id, nil, rerr)

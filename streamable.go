@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -209,6 +210,10 @@ func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 	h.route(data, responses, session)
 	pi := &peerInfo{peer: Peer{Transport: "http", RemoteAddr: r.RemoteAddr, TLS: r.TLS, Header: r.Header}, srv: s}
 	ctx := context.WithValue(r.Context(), peerKey{}, pi)
+	client := clientKey(r, session, h.opts.Sessions)
+	if s.Convention != ConventionNone {
+		ctx = context.WithValue(ctx, cancelRouterKey{}, func(id ID) bool { return h.cancel(client, id) })
+	}
 	needsReply := !parsed || requests > 0 || (m.batch && (len(m.elems) == 0 || m.n > s.maxBatchLen()))
 	if !needsReply {
 		// Notifications and responses only: accepted, nothing to answer.
@@ -232,30 +237,68 @@ func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 		w.Write(reply)
 		return
 	}
-	h.serveStream(ctx, w, data, session, pi)
+	h.serveStream(ctx, w, data, session, client, requests, pi)
+}
+
+// clientKey names the client of a POST, so that a cancel reaches only the
+// requests of the client that sent it: its session, or without sessions
+// its IP address and credentials.
+func clientKey(r *http.Request, session string, sessions bool) string {
+	if sessions {
+		return session
+	}
+	host := r.RemoteAddr
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return host + "\x00" + r.Header.Get("Authorization")
+}
+
+// cancel routes a cancel from client to the POST serving its request id.
+func (h *streamableHandler) cancel(client string, id ID) bool {
+	h.mu.Lock()
+	var streams []*postStream
+	for _, ps := range h.posts {
+		if ps.client == client {
+			streams = append(streams, ps)
+		}
+	}
+	h.mu.Unlock()
+	for _, ps := range streams {
+		if ps.conn.cancelIncoming(id) {
+			if h.srv.Convention == ConventionMCP {
+				ps.cancelled()
+			}
+			return true
+		}
+	}
+	return false
 }
 
 // serveStream serves a POST carrying requests on a connection of its own,
 // whose output is this response: JSON, or events once the handler sends the
 // client anything before its reply.
-func (h *streamableHandler) serveStream(ctx context.Context, w http.ResponseWriter, data []byte, session string, pi *peerInfo) {
+func (h *streamableHandler) serveStream(ctx context.Context, w http.ResponseWriter, data []byte, session, client string, requests int, pi *peerInfo) {
 	ps := &postStream{
-		w:       w,
-		pi:      pi,
-		session: session,
-		always:  h.opts.SSE == SSEAlways,
-		in:      make(chan []byte, 4),
-		closed:  make(chan struct{}),
-		done:    make(chan struct{}),
+		w:        w,
+		pi:       pi,
+		session:  session,
+		client:   client,
+		requests: requests,
+		always:   h.opts.SSE == SSEAlways,
+		in:       make(chan []byte, 4),
+		closed:   make(chan struct{}),
+		done:     make(chan struct{}),
 	}
+	conn := newConnContext(ctx, ps, h.srv, nil)
+	ps.conn = conn // before addPost: cancel reads it
 	if !h.addPost(ps) {
+		conn.Close()
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "jsonrpc: too many streams", http.StatusServiceUnavailable)
 		return
 	}
 	defer h.removePost(ps)
-	conn := newConnContext(ctx, ps, h.srv, nil)
-	ps.conn = conn
 	// Our calls to this client get ids whose high bits name this POST, so
 	// that the client's answers, POSTed separately, find their way back.
 	conn.seq.Store(ps.key << 32)
@@ -379,12 +422,14 @@ func acceptsEventStream(accept string) bool {
 // body (and the answers to our calls, routed to it) and writes to the
 // POST's response.
 type postStream struct {
-	key     uint64
-	session string
-	w       http.ResponseWriter
-	pi      *peerInfo
-	always  bool
-	conn    *Conn
+	key      uint64
+	session  string
+	client   string // see clientKey
+	requests int    // the requests of the POST (see cancelled)
+	w        http.ResponseWriter
+	pi       *peerInfo
+	always   bool
+	conn     *Conn
 
 	in     chan []byte
 	closed chan struct{}
@@ -394,6 +439,37 @@ type postStream struct {
 	sse      bool          // the response is an event stream
 	finished bool          // the reply has been written
 	done     chan struct{} // closed then
+	dropped  int           // requests cancelled by the client (MCP: no answer)
+}
+
+// cancelled counts a request of the POST that the client cancelled under
+// MCP's convention, where it gets no answer: once every request of the POST
+// is cancelled, the answer ends without a response (an event stream with
+// no event when nothing was sent yet).
+func (ps *postStream) cancelled() {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.dropped++
+	if ps.finished || ps.dropped < ps.requests {
+		return
+	}
+	if !ps.sse {
+		ps.startEvents()
+	}
+	ps.finished = true
+	close(ps.done)
+}
+
+// startEvents makes the answer an event stream (ps.mu held).
+func (ps *postStream) startEvents() {
+	ps.sse = true
+	h := ps.w.Header()
+	ps.pi.copyReplyHeader(h)
+	h.Set("Content-Type", eventStream)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	ps.w.WriteHeader(http.StatusOK)
+	http.NewResponseController(ps.w).Flush()
 }
 
 func (ps *postStream) Recv() ([]byte, error) {
@@ -430,12 +506,7 @@ func (ps *postStream) Send(msg []byte) error {
 	}
 	h := ps.w.Header()
 	if !ps.sse && (!reply || ps.always) {
-		ps.sse = true
-		ps.pi.copyReplyHeader(h)
-		h.Set("Content-Type", eventStream)
-		h.Set("Cache-Control", "no-cache")
-		h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
-		ps.w.WriteHeader(http.StatusOK)
+		ps.startEvents()
 	}
 	var err error
 	if ps.sse {

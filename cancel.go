@@ -1,0 +1,429 @@
+package jsonrpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"strconv"
+	"sync"
+)
+
+// Cancellation and progress, in the conventions of the Language Server
+// Protocol (3.17: $/cancelRequest, $/progress with a workDoneToken) and of
+// the Model Context Protocol (2025-11-25: notifications/cancelled,
+// notifications/progress with params._meta.progressToken). A Server follows
+// one of them, chosen by Server.Convention, never both: the other's
+// notifications are ordinary messages for its Handler.
+
+// Convention selects how a [Server] and the connections it serves cancel
+// requests and report progress. See Server.Convention.
+type Convention uint8
+
+const (
+	// ConventionNone: no cancellation or progress messages. A call's
+	// context still bounds it locally.
+	ConventionNone Convention = iota
+	// ConventionLSP: $/cancelRequest {"id"} cancels a request, which is
+	// then answered with CodeLSPRequestCancelled; progress goes out as
+	// $/progress {"token","value"} for the request's params.workDoneToken.
+	ConventionLSP
+	// ConventionMCP: notifications/cancelled {"requestId","reason"}
+	// cancels a request, which is then not answered at all; progress goes
+	// out as notifications/progress for params._meta.progressToken.
+	ConventionMCP
+)
+
+// CodeLSPRequestCancelled is LSP's RequestCancelled: the answer to a
+// request the peer cancelled with $/cancelRequest (ConventionLSP).
+const CodeLSPRequestCancelled = -32800
+
+// Method names of the conventions.
+const (
+	MethodLSPCancel   = "$/cancelRequest"
+	MethodLSPProgress = "$/progress"
+	MethodMCPCancel   = "notifications/cancelled"
+	MethodMCPProgress = "notifications/progress"
+)
+
+func (cv Convention) cancelMethod() string {
+	switch cv {
+	case ConventionLSP:
+		return MethodLSPCancel
+	case ConventionMCP:
+		return MethodMCPCancel
+	}
+	return ""
+}
+
+func (cv Convention) progressMethod() string {
+	switch cv {
+	case ConventionLSP:
+		return MethodLSPProgress
+	case ConventionMCP:
+		return MethodMCPProgress
+	}
+	return ""
+}
+
+// errPeerCancelled is the cause of a handler's context cancelled by the peer.
+var errPeerCancelled = errors.New("jsonrpc: the peer cancelled the request")
+
+var errLSPCancelled = &Error{Code: CodeLSPRequestCancelled, Message: "request cancelled"}
+
+// ErrProgressNotIncreasing is returned by ReportProgress for a value not
+// above the last one reported; nothing is sent.
+var ErrProgressNotIncreasing = errors.New("jsonrpc: progress must increase with each report")
+
+// callCtx is the context of a handler of a request served on a Conn
+// whose Server follows a convention: the request can be cancelled by the
+// peer, and progress reported against its token.
+type callCtx struct {
+	context.Context
+	cancel context.CancelCauseFunc
+	conn   *Conn
+	conv   Convention
+	params []byte // the request's params, valid while the handler runs
+
+	mu       sync.Mutex
+	ended    bool // the handler has returned: no more progress
+	parsed   bool
+	token    []byte // the progress token, as sent (nil: none)
+	last     float64
+	reported bool
+}
+
+type requestKey struct{}
+
+func (r *callCtx) Value(key any) any {
+	if key == (requestKey{}) {
+		return r
+	}
+	return r.Context.Value(key)
+}
+
+// newRequestCtx returns the context of a request to be served on c, or
+// nil when c's Server follows no convention.
+func (c *Conn) newRequestCtx(ctx context.Context, params []byte) *callCtx {
+	cv := c.srv.Convention
+	if cv == ConventionNone {
+		return nil
+	}
+	inner, cancel := context.WithCancelCause(ctx)
+	return &callCtx{Context: inner, cancel: cancel, conn: c, conv: cv, params: params}
+}
+
+// cancelIncoming cancels the peer's request id if it is being served; it
+// reports whether that cancelled a running handler (false for unknown ids,
+// for requests already answered and for a second cancel).
+func (c *Conn) cancelIncoming(id ID) bool {
+	c.mu.Lock()
+	r := c.inflight[id.key()]
+	c.mu.Unlock()
+	if r == nil || context.Cause(r) == errPeerCancelled {
+		return false
+	}
+	r.cancel(errPeerCancelled)
+	return context.Cause(r) == errPeerCancelled
+}
+
+// end is called once the handler has returned, before its response is
+// rendered: progress reports stop (LSP's "end" goes out first, when a
+// "begin" did), and end reports whether the peer cancelled the request.
+func (r *callCtx) end() (cancelled bool) {
+	if r == nil {
+		return false
+	}
+	cancelled = context.Cause(r) == errPeerCancelled
+	r.mu.Lock()
+	r.ended = true
+	if r.reported && r.token != nil && r.conv == ConventionLSP && !cancelled {
+		r.send(append(append([]byte(`{"token":`), r.token...), `,"value":{"kind":"end"}}`...))
+	}
+	r.mu.Unlock()
+	r.cancel(nil)
+	return cancelled
+}
+
+// send sends the progress notification with params p (r.mu held).
+func (r *callCtx) send(p []byte) error {
+	return r.conn.Notify(r, r.conv.progressMethod(), json.RawMessage(p))
+}
+
+// ReportProgress tells the caller of the request whose handler received ctx
+// how far the handler has got, in the convention of the Server (see
+// Server.Convention), against the progress token the caller sent. It does
+// nothing and returns nil when the caller sent no token, outside a handler
+// served on a connection (plain HTTP requests), without a convention, and
+// once the handler has returned: nothing is sent after the response.
+//
+// progress must be greater than the value of the previous report (MCP asks
+// it to increase with every notification); a value that is not is refused
+// with ErrProgressNotIncreasing and nothing is sent. total is the expected
+// final value, zero or less when unknown; message is optional.
+//
+// MCP: notifications/progress {"progressToken","progress","total","message"}
+// with the params._meta.progressToken of the request, echoed byte for byte.
+// LSP: $/progress {"token","value"} with the params.workDoneToken of the
+// request: the first report is the work-done "begin" (message is its
+// title), later ones are "report"s, and an "end" follows the handler's
+// return, before the response; the percentage is 100·progress/total when
+// total is known, else progress, clamped to 0..100.
+//
+// ReportProgress may be called from any goroutine; each call waits until
+// its notification is sent.
+func ReportProgress(ctx context.Context, progress, total float64, message string) error {
+	r, _ := ctx.Value(requestKey{}).(*callCtx)
+	if r == nil || math.IsNaN(progress) || math.IsInf(progress, 0) {
+		if r != nil {
+			return ErrProgressNotIncreasing
+		}
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ended {
+		return nil
+	}
+	if r.reported && !(progress > r.last) {
+		return ErrProgressNotIncreasing // also without a token: the handler's mistake shows either way
+	}
+	if !r.parsed {
+		r.parsed = true
+		r.token = progressToken(r.params, r.conv)
+	}
+	if r.token == nil {
+		r.last, r.reported = progress, true
+		return nil
+	}
+	var p []byte
+	if r.conv == ConventionMCP {
+		p = append(append([]byte(`{"progressToken":`), r.token...), `,"progress":`...)
+		p = strconv.AppendFloat(p, progress, 'g', -1, 64)
+		if total > 0 && !math.IsInf(total, 0) {
+			p = strconv.AppendFloat(append(p, `,"total":`...), total, 'g', -1, 64)
+		}
+		if message != "" {
+			p = appendString(append(p, `,"message":`...), message)
+		}
+	} else {
+		pct := progress
+		if total > 0 {
+			pct = 100 * progress / total
+		}
+		pct = math.Round(min(max(pct, 0), 100))
+		p = append(append([]byte(`{"token":`), r.token...), `,"value":{"kind":`...)
+		if !r.reported {
+			p = appendString(append(p, `"begin","title":`...), message)
+		} else {
+			p = append(p, `"report"`...)
+			if message != "" {
+				p = appendString(append(p, `,"message":`...), message)
+			}
+		}
+		p = strconv.AppendInt(append(p, `,"percentage":`...), int64(pct), 10)
+		p = append(p, '}')
+	}
+	p = append(p, '}')
+	r.last, r.reported = progress, true
+	return r.send(p)
+}
+
+// progressToken returns the progress token in params (MCP:
+// _meta.progressToken, LSP: workDoneToken), a copy of its bytes, or nil
+// when there is none or it is neither a string nor an integer.
+func progressToken(params []byte, cv Convention) []byte {
+	var tok []byte
+	if cv == ConventionMCP {
+		members(params, func(name, v []byte) {
+			if string(name) == "_meta" {
+				members(v, func(name, v []byte) {
+					if string(name) == "progressToken" {
+						tok = v
+					}
+				})
+			}
+		})
+	} else {
+		members(params, func(name, v []byte) {
+			if string(name) == "workDoneToken" {
+				tok = v
+			}
+		})
+	}
+	if id, ok := RawID(tok); !ok || id.IsNull() || (tok[0] != '"' && !canonicalInt(string(tok))) {
+		return nil
+	}
+	return append([]byte(nil), tok...)
+}
+
+// conventionNotification handles e if it is a notification of s's
+// convention (see conventionMessage). A Conn calls it on its read
+// goroutine: a cancel needs no handler slot (those may all be taken by the
+// requests to cancel), and progress reports reach OnProgress in order.
+func (s *Server) conventionNotification(ctx context.Context, conn *Conn, data []byte, e *envelope) bool {
+	return s.Convention != ConventionNone && e.kind == kindRequest && !e.id.present() &&
+		s.conventionMessage(ctx, conn, e.methodName(data), paramsOf(data, e))
+}
+
+// conventionMessage handles a notification of s's convention: a cancel
+// (routed to the request it names on conn, or, without a conn, by the
+// transport that put a cancelRouter in ctx) or, with Server.OnProgress, a
+// progress report. It reports whether the notification was one.
+func (s *Server) conventionMessage(ctx context.Context, conn *Conn, name, params []byte) bool {
+	cv := s.Convention
+	switch string(name) {
+	case cv.cancelMethod():
+		idName := "id"
+		if cv == ConventionMCP {
+			idName = "requestId"
+		}
+		var raw []byte
+		members(params, func(name, v []byte) {
+			if string(name) == idName {
+				raw = v
+			}
+		})
+		id, ok := RawID(raw)
+		if !ok || id.IsNull() {
+			s.logger().Debug("jsonrpc: ignoring a cancel notification without a valid id", "method", string(name))
+			return true
+		}
+		if conn != nil && conn.cancelIncoming(id) {
+			return true
+		}
+		if route, _ := ctx.Value(cancelRouterKey{}).(func(ID) bool); route != nil {
+			route(id)
+		}
+		return true
+	case cv.progressMethod():
+		if s.OnProgress == nil {
+			return false
+		}
+		if p, ok := parseProgress(params, cv); ok {
+			s.OnProgress(ctx, p)
+		}
+		return true
+	}
+	return false
+}
+
+// cancelRouterKey keys the function by which a transport whose requests
+// do not arrive on one Conn (Streamable HTTP) finds the request a cancel
+// names.
+type cancelRouterKey struct{}
+
+// Progress is a progress notification received (see Server.OnProgress).
+type Progress struct {
+	// Token is the progress token as sent, byte for byte: it is the token
+	// the caller put in its request (MCP _meta.progressToken, LSP
+	// workDoneToken).
+	Token json.RawMessage
+	// Progress is MCP's progress, or LSP's percentage (0 when absent).
+	Progress float64
+	// Total is MCP's total, 0 when unknown (LSP: 100 when a percentage is given).
+	Total float64
+	// Message is the message (LSP: the title of a "begin" when it has no message).
+	Message string
+	// Kind is LSP's work-done kind: "begin", "report" or "end" ("" for MCP).
+	Kind string
+	// Params are the notification's params as received.
+	Params json.RawMessage
+}
+
+// parseProgress reads a progress notification's params.
+func parseProgress(params []byte, cv Convention) (Progress, bool) {
+	p := Progress{Params: json.RawMessage(append([]byte(nil), params...))}
+	num := func(v []byte) float64 {
+		f, _ := strconv.ParseFloat(string(v), 64)
+		return f
+	}
+	str := func(v []byte) string {
+		if len(v) < 2 || v[0] != '"' {
+			return ""
+		}
+		return string(unquote(v[1 : len(v)-1]))
+	}
+	var tok []byte
+	if cv == ConventionMCP {
+		members(params, func(name, v []byte) {
+			switch string(name) {
+			case "progressToken":
+				tok = v
+			case "progress":
+				p.Progress = num(v)
+			case "total":
+				p.Total = num(v)
+			case "message":
+				p.Message = str(v)
+			}
+		})
+	} else {
+		members(params, func(name, v []byte) {
+			switch string(name) {
+			case "token":
+				tok = v
+			case "value":
+				title := ""
+				members(v, func(name, v []byte) {
+					switch string(name) {
+					case "kind":
+						p.Kind = str(v)
+					case "percentage":
+						p.Progress, p.Total = num(v), 100
+					case "message":
+						p.Message = str(v)
+					case "title":
+						title = str(v)
+					}
+				})
+				if p.Message == "" {
+					p.Message = title
+				}
+			}
+		})
+	}
+	if tok == nil {
+		return Progress{}, false
+	}
+	p.Token = json.RawMessage(append([]byte(nil), tok...))
+	return p, true
+}
+
+// sendCancel tells the peer that our call id is cancelled, in the
+// convention of c's Server (nothing without one): ctx, the call's, has ended.
+func (c *Conn) sendCancel(ctx context.Context, id []byte) {
+	cv := c.srv.Convention
+	var p []byte
+	switch cv {
+	case ConventionLSP:
+		p = append(append([]byte(`{"id":`), id...), '}')
+	case ConventionMCP:
+		p = append(append([]byte(`{"requestId":`), id...), `,"reason":`...)
+		p = appendString(p, context.Cause(ctx).Error())
+		p = append(p, '}')
+	default:
+		return
+	}
+	msg, err := appendRequest(nil, nil, cv.cancelMethod(), json.RawMessage(p), nil)
+	if err == nil {
+		c.send(msg)
+	}
+}
+
+// WithConvention makes the connection follow a cancellation and progress
+// convention (see Server.Convention): a call whose context ends sends the
+// server the convention's cancel (LSP $/cancelRequest, MCP
+// notifications/cancelled), so that the server stops its work. It
+// configures the Server that Dial makes when WithServer is not given; a
+// Server given with WithServer follows its own Convention field.
+func WithConvention(cv Convention) DialOption { return func(c *dialConfig) { c.convention = cv } }
+
+// WithProgress has f receive the progress notifications the server sends
+// for our calls, in the convention set with WithConvention (put the token
+// in the call's params: MCP _meta.progressToken, LSP workDoneToken; f
+// tells calls apart by Progress.Token). Like WithConvention, it configures
+// the Server that Dial makes; a Server given with WithServer has OnProgress.
+func WithProgress(f func(ctx context.Context, p Progress)) DialOption {
+	return func(c *dialConfig) { c.onProgress = f }
+}
