@@ -1,11 +1,15 @@
 package interop
 
 import (
+	"bytes"
 	"context"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,33 +28,7 @@ func TestMCPGoSDKClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(testContext(t), 60*time.Second)
 	defer cancel()
 
-	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Logger: testLogger(t)}
-	l, err := srv.Listen("http://127.0.0.1:0/mcp", jsonrpc.ListenStreamableHTTP(jsonrpc.StreamableHTTPOptions{
-		Sessions:         true,
-		ProtocolVersions: demo.MCPProtocolVersions,
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown(context.Background())
-
-	bin := filepath.Join(t.TempDir(), "mcpserver")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	args := []string{"build", "-o", bin}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	build := exec.CommandContext(ctx, "go", append(args, "./cmd/mcpserver")...)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/mcpserver: %v\n%s", err, out)
-	}
-
-	transports := map[string]func() mcp.Transport{
-		"streamable-http": func() mcp.Transport { return &mcp.StreamableClientTransport{Endpoint: l.URL, MaxRetries: -1} },
-		"stdio":           func() mcp.Transport { return &mcp.CommandTransport{Command: exec.Command(bin)} },
-	}
+	transports, _, _ := mcpDemo(t, ctx)
 	for name, transport := range transports {
 		t.Run(name, func(t *testing.T) {
 			client := mcp.NewClient(&mcp.Implementation{Name: "interop", Version: "1.0.0"}, nil)
@@ -95,4 +73,152 @@ func TestMCPGoSDKClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mcpDemo serves the MCP demo over Streamable HTTP (with sessions, in this
+// process) and builds cmd/mcpserver (stdio): the transports to reach each,
+// the count of tool calls whose context was cancelled on the HTTP server,
+// and the standard error of the stdio servers (which log the calls
+// cancelled).
+func mcpDemo(t *testing.T, ctx context.Context) (map[string]func() mcp.Transport, *atomic.Int64, *syncBuffer) {
+	t.Helper()
+	stderr := new(syncBuffer)
+	cancelled := new(atomic.Int64)
+	count := func(next jsonrpc.Handler) jsonrpc.Handler {
+		return jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+			v, err := next.ServeRPC(ctx, req)
+			if req.Method == "tools/call" && ctx.Err() != nil {
+				cancelled.Add(1)
+			}
+			return v, err
+		})
+	}
+	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Logger: testLogger(t), Convention: jsonrpc.ConventionMCP, Middleware: []jsonrpc.Middleware{count}}
+	l, err := srv.Listen("http://127.0.0.1:0/mcp", jsonrpc.ListenStreamableHTTP(jsonrpc.StreamableHTTPOptions{
+		Sessions:         true,
+		ProtocolVersions: demo.MCPProtocolVersions,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+
+	bin := filepath.Join(t.TempDir(), "mcpserver")
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	args := []string{"build", "-o", bin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.CommandContext(ctx, "go", append(args, "./cmd/mcpserver")...)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/mcpserver: %v\n%s", err, out)
+	}
+	return map[string]func() mcp.Transport{
+		"streamable-http": func() mcp.Transport { return &mcp.StreamableClientTransport{Endpoint: l.URL, MaxRetries: -1} },
+		"stdio": func() mcp.Transport {
+			cmd := exec.Command(bin)
+			cmd.Stderr = stderr
+			return &mcp.CommandTransport{Command: cmd}
+		},
+	}, cancelled, stderr
+}
+
+// The official MCP Go SDK client gets the sleep tool's progress
+// notifications for the progressToken it sends, and cancelling a call's
+// context (the SDK then sends notifications/cancelled) stops the tool on
+// the server: its handler returns with its context cancelled (counted on
+// HTTP, logged by the stdio server), and the session goes on.
+func TestMCPGoSDKProgressAndCancel(t *testing.T) {
+	ctx, cancel := context.WithTimeout(testContext(t), 60*time.Second)
+	defer cancel()
+	transports, cancelled, stderr := mcpDemo(t, ctx)
+	for name, transport := range transports {
+		t.Run(name, func(t *testing.T) {
+			var mu sync.Mutex
+			var reports []*mcp.ProgressNotificationParams
+			client := mcp.NewClient(&mcp.Implementation{Name: "interop", Version: "1.0.0"}, &mcp.ClientOptions{
+				ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+					mu.Lock()
+					reports = append(reports, req.Params)
+					mu.Unlock()
+				},
+			})
+			cs, err := client.Connect(ctx, transport(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{
+				Meta:      mcp.Meta{"progressToken": "sleep-1"},
+				Name:      "sleep",
+				Arguments: map[string]any{"ms": 300},
+			})
+			if err != nil || res.IsError {
+				t.Fatalf("sleep: %+v %v", res, err)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				mu.Lock()
+				n := len(reports)
+				mu.Unlock()
+				if n >= 3 || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			mu.Lock()
+			got := slices.Clone(reports)
+			mu.Unlock()
+			if len(got) < 3 {
+				t.Fatalf("%d progress notifications for a 300 ms sleep, want about 9", len(got))
+			}
+			for i, p := range got {
+				if p.ProgressToken != "sleep-1" || p.Total != 300 || p.Progress <= 0 || (i > 0 && p.Progress <= got[i-1].Progress) {
+					t.Fatalf("progress %d: %+v", i, p)
+				}
+			}
+
+			before := cancelled.Load()
+			short, stop := context.WithTimeout(ctx, 200*time.Millisecond)
+			defer stop()
+			if _, err := cs.CallTool(short, &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 60000}}); err == nil {
+				t.Fatal("a cancelled sleep returned")
+			}
+			seen := func() bool {
+				if name == "stdio" {
+					return strings.Contains(stderr.String(), `mcpserver: call cancelled" method=tools/call`)
+				}
+				return cancelled.Load() > before
+			}
+			for wait := time.Now().Add(10 * time.Second); !seen() && time.Now().Before(wait); {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if !seen() {
+				t.Fatalf("the server's tool handler did not see its context cancelled (stderr: %s)", stderr.String())
+			}
+			if err := cs.Ping(ctx, nil); err != nil {
+				t.Fatalf("ping after the cancel: %v", err)
+			}
+		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer that a subprocess writes while a test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

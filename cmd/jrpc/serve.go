@@ -86,7 +86,7 @@ only when it fails itself (it cannot listen or write).`,
 			}
 			srv, opts := newDemoServer(), []jsonrpc.ListenOption{jsonrpc.ListenSocketMode(mode)}
 			if mcp {
-				srv = &jsonrpc.Server{Handler: demo.NewMCPMux()}
+				srv = &jsonrpc.Server{Handler: demo.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
 				opts = append(opts, jsonrpc.ListenStreamableHTTP(jsonrpc.StreamableHTTPOptions{
 					Sessions:         true,
 					ProtocolVersions: demo.MCPProtocolVersions,

@@ -272,15 +272,29 @@ func DemoTools() *Tools {
 	AddTool(ts, "now", "Returns the server's time (RFC 3339).", func(_ context.Context, _ NowArgs) (NowResult, error) {
 		return NowResult{Time: time.Now()}, nil
 	})
-	AddTool(ts, "sleep", "Sleeps ms milliseconds; a cancelled call stops at once.", func(ctx context.Context, a SleepArgs) (SleepResult, error) {
-		t := time.NewTimer(time.Duration(a.MS) * time.Millisecond)
-		defer t.Stop()
+	AddTool(ts, "sleep", "Sleeps ms milliseconds, reporting progress every tenth of the time (to a caller that sent a progress token); a cancelled call stops at once.", sleep)
+	return ts
+}
+
+// sleep is the sleep tool: it reports the milliseconds slept (of the
+// total asked) at each tenth of the time, and stops as soon as the call is
+// cancelled (the context's error is then the call's).
+func sleep(ctx context.Context, a SleepArgs) (SleepResult, error) {
+	d := time.Duration(a.MS) * time.Millisecond
+	done := time.NewTimer(d)
+	defer done.Stop()
+	tick := time.NewTicker(max(d/10, time.Millisecond))
+	defer tick.Stop()
+	start := time.Now()
+	for {
 		select {
-		case <-t.C:
+		case <-done.C:
 			return SleepResult{SleptMS: a.MS}, nil
 		case <-ctx.Done():
 			return SleepResult{}, ctx.Err()
+		case now := <-tick.C:
+			// A report in the same millisecond as the last is refused: skip it.
+			jsonrpc.ReportProgress(ctx, float64(now.Sub(start).Milliseconds()), float64(a.MS), "sleeping")
 		}
-	})
-	return ts
+	}
 }

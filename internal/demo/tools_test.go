@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -323,5 +324,59 @@ func TestDemoDiscover(t *testing.T) {
 	}
 	if err := c.Call(ctx, "big", map[string]any{"n": -1}, nil); !errors.As(err, &e) || string(e.Data) != `[{"path":"/n","problem":"must be >= 0"}]` {
 		t.Errorf("big -1: %v", err)
+	}
+}
+
+// The MCP demo's sleep tool reports progress to a caller that sent a
+// progress token, increasing, all before its result, and a cancelled call
+// (notifications/cancelled, sent by a client with WithConvention) stops it.
+func TestSleepProgressAndCancel(t *testing.T) {
+	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
+	l, err := srv.Listen("tcp://127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	var mu sync.Mutex
+	var reports []jsonrpc.Progress
+	c, err := jsonrpc.Dial(context.Background(), l.URL, jsonrpc.WithConvention(jsonrpc.ConventionMCP),
+		jsonrpc.WithProgress(func(_ context.Context, p jsonrpc.Progress) {
+			mu.Lock()
+			reports = append(reports, p)
+			mu.Unlock()
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	var res demo.CallResult
+	params := map[string]any{"name": "sleep", "arguments": map[string]any{"ms": 200}, "_meta": map[string]any{"progressToken": "s1"}}
+	if err := c.Call(ctx, "tools/call", params, &res); err != nil || res.IsError {
+		t.Fatalf("sleep: %+v %v", res, err)
+	}
+	// Progress notifications are read before the response that follows them.
+	mu.Lock()
+	got := reports
+	mu.Unlock()
+	if len(got) < 3 {
+		t.Fatalf("%d progress reports for a 200 ms sleep, want about 9", len(got))
+	}
+	for i, p := range got {
+		if string(p.Token) != `"s1"` || p.Total != 200 || p.Progress <= 0 || p.Progress >= 200 || (i > 0 && p.Progress <= got[i-1].Progress) {
+			t.Fatalf("report %d: %+v (all: %+v)", i, p, got)
+		}
+	}
+
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if err := c.Call(short, "tools/call", map[string]any{"name": "sleep", "arguments": map[string]any{"ms": 60000}}, &res); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("sleep past the deadline: %v", err)
+	}
+	// The server stopped the tool: a graceful shutdown has nothing left to wait for.
+	stop, cancelStop := context.WithTimeout(ctx, 5*time.Second)
+	defer cancelStop()
+	if err := srv.Shutdown(stop); err != nil {
+		t.Fatalf("Shutdown: %v (the cancelled sleep still ran)", err)
 	}
 }
