@@ -118,3 +118,29 @@ func TestVSCodeJSONRPCOverStdio(t *testing.T) {
 		t.Errorf("the stdio server exited with %s, want code 0", got.Exit)
 	}
 }
+
+// TestVSCodeJSONRPCCancelRequest: vscode-jsonrpc cancels a call with
+// $/cancelRequest; our server with ConventionLSP (cmd/stdioserver
+// -convention lsp) stops the handler and answers -32800, which
+// vscode-jsonrpc rejects the call with; the connection goes on.
+func TestVSCodeJSONRPCCancelRequest(t *testing.T) {
+	requireNode(t, "vscode-jsonrpc")
+	ctx := testContext(t)
+	bin := buildStdioServer(t, ctx)
+	out := runNode(t, ctx, "lsp_cancel_client.js", bin, "-convention", "lsp")
+	var got struct {
+		Cancelled         outcome         `json:"cancelled"`
+		CancelledWithinMs bool            `json:"cancelledWithinMs"`
+		AfterCancel       outcome         `json:"afterCancel"`
+		Exit              json.RawMessage `json:"exit"`
+	}
+	decodeOutput(t, out, &got)
+	got.Cancelled.wantError(t, "cancelled sleep", -32800, "request cancelled", "")
+	if !got.CancelledWithinMs {
+		t.Error("the cancelled 60 s sleep was not answered at once")
+	}
+	got.AfterCancel.wantResult(t, "sum after the cancel", `2`)
+	if !jsonEqual(t, got.Exit, []byte(`{"code":0,"signal":null}`)) {
+		t.Errorf("the stdio server exited with %s, want code 0", got.Exit)
+	}
+}
