@@ -115,6 +115,11 @@
 //
 //   - The context of a call or notification bounds only that call: it
 //     returns ctx's error, and a response that comes later is dropped.
+//   - Under a [Convention] (Server.Convention: LSP's or MCP's), the peer's
+//     cancel notification cancels the context of the handler serving the
+//     request it names, and a call of ours whose context ends sends the peer
+//     the matching cancel. A cancel is taken on the read goroutine and needs
+//     no handler slot. [ReportProgress] sends progress, never after the response.
 //   - Close, or a broken transport (a reset, an abnormal WebSocket close),
 //     fails every pending call with an error matching [ErrClosed] (and the
 //     cause) and cancels the context of every running handler.
