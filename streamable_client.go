@@ -43,7 +43,9 @@ const streamableCloseTimeout = 5 * time.Second
 // *HTTPError.
 //
 // The Mcp-Session-Id header of the server's first answer carrying one is
-// sent with every later request; a 404 to a request carrying it forgets it
+// sent with every later request, and so is the protocolVersion of the
+// result of an "initialize" call, as Mcp-Protocol-Version (unless
+// WithHeader sets one); a 404 to a request carrying it forgets it
 // (the server ended the session: the next initialization starts another).
 // Close ends the session with DELETE (bounded by 5 s) and cancels the
 // requests in flight.
@@ -113,6 +115,7 @@ type streamableChannel struct {
 
 	mu      sync.Mutex
 	session string
+	version string        // the protocolVersion the server's initialize result named (MCP)
 	getDone chan struct{} // closed when the GET stream's goroutine ends; nil before it starts
 	closed  bool
 	close   sync.Once
@@ -153,6 +156,7 @@ func (c *streamableChannel) SendQueued(msg []byte, queued func()) error {
 // returns once the responses msg calls for have been read.
 func (c *streamableChannel) sendContext(ctx context.Context, msg []byte) error {
 	due, _ := countMessages(msg)
+	init := initializeID(msg)
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(c.ctx, cancel)()
@@ -166,7 +170,7 @@ func (c *streamableChannel) sendContext(ctx context.Context, msg []byte) error {
 		// Not drained: a stream the server keeps open after the response
 		// is closed.
 		defer resp.Body.Close()
-		return c.failure(ctx, c.readStream(rctx, newSSEReader(resp.Body, int(min(c.limit, 1<<31-1))), due))
+		return c.failure(ctx, c.readStream(rctx, newSSEReader(resp.Body, int(min(c.limit, 1<<31-1))), due, init))
 	}
 	defer closeBody(resp.Body)
 	if resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent || resp.ContentLength == 0 {
@@ -186,7 +190,7 @@ func (c *streamableChannel) sendContext(ctx context.Context, msg []byte) error {
 	case !isJSONMediaType(ct, false):
 		return errors.New("jsonrpc: the server answered with Content-Type " + strconv.Quote(ct) + ", neither application/json nor text/event-stream: " + truncate(string(bytes.TrimSpace(body)), 200))
 	}
-	return c.failure(ctx, c.push(rctx, body))
+	return c.failure(ctx, c.received(rctx, body, init))
 }
 
 // missingReply is the outcome of an answer without a body to a message that
@@ -216,7 +220,7 @@ func (c *streamableChannel) failure(ctx context.Context, err error) error {
 // responses have been read (due 0: until the stream ends). A stream cut
 // before them is resumed with GET and Last-Event-ID when it carried event
 // ids.
-func (c *streamableChannel) readStream(ctx context.Context, r *sseReader, due int) error {
+func (c *streamableChannel) readStream(ctx context.Context, r *sseReader, due int, init string) error {
 	got, resumed := 0, 0
 	for due == 0 || got < due {
 		ev, err := r.next()
@@ -251,12 +255,27 @@ func (c *streamableChannel) readStream(ctx context.Context, r *sseReader, due in
 		}
 		msg := bytes.Clone(ev.Data)
 		_, responses := countMessages(msg)
-		if err := c.push(ctx, msg); err != nil {
+		if err := c.received(ctx, msg, init); err != nil {
 			return err
 		}
 		got += responses
 	}
 	return nil
+}
+
+// received hands a message received to Recv. When it answers our
+// initialize request (init is its id), the protocolVersion of its result
+// goes in the Mcp-Protocol-Version header of every later request, as MCP
+// asks.
+func (c *streamableChannel) received(ctx context.Context, msg []byte, init string) error {
+	if init != "" {
+		if v := initializedVersion(msg, init); v != "" {
+			c.mu.Lock()
+			c.version = v
+			c.mu.Unlock()
+		}
+	}
+	return c.push(ctx, msg)
 }
 
 // push hands a message received to Recv.
@@ -296,10 +315,13 @@ func (c *streamableChannel) do(ctx context.Context, method string, body []byte, 
 		req.Header.Set("Last-Event-ID", lastEventID)
 	}
 	c.mu.Lock()
-	session := c.session
+	session, version := c.session, c.version
 	c.mu.Unlock()
 	if session != "" {
 		req.Header.Set(sessionHeader, session)
+	}
+	if version != "" && req.Header.Get(versionHeader) == "" {
+		req.Header.Set(versionHeader, version)
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -367,7 +389,7 @@ func (c *streamableChannel) listen() {
 				return
 			}
 			r = r.resume(resp.Body)
-			err := c.readStream(c.ctx, r, 0)
+			err := c.readStream(c.ctx, r, 0, "")
 			resp.Body.Close()
 			if err != nil && c.ctx.Err() == nil {
 				c.srv.logger().Warn("jsonrpc: the GET stream failed", "error", err)
@@ -401,7 +423,7 @@ func (c *streamableChannel) Close() error {
 	c.close.Do(func() {
 		c.mu.Lock()
 		c.closed = true
-		session, getDone := c.session, c.getDone
+		session, version, getDone := c.session, c.version, c.getDone
 		c.mu.Unlock()
 		c.cancel()
 		if session != "" {
@@ -411,6 +433,9 @@ func (c *streamableChannel) Close() error {
 					req.Header[k] = v
 				}
 				req.Header.Set(sessionHeader, session)
+				if version != "" {
+					req.Header.Set(versionHeader, version)
+				}
 				if resp, err := c.hc.Do(req); err == nil {
 					closeBody(resp.Body)
 				}
@@ -447,4 +472,47 @@ func countMessages(msg []byte) (calls, responses int) {
 		}
 	}
 	return calls, responses
+}
+
+// initializeID returns the id of msg when it is a single "initialize"
+// request, else "".
+func initializeID(msg []byte) string {
+	r := scanPool.Get().(*scanState)
+	defer func() { r.sc.data = nil; scanPool.Put(r) }()
+	r.m.limit = 0
+	if r.sc.parseMessage(msg, DefaultMaxDepth, &r.m) != nil || r.m.batch {
+		return ""
+	}
+	if e := &r.m.elems[0]; e.kind == kindRequest && e.id.present() && string(e.methodName(msg)) == "initialize" {
+		return string(e.id.of(msg))
+	}
+	return ""
+}
+
+// initializedVersion returns the protocolVersion of msg's result when msg
+// is the successful response with id, and the version is a plausible
+// header value (visible ASCII, at most 64 bytes); else "".
+func initializedVersion(msg []byte, id string) string {
+	r := scanPool.Get().(*scanState)
+	defer func() { r.sc.data = nil; scanPool.Put(r) }()
+	r.m.limit = 0
+	if r.sc.parseMessage(msg, DefaultMaxDepth, &r.m) != nil || r.m.batch {
+		return ""
+	}
+	e := &r.m.elems[0]
+	if e.kind != kindResponse || string(e.id.of(msg)) != id || !e.result.present() {
+		return ""
+	}
+	var res struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if unmarshalLoose(e.result.of(msg), &res) != nil || len(res.ProtocolVersion) > 64 {
+		return ""
+	}
+	for _, b := range []byte(res.ProtocolVersion) {
+		if b <= ' ' || b > '~' {
+			return ""
+		}
+	}
+	return res.ProtocolVersion
 }

@@ -484,3 +484,57 @@ func TestStreamableClientStreamLeftOpen(t *testing.T) {
 		t.Fatal("the stream was left open")
 	}
 }
+
+// After initialize, every request carries the negotiated revision in
+// Mcp-Protocol-Version (MCP: the client MUST send it); a server that
+// does not speak it answers 400.
+func TestStreamableClientProtocolVersionHeader(t *testing.T) {
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "initialize", func(_ context.Context, p struct {
+		Version string `json:"protocolVersion"`
+	}) (map[string]string, error) {
+		return map[string]string{"protocolVersion": p.Version}, nil
+	})
+	jsonrpc.Register(mux, "ping", func(context.Context, struct{}) (struct{}, error) { return struct{}{}, nil })
+	srv := &jsonrpc.Server{Handler: mux}
+	h := srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{Sessions: true, ProtocolVersions: []string{"2025-11-25"}})
+	var mu sync.Mutex
+	var seen []string
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.Header.Get("Mcp-Protocol-Version"))
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	defer hs.Close()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		version string
+		status  int // of the ping after initialize (0: success)
+	}{{"2025-11-25", 0}, {"1999-01-01", http.StatusBadRequest}} {
+		mu.Lock()
+		seen = nil
+		mu.Unlock()
+		c, _ := jsonrpc.DialStreamableHTTP(ctx, hs.URL)
+		if err := c.Call(ctx, "initialize", map[string]string{"protocolVersion": tc.version}, nil); err != nil {
+			t.Fatalf("%s: initialize: %v", tc.version, err)
+		}
+		err := c.Call(ctx, "ping", nil, nil)
+		var he *jsonrpc.HTTPError
+		if tc.status == 0 && err != nil || tc.status != 0 && (!errors.As(err, &he) || he.StatusCode != tc.status) {
+			t.Fatalf("%s: ping: %v", tc.version, err)
+		}
+		c.Close()
+		mu.Lock()
+		got := seen
+		mu.Unlock()
+		if got[0] != "POST " || got[len(got)-1] != "DELETE "+tc.version {
+			t.Fatalf("%s: %q", tc.version, got)
+		}
+		for _, s := range got[1 : len(got)-1] {
+			if s != "POST "+tc.version && s != "GET "+tc.version {
+				t.Fatalf("%s: a request without the version: %q", tc.version, got)
+			}
+		}
+	}
+}
