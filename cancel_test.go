@@ -412,3 +412,51 @@ func TestProgressStreamableHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The Streamable HTTP client with WithConvention: a Call whose context
+// ends stops the server's handler, and WithProgress gets the reports of
+// the POST's event stream.
+func TestStreamableClientCancelAndProgress(t *testing.T) {
+	p := newCancelProbe()
+	srv := &jsonrpc.Server{Handler: p.mux(), Convention: jsonrpc.ConventionMCP}
+	hs := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{Sessions: true, InitializeMethod: "ping"}))
+	defer hs.Close()
+	got := make(chan jsonrpc.Progress, 8)
+	c, err := jsonrpc.DialStreamableHTTP(context.Background(), hs.URL, jsonrpc.WithConvention(jsonrpc.ConventionMCP),
+		jsonrpc.WithProgress(func(_ context.Context, p jsonrpc.Progress) { got <- p }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var pong string
+	if err := c.Call(context.Background(), "ping", nil, &pong); err != nil {
+		t.Fatal(err)
+	}
+	var res string
+	if err := c.Call(context.Background(), "steps", map[string]any{"_meta": map[string]any{"progressToken": 9}}, &res); err != nil || res != "done" {
+		t.Fatalf("steps: %q %v", res, err)
+	}
+	<-p.after
+	for i := range 2 {
+		select {
+		case pr := <-got:
+			if string(pr.Token) != "9" || pr.Progress != float64(i+1) {
+				t.Fatalf("report %d: %+v", i, pr)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("report %d did not arrive", i)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { waitStarted(t, p); cancel() }()
+	if err := c.Call(ctx, "wait", nil, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Call: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for p.cancelled.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if p.cancelled.Load() != 1 {
+		t.Fatal("the server's handler was not cancelled")
+	}
+}
