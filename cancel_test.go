@@ -460,3 +460,42 @@ func TestStreamableClientCancelAndProgress(t *testing.T) {
 		t.Fatal("the server's handler was not cancelled")
 	}
 }
+
+// Without sessions, a cancel reaches the POSTs of the same client (IP
+// address and Authorization) only.
+func TestCancelStreamableHTTPStateless(t *testing.T) {
+	p := newCancelProbe()
+	srv := &jsonrpc.Server{Handler: p.mux(), Convention: jsonrpc.ConventionMCP}
+	hs := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{}))
+	defer hs.Close()
+	post := func(body, auth string) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", auth)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		return resp
+	}
+	answer := make(chan *http.Response, 1)
+	go func() { answer <- post(`{"jsonrpc":"2.0","id":1,"method":"wait"}`, "Bearer alice") }()
+	waitStarted(t, p)
+	cancel := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`
+	readAll(t, post(cancel, "Bearer mallory"))
+	select {
+	case <-answer:
+		t.Fatal("another client's cancel ended the request")
+	case <-time.After(50 * time.Millisecond):
+	}
+	readAll(t, post(cancel, "Bearer alice"))
+	resp := <-answer
+	if body := readAll(t, resp); resp.Header.Get("Content-Type") != "text/event-stream" || body != "" {
+		t.Fatalf("the cancelled POST: %s %q", resp.Header.Get("Content-Type"), body)
+	}
+	if p.cancelled.Load() != 1 {
+		t.Fatal("the handler was not cancelled")
+	}
+}
