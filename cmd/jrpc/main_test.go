@@ -683,9 +683,13 @@ func TestServeErrors(t *testing.T) {
 		t.Fatalf("stderr %q", r.stderr)
 	}
 	expect(t, run(t, "", "serve", "extra"), exitUsage, "")
-	// -v logs each call.
-	if !strings.Contains(srvLog.String(), "level=INFO msg=call method=subtract") {
-		t.Fatalf("server log lacks call lines:\n%.500s", srvLog.String())
+	// -v logs each call (this test's own, so that it passes run alone).
+	expect(t, run(t, "", "call", urls["tcp"], "subtract", "[1,1]"), 0, "0\n")
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(srvLog.String(), "level=INFO msg=call method=subtract"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("server log lacks call lines:\n%.500s", srvLog.String())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
