@@ -578,6 +578,11 @@ func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, err
 	yieldToken(ctx, c)
 	if err := c.sendFor(ctx, *buf); err != nil {
 		c.forget(n)
+		if ctx.Err() != nil {
+			// Streamable HTTP: the call's POST was abandoned; a server
+			// need not take that as a cancellation (MCP).
+			c.sendCancel(ctx, strconv.AppendUint(idBuf[:0], n, 10))
+		}
 		return nil, err
 	}
 	c.rd.takeOver(ctx, p)

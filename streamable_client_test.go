@@ -538,3 +538,40 @@ func TestStreamableClientProtocolVersionHeader(t *testing.T) {
 		}
 	}
 }
+
+// With a cancellation convention, a call whose context ends while its POST
+// is open sends the cancel too (MCP: a dropped stream is not a
+// cancellation).
+func TestStreamableClientSendsCancel(t *testing.T) {
+	cancelled := make(chan string, 1)
+	s := &sseServer{
+		post: func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			if strings.Contains(string(body), "notifications/cancelled") {
+				cancelled <- string(body)
+				w.WriteHeader(http.StatusAccepted)
+				return
+			}
+			writeSSE(w, ": working\n\n")
+			<-r.Context().Done()
+		},
+		get: func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusMethodNotAllowed) },
+	}
+	hs := httptest.NewServer(s)
+	defer hs.Close()
+	c, _ := jsonrpc.DialStreamableHTTP(context.Background(), hs.URL, jsonrpc.WithConvention(jsonrpc.ConventionMCP))
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := c.Call(ctx, "slow", nil, nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("call: %v", err)
+	}
+	select {
+	case got := <-cancelled:
+		if !strings.Contains(got, `"method":"notifications/cancelled","params":{"requestId":1,`) {
+			t.Fatalf("cancel: %s", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no cancel sent")
+	}
+}
