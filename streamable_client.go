@@ -164,7 +164,7 @@ func (c *streamableChannel) sendContext(ctx context.Context, msg []byte) error {
 	if err != nil {
 		return c.failure(ctx, err)
 	}
-	c.startGET()
+	defer c.startGET() // once the answer is read: with the session and version it set
 	ct := resp.Header.Get("Content-Type")
 	if mt, _, _ := mime.ParseMediaType(ct); mt == eventStream {
 		// Not drained: a stream the server keeps open after the response
