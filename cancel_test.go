@@ -48,7 +48,11 @@ func (p *cancelProbe) mux() *jsonrpc.Mux {
 		if err := jsonrpc.ReportProgress(ctx, 2, 3, "again"); !errors.Is(err, jsonrpc.ErrProgressNotIncreasing) {
 			return nil, errors.New("a repeated value was not refused")
 		}
-		go func() { p.after <- jsonrpc.ReportProgress(ctx, 3, 3, "late") }()
+		go func() {
+			// The request's context ends once its handler has returned.
+			<-ctx.Done()
+			p.after <- jsonrpc.ReportProgress(ctx, 3, 3, "late")
+		}()
 		return "done", nil
 	})
 	return mux
