@@ -419,18 +419,27 @@ func TestSubscribeProducerError(t *testing.T) {
 
 // heapInUse is the heap after a collection: the least of a few samples, so
 // that garbage a running producer makes between them does not count.
-// dialSubsServer serves srv on TCP and dials a client to it; both end with the test.
-func dialSubsServer(t *testing.T, srv *jsonrpc.Server) (context.Context, *jsonrpc.Conn) {
+// serveSubs serves srv on a TCP listener; served is closed once Serve has
+// returned (after the test's own Shutdown).
+func serveSubs(t *testing.T, srv *jsonrpc.Server) (addr string, served <-chan struct{}) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	go srv.Serve(l, jsonrpc.FramingLine)
+	done := make(chan struct{})
+	go func() { defer close(done); srv.Serve(l, jsonrpc.FramingLine) }()
+	return l.Addr().String(), done
+}
+
+// dialSubsServer serves srv on TCP and dials a client to it; both end with the test.
+func dialSubsServer(t *testing.T, srv *jsonrpc.Server) (context.Context, *jsonrpc.Conn) {
+	t.Helper()
+	addr, _ := serveSubs(t, srv)
 	t.Cleanup(func() { srv.Shutdown(context.Background()) })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	t.Cleanup(cancel)
-	c, err := jsonrpc.Dial(ctx, "tcp://"+l.Addr().String())
+	c, err := jsonrpc.Dial(ctx, "tcp://"+addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -570,12 +579,7 @@ func TestSubscribeManyThenDisconnect(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	f := newSubsFixture(0)
 	srv := &jsonrpc.Server{Handler: f.mux}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan struct{})
-	go func() { defer close(served); srv.Serve(l, jsonrpc.FramingLine) }()
+	addr, served := serveSubs(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	const conns, per = 100, 100
@@ -583,7 +587,7 @@ func TestSubscribeManyThenDisconnect(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, conns)
 	for i := 0; i < conns; i++ {
-		c, err := jsonrpc.Dial(ctx, "tcp://"+l.Addr().String())
+		c, err := jsonrpc.Dial(ctx, "tcp://"+addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -629,15 +633,10 @@ func TestSubscribeManyThenDisconnect(t *testing.T) {
 func TestSubscribeEndedByShutdown(t *testing.T) {
 	f := newSubsFixture(0)
 	srv := &jsonrpc.Server{Handler: f.mux}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan struct{})
-	go func() { defer close(served); srv.Serve(l, jsonrpc.FramingLine) }()
+	addr, served := serveSubs(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := jsonrpc.Dial(ctx, "tcp://"+l.Addr().String())
+	c, err := jsonrpc.Dial(ctx, "tcp://"+addr)
 	if err != nil {
 		t.Fatal(err)
 	}
