@@ -343,9 +343,9 @@ func (c *Conn) run(t *task, draining bool) {
 	}
 	var reply []byte
 	if t.batch != nil {
-		reply = c.srv.serveTimed(ctx, c, t.data, nil, nil, t.batch, nil, d, late)
+		reply = c.srv.serveTimed(nil, ctx, c, t.data, nil, nil, t.batch, nil, d, late)
 	} else {
-		reply = c.srv.serveTimed(ctx, c, t.data, &t.env, &t.req, nil, (*buf)[:0], d, late)
+		reply = c.srv.serveTimed(nil, ctx, c, t.data, &t.env, &t.req, nil, (*buf)[:0], d, late)
 		if cap(reply) > cap(*buf) {
 			*buf = reply[:0] // keep the grown buffer for the next reply
 		}

@@ -53,11 +53,27 @@ func (st *httpState) answerLate(reply []byte) {
 
 // setReadDeadline sets the read deadline of the connection under w, if it
 // has one; it reports whether it could.
+// Like http.ResponseController, it looks through writers that wrap
+// another (Unwrap), but costs no allocation when none can.
 func setReadDeadline(w http.ResponseWriter, t time.Time) bool {
-	if d, ok := w.(interface{ SetReadDeadline(time.Time) error }); ok {
-		return d.SetReadDeadline(t) == nil // net/http's own ResponseWriter, without an allocation
+	for {
+		switch x := w.(type) {
+		case interface{ SetReadDeadline(time.Time) error }:
+			return x.SetReadDeadline(t) == nil
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return false
+		}
 	}
-	return http.NewResponseController(w).SetReadDeadline(t) == nil // wrapped writers
+}
+
+// httpRequest is what serving one HTTP request allocates, in one piece:
+// the peer, and the handlers' context (which carries it) with the state of
+// the handler timeout.
+type httpRequest struct {
+	ts timedServe
+	pi peerInfo
 }
 
 var httpStatePool = sync.Pool{New: func() any { return new(httpState) }}
@@ -110,12 +126,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if st.buf, read = s.readPOST(w, r, st.buf[:0]); !read {
 		return
 	}
-	pi := &peerInfo{peer: Peer{Transport: "http", RemoteAddr: s.remoteAddr(r), TLS: r.TLS, Header: r.Header}, srv: s}
+	hr := &httpRequest{pi: peerInfo{peer: Peer{Transport: "http", RemoteAddr: s.remoteAddr(r), TLS: r.TLS, Header: r.Header}, srv: s}}
+	pi := &hr.pi
+	hr.ts.ctx.init(r.Context(), pi)
 	if st.late == nil {
 		st.late = st.answerLate
 	}
 	st.srv, st.w, st.pi = s, w, pi
-	reply, refused := s.processInto(context.WithValue(r.Context(), peerKey{}, pi), nil, st.buf, &st.sc, &st.msg, st.out[:0], s.handlerTimeout(true), st.late)
+	reply, refused := s.processTimed(&hr.ts, &hr.ts.ctx, nil, st.buf, &st.sc, &st.msg, st.out[:0], s.handlerTimeout(true), st.late)
 	if st.answered {
 		return
 	}

@@ -238,6 +238,11 @@ func (s *Server) process(ctx context.Context, conn *Conn, data []byte, sc *scann
 // The requests run under timeout d, and late answers those that pass it
 // (see serveTimed).
 func (s *Server) processInto(ctx context.Context, conn *Conn, data []byte, sc *scanner, m *parsedMessage, out []byte, d time.Duration, late func([]byte)) (reply []byte, refused error) {
+	return s.processTimed(nil, ctx, conn, data, sc, m, out, d, late)
+}
+
+// processTimed is processInto serving the requests with ts (see serveTimed).
+func (s *Server) processTimed(ts *timedServe, ctx context.Context, conn *Conn, data []byte, sc *scanner, m *parsedMessage, out []byte, d time.Duration, late func([]byte)) (reply []byte, refused error) {
 	if int64(len(data)) > s.maxMessageSize() {
 		// The transport's own limit may be larger (a Channel built with
 		// other options): MaxMessageSize holds on every path.
@@ -257,9 +262,13 @@ func (s *Server) processInto(ctx context.Context, conn *Conn, data []byte, sc *s
 		return reply, err
 	}
 	if !m.batch {
-		return s.serveTimed(ctx, conn, data, &m.elems[0], nil, nil, out, d, late), nil
+		var req *Request
+		if ts != nil {
+			req = &ts.req
+		}
+		return s.serveTimed(ts, ctx, conn, data, &m.elems[0], req, nil, out, d, late), nil
 	}
-	return s.serveTimed(ctx, conn, data, nil, nil, m.elems, nil, d, late), nil
+	return s.serveTimed(ts, ctx, conn, data, nil, nil, m.elems, nil, d, late), nil
 }
 
 // streamOptions are the options of the streams s serves.

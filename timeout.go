@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -51,50 +52,30 @@ func (s *Server) httpBodyTimeout() time.Duration {
 
 // timedServe is a message served under a timeout: the handlers' context,
 // and the state it shares with the timer that answers it when the deadline
-// passes first. It is one allocation.
+// passes first. It is one allocation (on HTTP, part of the request's one
+// allocation, httpRequest), and the timer is reused from a pool: a fast
+// handler that never waits on its context costs nothing more.
 type timedServe struct {
-	ctx    timedCtx
-	cancel context.CancelCauseFunc
-	srv    *Server
-	d      time.Duration
-	data   []byte
-	e      *envelope  // a single request
-	elems  []envelope // or a batch
-	late   func([]byte)
+	ctx   lazyCtx
+	srv   *Server
+	d     time.Duration
+	data  []byte
+	e     *envelope  // a single request
+	elems []envelope // or a batch
+	late  func([]byte)
+	req   Request // a single request's, for callers that have none of their own (HTTP)
 
 	mu       sync.Mutex
+	timedOut bool     // the deadline passed first
 	answered bool     // the reply is decided: later results are dropped
 	resps    [][]byte // a batch's responses rendered in time, by element
 	done     []bool
 }
 
-// timedCtx is the handlers' context: cancelled with errHandlerTimeout at
-// the deadline, which it reports as a context with a deadline does.
-type timedCtx struct {
-	context.Context // a cancel context
-	deadline        time.Time
-}
-
-func (c *timedCtx) Deadline() (time.Time, bool) {
-	if d, ok := c.Context.Deadline(); ok && d.Before(c.deadline) {
-		return d, true
-	}
-	return c.deadline, true
-}
-
-// Err is context.DeadlineExceeded once the deadline has passed.
-func (c *timedCtx) Err() error {
-	err := c.Context.Err()
-	if err != nil && context.Cause(c.Context) == errHandlerTimeout {
-		return context.DeadlineExceeded
-	}
-	return err
-}
-
 // record keeps the response of batch element i, unless it came too late.
 func (ts *timedServe) record(i int, r []byte) {
 	ts.mu.Lock()
-	if !ts.answered && context.Cause(ts.ctx.Context) != errHandlerTimeout {
+	if !ts.answered && !ts.timedOut {
 		ts.resps[i], ts.done[i] = r, true
 	}
 	ts.mu.Unlock()
@@ -109,7 +90,8 @@ func (ts *timedServe) fire() {
 	if ts.answered {
 		return
 	}
-	ts.cancel(errHandlerTimeout)
+	ts.timedOut = true
+	ts.ctx.cancel(context.DeadlineExceeded, errHandlerTimeout)
 	if ts.late != nil {
 		ts.answered = true
 		ts.late(ts.lateReply())
@@ -129,40 +111,89 @@ func (ts *timedServe) lateReply() []byte {
 	return nil
 }
 
+// deadlineTimer is a timer that fires a timedServe, reused from message to
+// message (a time.AfterFunc per message would cost two allocations).
+type deadlineTimer struct {
+	t  *time.Timer
+	ts atomic.Pointer[timedServe] // the message it is armed for
+}
+
+var timerPool sync.Pool
+
+func (dt *deadlineTimer) fire() { dt.ts.Load().fire() }
+
+// armDeadline starts a timer that fires ts after d.
+func armDeadline(ts *timedServe, d time.Duration) *deadlineTimer {
+	dt, _ := timerPool.Get().(*deadlineTimer)
+	if dt == nil {
+		dt = new(deadlineTimer)
+		dt.ts.Store(ts)
+		dt.t = time.AfterFunc(d, dt.fire)
+		return dt
+	}
+	dt.ts.Store(ts)
+	dt.t.Reset(d)
+	return dt
+}
+
+// stop stops the timer; one stopped before it fired goes back to the pool
+// (one that fired, or is firing, is left to the garbage collector: its
+// function may still be running).
+func (dt *deadlineTimer) stop() {
+	if dt.t.Stop() {
+		dt.ts.Store(nil)
+		timerPool.Put(dt)
+	}
+}
+
 // serveTimed serves a single request e (or the batch elems) like serveOne
 // (serveBatch) under the timeout d (0: none). When d passes first, the
 // handlers' context is cancelled and the reply due then (the timeout error
 // for each request not answered yet) goes to late at once, and serveTimed
 // returns nil once the handlers have returned; with a nil late, serveTimed
 // returns that reply itself, once they have.
-func (s *Server) serveTimed(ctx context.Context, conn *Conn, data []byte, e *envelope, req *Request, elems []envelope, out []byte, d time.Duration, late func([]byte)) []byte {
+//
+// ts, when not nil, is the storage to use, its context (ctx) set up by
+// ts.ctx.init (HTTP, whose context carries the peer, even without a
+// timeout); otherwise one is allocated when d > 0. Either way the handlers'
+// context is cancelled once the message is answered.
+func (s *Server) serveTimed(ts *timedServe, ctx context.Context, conn *Conn, data []byte, e *envelope, req *Request, elems []envelope, out []byte, d time.Duration, late func([]byte)) []byte {
+	if ts == nil {
+		if d <= 0 {
+			if elems != nil {
+				return s.serveBatch(ctx, conn, data, elems, nil)
+			}
+			return s.serveOne(ctx, conn, data, e, req, out)
+		}
+		ts = new(timedServe)
+		ts.ctx.init(ctx, nil)
+	}
+	ts.srv, ts.d, ts.data, ts.e, ts.elems, ts.late = s, d, data, e, elems, late
+	defer ts.ctx.cancel(context.Canceled, context.Canceled)
 	if d <= 0 {
 		if elems != nil {
-			return s.serveBatch(ctx, conn, data, elems, nil)
+			return s.serveBatch(&ts.ctx, conn, data, elems, nil)
 		}
-		return s.serveOne(ctx, conn, data, e, req, out)
+		return s.serveOne(&ts.ctx, conn, data, e, req, out)
 	}
-	ts := &timedServe{srv: s, d: d, data: data, e: e, elems: elems, late: late}
-	ts.ctx.Context, ts.cancel = context.WithCancelCause(ctx)
 	ts.ctx.deadline = time.Now().Add(d)
-	defer ts.cancel(nil)
 	if elems != nil {
 		ts.resps, ts.done = make([][]byte, len(elems)), make([]bool, len(elems))
 	}
-	timer := time.AfterFunc(d, ts.fire)
+	timer := armDeadline(ts, d)
 	var reply []byte
 	if elems != nil {
 		s.serveBatch(&ts.ctx, conn, data, elems, ts)
 	} else {
 		reply = s.serveOne(&ts.ctx, conn, data, e, req, out)
 	}
-	timer.Stop()
+	timer.stop()
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	switch {
 	case ts.answered:
 		return nil // late has answered
-	case context.Cause(ts.ctx.Context) == errHandlerTimeout:
+	case ts.timedOut:
 		reply = ts.lateReply()
 	case elems != nil:
 		reply = s.joinBatch(data, elems, ts.resps, nil)

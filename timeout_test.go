@@ -17,7 +17,8 @@ import (
 )
 
 // timeoutMux has a handler that ignores its context ("stuck": sleeps 3 s),
-// one that waits for it to end and reports why ("wait"), one that reports
+// one that waits for it to end and reports why ("wait"), one that polls
+// its Err and then reports why it ended ("poll"), one that reports
 // whether its context has a deadline ("deadline"), and a fast one.
 func timeoutMux(causes chan<- error) *jsonrpc.Mux {
 	mux := jsonrpc.NewMux()
@@ -27,6 +28,13 @@ func timeoutMux(causes chan<- error) *jsonrpc.Mux {
 	})
 	jsonrpc.Register(mux, "wait", func(ctx context.Context, _ struct{}) (string, error) {
 		<-ctx.Done()
+		causes <- context.Cause(ctx)
+		return "", ctx.Err()
+	})
+	jsonrpc.Register(mux, "poll", func(ctx context.Context, _ struct{}) (string, error) {
+		for ctx.Err() == nil { // never asks for Done
+			time.Sleep(5 * time.Millisecond)
+		}
 		causes <- context.Cause(ctx)
 		return "", ctx.Err()
 	})
@@ -65,6 +73,7 @@ func TestHandlerTimeoutHTTP(t *testing.T) {
 	for _, tc := range []struct{ name, req, want string }{
 		{"stuck", `{"jsonrpc":"2.0","method":"stuck","id":2}`, timedOut},
 		{"wait", `{"jsonrpc":"2.0","method":"wait","id":2}`, timedOut},
+		{"poll", `{"jsonrpc":"2.0","method":"poll","id":2}`, timedOut},
 		{"batch", `[{"jsonrpc":"2.0","method":"fast","id":1},{"jsonrpc":"2.0","method":"stuck","id":2},{"jsonrpc":"2.0","method":"stuck"},{"jsonrpc":"2.0","method":"nope","id":3}]`,
 			`[{"jsonrpc":"2.0","id":1,"result":1},` + timedOut + `,{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"method not found: nope"}}]`},
 	} {
@@ -78,13 +87,56 @@ func TestHandlerTimeoutHTTP(t *testing.T) {
 			}
 		})
 	}
-	select {
-	case err := <-causes:
-		if err == nil || !strings.Contains(err.Error(), "HandlerTimeout") {
-			t.Fatalf("the handler's context ended with cause %v", err)
+	for _, h := range []string{"wait", "poll"} {
+		select {
+		case err := <-causes:
+			if err == nil || !strings.Contains(err.Error(), "HandlerTimeout") {
+				t.Fatalf("the handler's context ended with cause %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the context of a handler (%s) was not cancelled", h)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the handler's context was not cancelled")
+	}
+}
+
+// A handler's context ends once its request is answered, also when the
+// handler kept it (a goroutine it started), on HTTP and on a connection.
+func TestHandlerContextEndsWithTheRequest(t *testing.T) {
+	kept := make(chan context.Context, 2)
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "keep", func(ctx context.Context, _ struct{}) (int, error) {
+		kept <- ctx
+		return 1, nil
+	})
+	srv := &jsonrpc.Server{Handler: mux, HandlerTimeout: time.Minute}
+	defer srv.Shutdown(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, scheme := range []string{"http", "tcp"} {
+		l, err := srv.Listen(scheme + "://127.0.0.1:0/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := jsonrpc.Dial(ctx, l.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if err := c.Call(ctx, "keep", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		hctx := <-kept
+		select {
+		case <-hctx.Done():
+		case <-ctx.Done():
+			t.Fatalf("%s: the handler's context is still open after the answer", scheme)
+		}
+		if !errors.Is(hctx.Err(), context.Canceled) {
+			t.Errorf("%s: Err = %v", scheme, hctx.Err())
+		}
+		if _, ok := hctx.Deadline(); !ok {
+			t.Errorf("%s: no deadline under HandlerTimeout", scheme)
+		}
 	}
 }
 
