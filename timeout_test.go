@@ -61,6 +61,22 @@ func postRaw(t *testing.T, url, body string) (int, string, time.Duration) {
 	return resp.StatusCode, string(b), time.Since(start)
 }
 
+// listenDial serves srv on a loopback listener of scheme and dials it; the
+// client closes with the test.
+func listenDial(t *testing.T, ctx context.Context, srv *jsonrpc.Server, scheme string) jsonrpc.Client {
+	t.Helper()
+	l, err := srv.Listen(scheme + "://127.0.0.1:0/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := jsonrpc.Dial(ctx, l.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // A handler that runs past HandlerTimeout is answered at its deadline with
 // -32002 "request timed out" even when it ignores its context; a handler
 // that watches its context sees it cancelled with the timeout as cause; in
@@ -113,15 +129,7 @@ func TestHandlerContextEndsWithTheRequest(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, scheme := range []string{"http", "tcp"} {
-		l, err := srv.Listen(scheme + "://127.0.0.1:0/")
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := jsonrpc.Dial(ctx, l.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := listenDial(t, ctx, srv, scheme)
 		if err := c.Call(ctx, "keep", nil, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -154,15 +162,7 @@ func TestHandlerTimeoutDefaults(t *testing.T) {
 	for _, scheme := range []string{"http", "tcp", "ws"} {
 		t.Run(scheme, func(t *testing.T) {
 			for _, s := range []*jsonrpc.Server{srv, set} {
-				l, err := s.Listen(scheme + "://127.0.0.1:0/")
-				if err != nil {
-					t.Fatal(err)
-				}
-				c, err := jsonrpc.Dial(ctx, l.URL)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
+				c := listenDial(t, ctx, s, scheme)
 				var has bool
 				if err := c.Call(ctx, "deadline", nil, &has); err != nil {
 					t.Fatal(err)
