@@ -10,6 +10,11 @@
 //	TCPPar64    the same connection shared by 64 concurrent callers
 //	HTTPSeq     one HTTP POST per call, one call at a time
 //	HTTPPar64   one HTTP POST per call, 64 concurrent callers
+//	WSSeq       one WebSocket, one call at a time
+//	WSPar64     the same WebSocket shared by 64 concurrent callers
+//	StdioSeq    a server on a pair of pipes (a child's standard input and
+//	            output), one call at a time
+//	StdioPar64  the same pipes, 64 concurrent callers
 //	Batch100    a batch of 100 echo calls in one message (over TCP)
 //	Echo1MiB    echo of params whose string is 1 MiB (over TCP)
 //	IdleTCP     server memory and goroutines per idle TCP connection
@@ -18,8 +23,8 @@
 // The implementations (sub-benchmark names) are ours, jrpc2
 // (creachadair/jrpc2), sourcegraph (sourcegraph/jsonrpc2), geth
 // (go-ethereum/rpc), and two baselines: raw (the transport with no JSON: a
-// newline echo over TCP, a net/http echo handler and client, a bare
-// WebSocket echo) and json (the JSON work of the same messages done by
+// newline echo over TCP and pipes, a net/http echo handler and client, a
+// bare WebSocket echo) and json (the JSON work of the same messages done by
 // encoding/json in memory, with no transport).
 //
 // run.sh runs the passes interleaved and cmd/table prints the medians.
@@ -28,8 +33,10 @@ package bench
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 )
@@ -53,6 +60,33 @@ func BigParams(n int) Params {
 	}
 	return Params{A: 1, B: sb.String()}
 }
+
+// Pipes returns the two ends of a byte stream made of two OS pipes, as a
+// parent process and its child see them: the child (server) reads what the
+// parent (client) writes and the other way round. Like standard input and
+// output, the ends offer no deadlines. Close closes both pipes of an end.
+func Pipes() (server, client io.ReadWriteCloser, err error) {
+	sr, cw, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	cr, sw, err := os.Pipe()
+	if err != nil {
+		sr.Close()
+		cw.Close()
+		return nil, nil, err
+	}
+	return &pipeEnd{r: sr, w: sw}, &pipeEnd{r: cr, w: cw}, nil
+}
+
+// pipeEnd reads one pipe and writes another. It has no SetReadDeadline
+// (nor SetWriteDeadline), as os.Stdin and os.Stdout wrapped by a server
+// have none.
+type pipeEnd struct{ r, w *os.File }
+
+func (p *pipeEnd) Read(b []byte) (int, error)  { return p.r.Read(b) }
+func (p *pipeEnd) Write(b []byte) (int, error) { return p.w.Write(b) }
+func (p *pipeEnd) Close() error                { return errors.Join(p.w.Close(), p.r.Close()) }
 
 // ErrUnsupported is returned for what an implementation does not offer
 // (sourcegraph/jsonrpc2 has no batches and no HTTP transport, jrpc2 no
@@ -89,8 +123,16 @@ type Impl struct {
 	// DialHTTP connects a client to url using hc.
 	DialHTTP func(ctx context.Context, url string, hc *http.Client, raw Params) (Client, error)
 
-	// WSHandler serves echo over WebSocket (used by IdleWS).
+	// WSHandler serves echo over WebSocket.
 	WSHandler func() (h http.Handler, stop func())
+	// DialWS connects a client to url (ws://host:port/).
+	DialWS func(ctx context.Context, url string, raw Params) (Client, error)
+
+	// ServeStdio serves echo on rwc, a process's standard input and output
+	// as its parent's pipes show them (see Pipes), until stop is called.
+	ServeStdio func(rwc io.ReadWriteCloser) (stop func())
+	// DialStdio makes a client on rwc, the other ends of those pipes.
+	DialStdio func(ctx context.Context, rwc io.ReadWriteCloser, raw Params) (Client, error)
 
 	// Request is the request line a plain client sends to this
 	// implementation (the idle-connection client): geth takes positional

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -39,8 +40,10 @@ func impls(keep func(*Impl) bool) []*Impl {
 	return out
 }
 
-func hasTCP(im *Impl) bool  { return im.ServeTCP != nil }
-func hasHTTP(im *Impl) bool { return im.HTTPHandler != nil }
+func hasTCP(im *Impl) bool   { return im.ServeTCP != nil }
+func hasHTTP(im *Impl) bool  { return im.HTTPHandler != nil }
+func hasWS(im *Impl) bool    { return im.WSHandler != nil && im.DialWS != nil }
+func hasStdio(im *Impl) bool { return im.ServeStdio != nil }
 
 // startTCP serves im on a loopback listener and dials one client to it.
 func startTCP(tb testing.TB, im *Impl, raw Params) Client {
@@ -76,6 +79,50 @@ func startHTTP(tb testing.TB, im *Impl, raw Params) Client {
 		hc.CloseIdleConnections()
 		ts.CloseClientConnections()
 		ts.Close()
+		stop()
+	})
+	return c
+}
+
+// startWS serves im's WebSocket handler on a loopback HTTP server and dials
+// one client to it.
+func startWS(tb testing.TB, im *Impl, raw Params) Client {
+	tb.Helper()
+	h, stop := im.WSHandler()
+	ts := httptest.NewServer(h)
+	c, err := im.DialWS(context.Background(), "ws"+strings.TrimPrefix(ts.URL, "http")+"/", raw)
+	if err != nil {
+		ts.Close()
+		stop()
+		tb.Fatalf("%s: dial WebSocket: %v", im.Name, err)
+	}
+	tb.Cleanup(func() {
+		c.Close()
+		ts.CloseClientConnections()
+		ts.Close()
+		stop()
+	})
+	return c
+}
+
+// startStdio serves im on one end of a pair of pipes (see Pipes) and makes
+// a client on the other end.
+func startStdio(tb testing.TB, im *Impl, raw Params) Client {
+	tb.Helper()
+	server, client, err := Pipes()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stop := im.ServeStdio(server)
+	c, err := im.DialStdio(context.Background(), client, raw)
+	if err != nil {
+		client.Close()
+		stop()
+		tb.Fatalf("%s: client on pipes: %v", im.Name, err)
+	}
+	tb.Cleanup(func() {
+		c.Close()
+		client.Close()
 		stop()
 	})
 	return c
@@ -168,6 +215,35 @@ func BenchmarkHTTPSeq(b *testing.B) {
 func BenchmarkHTTPPar64(b *testing.B) {
 	for _, im := range impls(hasHTTP) {
 		b.Run(im.Name, func(b *testing.B) { runPar(b, startHTTP(b, im, SmallParams), SmallParams) })
+	}
+}
+
+// BenchmarkWSSeq: one WebSocket, one call at a time.
+func BenchmarkWSSeq(b *testing.B) {
+	for _, im := range impls(hasWS) {
+		b.Run(im.Name, func(b *testing.B) { runSeq(b, startWS(b, im, SmallParams), SmallParams) })
+	}
+}
+
+// BenchmarkWSPar64: the same WebSocket shared by 64 concurrent callers.
+func BenchmarkWSPar64(b *testing.B) {
+	for _, im := range impls(hasWS) {
+		b.Run(im.Name, func(b *testing.B) { runPar(b, startWS(b, im, SmallParams), SmallParams) })
+	}
+}
+
+// BenchmarkStdioSeq: a server on a pair of pipes, as a child process's
+// standard input and output, one call at a time.
+func BenchmarkStdioSeq(b *testing.B) {
+	for _, im := range impls(hasStdio) {
+		b.Run(im.Name, func(b *testing.B) { runSeq(b, startStdio(b, im, SmallParams), SmallParams) })
+	}
+}
+
+// BenchmarkStdioPar64: the same pipes, 64 concurrent callers.
+func BenchmarkStdioPar64(b *testing.B) {
+	for _, im := range impls(hasStdio) {
+		b.Run(im.Name, func(b *testing.B) { runPar(b, startStdio(b, im, SmallParams), SmallParams) })
 	}
 }
 

@@ -7,8 +7,9 @@ import (
 )
 
 // TestEcho checks every implementation on every transport it offers before
-// any of them is timed: a small echo, a 1 MiB echo and a batch over TCP,
-// a small echo over HTTP.
+// any of them is timed: a small echo, a 1 MiB echo and a batch over TCP;
+// over HTTP, WebSocket and pipes (stdio) a small echo, then 400 from 8
+// callers at once.
 func TestEcho(t *testing.T) {
 	ctx := context.Background()
 	big := BigParams(bigSize)
@@ -37,20 +38,27 @@ func TestEcho(t *testing.T) {
 				t.Fatalf("batch: got %v, want %v", out, batchIn)
 			}
 		})
-		if im.HTTPHandler == nil {
-			continue
+		for _, tr := range []struct {
+			name  string
+			has   func(*Impl) bool
+			start func(testing.TB, *Impl, Params) Client
+		}{{"http", hasHTTP, startHTTP}, {"ws", hasWS, startWS}, {"stdio", hasStdio, startStdio}} {
+			if !tr.has(im) {
+				continue
+			}
+			t.Run(im.Name+"/"+tr.name, func(t *testing.T) {
+				c := tr.start(t, im, SmallParams)
+				in := SmallParams
+				var out Params
+				if err := c.Echo(ctx, &in, &out); err != nil {
+					t.Fatal(err)
+				}
+				if err := checkEcho(&in, &out); err != nil {
+					t.Fatal(err)
+				}
+				concurrentEchoes(t, c)
+			})
 		}
-		t.Run(im.Name+"/http", func(t *testing.T) {
-			c := startHTTP(t, im, SmallParams)
-			in := SmallParams
-			var out Params
-			if err := c.Echo(ctx, &in, &out); err != nil {
-				t.Fatal(err)
-			}
-			if err := checkEcho(&in, &out); err != nil {
-				t.Fatal(err)
-			}
-		})
 	}
 	t.Run("json", func(t *testing.T) {
 		var j JSONWork
@@ -72,8 +80,16 @@ func TestEcho(t *testing.T) {
 
 // TestRawConcurrent checks the multiplexed mode of the raw TCP client.
 func TestRawConcurrent(t *testing.T) {
-	c := startTCP(t, Raw(), SmallParams)
-	c.(*rawClient).Concurrent()
+	concurrentEchoes(t, startTCP(t, Raw(), SmallParams))
+}
+
+// concurrentEchoes makes 8 x 50 calls on c from 8 goroutines, as runPar
+// does (switching a raw client to its multiplexed mode).
+func concurrentEchoes(t *testing.T, c Client) {
+	t.Helper()
+	if cc, ok := c.(interface{ Concurrent() }); ok {
+		cc.Concurrent()
+	}
 	done := make(chan error)
 	for range 8 {
 		go func() {

@@ -2,8 +2,11 @@ package bench
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net"
 	"net/http"
+	"time"
 
 	"github.com/ethereum/go-ethereum/rpc"
 )
@@ -14,7 +17,8 @@ import (
 // the same object, one level deeper. TCP is served by ServeListener and
 // dialled with DialIO over the socket (its codec reads a stream of JSON
 // values and writes one per line); HTTP by the Server's ServeHTTP and
-// DialOptions with the shared http.Client; WebSocket by WebsocketHandler.
+// DialOptions with the shared http.Client; WebSocket by WebsocketHandler and
+// DialWebsocket; pipes by ServeCodec(NewCodec) and DialIO.
 func Geth() *Impl {
 	return &Impl{
 		Name: "geth",
@@ -52,6 +56,25 @@ func Geth() *Impl {
 			srv := gethServer()
 			return srv.WebsocketHandler([]string{"*"}), srv.Stop
 		},
+		DialWS: func(ctx context.Context, url string, _ Params) (Client, error) {
+			c, err := rpc.DialWebsocket(ctx, url, "")
+			if err != nil {
+				return nil, err
+			}
+			return &gethClient{c: c}, nil
+		},
+		ServeStdio: func(rwc io.ReadWriteCloser) func() {
+			srv := gethServer()
+			go srv.ServeCodec(rpc.NewCodec(gethPipe{rwc}), 0)
+			return func() { rwc.Close(); srv.Stop() }
+		},
+		DialStdio: func(ctx context.Context, rwc io.ReadWriteCloser, _ Params) (Client, error) {
+			c, err := rpc.DialIO(ctx, rwc, rwc)
+			if err != nil {
+				return nil, err
+			}
+			return &gethClient{c: c, nc: rwc}, nil
+		},
 		Request: positionalRequest,
 	}
 }
@@ -71,8 +94,14 @@ func gethServer() *rpc.Server {
 
 type gethClient struct {
 	c  *rpc.Client
-	nc net.Conn // closed with the client (DialIO does not own it)
+	nc io.Closer // closed with the client (DialIO does not own it)
 }
+
+// gethPipe is a stream for ServeCodec, which wants write deadlines: like
+// go-ethereum's own stdio connection, it has none.
+type gethPipe struct{ io.ReadWriteCloser }
+
+func (gethPipe) SetWriteDeadline(time.Time) error { return errors.ErrUnsupported }
 
 func (c *gethClient) Echo(ctx context.Context, in, out *Params) error {
 	return c.c.CallContext(ctx, out, "bench_echo", in)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 
@@ -14,7 +15,8 @@ import (
 
 // JRPC2 is github.com/creachadair/jrpc2 with its defaults: server.Loop over
 // newline framing (channel.Line), a handler.New echo, jhttp.Bridge and
-// jhttp.Channel for HTTP. It has no WebSocket transport of its own.
+// jhttp.Channel for HTTP, Server.Start on channel.Line over pipes. It has
+// no WebSocket transport of its own.
 func JRPC2() *Impl {
 	return &Impl{
 		Name: "jrpc2",
@@ -42,6 +44,13 @@ func JRPC2() *Impl {
 		DialHTTP: func(ctx context.Context, url string, hc *http.Client, _ Params) (Client, error) {
 			ch := jhttp.NewChannel(url, &jhttp.ChannelOptions{Client: hc})
 			return &jrpc2Client{c: jrpc2.NewClient(ch, nil)}, nil
+		},
+		ServeStdio: func(rwc io.ReadWriteCloser) func() {
+			srv := jrpc2.NewServer(jrpc2Methods(), nil).Start(channel.Line(rwc, rwc))
+			return func() { rwc.Close(); srv.Stop() }
+		},
+		DialStdio: func(ctx context.Context, rwc io.ReadWriteCloser, _ Params) (Client, error) {
+			return &jrpc2Client{c: jrpc2.NewClient(channel.Line(rwc, rwc), nil)}, nil
 		},
 		Request: objectRequest,
 	}

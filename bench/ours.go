@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"time"
@@ -12,7 +13,8 @@ import (
 
 // Ours is github.com/seedhq/jsonrpc: a Server with a typed echo method
 // registered on a Mux, served with Serve(listener, FramingLine), as an
-// http.Handler and through WebSocketHandler; clients from jsonrpc.Dial.
+// http.Handler, through WebSocketHandler and with ServeConn on pipes;
+// clients from jsonrpc.Dial (NewConn on pipes, as DialCommand makes).
 func Ours() *Impl {
 	return &Impl{
 		Name:     "ours",
@@ -30,6 +32,14 @@ func Ours() *Impl {
 		WSHandler: func() (http.Handler, func()) {
 			srv := oursServer()
 			return srv.WebSocketHandler(), func() { shutdown(srv) }
+		},
+		DialWS: func(ctx context.Context, url string, _ Params) (Client, error) {
+			return oursDial(ctx, url)
+		},
+		ServeStdio: oursServeStdio,
+		DialStdio: func(ctx context.Context, rwc io.ReadWriteCloser, _ Params) (Client, error) {
+			// As DialCommand does on a child's pipes: newline framing.
+			return &oursClient{c: jsonrpc.NewConn(jsonrpc.NewStream(rwc, jsonrpc.StreamOptions{Framing: jsonrpc.FramingLine}), nil)}, nil
 		},
 		Request: objectRequest,
 	}
@@ -52,6 +62,16 @@ func oursServeTCP(l net.Listener) func() {
 	done := make(chan struct{})
 	go func() { defer close(done); srv.Serve(l, jsonrpc.FramingLine) }()
 	return func() { shutdown(srv); l.Close(); <-done }
+}
+
+// oursServeStdio serves rwc as Listen("stdio:") serves standard input and
+// output: a stream with the default framing (FramingAuto).
+func oursServeStdio(rwc io.ReadWriteCloser) func() {
+	srv := oursServer()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); srv.ServeConn(ctx, jsonrpc.NewStream(rwc, jsonrpc.StreamOptions{})) }()
+	return func() { cancel(); rwc.Close(); <-done }
 }
 
 // oursDial recovers from a panic so that a transport still being written

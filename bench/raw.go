@@ -15,17 +15,18 @@ import (
 	"github.com/coder/websocket"
 )
 
-// Raw is the limit of each transport, with no JSON at all: over TCP a
-// newline echo (the server echoes each line; the client writes the bytes of
-// the echo request and reads the reply line); over HTTP a net/http handler
-// that echoes the body and an http.Client that posts it; over WebSocket a
-// coder/websocket echo. For idle connections, the TCP server is one
+// Raw is the limit of each transport, with no JSON at all: over TCP and
+// pipes (stdio) a newline echo (the server echoes each line, flushing when
+// its input runs dry; the client writes the bytes of the echo request and
+// reads the reply line); over HTTP a net/http handler that echoes the body
+// and an http.Client that posts it; over WebSocket a coder/websocket echo
+// (one message read, one written) and a coder/websocket client. For idle connections, the TCP server is one
 // goroutine per connection blocked in a 1-byte read (no buffers), the
 // WebSocket server one goroutine blocked in Reader.
 func Raw() *Impl {
 	return &Impl{
 		Name:        "raw",
-		ServeTCP:    func(l net.Listener) func() { return rawServe(l, rawEcho) },
+		ServeTCP:    func(l net.Listener) func() { return rawServe(l, func(nc net.Conn) { rawEcho(nc) }) },
 		ServeIdle:   func(l net.Listener) func() { return rawServe(l, rawIdleEcho) },
 		DialTCP:     rawDial,
 		HTTPHandler: func() (http.Handler, func()) { return http.HandlerFunc(rawHTTPEcho), func() {} },
@@ -33,7 +34,16 @@ func Raw() *Impl {
 			return &rawHTTPClient{url: url, hc: hc, msg: rawRequest(raw)}, nil
 		},
 		WSHandler: func() (http.Handler, func()) { return http.HandlerFunc(rawWSEcho), func() {} },
-		Request:   objectRequest,
+		DialWS:    rawWSDial,
+		ServeStdio: func(rwc io.ReadWriteCloser) func() {
+			done := make(chan struct{})
+			go func() { defer close(done); rawEcho(rwc) }()
+			return func() { rwc.Close(); <-done }
+		},
+		DialStdio: func(ctx context.Context, rwc io.ReadWriteCloser, raw Params) (Client, error) {
+			return newRawStreamClient(rwc, raw), nil
+		},
+		Request: objectRequest,
 	}
 }
 
@@ -83,9 +93,9 @@ func rawServe(l net.Listener, serve func(net.Conn)) func() {
 
 // rawEcho echoes lines, flushing when no more input is buffered (so that
 // pipelined requests leave in one write, as a good server would).
-func rawEcho(nc net.Conn) {
-	r := bufio.NewReaderSize(nc, 64<<10)
-	w := bufio.NewWriterSize(nc, 64<<10)
+func rawEcho(rw io.ReadWriter) {
+	r := bufio.NewReaderSize(rw, 64<<10)
+	w := bufio.NewWriterSize(rw, 64<<10)
 	var long []byte
 	for {
 		line, err := readLine(r, &long)
@@ -155,18 +165,31 @@ func rawDial(ctx context.Context, addr string, raw Params) (Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rawClient{nc: nc, msg: append(rawRequest(raw), '\n'), r: bufio.NewReaderSize(nc, 64<<10)}, nil
+	return newRawStreamClient(nc, raw), nil
 }
 
-// rawClient writes the request bytes and reads one line back. In its
-// sequential mode the caller does both, in order; after Concurrent, callers
-// write under a lock and a reader goroutine wakes them in order (the echo
-// answers in order).
+// newRawStreamClient is the raw client on a byte stream (TCP, pipes): it
+// writes the request line and reads one line back.
+func newRawStreamClient(rwc io.ReadWriteCloser, raw Params) *rawClient {
+	msg := append(rawRequest(raw), '\n')
+	r := bufio.NewReaderSize(rwc, 64<<10)
+	var long []byte
+	return &rawClient{
+		send: func() error { _, err := rwc.Write(msg); return err },
+		recv: func() (int, error) { line, err := readLine(r, &long); return len(line), err },
+		want: len(msg), close: rwc.Close,
+	}
+}
+
+// rawClient sends the request bytes and reads one reply, checking only its
+// length. In its sequential mode the caller does both, in order; after
+// Concurrent, callers send under a lock and a reader goroutine wakes them
+// in order (the echo answers in order).
 type rawClient struct {
-	nc   net.Conn
-	msg  []byte
-	r    *bufio.Reader
-	long []byte
+	send  func() error        // writes the request
+	recv  func() (int, error) // reads one reply, returns its length
+	want  int                 // the length of a reply
+	close func() error
 
 	mu      sync.Mutex
 	conc    bool
@@ -179,7 +202,7 @@ func (c *rawClient) Concurrent() {
 	c.waiters = make(chan chan error, 1024)
 	go func() {
 		for {
-			_, err := readLine(c.r, &c.long)
+			_, err := c.recv()
 			if err != nil {
 				for {
 					select {
@@ -199,15 +222,15 @@ var waiterPool = sync.Pool{New: func() any { return make(chan error, 1) }}
 
 func (c *rawClient) Echo(ctx context.Context, in, out *Params) error {
 	if !c.conc {
-		if _, err := c.nc.Write(c.msg); err != nil {
+		if err := c.send(); err != nil {
 			return err
 		}
-		line, err := readLine(c.r, &c.long)
+		n, err := c.recv()
 		if err != nil {
 			return err
 		}
-		if len(line) != len(c.msg) {
-			return errors.New("bench: raw echo returned " + strconv.Itoa(len(line)) + " bytes")
+		if n != c.want {
+			return errors.New("bench: raw echo returned " + strconv.Itoa(n) + " bytes")
 		}
 		*out = *in
 		return nil
@@ -215,7 +238,7 @@ func (c *rawClient) Echo(ctx context.Context, in, out *Params) error {
 	w := waiterPool.Get().(chan error)
 	c.mu.Lock()
 	c.waiters <- w
-	_, err := c.nc.Write(c.msg)
+	err := c.send()
 	c.mu.Unlock()
 	if err != nil {
 		return err
@@ -228,7 +251,7 @@ func (c *rawClient) Echo(ctx context.Context, in, out *Params) error {
 
 func (c *rawClient) Batch(ctx context.Context, in, out []Params) error { return ErrUnsupported }
 
-func (c *rawClient) Close() error { return c.nc.Close() }
+func (c *rawClient) Close() error { return c.close() }
 
 var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
@@ -302,4 +325,30 @@ func rawWSEcho(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// rawWSDial is the raw WebSocket client: coder/websocket, one text message
+// out, one message read back into a reused buffer.
+func rawWSDial(ctx context.Context, url string, raw Params) (Client, error) {
+	wc, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	wc.SetReadLimit(64 << 20)
+	msg := rawRequest(raw)
+	bg := context.Background()
+	var buf bytes.Buffer
+	return &rawClient{
+		send: func() error { return wc.Write(bg, websocket.MessageText, msg) },
+		recv: func() (int, error) {
+			_, rd, err := wc.Reader(bg)
+			if err != nil {
+				return 0, err
+			}
+			buf.Reset()
+			_, err = buf.ReadFrom(rd)
+			return buf.Len(), err
+		},
+		want: len(msg), close: wc.CloseNow,
+	}, nil
 }

@@ -16,7 +16,8 @@ import (
 // Sourcegraph is github.com/sourcegraph/jsonrpc2: NewConn over
 // NewPlainObjectStream (JSON values separated by newlines) with a
 // HandlerWithError echo run on the read goroutine (its default, and its
-// fastest for a handler this short), and its websocket package (gorilla).
+// fastest for a handler this short), and its websocket package (gorilla);
+// the same NewConn over pipes.
 // It has no HTTP transport and no batches.
 func Sourcegraph() *Impl {
 	return &Impl{
@@ -43,6 +44,21 @@ func Sourcegraph() *Impl {
 				jsonrpc2.NewConn(context.Background(), sgws.NewObjectStream(wc), sgHandler(), sgQuiet)
 			})
 			return h, func() {}
+		},
+		DialWS: func(ctx context.Context, url string, _ Params) (Client, error) {
+			wc, _, err := gorilla.DefaultDialer.DialContext(ctx, url, nil)
+			if err != nil {
+				return nil, err
+			}
+			c := jsonrpc2.NewConn(context.Background(), sgws.NewObjectStream(wc), sgNoCalls{}, sgQuiet)
+			return &sgClient{c: c}, nil
+		},
+		ServeStdio: func(rwc io.ReadWriteCloser) func() {
+			c := jsonrpc2.NewConn(context.Background(), jsonrpc2.NewPlainObjectStream(rwc), sgHandler(), sgQuiet)
+			return func() { c.Close() }
+		},
+		DialStdio: func(ctx context.Context, rwc io.ReadWriteCloser, _ Params) (Client, error) {
+			return &sgClient{c: jsonrpc2.NewConn(context.Background(), jsonrpc2.NewPlainObjectStream(rwc), sgNoCalls{}, sgQuiet)}, nil
 		},
 		Request: objectRequest,
 	}
