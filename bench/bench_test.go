@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -65,39 +66,37 @@ func startTCP(tb testing.TB, im *Impl, raw Params) Client {
 // startHTTP serves im with a real loopback HTTP server and dials one client.
 func startHTTP(tb testing.TB, im *Impl, raw Params) Client {
 	tb.Helper()
-	h, stop := im.HTTPHandler()
-	ts := httptest.NewServer(h)
 	hc := HTTPClient()
-	c, err := im.DialHTTP(context.Background(), ts.URL, hc, raw)
-	if err != nil {
-		ts.Close()
-		stop()
-		tb.Fatalf("%s: dial HTTP: %v", im.Name, err)
-	}
-	tb.Cleanup(func() {
-		c.Close()
-		hc.CloseIdleConnections()
-		ts.CloseClientConnections()
-		ts.Close()
-		stop()
-	})
-	return c
+	return startHTTPServer(tb, im, im.HTTPHandler, func(url string) (Client, error) {
+		return im.DialHTTP(context.Background(), url, hc, raw)
+	}, hc.CloseIdleConnections)
 }
 
 // startWS serves im's WebSocket handler on a loopback HTTP server and dials
 // one client to it.
 func startWS(tb testing.TB, im *Impl, raw Params) Client {
 	tb.Helper()
-	h, stop := im.WSHandler()
+	return startHTTPServer(tb, im, im.WSHandler, func(url string) (Client, error) {
+		return im.DialWS(context.Background(), "ws"+strings.TrimPrefix(url, "http")+"/", raw)
+	}, func() {})
+}
+
+// startHTTPServer serves the handler on a loopback HTTP server and dials a
+// client to its URL; at cleanup the client closes, then after closed the
+// server and the handler stop.
+func startHTTPServer(tb testing.TB, im *Impl, handler func() (http.Handler, func()), dial func(url string) (Client, error), closed func()) Client {
+	tb.Helper()
+	h, stop := handler()
 	ts := httptest.NewServer(h)
-	c, err := im.DialWS(context.Background(), "ws"+strings.TrimPrefix(ts.URL, "http")+"/", raw)
+	c, err := dial(ts.URL)
 	if err != nil {
 		ts.Close()
 		stop()
-		tb.Fatalf("%s: dial WebSocket: %v", im.Name, err)
+		tb.Fatalf("%s: dial: %v", im.Name, err)
 	}
 	tb.Cleanup(func() {
 		c.Close()
+		closed()
 		ts.CloseClientConnections()
 		ts.Close()
 		stop()
@@ -188,63 +187,55 @@ func runPar(b *testing.B, c Client, in Params) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
 }
 
+// small runs run (runSeq or runPar) with SmallParams on every
+// implementation that has the transport start starts.
+func small(b *testing.B, has func(*Impl) bool, start func(testing.TB, *Impl, Params) Client, run func(*testing.B, Client, Params)) {
+	for _, im := range impls(has) {
+		b.Run(im.Name, func(b *testing.B) { run(b, start(b, im, SmallParams), SmallParams) })
+	}
+}
+
 // BenchmarkTCPSeq: one loopback TCP connection, one call at a time.
 func BenchmarkTCPSeq(b *testing.B) {
-	for _, im := range impls(hasTCP) {
-		b.Run(im.Name, func(b *testing.B) { runSeq(b, startTCP(b, im, SmallParams), SmallParams) })
-	}
+	small(b, hasTCP, startTCP, runSeq)
 	b.Run("json", func(b *testing.B) { runSeq(b, &JSONWork{}, SmallParams) })
 }
 
 // BenchmarkTCPPar64: the same connection shared by 64 concurrent callers.
 func BenchmarkTCPPar64(b *testing.B) {
-	for _, im := range impls(hasTCP) {
-		b.Run(im.Name, func(b *testing.B) { runPar(b, startTCP(b, im, SmallParams), SmallParams) })
-	}
+	small(b, hasTCP, startTCP, runPar)
 }
 
 // BenchmarkHTTPSeq: one HTTP POST per call, one call at a time.
 func BenchmarkHTTPSeq(b *testing.B) {
-	for _, im := range impls(hasHTTP) {
-		b.Run(im.Name, func(b *testing.B) { runSeq(b, startHTTP(b, im, SmallParams), SmallParams) })
-	}
+	small(b, hasHTTP, startHTTP, runSeq)
 }
 
 // BenchmarkHTTPPar64: one HTTP POST per call, 64 concurrent callers sharing
 // one client (and its pool of keep-alive connections).
 func BenchmarkHTTPPar64(b *testing.B) {
-	for _, im := range impls(hasHTTP) {
-		b.Run(im.Name, func(b *testing.B) { runPar(b, startHTTP(b, im, SmallParams), SmallParams) })
-	}
+	small(b, hasHTTP, startHTTP, runPar)
 }
 
 // BenchmarkWSSeq: one WebSocket, one call at a time.
 func BenchmarkWSSeq(b *testing.B) {
-	for _, im := range impls(hasWS) {
-		b.Run(im.Name, func(b *testing.B) { runSeq(b, startWS(b, im, SmallParams), SmallParams) })
-	}
+	small(b, hasWS, startWS, runSeq)
 }
 
 // BenchmarkWSPar64: the same WebSocket shared by 64 concurrent callers.
 func BenchmarkWSPar64(b *testing.B) {
-	for _, im := range impls(hasWS) {
-		b.Run(im.Name, func(b *testing.B) { runPar(b, startWS(b, im, SmallParams), SmallParams) })
-	}
+	small(b, hasWS, startWS, runPar)
 }
 
 // BenchmarkStdioSeq: a server on a pair of pipes, as a child process's
 // standard input and output, one call at a time.
 func BenchmarkStdioSeq(b *testing.B) {
-	for _, im := range impls(hasStdio) {
-		b.Run(im.Name, func(b *testing.B) { runSeq(b, startStdio(b, im, SmallParams), SmallParams) })
-	}
+	small(b, hasStdio, startStdio, runSeq)
 }
 
 // BenchmarkStdioPar64: the same pipes, 64 concurrent callers.
 func BenchmarkStdioPar64(b *testing.B) {
-	for _, im := range impls(hasStdio) {
-		b.Run(im.Name, func(b *testing.B) { runPar(b, startStdio(b, im, SmallParams), SmallParams) })
-	}
+	small(b, hasStdio, startStdio, runPar)
 }
 
 // BenchmarkBatch100: a batch of 100 echo calls in one message, over TCP.

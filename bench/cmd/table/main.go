@@ -38,30 +38,25 @@ type scenario struct {
 }
 
 var scenarios = []scenario{
-	{name: "TCPSeq", metric: "calls/s", limit: "raw", cols: throughputCols("calls/s"),
-		title: "one TCP connection, one call at a time"},
-	{name: "TCPPar64", metric: "calls/s", limit: "raw", cols: throughputCols("calls/s"),
-		title: "one TCP connection, 64 concurrent callers"},
-	{name: "HTTPSeq", metric: "calls/s", limit: "raw", cols: throughputCols("calls/s"),
-		title: "HTTP POST per call, sequential"},
-	{name: "HTTPPar64", metric: "calls/s", limit: "raw", cols: throughputCols("calls/s"),
-		title: "HTTP POST per call, 64 concurrent clients"},
-	{name: "WSSeq", metric: "calls/s", limit: "raw", cols: throughputCols("calls/s"),
-		title: "one WebSocket, one call at a time; limit: a coder/websocket echo"},
-	{name: "WSPar64", metric: "calls/s", limit: "raw", cols: throughputCols("calls/s"),
-		title: "one WebSocket, 64 concurrent callers; limit: a coder/websocket echo"},
-	{name: "StdioSeq", metric: "calls/s", limit: "raw", cols: throughputCols("calls/s"),
-		title: "a pair of pipes (a child's standard input and output), one call at a time"},
-	{name: "StdioPar64", metric: "calls/s", limit: "raw", cols: throughputCols("calls/s"),
-		title: "a pair of pipes, 64 concurrent callers"},
-	{name: "Batch100", metric: "req/s", limit: "json", cols: throughputCols("req/s"),
-		title: "batch of 100 echo calls in one message (TCP); limit: encoding/json alone"},
-	{name: "Echo1MiB", metric: "MB/s", limit: "raw", cols: throughputCols("MB/s"),
-		title: "echo of a 1 MiB string (TCP)"},
+	throughput("TCPSeq", "calls/s", "raw", "one TCP connection, one call at a time"),
+	throughput("TCPPar64", "calls/s", "raw", "one TCP connection, 64 concurrent callers"),
+	throughput("HTTPSeq", "calls/s", "raw", "HTTP POST per call, sequential"),
+	throughput("HTTPPar64", "calls/s", "raw", "HTTP POST per call, 64 concurrent clients"),
+	throughput("WSSeq", "calls/s", "raw", "one WebSocket, one call at a time; limit: a coder/websocket echo"),
+	throughput("WSPar64", "calls/s", "raw", "one WebSocket, 64 concurrent callers; limit: a coder/websocket echo"),
+	throughput("StdioSeq", "calls/s", "raw", "a pair of pipes (a child's standard input and output), one call at a time"),
+	throughput("StdioPar64", "calls/s", "raw", "a pair of pipes, 64 concurrent callers"),
+	throughput("Batch100", "req/s", "json", "batch of 100 echo calls in one message (TCP); limit: encoding/json alone"),
+	throughput("Echo1MiB", "MB/s", "raw", "echo of a 1 MiB string (TCP)"),
 	{name: "IdleTCP", metric: "B/conn", lower: true, limit: "raw", cols: []string{"B/conn", "goroutines/conn"},
 		title: "server memory per idle TCP connection (lower is better)"},
 	{name: "IdleWS", metric: "B/conn", lower: true, limit: "raw", cols: []string{"B/conn", "goroutines/conn"},
 		title: "server memory per idle WebSocket connection (lower is better)"},
+}
+
+// throughput is a scenario measured in unit per second (higher is better).
+func throughput(name, unit, limit, title string) scenario {
+	return scenario{name: name, metric: unit, limit: limit, cols: throughputCols(unit), title: title}
 }
 
 func throughputCols(unit string) []string { return []string{unit, "ns/op", "B/op", "allocs/op"} }
