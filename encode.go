@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync/atomic"
-	"unicode/utf8"
 )
 
 // The wire encoders: requests, responses and error objects are appended as
@@ -26,11 +25,9 @@ func appendRequest(b []byte, id []byte, method string, params any, hint *atomic.
 	b = appendString(b, method)
 	if params != nil {
 		b = append(b, `,"params":`...)
-		b = growFor(b, hint)
 		start := len(b)
 		var err error
-		b, err = appendJSON(b, params)
-		noteSize(hint, len(b)-start)
+		b, err = appendJSON(b, params, hint)
 		if err != nil {
 			return b, fmt.Errorf("jsonrpc: cannot encode params of %s: %w", method, err)
 		}
@@ -48,45 +45,8 @@ func appendRequest(b []byte, id []byte, method string, params any, hint *atomic.
 // appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD so
 // that the output is always valid.
 func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, "\ufffd"...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	b, _ = appendQuote(b, s, false)
+	return b
 }
 
 // appendError appends the JSON error object e.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -24,11 +25,13 @@ func sprintf(format string, args ...any) string { return fmt.Sprintf(format, arg
 
 // marshal encodes v as JSON. A json.RawMessage is validated and used as is.
 func marshal(v any) ([]byte, error) {
-	return appendJSON(nil, v)
+	return appendJSON(nil, v, nil)
 }
 
-// appendJSON appends the JSON encoding of v to b.
-func appendJSON(b []byte, v any) ([]byte, error) {
+// appendJSON appends the JSON encoding of v to b. hint (may be nil)
+// remembers the size of the large values of its kind that v2 encodes (see
+// growFor); the compiled codec and raw messages append in one pass.
+func appendJSON(b []byte, v any, hint *atomic.Int64) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:
 		return append(b, "null"...), nil
@@ -49,10 +52,19 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		}
 		return append(b, v...), nil
 	}
+	if c := codecFor(reflect.TypeOf(v)); c != nil {
+		if out, ok := appendEncoded(b, v, c); ok {
+			return out, nil
+		}
+		// v2 decides (and words the error).
+	}
+	b = growFor(b, hint)
+	mark := len(b)
 	w := writerPool.Get().(*bytes.Buffer)
 	*w = *bytes.NewBuffer(b)
 	err := jsonv2.MarshalWrite(w, v, marshalOpts)
 	out := w.Bytes()
+	noteSize(hint, len(out)-mark)
 	*w = bytes.Buffer{}
 	writerPool.Put(w)
 	if err != nil {
@@ -66,15 +78,24 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 var writerPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // unmarshal decodes JSON into v strictly (unknown members are rejected).
+// data must be a value the scanner accepted (valid JSON, valid UTF-8, no
+// duplicate names): every params and result is.
 func unmarshal(data []byte, v any) error {
 	if raw, ok := v.(*json.RawMessage); ok {
 		*raw = append((*raw)[:0], data...)
 		return nil
 	}
+	if t := reflect.TypeOf(v); t != nil && t.Kind() == reflect.Pointer {
+		if c := codecFor(t.Elem()); c != nil {
+			if p := pointerIn(&v); p != nil && decodeInto(data, c, p) {
+				return nil
+			}
+		}
+	}
 	return jsonv2.Unmarshal(data, v, unmarshalOpts)
 }
 
-// Large values are encoded into a buffer sized for them up front: the
+// Large values v2 encodes go into a buffer sized for them up front: the
 // encoder then appends in place, rather than growing its buffer a dozen
 // times and copying the value into the destination at the end (for a
 // 1 MiB string, four times the memory and two extra copies). The size of

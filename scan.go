@@ -39,10 +39,16 @@ type name struct {
 	escaped bool
 }
 
+// cursor is a position in JSON text, shared by the scanner and the
+// decoder of the compiled codec (codec.go).
+type cursor struct {
+	data []byte
+	pos  int
+}
+
 // scanner validates JSON text. It is reused across messages (see reset).
 type scanner struct {
-	data     []byte
-	pos      int
+	cursor
 	depth    int
 	maxDepth int
 	dups     int    // count of duplicate names found so far
@@ -73,7 +79,7 @@ func (s *scanner) fail(msg string) bool {
 	return false
 }
 
-func (s *scanner) skipSpace() {
+func (s *cursor) skipSpace() {
 	for s.pos < len(s.data) {
 		switch s.data[s.pos] {
 		case ' ', '\t', '\n', '\r':
@@ -85,7 +91,7 @@ func (s *scanner) skipSpace() {
 }
 
 // peek returns the next non-space byte, or 0 at the end of input.
-func (s *scanner) peek() byte {
+func (s *cursor) peek() byte {
 	s.skipSpace()
 	if s.pos < len(s.data) {
 		return s.data[s.pos]

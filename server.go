@@ -365,10 +365,7 @@ func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *envel
 	if entry != nil {
 		hint = &entry.resultSize
 	}
-	out = growFor(out, hint)
-	mark := len(out)
-	out, err := appendJSON(out, v)
-	noteSize(hint, len(out)-mark)
+	out, err := appendJSON(out, v, hint)
 	if err != nil {
 		s.logger().Error("jsonrpc: result cannot be encoded as JSON", "method", req.Method, "error", err)
 		return appendResponse(out[:start], id, nil, &Error{Code: CodeInternalError, Message: "internal error: the result cannot be encoded as JSON"})

@@ -33,6 +33,7 @@ func Register[P, R any](mux *Mux, method string, fn func(ctx context.Context, pa
 		panic("jsonrpc: method names starting with \"rpc.\" are reserved: " + method)
 	}
 	pd := newParamsDecoder(reflect.TypeFor[P]())
+	codecFor(reflect.TypeFor[R]()) // plan the result's encoding now
 	info := MethodInfo{
 		Name:       method,
 		Doc:        firstDoc(doc),
@@ -77,6 +78,11 @@ type paramsDecoder struct {
 	index    [][]int // struct field index paths, in positional order
 	required int     // number of required fields
 	minArgs  int     // fields up to the last required one (positional minimum)
+
+	// object, when the struct has a compiled plan (see codec.go), decodes
+	// a params object; requiredMask has bit i set for required field i.
+	object       *structCodec
+	requiredMask uint64
 }
 
 var rawMessageType = reflect.TypeFor[json.RawMessage]()
@@ -99,6 +105,7 @@ func newParamsDecoder(t reflect.Type) *paramsDecoder {
 				d.minArgs = i + 1
 			}
 		}
+		d.planObject(st)
 	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
 		d.kind = paramsArray
 	case t.Kind() == reflect.Map:
@@ -107,6 +114,24 @@ func newParamsDecoder(t reflect.Type) *paramsDecoder {
 		d.kind = paramsScalar
 	}
 	return d
+}
+
+// planObject takes the compiled plan of struct type t, when it has one
+// whose fields are d.fields.
+func (d *paramsDecoder) planObject(t reflect.Type) {
+	c := codecFor(t)
+	if c == nil || c.object == nil || len(c.object.fields) != len(d.fields) {
+		return
+	}
+	for i, f := range d.fields {
+		if c.object.fields[i].name != f.Name {
+			return
+		}
+		if f.Required {
+			d.requiredMask |= 1 << i
+		}
+	}
+	d.object = c.object
 }
 
 // collect lists the JSON members of struct type t in declaration order,
@@ -194,6 +219,17 @@ func (d *paramsDecoder) decode(params []byte, p any) error {
 		v = v.Elem()
 	}
 	if !isArray {
+		if d.object != nil {
+			dec := decoder{cursor{data: params}}
+			seen, ok := dec.object(d.object, v.Addr().UnsafePointer())
+			if ok && dec.peek() == 0 && dec.pos == len(params) {
+				if seen&d.requiredMask == d.requiredMask {
+					return nil
+				}
+				return d.checkRequired(params)
+			}
+			// v2 decides (and words the error).
+		}
 		if err := wrapDecodeErr(jsonv2.Unmarshal(params, v.Addr().Interface(), unmarshalOpts), ""); err != nil {
 			return err
 		}

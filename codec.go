@@ -1,0 +1,907 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+	"unsafe"
+
+	jsonv2 "github.com/go-json-experiment/json"
+)
+
+// This file holds the compiled codec: for the plain Go types that params and
+// results are usually made of, a plan built once per type by reflection
+// decodes and encodes without encoding/json/v2's general machinery, with
+// exactly v2's results. The plan covers
+//
+//   - bool, the integer and float kinds, string (named types too);
+//   - structs of those, with json tags giving a name, "-", omitempty and
+//     omitzero (names match exactly: the case counts);
+//   - slices (not of bytes: v2 makes those base64), maps with string keys,
+//     and pointers, of any type the plan covers.
+//
+// A type that holds anything else (a method of the JSON or text interfaces,
+// an embedded field, an interface, an array, time.Duration, another tag
+// option) has no plan and goes through v2 whole.
+//
+// The plans work optimistically: they decode only what they are sure v2
+// accepts the same way, and give up (return false) on anything else — an
+// unknown member, a number out of range, a string in an int, an encoding v2
+// would refuse — and then v2 itself runs on the same input and destination,
+// so errors (and their -32602 messages) are v2's own. The differential fuzz
+// test FuzzCodec holds them to that, with v2 as the oracle.
+//
+// Decoding trusts what the scanner has checked before any value reaches it:
+// the text is valid JSON with valid UTF-8 and no duplicate names. So a
+// string without escapes is a plain copy, found with bytes.IndexByte.
+
+// codec is the plan for one Go type: what kind of value it is and the
+// plans of the values it holds. decoder.value and appendValue follow it.
+type codec struct {
+	kind   reflect.Kind
+	typ    reflect.Type
+	bits   int          // integers and floats
+	elem   *codec       // pointers, slices, maps: the plan of the element
+	object *structCodec // structs
+	// direct: an interface holds the value itself in its data word
+	// (pointer-shaped types), not a pointer to it.
+	direct bool
+}
+
+// codecs caches the plan of each type seen (a nil *codec: no plan).
+var codecs sync.Map // reflect.Type → *codec
+
+// codecFor returns the plan for t, or nil when values of t go through v2.
+func codecFor(t reflect.Type) *codec {
+	if c, ok := codecs.Load(t); ok {
+		return c.(*codec)
+	}
+	p := planner{building: map[reflect.Type]*codec{}}
+	c := p.plan(t)
+	if p.failed {
+		c = nil
+	}
+	actual, _ := codecs.LoadOrStore(t, c)
+	return actual.(*codec)
+}
+
+// maxEncodeDepth is the nesting of pointers, slices and maps past which the
+// encoder hands a value to v2 (which then finds a cycle or goes on).
+const maxEncodeDepth = 1000
+
+var (
+	methodTypes = []reflect.Type{
+		reflect.TypeFor[json.Marshaler](), reflect.TypeFor[json.Unmarshaler](),
+		reflect.TypeFor[jsonv2.MarshalerTo](), reflect.TypeFor[jsonv2.UnmarshalerFrom](),
+		reflect.TypeFor[encoding.TextMarshaler](), reflect.TypeFor[encoding.TextUnmarshaler](),
+		reflect.TypeFor[encoding.TextAppender](),
+	}
+	durationType = reflect.TypeFor[time.Duration]()
+)
+
+// hasMethods reports whether t or *t has a method v2 would call.
+func hasMethods(t reflect.Type) bool {
+	pt := reflect.PointerTo(t)
+	for _, m := range methodTypes {
+		if t.Implements(m) || pt.Implements(m) {
+			return true
+		}
+	}
+	return false
+}
+
+// planner builds the plan of one type and the types it holds.
+type planner struct {
+	building map[reflect.Type]*codec // plans begun (recursive types point back to them)
+	failed   bool                    // some type reached has no plan
+}
+
+func (pl *planner) plan(t reflect.Type) *codec {
+	if c, ok := pl.building[t]; ok {
+		return c
+	}
+	// time.Duration has no default form in v2; encoding/json's types
+	// (Number) may be special to it where it is the standard library's.
+	if hasMethods(t) || t == durationType || t.PkgPath() == "encoding/json" {
+		pl.failed = true
+		return nil
+	}
+	c := &codec{kind: t.Kind(), typ: t, direct: directIface(t)}
+	pl.building[t] = c
+	switch t.Kind() {
+	case reflect.Bool, reflect.String:
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64:
+		c.bits = t.Bits()
+	case reflect.Pointer:
+		c.elem = pl.plan(t.Elem())
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			pl.failed = true // v2 makes bytes base64
+		}
+		c.elem = pl.plan(t.Elem())
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String || hasMethods(t.Key()) {
+			pl.failed = true
+		}
+		c.elem = pl.plan(t.Elem())
+	case reflect.Struct:
+		if c.object = pl.structOf(t); c.object == nil {
+			pl.failed = true
+		}
+	default:
+		pl.failed = true
+	}
+	return c
+}
+
+// directIface reports whether an interface holding a t holds it in its data
+// word (the Go compiler's rule for pointer-shaped types).
+func directIface(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Chan, reflect.Func, reflect.UnsafePointer:
+		return true
+	case reflect.Struct:
+		return t.NumField() == 1 && directIface(t.Field(0).Type)
+	case reflect.Array:
+		return t.Len() == 1 && directIface(t.Elem())
+	}
+	return false
+}
+
+// pointerIn returns an interface's data word: the value itself for a
+// pointer-shaped type, else a pointer to the value.
+func pointerIn(v *any) unsafe.Pointer { return (*[2]unsafe.Pointer)(unsafe.Pointer(v))[1] }
+
+// appendEncoded appends the JSON encoding of v, of the type c plans, or
+// reports false for v2 to do it.
+func appendEncoded(b []byte, v any, c *codec) ([]byte, bool) {
+	w := pointerIn(&v)
+	switch {
+	case !c.direct:
+		return appendValue(b, c, w, 0)
+	case c.kind == reflect.Pointer:
+		if w == nil {
+			return append(b, "null"...), true
+		}
+		return appendValue(b, c.elem, w, 1)
+	}
+	cell := new(unsafe.Pointer) // a map, or a struct of one pointer
+	*cell = w
+	return appendValue(b, c, unsafe.Pointer(cell), 0)
+}
+
+// decodeInto decodes data into the value p points to, of the type c
+// plans, or reports false for v2 to do it.
+func decodeInto(data []byte, c *codec, p unsafe.Pointer) bool {
+	d := decoder{cursor{data: data}}
+	return d.value(c, p) && d.peek() == 0 && d.pos == len(data)
+}
+
+// decoder reads one JSON value the scanner has already validated.
+type decoder struct{ cursor }
+
+// literal consumes lit if it comes next.
+func (d *decoder) literal(lit string) bool {
+	if d.peek() == lit[0] && len(d.data)-d.pos >= len(lit) && string(d.data[d.pos:d.pos+len(lit)]) == lit {
+		d.pos += len(lit)
+		return true
+	}
+	return false
+}
+
+// null consumes a JSON null if it comes next.
+func (d *decoder) null() bool { return d.literal("null") }
+
+// number returns the text of the number at d.pos, or nil if none is there.
+func (d *decoder) number() []byte {
+	if c := d.peek(); c != '-' && (c < '0' || c > '9') {
+		return nil
+	}
+	start := d.pos
+	for d.pos < len(d.data) {
+		switch c := d.data[d.pos]; {
+		case c >= '0' && c <= '9', c == '-', c == '+', c == '.', c == 'e', c == 'E':
+			d.pos++
+			continue
+		}
+		break
+	}
+	return d.data[start:d.pos]
+}
+
+// stringBytes reads the string at d.pos and returns its decoded bytes: a
+// view of the input when it has no escapes (found with bytes.IndexByte:
+// the scanner has checked the rest), else a new slice (fresh).
+func (d *decoder) stringBytes() (b []byte, fresh, ok bool) {
+	if d.peek() != '"' {
+		return nil, false, false
+	}
+	body := d.data[d.pos+1:]
+	q := bytes.IndexByte(body, '"')
+	if q < 0 {
+		return nil, false, false
+	}
+	bs := bytes.IndexByte(body[:q], '\\')
+	if bs < 0 {
+		d.pos += q + 2
+		return body[:q], false, true
+	}
+	// Escapes: copy the runs between them.
+	out := append(make([]byte, 0, q), body[:bs]...)
+	i := bs
+	for {
+		// body[i] is a backslash (validated: a complete escape follows).
+		if i+1 >= len(body) {
+			return nil, false, false
+		}
+		switch c := body[i+1]; c {
+		case '"', '\\', '/':
+			out = append(out, c)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(body, i+2)
+			if !ok {
+				return nil, false, false
+			}
+			if r >= 0xD800 && r <= 0xDFFF {
+				lo, ok := hex4(body, i+8)
+				if !ok || r > 0xDBFF || body[i+6] != '\\' || body[i+7] != 'u' || lo < 0xDC00 || lo > 0xDFFF {
+					return nil, false, false
+				}
+				r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
+				i += 6
+			}
+			out = utf8.AppendRune(out, r)
+			i += 4
+		default:
+			return nil, false, false
+		}
+		i += 2
+		// The next escape or the closing quote.
+		rest := body[i:]
+		q := bytes.IndexByte(rest, '"')
+		if q < 0 {
+			return nil, false, false
+		}
+		bs := bytes.IndexByte(rest[:q], '\\')
+		if bs < 0 {
+			d.pos += 1 + i + q + 1
+			return append(out, rest[:q]...), true, true
+		}
+		out = append(out, rest[:bs]...)
+		i += bs
+	}
+}
+
+// str reads a string value.
+func (d *decoder) str() (string, bool) {
+	b, fresh, ok := d.stringBytes()
+	if fresh {
+		return unsafe.String(unsafe.SliceData(b), len(b)), ok // no other reference
+	}
+	return string(b), ok
+}
+
+// member reads an object member's name and its colon.
+func (d *decoder) member() ([]byte, bool) {
+	name, _, ok := d.stringBytes()
+	if !ok || d.peek() != ':' {
+		return nil, false
+	}
+	d.pos++
+	return name, true
+}
+
+// next consumes the ',' before another member or element, or the closer
+// (reporting more false).
+func (d *decoder) next(closer byte) (more, ok bool) {
+	switch d.peek() {
+	case ',':
+		d.pos++
+		return true, true
+	case closer:
+		d.pos++
+		return false, true
+	}
+	return false, false
+}
+
+// open consumes opener and reports whether the object or array is empty.
+func (d *decoder) open(opener, closer byte) (empty, ok bool) {
+	if d.peek() != opener {
+		return false, false
+	}
+	d.pos++
+	if d.peek() == closer {
+		d.pos++
+		return true, true
+	}
+	return false, true
+}
+
+// value decodes the JSON value at d.pos into *p, of the type c plans, as
+// v2 would; it reports false on anything it is not sure of. A JSON null
+// stores the zero value (a nil pointer, slice or map).
+func (d *decoder) value(c *codec, p unsafe.Pointer) bool {
+	if d.null() {
+		switch c.kind {
+		case reflect.Pointer:
+			*(*unsafe.Pointer)(p) = nil
+		case reflect.String:
+			*(*string)(p) = ""
+		default:
+			reflect.NewAt(c.typ, p).Elem().SetZero()
+		}
+		return true
+	}
+	switch c.kind {
+	case reflect.Bool:
+		switch {
+		case d.literal("true"):
+			*(*bool)(p) = true
+		case d.literal("false"):
+			*(*bool)(p) = false
+		default:
+			return false
+		}
+		return true
+	case reflect.String:
+		s, ok := d.str()
+		*(*string)(p) = s
+		return ok
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return d.int(c.bits, p)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return d.uint(c.bits, p)
+	case reflect.Float32, reflect.Float64:
+		f, err := strconv.ParseFloat(unsafeString(d.number()), c.bits)
+		if err != nil {
+			return false
+		}
+		if c.bits == 32 {
+			*(*float32)(p) = float32(f)
+		} else {
+			*(*float64)(p) = f
+		}
+		return true
+	case reflect.Pointer:
+		pp := (*unsafe.Pointer)(p)
+		if *pp == nil {
+			*pp = reflect.New(c.typ.Elem()).UnsafePointer()
+		}
+		return d.value(c.elem, *pp)
+	case reflect.Slice:
+		return d.slice(c, p)
+	case reflect.Map:
+		return d.mapOf(c, p)
+	case reflect.Struct:
+		_, ok := d.object(c.object, p)
+		return ok
+	}
+	return false
+}
+
+// parseUint parses the digits of an integer without sign, fraction or
+// exponent (what v2 accepts for Go integers).
+func parseUint(s []byte) (uint64, bool) {
+	if len(s) == 0 || len(s) > 20 || (s[0] == '0' && len(s) > 1) {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if n > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
+}
+
+func (d *decoder) int(bits int, p unsafe.Pointer) bool {
+	s := d.number()
+	neg := len(s) > 0 && s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	u, ok := parseUint(s)
+	if limit := uint64(1) << (bits - 1); !ok || (neg && u > limit) || (!neg && u >= limit) {
+		return false
+	}
+	n := int64(u)
+	if neg {
+		n = -n
+	}
+	switch bits {
+	case 8:
+		*(*int8)(p) = int8(n)
+	case 16:
+		*(*int16)(p) = int16(n)
+	case 32:
+		*(*int32)(p) = int32(n)
+	default:
+		*(*int64)(p) = n
+	}
+	return true
+}
+
+func (d *decoder) uint(bits int, p unsafe.Pointer) bool {
+	n, ok := parseUint(d.number()) // a sign is refused, as v2 does
+	if !ok || (bits < 64 && n >= 1<<bits) {
+		return false
+	}
+	switch bits {
+	case 8:
+		*(*uint8)(p) = uint8(n)
+	case 16:
+		*(*uint16)(p) = uint16(n)
+	case 32:
+		*(*uint32)(p) = uint32(n)
+	default:
+		*(*uint64)(p) = n
+	}
+	return true
+}
+
+// slice decodes an array: like v2, into a new slice when nil, else over
+// the old one's capacity (each element zeroed first).
+func (d *decoder) slice(c *codec, p unsafe.Pointer) bool {
+	empty, ok := d.open('[', ']')
+	if !ok {
+		return false
+	}
+	v := reflect.NewAt(c.typ, p).Elem()
+	if v.IsNil() {
+		v.Set(reflect.MakeSlice(c.typ, 0, 0))
+	}
+	v.SetLen(0)
+	for n := 0; !empty; n++ {
+		if n == v.Cap() {
+			v.Grow(1)
+		}
+		v.SetLen(n + 1)
+		e := v.Index(n)
+		e.SetZero()
+		if !d.value(c.elem, e.Addr().UnsafePointer()) {
+			return false
+		}
+		more, ok := d.next(']')
+		if !ok {
+			return false
+		}
+		empty = !more
+	}
+	return true
+}
+
+// mapOf decodes an object into a map (allocated when nil). A key already
+// in the map goes to v2, which decodes into the entry there.
+func (d *decoder) mapOf(c *codec, p unsafe.Pointer) bool {
+	empty, ok := d.open('{', '}')
+	if !ok {
+		return false
+	}
+	m := reflect.NewAt(c.typ, p).Elem()
+	if m.IsNil() {
+		m.Set(reflect.MakeMap(c.typ))
+	}
+	k, v := reflect.New(c.typ.Key()).Elem(), reflect.New(c.typ.Elem()).Elem()
+	for !empty {
+		name, ok := d.member()
+		if !ok {
+			return false
+		}
+		k.SetString(string(name))
+		if m.MapIndex(k).IsValid() {
+			return false
+		}
+		v.SetZero()
+		if !d.value(c.elem, v.Addr().UnsafePointer()) {
+			return false
+		}
+		m.SetMapIndex(k, v)
+		more, ok := d.next('}')
+		if !ok {
+			return false
+		}
+		empty = !more
+	}
+	return true
+}
+
+// object merges the JSON object at d.pos into the struct at p (fields it
+// does not name keep their values, as in v2) and returns the set of fields
+// it held (bit i: field i). An unknown or repeated name goes to v2.
+func (d *decoder) object(sc *structCodec, p unsafe.Pointer) (seen uint64, ok bool) {
+	empty, ok := d.open('{', '}')
+	if !ok {
+		return 0, false
+	}
+	for !empty {
+		name, ok := d.member()
+		if !ok {
+			return 0, false
+		}
+		i := sc.field(name)
+		if i < 0 || seen&(1<<i) != 0 {
+			return 0, false
+		}
+		seen |= 1 << i
+		f := &sc.fields[i]
+		if !d.value(f.codec, unsafe.Add(p, f.offset)) {
+			return 0, false
+		}
+		more, ok := d.next('}')
+		if !ok {
+			return 0, false
+		}
+		empty = !more
+	}
+	return seen, true
+}
+
+// unsafeString views b as a string for a call that does not keep it.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// sliceHeader is the layout of a Go slice.
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
+}
+
+// appendValue appends the JSON encoding of *p, of the type c plans, as v2
+// would (nil slices as [], nil maps as {}, map keys sorted), or reports
+// false on what v2 refuses (invalid UTF-8, NaN, infinities) and past
+// maxEncodeDepth.
+func appendValue(b []byte, c *codec, p unsafe.Pointer, depth int) ([]byte, bool) {
+	switch c.kind {
+	case reflect.Bool:
+		return strconv.AppendBool(b, *(*bool)(p)), true
+	case reflect.String:
+		return appendQuote(b, *(*string)(p), true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		var n int64
+		switch c.bits {
+		case 8:
+			n = int64(*(*int8)(p))
+		case 16:
+			n = int64(*(*int16)(p))
+		case 32:
+			n = int64(*(*int32)(p))
+		default:
+			n = *(*int64)(p)
+		}
+		return strconv.AppendInt(b, n, 10), true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		var n uint64
+		switch c.bits {
+		case 8:
+			n = uint64(*(*uint8)(p))
+		case 16:
+			n = uint64(*(*uint16)(p))
+		case 32:
+			n = uint64(*(*uint32)(p))
+		default:
+			n = *(*uint64)(p)
+		}
+		return strconv.AppendUint(b, n, 10), true
+	case reflect.Float32, reflect.Float64:
+		f := float64(0)
+		if c.bits == 32 {
+			f = float64(*(*float32)(p))
+		} else {
+			f = *(*float64)(p)
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return b, false
+		}
+		return appendFloat(b, f, c.bits), true
+	case reflect.Pointer:
+		pp := *(*unsafe.Pointer)(p)
+		if pp == nil {
+			return append(b, "null"...), true
+		}
+		if depth >= maxEncodeDepth {
+			return b, false
+		}
+		return appendValue(b, c.elem, pp, depth+1)
+	case reflect.Slice:
+		s := (*sliceHeader)(p)
+		if s.len > 0 && depth >= maxEncodeDepth {
+			return b, false
+		}
+		size := c.typ.Elem().Size()
+		b = append(b, '[')
+		for i := range s.len {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var ok bool
+			if b, ok = appendValue(b, c.elem, unsafe.Add(s.data, uintptr(i)*size), depth+1); !ok {
+				return b, false
+			}
+		}
+		return append(b, ']'), true
+	case reflect.Map:
+		return appendMap(b, c, p, depth)
+	case reflect.Struct:
+		return appendObject(b, c.object, p, depth)
+	}
+	return b, false
+}
+
+func appendMap(b []byte, c *codec, p unsafe.Pointer, depth int) ([]byte, bool) {
+	m := reflect.NewAt(c.typ, p).Elem()
+	if m.Len() == 0 {
+		return append(b, "{}"...), true
+	}
+	if depth >= maxEncodeDepth {
+		return b, false
+	}
+	keys := make([]string, 0, m.Len())
+	for it := m.MapRange(); it.Next(); {
+		keys = append(keys, it.Key().String())
+	}
+	slices.Sort(keys) // v2's deterministic order
+	k, v := reflect.New(c.typ.Key()).Elem(), reflect.New(c.typ.Elem()).Elem()
+	b = append(b, '{')
+	for i, key := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var ok bool
+		if b, ok = appendQuote(b, key, true); !ok {
+			return b, false
+		}
+		b = append(b, ':')
+		k.SetString(key)
+		v.Set(m.MapIndex(k))
+		if b, ok = appendValue(b, c.elem, v.Addr().UnsafePointer(), depth+1); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+func appendObject(b []byte, sc *structCodec, p unsafe.Pointer, depth int) ([]byte, bool) {
+	b = append(b, '{')
+	wrote := false
+	for i := range sc.fields {
+		f := &sc.fields[i]
+		fp := unsafe.Add(p, f.offset)
+		if f.omitZero && reflect.NewAt(f.codec.typ, fp).Elem().IsZero() {
+			continue
+		}
+		mark := len(b)
+		if wrote {
+			b = append(b, ',')
+		}
+		b = append(b, f.head...)
+		start := len(b)
+		var ok bool
+		if b, ok = appendValue(b, f.codec, fp, depth); !ok {
+			return b, false
+		}
+		if f.omitEmpty {
+			// v2 omits what encodes as null, "", {} or [].
+			if v := b[start:]; len(v) == 2 && (v[0] == '"' || v[0] == '{' || v[0] == '[') || string(v) == "null" {
+				b = b[:mark]
+				continue
+			}
+		}
+		wrote = true
+	}
+	return append(b, '}'), true
+}
+
+// structCodec is the plan of a struct type.
+type structCodec struct {
+	fields []fieldCodec
+	byName map[string]int // for structs with many fields
+}
+
+type fieldCodec struct {
+	name      string
+	head      []byte // the quoted name and colon, as encoded
+	offset    uintptr
+	codec     *codec
+	omitEmpty bool
+	omitZero  bool
+}
+
+// structOf plans struct type t, or returns nil when v2 must handle it:
+// embedded fields, tag options other than omitempty and omitzero, names v2
+// would quote or reject, more than 64 fields, or none v2 could represent.
+func (pl *planner) structOf(t reflect.Type) *structCodec {
+	sc := &structCodec{}
+	seen := map[string]bool{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, hasTag := f.Tag.Lookup("json")
+		if tag == "-" {
+			continue
+		}
+		if f.Anonymous {
+			return nil
+		}
+		if !f.IsExported() {
+			if hasTag {
+				return nil // v2 reports an error
+			}
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name
+		}
+		if strings.ContainsAny(name, "\\'\"`") || !utf8.ValidString(name) || seen[name] {
+			return nil
+		}
+		seen[name] = true
+		fc := fieldCodec{name: name, offset: f.Offset}
+		if strings.Contains(tag, ",") {
+			for opt := range strings.SplitSeq(opts, ",") {
+				switch {
+				case opt == "omitempty" && !fc.omitEmpty:
+					fc.omitEmpty = true
+				case opt == "omitzero" && !fc.omitZero:
+					if _, ok := f.Type.MethodByName("IsZero"); ok {
+						return nil
+					}
+					if _, ok := reflect.PointerTo(f.Type).MethodByName("IsZero"); ok {
+						return nil
+					}
+					fc.omitZero = true
+				default:
+					return nil
+				}
+			}
+		}
+		if fc.codec = pl.plan(f.Type); fc.codec == nil {
+			return nil
+		}
+		head, _ := appendQuote(nil, name, true)
+		fc.head = append(head, ':')
+		sc.fields = append(sc.fields, fc)
+	}
+	if len(sc.fields) == 0 && t.NumField() > 0 {
+		return nil // v2 decides whether this is an error
+	}
+	if len(sc.fields) > 64 {
+		return nil // the seen mask has 64 bits
+	}
+	if len(sc.fields) > 8 {
+		sc.byName = make(map[string]int, len(sc.fields))
+		for i, f := range sc.fields {
+			sc.byName[f.name] = i
+		}
+	}
+	return sc
+}
+
+// field returns the index of the field named name, or -1.
+func (sc *structCodec) field(name []byte) int {
+	if sc.byName != nil {
+		if i, ok := sc.byName[string(name)]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range sc.fields {
+		if sc.fields[i].name == string(name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// appendFloat formats f as ECMAScript does (and v2): the shortest decimal
+// that reads back as f, in exponent form below 1e-6 and from 1e21 on.
+func appendFloat(b []byte, f float64, bits int) []byte {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		if bits == 64 || float32(abs) < 1e-6 || float32(abs) >= 1e21 {
+			format = 'e'
+		}
+	}
+	b = strconv.AppendFloat(b, f, format, -1, bits)
+	if n := len(b); format == 'e' && n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+		b[n-2] = b[n-1] // e-07 → e-7
+		b = b[:n-1]
+	}
+	return b
+}
+
+// appendQuote appends s as a JSON string. With v2Rules it writes what
+// encoding/json/v2 writes by default (\b and \f short, <, >, & and
+// U+2028/9 as they are) and reports false on invalid UTF-8 (which v2
+// refuses); otherwise \b and \f are \u escapes and invalid UTF-8 becomes
+// U+FFFD, so the output is always valid. Plain ASCII is checked eight bytes
+// at a time and copied in runs.
+func appendQuote(b []byte, s string, v2Rules bool) ([]byte, bool) {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start, i := 0, 0
+	raw := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+	for {
+		for i+32 <= len(raw) {
+			w := raw[i : i+32 : i+32]
+			if specials(binary.LittleEndian.Uint64(w))|specials(binary.LittleEndian.Uint64(w[8:]))|
+				specials(binary.LittleEndian.Uint64(w[16:]))|specials(binary.LittleEndian.Uint64(w[24:])) != 0 {
+				break
+			}
+			i += 32
+		}
+		for i+8 <= len(raw) && specials(binary.LittleEndian.Uint64(raw[i:])) == 0 {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b = append(b, s[start:i]...)
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			case c == '\b' && v2Rules:
+				b = append(b, '\\', 'b')
+			case c == '\f' && v2Rules:
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			if v2Rules {
+				return b, false
+			}
+			b = append(b, s[start:i]...)
+			b = append(b, "\ufffd"...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"'), true
+}
