@@ -57,7 +57,9 @@ type Peer struct {
 	// nil without TLS.
 	TLS *tls.ConnectionState
 	// Header holds the HTTP request's headers (http) or the WebSocket
-	// handshake's (ws); nil on other transports. Treat it as read-only.
+	// handshake's (ws) without those that served only the upgrade
+	// (Connection, Upgrade, Sec-WebSocket-Key, -Version, -Extensions); nil
+	// on other transports. Treat it as read-only.
 	Header http.Header
 }
 

@@ -118,7 +118,7 @@ func (c *Conn) newRequestCtx(ctx context.Context, params []byte) *callCtx {
 // for requests already answered and for a second cancel).
 func (c *Conn) cancelIncoming(id ID) bool {
 	c.mu.Lock()
-	r := c.inflight[id.key()]
+	r := c.inflight.get(id.key())
 	c.mu.Unlock()
 	if r == nil || context.Cause(r) == errPeerCancelled {
 		return false

@@ -34,7 +34,7 @@ type Conn struct {
 
 	mu       sync.Mutex
 	pending  pendingSet          // our calls awaiting a response (pending.go)
-	inflight map[string]*callCtx // the peer's requests being served, by id (nil without a Convention)
+	inflight inflightSet         // the peer's requests being served, by id
 	draining bool                // Shutdown: answer new requests with an error
 	stopping bool                // Shutdown found the connection idle: take no more messages
 	busy     int                 // messages taken and not yet answered (dispatch and handlers)
@@ -420,14 +420,11 @@ func (c *Conn) startRequest(ctx context.Context, id ID, params []byte) (*callCtx
 	k := id.key()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, dup := c.inflight[k]; dup {
+	if c.inflight.has(k) {
 		return nil, false
 	}
-	if c.inflight == nil {
-		c.inflight = make(map[string]*callCtx)
-	}
 	r := c.newRequestCtx(ctx, params)
-	c.inflight[k] = r
+	c.inflight.add(k, r)
 	return r, true
 }
 
@@ -435,10 +432,61 @@ func (c *Conn) startRequest(ctx context.Context, id ID, params []byte) (*callCtx
 func (c *Conn) endRequest(id ID) (cancelled bool) {
 	k := id.key()
 	c.mu.Lock()
-	r := c.inflight[k]
-	delete(c.inflight, k)
+	r := c.inflight.remove(k)
 	c.mu.Unlock()
 	return r.end()
+}
+
+// inflightSet holds the peer's requests being served, by id key (with
+// their contexts under a Convention, else nil). The first is held in
+// fields and only overlapping ones in a map, dropped once nothing is in
+// flight: a connection serving one call at a time, or idle, keeps no map.
+type inflightSet struct {
+	key  string
+	r    *callCtx
+	used bool
+	more map[string]*callCtx
+}
+
+func (s *inflightSet) has(k string) bool {
+	if s.used && s.key == k {
+		return true
+	}
+	_, ok := s.more[k]
+	return ok
+}
+
+func (s *inflightSet) get(k string) *callCtx {
+	if s.used && s.key == k {
+		return s.r
+	}
+	return s.more[k]
+}
+
+func (s *inflightSet) add(k string, r *callCtx) {
+	if !s.used {
+		s.key, s.r, s.used = k, r, true
+		return
+	}
+	if s.more == nil {
+		s.more = make(map[string]*callCtx)
+	}
+	s.more[k] = r
+}
+
+func (s *inflightSet) remove(k string) *callCtx {
+	var r *callCtx
+	if s.used && s.key == k {
+		r = s.r
+		s.key, s.r, s.used = "", nil, false
+	} else {
+		r = s.more[k]
+		delete(s.more, k)
+	}
+	if !s.used && len(s.more) == 0 {
+		s.more = nil
+	}
+	return r
 }
 
 // send writes one message; a failure to write ends the connection.

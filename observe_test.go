@@ -23,7 +23,10 @@ func TestPeerTransportAndHeader(t *testing.T) {
 		if !ok {
 			return nil, jsonrpc.Errorf(1, "no peer")
 		}
-		return []string{p.Transport, strings.Split(p.RemoteAddr, ":")[0], p.Header.Get("X-Test")}, nil
+		// A WebSocket keeps the handshake's headers but those that served
+		// only the upgrade.
+		upgrade := p.Header.Get("Sec-WebSocket-Key") + p.Header.Get("Upgrade") + p.Header.Get("Connection")
+		return []string{p.Transport, strings.Split(p.RemoteAddr, ":")[0], p.Header.Get("X-Test"), upgrade}, nil
 	})
 	srv := &jsonrpc.Server{Handler: mux}
 	defer srv.Shutdown(context.Background())
@@ -41,7 +44,7 @@ func TestPeerTransportAndHeader(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.Close()
-		if want := []string{tc.scheme, "127.0.0.1", tc.header}; strings.Join(got, ",") != strings.Join(want, ",") {
+		if want := []string{tc.scheme, "127.0.0.1", tc.header, ""}; strings.Join(got, ",") != strings.Join(want, ",") {
 			t.Errorf("%s: peer %q, want %q", tc.scheme, got, want)
 		}
 	}

@@ -1,6 +1,8 @@
 package jsonrpc
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -31,6 +33,7 @@ type WebSocketOption func(*wsConfig)
 
 type wsConfig struct {
 	accept       websocket.AcceptOptions
+	bufferSize   int
 	pingInterval time.Duration
 	pingTimeout  time.Duration
 }
@@ -50,6 +53,14 @@ func WebSocketOriginPatterns(patterns ...string) WebSocketOption {
 // use it only when the server authenticates requests by other means.
 func WebSocketInsecureSkipVerify() WebSocketOption {
 	return func(c *wsConfig) { c.accept.InsecureSkipVerify = true }
+}
+
+// WebSocketBufferSize sets the size of each socket's read buffer and of
+// its write buffer (default DefaultWebSocketBufferSize). An idle socket
+// holds both; a message larger than a buffer costs one more system call to
+// read or write.
+func WebSocketBufferSize(n int) WebSocketOption {
+	return func(c *wsConfig) { c.bufferSize = n }
 }
 
 // WebSocketPing sets how often the server pings each client
@@ -79,6 +90,9 @@ func (s *Server) WebSocketHandler(opts ...WebSocketOption) http.Handler {
 	for _, o := range opts {
 		o(cfg)
 	}
+	if cfg.bufferSize <= 0 {
+		cfg.bufferSize = DefaultWebSocketBufferSize
+	}
 	cfg.accept.OriginPatterns = append(slices.Clip(s.AllowedOrigins), cfg.accept.OriginPatterns...)
 	var open atomic.Int64 // sockets served by this handler
 	limit := int64(s.maxConns())
@@ -94,7 +108,7 @@ func (s *Server) WebSocketHandler(opts ...WebSocketOption) http.Handler {
 			http.Error(w, "server busy: too many connections", http.StatusServiceUnavailable)
 			return
 		}
-		wc, err := websocket.Accept(w, r, &cfg.accept)
+		wc, err := websocket.Accept(smallBuffers{w, cfg.bufferSize}, r, &cfg.accept)
 		if err != nil {
 			open.Add(-1)
 			s.logger().Debug("jsonrpc: websocket handshake refused", "remote", r.RemoteAddr, "error", err)
@@ -104,7 +118,7 @@ func (s *Server) WebSocketHandler(opts ...WebSocketOption) http.Handler {
 		// returns, so that net/http's goroutine (and its stack) goes.
 		// Handlers see the peer and the values the handshake's middleware
 		// stored (an authenticated principal), not its cancellation.
-		ctx := withPeer(context.WithoutCancel(r.Context()), s, Peer{Transport: "ws", RemoteAddr: s.remoteAddr(r), TLS: r.TLS, Header: r.Header})
+		ctx := withPeer(context.WithoutCancel(r.Context()), s, Peer{Transport: "ws", RemoteAddr: s.remoteAddr(r), TLS: r.TLS, Header: connectionHeader(r.Header)})
 		c := newConnContext(ctx, newWSChannel(wc, s.maxMessageSize(), cfg.pingInterval, cfg.pingTimeout), s, func() { open.Add(-1) })
 		// A socket accepted while the server shuts down may have missed
 		// Shutdown's list of connections: close it here.
@@ -115,6 +129,77 @@ func (s *Server) WebSocketHandler(opts ...WebSocketOption) http.Handler {
 			c.Shutdown(context.Background())
 		}
 	})
+}
+
+// DefaultWebSocketBufferSize is the default size of a server socket's
+// read buffer and of its write buffer (see WebSocketBufferSize). net/http
+// hands a hijacked socket 4 KiB of each, which an idle connection would
+// hold for its lifetime; 1 KiB holds a typical message.
+const DefaultWebSocketBufferSize = 1 << 10
+
+// smallBuffers is the handshake's ResponseWriter whose Hijack gives the
+// socket buffers of the given size, keeping any bytes the client sent
+// after its handshake.
+type smallBuffers struct {
+	http.ResponseWriter
+	size int
+}
+
+func (w smallBuffers) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	nc, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := brw.Writer.Flush(); err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	var src io.Reader = nc
+	n := brw.Reader.Buffered()
+	if n > 0 {
+		early, _ := brw.Reader.Peek(n)
+		src = io.MultiReader(bytes.NewReader(bytes.Clone(early)), nc)
+	}
+	br := bufio.NewReaderSize(src, max(w.size, n))
+	if n > 0 {
+		br.Peek(n) // the early bytes are buffered, as they were in brw
+	}
+	return nc, bufio.NewReadWriter(br, bufio.NewWriterSize(nc, w.size)), nil
+}
+
+// connectionHeader returns the handshake's headers a WebSocket connection
+// keeps for its lifetime (Peer.Header): all but those that served only the
+// upgrade, which would otherwise stay in memory on every idle connection.
+func connectionHeader(h http.Header) http.Header {
+	keep := 0
+	for k := range h {
+		if !upgradeOnly(k) {
+			keep++
+		}
+	}
+	if keep == 0 {
+		return nil
+	}
+	out := make(http.Header, keep)
+	for k, v := range h {
+		if !upgradeOnly(k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// upgradeOnly reports whether the (canonical) header name k matters only
+// to the WebSocket handshake. Sec-WebSocket-Protocol is kept: it names
+// what the client offered.
+func upgradeOnly(k string) bool {
+	switch k {
+	case "Connection", "Upgrade", "Sec-Websocket-Key", "Sec-Websocket-Version", "Sec-Websocket-Extensions":
+		return true
+	}
+	return false
 }
 
 // DialWebSocket opens a WebSocket to url (ws:// or wss://) and returns the

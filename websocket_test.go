@@ -1,15 +1,20 @@
 package jsonrpc_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/binary"
 	"errors"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -455,5 +460,78 @@ func TestWebSocketTLS(t *testing.T) {
 	var n float64
 	if err := cl.Call(ctx, "sum", []int{1, 2}, &n); err != nil || n != 3 {
 		t.Fatalf("%v %v", n, err)
+	}
+}
+
+// A client may send its first frames in the same write as its handshake:
+// the server reads them after the upgrade, and a message larger than the
+// socket's buffers goes through whole, both ways.
+func TestWebSocketFramesSentWithTheHandshake(t *testing.T) {
+	for _, size := range []int{0, 64} { // the default buffers, and tiny ones
+		t.Run(strconv.Itoa(size), func(t *testing.T) { testFramesWithHandshake(t, size) })
+	}
+}
+
+func testFramesWithHandshake(t *testing.T, bufferSize int) {
+	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	defer srv.Shutdown(context.Background())
+	ts := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketBufferSize(bufferSize)))
+	defer ts.Close()
+	nc, err := net.DialTimeout("tcp", ts.Listener.Addr().String(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	frame := func(payload string) []byte { // a masked text frame
+		key := []byte{1, 2, 3, 4}
+		b := []byte{0x81, 0x80 | 127, 0, 0, 0, 0, 0, 0, 0, 0}
+		binary.BigEndian.PutUint64(b[2:], uint64(len(payload)))
+		b = append(b, key...)
+		for i := range len(payload) {
+			b = append(b, payload[i]^key[i%4])
+		}
+		return b
+	}
+	big := strings.Repeat("x", 5000)
+	msg := "GET / HTTP/1.1\r\nHost: " + ts.Listener.Addr().String() + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+	wire := append([]byte(msg), frame(`{"jsonrpc":"2.0","id":1,"method":"subtract","params":[42,23]}`)...)
+	wire = append(wire, frame(`{"jsonrpc":"2.0","id":2,"method":"echo","params":["`+big+`"]}`)...)
+	if _, err := nc.Write(wire); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(nc)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("handshake: %v %v", resp, err)
+	}
+	read := func() string {
+		var h [2]byte
+		if _, err := io.ReadFull(br, h[:]); err != nil {
+			t.Fatal(err)
+		}
+		n := uint64(h[1] & 0x7f)
+		switch n {
+		case 126:
+			var l [2]byte
+			io.ReadFull(br, l[:])
+			n = uint64(binary.BigEndian.Uint16(l[:]))
+		case 127:
+			var l [8]byte
+			io.ReadFull(br, l[:])
+			n = binary.BigEndian.Uint64(l[:])
+		}
+		p := make([]byte, n)
+		if _, err := io.ReadFull(br, p); err != nil {
+			t.Fatal(err)
+		}
+		return string(p)
+	}
+	got := []string{read(), read()}
+	slices.Sort(got)
+	want := []string{`{"jsonrpc":"2.0","id":1,"result":19}`, `{"jsonrpc":"2.0","id":2,"result":["` + big + `"]}`}
+	if got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("replies %.80q, want %.80q", got, want)
 	}
 }

@@ -18,6 +18,7 @@ import (
 var (
 	reverse  = flag.Bool("bench.reverse", false, "run the implementations in reverse order (run.sh alternates passes)")
 	idleMax  = flag.Int("bench.idlemax", 5000, "most connections an Idle benchmark opens (b.N is the count; use -benchtime=2000x)")
+	idleProf = flag.String("bench.idleprofile", "", "write a heap profile of the server while its connections idle, to this file prefix (+ scenario name)")
 	idleWait = flag.Duration("bench.idlewait", 3*time.Second, "how long the Idle benchmarks let the connections idle before measuring")
 )
 

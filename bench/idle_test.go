@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -58,8 +59,22 @@ func BenchmarkIdleWS(b *testing.B) {
 	}
 }
 
+// writeHeapProfile writes the in-use heap profile while the connections
+// are still open (a profile taken when the benchmark ends sees them closed).
+func writeHeapProfile(b *testing.B, name string) {
+	f, err := os.Create(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
+	}
+}
+
 type memSnapshot struct {
 	bytes      uint64 // HeapInuse + StackInuse
+	stack      uint64 // StackInuse alone
 	goroutines int
 }
 
@@ -69,7 +84,7 @@ func snapshot() memSnapshot {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return memSnapshot{bytes: ms.HeapInuse + ms.StackInuse, goroutines: runtime.NumGoroutine()}
+	return memSnapshot{bytes: ms.HeapInuse + ms.StackInuse, stack: ms.StackInuse, goroutines: runtime.NumGoroutine()}
 }
 
 // settle waits until the goroutine count has not changed for 100ms (at most 5s).
@@ -99,8 +114,12 @@ func runIdle(b *testing.B, mode, addr, request string, start func() (stop func()
 	b.StopTimer()
 	time.Sleep(*idleWait) // idle means idle for a while, for every implementation
 	after := snapshot()
+	if *idleProf != "" {
+		writeHeapProfile(b, *idleProf+strings.ReplaceAll(b.Name(), "/", "-")+".heap")
+	}
 	perConn := (float64(after.bytes) - float64(before.bytes)) / float64(n)
 	b.ReportMetric(perConn, "B/conn")
+	b.ReportMetric((float64(after.stack)-float64(before.stack))/float64(n), "stackB/conn")
 	b.ReportMetric(float64(after.goroutines-before.goroutines)/float64(n), "goroutines/conn")
 }
 
