@@ -33,12 +33,12 @@ type Conn struct {
 	giveToken func()       // gives a concurrency token back (for QueuedSender)
 
 	mu       sync.Mutex
-	pending  pendingSet          // our calls awaiting a response (pending.go)
-	inflight inflightSet         // the peer's requests being served, by id
-	draining bool                // Shutdown: answer new requests with an error
-	stopping bool                // Shutdown found the connection idle: take no more messages
-	busy     int                 // messages taken and not yet answered (dispatch and handlers)
-	idle     chan struct{}       // closed when busy drops to 0 while draining
+	pending  pendingSet    // our calls awaiting a response (pending.go)
+	inflight inflightSet   // the peer's requests being served, by id
+	draining bool          // Shutdown: answer new requests with an error
+	stopping bool          // Shutdown found the connection idle: take no more messages
+	busy     int           // messages taken and not yet answered (dispatch and handlers)
+	idle     chan struct{} // closed when busy drops to 0 while draining
 	closed   bool
 	taken    atomic.Int64 // messages taken for processing (tests count answers against it)
 	err      error
