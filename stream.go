@@ -132,8 +132,9 @@ type stream struct {
 	lent bool // part of buf was handed out as a message
 	// interrupted is set by InterruptRecv until the read it cut returns.
 	interrupted atomic.Bool
-	skipping    bool // an oversize line is being skipped
-	hint        int  // size of the last message, to size the next buffer
+	skipping    bool          // an oversize line is being skipped
+	hint        int           // size of the last message, to size the next buffer
+	sock        *socketReader // TCP and unix sockets: read with no buffer held while waiting (idleread_unix.go)
 
 	// write side: the first writer writes, later ones queue behind it
 	wmu     sync.Mutex
@@ -155,6 +156,7 @@ func NewStream(rwc io.ReadWriteCloser, opts StreamOptions) Channel {
 		s.wto = DefaultWriteTimeout
 	}
 	s.wcond = sync.NewCond(&s.wmu)
+	s.useSocketReader(rwc)
 	return s
 }
 
@@ -171,13 +173,15 @@ func (s *stream) fill() error {
 	if s.r == s.w && !s.lent {
 		s.r, s.w = 0, 0
 	}
-	if s.w == len(s.buf) || (s.lent && len(s.buf)-s.w < len(s.buf)/4) {
+	if s.buf == nil && s.sock != nil {
+		// Nothing buffered: readFD makes the buffer once input arrives.
+	} else if s.w == len(s.buf) || (s.lent && len(s.buf)-s.w < len(s.buf)/4) {
 		// Full, or so little room left after lending that reads would come
 		// in small pieces: move the tail to a fresh buffer.
 		tail := s.w - s.r
 		size := max(len(s.buf), 512)
-		if s.buf == nil && s.hint > size {
-			size = s.hint + s.hint/4 // the last message was large: expect another
+		if s.buf == nil {
+			size = s.bufferSize()
 		}
 		if 2*tail > size {
 			size = min(2*size, int(min(s.max, math.MaxInt32)+maxHeaderBytes+4096)) // a header section and its message
@@ -194,7 +198,13 @@ func (s *stream) fill() error {
 		}
 		s.r, s.w = 0, tail
 	}
-	n, err := s.rwc.Read(s.buf[s.w:])
+	var n int
+	var err error
+	if s.sock != nil {
+		n, err = s.readSocket()
+	} else {
+		n, err = s.rwc.Read(s.buf[s.w:])
+	}
 	s.w += n
 	if err != nil && n == 0 && s.interrupted.Load() && errors.Is(err, os.ErrDeadlineExceeded) {
 		// InterruptRecv: clear the deadline and say so. Nothing is lost:
@@ -202,6 +212,10 @@ func (s *stream) fill() error {
 		// (or a decided error) is there, so the next Recv resumes.
 		s.interrupted.Store(false)
 		s.rwc.(interface{ SetReadDeadline(time.Time) error }).SetReadDeadline(time.Time{})
+		if s.sock != nil && s.r == s.w {
+			// The idle refresh: wait on without a buffer (idleread_unix.go).
+			s.buf, s.r, s.w, s.lent = nil, 0, 0, false
+		}
 		return ErrRecvInterrupted
 	}
 	if err == io.EOF {
@@ -214,6 +228,14 @@ func (s *stream) fill() error {
 		return err
 	}
 	return nil
+}
+
+// bufferSize is the size of a new read buffer that holds nothing yet.
+func (s *stream) bufferSize() int {
+	if s.hint > 512 {
+		return s.hint + s.hint/4 // the last message was large: expect another
+	}
+	return 512
 }
 
 // InterruptRecv makes a Recv blocked on the connection return

@@ -1,0 +1,117 @@
+//go:build unix
+
+package jsonrpc
+
+import (
+	"errors"
+	"net"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A stream on a TCP socket that is interrupted while idle (the idle
+// refresh) waits on holding no read buffer, and reads the next messages
+// whole: one sent whole, one cut into pieces, and the hang-up.
+func TestIdleStreamHoldsNoBuffer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	peer, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	nc, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewStream(nc, StreamOptions{Framing: FramingLine}).(*stream)
+	defer s.Close()
+	if s.sock == nil {
+		t.Fatal("a TCP stream does not read its socket directly")
+	}
+	recv := func() chan string {
+		got := make(chan string, 1)
+		go func() {
+			msg, err := s.Recv()
+			if err != nil {
+				got <- "error: " + err.Error()
+				return
+			}
+			got <- string(msg)
+		}()
+		return got
+	}
+	const a, b = `{"jsonrpc":"2.0","method":"a"}`, `{"jsonrpc":"2.0","method":"b"}`
+	peer.Write([]byte(a + "\n"))
+	if got := <-recv(); got != a {
+		t.Fatalf("first message %q", got)
+	}
+	if s.buf == nil {
+		t.Fatal("a busy stream let its buffer go")
+	}
+	for range 2 { // interrupted twice while idle
+		got := recv()
+		time.Sleep(20 * time.Millisecond) // let Recv wait on the socket
+		if !s.InterruptRecv() {
+			t.Fatal("InterruptRecv failed")
+		}
+		if msg := <-got; msg != "error: "+ErrRecvInterrupted.Error() {
+			t.Fatalf("interrupted Recv: %q", msg)
+		}
+		if s.buf != nil {
+			t.Fatalf("an idle stream holds a %d-byte buffer", len(s.buf))
+		}
+	}
+	got := recv()
+	time.Sleep(20 * time.Millisecond)
+	peer.Write([]byte(a + "\n" + b[:5]))
+	if msg := <-got; msg != a {
+		t.Fatalf("after the idle wait: %q", msg)
+	}
+	got = recv()
+	time.Sleep(20 * time.Millisecond)
+	peer.Write([]byte(b[5:] + "\n"))
+	if msg := <-got; msg != b {
+		t.Fatalf("a message in two pieces: %q", msg)
+	}
+	got = recv()
+	peer.Close()
+	if msg := <-got; msg != "error: EOF" {
+		t.Fatalf("after the hang-up: %q", msg)
+	}
+}
+
+// A read error of a socket read directly is what net.Conn.Read reports:
+// a *net.OpError wrapping the system error.
+func TestIdleStreamReadError(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	peer, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewStream(nc, StreamOptions{Framing: FramingLine})
+	defer s.Close()
+	peer.Write([]byte(`{"jsonrpc":"2.0","method":"a"}` + "\n"))
+	if _, err := s.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	peer.(*net.TCPConn).SetLinger(0) // closing sends a reset
+	peer.Close()
+	_, err = s.Recv()
+	var opErr *net.OpError
+	if !errors.As(err, &opErr) || opErr.Op != "read" || !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("after a reset: %v (%T)", err, err)
+	}
+}
