@@ -330,7 +330,7 @@ func TestCancelWithEverySlotTaken(t *testing.T) {
 
 // Over Streamable HTTP a cancel POSTed by the client reaches the POST that
 // serves the request it names, in the same session only. MCP: that POST's
-// answer ends without a response (an event stream with no event); LSP: it
+// answer ends without a response (an event stream with no message); LSP: it
 // answers -32800.
 func TestCancelStreamableHTTP(t *testing.T) {
 	for _, tc := range []struct {
@@ -338,7 +338,7 @@ func TestCancelStreamableHTTP(t *testing.T) {
 		cancel         string
 		wantType, want string
 	}{
-		{jsonrpc.ConventionMCP, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w","reason":"user"}}`, "text/event-stream", ""},
+		{jsonrpc.ConventionMCP, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w","reason":"user"}}`, "text/event-stream", "id: 2-0\nretry: 1000"}, // the priming event only
 		{jsonrpc.ConventionLSP, `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"w"}}`, "application/json", `{"jsonrpc":"2.0","id":"w","error":{"code":-32800,"message":"request cancelled"}}`},
 	} {
 		t.Run(conventionName(tc.cv), func(t *testing.T) {

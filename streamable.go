@@ -20,7 +20,10 @@ import (
 // with a Server-Sent Events stream that carries the messages the handler
 // sends to the client (notifications, and requests whose answers the client
 // POSTs back) and then the response. A handler reaches the client with
-// ConnFromContext, exactly as on a stream.
+// ConnFromContext, exactly as on a stream. With sessions, GET opens the
+// session's standalone stream, which carries what is sent on the session's
+// connection (SessionConn) outside any POST, and every stream can be
+// resumed after a dropped connection (GET with Last-Event-ID).
 
 // SSEPolicy says when a POST is answered with an event stream.
 type SSEPolicy uint8
@@ -60,12 +63,42 @@ type StreamableHTTPOptions struct {
 	// request header the server accepts; a request with another gets 400.
 	// A request without the header is accepted (MCP: assume the oldest).
 	ProtocolVersions []string
+
+	// NoStandaloneStream answers GET with 405: no stream apart from the
+	// POSTs', and SessionConn returns nil. Without Sessions there is no
+	// standalone stream either (GET gets 405).
+	NoStandaloneStream bool
+	// OutboxSize and OutboxBytes bound the messages of a session waiting
+	// for its standalone stream (default 256 messages, 256 KiB): sent on
+	// SessionConn while no GET stream is open, or faster than the client
+	// reads it. A message over either bound is refused: its send fails
+	// with ErrStreamBacklog (nothing waits).
+	OutboxSize, OutboxBytes int
+	// EventStoreSize and EventStoreBytes bound the events a session keeps
+	// so that a client can resume a stream cut off (default 256 events,
+	// 256 KiB, per session); past either, the oldest go. A negative
+	// EventStoreSize keeps none: events carry no ids and nothing resumes.
+	EventStoreSize, EventStoreBytes int
+	// KeepAlive is the interval of the comment lines written on an open
+	// event stream so that proxies do not cut it as idle (default 15 s;
+	// negative: none).
+	KeepAlive time.Duration
+	// RetryDelay is sent as the retry: field at the start of every event
+	// stream of a session: how long a client waits before reconnecting
+	// (default 1 s; negative: no retry field).
+	RetryDelay time.Duration
 }
 
 // Defaults of StreamableHTTPOptions.
 const (
 	DefaultSessionIdleTimeout = 30 * time.Minute
 	DefaultMaxSessions        = 10000
+	DefaultOutboxSize         = 256
+	DefaultOutboxBytes        = 256 << 10
+	DefaultEventStoreSize     = 256
+	DefaultEventStoreBytes    = 256 << 10
+	DefaultKeepAlive          = 15 * time.Second
+	DefaultRetryDelay         = time.Second
 )
 
 const (
@@ -79,9 +112,36 @@ const (
 // HTTP. A POST of notifications or responses only gets 202 Accepted and no
 // body; a POST carrying requests gets their reply as application/json or
 // as an event stream (see SSEPolicy), each event "event: message" with one
-// JSON-RPC message as its data. GET gets 405: there is no stream apart from
-// the POSTs' (the specification lets a server decline it). Limits, origin
-// checks (403) and body limits (413) are those of ServeHTTP.
+// JSON-RPC message as its data. Limits, origin checks (403) and body
+// limits (413) are those of ServeHTTP.
+//
+// With Sessions, GET (Accept: text/event-stream, the session's header)
+// opens the session's standalone stream: it carries the requests and
+// notifications sent on SessionConn, never a response. A session has one
+// standalone stream: a new GET takes it over and the older response ends.
+// Messages sent while none is open wait in the session's outbox (OutboxSize).
+// Every event of a session has an id, "<stream>-<n>", unique in the
+// session; each stream starts with a retry: field and an id naming its
+// start (MCP's priming event, with an empty data field for clients of
+// revision 2025-11-25 and later). A dropped connection neither cancels a
+// POST's call nor loses its events: GET with Last-Event-ID writes the
+// stored events of that stream after the id, then goes on with the stream
+// (a POST's stream whose response was already sent: the rest, then the
+// end). A Last-Event-ID that is malformed or names no stream of the session
+// gets 400; one whose missed events were evicted from the store
+// (EventStoreSize) gets 410 for a POST's stream, while the standalone stream
+// resumes with what is left. GET gets 405 without sessions (a stateless
+// server has no one to push to) or with NoStandaloneStream; 406 without
+// text/event-stream in Accept. An idle keep-alive comment (": keep-alive")
+// is written every KeepAlive; a session whose standalone stream is open
+// does not expire.
+//
+// Stateless (Sessions off), every POST is served on its own, by any
+// instance behind a load balancer: no session header, GET and DELETE get
+// 405, events carry no ids. The stateless revision of MCP (2026-07-28: no
+// sessions, no GET stream, each request naming its version in _meta) fits
+// beside it as a mode chosen by the request's protocol version: the POST
+// path (post, serveStream) already serves each request on its own.
 func (s *Server) StreamableHTTPHandler(opts StreamableHTTPOptions) http.Handler {
 	if opts.InitializeMethod == "" {
 		opts.InitializeMethod = "initialize"
@@ -92,22 +152,70 @@ func (s *Server) StreamableHTTPHandler(opts StreamableHTTPOptions) http.Handler 
 	if opts.MaxSessions <= 0 {
 		opts.MaxSessions = DefaultMaxSessions
 	}
-	return &streamableHandler{srv: s, opts: opts, sessions: map[string]*streamSession{}, posts: map[uint64]*postStream{}}
+	opts.OutboxSize = orDefault(opts.OutboxSize, DefaultOutboxSize)
+	opts.OutboxBytes = orDefault(opts.OutboxBytes, DefaultOutboxBytes)
+	if opts.EventStoreSize == 0 {
+		opts.EventStoreSize = DefaultEventStoreSize
+	}
+	opts.EventStoreBytes = orDefault(opts.EventStoreBytes, DefaultEventStoreBytes)
+	if opts.KeepAlive == 0 {
+		opts.KeepAlive = DefaultKeepAlive
+	}
+	if opts.RetryDelay == 0 {
+		opts.RetryDelay = DefaultRetryDelay
+	}
+	h := &streamableHandler{srv: s, opts: opts, sessions: map[string]*streamSession{}, posts: map[uint64]*postStream{}, sessionConns: map[uint64]*sessionChannel{}, stop: make(chan struct{})}
+	// Shutdown ends the open streams (their clients reconnect elsewhere), so
+	// that an HTTP server's graceful shutdown does not wait for them.
+	s.onShutdown(func(context.Context) error {
+		h.stopOnce.Do(func() { close(h.stop) })
+		return nil
+	})
+	return h
 }
 
 type streamableHandler struct {
-	srv  *Server
-	opts StreamableHTTPOptions
+	srv      *Server
+	opts     StreamableHTTPOptions
+	stop     chan struct{} // closed at the Server's Shutdown: open streams end
+	stopOnce sync.Once
 
-	mu       sync.Mutex
-	sessions map[string]*streamSession
-	posts    map[uint64]*postStream // live POSTs with a connection, by key
-	next     uint64
+	mu           sync.Mutex
+	sessions     map[string]*streamSession
+	posts        map[uint64]*postStream     // live POSTs with a connection, by key
+	sessionConns map[uint64]*sessionChannel // the sessions' connections (SessionConn), by key
+	next         uint64
 }
 
+// writeTimeout bounds one write of an event stream: Server.WriteTimeout,
+// as on sockets.
+func (h *streamableHandler) writeTimeout() time.Duration {
+	switch d := h.srv.WriteTimeout; {
+	case d < 0:
+		return 0
+	case d == 0:
+		return defaultStreamWriteTimeout
+	default:
+		return d
+	}
+}
+
+const defaultStreamWriteTimeout = 30 * time.Second
+
+// streamSession is one session: its standalone stream, its event store,
+// the event streams of its POSTs still live, and its connection.
 type streamSession struct {
-	id    string
-	timer *time.Timer
+	id         string
+	h          *streamableHandler
+	timer      *time.Timer
+	standalone *sseStream // nil with NoStandaloneStream
+	store      *eventStore  // nil without resumption
+
+	mu      sync.Mutex
+	streams map[uint32]*sseStream // the POSTs' streams still live
+	last    uint32                  // the last stream number given
+	conn    *Conn                   // SessionConn's, made on first use
+	ended   bool
 }
 
 func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -143,14 +251,111 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
-	default:
-		allow := http.MethodPost
-		if h.opts.Sessions {
-			allow += ", " + http.MethodDelete
+	case http.MethodGet:
+		if !h.opts.Sessions || h.opts.NoStandaloneStream {
+			h.notAllowed(w, r)
+			return
 		}
-		w.Header().Set("Allow", allow)
-		http.Error(w, "jsonrpc: method "+r.Method+" not allowed: this endpoint has no standalone event stream; POST JSON-RPC messages", http.StatusMethodNotAllowed)
+		h.get(w, r)
+	default:
+		h.notAllowed(w, r)
 	}
+}
+
+func (h *streamableHandler) notAllowed(w http.ResponseWriter, r *http.Request) {
+	allow := http.MethodPost
+	if h.opts.Sessions && !h.opts.NoStandaloneStream {
+		allow = "GET, " + allow
+	}
+	if h.opts.Sessions {
+		allow += ", " + http.MethodDelete
+	}
+	w.Header().Set("Allow", allow)
+	what := "this endpoint has no standalone event stream; POST JSON-RPC messages"
+	if r.Method != http.MethodGet {
+		what = "POST JSON-RPC messages"
+	}
+	http.Error(w, "jsonrpc: method "+r.Method+" not allowed: "+what, http.StatusMethodNotAllowed)
+}
+
+// get serves GET: the session's standalone stream, or the resumption of
+// one of its streams (Last-Event-ID).
+func (h *streamableHandler) get(w http.ResponseWriter, r *http.Request) {
+	if !acceptsEventStream(r.Header.Get("Accept")) {
+		http.Error(w, "jsonrpc: GET opens an event stream: Accept must list "+eventStream, http.StatusNotAcceptable)
+		return
+	}
+	id := r.Header.Get(sessionHeader)
+	if id == "" {
+		http.Error(w, "jsonrpc: GET needs the "+sessionHeader+" header (initialize first)", http.StatusBadRequest)
+		return
+	}
+	sess := h.touchSession(id)
+	if sess == nil {
+		http.Error(w, "jsonrpc: unknown or ended session", http.StatusNotFound)
+		return
+	}
+	defer h.touchSession(id) // the idle time counts from the stream's end
+	es, from := sess.standalone, (*uint64)(nil)
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		stream, seq, ok := parseEventID(last)
+		if ok && sess.store != nil {
+			es = sess.stream(stream)
+		}
+		if !ok || es == nil {
+			http.Error(w, "jsonrpc: Last-Event-ID "+strconv.Quote(last)+" names no stream of this session", http.StatusBadRequest)
+			return
+		}
+		from = &seq
+	}
+	setReadDeadline(w, time.Time{}) // a long stream is not cut by the listener's read timeout
+	out := newEventOut(w)
+	ended, err := es.attach(out, nil, from, es != sess.standalone, r.Header.Get(versionHeader) >= "2025-11-25")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusGone)
+		return
+	}
+	if !ended {
+		es.hold(r.Context(), out, h.stop)
+	}
+}
+
+// stream returns the session's stream numbered n: the standalone stream,
+// a POST's still live, or one that has ended (what is stored of it), or
+// nil when the session never had it.
+func (ss *streamSession) stream(n uint32) *sseStream {
+	if n == 0 {
+		return ss.standalone
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if es := ss.streams[n]; es != nil {
+		return es
+	}
+	if n > ss.last {
+		return nil
+	}
+	return &sseStream{num: n, store: ss.store, retry: ss.h.opts.RetryDelay, timeout: ss.h.writeTimeout(), ended: true}
+}
+
+// openStream numbers a POST's event stream and keeps it for resumption
+// while it lives.
+func (ss *streamSession) openStream(es *sseStream) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.last++
+	es.num, es.store, es.retry = ss.last, ss.store, ss.h.opts.RetryDelay
+	if ss.streams == nil {
+		ss.streams = map[uint32]*sseStream{}
+	}
+	ss.streams[es.num] = es
+}
+
+func (ss *streamSession) closeStream(es *sseStream) {
+	es.end()
+	ss.mu.Lock()
+	delete(ss.streams, es.num)
+	ss.mu.Unlock()
 }
 
 func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
@@ -187,29 +392,35 @@ func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	session := ""
+	var sess *streamSession
 	if h.opts.Sessions {
 		session = r.Header.Get(sessionHeader)
 		switch {
 		case session == "" && initialize:
-			id, ok := h.newSession()
-			if !ok {
+			sess = h.newSession()
+			if sess == nil {
 				w.Header().Set("Retry-After", "1")
 				http.Error(w, "jsonrpc: too many sessions", http.StatusServiceUnavailable)
 				return
 			}
-			session = id
-			w.Header().Set(sessionHeader, id)
+			session = sess.id
+			w.Header().Set(sessionHeader, session)
 		case session == "":
 			http.Error(w, "jsonrpc: missing "+sessionHeader+" header (initialize first)", http.StatusBadRequest)
 			return
-		case !h.touchSession(session):
-			http.Error(w, "jsonrpc: unknown or ended session", http.StatusNotFound)
-			return
+		default:
+			if sess = h.touchSession(session); sess == nil {
+				http.Error(w, "jsonrpc: unknown or ended session", http.StatusNotFound)
+				return
+			}
 		}
 	}
 	h.route(data, responses, session)
 	pi := &peerInfo{peer: Peer{Transport: "http", RemoteAddr: r.RemoteAddr, TLS: r.TLS, Header: r.Header}, srv: s}
 	ctx := context.WithValue(r.Context(), peerKey{}, pi)
+	if sess != nil && sess.standalone != nil {
+		ctx = context.WithValue(ctx, sessionKey{}, sess)
+	}
 	client := clientKey(r, session, h.opts.Sessions)
 	if s.Convention != ConventionNone {
 		ctx = context.WithValue(ctx, cancelRouterKey{}, func(id ID) bool { return h.cancel(client, id) })
@@ -237,7 +448,7 @@ func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 		w.Write(reply)
 		return
 	}
-	h.serveStream(ctx, w, data, session, client, requests, pi)
+	h.serveStream(ctx, w, data, sess, client, requests, pi, r.Header.Get(versionHeader) >= "2025-11-25")
 }
 
 // clientKey names the client of a POST, so that a cancel reaches only the
@@ -277,11 +488,27 @@ func (h *streamableHandler) cancel(client string, id ID) bool {
 
 // serveStream serves a POST carrying requests on a connection of its own,
 // whose output is this response: JSON, or events once the handler sends the
-// client anything before its reply.
-func (h *streamableHandler) serveStream(ctx context.Context, w http.ResponseWriter, data []byte, session, client string, requests int, pi *peerInfo) {
+// client anything before its reply. In a session that keeps events, a
+// client that goes away once the events have begun does not cancel the
+// call: its events are stored for a GET with Last-Event-ID to resume.
+func (h *streamableHandler) serveStream(ctx context.Context, w http.ResponseWriter, data []byte, sess *streamSession, client string, requests int, pi *peerInfo, withData bool) {
+	es := &sseStream{timeout: h.writeTimeout(), keepAlive: h.opts.KeepAlive}
+	session, base := "", ctx
+	if sess != nil {
+		session = sess.id
+		sess.openStream(es)
+		defer sess.closeStream(es)
+		if es.store != nil {
+			base = context.WithoutCancel(ctx) // the call outlives a dropped connection
+		}
+	}
+	out := newEventOut(w)
+	es.out = out
 	ps := &postStream{
 		w:        w,
 		pi:       pi,
+		events:   es,
+		withData: withData,
 		session:  session,
 		client:   client,
 		requests: requests,
@@ -290,7 +517,7 @@ func (h *streamableHandler) serveStream(ctx context.Context, w http.ResponseWrit
 		closed:   make(chan struct{}),
 		done:     make(chan struct{}),
 	}
-	conn := newConnContext(ctx, ps, h.srv, nil)
+	conn := newConnContext(base, ps, h.srv, nil)
 	ps.conn = conn // before addPost: cancel reads it
 	if !h.addPost(ps) {
 		conn.Close()
@@ -303,30 +530,37 @@ func (h *streamableHandler) serveStream(ctx context.Context, w http.ResponseWrit
 	// that the client's answers, POSTed separately, find their way back.
 	conn.seq.Store(ps.key << 32)
 	ps.in <- data
-	select {
-	case <-ps.done:
-	case <-ps.closed: // the session ended
-	case <-ctx.Done(): // the client went away
+	es.hold(ctx, out, ps.closed)
+	if ps.resumable() {
+		// The response went away (the client, a failed write, a resumed
+		// stream taking over): serve on, into the store.
+		select {
+		case <-ps.done:
+		case <-ps.closed: // the session ended
+		}
 	}
 	conn.Close() // handlers still running are cancelled
 }
 
 // route hands the responses in a POST to the streams whose calls they answer.
 func (h *streamableHandler) route(data []byte, responses []envelope, session string) {
-	seen := map[*postStream]bool{}
+	seen := map[any]bool{}
 	for i := range responses {
 		n, ok := parseOurID(responses[i].id.of(data))
 		if !ok {
 			continue
 		}
 		h.mu.Lock()
-		ps := h.posts[n>>32]
+		ps, sc := h.posts[n>>32], h.sessionConns[n>>32]
 		h.mu.Unlock()
-		if ps == nil || ps.session != session || seen[ps] {
-			continue
+		switch {
+		case ps != nil && ps.session == session && !seen[ps]:
+			seen[ps] = true
+			ps.deliver(data)
+		case sc != nil && sc.sess.id == session && !seen[sc]:
+			seen[sc] = true
+			sc.deliver(data)
 		}
-		seen[ps] = true
-		ps.deliver(data)
 	}
 }
 
@@ -340,18 +574,26 @@ func (h *streamableHandler) notifications(ctx context.Context, data []byte) {
 func (h *streamableHandler) addPost(ps *postStream) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if len(h.posts) >= maxPostStreams-1 {
+	key, ok := h.newKeyLocked()
+	if !ok {
 		return false
+	}
+	ps.key = key
+	h.posts[key] = ps
+	return true
+}
+
+// newKeyLocked returns a free key for the high bits of our call ids (h.mu held).
+func (h *streamableHandler) newKeyLocked() (uint64, bool) {
+	if len(h.posts)+len(h.sessionConns) >= maxPostStreams-1 {
+		return 0, false
 	}
 	for {
 		h.next = (h.next + 1) % maxPostStreams
-		if h.next != 0 && h.posts[h.next] == nil {
-			break
+		if h.next != 0 && h.posts[h.next] == nil && h.sessionConns[h.next] == nil {
+			return h.next, true
 		}
 	}
-	ps.key = h.next
-	h.posts[ps.key] = ps
-	return true
 }
 
 func (h *streamableHandler) removePost(ps *postStream) {
@@ -360,33 +602,51 @@ func (h *streamableHandler) removePost(ps *postStream) {
 	h.mu.Unlock()
 }
 
-func (h *streamableHandler) newSession() (string, bool) {
+func (h *streamableHandler) newSession() *streamSession {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.sessions) >= h.opts.MaxSessions {
-		return "", false
+		return nil
 	}
 	var b [16]byte
 	rand.Read(b[:])
 	id := hex.EncodeToString(b[:]) // visible ASCII, 128 random bits
-	ss := &streamSession{id: id}
-	ss.timer = time.AfterFunc(h.opts.SessionIdleTimeout, func() { h.endSession(id) })
+	ss := &streamSession{id: id, h: h}
+	if h.opts.EventStoreSize > 0 {
+		ss.store = newEventStore(h.opts.EventStoreSize, h.opts.EventStoreBytes)
+	}
+	if !h.opts.NoStandaloneStream {
+		ss.standalone = &sseStream{store: ss.store, retry: h.opts.RetryDelay, timeout: h.writeTimeout(), keepAlive: h.opts.KeepAlive,
+			maxQueue: h.opts.OutboxSize, maxBytes: h.opts.OutboxBytes, wake: make(chan struct{}, 1)}
+	}
+	ss.timer = time.AfterFunc(h.opts.SessionIdleTimeout, func() { h.expire(ss) })
 	h.sessions[id] = ss
-	return id, true
+	return ss
 }
 
-func (h *streamableHandler) touchSession(id string) bool {
+// expire ends a session idle for SessionIdleTimeout, unless its client
+// listens on its standalone stream.
+func (h *streamableHandler) expire(ss *streamSession) {
+	if ss.standalone != nil && ss.standalone.attached() {
+		ss.timer.Reset(h.opts.SessionIdleTimeout)
+		return
+	}
+	h.endSession(ss.id)
+}
+
+// touchSession returns the live session id and restarts its idle time.
+func (h *streamableHandler) touchSession(id string) *streamSession {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ss := h.sessions[id]
-	if ss == nil {
-		return false
+	if ss != nil {
+		ss.timer.Reset(h.opts.SessionIdleTimeout)
 	}
-	ss.timer.Reset(h.opts.SessionIdleTimeout)
-	return true
+	return ss
 }
 
-// endSession ends a session; its POSTs still in flight are cancelled.
+// endSession ends a session: its POSTs still in flight are cancelled, its
+// streams end and its connection closes.
 func (h *streamableHandler) endSession(id string) bool {
 	h.mu.Lock()
 	ss := h.sessions[id]
@@ -405,7 +665,126 @@ func (h *streamableHandler) endSession(id string) bool {
 	for _, ps := range streams {
 		ps.Close()
 	}
+	ss.mu.Lock()
+	ss.ended = true
+	conn := ss.conn
+	ss.conn = nil
+	ss.mu.Unlock()
+	if ss.standalone != nil {
+		ss.standalone.end()
+	}
+	if conn != nil {
+		conn.Close()
+	}
 	return true
+}
+
+type sessionKey struct{}
+
+// SessionConn returns the connection of the client whose request ctx
+// belongs to, one that outlives the request, so that a handler (or code it
+// hands the connection to) can notify or call that client later: on a
+// stream transport (TCP, unix, stdio, WebSocket) it is ConnFromContext's;
+// over Streamable HTTP with sessions it is the session's, whose messages go
+// on the session's standalone GET stream (waiting in the session's outbox
+// while no GET stream is open; see StreamableHTTPOptions.OutboxSize and
+// ErrStreamBacklog), and whose calls are answered by the client's POSTs. It
+// closes when the session ends. It returns nil where no connection
+// outlives the request: plain HTTP, stateless Streamable HTTP, or
+// NoStandaloneStream.
+func SessionConn(ctx context.Context) *Conn {
+	if ss, ok := ctx.Value(sessionKey{}).(*streamSession); ok {
+		return ss.connection(ctx)
+	}
+	if c := ConnFromContext(ctx); c != nil && !c.callScoped() {
+		return c
+	}
+	return nil
+}
+
+// connection returns the session's connection, made on first use with the
+// peer of the request ctx belongs to.
+func (ss *streamSession) connection(ctx context.Context) *Conn {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.ended {
+		return nil
+	}
+	if ss.conn != nil {
+		return ss.conn
+	}
+	h := ss.h
+	ch := &sessionChannel{sess: ss, in: make(chan []byte, 4), closed: make(chan struct{})}
+	h.mu.Lock()
+	key, ok := h.newKeyLocked()
+	if ok {
+		ch.key = key
+		h.sessionConns[key] = ch
+	}
+	h.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	base := context.Background()
+	if pi, ok := ctx.Value(peerKey{}).(*peerInfo); ok {
+		base = context.WithValue(base, peerKey{}, &peerInfo{peer: pi.peer, srv: pi.srv})
+	}
+	c := newConnContext(base, ch, h.srv, nil)
+	c.seq.Store(key << 32) // the client's answers find their way back (route)
+	ch.conn = c
+	ss.conn = c
+	return c
+}
+
+// sessionChannel is the Channel of a session's connection: what it sends
+// goes to the session's outbox, for the standalone stream; it receives the
+// client's answers to its calls, POSTed and routed to it by id.
+type sessionChannel struct {
+	sess   *streamSession
+	conn   *Conn
+	key    uint64
+	in     chan []byte
+	closed chan struct{}
+	close  sync.Once
+}
+
+func (c *sessionChannel) Recv() ([]byte, error) {
+	select {
+	case msg := <-c.in:
+		return msg, nil
+	case <-c.closed:
+		return nil, io.EOF
+	}
+}
+
+// Send queues msg for the standalone stream; it never waits, and fails
+// with ErrStreamBacklog when the outbox is full.
+func (c *sessionChannel) Send(msg []byte) error { return c.sess.standalone.enqueue(msg) }
+
+// Close ends the connection's channel; the session lives on, and the next
+// SessionConn makes a new connection.
+func (c *sessionChannel) Close() error {
+	c.close.Do(func() {
+		close(c.closed)
+		h := c.sess.h
+		h.mu.Lock()
+		delete(h.sessionConns, c.key)
+		h.mu.Unlock()
+		c.sess.mu.Lock()
+		if c.sess.conn == c.conn {
+			c.sess.conn = nil
+		}
+		c.sess.mu.Unlock()
+	})
+	return nil
+}
+
+// deliver passes a POSTed message with answers to our calls to the connection.
+func (c *sessionChannel) deliver(data []byte) {
+	select {
+	case c.in <- data:
+	case <-c.closed:
+	}
 }
 
 func acceptsEventStream(accept string) bool {
@@ -428,6 +807,8 @@ type postStream struct {
 	requests int    // the requests of the POST (see cancelled)
 	w        http.ResponseWriter
 	pi       *peerInfo
+	events   *sseStream // the answer's event stream, once it is one
+	withData bool         // the client takes MCP 2025-11-25's priming event
 	always   bool
 	conn     *Conn
 
@@ -456,20 +837,36 @@ func (ps *postStream) cancelled() {
 	if !ps.sse {
 		ps.startEvents()
 	}
+	ps.finish()
+}
+
+// finish marks the reply written and ends the answer (ps.mu held).
+func (ps *postStream) finish() {
 	ps.finished = true
 	close(ps.done)
+	ps.events.end()
+}
+
+// resumable reports whether the call goes on once its response is gone:
+// its answer is an event stream whose events are stored.
+func (ps *postStream) resumable() bool {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return ps.sse && !ps.finished && ps.events.store != nil
 }
 
 // startEvents makes the answer an event stream (ps.mu held).
 func (ps *postStream) startEvents() {
 	ps.sse = true
-	h := ps.w.Header()
-	ps.pi.copyReplyHeader(h)
-	h.Set("Content-Type", eventStream)
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
-	ps.w.WriteHeader(http.StatusOK)
-	http.NewResponseController(ps.w).Flush()
+	es := ps.events
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if es.out == nil {
+		return // the client went away before
+	}
+	if es.start(es.out, ps.pi.copyReplyHeader, true, ps.withData) != nil {
+		es.detachLocked()
+	}
 }
 
 func (ps *postStream) Recv() ([]byte, error) {
@@ -504,35 +901,23 @@ func (ps *postStream) Send(msg []byte) error {
 	if ps.finished {
 		return ErrClosed
 	}
-	h := ps.w.Header()
 	if !ps.sse && (!reply || ps.always) {
 		ps.startEvents()
 	}
 	var err error
 	if ps.sse {
-		_, err = writeEvent(ps.w, msg)
-		http.NewResponseController(ps.w).Flush()
+		err = ps.events.send(msg)
 	} else {
+		h := ps.w.Header()
 		ps.pi.copyReplyHeader(h)
 		h["Content-Type"] = jsonContentType
 		h.Set("Content-Length", strconv.Itoa(len(msg)))
 		_, err = ps.w.Write(msg)
 	}
 	if reply {
-		ps.finished = true
-		close(ps.done)
+		ps.finish()
 	}
 	return err
-}
-
-// writeEvent writes one SSE event carrying msg (a JSON-RPC message has no
-// newline, so it is one data line).
-func writeEvent(w io.Writer, msg []byte) (int, error) {
-	b := make([]byte, 0, len(msg)+24)
-	b = append(b, "event: message\ndata: "...)
-	b = append(b, msg...)
-	b = append(b, "\n\n"...)
-	return w.Write(b)
 }
 
 // isOutgoingCall reports whether a message the connection sends is a

@@ -250,8 +250,8 @@ func (c *streamableChannel) readStream(ctx context.Context, r *sseReader, due in
 			r = r.resume(resp.Body)
 			continue
 		}
-		if ev.Type != "" && ev.Type != "message" {
-			continue
+		if (ev.Type != "" && ev.Type != "message") || len(ev.Data) == 0 {
+			continue // another kind of event, or MCP's priming event (an id, no message)
 		}
 		msg := bytes.Clone(ev.Data)
 		_, responses := countMessages(msg)

@@ -167,8 +167,8 @@ func TestStreamableHTTPCallback(t *testing.T) {
 			if err != nil {
 				t.Fatalf("stream ended: %v", err)
 			}
-			if line == "\n" {
-				return data
+			if line == "\n" && data != "" {
+				return data // (the priming event, an id and a retry field, has no data)
 			}
 			if d, ok := strings.CutPrefix(line, "data: "); ok {
 				data = strings.TrimSuffix(d, "\n")

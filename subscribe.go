@@ -115,8 +115,11 @@ func MaxSubscriptionsPerConn(n int) SubscriptionsOption {
 }
 
 // NewSubscriptions registers namespace+"_subscribe" and
-// namespace+"_unsubscribe" on mux. Over a transport without a connection
-// (plain HTTP), subscribing is answered with -32601 "notifications not
+// namespace+"_unsubscribe" on mux. Over Streamable HTTP with sessions, a
+// subscription belongs to the session (SessionConn) and its events go on
+// the session's standalone GET stream. Over a transport without a
+// connection that outlives the call (plain HTTP, stateless Streamable
+// HTTP), subscribing is answered with -32601 "notifications not
 // supported", as go-ethereum does.
 func NewSubscriptions(mux *Mux, namespace string, opts ...SubscriptionsOption) *Subscriptions {
 	s := &Subscriptions{
@@ -228,8 +231,8 @@ func (c *Conn) callScoped() bool {
 var errNotificationsUnsupported = &Error{Code: CodeMethodNotFound, Message: "notifications not supported"}
 
 func (s *Subscriptions) serveSubscribe(ctx context.Context, params []json.RawMessage) (string, error) {
-	conn := ConnFromContext(ctx)
-	if conn == nil || conn.callScoped() {
+	conn := SessionConn(ctx) // over Streamable HTTP, events go on the session's GET stream
+	if conn == nil {
 		return "", errNotificationsUnsupported
 	}
 	kind, args, err := splitKind(params)
@@ -260,7 +263,7 @@ type unsubscribeParams struct {
 }
 
 func (s *Subscriptions) serveUnsubscribe(ctx context.Context, p unsubscribeParams) (bool, error) {
-	conn := ConnFromContext(ctx)
+	conn := SessionConn(ctx)
 	if conn == nil {
 		return false, errNotificationsUnsupported
 	}

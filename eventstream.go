@@ -1,0 +1,310 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// ErrStreamBacklog is the error of a message sent on a Streamable HTTP
+// session's connection (SessionConn) while the session's outbox, the
+// messages waiting for its standalone GET stream, is full
+// (StreamableHTTPOptions.OutboxSize, OutboxBytes): the client has no GET
+// stream open, or reads it too slowly. The message is not sent.
+var ErrStreamBacklog = errors.New("jsonrpc: the session's outbox is full: the client does not read its GET stream (StreamableHTTPOptions.OutboxSize)")
+
+// sseStream is one event stream of a Streamable HTTP answer: a POST's,
+// or a session's standalone GET stream. Each event is numbered and stored
+// when the session keeps events (resumability), then written to the HTTP
+// response attached at the time, if any. A client that lost its connection
+// attaches a new response with GET and Last-Event-ID: the stored events it
+// missed are written first, then the stream goes on there. Nothing is ever
+// written to two responses.
+//
+// A POST's stream is written by its connection's sends (a handler's
+// notifications wait for their own write); the standalone stream's
+// messages wait in a bounded outbox, written by the goroutine that holds
+// the GET response, so that a slow reader never blocks the sender.
+type sseStream struct {
+	num       uint32        // the stream's number in its session (0: standalone)
+	store     *eventStore   // nil: events have no ids and cannot be resumed
+	retry     time.Duration // the retry: field at the start of a response (<= 0: none)
+	timeout   time.Duration // bounds one write (<= 0: none)
+	keepAlive time.Duration // comment interval on an idle response (<= 0: none)
+
+	mu    sync.Mutex
+	out   *eventOut // the attached response, nil while none
+	ended bool      // the stream is over: a response attached now gets what is stored, then ends
+
+	// The standalone stream's outbox.
+	queue    [][]byte
+	queued   int // bytes
+	maxQueue int
+	maxBytes int
+	wake     chan struct{}
+}
+
+// eventOut is one HTTP response carrying an event stream.
+type eventOut struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	done    chan struct{} // closed when detached: its holder returns
+	started bool          // the event-stream header is written
+	buf     []byte
+}
+
+func newEventOut(w http.ResponseWriter) *eventOut {
+	return &eventOut{w: w, rc: http.NewResponseController(w), done: make(chan struct{})}
+}
+
+// write writes b and flushes it, within the write timeout.
+func (o *eventOut) write(b []byte, timeout time.Duration) error {
+	if timeout > 0 {
+		o.rc.SetWriteDeadline(time.Now().Add(timeout))
+	}
+	if _, err := o.w.Write(b); err != nil {
+		return err
+	}
+	return o.rc.Flush()
+}
+
+// start writes the event-stream header, then the retry field, and, when
+// the stream keeps ids and prime is set, a priming event: an id naming the
+// stream's current point and no message, so that a client cut before the
+// first message can resume (MCP 2025-11-25). withData adds the empty data
+// field MCP's revision asks for; older clients get the id alone, which a
+// conforming reader takes without dispatching an event.
+func (es *sseStream) start(o *eventOut, header func(http.Header), prime, withData bool) error {
+	h := o.w.Header()
+	if header != nil {
+		header(h)
+	}
+	h.Set("Content-Type", eventStream)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	o.w.WriteHeader(http.StatusOK)
+	o.started = true
+	b := o.buf[:0]
+	if prime && es.store != nil {
+		b = append(append(b, "id: "...), eventID(es.num, es.store.last())...)
+		b = append(b, '\n')
+	}
+	if es.retry > 0 {
+		b = strconv.AppendInt(append(b, "retry: "...), es.retry.Milliseconds(), 10)
+		b = append(b, '\n')
+	}
+	if len(b) > 0 {
+		if prime && es.store != nil && withData {
+			b = append(b, "data:\n"...)
+		}
+		b = append(b, '\n')
+	}
+	o.buf = b
+	if len(b) == 0 {
+		return o.rc.Flush()
+	}
+	return o.write(b, es.timeout)
+}
+
+// writeEvent writes one message as an event with its id ("" for none).
+func (es *sseStream) writeEvent(o *eventOut, id string, msg []byte) error {
+	b := o.buf[:0]
+	if id != "" {
+		b = append(append(append(b, "id: "...), id...), '\n')
+	}
+	b = append(b, "event: message\ndata: "...)
+	b = append(b, msg...) // a JSON-RPC message has no newline: one data line
+	b = append(b, "\n\n"...)
+	err := es.timedWrite(o, b)
+	if cap(b) <= 64<<10 {
+		o.buf = b[:0]
+	} else {
+		o.buf = nil
+	}
+	return err
+}
+
+func (es *sseStream) timedWrite(o *eventOut, b []byte) error { return o.write(b, es.timeout) }
+
+// send stores msg as the stream's next event and writes it to the attached
+// response. It fails only when the event is lost: written nowhere and not
+// stored. A failed write detaches the response.
+func (es *sseStream) send(msg []byte) error {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	id := ""
+	if es.store != nil {
+		id = eventID(es.num, es.store.add(es.num, bytes.Clone(msg)))
+	}
+	if es.out == nil {
+		if es.store == nil {
+			return ErrClosed
+		}
+		return nil // stored: a resumed stream gets it
+	}
+	if err := es.writeEvent(es.out, id, msg); err != nil {
+		es.detachLocked()
+		if es.store == nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// enqueue puts msg in the standalone stream's outbox; it never waits.
+func (es *sseStream) enqueue(msg []byte) error {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if es.ended {
+		return ErrClosed
+	}
+	if len(es.queue) >= es.maxQueue || es.queued+len(msg) > es.maxBytes {
+		return ErrStreamBacklog
+	}
+	es.queue = append(es.queue, bytes.Clone(msg))
+	es.queued += len(msg)
+	select {
+	case es.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// flush writes the outbox to o while o is attached (es.mu held).
+func (es *sseStream) flushLocked(o *eventOut) {
+	for len(es.queue) > 0 && es.out == o {
+		msg := es.queue[0]
+		es.queue[0] = nil
+		es.queue = es.queue[1:]
+		es.queued -= len(msg)
+		id := ""
+		if es.store != nil {
+			id = eventID(es.num, es.store.add(es.num, msg))
+		}
+		if err := es.writeEvent(o, id, msg); err != nil {
+			es.detachLocked()
+			if es.store == nil { // not stored: it waits for the next GET
+				es.queue = append([][]byte{msg}, es.queue...)
+				es.queued += len(msg)
+			}
+		}
+	}
+	if len(es.queue) == 0 {
+		es.queue = nil // let a burst's backing array go
+	}
+}
+
+// errStreamGone refuses to resume a stream whose missed events were evicted.
+var errStreamGone = errors.New("jsonrpc: the events after Last-Event-ID are no longer stored (StreamableHTTPOptions.EventStoreSize)")
+
+// attach makes o the stream's response. With from set (a resumption), the
+// stored events after from are written first; strict refuses (with
+// errStreamGone, before anything is written) when some of them were
+// evicted. It reports whether the stream had ended (o then ends after the
+// replay); else the response attached before is detached.
+func (es *sseStream) attach(o *eventOut, header func(http.Header), from *uint64, strict, withData bool) (ended bool, err error) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	var events []storedEvent
+	if from != nil {
+		var complete bool
+		events, complete = es.store.after(es.num, *from)
+		if !complete && strict {
+			return false, errStreamGone
+		}
+	}
+	if err := es.start(o, header, from == nil, withData); err != nil {
+		return true, nil
+	}
+	for _, e := range events {
+		if err := es.writeEvent(o, eventID(e.stream, e.seq), e.data); err != nil {
+			return true, nil
+		}
+	}
+	if es.ended {
+		return true, nil
+	}
+	es.detachLocked()
+	es.out = o
+	es.flushLocked(o)
+	return false, nil
+}
+
+// detachLocked lets the attached response go (es.mu held).
+func (es *sseStream) detachLocked() {
+	if es.out != nil {
+		close(es.out.done)
+		es.out = nil
+	}
+}
+
+// detach lets o go if it is still attached.
+func (es *sseStream) detach(o *eventOut) {
+	es.mu.Lock()
+	if es.out == o {
+		es.detachLocked()
+	}
+	es.mu.Unlock()
+}
+
+// end ends the stream: no more events; the attached response ends.
+func (es *sseStream) end() {
+	es.mu.Lock()
+	es.ended = true
+	es.detachLocked()
+	es.queue, es.queued = nil, 0
+	es.mu.Unlock()
+}
+
+// hold serves the attached response o until it is detached (the stream
+// ended, or a newer response took over), stop closes, or the client goes
+// away (ctx): it writes the outbox as messages come and a keep-alive
+// comment when the stream has been idle for keepAlive. It reports whether
+// the client went away.
+func (es *sseStream) hold(ctx context.Context, o *eventOut, stop <-chan struct{}) (gone bool) {
+	defer func() {
+		es.detach(o)
+		o.rc.SetWriteDeadline(time.Time{}) // the connection may serve other requests
+	}()
+	var tick <-chan time.Time
+	if es.keepAlive > 0 {
+		t := time.NewTicker(es.keepAlive)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-o.done:
+			return false
+		case <-stop:
+			return false
+		case <-ctx.Done():
+			return true
+		case <-es.wake:
+			es.mu.Lock()
+			es.flushLocked(o)
+			es.mu.Unlock()
+		case <-tick:
+			es.mu.Lock()
+			if es.out == o && o.started {
+				if err := es.timedWrite(o, keepAliveComment); err != nil {
+					es.detachLocked()
+				}
+			}
+			es.mu.Unlock()
+		}
+	}
+}
+
+var keepAliveComment = []byte(": keep-alive\n\n")
+
+// attached reports whether a response is attached.
+func (es *sseStream) attached() bool {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	return es.out != nil
+}
