@@ -208,13 +208,13 @@ type streamSession struct {
 	id         string
 	h          *streamableHandler
 	timer      *time.Timer
-	standalone *sseStream // nil with NoStandaloneStream
-	store      *eventStore  // nil without resumption
+	standalone *sseStream  // nil with NoStandaloneStream
+	store      *eventStore // nil without resumption
 
 	mu      sync.Mutex
 	streams map[uint32]*sseStream // the POSTs' streams still live
-	last    uint32                  // the last stream number given
-	conn    *Conn                   // SessionConn's, made on first use
+	last    uint32                // the last stream number given
+	conn    *Conn                 // SessionConn's, made on first use
 	ended   bool
 }
 
@@ -808,7 +808,7 @@ type postStream struct {
 	w        http.ResponseWriter
 	pi       *peerInfo
 	events   *sseStream // the answer's event stream, once it is one
-	withData bool         // the client takes MCP 2025-11-25's priming event
+	withData bool       // the client takes MCP 2025-11-25's priming event
 	always   bool
 	conn     *Conn
 

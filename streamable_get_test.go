@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -329,4 +330,108 @@ func TestStreamableHTTPResumeStandalone(t *testing.T) {
 			t.Fatalf("Last-Event-ID %q: %d", id, r.StatusCode)
 		}
 	}
+}
+
+// A POST's stream cut mid-call: the call goes on, and GET with
+// Last-Event-ID writes what followed, then the response, then ends; the
+// same id again (the stream over) replays the rest and ends; evicted
+// events: 410.
+func TestStreamableHTTPResumePOST(t *testing.T) {
+	release := make(chan struct{})
+	srv := &jsonrpc.Server{Handler: sessionMux(nil, release)}
+	hs := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{Sessions: true, KeepAlive: -1, EventStoreSize: 4}))
+	t.Cleanup(hs.Close)
+	c := &streamClient{t: t, url: hs.URL}
+	c.initialize()
+	t.Cleanup(c.end)
+	resp := c.post(`{"jsonrpc":"2.0","id":"s","method":"slow"}`, bothAccept)
+	f := newFrames(t, resp.Body)
+	// Stream 2 (initialize's POST was 1).
+	for _, want := range []string{
+		"id: 2-0\nretry: 1000\n\n",
+		"id: 2-1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"note\",\"params\":[\"one\"]}\n\n",
+	} {
+		if got := f.next(); got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	}
+	resp.Body.Close() // the connection drops: not a cancellation
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	rest := "id: 2-2\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"note\",\"params\":[\"two\"]}\n\n" +
+		"id: 2-3\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"s\",\"result\":\"done\"}\n\n"
+	for range 2 {
+		r := c.get("Last-Event-ID: 2-1")
+		if got := readAll(t, r); r.StatusCode != 200 || got != "retry: 1000\n\n"+rest {
+			t.Fatalf("resumed POST stream: %d %q", r.StatusCode, got)
+		}
+	}
+	// Four more events evict those of stream 2 from a store of 4.
+	for range 2 {
+		readAll(t, c.post(`{"jsonrpc":"2.0","id":"t","method":"slow"}`, bothAccept))
+	}
+	if r := c.get("Last-Event-ID: 2-1"); readAll(t, r) == "" || r.StatusCode != http.StatusGone {
+		t.Fatalf("evicted: %d", r.StatusCode)
+	}
+	if r := c.get("Last-Event-ID: 2-3"); readAll(t, r) != "retry: 1000\n\n" || r.StatusCode != 200 {
+		t.Fatalf("nothing missed: %d", r.StatusCode)
+	}
+}
+
+// 50 sessions, each with its GET stream open and a subscription-free
+// session connection: half end by DELETE (their streams end), half by
+// expiry once their clients closed the streams. No goroutine stays behind
+// (goleak, TestMain).
+func TestStreamableHTTPManySessionsWithStreams(t *testing.T) {
+	conns := make(chan *jsonrpc.Conn, 50)
+	srv := &jsonrpc.Server{Handler: sessionMux(conns, nil)}
+	hs := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{Sessions: true, SessionIdleTimeout: time.Second, MaxSessions: 50, KeepAlive: -1}))
+	t.Cleanup(hs.Close)
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			c := &streamClient{t: t, url: hs.URL}
+			c.initialize()
+			sc := c.sessionConn(conns)
+			resp := c.get()
+			defer resp.Body.Close()
+			f := newFrames(t, resp.Body)
+			f.next() // priming
+			if err := sc.Notify(context.Background(), "hello", []int{i}); err != nil {
+				t.Error(err)
+				return
+			}
+			if got := f.next(); !strings.Contains(got, `"method":"hello"`) {
+				t.Errorf("session %d: %q", i, got)
+			}
+			if i%2 == 0 {
+				c.end()
+				for !f.ended() {
+					f.next()
+				}
+			} else {
+				resp.Body.Close()
+				// Expires once the stream is closed and the session idle.
+				deadline := time.Now().Add(5 * time.Second)
+				for {
+					r := c.post(`{"jsonrpc":"2.0","id":3,"method":"initialize"}`, bothAccept)
+					readAll(t, r)
+					if r.StatusCode == http.StatusNotFound {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Errorf("session %d did not expire", i)
+						return
+					}
+					time.Sleep(1200 * time.Millisecond)
+				}
+			}
+			select {
+			case <-sc.Done():
+			case <-time.After(5 * time.Second):
+				t.Errorf("session %d: its connection did not close", i)
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -1,0 +1,83 @@
+package jsonrpc
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestEventStore(t *testing.T) {
+	s := newEventStore(4, 1<<20)
+	for i := range 3 {
+		s.add(1, []byte{'a' + byte(i)})
+		s.add(2, []byte{'x' + byte(i)})
+	}
+	// Six events in a store of four: 1-1 and 2-2 are gone.
+	evs, complete := s.after(2, 0)
+	if complete || len(evs) != 2 || string(evs[0].data) != "y" || evs[0].seq != 4 || string(evs[1].data) != "z" {
+		t.Fatalf("stream 2 after 0: %v %v", evs, complete)
+	}
+	if evs, complete := s.after(2, 2); !complete || len(evs) != 2 {
+		t.Fatalf("stream 2 after its evicted event: %v %v", evs, complete)
+	}
+	if evs, complete := s.after(1, 0); complete || len(evs) != 2 {
+		t.Fatalf("stream 1 after 0 (its 1 evicted): %v %v", evs, complete)
+	}
+	if evs, complete := s.after(1, 3); !complete || len(evs) != 1 || string(evs[0].data) != "c" {
+		t.Fatalf("stream 1 after 3: %v %v", evs, complete)
+	}
+	if evs, complete := s.after(7, 0); !complete || len(evs) != 0 {
+		t.Fatalf("a stream without events: %v %v", evs, complete)
+	}
+	if s.last() != 6 {
+		t.Fatalf("last %d", s.last())
+	}
+}
+
+func TestEventStoreBytes(t *testing.T) {
+	s := newEventStore(100, 10)
+	s.add(0, []byte("12345"))
+	s.add(0, []byte("12345"))
+	s.add(0, []byte("1")) // 11 bytes: the first goes
+	if evs, complete := s.after(0, 0); complete || len(evs) != 2 || s.bytes != 6 {
+		t.Fatalf("%v %v %d", evs, complete, s.bytes)
+	}
+	// An event over the bound alone is kept (the newest always is).
+	s.add(0, []byte(strings.Repeat("x", 50)))
+	if len(s.events) != 1 || s.bytes != 50 {
+		t.Fatalf("%d events, %d bytes", len(s.events), s.bytes)
+	}
+}
+
+// The records of evicted streams are bounded too; a stream whose record is
+// forgotten counts as having lost what the forgotten ones lost.
+func TestEventStoreLostBound(t *testing.T) {
+	s := newEventStore(2, 1<<20)
+	for i := range uint32(10) {
+		s.add(i, []byte("e"))
+	}
+	if len(s.lost) > 2 {
+		t.Fatalf("%d lost records", len(s.lost))
+	}
+	for i := range uint32(8) {
+		if _, complete := s.after(i, 0); complete {
+			t.Fatalf("stream %d lost its event but resumes as complete", i)
+		}
+	}
+	if _, complete := s.after(9, 9); !complete {
+		t.Fatal("the newest stream after its last event")
+	}
+}
+
+func TestEventID(t *testing.T) {
+	if id := eventID(3, 42); id != "3-42" {
+		t.Fatal(id)
+	}
+	for _, bad := range []string{"", "3", "-1", "3-", "a-1", "1-b", "+1-2", "1-+2", "4294967296-1", "1-2-3"} {
+		if _, _, ok := parseEventID(bad); ok {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	if st, sq, ok := parseEventID("0-18446744073709551615"); !ok || st != 0 || sq != 1<<64-1 {
+		t.Fatal(st, sq, ok)
+	}
+}
