@@ -850,8 +850,8 @@ func appendQuote(b []byte, s string, v2Rules bool) ([]byte, bool) {
 	for {
 		for i+32 <= len(raw) {
 			w := raw[i : i+32 : i+32]
-			if specials(binary.LittleEndian.Uint64(w))|specials(binary.LittleEndian.Uint64(w[8:]))|
-				specials(binary.LittleEndian.Uint64(w[16:]))|specials(binary.LittleEndian.Uint64(w[24:])) != 0 {
+			if (specialBits(binary.LittleEndian.Uint64(w))|specialBits(binary.LittleEndian.Uint64(w[8:]))|
+				specialBits(binary.LittleEndian.Uint64(w[16:]))|specialBits(binary.LittleEndian.Uint64(w[24:])))&highBits != 0 {
 				break
 			}
 			i += 32

@@ -181,8 +181,8 @@ func (s *scanner) str() (escaped, ok bool) {
 		// bytes at a time, then one at a time.
 		for s.pos+32 <= len(data) {
 			b := data[s.pos : s.pos+32 : s.pos+32]
-			if specials(binary.LittleEndian.Uint64(b))|specials(binary.LittleEndian.Uint64(b[8:]))|
-				specials(binary.LittleEndian.Uint64(b[16:]))|specials(binary.LittleEndian.Uint64(b[24:])) != 0 {
+			if (specialBits(binary.LittleEndian.Uint64(b))|specialBits(binary.LittleEndian.Uint64(b[8:]))|
+				specialBits(binary.LittleEndian.Uint64(b[16:]))|specialBits(binary.LittleEndian.Uint64(b[24:])))&highBits != 0 {
 				break
 			}
 			s.pos += 32
@@ -227,14 +227,18 @@ func plainASCII8(x uint64) bool { return specials(x) == 0 }
 
 // specials is zero when the eight bytes of x are all plain (see
 // plainASCII8); otherwise it has a high bit set in some byte.
-func specials(x uint64) uint64 {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	hasZero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
-	special := (x - 0x20*ones) & ^x & highs // a byte below 0x20
-	special |= hasZero(x ^ '"'*ones)
-	special |= hasZero(x ^ '\\'*ones)
-	special |= x & highs // a byte from 0x80 up
-	return special
+func specials(x uint64) uint64 { return specialBits(x) & highBits }
+
+const ones, highBits = 0x0101010101010101, 0x8080808080808080
+
+// specialBits is specials before the mask by highBits, so that the words of
+// a block can be or-ed and masked once. The high bit of a byte comes from
+// x-0x20 (a byte below 0x20 borrows), from x itself (0x80 and up), or from
+// the zero-byte test v-1 &^ v on x^'"' and x^'\\'. A borrow can only set
+// bits above a byte that is special itself, so zero means none is.
+func specialBits(x uint64) uint64 {
+	q, bs := x^('"'*ones), x^('\\'*ones)
+	return (x - 0x20*ones) | x | (q-ones)&^q | (bs-ones)&^bs
 }
 
 func (s *scanner) escape() bool {
