@@ -14,7 +14,8 @@ import (
 
 // The JSON codec used for params and results: encoding/json/v2 semantics,
 // which match names case-sensitively and reject duplicate names and invalid
-// UTF-8 by default.
+// UTF-8 by default. Plain types take the compiled codec (codec.go), which
+// gives the same results; the rest go through v2.
 
 var (
 	marshalOpts   = jsonv2.Deterministic(false)

@@ -28,6 +28,14 @@ import (
 //
 // Params that do not fit give -32602 with a message naming the field and the
 // problem. Omitted params decode as the zero P unless P has required fields.
+//
+// Params and results follow encoding/json/v2's rules (names match exactly,
+// unknown members are rejected). Plain types (bool, numbers, strings,
+// structs of them whose json tags give only a name, "-", omitempty or
+// omitzero, slices, string-keyed maps and pointers of those) are decoded
+// and encoded by a codec compiled here, once per type, with v2's results;
+// types with JSON or text methods, embedded fields, interfaces, arrays,
+// []byte or other tag options go through v2 itself.
 func Register[P, R any](mux *Mux, method string, fn func(ctx context.Context, params P) (R, error), doc ...MethodDoc) {
 	if strings.HasPrefix(method, "rpc.") {
 		panic("jsonrpc: method names starting with \"rpc.\" are reserved: " + method)
