@@ -1,0 +1,86 @@
+package interop
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/internal/demo"
+)
+
+// The official MCP Go SDK client opens our server's standalone GET stream
+// (revision 2025-06-18 and later) and gets on it what the server sends
+// outside any call: a notifications/tools/list_changed and a log message
+// sent on the session's connection (SessionConn) kept from an earlier
+// request, after that request was answered.
+func TestMCPGoSDKStandaloneStream(t *testing.T) {
+	ctx, cancel := context.WithTimeout(testContext(t), 60*time.Second)
+	defer cancel()
+	conns := make(chan *jsonrpc.Conn, 1)
+	keep := func(next jsonrpc.Handler) jsonrpc.Handler {
+		return jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+			if req.Method == "tools/list" {
+				select {
+				case conns <- jsonrpc.SessionConn(ctx):
+				default:
+				}
+			}
+			return next.ServeRPC(ctx, req)
+		})
+	}
+	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Logger: testLogger(t), Convention: jsonrpc.ConventionMCP, Middleware: []jsonrpc.Middleware{keep}}
+	l, err := srv.Listen("http://127.0.0.1:0/mcp", jsonrpc.ListenStreamableHTTP(jsonrpc.StreamableHTTPOptions{
+		Sessions:         true,
+		ProtocolVersions: demo.MCPProtocolVersions,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+
+	changed := make(chan struct{}, 1)
+	logged := make(chan string, 1)
+	client := mcp.NewClient(&mcp.Implementation{Name: "interop", Version: "1.0.0"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			s, _ := req.Params.Data.(string)
+			logged <- s
+		},
+	})
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: l.URL, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	sc := <-conns
+	if sc == nil {
+		t.Fatal("no session connection")
+	}
+	// The SDK opens its GET stream on its own; until it is open, the
+	// messages wait in the session's outbox.
+	if err := sc.Notify(ctx, "notifications/tools/list_changed", map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.Notify(ctx, "notifications/message", map[string]any{"level": "info", "data": "hello from the GET stream"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		t.Fatal("notifications/tools/list_changed never reached the SDK client")
+	}
+	select {
+	case s := <-logged:
+		if s != "hello from the GET stream" {
+			t.Fatalf("log message: %q", s)
+		}
+	case <-ctx.Done():
+		t.Fatal("the log message never reached the SDK client")
+	}
+}
