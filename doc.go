@@ -105,7 +105,10 @@
 //     the peer's other requests, and a finished handler whose reply waits
 //     to be written holds no slot either. Two peers whose handlers call
 //     each other back, at any depth, on any Channel, keep going even with
-//     MaxConcurrency 1.
+//     MaxConcurrency 1. To reach the peer after the handler has returned,
+//     keep [SessionConn](ctx): the connection itself on a stream, the
+//     session's over Streamable HTTP (its messages go on the session's GET
+//     stream).
 //   - Nothing is left unread. However requests are scheduled, a message of
 //     the peer (a notification between our calls, a hang-up) is read
 //     promptly, and a caller whose context ends stops waiting at once,

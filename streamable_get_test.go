@@ -435,3 +435,29 @@ func TestStreamableHTTPManySessionsWithStreams(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// Server.Shutdown ends the open GET streams, so that the HTTP server's
+// graceful shutdown does not wait for them.
+func TestStreamableHTTPShutdownEndsStreams(t *testing.T) {
+	conns := make(chan *jsonrpc.Conn, 1)
+	srv := &jsonrpc.Server{Handler: sessionMux(conns, nil)}
+	l, err := srv.Listen("http://127.0.0.1:0/mcp", jsonrpc.ListenStreamableHTTP(jsonrpc.StreamableHTTPOptions{Sessions: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &streamClient{t: t, url: l.URL}
+	c.initialize()
+	resp := c.get()
+	defer resp.Body.Close()
+	f := newFrames(t, resp.Body)
+	f.next() // priming
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v after %v", err, time.Since(start))
+	}
+	if !f.ended() {
+		t.Fatal("the GET stream goes on after Shutdown")
+	}
+}
