@@ -461,3 +461,58 @@ func TestStreamableHTTPShutdownEndsStreams(t *testing.T) {
 		t.Fatal("the GET stream goes on after Shutdown")
 	}
 }
+
+// A client that stops reading its GET stream: the server's writes to it
+// time out (Server.WriteTimeout) and the response is dropped; messages then
+// wait in the outbox until it is full, when sending fails at once with
+// ErrStreamBacklog. Nothing blocks the sender, and the session's POSTs are
+// answered meanwhile.
+func TestStreamableHTTPSlowGETReader(t *testing.T) {
+	conns := make(chan *jsonrpc.Conn, 1)
+	srv := &jsonrpc.Server{Handler: sessionMux(conns, nil), WriteTimeout: 200 * time.Millisecond}
+	hs := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{Sessions: true, KeepAlive: -1}))
+	t.Cleanup(hs.Close)
+	c := &streamClient{t: t, url: hs.URL}
+	c.initialize()
+	sc := c.sessionConn(conns)
+	resp := c.get() // never read until the end
+	defer resp.Body.Close()
+	big := []string{strings.Repeat("x", 32<<10)}
+	ctx := context.Background()
+	backlog, slowest := 0, time.Duration(0)
+	deadline := time.Now().Add(30 * time.Second)
+	for backlog < 20 {
+		if time.Now().After(deadline) {
+			t.Fatal("the outbox never filled")
+		}
+		start := time.Now()
+		err := sc.Notify(ctx, "big", big)
+		slowest = max(slowest, time.Since(start))
+		switch {
+		case errors.Is(err, jsonrpc.ErrStreamBacklog):
+			backlog++
+			time.Sleep(20 * time.Millisecond)
+		case err != nil:
+			t.Fatal(err)
+		default:
+			backlog = 0
+		}
+	}
+	if slowest > time.Second {
+		t.Fatalf("a send waited %v", slowest)
+	}
+	if got := readAll(t, c.post(`{"jsonrpc":"2.0","id":3,"method":"initialize"}`, bothAccept)); got != `{"jsonrpc":"2.0","id":3,"result":"ready"}` {
+		t.Fatalf("a POST of the session meanwhile: %s", got)
+	}
+	// The server dropped the response it could not write to.
+	done := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, resp.Body)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stalled GET response was not dropped")
+	}
+}
