@@ -13,8 +13,8 @@ import (
 
 // The official MCP Go SDK client opens our server's standalone GET stream
 // (revision 2025-06-18 and later) and gets on it what the server sends
-// outside any call: a notifications/tools/list_changed and a log message
-// sent on the session's connection (SessionConn) kept from an earlier
+// outside any call: notifications/tools/list_changed and
+// notifications/resources/list_changed sent on the session's connection (SessionConn) kept from an earlier
 // request, after that request was answered.
 func TestMCPGoSDKStandaloneStream(t *testing.T) {
 	ctx, cancel := context.WithTimeout(testContext(t), 60*time.Second)
@@ -42,13 +42,10 @@ func TestMCPGoSDKStandaloneStream(t *testing.T) {
 	t.Cleanup(func() { srv.Shutdown(context.Background()) })
 
 	changed := make(chan struct{}, 1)
-	logged := make(chan string, 1)
+	resources := make(chan struct{}, 1)
 	client := mcp.NewClient(&mcp.Implementation{Name: "interop", Version: "1.0.0"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
-		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
-			s, _ := req.Params.Data.(string)
-			logged <- s
-		},
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { resources <- struct{}{} },
 	})
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: l.URL, MaxRetries: -1}, nil)
 	if err != nil {
@@ -67,7 +64,7 @@ func TestMCPGoSDKStandaloneStream(t *testing.T) {
 	if err := sc.Notify(ctx, "notifications/tools/list_changed", map[string]any{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := sc.Notify(ctx, "notifications/message", map[string]any{"level": "info", "data": "hello from the GET stream"}); err != nil {
+	if err := sc.Notify(ctx, "notifications/resources/list_changed", map[string]any{}); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -76,11 +73,8 @@ func TestMCPGoSDKStandaloneStream(t *testing.T) {
 		t.Fatal("notifications/tools/list_changed never reached the SDK client")
 	}
 	select {
-	case s := <-logged:
-		if s != "hello from the GET stream" {
-			t.Fatalf("log message: %q", s)
-		}
+	case <-resources:
 	case <-ctx.Done():
-		t.Fatal("the log message never reached the SDK client")
+		t.Fatal("notifications/resources/list_changed never reached the SDK client")
 	}
 }
