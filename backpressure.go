@@ -58,6 +58,7 @@ func (c *Conn) awaitBacklog() bool {
 	}
 	d := c.backlog.drained
 	c.mu.Unlock()
+	c.rd.releaseReplies() // the reader waits: the replies it held go out
 	select {
 	case <-d:
 		return true

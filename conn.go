@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // ErrClosed is returned by calls on a connection that has closed.
@@ -183,6 +184,7 @@ func (c *Conn) finish(err error) {
 	}
 	c.failPending(err)
 	c.wg.Wait()
+	c.rd.flushReplies(context.Background()) // the answers of a peer that finished sending (bounded by the write timeout)
 	c.close(err)
 	c.rd.stop()
 	close(c.done)
@@ -307,8 +309,13 @@ func (c *Conn) start(t *task) (*task, bool) {
 	}
 	select {
 	case c.sem <- struct{}{}:
-	case <-c.ctx.Done():
-		return nil, false
+	default:
+		c.rd.releaseReplies() // the reader waits: the replies it held go out
+		select {
+		case c.sem <- struct{}{}:
+		case <-c.ctx.Done():
+			return nil, false
+		}
 	}
 	c.rd.served.Store(true)
 	c.mu.Lock()
@@ -342,6 +349,7 @@ func (c *Conn) run(t *task, draining bool) {
 		late = c.send // only then: the method value costs an allocation
 	}
 	var reply []byte
+	start := time.Now()
 	if t.batch != nil {
 		reply = c.srv.serveTimed(nil, ctx, c, t.data, nil, nil, t.batch, nil, d, late)
 	} else {
@@ -350,6 +358,7 @@ func (c *Conn) run(t *task, draining bool) {
 			*buf = reply[:0] // keep the grown buffer for the next reply
 		}
 	}
+	c.rd.quick.Store(time.Since(start) < quickRequest)
 	if len(reply) == 0 || c.ctx.Err() != nil {
 		return // nothing to send, or the connection is closing: nothing is sent any more
 	}
@@ -576,6 +585,7 @@ func (c *Conn) Shutdown(ctx context.Context) error {
 	c.mu.Unlock()
 	select {
 	case <-idle:
+		c.rd.flushReplies(ctx) // every answer is out before the connection closes
 		c.close(ErrClosed)
 	case <-c.done:
 	case <-ctx.Done():

@@ -58,6 +58,12 @@ const (
 	// reading would mostly read for the others, and handing reading back
 	// and forth costs more than the goroutine switch it saves.
 	overlapWindow = 100 * time.Millisecond
+	// quickRequest: while the handlers of requests take less than this,
+	// the read loop also serves requests that have more input waiting
+	// behind them itself, in turn, rather than on goroutines of their own:
+	// a goroutine switch would cost more than the request, and their
+	// replies leave together.
+	quickRequest = 50 * time.Microsecond
 )
 
 type readState uint8
@@ -88,6 +94,7 @@ type readOwner struct {
 
 	interrupting atomic.Bool  // an InterruptRecv is under way (one at a time)
 	served       atomic.Bool  // the peer sent a request or notification: reading never parks
+	quick        atomic.Bool  // the last request served took less than quickRequest
 	inRecv       atomic.Int32 // goroutines in Recv, counted when checkOneReader is set
 
 	// Guarded by c.mu.
@@ -233,6 +240,14 @@ func (o *readOwner) interrupt() bool {
 func (c *Conn) readLoop() {
 	o := &c.rd
 	for {
+		if !o.buffered() {
+			if o.grown.Load() && !o.interruptible() {
+				// Requests were served here: a fresh goroutine (on a small
+				// stack) waits in the read, which could not be moved later.
+				o.hand(o.load(), readLoop, true)
+				return
+			}
+		}
 		data, err := o.recv()
 		if err != nil {
 			if errors.Is(err, ErrRecvInterrupted) {
@@ -257,6 +272,17 @@ func (c *Conn) readLoop() {
 			continue
 		}
 		if o.buffered() {
+			// More is waiting: its replies are held until the input runs
+			// dry. The request is served here too while requests have been
+			// quick (as a server that handles a read's worth of requests
+			// in turn), otherwise on a goroutine of its own.
+			o.holdReplies()
+			if o.quick.Load() {
+				if !o.serveInline(t, draining, true) {
+					return
+				}
+				continue
+			}
 			spawn(func() { c.run(t, draining) })
 			continue
 		}
@@ -265,26 +291,78 @@ func (c *Conn) readLoop() {
 			// a read that cannot be interrupted could not be moved off a
 			// stack a handler grew, so the reading goroutine stays small.
 			o.hand(o.load(), readLoop, true)
+			o.releaseReplies()
 			c.run(t, draining)
 			return
 		}
-		if !o.serveInline(t, draining) {
+		if !o.serveInline(t, draining, false) {
 			return
 		}
 	}
 }
 
-// serveInline serves t on the read loop's goroutine. It reports whether
+// serveInline serves t on the read loop's goroutine, with its reply held
+// back if hold (otherwise what was held goes out first). It reports whether
 // this goroutine reads on (false: reading was handed to a fresh loop).
-func (o *readOwner) serveInline(t *task, draining bool) bool {
+func (o *readOwner) serveInline(t *task, draining, hold bool) bool {
 	w, ok := o.hand(o.load(), readInline, false)
 	if !ok {
 		return false
 	}
 	t.inlineAt = w
+	if !hold {
+		o.releaseReplies() // (under the inline budget: the write may wait for the peer)
+	}
 	o.c.run(t, draining)
 	_, ok = o.hand(w, readLoop, false)
 	return ok
+}
+
+// replyHolder is a channel that can hold its writes back (the stream): a
+// read loop that dispatches requests already read holds their replies
+// until its input runs dry (the channel releases them itself when it must
+// wait for input), then they leave together, so that a pipelining peer gets
+// many replies per write. The loop releases them before anything else that
+// may make it wait: a request served inline, a concurrency token, unwritten
+// replies to drain.
+type replyHolder interface {
+	hold()
+	release()
+	flush() // release, and wait until everything queued is written
+}
+
+// holdReplies holds the channel's writes, if it can.
+func (o *readOwner) holdReplies() {
+	if h, ok := o.c.ch.(replyHolder); ok {
+		h.hold()
+	}
+}
+
+// releaseReplies lets what holdReplies held go out.
+func (o *readOwner) releaseReplies() {
+	if h, ok := o.c.ch.(replyHolder); ok {
+		h.release()
+	}
+}
+
+// flushReplies writes what is held or queued before the connection closes
+// after answering everything (Shutdown, the peer's end of input); it gives
+// up when ctx ends.
+func (o *readOwner) flushReplies(ctx context.Context) {
+	h, ok := o.c.ch.(replyHolder)
+	if !ok {
+		return
+	}
+	if ctx.Done() == nil {
+		h.flush()
+		return
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); h.flush() }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
 }
 
 // handOn moves reading off the goroutine serving t inline, unless t was

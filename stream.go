@@ -141,8 +141,10 @@ type stream struct {
 	queue   []byte // framed messages waiting for the writer
 	spare   []byte
 	writing bool
-	taken   uint64 // rounds taken from the queue by a writer
-	written uint64 // rounds written
+	held    atomic.Bool // see hold
+	waiting int         // senders waiting for their round to be written
+	taken   uint64      // rounds taken from the queue by a writer
+	written uint64      // rounds written
 	werr    error
 	wcond   *sync.Cond
 }
@@ -198,6 +200,7 @@ func (s *stream) fill() error {
 		}
 		s.r, s.w = 0, tail
 	}
+	s.release() // about to wait for input: what was held goes out
 	var n int
 	var err error
 	if s.sock != nil {
@@ -565,13 +568,79 @@ func (s *stream) SendQueued(msg []byte, queued func()) error {
 		queued()
 		queued = nil
 	}
+	if s.held.Load() && len(s.queue) < maxHeld {
+		return nil // written at release, with what follows it
+	}
 	mine := s.taken + 1 // the round that will carry these bytes
+	s.waiting++
 	for s.writing && s.written < mine && s.werr == nil {
 		s.wcond.Wait()
 	}
+	s.waiting--
 	if s.written >= mine || s.werr != nil {
 		return s.werr
 	}
+	s.writeQueue(mine)
+	return s.werr
+}
+
+// maxHeld bounds the bytes that hold keeps back: past it, sends write.
+const maxHeld = 64 << 10
+
+// hold makes later sends queue their messages without writing them (and
+// return), until release or until Recv must wait for input. A Conn holds
+// its replies while it dispatches requests it has already read, so that
+// their replies leave together in few writes, as a server that writes when
+// its input runs dry.
+func (s *stream) hold() {
+	if !s.held.Load() {
+		s.held.Store(true)
+	}
+}
+
+// release ends hold. What was held is written on a goroutine of its own
+// (unless a writer is at work: it writes the rest of the queue before it
+// stops), so that the caller, the reader, never waits for the peer to read.
+// A failed write fails the sends that follow.
+func (s *stream) release() {
+	if !s.held.Swap(false) {
+		return
+	}
+	s.wmu.Lock()
+	flush := len(s.queue) > 0 && !s.writing && s.werr == nil
+	s.wmu.Unlock()
+	if flush {
+		spawn(func() {
+			s.wmu.Lock()
+			if len(s.queue) > 0 && !s.writing && s.werr == nil {
+				s.writeQueue(0)
+			}
+			s.wmu.Unlock()
+		})
+	}
+}
+
+// flush ends hold and returns once everything queued has been written (or
+// the stream has failed).
+func (s *stream) flush() {
+	s.held.Store(false)
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	for (len(s.queue) > 0 || s.writing) && s.werr == nil {
+		if !s.writing {
+			s.writeQueue(0)
+			continue
+		}
+		s.waiting++
+		s.wcond.Wait()
+		s.waiting--
+	}
+}
+
+// writeQueue writes the queue in rounds (s.wmu held, and released while
+// writing) until it is empty, or until round mine is written and a sender
+// waits to take over the rest.
+func (s *stream) writeQueue(mine uint64) {
 	s.writing = true
 	for len(s.queue) > 0 && s.werr == nil {
 		out := s.queue
@@ -590,14 +659,13 @@ func (s *stream) SendQueued(msg []byte, queued func()) error {
 			s.spare = nil
 		}
 		s.wcond.Broadcast()
-		if s.written >= mine && len(s.queue) > 0 {
+		if s.written >= mine && len(s.queue) > 0 && s.waiting > 0 {
 			// Hand the rest to a waiting sender rather than write for everyone.
 			break
 		}
 	}
 	s.writing = false
 	s.wcond.Broadcast()
-	return s.werr
 }
 
 // directWrite is the size from which a message is written in place
