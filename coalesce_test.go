@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -143,21 +141,5 @@ func readFrame(br *bufio.Reader, framing jsonrpc.Framing) (string, error) {
 		line, err := br.ReadString('\n')
 		return strings.TrimSpace(line), err
 	}
-	size := -1
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			return "", err
-		}
-		line = strings.TrimSpace(line)
-		if line == "" {
-			break
-		}
-		if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
-			size, _ = strconv.Atoi(v)
-		}
-	}
-	body := make([]byte, size)
-	_, err := io.ReadFull(br, body)
-	return string(body), err
+	return readHeaderFramed(br)
 }
