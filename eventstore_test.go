@@ -81,3 +81,21 @@ func TestEventID(t *testing.T) {
 		t.Fatal(st, sq, ok)
 	}
 }
+
+// Every id parseEventID takes names the stream and seq that eventID
+// writes back to an id it takes again.
+func FuzzEventID(f *testing.F) {
+	for _, s := range []string{"0-0", "3-42", "x", "1-", "-1", "4294967295-18446744073709551615", "01-2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		st, sq, ok := parseEventID(id)
+		if !ok {
+			return
+		}
+		st2, sq2, ok := parseEventID(eventID(st, sq))
+		if !ok || st2 != st || sq2 != sq {
+			t.Fatalf("%q: %d-%d, then %d-%d %v", id, st, sq, st2, sq2, ok)
+		}
+	})
+}

@@ -54,6 +54,7 @@ type eventOut struct {
 	rc      *http.ResponseController
 	done    chan struct{} // closed when detached: its holder returns
 	started bool          // the event-stream header is written
+	last    time.Time     // of the last write
 	buf     []byte
 }
 
@@ -63,8 +64,9 @@ func newEventOut(w http.ResponseWriter) *eventOut {
 
 // write writes b and flushes it, within the write timeout.
 func (o *eventOut) write(b []byte, timeout time.Duration) error {
+	o.last = time.Now()
 	if timeout > 0 {
-		o.rc.SetWriteDeadline(time.Now().Add(timeout))
+		o.rc.SetWriteDeadline(o.last.Add(timeout))
 	}
 	if _, err := o.w.Write(b); err != nil {
 		return err
@@ -262,9 +264,9 @@ func (es *sseStream) end() {
 
 // hold serves the attached response o until it is detached (the stream
 // ended, or a newer response took over), stop closes, or the client goes
-// away (ctx): it writes the outbox as messages come and a keep-alive
-// comment when the stream has been idle for keepAlive. It reports whether
-// the client went away.
+// away (ctx): it writes the outbox as messages come and, every keepAlive,
+// a keep-alive comment unless something was written in the last half of
+// it. It reports whether the client went away.
 func (es *sseStream) hold(ctx context.Context, o *eventOut, stop <-chan struct{}) (gone bool) {
 	defer func() {
 		es.detach(o)
@@ -290,7 +292,7 @@ func (es *sseStream) hold(ctx context.Context, o *eventOut, stop <-chan struct{}
 			es.mu.Unlock()
 		case <-tick:
 			es.mu.Lock()
-			if es.out == o && o.started {
+			if es.out == o && o.started && time.Since(o.last) >= es.keepAlive/2 {
 				if err := es.timedWrite(o, keepAliveComment); err != nil {
 					es.detachLocked()
 				}
