@@ -266,6 +266,12 @@ func (c *Conn) readLoop() {
 		}
 		t, draining := c.take(data)
 		if t == nil {
+			if o.buffered() {
+				// Responses (or notifications) with more behind them: the
+				// calls their callers make next are held to leave together.
+				o.holdCalls()
+				continue
+			}
 			if o.park() {
 				return
 			}
@@ -327,6 +333,7 @@ func (o *readOwner) serveInline(t *task, draining, hold bool) bool {
 // replies to drain.
 type replyHolder interface {
 	hold()
+	holdCalls() // hold the calls of the callers of responses read together
 	release()
 	flush() // release, and wait until everything queued is written
 }
@@ -335,6 +342,14 @@ type replyHolder interface {
 func (o *readOwner) holdReplies() {
 	if h, ok := o.c.ch.(replyHolder); ok {
 		h.hold()
+	}
+}
+
+// holdCalls holds the calls that the callers of responses delivered
+// together make next, if the channel can.
+func (o *readOwner) holdCalls() {
+	if h, ok := o.c.ch.(replyHolder); ok {
+		h.holdCalls()
 	}
 }
 
@@ -389,6 +404,9 @@ func (o *readOwner) park() bool {
 		return false
 	}
 	_, ok := o.hand(o.load(), readParked, false)
+	if ok {
+		o.releaseReplies() // nobody reads now: nothing may wait for the next read
+	}
 	return ok
 }
 

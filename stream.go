@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -141,10 +142,10 @@ type stream struct {
 	queue   []byte // framed messages waiting for the writer
 	spare   []byte
 	writing bool
-	held    atomic.Bool // see hold
-	waiting int         // senders waiting for their round to be written
-	taken   uint64      // rounds taken from the queue by a writer
-	written uint64      // rounds written
+	held    atomic.Int32 // what hold holds back (holdNone: nothing)
+	waiting int          // senders waiting for their round to be written
+	taken   uint64       // rounds taken from the queue by a writer
+	written uint64       // rounds written
 	werr    error
 	wcond   *sync.Cond
 }
@@ -568,7 +569,7 @@ func (s *stream) SendQueued(msg []byte, queued func()) error {
 		queued()
 		queued = nil
 	}
-	if s.held.Load() && len(s.queue) < maxHeld {
+	if s.held.Load() != holdNone && len(s.queue) < maxHeld {
 		return nil // written at release, with what follows it
 	}
 	mine := s.taken + 1 // the round that will carry these bytes
@@ -587,43 +588,72 @@ func (s *stream) SendQueued(msg []byte, queued func()) error {
 // maxHeld bounds the bytes that hold keeps back: past it, sends write.
 const maxHeld = 64 << 10
 
+// What hold holds back (stream.held).
+const (
+	holdNone    int32 = iota
+	holdReplies       // the replies to requests read together (hold)
+	holdCalls         // the calls that callers of responses read together make next (holdCalls)
+)
+
 // hold makes later sends queue their messages without writing them (and
 // return), until release or until Recv must wait for input. A Conn holds
 // its replies while it dispatches requests it has already read, so that
 // their replies leave together in few writes, as a server that writes when
 // its input runs dry.
 func (s *stream) hold() {
-	if !s.held.Load() {
-		s.held.Store(true)
+	if s.held.Load() == holdNone {
+		s.held.Store(holdReplies)
 	}
 }
+
+// holdCalls is hold for the calls the callers of responses just delivered
+// will make: at release, the write first lets the goroutines that are ready
+// to run (those callers) queue their calls (runtime.Gosched), so that many
+// callers on one connection send in few writes.
+func (s *stream) holdCalls() { s.held.Store(holdCalls) }
 
 // release ends hold. What was held is written on a goroutine of its own
 // (unless a writer is at work: it writes the rest of the queue before it
 // stops), so that the caller, the reader, never waits for the peer to read.
 // A failed write fails the sends that follow.
 func (s *stream) release() {
-	if !s.held.Swap(false) {
+	switch s.held.Load() {
+	case holdNone:
+		return
+	case holdCalls:
+		if s.held.CompareAndSwap(holdCalls, holdReplies) {
+			spawn(func() {
+				runtime.Gosched()
+				s.held.Store(holdNone)
+				s.writeHeld()
+			})
+		}
+		return
+	}
+	if s.held.Swap(holdNone) == holdNone {
 		return
 	}
 	s.wmu.Lock()
 	flush := len(s.queue) > 0 && !s.writing && s.werr == nil
 	s.wmu.Unlock()
 	if flush {
-		spawn(func() {
-			s.wmu.Lock()
-			if len(s.queue) > 0 && !s.writing && s.werr == nil {
-				s.writeQueue(0)
-			}
-			s.wmu.Unlock()
-		})
+		spawn(s.writeHeld)
 	}
+}
+
+// writeHeld writes the queue unless a writer is at work.
+func (s *stream) writeHeld() {
+	s.wmu.Lock()
+	if len(s.queue) > 0 && !s.writing && s.werr == nil {
+		s.writeQueue(0)
+	}
+	s.wmu.Unlock()
 }
 
 // flush ends hold and returns once everything queued has been written (or
 // the stream has failed).
 func (s *stream) flush() {
-	s.held.Store(false)
+	s.held.Store(holdNone)
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	for (len(s.queue) > 0 || s.writing) && s.werr == nil {
