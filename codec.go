@@ -237,7 +237,8 @@ func (d *decoder) stringBytes() (b []byte, fresh, ok bool) {
 		d.pos += q + 2
 		return body[:q], false, true
 	}
-	// Escapes: copy the runs between them.
+	// Escapes: copy the runs between them. q is the next quote at or
+	// after i (an escaped one is passed over), so each byte is searched once.
 	out := append(make([]byte, 0, q), body[:bs]...)
 	i := bs
 	for {
@@ -277,18 +278,19 @@ func (d *decoder) stringBytes() (b []byte, fresh, ok bool) {
 			return nil, false, false
 		}
 		i += 2
-		// The next escape or the closing quote.
-		rest := body[i:]
-		q := bytes.IndexByte(rest, '"')
-		if q < 0 {
-			return nil, false, false
+		if i > q { // that quote was escaped: find the next
+			n := bytes.IndexByte(body[i:], '"')
+			if n < 0 {
+				return nil, false, false
+			}
+			q = i + n
 		}
-		bs := bytes.IndexByte(rest[:q], '\\')
+		bs := bytes.IndexByte(body[i:q], '\\')
 		if bs < 0 {
-			d.pos += 1 + i + q + 1
-			return append(out, rest[:q]...), true, true
+			d.pos += 1 + q + 1
+			return append(out, body[i:q]...), true, true
 		}
-		out = append(out, rest[:bs]...)
+		out = append(out, body[i:i+bs]...)
 		i += bs
 	}
 }
@@ -836,6 +838,22 @@ func appendFloat(b []byte, f float64, bits int) []byte {
 	return b
 }
 
+// escapes and escapesV2 are the escapes of the ASCII bytes appendQuote
+// escapes (below 0x20, '"' and '\\'), without and with v2's rules.
+var escapes, escapesV2 = escapeTables()
+
+func escapeTables() (ours, v2 [0x5d]string) {
+	const hex = "0123456789abcdef"
+	for c := range 0x20 {
+		ours[c] = `\u00` + string(hex[c>>4]) + string(hex[c&0xF])
+	}
+	ours['\n'], ours['\r'], ours['\t'] = `\n`, `\r`, `\t`
+	ours['"'], ours['\\'] = `\"`, `\\`
+	v2 = ours
+	v2['\b'], v2['\f'] = `\b`, `\f`
+	return ours, v2
+}
+
 // appendQuote appends s as a JSON string. With v2Rules it writes what
 // encoding/json/v2 writes by default (\b and \f short, <, >, & and
 // U+2028/9 as they are) and reports false on invalid UTF-8 (which v2
@@ -843,11 +861,10 @@ func appendFloat(b []byte, f float64, bits int) []byte {
 // U+FFFD, so the output is always valid. Plain ASCII is checked eight bytes
 // at a time and copied in runs.
 func appendQuote(b []byte, s string, v2Rules bool) ([]byte, bool) {
-	const hex = "0123456789abcdef"
 	b = append(b, '"')
 	start, i := 0, 0
 	raw := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
-	for {
+	for i < len(s) {
 		for i+32 <= len(raw) {
 			w := raw[i : i+32 : i+32]
 			if (specialBits(binary.LittleEndian.Uint64(w))|specialBits(binary.LittleEndian.Uint64(w[8:]))|
@@ -859,48 +876,41 @@ func appendQuote(b []byte, s string, v2Rules bool) ([]byte, bool) {
 		for i+8 <= len(raw) && specials(binary.LittleEndian.Uint64(raw[i:])) == 0 {
 			i += 8
 		}
-		if i >= len(s) {
-			break
-		}
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c == '\b' && v2Rules:
-				b = append(b, '\\', 'b')
-			case c == '\f' && v2Rules:
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+		// Byte by byte until eight plain bytes in a row (then words again),
+		// so that text dense with escapes or non-ASCII letters does not
+		// pay for a failed word test at every byte.
+		for plain := 0; i < len(s) && plain < 8; {
+			c := s[i]
+			if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+				i++
+				plain++
+				continue
 			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			if v2Rules {
-				return b, false
+			if c < utf8.RuneSelf {
+				b = append(b, s[start:i]...)
+				if v2Rules {
+					b = append(b, escapesV2[c]...)
+				} else {
+					b = append(b, escapes[c]...)
+				}
+				i++
+				start, plain = i, 0
+				continue
 			}
-			b = append(b, s[start:i]...)
-			b = append(b, "\ufffd"...)
-			i++
-			start = i
-			continue
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				if v2Rules {
+					return b, false
+				}
+				b = append(b, s[start:i]...)
+				b = append(b, "\ufffd"...)
+				i++
+				start = i
+				continue
+			}
+			i += size
+			plain += size
 		}
-		i += size
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"'), true

@@ -92,7 +92,7 @@ func FuzzCodec(f *testing.F) {
 		`{"b":true,"i":-9223372036854775808,"I8":-128,"i16":32767,"I32":1,"i64":9223372036854775807}`,
 		`{"i":9223372036854775808}`, `{"I8":128}`, `{"u8":256}`, `{"u":-1}`, `{"u64":18446744073709551615}`, `{"u64":18446744073709551616}`,
 		`{"i":1.0}`, `{"i":1e2}`, `{"i":"1"}`, `{"f32":3.4028235e38}`, `{"f32":3.5e38}`, `{"f64":1e-7,"f32":1e21}`,
-		`{"s":"a\"b\\c\/d\b\f\n\r\t\u0000\u001f\u00e9\ud83d\ude00<>&\u2028"}`, `{"s":"é\u2029 plain"}`,
+		`{"s":"a\"b\\c\/d\b\f\n\r\t\u0000\u001f\u00e9\ud83d\ude00<>&\u2028"}`, `{"s":"é\u2029 plain"}`, `{"s":"\"\"\\\"x\u0022\"y\\"}`, `"\"a\"b\\"`,
 		`{"B":true}`, `{"i8":1}`, `{"unknown":1}`, `{"unexp":1}`, `{"Skip":1}`, `{"-":1}`,
 		`{"odd <&> é":"x"}`, `{"odd \u003c&> \u00e9":"x"}`, `{"\u0073":"escaped name"}`,
 		`{"p":null,"pp":"x","sl":null,"slo":[],"m":{"a":1,"b":2},"ms":{"k":{"x":1,"y":"","z":[]}}}`,
@@ -289,8 +289,8 @@ func TestCodecDeep(t *testing.T) {
 }
 
 // BenchmarkCodec compares the compiled codec with v2 on the bench's echo
-// params and on a 1 MiB string (v2 through the same entry points, with
-// the plan turned off).
+// params, on a 1 MiB string and on a string of 256k escapes (\" and \n:
+// its time must grow linearly with the size).
 func BenchmarkCodec(b *testing.B) {
 	type params struct {
 		A int    `json:"a"`
@@ -301,7 +301,7 @@ func BenchmarkCodec(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		v    params
-	}{{"small", small}, {"1MiB", big}} {
+	}{{"small", small}, {"1MiB", big}, {"escaped", params{B: strings.Repeat("\"é\n", 1<<18)}}} {
 		data, _ := jsonv2.Marshal(tc.v)
 		for _, impl := range []string{"plan", "v2"} {
 			b.Run("decode/"+tc.name+"/"+impl, func(b *testing.B) {
