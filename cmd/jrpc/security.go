@@ -180,7 +180,7 @@ func (s *serveSecurity) register(cmd *cobra.Command) {
 	f.StringVar(&s.audience, "auth-audience", "", "the required token audience `AUD` (with --auth-jwks; default --auth-resource)")
 	f.StringVar(&s.resource, "auth-resource", "", "this server's resource `URL` in the OAuth metadata (default: the first http(s) listener)")
 	f.StringArrayVar(&s.allowOrigins, "allow-origin", nil, "let browser pages from `PATTERN` call (host pattern such as app.example.com or *.example.com, or https://host); repeatable")
-	f.StringArrayVar(&s.allowHosts, "allow-host", nil, "accept http and ws requests only for Host `PATTERN` (e.g. localhost, 127.0.0.1: stops DNS rebinding); repeatable")
+	f.StringArrayVar(&s.allowHosts, "allow-host", nil, "accept http and ws requests only for Host `PATTERN` (e.g. localhost, 127.0.0.1: stops DNS rebinding; --mcp on loopback listeners defaults to localhost, 127.0.0.1, [::1]; * allows any); repeatable")
 	f.Float64Var(&s.rateLimit, "rate-limit", 0, "allow `N` requests per second per client (principal or remote host; each batch element counts), bursts of 2N")
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -101,6 +102,12 @@ only when it fails itself (it cannot listen or write).`,
 			if err != nil {
 				return err
 			}
+			if mcp && len(srv.AllowedHosts) == 0 && loopbackHTTPOnly(listen) {
+				// MCP servers on localhost must stop DNS rebinding: a page
+				// whose name resolves to 127.0.0.1 sends its own Host
+				// (and a matching Origin). --allow-host replaces this list.
+				srv.AllowedHosts = []string{"localhost", "127.0.0.1", "[::1]"}
+			}
 			return runServe(cmd.Context(), srv, listen, verbose, shutdown, &obs, append(append(dopts, secOpts...), opts...)...)
 		},
 	}
@@ -117,6 +124,29 @@ only when it fails itself (it cannot listen or write).`,
 	cmd.Flags().BoolVar(&serveExplorer, "explorer", false, "also serve the web explorer at /explorer/ on each http:// listener")
 	ownFlagsHelp(cmd, "framing")
 	rootCmd.AddCommand(cmd)
+}
+
+// loopbackHTTPOnly tells whether listen has http(s):// or ws(s):// URLs and
+// all of them are on loopback addresses (localhost, 127.0.0.0/8, ::1).
+func loopbackHTTPOnly(listen []string) bool {
+	seen := false
+	for _, l := range listen {
+		u, err := url.Parse(l)
+		if err != nil {
+			return false
+		}
+		switch u.Scheme {
+		case "http", "https", "ws", "wss":
+		default:
+			continue
+		}
+		ip := net.ParseIP(u.Hostname())
+		if u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return false
+		}
+		seen = true
+	}
+	return seen
 }
 
 // runServe serves srv on every listen URL until a signal, or until stdio:

@@ -45,12 +45,16 @@ func NegotiateVersion(requested string) string {
 }
 
 // RegisterMCP adds MCP's lifecycle to mux: initialize (version
-// negotiation, the tools capability), notifications/initialized and ping.
+// negotiation, the tools and logging capabilities),
+// notifications/initialized, ping, and the logging utility
+// (logging/setLevel; the tool calls a client cancelled are logged to it
+// as notifications/message at level notice).
 func RegisterMCP(mux *jsonrpc.Mux) {
+	new(mcpLog).register(mux)
 	jsonrpc.Register(mux, "initialize", func(_ context.Context, p InitializeParams) (InitializeResult, error) {
 		return InitializeResult{
 			ProtocolVersion: NegotiateVersion(p.ProtocolVersion),
-			Capabilities:    map[string]any{"tools": map[string]any{"listChanged": false}},
+			Capabilities:    map[string]any{"tools": map[string]any{"listChanged": false}, "logging": map[string]any{}},
 			ServerInfo:      Implementation{Name: "jrpc-demo", Title: Info.Title, Version: Info.Version},
 			Instructions:    "Demo tools: add, echo, now, sleep. tools/list gives their schemas.",
 		}, nil

@@ -1,0 +1,111 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/seedhq/jsonrpc"
+)
+
+// MCPLogLevels are MCP's log levels (the syslog severities of RFC 5424),
+// least severe first.
+var MCPLogLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// SetLevelParams are the params of logging/setLevel.
+type SetLevelParams struct {
+	Level string          `json:"level" jsonschema:"enum=debug|info|notice|warning|error|critical|alert|emergency,description=The least severe level the client wants to receive."`
+	Meta  json.RawMessage `json:"_meta,omitzero" jsonschema:"Request metadata (ignored)."`
+}
+
+// LogMessage is the params of notifications/message.
+type LogMessage struct {
+	Level  string `json:"level"`
+	Logger string `json:"logger,omitzero"`
+	Data   any    `json:"data"`
+}
+
+// mcpLog is MCP's logging utility for the demo: each client's level, set
+// with logging/setLevel, and notifications/message sent on the client's
+// session connection (jsonrpc.SessionConn: over Streamable HTTP, the
+// session's GET stream) for the messages at that level or above. A client
+// that never set a level gets no log messages.
+type mcpLog struct {
+	mu     sync.Mutex
+	levels map[*jsonrpc.Conn]int // index in MCPLogLevels; entries leave when the connection ends
+}
+
+// setLevel records level for the session of the request ctx belongs to.
+// Where no connection outlives the request (stateless Streamable HTTP)
+// there is nowhere to send log messages later, and nothing is kept.
+func (l *mcpLog) setLevel(ctx context.Context, level int) {
+	c := jsonrpc.SessionConn(ctx)
+	if c == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, known := l.levels[c]; !known {
+		go func() {
+			<-c.Done()
+			l.mu.Lock()
+			delete(l.levels, c)
+			l.mu.Unlock()
+		}()
+	}
+	l.levels[c] = level
+}
+
+// log sends data at level to the session of the request ctx belongs to,
+// if its client asked for that level. It never waits for the client and
+// works after the request was cancelled (the message then travels on the
+// session's standalone stream).
+func (l *mcpLog) log(ctx context.Context, level int, data any) {
+	c := jsonrpc.SessionConn(ctx)
+	if c == nil {
+		return
+	}
+	l.mu.Lock()
+	min, ok := l.levels[c]
+	l.mu.Unlock()
+	if !ok || level < min {
+		return
+	}
+	_ = c.Notify(context.WithoutCancel(ctx), "notifications/message", LogMessage{Level: MCPLogLevels[level], Logger: "jrpc-demo", Data: data})
+}
+
+// register serves logging/setLevel on mux, and logs each tool call whose
+// context ended before it returned (its client cancelled it, it timed out,
+// the connection ended) once the tool has stopped: level notice, data
+// {"event": "cancelled", "tool", "after_ms", "reason"}.
+func (l *mcpLog) register(mux *jsonrpc.Mux) {
+	l.levels = make(map[*jsonrpc.Conn]int)
+	jsonrpc.Register(mux, "logging/setLevel", func(ctx context.Context, p SetLevelParams) (struct{}, error) {
+		i := slices.Index(MCPLogLevels, p.Level)
+		if i < 0 {
+			return struct{}{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: unknown log level %q", p.Level)
+		}
+		l.setLevel(ctx, i)
+		return struct{}{}, nil
+	}, jsonrpc.MethodDoc{Summary: "MCP logging: the least severe level of the notifications/message the client wants (the demo logs the tool calls the client cancelled, at notice)."})
+	notice := slices.Index(MCPLogLevels, "notice")
+	mux.Use(func(next jsonrpc.Handler) jsonrpc.Handler {
+		return jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+			if req.Method != "tools/call" {
+				return next.ServeRPC(ctx, req)
+			}
+			start := time.Now()
+			v, err := next.ServeRPC(ctx, req)
+			if ctx.Err() != nil {
+				var p struct {
+					Name string `json:"name"`
+				}
+				_ = json.Unmarshal(req.Params, &p)
+				l.log(ctx, notice, map[string]any{"event": "cancelled", "tool": p.Name, "after_ms": time.Since(start).Milliseconds(), "reason": context.Cause(ctx).Error()})
+			}
+			return v, err
+		})
+	})
+}
