@@ -44,13 +44,11 @@ func NegotiateVersion(requested string) string {
 	return MCPProtocolVersions[0]
 }
 
-// RegisterMCP adds MCP's lifecycle to mux: initialize (version
+// registerMCP adds MCP's lifecycle to mux: initialize (version
 // negotiation, the tools and logging capabilities),
-// notifications/initialized, ping, and the logging utility
-// (logging/setLevel; the tool calls a client cancelled are logged to it
-// as notifications/message at level notice).
-func RegisterMCP(mux *jsonrpc.Mux) {
-	new(mcpLog).register(mux)
+// notifications/initialized, ping, and log's logging/setLevel.
+func registerMCP(mux *jsonrpc.Mux, log *mcpLog) {
+	log.register(mux)
 	jsonrpc.Register(mux, "initialize", func(_ context.Context, p InitializeParams) (InitializeResult, error) {
 		return InitializeResult{
 			ProtocolVersion: NegotiateVersion(p.ProtocolVersion),
@@ -68,17 +66,21 @@ func RegisterMCP(mux *jsonrpc.Mux) {
 }
 
 // NewMCPMux returns the demo service as an MCP server: the whole demo, with
-// MCP's lifecycle, and tool argument errors as tool results with isError
-// (MCP 2025-11-25) instead of -32602.
+// MCP's lifecycle, tool argument errors as tool results with isError
+// (MCP 2025-11-25) instead of -32602, and MCP's logging utility: a client
+// that sent logging/setLevel (notice or below) gets a notifications/message
+// for each tool call that stopped because it was cancelled, on its session
+// connection (over Streamable HTTP, the session's GET stream).
 func NewMCPMux() *jsonrpc.Mux {
 	mux := jsonrpc.NewMux()
-	mux.Use(openrpc.Validate(mux))
+	log := newMCPLog()
+	mux.Use(openrpc.Validate(mux), log.logStopped)
 	RegisterMethods(mux)
 	ts := DemoTools()
 	ts.ArgumentErrorsAsResults = true
 	ts.Register(mux)
 	RegisterSubscriptions(mux)
-	RegisterMCP(mux)
+	registerMCP(mux, log)
 	openrpc.Register(mux, Info)
 	return mux
 }

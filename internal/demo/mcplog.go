@@ -76,12 +76,11 @@ func (l *mcpLog) log(ctx context.Context, level int, data any) {
 	_ = c.Notify(context.WithoutCancel(ctx), "notifications/message", LogMessage{Level: MCPLogLevels[level], Logger: "jrpc-demo", Data: data})
 }
 
-// register serves logging/setLevel on mux, and logs each tool call whose
-// context ended before it returned (its client cancelled it, it timed out,
-// the connection ended) once the tool has stopped: level notice, data
-// {"event": "cancelled", "tool", "after_ms", "reason"}.
+// newMCPLog returns a log with no client's level set.
+func newMCPLog() *mcpLog { return &mcpLog{levels: make(map[*jsonrpc.Conn]int)} }
+
+// register serves logging/setLevel on mux.
 func (l *mcpLog) register(mux *jsonrpc.Mux) {
-	l.levels = make(map[*jsonrpc.Conn]int)
 	jsonrpc.Register(mux, "logging/setLevel", func(ctx context.Context, p SetLevelParams) (struct{}, error) {
 		i := slices.Index(MCPLogLevels, p.Level)
 		if i < 0 {
@@ -89,23 +88,29 @@ func (l *mcpLog) register(mux *jsonrpc.Mux) {
 		}
 		l.setLevel(ctx, i)
 		return struct{}{}, nil
-	}, jsonrpc.MethodDoc{Summary: "MCP logging: the least severe level of the notifications/message the client wants (the demo logs the tool calls the client cancelled, at notice)."})
+	}, jsonrpc.MethodDoc{Summary: "MCP logging: the least severe level of the notifications/message the client wants (the demo logs the tool calls it stopped early, at notice)."})
+}
+
+// logStopped is a middleware that logs each tool call whose context ended
+// before it returned (its client cancelled it, it timed out, the
+// connection ended) once the tool has stopped: level notice, data
+// {"event": "cancelled", "tool", "after_ms", "reason"}. It wraps the
+// methods registered after it (jsonrpc.Mux.Use).
+func (l *mcpLog) logStopped(next jsonrpc.Handler) jsonrpc.Handler {
 	notice := slices.Index(MCPLogLevels, "notice")
-	mux.Use(func(next jsonrpc.Handler) jsonrpc.Handler {
-		return jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-			if req.Method != "tools/call" {
-				return next.ServeRPC(ctx, req)
+	return jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if req.Method != "tools/call" {
+			return next.ServeRPC(ctx, req)
+		}
+		start := time.Now()
+		v, err := next.ServeRPC(ctx, req)
+		if ctx.Err() != nil {
+			var p struct {
+				Name string `json:"name"`
 			}
-			start := time.Now()
-			v, err := next.ServeRPC(ctx, req)
-			if ctx.Err() != nil {
-				var p struct {
-					Name string `json:"name"`
-				}
-				_ = json.Unmarshal(req.Params, &p)
-				l.log(ctx, notice, map[string]any{"event": "cancelled", "tool": p.Name, "after_ms": time.Since(start).Milliseconds(), "reason": context.Cause(ctx).Error()})
-			}
-			return v, err
-		})
+			_ = json.Unmarshal(req.Params, &p)
+			l.log(ctx, notice, map[string]any{"event": "cancelled", "tool": p.Name, "after_ms": time.Since(start).Milliseconds(), "reason": context.Cause(ctx).Error()})
+		}
+		return v, err
 	})
 }
