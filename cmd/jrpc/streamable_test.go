@@ -1,10 +1,13 @@
 package main
 
 import (
+	"io"
+	"net/http"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // jrpc --streamable against jrpc serve --mcp (Streamable HTTP with
@@ -53,4 +56,61 @@ func TestStreamableCallAndREPL(t *testing.T) {
 	}
 	expect(t, run(t, "", "--streamable", "call", "-v", url, "ping"), exitUsage, "")
 	expect(t, run(t, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", "--streamable", "batch", url), exitUsage, "")
+}
+
+// jrpc serve --mcp on a loopback address refuses a Host that is not a
+// loopback name with 403 (a DNS-rebinding page sends its own name, and an
+// Origin that matches it), and serves localhost; --allow-host replaces the
+// list.
+func TestServeMCPRefusesRebinding(t *testing.T) {
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	status := func(t *testing.T, url, host string) int {
+		t.Helper()
+		req, err := http.NewRequest("POST", url, strings.NewReader(initialize))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		req.Header.Set("Origin", "http://"+host)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, tc := range []struct {
+		args           []string
+		evil, loopback int
+	}{
+		{nil, 403, 200},
+		{[]string{"--allow-host", "*"}, 200, 200},
+	} {
+		srv := exec.Command(bin, append([]string{"serve", "--mcp", "--listen", "http://127.0.0.1:0/mcp"}, tc.args...)...)
+		stderr, _ := srv.StderrPipe()
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		found := map[string]string{}
+		var log syncBuffer
+		err := readListening(stderr, 1, found, &log)
+		if err == nil {
+			u := found["http"]
+			port := u[strings.LastIndexByte(u, ':')+1 : strings.LastIndexByte(u, '/')]
+			if got := status(t, u, "evil.example.com"); got != tc.evil {
+				t.Errorf("%v: Host evil.example.com: %d, want %d", tc.args, got, tc.evil)
+			}
+			if got := status(t, u, "localhost:"+port); got != tc.loopback {
+				t.Errorf("%v: Host localhost: %d, want %d", tc.args, got, tc.loopback)
+			}
+		}
+		srv.Process.Signal(syscall.SIGTERM)
+		srv.Wait()
+		if err != nil {
+			t.Fatalf("serve --mcp: %v\n%s", err, log.String())
+		}
+	}
 }
