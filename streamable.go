@@ -415,7 +415,9 @@ func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	h.route(data, responses, session)
+	if len(responses) > 0 {
+		h.route(data, responses, session, len(responses) < len(m.elems))
+	}
 	pi := &peerInfo{peer: Peer{Transport: "http", RemoteAddr: r.RemoteAddr, TLS: r.TLS, Header: r.Header}, srv: s}
 	ctx := context.WithValue(r.Context(), peerKey{}, pi)
 	if sess != nil && sess.standalone != nil {
@@ -542,8 +544,11 @@ func (h *streamableHandler) serveStream(ctx context.Context, w http.ResponseWrit
 	conn.Close() // handlers still running are cancelled
 }
 
-// route hands the responses in a POST to the streams whose calls they answer.
-func (h *streamableHandler) route(data []byte, responses []envelope, session string) {
+// route hands the responses in a POST to the connections whose calls they
+// answer. A batch that also holds requests or notifications is served by
+// its own POST's connection, and only there: each of its responses is
+// routed as a message of its own.
+func (h *streamableHandler) route(data []byte, responses []envelope, session string, mixed bool) {
 	seen := map[any]bool{}
 	for i := range responses {
 		n, ok := parseOurID(responses[i].id.of(data))
@@ -553,15 +558,42 @@ func (h *streamableHandler) route(data []byte, responses []envelope, session str
 		h.mu.Lock()
 		ps, sc := h.posts[n>>32], h.sessionConns[n>>32]
 		h.mu.Unlock()
+		var deliver func([]byte)
+		var target any
 		switch {
-		case ps != nil && ps.session == session && !seen[ps]:
-			seen[ps] = true
-			ps.deliver(data)
-		case sc != nil && sc.sess.id == session && !seen[sc]:
-			seen[sc] = true
-			sc.deliver(data)
+		case ps != nil && ps.session == session:
+			deliver, target = ps.deliver, ps
+		case sc != nil && sc.sess.id == session:
+			deliver, target = sc.deliver, sc
+		default:
+			continue
+		}
+		if !mixed {
+			if !seen[target] {
+				seen[target] = true
+				deliver(data)
+			}
+			continue
+		}
+		if msg := singleResponse(data, &responses[i]); msg != nil {
+			deliver(msg)
 		}
 	}
+}
+
+// singleResponse returns a response of a POSTed batch as a message of its
+// own (nil for a malformed one).
+func singleResponse(data []byte, e *envelope) []byte {
+	if e.kind != kindResponse {
+		return nil
+	}
+	b := append([]byte(`{"jsonrpc":"2.0","id":`), e.id.of(data)...)
+	if e.result.present() {
+		b = append(append(b, `,"result":`...), e.result.of(data)...)
+	} else {
+		b = append(append(b, `,"error":`...), e.errObj.of(data)...)
+	}
+	return append(b, '}')
 }
 
 // notifications serves the notifications of a POST (no reply can go back).

@@ -516,3 +516,45 @@ func TestStreamableHTTPSlowGETReader(t *testing.T) {
 		t.Fatal("the stalled GET response was not dropped")
 	}
 }
+
+// A POSTed batch that answers a call of the session's connection and also
+// carries a request: the answer reaches the call, and the request is
+// served once, by its own POST (never again by the connection whose call
+// it answers, whose replies would go on the GET stream).
+func TestStreamableHTTPMixedBatchAnswer(t *testing.T) {
+	conns := make(chan *jsonrpc.Conn, 1)
+	srv := &jsonrpc.Server{Handler: sessionMux(conns, nil)}
+	hs := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{Sessions: true, KeepAlive: -1, RetryDelay: -1}))
+	t.Cleanup(hs.Close)
+	c := &streamClient{t: t, url: hs.URL}
+	c.initialize()
+	sc := c.sessionConn(conns)
+	resp := c.get()
+	defer resp.Body.Close()
+	f := newFrames(t, resp.Body)
+	f.next() // priming
+	answer := make(chan string, 1)
+	go func() {
+		var s string
+		if err := sc.Call(context.Background(), "client/name", nil, &s); err != nil {
+			s = err.Error()
+		}
+		answer <- s
+	}()
+	call := f.next()
+	data := call[strings.Index(call, "data: ")+6 : len(call)-2]
+	id := strings.TrimSuffix(strings.TrimPrefix(data, `{"jsonrpc":"2.0","id":`), `,"method":"client/name"}`)
+	got := readAll(t, c.post(`[{"jsonrpc":"2.0","id":9,"method":"initialize"},{"jsonrpc":"2.0","id":`+id+`,"result":"ada"}]`, bothAccept))
+	if got != `[{"jsonrpc":"2.0","id":9,"result":"ready"}]` {
+		t.Fatalf("the batch's answer: %s", got)
+	}
+	if s := <-answer; s != "ada" {
+		t.Fatalf("the call: %s", s)
+	}
+	if err := sc.Notify(context.Background(), "after", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.next(); !strings.Contains(got, `"method":"after"`) {
+		t.Fatalf("the GET stream carried %q before the notification", got)
+	}
+}
