@@ -237,8 +237,24 @@ func (d *decoder) stringBytes() (b []byte, fresh, ok bool) {
 		d.pos += q + 2
 		return body[:q], false, true
 	}
-	// Escapes: copy the runs between them. q is the next quote at or
-	// after i (an escaped one is passed over), so each byte is searched once.
+	// Escapes. First the closing quote: the first one after an even run
+	// of backslashes (each quote is looked at once), so that the result is
+	// allocated once, at most the size of the text.
+	for {
+		k := q - 1
+		for k >= 0 && body[k] == '\\' {
+			k--
+		}
+		if (q-1-k)%2 == 0 {
+			break
+		}
+		n := bytes.IndexByte(body[q+1:], '"')
+		if n < 0 {
+			return nil, false, false
+		}
+		q += 1 + n
+	}
+	// Then copy the runs between the escapes.
 	out := append(make([]byte, 0, q), body[:bs]...)
 	i := bs
 	for {
@@ -278,12 +294,8 @@ func (d *decoder) stringBytes() (b []byte, fresh, ok bool) {
 			return nil, false, false
 		}
 		i += 2
-		if i > q { // that quote was escaped: find the next
-			n := bytes.IndexByte(body[i:], '"')
-			if n < 0 {
-				return nil, false, false
-			}
-			q = i + n
+		if i > q {
+			return nil, false, false
 		}
 		bs := bytes.IndexByte(body[i:q], '\\')
 		if bs < 0 {
