@@ -138,16 +138,17 @@ type stream struct {
 	sock        *socketReader // TCP and unix sockets: read with no buffer held while waiting (idleread_unix.go)
 
 	// write side: the first writer writes, later ones queue behind it
-	wmu     sync.Mutex
-	queue   []byte // framed messages waiting for the writer
-	spare   []byte
-	writing bool
-	held    atomic.Int32 // what hold holds back (holdNone: nothing)
-	waiting int          // senders waiting for their round to be written
-	taken   uint64       // rounds taken from the queue by a writer
-	written uint64       // rounds written
-	werr    error
-	wcond   *sync.Cond
+	wmu      sync.Mutex
+	queue    []byte // framed messages waiting for the writer
+	spare    []byte
+	writing  bool
+	held     atomic.Int32 // what hold holds back (holdNone: nothing)
+	waitMax  uint64       // the latest round a sender waits for (see writeQueue)
+	flushing int          // flush calls waiting for the queue to empty
+	taken    uint64       // rounds taken from the queue by a writer
+	written  uint64       // rounds written
+	werr     error
+	wcond    *sync.Cond
 }
 
 // NewStream returns a Channel that frames messages on rwc.
@@ -573,11 +574,10 @@ func (s *stream) SendQueued(msg []byte, queued func()) error {
 		return nil // written at release, with what follows it
 	}
 	mine := s.taken + 1 // the round that will carry these bytes
-	s.waiting++
+	s.waitMax = max(s.waitMax, mine)
 	for s.writing && s.written < mine && s.werr == nil {
 		s.wcond.Wait()
 	}
-	s.waiting--
 	if s.written >= mine || s.werr != nil {
 		return s.werr
 	}
@@ -661,9 +661,9 @@ func (s *stream) flush() {
 			s.writeQueue(0)
 			continue
 		}
-		s.waiting++
+		s.flushing++
 		s.wcond.Wait()
-		s.waiting--
+		s.flushing--
 	}
 }
 
@@ -689,8 +689,12 @@ func (s *stream) writeQueue(mine uint64) {
 			s.spare = nil
 		}
 		s.wcond.Broadcast()
-		if s.written >= mine && len(s.queue) > 0 && s.waiting > 0 {
-			// Hand the rest to a waiting sender rather than write for everyone.
+		if s.written >= mine && len(s.queue) > 0 && (s.waitMax > s.written || s.flushing > 0) {
+			// Hand the rest to a sender that waits for a round not yet
+			// written (it writes on when it wakes), or to flush, rather
+			// than write for everyone. Without one, the writer writes on:
+			// held messages have no sender waiting for them, and a waiter
+			// whose round is written returns without writing.
 			break
 		}
 	}

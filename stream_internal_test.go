@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -63,5 +64,84 @@ func TestStreamInterruptAnywhere(t *testing.T) {
 			client.Close()
 			server.Close()
 		}
+	}
+}
+
+// gatedRWC is a connection whose writes wait for the test to let each one
+// through, recording what was written.
+type gatedRWC struct {
+	gate    chan struct{}
+	mu      sync.Mutex
+	written []string
+}
+
+func (g *gatedRWC) Read([]byte) (int, error) { select {} }
+func (g *gatedRWC) Close() error             { return nil }
+func (g *gatedRWC) Write(p []byte) (int, error) {
+	<-g.gate
+	g.mu.Lock()
+	g.written = append(g.written, string(p))
+	g.mu.Unlock()
+	return len(p), nil
+}
+
+// A held message is written even when the sender that takes over from the
+// writer finds its own round written: here D writes round 2, which carries
+// E's message too, while B's message is held and released meanwhile; E
+// must not be taken for the one who writes what is left.
+func TestHeldMessageNotLeftBehindByWaiters(t *testing.T) {
+	g := &gatedRWC{gate: make(chan struct{})}
+	s := NewStream(g, StreamOptions{Framing: FramingLine}).(*stream)
+	state := func(f func() bool) { // waits until f holds, under the stream's lock
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			s.wmu.Lock()
+			ok := f()
+			s.wmu.Unlock()
+			if ok {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the stream did not reach the expected state")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	send := func(m string) chan error {
+		done := make(chan error, 1)
+		go func() { done <- s.Send([]byte(m)) }()
+		return done
+	}
+	w0 := send("w0") // the writer of round 1, held at the gate
+	state(func() bool { return s.writing && s.taken == 1 })
+	d, e := send("d"), send("e") // both wait for round 2
+	state(func() bool { return s.waitMax == 2 && strings.Count(string(s.queue), "\n") == 2 })
+	g.gate <- struct{}{} // round 1 written; D or E takes round 2 and waits at the gate
+	if err := <-w0; err != nil {
+		t.Fatal(err)
+	}
+	state(func() bool { return s.writing && s.taken == 2 })
+	s.hold()
+	if err := <-send("b"); err != nil { // held: queued, not waited for
+		t.Fatal(err)
+	}
+	s.release()          // a writer is at work: it must write what was held
+	g.gate <- struct{}{} // round 2
+	select {
+	case g.gate <- struct{}{}: // round 3: the held message
+	case <-time.After(5 * time.Second):
+		t.Fatal("the held message was never written")
+	}
+	for _, ch := range []chan error{d, e} {
+		if err := <-ch; err != nil {
+			t.Fatal(err)
+		}
+	}
+	state(func() bool { return !s.writing && len(s.queue) == 0 })
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if got := strings.Join(g.written, ""); got != "w0\nd\ne\nb\n" && got != "w0\ne\nd\nb\n" {
+		t.Errorf("written %q", got)
 	}
 }
