@@ -201,6 +201,12 @@ func (es *sseStream) flushLocked(o *eventOut) {
 }
 
 // errStreamGone refuses to resume a stream whose missed events were evicted.
+// errStreamDone: the resumed stream has ended and the client has had all of
+// it (answered 204 No Content, which tells an SSE client to stop
+// reconnecting, as a client whose call was cancelled would otherwise
+// resume its stream forever, waiting for a response that never comes).
+var errStreamDone = errors.New("jsonrpc: the stream has ended and has no events after Last-Event-ID")
+
 var errStreamGone = errors.New("jsonrpc: the events after Last-Event-ID are no longer stored (StreamableHTTPOptions.EventStoreSize)")
 
 // attach makes o the stream's response. With from set (a resumption), the
@@ -217,6 +223,9 @@ func (es *sseStream) attach(o *eventOut, header func(http.Header), from *uint64,
 		events, complete = es.store.after(es.num, *from)
 		if !complete && strict {
 			return false, errStreamGone
+		}
+		if complete && len(events) == 0 && es.ended {
+			return true, errStreamDone
 		}
 	}
 	if err := es.start(o, header, from == nil, withData); err != nil {

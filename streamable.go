@@ -311,6 +311,10 @@ func (h *streamableHandler) get(w http.ResponseWriter, r *http.Request) {
 	setReadDeadline(w, time.Time{}) // a long stream is not cut by the listener's read timeout
 	out := newEventOut(w)
 	ended, err := es.attach(out, nil, from, es != sess.standalone, r.Header.Get(versionHeader) >= "2025-11-25")
+	if err == errStreamDone {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusGone)
 		return

@@ -373,7 +373,10 @@ func TestStreamableHTTPResumePOST(t *testing.T) {
 	if r := c.get("Last-Event-ID: 2-1"); readAll(t, r) == "" || r.StatusCode != http.StatusGone {
 		t.Fatalf("evicted: %d", r.StatusCode)
 	}
-	if r := c.get("Last-Event-ID: 2-3"); readAll(t, r) != "retry: 1000\n\n" || r.StatusCode != 200 {
+	// An ended stream the client has had all of: 204, which tells an SSE
+	// client to stop reconnecting (a client whose call was cancelled
+	// would otherwise resume forever, waiting for a response).
+	if r := c.get("Last-Event-ID: 2-3"); readAll(t, r) != "" || r.StatusCode != http.StatusNoContent {
 		t.Fatalf("nothing missed: %d", r.StatusCode)
 	}
 }

@@ -239,6 +239,18 @@ func TestMCPTypeScriptSDKClient(t *testing.T) {
 		if gets == 0 {
 			t.Errorf("the SDK opened no GET stream: %+v", h.Exchanges)
 		}
+		// The cancelled call's stream ended without a response: the SDK
+		// resumes it, gets 204 (all of it delivered) and stops. Before,
+		// it resumed it once a second for as long as the session lived.
+		allGets := 0
+		for _, ex := range h.Exchanges {
+			if ex.Method == "GET" {
+				allGets++
+			}
+		}
+		if allGets > 2 {
+			t.Errorf("%d GETs: the SDK keeps reconnecting: %+v", allGets, h.Exchanges)
+		}
 		if h.Terminate.Error != nil {
 			t.Errorf("terminateSession: %+v", h.Terminate.Error)
 		}

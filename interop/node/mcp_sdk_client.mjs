@@ -182,6 +182,9 @@ async function main() {
   out.badArguments = await outcome(client.callTool({ name: 'add', arguments: { a: 'two', b: 3 } }, undefined, opts));
 
   if (mode === 'http') {
+    // Idle for a while after the cancelled call: the SDK resumes the
+    // call's ended stream once, and must not keep polling the server.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
     const session = transport.sessionId;
     out.http = { sessionId: session || null };
     out.http.terminate = await outcome(transport.terminateSession());
