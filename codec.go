@@ -259,41 +259,10 @@ func (d *decoder) stringBytes() (b []byte, fresh, ok bool) {
 	i := bs
 	for {
 		// body[i] is a backslash (validated: a complete escape follows).
-		if i+1 >= len(body) {
+		var ok bool
+		if out, i, ok = appendEscape(out, body, i); !ok {
 			return nil, false, false
 		}
-		switch c := body[i+1]; c {
-		case '"', '\\', '/':
-			out = append(out, c)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := hex4(body, i+2)
-			if !ok {
-				return nil, false, false
-			}
-			if r >= 0xD800 && r <= 0xDFFF {
-				lo, ok := hex4(body, i+8)
-				if !ok || r > 0xDBFF || body[i+6] != '\\' || body[i+7] != 'u' || lo < 0xDC00 || lo > 0xDFFF {
-					return nil, false, false
-				}
-				r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
-				i += 6
-			}
-			out = utf8.AppendRune(out, r)
-			i += 4
-		default:
-			return nil, false, false
-		}
-		i += 2
 		if i > q {
 			return nil, false, false
 		}

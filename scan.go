@@ -553,44 +553,62 @@ func members(obj []byte, fn func(name, value []byte)) {
 
 // unquote decodes the body of a valid JSON string (without its quotes).
 func unquote(b []byte) []byte {
-	if bytes.IndexByte(b, '\\') < 0 {
+	i := bytes.IndexByte(b, '\\')
+	if i < 0 {
 		return b
 	}
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); {
-		c := b[i]
-		if c != '\\' {
-			out = append(out, c)
-			i++
-			continue
+	out := append(make([]byte, 0, len(b)), b[:i]...)
+	for {
+		var ok bool
+		if out, i, ok = appendEscape(out, b, i); !ok {
+			return out // not reached: the scanner has validated b
 		}
-		switch b[i+1] {
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, _ := hex4(b, i+2)
-			i += 6
-			if r >= 0xD800 && r <= 0xDBFF {
-				lo, _ := hex4(b, i+2)
-				r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
-				i += 6
-			}
-			out = utf8.AppendRune(out, r)
-			continue
-		default: // '"', '\\', '/'
-			out = append(out, b[i+1])
+		n := bytes.IndexByte(b[i:], '\\')
+		if n < 0 {
+			return append(out, b[i:]...)
 		}
-		i += 2
+		out = append(out, b[i:i+n]...)
+		i += n
 	}
-	return out
+}
+
+// appendEscape appends what the escape at b[i] (a backslash) stands for
+// and returns the index after it; ok is false for one that is not valid
+// JSON (cut short, unknown, or a surrogate not in a pair).
+func appendEscape(out, b []byte, i int) (_ []byte, next int, ok bool) {
+	if i+1 >= len(b) {
+		return out, i, false
+	}
+	switch c := b[i+1]; c {
+	case '"', '\\', '/':
+		return append(out, c), i + 2, true
+	case 'b':
+		return append(out, '\b'), i + 2, true
+	case 'f':
+		return append(out, '\f'), i + 2, true
+	case 'n':
+		return append(out, '\n'), i + 2, true
+	case 'r':
+		return append(out, '\r'), i + 2, true
+	case 't':
+		return append(out, '\t'), i + 2, true
+	case 'u':
+		r, ok := hex4(b, i+2)
+		if !ok {
+			return out, i, false
+		}
+		next = i + 6
+		if r >= 0xD800 && r <= 0xDFFF {
+			lo, ok := hex4(b, i+8)
+			if !ok || r > 0xDBFF || b[i+6] != '\\' || b[i+7] != 'u' || lo < 0xDC00 || lo > 0xDFFF {
+				return out, i, false
+			}
+			r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
+			next = i + 12
+		}
+		return utf8.AppendRune(out, r), next, true
+	}
+	return out, i, false
 }
 
 // validJSON reports whether b is exactly one valid JSON value (used on
