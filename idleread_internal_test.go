@@ -83,6 +83,13 @@ func TestIdleStreamHoldsNoBuffer(t *testing.T) {
 	if msg := <-got; msg != "error: EOF" {
 		t.Fatalf("after the hang-up: %q", msg)
 	}
+	s.Close()
+	s.eof = false // as if the peer had not hung up: the read meets the closed socket
+	_, err = s.Recv()
+	var oe *net.OpError
+	if !errors.As(err, &oe) || oe.Op != "read" || !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("after Close: %v", err)
+	}
 }
 
 // A read error of a socket read directly is what net.Conn.Read reports:

@@ -3,6 +3,7 @@
 package jsonrpc
 
 import (
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -54,7 +55,7 @@ func (s *stream) readSocket() (int, error) {
 	for {
 		sr.n, sr.err, sr.waited, sr.woken = 0, nil, false, false
 		if err := sr.raw.Read(sr.read); err != nil {
-			return 0, err // closed, or the read deadline passed (InterruptRecv)
+			return 0, asReadError(s.rwc.(net.Conn), err) // closed, or the read deadline passed (InterruptRecv)
 		}
 		if !sr.woken {
 			break
@@ -118,4 +119,14 @@ func sysRead(fd uintptr, p []byte) (int, error) {
 // readError is err as net.Conn.Read reports it.
 func readError(nc net.Conn, err error) error {
 	return &net.OpError{Op: "read", Net: nc.LocalAddr().Network(), Source: nc.LocalAddr(), Addr: nc.RemoteAddr(), Err: os.NewSyscallError("read", err)}
+}
+
+// asReadError reports an error of RawConn.Read (Op "raw-read", no
+// addresses) as net.Conn.Read would.
+func asReadError(nc net.Conn, err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "raw-read" {
+		return &net.OpError{Op: "read", Net: oe.Net, Source: nc.LocalAddr(), Addr: nc.RemoteAddr(), Err: oe.Err}
+	}
+	return err
 }
