@@ -519,10 +519,9 @@ func (h *streamableHandler) serveStream(ctx context.Context, w http.ResponseWrit
 		client:   client,
 		requests: requests,
 		always:   h.opts.SSE == SSEAlways,
-		in:       make(chan []byte, 4),
-		closed:   make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+	ps.inbox.init()
 	conn := newConnContext(base, ps, h.srv, nil)
 	ps.conn = conn // before addPost: cancel reads it
 	if !h.addPost(ps) {
@@ -750,7 +749,8 @@ func (ss *streamSession) connection(ctx context.Context) *Conn {
 		return ss.conn
 	}
 	h := ss.h
-	ch := &sessionChannel{sess: ss, in: make(chan []byte, 4), closed: make(chan struct{})}
+	ch := &sessionChannel{sess: ss}
+	ch.inbox.init()
 	h.mu.Lock()
 	key, ok := h.newKeyLocked()
 	if ok {
@@ -776,21 +776,10 @@ func (ss *streamSession) connection(ctx context.Context) *Conn {
 // goes to the session's outbox, for the standalone stream; it receives the
 // client's answers to its calls, POSTed and routed to it by id.
 type sessionChannel struct {
-	sess   *streamSession
-	conn   *Conn
-	key    uint64
-	in     chan []byte
-	closed chan struct{}
-	close  sync.Once
-}
-
-func (c *sessionChannel) Recv() ([]byte, error) {
-	select {
-	case msg := <-c.in:
-		return msg, nil
-	case <-c.closed:
-		return nil, io.EOF
-	}
+	sess *streamSession
+	conn *Conn
+	key  uint64
+	inbox
 }
 
 // Send queues msg for the standalone stream; it never waits, and fails
@@ -800,8 +789,7 @@ func (c *sessionChannel) Send(msg []byte) error { return c.sess.standalone.enque
 // Close ends the connection's channel; the session lives on, and the next
 // SessionConn makes a new connection.
 func (c *sessionChannel) Close() error {
-	c.close.Do(func() {
-		close(c.closed)
+	if c.shut() {
 		h := c.sess.h
 		h.mu.Lock()
 		delete(h.sessionConns, c.key)
@@ -811,16 +799,42 @@ func (c *sessionChannel) Close() error {
 			c.sess.conn = nil
 		}
 		c.sess.mu.Unlock()
-	})
+	}
 	return nil
 }
 
-// deliver passes a POSTed message with answers to our calls to the connection.
-func (c *sessionChannel) deliver(data []byte) {
+// inbox is the receiving side of the Channels of Streamable HTTP's
+// connections (a POST's, a session's): the messages POSTed to them, until
+// the channel closes.
+type inbox struct {
+	in     chan []byte
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (b *inbox) init() { b.in, b.closed = make(chan []byte, 4), make(chan struct{}) }
+
+func (b *inbox) Recv() ([]byte, error) {
 	select {
-	case c.in <- data:
-	case <-c.closed:
+	case msg := <-b.in:
+		return msg, nil
+	case <-b.closed:
+		return nil, io.EOF
 	}
+}
+
+// deliver passes a POSTed message (with answers to our calls) to the connection.
+func (b *inbox) deliver(data []byte) {
+	select {
+	case b.in <- data:
+	case <-b.closed:
+	}
+}
+
+// shut closes the inbox; it reports whether this call did.
+func (b *inbox) shut() (first bool) {
+	b.once.Do(func() { close(b.closed); first = true })
+	return first
 }
 
 func acceptsEventStream(accept string) bool {
@@ -847,10 +861,7 @@ type postStream struct {
 	withData bool       // the client takes MCP 2025-11-25's priming event
 	always   bool
 	conn     *Conn
-
-	in     chan []byte
-	closed chan struct{}
-	close  sync.Once
+	inbox
 
 	mu       sync.Mutex
 	sse      bool          // the response is an event stream
@@ -905,25 +916,8 @@ func (ps *postStream) startEvents() {
 	}
 }
 
-func (ps *postStream) Recv() ([]byte, error) {
-	select {
-	case msg := <-ps.in:
-		return msg, nil
-	case <-ps.closed:
-		return nil, io.EOF
-	}
-}
-
-// deliver passes a POSTed message with answers to our calls to the connection.
-func (ps *postStream) deliver(data []byte) {
-	select {
-	case ps.in <- data:
-	case <-ps.closed:
-	}
-}
-
 func (ps *postStream) Close() error {
-	ps.close.Do(func() { close(ps.closed) })
+	ps.shut()
 	return nil
 }
 
