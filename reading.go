@@ -240,13 +240,11 @@ func (o *readOwner) interrupt() bool {
 func (c *Conn) readLoop() {
 	o := &c.rd
 	for {
-		if !o.buffered() {
-			if o.grown.Load() && !o.interruptible() {
-				// Requests were served here: a fresh goroutine (on a small
-				// stack) waits in the read, which could not be moved later.
-				o.hand(o.load(), readLoop, true)
-				return
-			}
+		if o.grown.Load() && !o.interruptible() && !o.buffered() {
+			// Requests were served here: a fresh goroutine (on a small
+			// stack) waits in the read, which could not be moved later.
+			o.hand(o.load(), readLoop, true)
+			return
 		}
 		data, err := o.recv()
 		if err != nil {
