@@ -16,7 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/peterh/liner"
 	"github.com/seedhq/jsonrpc"
 	"github.com/spf13/cobra"
@@ -154,19 +153,15 @@ func (r *repl) loop(ctx context.Context, src lineSource, interactive bool) error
 	}
 }
 
-// incompleteParams reports whether a line's params are a JSON array or
-// object that has not ended yet.
+// incompleteParams reports whether a line's params hold a JSON array,
+// object or string that has not ended yet.
 func incompleteParams(text string) bool {
 	_, rest, _ := strings.Cut(strings.TrimSpace(text), " ")
 	if strings.HasPrefix(text, ".notify ") {
 		_, rest, _ = strings.Cut(strings.TrimSpace(rest), " ")
 	}
-	rest = strings.TrimSpace(rest)
-	if rest == "" || rest[0] != '{' && rest[0] != '[' {
-		return false
-	}
-	_, err := jsontext.NewDecoder(strings.NewReader(rest)).ReadValue()
-	return errors.Is(err, io.ErrUnexpectedEOF)
+	_, err := splitParams(rest)
+	return errors.Is(err, errIncomplete)
 }
 
 // loadMethods fetches the method names for completion from rpc.discover.
@@ -201,7 +196,7 @@ func (r *repl) reconnect(ctx context.Context) error {
 	c, err := r.t.dial(dctx)
 	cancel()
 	if err != nil {
-		return fmt.Errorf("the connection to %s was lost and cannot be made again: %w", r.t, err)
+		return fmt.Errorf("the connection to %s was lost and connecting again failed (the next line tries again): %w", r.t, err)
 	}
 	conn.Close()
 	r.c = c
@@ -399,14 +394,10 @@ func (r *repl) line(ctx context.Context, text string) (quit bool, err error) {
 			return false, nil
 		}
 	}
-	var args []string
-	if rest != "" {
-		if rest[0] == '{' || rest[0] == '[' || rest[0] == '"' {
-			args = []string{rest}
-		} else if args, err = splitCommand(rest); err != nil {
-			r.fail(exitUsage, err)
-			return false, nil
-		}
+	args, err := splitParams(rest)
+	if err != nil {
+		r.fail(exitUsage, fmt.Errorf("PARAMS %s: %w", cut(rest), err))
+		return false, nil
 	}
 	params, err := buildParams(args, "", nil)
 	if err != nil {

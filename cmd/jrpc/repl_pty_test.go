@@ -208,3 +208,56 @@ func waitBuf(t *testing.T, b *syncBuffer, want string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestREPLParamsAsCommandLine: the REPL reads a line's PARAMS as jrpc call
+// reads its arguments: JSON values inside key=value pairs keep their quotes
+// (issue 28, point 1), and a value that only looks like JSON is sent as a
+// string with a note, never changed silently.
+func TestREPLParamsAsCommandLine(t *testing.T) {
+	for _, tc := range []struct {
+		line string   // typed in the REPL
+		argv []string // the same params given to jrpc call
+	}{
+		{`echo x={"a":1}`, []string{"echo", `x={"a":1}`}},
+		{`echo x={"a": [1, 2]} y="a b" z='{"q":1}'`, []string{"echo", `x={"a": [1, 2]}`, `y="a b"`, `z={"q":1}`}},
+		{`echo name=ada n=5 q="5" s='it''s' t=a\b`, []string{"echo", "name=ada", "n=5", `q="5"`, "s=its", `t=a\b`}},
+		{`tools/call name=add arguments={"a":1,"b":2}`, []string{"tools/call", "name=add", `arguments={"a":1,"b":2}`}},
+		{`echo {"a": "x y"}`, []string{"echo", `{"a": "x y"}`}},
+		{`sum [1, 2]`, []string{"sum", "[1, 2]"}},
+		{`echo w={a:1}`, []string{"echo", "w={a:1}"}},
+	} {
+		t.Run(tc.line, func(t *testing.T) {
+			want := run(t, "", append([]string{"call", urls["tcp"]}, tc.argv...)...)
+			got := run(t, tc.line+"\n", "repl", urls["tcp"])
+			if got.code != 0 || want.code != 0 || got.stdout != want.stdout {
+				t.Fatalf("repl: exit %d %q %s; call: exit %d %q %s", got.code, got.stdout, got.stderr, want.code, want.stdout, want.stderr)
+			}
+			if strings.Contains(tc.line, "{a:1}") {
+				if got.stdout != `{"w":"{a:1}"}`+"\n" || !strings.Contains(got.stderr, "w={a:1} is not valid JSON, so it is sent as a string") || !strings.Contains(want.stderr, "is not valid JSON") {
+					t.Fatalf("no note on the changed value: repl %q, call %q", got.stderr, want.stderr)
+				}
+			} else if got.stderr != "" {
+				t.Fatalf("stderr %q", got.stderr)
+			}
+		})
+	}
+	r := run(t, `tools/call name=add arguments={"a":1,"b":2}`+"\n", "repl", urls["tcp"])
+	expect(t, r, 0, `{"content":[{"type":"text","text":"3"}],"structuredContent":{"sum":3},"isError":false}`+"\n")
+}
+
+// TestREPLTerminalKeyValueJSON types issue 28's lines on a terminal.
+func TestREPLTerminalKeyValueJSON(t *testing.T) {
+	s := startPTY(t, "repl", urls["tcp"])
+	at := s.waitFor(0, "jrpc> ")
+	s.typeKeys(`echo x={"a":1}` + "\r")
+	at = s.waitFor(at, "{\r\n  \"x\": {\r\n    \"a\": 1\r\n  }\r\n}")
+	s.typeKeys(`tools/call name=add arguments={"a":1,"b":2}` + "\r")
+	at = s.waitFor(at, `"sum": 3`)
+	// A value's JSON may go on over lines, as whole JSON params do.
+	s.typeKeys(`echo x={"a":` + "\r")
+	at = s.waitFor(at, "...> ")
+	s.typeKeys(`[1, 2]}` + "\r")
+	at = s.waitFor(at, "\"x\": {\r\n    \"a\": [")
+	s.typeKeys(`echo w={a:1}` + "\r")
+	s.waitFor(at, "w={a:1} is not valid JSON, so it is sent as a string")
+}
