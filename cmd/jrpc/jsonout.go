@@ -264,4 +264,3 @@ func jsonKind(v []byte) string {
 	}
 	return "a number"
 }
-
