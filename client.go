@@ -3,7 +3,6 @@ package jsonrpc
 import (
 	"context"
 	"errors"
-	"fmt"
 )
 
 // Client is what every transport's client offers: [Conn] (streams and
@@ -66,23 +65,12 @@ func (c *BatchCall) IsNotification() bool { return c.notify }
 func (b *Batch) Len() int { return len(b.elems) }
 
 // finish records the outcome of a call.
-func (c *BatchCall) finish(result []byte, err error) {
+func (c *BatchCall) finish(result []byte, err error, strict bool) {
 	if err != nil {
 		c.Err = err
 		return
 	}
-	c.Err = decodeResult(c.Method, result, c.result)
-}
-
-// decodeResult decodes the result of a call to method into v (nil: discard it).
-func decodeResult(method string, result []byte, v any) error {
-	if v == nil {
-		return nil
-	}
-	if err := unmarshal(result, v); err != nil {
-		return fmt.Errorf("jsonrpc: cannot decode the result of %s: %w", method, err)
-	}
-	return nil
+	c.Err = decodeResult(c.Method, result, c.result, strict)
 }
 
 // ErrNoResponse is the Err of a batch call the peer's answer to the batch left out.

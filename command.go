@@ -77,7 +77,7 @@ func DialCommand(ctx context.Context, name string, args []string, opts ...DialOp
 	if framing == FramingAuto {
 		framing = FramingLine
 	}
-	return NewConn(NewStream(p, StreamOptions{Framing: framing, MaxMessageSize: cfg.maxMessageSize}), cfg.server), nil
+	return cfg.newConn(NewStream(p, StreamOptions{Framing: framing, MaxMessageSize: cfg.maxMessageSize})), nil
 }
 
 // process is a subprocess as an io.ReadWriteCloser: reads from its

@@ -44,6 +44,8 @@ type Conn struct {
 	taken    atomic.Int64 // messages taken for processing (tests count answers against it)
 	err      error
 
+	strictResults bool // WithStrictResults: unknown members of results are errors
+
 	subs    atomic.Pointer[clientSubs] // our subscriptions' events, once Subscribe was called (subscribe.go)
 	backlog backlog                    // unwritten reply bytes; admission waits on it (see backpressure.go)
 }
@@ -606,7 +608,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 	if err != nil {
 		return err
 	}
-	return decodeResult(method, raw, result)
+	return decodeResult(method, raw, result, c.strictResults)
 }
 
 func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, error) {
@@ -740,7 +742,7 @@ func (c *Conn) Batch(ctx context.Context, b *Batch) error {
 		}
 		c.rd.takeOver(ctx, ps...)
 	}
-	if err := wait(ctx, calls); err != nil {
+	if err := wait(ctx, calls, c.strictResults); err != nil {
 		c.forgetBatch(calls)
 		return err
 	}

@@ -29,6 +29,7 @@ type dialConfig struct {
 	streamable     bool                            // http(s): a Streamable HTTP client (WithStreamableHTTP)
 	convention     Convention                      // WithConvention
 	onProgress     func(context.Context, Progress) // WithProgress
+	strictResults  bool                            // WithStrictResults
 }
 
 // WithHeader adds an HTTP header to every request (HTTP) or to the handshake (WebSocket).
@@ -83,6 +84,14 @@ func newDialConfig(opts []DialOption) *dialConfig {
 	return c
 }
 
+// newConn starts a client connection over ch with the options' server
+// and client settings.
+func (cfg *dialConfig) newConn(ch Channel) *Conn {
+	c := NewConn(ch, cfg.server)
+	c.strictResults = cfg.strictResults
+	return c
+}
+
 // Dial connects to a JSON-RPC server named by a URL:
 //
 //	http://host:port/path, https://...  one HTTP POST per call (HTTPClient);
@@ -132,7 +141,7 @@ func Dial(ctx context.Context, rawURL string, opts ...DialOption) (Client, error
 		if framing == FramingAuto {
 			framing = FramingLine
 		}
-		return NewConn(NewStream(nc, StreamOptions{Framing: framing, MaxMessageSize: cfg.maxMessageSize}), cfg.server), nil
+		return cfg.newConn(NewStream(nc, StreamOptions{Framing: framing, MaxMessageSize: cfg.maxMessageSize})), nil
 	}
 	if c, ok, err := dialRegistered(ctx, u, cfg); ok {
 		return c, err

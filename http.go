@@ -408,6 +408,8 @@ type HTTPClient struct {
 
 	paramsSize atomic.Int64 // size of the last large params sent (see growFor)
 
+	strictResults bool // WithStrictResults
+
 	send Exchange // NewMessageClient: carries the messages instead of HTTP
 }
 
@@ -420,7 +422,7 @@ func NewHTTPClient(url string, opts ...DialOption) *HTTPClient {
 }
 
 func newHTTPClient(url string, cfg *dialConfig) *HTTPClient {
-	c := &HTTPClient{url: url, header: cfg.header.Clone(), maxSize: cfg.maxMessageSize}
+	c := &HTTPClient{url: url, header: cfg.header.Clone(), maxSize: cfg.maxMessageSize, strictResults: cfg.strictResults}
 	if c.maxSize <= 0 {
 		c.maxSize = DefaultMaxMessageSize
 	}
@@ -487,7 +489,7 @@ func (c *HTTPClient) Call(ctx context.Context, method string, params, result any
 	if out.err != nil {
 		return out.err
 	}
-	return decodeResult(method, out.result, result)
+	return decodeResult(method, out.result, result, c.strictResults)
 }
 
 // Notify posts a notification. The server must answer 2xx with an empty
@@ -571,7 +573,7 @@ func (c *HTTPClient) Batch(ctx context.Context, b *Batch) error {
 	for _, p := range set.takeAll() {
 		p.ch <- callResult{err: ErrNoResponse} // a single error object with an id of ours
 	}
-	return wait(ctx, calls)
+	return wait(ctx, calls, c.strictResults)
 }
 
 // Close closes the idle connections of the client's own transport. Calls

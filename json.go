@@ -20,6 +20,7 @@ import (
 var (
 	marshalOpts   = jsonv2.Deterministic(false)
 	unmarshalOpts = jsonv2.RejectUnknownMembers(true)
+	lenientOpts   = jsonv2.RejectUnknownMembers(false)
 )
 
 func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
@@ -94,6 +95,25 @@ func unmarshal(data []byte, v any) error {
 		}
 	}
 	return jsonv2.Unmarshal(data, v, unmarshalOpts)
+}
+
+// unmarshalResult is unmarshal that, unless strict, ignores the members
+// of objects that v's types do not name (results, events, error data).
+func unmarshalResult(data []byte, v any, strict bool) error {
+	if strict {
+		return unmarshal(data, v)
+	}
+	if _, ok := v.(*json.RawMessage); ok {
+		return unmarshal(data, v)
+	}
+	if t := reflect.TypeOf(v); t != nil && t.Kind() == reflect.Pointer {
+		if c := codecFor(t.Elem()); c != nil {
+			if p := pointerIn(&v); p != nil && decodeInto(data, c, p) {
+				return nil // no unknown member: the compiled codec took it all
+			}
+		}
+	}
+	return jsonv2.Unmarshal(data, v, lenientOpts)
 }
 
 // Large values v2 encodes go into a buffer sized for them up front: the

@@ -233,7 +233,7 @@ var errEmptyBatchCall = fmt.Errorf("jsonrpc: empty batch")
 
 // wait waits for the result of every call and records it. It returns
 // ctx's error if ctx ends first (results already there are still taken).
-func wait(ctx context.Context, calls []batchCall) error {
+func wait(ctx context.Context, calls []batchCall, strict bool) error {
 	for _, c := range calls {
 		var r callResult
 		select {
@@ -246,7 +246,7 @@ func wait(ctx context.Context, calls []batchCall) error {
 			}
 		}
 		pendingPool.Put(c.p) // nothing else can send on it now
-		c.finish(r.result, r.err)
+		c.finish(r.result, r.err, strict)
 	}
 	return nil
 }

@@ -80,7 +80,9 @@ func dialStreamable(rawURL string, cfg *dialConfig) (*Conn, error) {
 	hc := newHTTPClient(u.String(), cfg) // its HTTP settings: one place for them
 	ch := &streamableChannel{url: hc.url, hc: hc.hc, own: hc.own, header: hc.header, limit: hc.maxSize, srv: srv, in: make(chan []byte, 16)}
 	ch.ctx, ch.cancel = context.WithCancel(context.Background())
-	return newConn(ch, srv, nil), nil
+	c := newConn(ch, srv, nil)
+	c.strictResults = cfg.strictResults
+	return c, nil
 }
 
 // contextSender is implemented by a Channel whose Send can follow the

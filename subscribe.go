@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"sync"
 
-	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // Subscriptions: server push in go-ethereum's convention, which web3 clients
@@ -912,5 +911,5 @@ func (cs *clientSub) next(ctx context.Context) (json.RawMessage, error) {
 // unmarshalLoose decodes JSON into v, ignoring unknown members: events and
 // their envelopes come from the server, which may add members.
 func unmarshalLoose(data []byte, v any) error {
-	return jsonv2.Unmarshal(data, v)
+	return unmarshalResult(data, v, false)
 }

@@ -187,7 +187,8 @@ type Exchange func(ctx context.Context, msg []byte, wantReply bool) ([]byte, err
 // WithMaxMessageSize (the bound on a reply, default 10 MiB). Close makes
 // further calls fail with ErrClosed; it does not close what send uses.
 func NewMessageClient(send Exchange, opts ...DialOption) Client {
-	c := &HTTPClient{send: send, maxSize: newDialConfig(opts).maxMessageSize}
+	cfg := newDialConfig(opts)
+	c := &HTTPClient{send: send, maxSize: cfg.maxMessageSize, strictResults: cfg.strictResults}
 	if c.maxSize <= 0 {
 		c.maxSize = DefaultMaxMessageSize
 	}

@@ -235,7 +235,7 @@ func dialWebSocketConn(ctx context.Context, url string, cfg *dialConfig) (*Conn,
 	if limit <= 0 {
 		limit = DefaultMaxMessageSize
 	}
-	return NewConn(newWSChannel(wc, limit, cfg.pingInterval, cfg.pingTimeout), cfg.server), nil
+	return cfg.newConn(newWSChannel(wc, limit, cfg.pingInterval, cfg.pingTimeout)), nil
 }
 
 // wsChannel is a Channel over a WebSocket. Writes are safe for concurrent

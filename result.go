@@ -1,0 +1,88 @@
+package jsonrpc
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Results are decoded leniently by default: a member of a result (or of a
+// batch call's result, or of an error's data) that the destination type does
+// not name is ignored, as encoding/json and go-ethereum's client do, since
+// real servers add members to their answers all the time. Everything else
+// stays exact: names match case-sensitively, and a duplicate name or invalid
+// UTF-8 is still an error (the scanner refuses the message before any
+// decoding). A server's params are always decoded strictly (-32602).
+
+// WithStrictResults makes Call and Batch reject a result holding a member the
+// destination type does not name (by default such members are ignored).
+func WithStrictResults() DialOption { return func(c *dialConfig) { c.strictResults = true } }
+
+// decodeResult decodes the result of a call to method into v (nil: discard
+// it), ignoring members v does not name unless strict.
+func decodeResult(method string, result []byte, v any, strict bool) error {
+	if v == nil {
+		return nil
+	}
+	if err := unmarshalResult(result, v, strict); err != nil {
+		return &decodeError{what: "the result of " + method, err: err}
+	}
+	return nil
+}
+
+// DecodeData decodes the error's data member into v, ignoring members v does
+// not name. It returns an error if the error has no data.
+func (e *Error) DecodeData(v any) error {
+	if len(e.Data) == 0 {
+		return errors.New("jsonrpc: the error has no data")
+	}
+	if err := unmarshalResult(e.Data, v, false); err != nil {
+		return &decodeError{what: "the data of error " + strconv.FormatInt(int64(e.Code), 10), err: err}
+	}
+	return nil
+}
+
+// decodeError is a value that did not decode into the caller's type. Its
+// text names the member and its path; it wraps the codec's error (a
+// *json.SemanticError or *jsontext.SyntacticError of go-json-experiment).
+type decodeError struct {
+	what string // "the result of method"
+	err  error
+}
+
+func (e *decodeError) Unwrap() error { return e.err }
+
+func (e *decodeError) Error() string {
+	return "jsonrpc: cannot decode " + e.what + ": " + describeDecodeErr(e.err)
+}
+
+// describeDecodeErr words a decoding error by the JSON path it happened at.
+func describeDecodeErr(err error) string {
+	var se *jsonv2.SemanticError
+	if errors.As(err, &se) {
+		switch {
+		case errors.Is(se.Err, jsonv2.ErrUnknownName):
+			return fmt.Sprintf("unknown member %q in %s", se.JSONPointer.LastToken(), pathOf(se.JSONPointer.Parent()))
+		case se.GoType != nil && se.JSONKind != 0:
+			return "at " + pathOf(se.JSONPointer) + ": expected " + jsonKindOf(se.GoType) + ", got " + kindName(se.JSONKind)
+		case se.Err != nil:
+			return "at " + pathOf(se.JSONPointer) + ": " + se.Err.Error()
+		}
+	}
+	var syn *jsontext.SyntacticError
+	if errors.As(err, &syn) {
+		return "at " + pathOf(syn.JSONPointer) + ": " + syn.Err.Error()
+	}
+	return err.Error()
+}
+
+// pathOf names a JSON pointer for a message ("the top level" for the root).
+func pathOf(p jsontext.Pointer) string {
+	if p == "" {
+		return "the top level"
+	}
+	return string(p)
+}
