@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
-
 )
 
 // Subscriptions: server push in go-ethereum's convention, which web3 clients
