@@ -1,0 +1,3 @@
+package gen
+
+func renderTS(m *model) []byte { return nil }
