@@ -26,7 +26,7 @@ type class struct {
 	prim     string
 	format   string
 	values   []*node
-		variants []*node // cUnion, cPrim: the variants (as written, "$ref" kept)
+	variants []*node // cUnion, cPrim: the variants (as written, "$ref" kept)
 	elem     *node   // cArray: items; cMap: the values' schema
 	one      *node   // cOne
 }
@@ -62,6 +62,11 @@ func (b *builder) classifyShape(s *node, types []string) class {
 	if ref := s.str("$ref"); ref != "" {
 		return class{kind: cOne, one: &node{kind: '{', keys: []string{"$ref"}, vals: map[string]*node{"$ref": s.get("$ref")}}}
 	}
+	return b.classifyLeaf(s, types)
+}
+
+// classifyLeaf classifies a schema that combines no other schema.
+func (b *builder) classifyLeaf(s *node, types []string) class {
 	if vals := s.list("enum"); len(vals) > 0 {
 		return literal(vals)
 	}
@@ -155,22 +160,34 @@ func (b *builder) classifyUnion(s *node, vs []*node, types []string) class {
 	for _, v := range rest {
 		kinds[b.kindOf(v, 0)] = true
 	}
-	if len(kinds) == 1 && (kinds["object"] && len(types) == 1 && types[0] == "object") {
-		return class{kind: cObject, nullable: null}
+	c := unionOfKinds(kinds, len(types) == 1 && types[0] == "object")
+	c.nullable = null
+	if c.kind != cObject {
+		c.variants = rest
 	}
-	if len(kinds) == 1 && (kinds["string"] || kinds["boolean"]) {
+	return c
+}
+
+// unionOfKinds classifies variants by the kinds of values they admit:
+// all objects of an object schema merge; variants of one primitive kind
+// (integers and numbers are one) are that primitive; anything else is a
+// union.
+func unionOfKinds(kinds map[string]bool, object bool) class {
+	one := ""
+	if len(kinds) == 1 {
 		for k := range kinds {
-			return class{kind: cPrim, prim: k, variants: rest, nullable: null}
+			one = k
 		}
 	}
-	if !kinds["any"] && len(kinds) == 2 && kinds["integer"] && kinds["number"] || len(kinds) == 1 && (kinds["integer"] || kinds["number"]) {
-		prim := "number"
-		if len(kinds) == 1 && kinds["integer"] {
-			prim = "integer"
-		}
-		return class{kind: cPrim, prim: prim, variants: rest, nullable: null}
+	switch {
+	case one == "object" && object:
+		return class{kind: cObject}
+	case one == "string" || one == "boolean" || one == "integer" || one == "number":
+		return class{kind: cPrim, prim: one}
+	case len(kinds) == 2 && kinds["integer"] && kinds["number"]:
+		return class{kind: cPrim, prim: "number"}
 	}
-	return class{kind: cUnion, variants: rest, nullable: null}
+	return class{kind: cUnion}
 }
 
 // kindOf tells what JSON values schema s admits, as one word: "string",
@@ -181,45 +198,44 @@ func (b *builder) kindOf(s *node, depth int) string {
 		return "any"
 	}
 	types := typeList(s)
-	if len(types) == 1 {
+	switch {
+	case len(types) == 1:
 		return types[0]
-	}
-	if len(types) > 1 {
+	case len(types) > 1:
 		return "any"
-	}
-	if s.get("properties") != nil {
+	case s.get("properties") != nil:
 		return "object"
-	}
-	if s.get("items") != nil {
+	case s.get("items") != nil:
 		return "array"
-	}
-	if vals := s.list("enum"); len(vals) > 0 {
-		return literal(vals).litKind()
-	}
-	if v := s.get("const"); v != nil {
-		return literal([]*node{v}).litKind()
+	case len(s.list("enum")) > 0:
+		return literal(s.list("enum")).litKind()
+	case s.get("const") != nil:
+		return literal([]*node{s.get("const")}).litKind()
 	}
 	for _, kw := range []string{"oneOf", "anyOf", "allOf"} {
-		vs := s.list(kw)
-		if len(vs) == 0 {
-			continue
-		}
-		k := ""
-		for _, v := range vs {
-			vk := b.kindOf(v, depth+1)
-			if kw == "allOf" && vk == "any" {
-				continue
-			}
-			if k != "" && k != vk {
-				return "any"
-			}
-			k = vk
-		}
-		if k != "" {
+		if k := b.combinedKind(s.list(kw), kw == "allOf", depth); k != "" {
 			return k
 		}
 	}
 	return "any"
+}
+
+// combinedKind is the kind of values all of vs admit ("any" if they
+// differ; "" if there are none). In an allOf, members of any kind add
+// nothing.
+func (b *builder) combinedKind(vs []*node, allOf bool, depth int) string {
+	k := ""
+	for _, v := range vs {
+		vk := b.kindOf(v, depth+1)
+		if allOf && vk == "any" {
+			continue
+		}
+		if k != "" && k != vk {
+			return "any"
+		}
+		k = vk
+	}
+	return k
 }
 
 func (c class) litKind() string {
@@ -326,50 +342,12 @@ func (b *builder) plain(s *node, c class, hint string) *typ {
 // required when a schema that always applies (s, its "$ref", its allOf)
 // requires it; the properties of oneOf/anyOf variants are optional.
 func (b *builder) fillStruct(d *decl, s *node, hint string) {
-	props := map[string]*field{}
-	var order []string
-	required := map[string]bool{}
-	seen := map[*node]bool{}
-	var walk func(o *node, always bool, depth int)
-	walk = func(o *node, always bool, depth int) {
-		if o == nil || o.kind != '{' || seen[o] || depth > 32 {
-			return
-		}
-		seen[o] = true
-		defer delete(seen, o)
-		if ref := o.str("$ref"); ref != "" {
-			walk(b.root.pointer(ref), always, depth+1)
-		}
-		if always {
-			for _, r := range o.strings("required") {
-				required[r] = true
-			}
-		}
-		if ps := o.get("properties"); ps != nil && ps.kind == '{' {
-			for _, name := range ps.keys {
-				if _, ok := props[name]; ok {
-					continue
-				}
-				ps := ps.vals[name]
-				props[name] = &field{json: name, doc: firstNonEmpty(b.deref(ps).str("description"), ps.str("title")),
-					t: b.typeOf(ps, hint+typeName(name))}
-				order = append(order, name)
-			}
-		}
-		for _, m := range o.list("allOf") {
-			walk(m, always, depth+1)
-		}
-		for _, kw := range []string{"oneOf", "anyOf"} {
-			for _, m := range o.list(kw) {
-				walk(m, false, depth+1)
-			}
-		}
-	}
-	walk(s, true, 0)
+	m := &merger{b: b, hint: hint, props: map[string]*field{}, required: map[string]bool{}, seen: map[*node]bool{}}
+	m.walk(s, true, 0)
 	names := newNamer()
-	for i, name := range order {
-		f := props[name]
-		f.required = required[name]
+	for i, name := range m.order {
+		f := m.props[name]
+		f.required = m.required[name]
 		goName := typeName(name)
 		if goName == "" {
 			goName = fmt.Sprintf("Field%d", i)
@@ -377,6 +355,54 @@ func (b *builder) fillStruct(d *decl, s *node, hint string) {
 		f.name = names.unique(goName)
 		d.fields = append(d.fields, f)
 	}
+}
+
+// merger collects the properties of the schemas an object combines.
+type merger struct {
+	b        *builder
+	hint     string
+	props    map[string]*field
+	order    []string
+	required map[string]bool
+	seen     map[*node]bool
+}
+
+func (m *merger) walk(o *node, always bool, depth int) {
+	if o == nil || o.kind != '{' || m.seen[o] || depth > 32 {
+		return
+	}
+	m.seen[o] = true
+	defer delete(m.seen, o)
+	if ref := o.str("$ref"); ref != "" {
+		m.walk(m.b.root.pointer(ref), always, depth+1)
+	}
+	if always {
+		for _, r := range o.strings("required") {
+			m.required[r] = true
+		}
+	}
+	if ps := o.get("properties"); ps != nil && ps.kind == '{' {
+		for _, name := range ps.keys {
+			m.add(name, ps.vals[name])
+		}
+	}
+	for _, sub := range o.list("allOf") {
+		m.walk(sub, always, depth+1)
+	}
+	for _, kw := range []string{"oneOf", "anyOf"} {
+		for _, sub := range o.list(kw) {
+			m.walk(sub, false, depth+1)
+		}
+	}
+}
+
+func (m *merger) add(name string, ps *node) {
+	if _, ok := m.props[name]; ok {
+		return
+	}
+	m.props[name] = &field{json: name, doc: firstNonEmpty(m.b.deref(ps).str("description"), ps.str("title")),
+		t: m.b.typeOf(ps, m.hint+typeName(name))}
+	m.order = append(m.order, name)
 }
 
 // fillUnion gives d its variants, each named after its schema.

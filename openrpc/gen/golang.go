@@ -3,7 +3,6 @@ package gen
 import (
 	"fmt"
 	"go/format"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -44,6 +43,9 @@ func renderGo(m *model, pkg string, names *namer, warn func(string)) ([]byte, er
 		{"jsonv2", `jsonv2 "github.com/go-json-experiment/json"`},
 		{"jsonrpc", `"github.com/seedhq/jsonrpc"`},
 	} {
+		if imp.key == "jsonv2" && (w.uses["context"] || w.uses["json"] || w.uses["fmt"]) {
+			out.WriteString("\n") // the standard library first
+		}
 		if w.uses[imp.key] {
 			out.WriteString("\t" + imp.line + "\n")
 		}
@@ -80,7 +82,10 @@ func (w *goWriter) comment(indent, text string) {
 func (w *goWriter) decl(d *decl) {
 	w.p("\n")
 	doc := d.doc
-	if doc != "" {
+	switch {
+	case typeName(doc) == d.name:
+		doc = ""
+	case doc != "":
 		doc = d.name + ": " + doc
 	}
 	switch d.kind {
@@ -93,34 +98,9 @@ func (w *goWriter) decl(d *decl) {
 		}
 		w.p("}\n")
 	case dUnion:
-		w.uses["json"] = true
-		var names []string
-		for _, v := range d.variants {
-			names = append(names, v.name)
-		}
-		if doc == "" {
-			doc = d.name + " is one of several kinds of values."
-		}
-		w.comment("", doc+"\n\nIt holds the JSON value as it is; its As methods decode it as "+strings.Join(names, ", ")+".")
-		w.p("type %s struct{ json.RawMessage }\n", d.name)
-		for _, v := range d.variants {
-			t := w.typeExpr(v.t)
-			w.p("\n// As%s decodes u as %s.\nfunc (u %s) As%s() (%s, error) {\n\tvar v %s\n\terr := decodeValue(u.RawMessage, &v)\n\treturn v, err\n}\n", v.name, v.name, d.name, v.name, t, t)
-		}
-		w.uses["decodeValue"] = true
+		w.union(d, doc)
 	case dEnum:
-		w.comment("", doc)
-		w.p("type %s string\n\n", d.name)
-		w.p("// The values of %s.\nconst (\n", d.name)
-		for i, v := range d.values {
-			suffix := typeName(v.text)
-			if suffix == "" {
-				suffix = fmt.Sprintf("Value%d", i+1)
-			}
-			name := w.names.unique(d.name + suffix)
-			w.p("\t%s %s = %s\n", name, d.name, strconv.Quote(v.text))
-		}
-		w.p(")\n")
+		w.enum(d, doc)
 	case dAlias:
 		w.comment("", doc)
 		w.p("type %s = %s\n", d.name, w.typeExpr(d.under))
@@ -135,6 +115,38 @@ func (w *goWriter) decl(d *decl) {
 			w.p("type %s %s\n", d.name, t)
 		}
 	}
+}
+
+func (w *goWriter) union(d *decl, doc string) {
+	w.uses["json"], w.uses["decodeValue"] = true, true
+	var names []string
+	for _, v := range d.variants {
+		names = append(names, v.name)
+	}
+	if doc == "" {
+		doc = d.name + " is one of several kinds of values."
+	}
+	w.comment("", doc+"\n\nIt holds the JSON value as it is; its As methods decode it as "+strings.Join(names, ", ")+".")
+	w.p("type %s struct{ json.RawMessage }\n", d.name)
+	for _, v := range d.variants {
+		t := w.typeExpr(v.t)
+		w.p("\n// As%s decodes u as %s.\nfunc (u %s) As%s() (%s, error) {\n\tvar v %s\n\terr := decodeValue(u.RawMessage, &v)\n\treturn v, err\n}\n", v.name, v.name, d.name, v.name, t, t)
+	}
+}
+
+func (w *goWriter) enum(d *decl, doc string) {
+	w.comment("", doc)
+	w.p("type %s string\n\n", d.name)
+	w.p("// The values of %s.\nconst (\n", d.name)
+	for i, v := range d.values {
+		suffix := typeName(v.text)
+		if suffix == "" {
+			suffix = fmt.Sprintf("Value%d", i+1)
+		}
+		name := w.names.unique(d.name + suffix)
+		w.p("\t%s %s = %s\n", name, d.name, strconv.Quote(v.text))
+	}
+	w.p(")\n")
 }
 
 // jsonTag is the json tag of a member named name: the name, quoted as
@@ -181,7 +193,7 @@ func (w *goWriter) fieldType(f *field) string {
 // ones as pointers (json.RawMessage: nil is absent).
 func (w *goWriter) paramType(p *param) string {
 	t := w.typeExpr(p.t)
-	if !p.required && !strings.HasPrefix(t, "*") && t != "json.RawMessage" {
+	if !p.required && !strings.HasPrefix(t, "*") && !rawBehind(p.t) {
 		return "*" + t
 	}
 	return t
@@ -204,6 +216,14 @@ func nilable(t *typ) bool {
 		return d.kind == dUnion
 	}
 	return false
+}
+
+// rawBehind reports whether t is json.RawMessage (perhaps by another name).
+func rawBehind(t *typ) bool {
+	for i := 0; i < 16 && t.kind == tNamed && (t.decl.kind == dAlias || t.decl.kind == dDef) && t.decl.under != nil; i++ {
+		t = t.decl.under
+	}
+	return t.kind == tRaw || t.kind == tNull
 }
 
 // typeExpr is the Go type of t.
@@ -250,8 +270,15 @@ func goPrim(prim, format string) string {
 func (w *goWriter) signature(me *method) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s(ctx context.Context", me.goName)
-	for _, p := range me.params {
-		fmt.Fprintf(&b, ", %s %s", p.local, w.paramType(p))
+	switch {
+	case me.whole != nil:
+		fmt.Fprintf(&b, ", args %s", w.typeExpr(me.whole))
+	case me.variadic:
+		fmt.Fprintf(&b, ", %s ...%s", me.params[0].local, w.typeExpr(me.params[0].t))
+	default:
+		for _, p := range me.params {
+			fmt.Fprintf(&b, ", %s %s", p.local, w.paramType(p))
+		}
 	}
 	b.WriteString(")")
 	if me.result != nil {
@@ -262,9 +289,12 @@ func (w *goWriter) signature(me *method) string {
 	return b.String()
 }
 
-func (w *goWriter) methodDoc(indent string, me *method) {
+func (w *goWriter) methodDoc(indent string, me *method, server bool) {
 	doc := fmt.Sprintf("%s calls %s.", me.goName, me.name)
-	if me.notify {
+	switch {
+	case server:
+		doc = fmt.Sprintf("%s serves %s.", me.goName, me.name)
+	case me.notify:
 		doc = fmt.Sprintf("%s sends the notification %s.", me.goName, me.name)
 	}
 	if me.doc != "" {
@@ -283,7 +313,7 @@ func (w *goWriter) client() {
 	for _, me := range w.m.methods {
 		w.uses["context"] = true
 		w.p("\n")
-		w.methodDoc("", me)
+		w.methodDoc("", me, false)
 		w.p("func (c *Client) %s {\n", w.signature(me))
 		params := w.clientParams(me)
 		switch {
@@ -305,6 +335,13 @@ func (w *goWriter) client() {
 // to send: nil (no params), a params struct (by name) or a slice (by
 // position, absent optional params left out at the end).
 func (w *goWriter) clientParams(me *method) string {
+	switch {
+	case me.whole != nil:
+		return "args"
+	case me.variadic:
+		w.p("\tif %s == nil {\n\t\t%s = []%s{}\n\t}\n", me.params[0].local, me.params[0].local, w.typeExpr(me.params[0].t))
+		return me.params[0].local
+	}
 	if len(me.params) == 0 {
 		return "nil"
 	}
@@ -361,12 +398,12 @@ func (w *goWriter) service() {
 	}
 	w.p("\n// Service is the server side: one method per method of the document\n// (rpc.* methods aside: the library serves those).\ntype Service interface {\n")
 	for _, me := range served {
-		w.methodDoc("\t", me)
+		w.methodDoc("\t", me, true)
 		w.p("\t%s\n", w.signature(me))
 	}
 	w.p("}\n")
 	for _, me := range served {
-		if len(me.params) == 0 {
+		if len(me.params) == 0 || me.variadic || me.whole != nil {
 			continue
 		}
 		w.p("\n// %s holds the params of %s, by name or by position.\ntype %s struct {\n", paramsType(me), me.name, paramsType(me))
@@ -377,30 +414,36 @@ func (w *goWriter) service() {
 	}
 	w.p("\n// Register registers s's methods on mux with jsonrpc.Register, which\n// decodes and checks their params.\nfunc Register(mux *jsonrpc.Mux, s Service) {\n")
 	for _, me := range served {
-		pt := "struct{}"
-		if len(me.params) > 0 {
-			pt = paramsType(me)
-		}
-		var args []string
+		w.register(me)
+	}
+	w.p("}\n")
+}
+
+// register writes the jsonrpc.Register call of one method.
+func (w *goWriter) register(me *method) {
+	pt := "struct{}"
+	var args []string
+	switch {
+	case me.whole != nil:
+		pt, args = w.typeExpr(me.whole), []string{"p"}
+	case me.variadic:
+		pt, args = "[]"+w.typeExpr(me.params[0].t), []string{"p..."}
+	case len(me.params) > 0:
+		pt = paramsType(me)
 		for _, p := range me.params {
 			args = append(args, "p."+p.field)
 		}
-		call := fmt.Sprintf("s.%s(ctx", me.goName)
-		if len(args) > 0 {
-			call += ", " + strings.Join(args, ", ")
-		}
-		call += ")"
-		pname := "p"
-		if len(me.params) == 0 {
-			pname = "_"
-		}
-		if me.result != nil {
-			w.p("\tjsonrpc.Register(mux, %s, func(ctx context.Context, %s %s) (%s, error) {\n\t\treturn %s\n\t})\n", strconv.Quote(me.name), pname, pt, w.typeExpr(me.result), call)
-		} else {
-			w.p("\tjsonrpc.Register(mux, %s, func(ctx context.Context, %s %s) (any, error) {\n\t\treturn nil, %s\n\t})\n", strconv.Quote(me.name), pname, pt, call)
-		}
 	}
-	w.p("}\n")
+	pname := "p"
+	if len(args) == 0 {
+		pname = "_"
+	}
+	call := fmt.Sprintf("s.%s(%s)", me.goName, strings.Join(append([]string{"ctx"}, args...), ", "))
+	if me.result != nil {
+		w.p("\tjsonrpc.Register(mux, %s, func(ctx context.Context, %s %s) (%s, error) {\n\t\treturn %s\n\t})\n", strconv.Quote(me.name), pname, pt, w.typeExpr(me.result), call)
+	} else {
+		w.p("\tjsonrpc.Register(mux, %s, func(ctx context.Context, %s %s) (any, error) {\n\t\treturn nil, %s\n\t})\n", strconv.Quote(me.name), pname, pt, call)
+	}
 }
 
 func (w *goWriter) helpers() {
@@ -446,14 +489,4 @@ func positional(params []any, required int) []any {
 }
 `)
 	}
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -90,6 +90,12 @@ type method struct {
 	notify     bool // the document gives no result: a notification
 	byName     bool
 	reserved   bool // rpc.*: not part of Service
+	// variadic (x-variadic): any number of positional params, each of
+	// the only param's type.
+	variadic bool
+	// whole (x-params-schema), when set, is the type of the whole params
+	// value, which the methods take as one argument.
+	whole *typ
 }
 
 type model struct {
@@ -112,7 +118,8 @@ type builder struct {
 
 // reservedTypeNames are the package-level names the generated code
 // declares itself.
-var reservedTypeNames = []string{"Client", "NewClient", "Service", "Register", "RpcError", "Transport"}
+var reservedTypeNames = []string{"Client", "NewClient", "Service", "Register", "RpcError", "Transport", "Response",
+	"Error", "Record", "Promise", "Map", "Array", "Object", "String", "Number", "Boolean", "Date", "JSON", "WebSocket", "MessageEvent", "Partial"}
 
 func build(root *node, warn func(string)) (*builder, *model, error) {
 	if root.kind != '{' || root.get("methods") == nil {
@@ -180,6 +187,10 @@ func (b *builder) method(mn *node, name, goName string) *method {
 		}
 		p.field = fields.unique(f)
 		me.params = append(me.params, p)
+	}
+	me.variadic = mn.bool("x-variadic") && len(me.params) == 1
+	if ps := mn.get("x-params-schema"); ps != nil && len(me.params) == 0 {
+		me.whole = b.typeOf(ps, goName+"Params")
 	}
 	rn := b.deref(mn.get("result"))
 	if rn == nil {
