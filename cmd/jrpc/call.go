@@ -126,13 +126,9 @@ func runCall(ctx context.Context, args []string, f *callFlags, notify bool) (err
 	return nil
 }
 
-// callErr maps the error of a call: a JSON-RPC error is printed as JSON on
-// stderr (exit 1), anything else is a transport failure (exit 3).
+// callErr maps the error of a call by the exit code rule (exit.go): a
+// refusal by the server is exit 1, anything else a failed exchange, 3.
 func callErr(t *target, err error) error {
-	var re *jsonrpc.Error
-	if errors.As(err, &re) {
-		return rpcErrorExit(re)
-	}
 	return t.transportErr(err)
 }
 

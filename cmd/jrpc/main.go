@@ -46,9 +46,11 @@ const (
 
 const exitCodesHelp = `Exit codes:
   0    success
-  1    the server answered with a JSON-RPC error (printed as one JSON object on stderr)
+  1    the server answered with a JSON-RPC error, limits included (-32600 or HTTP 413 or
+       WebSocket close 1009 for a message too large, -32005 or HTTP 429 for a rate limit),
+       printed as one JSON object on stderr; the same on every transport, with -v and --raw
   2    bad usage: unknown flag, missing argument, invalid PARAMS JSON, params that fail --check
-  3    transport failure: connection refused, connection lost, timeout, HTTP error, invalid response
+  3    the exchange failed: connection refused or lost, timeout, other HTTP errors, invalid response
   130  interrupted (Ctrl-C)
 (go run reports each of them as 1: build or install jrpc where they matter.)`
 
@@ -140,7 +142,8 @@ type exitError struct {
 	code  int
 	err   error
 	hint  string
-	quiet bool // already reported (e.g. a JSON-RPC error printed on stderr)
+	quiet  bool // already reported (e.g. a response printed with --raw)
+	asJSON bool // err is a *jsonrpc.Error: printed as one JSON object
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -154,10 +157,10 @@ func transportError(err error, hint string) error {
 	return &exitError{code: exitTransport, err: err, hint: hint}
 }
 
-// rpcErrorExit reports a JSON-RPC error response: one JSON object on stderr.
+// rpcErrorExit reports a JSON-RPC error response: exit 1, and the error as
+// one JSON object on stderr.
 func rpcErrorExit(e *jsonrpc.Error) error {
-	fmt.Fprintln(os.Stderr, string(errorJSON(e)))
-	return &exitError{code: exitRPCError, err: e, quiet: true}
+	return &exitError{code: exitRPCError, err: e, asJSON: true}
 }
 
 func main() {
@@ -187,7 +190,11 @@ func execute(args []string, stdout, stderr io.Writer) int {
 	if ctx.Err() != nil && ee.code == exitTransport {
 		ee = &exitError{code: exitInterrupted, err: errors.New("interrupted")}
 	}
-	if !ee.quiet {
+	var re *jsonrpc.Error
+	switch {
+	case ee.asJSON && errors.As(ee.err, &re):
+		fmt.Fprintln(stderr, string(errorJSON(re)))
+	case !ee.quiet:
 		fmt.Fprintf(stderr, "jrpc: %s\n", oneLine(ee.err.Error()))
 		if ee.hint != "" {
 			fmt.Fprintf(stderr, "  try: %s\n", ee.hint)

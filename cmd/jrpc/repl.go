@@ -435,10 +435,9 @@ func (r *repl) line(ctx context.Context, text string) (quit bool, err error) {
 			outputFor(os.Stdout).print(os.Stdout, result)
 		}
 	}
-	var re *jsonrpc.Error
-	switch {
+	switch re := refusal(err); {
 	case err == nil:
-	case errors.As(err, &re):
+	case re != nil:
 		fmt.Fprintln(os.Stderr, string(errorJSON(re)))
 		r.worst = max(r.worst, exitRPCError)
 	case errors.Is(err, context.Canceled) && ctx.Err() == nil:

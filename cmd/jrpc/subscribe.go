@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -79,12 +78,8 @@ func runSubscribe(ctx context.Context, args []string, data string, count int) er
 	for n := 0; count == 0 || n < count; n++ {
 		ev, err := sub.Next(ctx)
 		if err != nil {
-			var re *jsonrpc.Error
-			switch {
-			case ctx.Err() != nil:
+			if ctx.Err() != nil {
 				return unsubscribe(sub) // Ctrl-C
-			case errors.As(err, &re):
-				return rpcErrorExit(re)
 			}
 			return t.transportErr(t.commandExit(c, err))
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -238,14 +239,17 @@ func serverMessages() *jsonrpc.Server {
 	})}
 }
 
-// transportErr turns a failure to reach or talk to the target into an
-// exitError that says what went wrong and what to try. *jsonrpc.Error
-// values are JSON-RPC errors, not transport failures: callers handle them
-// before.
+// transportErr turns the error of an exchange into an exitError by the exit
+// code rule (exit.go): a refusal by the server (a JSON-RPC error, HTTP 413
+// or 429, WebSocket close 1009) is exit 1; a failure to reach or talk to the
+// target is exit 3, with what went wrong and what to try.
 func (t *target) transportErr(err error) error {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return err
+	}
+	if re := refusal(err); re != nil {
+		return rpcErrorExit(re)
 	}
 	if tlsErr := t.tlsFailure(err); tlsErr != nil {
 		return tlsErr
@@ -564,7 +568,12 @@ func (h *httpRaw) Send(ctx context.Context, msg []byte) error {
 		logWire("<--", body)
 	}
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusAccepted {
-		return &exitError{code: exitTransport, err: fmt.Errorf("HTTP %s from %s: %s", resp.Status, h.t, snippet(body)), hint: httpHint(resp.StatusCode)}
+		var e envelope
+		if json.Unmarshal(body, &e) == nil && e.Error != nil {
+			h.pending = append(h.pending, body) // a JSON-RPC answer, whatever the status (429)
+			return nil
+		}
+		return &jsonrpc.HTTPError{StatusCode: resp.StatusCode, Header: resp.Header, Body: string(body[:min(len(body), 4096)])}
 	}
 	if len(bytes.TrimSpace(body)) > 0 {
 		h.pending = append(h.pending, body)
