@@ -135,7 +135,9 @@ func (r *response) id() jsontext.Value { v, _ := r.get("id"); return v }
 
 // isServerMessage reports whether r is a request or notification from the
 // server (it has a method), not a response.
-func (r *response) isServerMessage() bool { return r.has("method") && !r.has("result") && !r.has("error") }
+func (r *response) isServerMessage() bool {
+	return r.has("method") && !r.has("result") && !r.has("error")
+}
 
 // code returns error.code when r is an error response whose code is a JSON
 // integer.

@@ -25,6 +25,8 @@ type runner struct {
 	respelled []string    // ids echoed with the same value but other bytes
 	idChecks  int         // id checks that got a response
 
+	hostileEnd time.Time // when the hostile checks must end (zero: not started)
+
 	demo *bool // whether the server has the spec's example methods (nil: not asked yet)
 }
 

@@ -58,7 +58,8 @@ type HTTPConn interface {
 }
 
 // RawConn is implemented by the Conns of byte streams (TCP, unix sockets,
-// stdio): WriteRaw writes b as it is, without framing.
+// stdio): WriteRaw writes b as it is, without framing. Send and WriteRaw
+// may be called while Recv waits on another goroutine.
 type RawConn interface {
 	Conn
 	WriteRaw(b []byte) error
