@@ -76,7 +76,10 @@ func callChecks(m Method) []check {
 				return errors.New("want an Array of 2 responses")
 			}
 			for _, id := range []string{`"b-1"`, `"b-2"`} {
-				if !slices.ContainsFunc(rep.items, func(it *response) bool { same, _ := sameID(jsontext.Value(id), it.id()); return same && it.has("result") }) {
+				if !slices.ContainsFunc(rep.items, func(it *response) bool {
+					same, _ := sameID(jsontext.Value(id), it.id())
+					return same && it.has("result")
+				}) {
 					return fmt.Errorf("no result with id %s", id)
 				}
 			}

@@ -39,9 +39,13 @@ type seenReply struct {
 // probe opens the first connection and checks that a request gets JSON
 // back.
 func (r *runner) probe() error {
-	if err := r.ensureConn(); err != nil {
+	ctx, cancel := context.WithTimeout(r.ctx, r.s.Timeout)
+	defer cancel()
+	c, err := r.target.Dial(ctx)
+	if err != nil {
 		return err
 	}
+	r.conn = c
 	rep, err := r.call(r.sentinel())
 	if err != nil {
 		r.close()

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// report is what --json writes.
+type report struct {
+	Target string `json:"target"`
+	Checks []struct {
+		Name, Level, Status, Spec, Detail string
+	} `json:"checks"`
+}
+
+func readReport(t *testing.T, name string) report {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys struct {
+		Target json.RawMessage              `json:"target"`
+		Checks []map[string]json.RawMessage `json:"checks"`
+	}
+	if err := json.Unmarshal(b, &keys); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range keys.Checks {
+		if len(c) != 5 || c["name"] == nil || c["level"] == nil || c["status"] == nil || c["spec"] == nil || c["detail"] == nil {
+			t.Fatalf("a check of the report has members other than name, level, status, spec, detail: %v", c)
+		}
+	}
+	var r report
+	json.Unmarshal(b, &r)
+	return r
+}
+
+func (r report) status(name string) string {
+	for _, c := range r.Checks {
+		if c.Name == name {
+			return c.Status
+		}
+	}
+	return "missing"
+}
+
+// TestConformEveryTransport runs jrpc conform against jrpc serve over every
+// transport (with the hostile checks on tcp and stdio): every check passes.
+func TestConformEveryTransport(t *testing.T) {
+	for name, tgt := range targets() {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "r.json")
+			junit := filepath.Join(t.TempDir(), "r.xml")
+			args := []string{"--json", file, "--junit", junit}
+			if name == "tcp" || name == "stdio" { // the hostile checks take seconds: two transports are enough
+				args = append(args, "--hostile", "--max-bytes", "65536", "--duration", "5s")
+			}
+			r := run(t, "", with(tgt, "conform", args...)...)
+			if r.code != 0 || !strings.Contains(r.stdout, "every MUST check passed") {
+				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			rep := readReport(t, file)
+			if len(rep.Checks) < 120 {
+				t.Fatalf("only %d checks", len(rep.Checks))
+			}
+			for _, c := range rep.Checks {
+				if c.Status == "FAIL" {
+					t.Errorf("%s %s failed: %s", c.Level, c.Name, c.Detail)
+				}
+			}
+			for _, want := range []string{"id/int-2^64+1", "notification/no-params", "batch/empty", "spec/batch-mixed", "method/subtract/by-name/result", "connection/kept"} {
+				if got := rep.status(want); got != "PASS" {
+					t.Errorf("%s: %s", want, got)
+				}
+			}
+			if x, _ := os.ReadFile(junit); !strings.Contains(string(x), `<testsuite name="JSON-RPC 2.0 conformance of`) {
+				t.Errorf("junit report: %s", x)
+			}
+		})
+	}
+}
+
+// TestConformCatchesDefects runs jrpc conform against HTTP servers with
+// one defect each: exit 1, and the defect's check failed.
+func TestConformCatchesDefects(t *testing.T) {
+	for _, c := range []struct {
+		defect, check string
+		serve         func(body []byte) string
+	}{
+		{"answers notifications", "notification/no-params", func(body []byte) string {
+			if !strings.Contains(string(body), `"id"`) {
+				return `{"jsonrpc":"2.0","id":null,"result":null}`
+			}
+			return `{"jsonrpc":"2.0","id":` + idOf(body) + `,"error":{"code":-32601,"message":"no such method"}}`
+		}},
+		{"echoes the id \"1\" as 1", "id/string-numeric", func(body []byte) string {
+			if !strings.Contains(string(body), `"id"`) {
+				return ""
+			}
+			id := idOf(body)
+			if id == `"1"` {
+				id = `1`
+			}
+			return `{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32601,"message":"no such method"}}`
+		}},
+	} {
+		t.Run(c.defect, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				out := c.serve(body)
+				if out == "" {
+					w.WriteHeader(http.StatusNoContent)
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, out)
+			}))
+			defer srv.Close()
+			file := filepath.Join(t.TempDir(), "r.json")
+			r := run(t, "", "conform", srv.URL, "--json", file, "--only", `^(id|notification)/`)
+			if r.code != 1 {
+				t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			if got := readReport(t, file).status(c.check); got != "FAIL" {
+				t.Fatalf("%s: %s\n%s", c.check, got, r.stdout)
+			}
+		})
+	}
+}
+
+// idOf returns the id member of a flat request object as JSON text (the
+// defective servers read no more than that).
+func idOf(body []byte) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil || m["id"] == nil {
+		return "null"
+	}
+	return string(m["id"])
+}
+
+// TestConformServerDies: a stdio server that exits after a few messages
+// fails the checks it was answering, and the report says so.
+func TestConformServerDies(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "r.json")
+	r := run(t, "", "--exec", "sh -c 'i=0; while [ $i -lt 4 ] && IFS= read -r l; do printf \"%s\\n\" \"$l\"; i=$((i+1)); done | "+bin+" serve --listen stdio:'", "conform", "--json", file, "--only", "^(id|connection)/")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	rep := readReport(t, file)
+	if rep.status("connection/kept") != "FAIL" || !strings.Contains(r.stdout, "the server process exited") {
+		t.Fatalf("the report does not say the server died:\n%s", r.stdout)
+	}
+}
+
+func TestConformUsageAndUnreachable(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"conform", urls["tcp"], "--only", "("}, 2, "--only"},
+		{[]string{"conform", urls["tcp"], "--params", "[1]"}, 2, "--params without --method"},
+		{[]string{"conform", urls["tcp"], "--method", "sum", "--params", "1"}, 2, "JSON array or object"},
+		{[]string{"conform", "http://192.0.2.1:1/", "--hostile"}, 2, "not a loopback address"},
+		{[]string{"conform", "tcp://127.0.0.1:1"}, 3, "connection refused"},
+	} {
+		r := run(t, "", c.args...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.msg) {
+			t.Errorf("jrpc %v: exit %d, stderr %q; want exit %d and %q", c.args, r.code, r.stderr, c.code, c.msg)
+		}
+	}
+}
+
+// TestConformMethod checks a named method's results.
+func TestConformMethod(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "r.json")
+	r := run(t, "", "conform", urls["tcp"], "--method", "subtract", "--params", `{"minuend":42,"subtrahend":23}`, "--discover=false", "--only", "^method/", "--json", file)
+	expect(t, r, 0, "")
+	rep := readReport(t, file)
+	for _, name := range []string{"method/subtract/by-name/result", "method/subtract/by-name/ids", "method/subtract/by-name/notification", "method/subtract/by-name/batch"} {
+		if got := rep.status(name); got != "PASS" {
+			t.Errorf("%s: %s", name, got)
+		}
+	}
+	if len(rep.Checks) != 4 {
+		t.Errorf("%d checks, want the 4 of the method", len(rep.Checks))
+	}
+}
