@@ -311,93 +311,104 @@ func batchChecks() []check {
 		{name: "batch/mixed", level: SHOULD, spec: specBatch + " (a Response for each Request, in any order)", run: func(r *runner) error {
 			return r.batchOf(batchMixed, all)
 		}},
-		{name: "batch/notification-not-answered", level: MUST, spec: specNotification + " (also within a batch)", run: func(r *runner) error {
-			rep, err := r.call([]byte(batchMixed))
-			if err != nil {
-				return err
-			}
-			anon := 0
-			for _, it := range rep.items {
-				if id := it.id(); id == nil || string(id) == "null" {
-					anon++
-				}
-			}
-			if anon > 2 {
-				return fmt.Errorf("%d responses without an id for the 2 elements that are not Requests: the notification was answered", anon)
-			}
-			return nil
-		}},
-		{name: "batch/response-ids", level: MUST, spec: specResponse + " (id MUST be the same as the request's)", run: func(r *runner) error {
-			rep, err := r.call([]byte(batchMixed))
-			if err != nil {
-				return err
-			}
-			for _, it := range rep.items {
-				id := it.id()
-				a, _ := sameID(jsontext.Value(`"a"`), id)
-				b, _ := sameID(jsontext.Value(`7`), id)
-				if !a && !b && string(id) != "null" {
-					return fmt.Errorf("a response has id %s; the batch's ids are \"a\" and 7", idText(it))
-				}
-			}
-			return nil
-		}},
-		{name: "batch/invalid-element-code", level: MUST, spec: specBatch + " (rpc call with an invalid Batch); " + specError + " -32600", run: func(r *runner) error {
-			rep, err := r.call([]byte(`[1,2,3]`))
-			if err != nil {
-				return err
-			}
-			if rep.invalid != "" {
-				return fmt.Errorf("the reply is %s", rep.invalid)
-			}
-			for _, it := range rep.items {
-				if err := expectError(it, "null", false, []int64{codeInvalidRequest}); err != nil {
-					return err
-				}
-			}
-			return nil
-		}},
+		{name: "batch/notification-not-answered", level: MUST, spec: specNotification + " (also within a batch)", run: (*runner).batchNotificationNotAnswered},
+		{name: "batch/response-ids", level: MUST, spec: specResponse + " (id MUST be the same as the request's)", run: (*runner).batchResponseIDs},
+		{name: "batch/invalid-element-code", level: MUST, spec: specBatch + " (rpc call with an invalid Batch); " + specError + " -32600", run: (*runner).batchInvalidElementCode},
 		{name: "batch/invalid-elements", level: SHOULD, spec: specBatch + " (a Response for each element)", run: func(r *runner) error {
 			return r.batchOf(`[1,2,3]`, []want{{`null`, codeInvalidRequest}, {`null`, codeInvalidRequest}, {`null`, codeInvalidRequest}})
 		}},
 		errorCase{name: "batch/empty", spec: specBatch + " (an Array with at least one value, else a single Response object); " + specError, msg: `[]`, codes: []int64{codeInvalidRequest}}.check(),
 		errorCase{name: "batch/invalid-json", spec: specBatch + " (invalid JSON: a single Response object); " + specError, msg: `[{"jsonrpc":"2.0","method":"` + unknownMethod + `","id":1},{"jsonrpc":"2.0","method"]`, codes: []int64{codeParse}, mayClose: true}.check(),
-		{name: "batch/all-notifications", level: MUST, spec: specBatch + " (MUST NOT return an empty Array); " + specNotification, run: func(r *runner) error {
-			rep, err := r.silent([]byte(`[` + n + `,` + n + `]`))
-			if err != nil || rep == nil {
-				return err
-			}
-			if rep.batch && len(rep.items) == 0 {
-				return errors.New("the reply is an empty Array")
-			}
-			if len(rep.items) > 0 {
-				return errors.New("the notifications were answered")
-			}
-			return nil
-		}},
+		{name: "batch/all-notifications", level: MUST, spec: specBatch + " (MUST NOT return an empty Array); " + specNotification, run: (*runner).batchAllNotifications},
 		silentCheck("batch/all-notifications-silent", SHOULD, specBatch+" (should return nothing at all)", `[`+n+`,{"jsonrpc":"2.0","method":"rpc.conformance_no_such_method","params":{}}]`),
 		{name: "batch/single-element", level: SHOULD, spec: specBatch + " (the Server should respond with an Array)", run: func(r *runner) error {
 			return r.batchOf(`[`+string(request(`"one"`))+`]`, []want{{`"one"`, codeMethodNotFound}})
 		}},
-		{name: "batch/duplicate-ids", level: SHOULD, spec: specBatch + " (a Response for each Request)", run: func(r *runner) error {
-			// The server may refuse an id already in use: any two
-			// responses with the id will do.
-			rep, err := r.call([]byte(`[` + string(request(`1`)) + `,` + string(request(`1`)) + `]`))
-			if err != nil {
-				return err
-			}
-			n := 0
-			for _, it := range rep.items {
-				if string(it.id()) == "1" {
-					n++
-				}
-			}
-			if !rep.batch || n != 2 {
-				return fmt.Errorf("want an Array of 2 responses with id 1")
-			}
-			return nil
-		}},
+		{name: "batch/duplicate-ids", level: SHOULD, spec: specBatch + " (a Response for each Request)", run: (*runner).batchDuplicateIDs},
 	}
+}
+
+func (r *runner) batchNotificationNotAnswered() error {
+	rep, err := r.call([]byte(batchMixed))
+	if err != nil {
+		return err
+	}
+	anon := 0
+	for _, it := range rep.items {
+		if id := it.id(); id == nil || string(id) == "null" {
+			anon++
+		}
+	}
+	if anon > 2 {
+		return fmt.Errorf("%d responses without an id for the 2 elements that are not Requests: the notification was answered", anon)
+	}
+	return nil
+}
+
+func (r *runner) batchResponseIDs() error {
+	rep, err := r.call([]byte(batchMixed))
+	if err != nil {
+		return err
+	}
+	for _, it := range rep.items {
+		id := it.id()
+		a, _ := sameID(jsontext.Value(`"a"`), id)
+		b, _ := sameID(jsontext.Value(`7`), id)
+		if !a && !b && string(id) != "null" {
+			return fmt.Errorf("a response has id %s; the batch's ids are \"a\" and 7", idText(it))
+		}
+	}
+	return nil
+}
+
+func (r *runner) batchInvalidElementCode() error {
+	rep, err := r.call([]byte(`[1,2,3]`))
+	if err != nil {
+		return err
+	}
+	if rep.invalid != "" {
+		return fmt.Errorf("the reply is %s", rep.invalid)
+	}
+	for _, it := range rep.items {
+		if err := expectError(it, "null", false, []int64{codeInvalidRequest}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *runner) batchAllNotifications() error {
+	n := `{"jsonrpc":"2.0","method":"` + unknownMethod + `"}`
+	rep, err := r.silent([]byte(`[` + n + `,` + n + `]`))
+	if err != nil || rep == nil {
+		return err
+	}
+	if rep.batch && len(rep.items) == 0 {
+		return errors.New("the reply is an empty Array")
+	}
+	if len(rep.items) > 0 {
+		return errors.New("the notifications were answered")
+	}
+	return nil
+}
+
+func (r *runner) batchDuplicateIDs() error {
+	// The server may refuse an id already in use: any two
+	// responses with the id will do.
+	rep, err := r.call([]byte(`[` + string(request(`1`)) + `,` + string(request(`1`)) + `]`))
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, it := range rep.items {
+		if string(it.id()) == "1" {
+			n++
+		}
+	}
+	if !rep.batch || n != 2 {
+		return fmt.Errorf("want an Array of 2 responses with id 1")
+	}
+	return nil
 }
 
 // batchOf sends msg, whose reply must be an array holding exactly the

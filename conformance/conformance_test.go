@@ -2,8 +2,10 @@ package conformance_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/seedhq/jsonrpc"
 	"github.com/seedhq/jsonrpc/conformance"
@@ -22,20 +24,36 @@ func listen(t *testing.T, rawURL string) string {
 	return l.URL
 }
 
+// TestOwnServer runs the whole suite, hostile checks included, against
+// our server on every transport: no check fails.
 func TestOwnServer(t *testing.T) {
-	for _, u := range []string{"http://127.0.0.1:0/", "ws://127.0.0.1:0/", "tcp://127.0.0.1:0", "unix://" + filepath.Join(t.TempDir(), "s.sock")} {
-		t.Run(u[:3], func(t *testing.T) {
+	targets := map[string]func(t *testing.T) conformance.Target{
+		"stdio": func(t *testing.T) conformance.Target {
+			t.Setenv(stdioServerEnv, "1")
+			return &conformance.CommandTarget{Path: os.Args[0], Args: []string{"-test.run=^$"}, Framing: jsonrpc.FramingLine}
+		},
+	}
+	for name, u := range map[string]string{"http": "http://127.0.0.1:0/", "ws": "ws://127.0.0.1:0/", "tcp": "tcp://127.0.0.1:0", "unix": "unix://" + filepath.Join(t.TempDir(), "s.sock")} {
+		targets[name] = func(t *testing.T) conformance.Target {
 			target, err := conformance.URL(listen(t, u), jsonrpc.FramingLine, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep := (&conformance.Suite{Discover: true, Hostile: &conformance.Hostile{}}).Run(t, target)
+			return target
+		}
+	}
+	for name, target := range targets {
+		t.Run(name, func(t *testing.T) {
+			s := &conformance.Suite{Discover: true, Hostile: &conformance.Hostile{MaxBytes: 64 << 10, Duration: 3 * time.Second}}
+			rep := s.Run(t, target(t))
 			for _, c := range rep.Checks {
-				if c.Status != conformance.Pass {
-					t.Logf("%s %s %s: %s", c.Status, c.Level, c.Name, c.Detail)
+				if c.Status == conformance.Fail {
+					t.Errorf("%s %s: %s", c.Level, c.Name, c.Detail)
 				}
 			}
-			t.Logf("%d checks", len(rep.Checks))
+			if len(rep.Checks) < 130 {
+				t.Errorf("only %d checks", len(rep.Checks))
+			}
 		})
 	}
 }

@@ -117,18 +117,20 @@ func (r *runner) result(m Method, id string) (jsontext.Value, error) {
 // openRPC is what the suite reads of an OpenRPC document.
 type openRPC struct {
 	Methods []struct {
-		Name           string `json:"name"`
-		ParamStructure string `json:"paramStructure"`
-		Examples       []struct {
-			Params []struct {
-				Value json.RawMessage `json:"value"`
-				Name  string          `json:"name"`
-			} `json:"params"`
-			Result *struct {
-				Value json.RawMessage `json:"value"`
-			} `json:"result"`
-		} `json:"examples"`
+		Name           string           `json:"name"`
+		ParamStructure string           `json:"paramStructure"`
+		Examples       []openRPCExample `json:"examples"`
 	} `json:"methods"`
+}
+
+type openRPCExample struct {
+	Params []struct {
+		Value json.RawMessage `json:"value"`
+		Name  string          `json:"name"`
+	} `json:"params"`
+	Result *struct {
+		Value json.RawMessage `json:"value"`
+	} `json:"result"`
 }
 
 // discover returns the methods of the server's rpc.discover document that
@@ -150,28 +152,37 @@ func (r *runner) discover() []Method {
 	}
 	var out []Method
 	for _, dm := range doc.Methods {
-		seen := map[string]bool{}
-		for _, ex := range dm.Examples {
-			if ex.Result == nil || len(out) >= maxDiscovered {
+		out = append(out, exampleMethods(dm.Name, dm.ParamStructure, dm.Examples)...)
+	}
+	return out[:min(len(out), maxDiscovered)]
+}
+
+// exampleMethods returns the calls of a method's examples that have a
+// result: by name and by position, as paramStructure allows, the first
+// example of each.
+func exampleMethods(name, paramStructure string, examples []openRPCExample) []Method {
+	var out []Method
+	seen := map[string]bool{}
+	for _, ex := range examples {
+		if ex.Result == nil {
+			continue
+		}
+		named, pos := []byte("{"), []byte("[")
+		for i, p := range ex.Params {
+			if i > 0 {
+				named, pos = append(named, ','), append(pos, ',')
+			}
+			key, _ := json.Marshal(p.Name)
+			named = append(append(append(named, key...), ':'), p.Value...)
+			pos = append(pos, p.Value...)
+		}
+		forms := map[string][]byte{"by-name": append(named, '}'), "by-position": append(pos, ']')}
+		for _, form := range []string{"by-name", "by-position"} {
+			if seen[form] || paramStructure != "" && paramStructure != "either" && paramStructure != form {
 				continue
 			}
-			named, pos := []byte("{"), []byte("[")
-			for i, p := range ex.Params {
-				if i > 0 {
-					named, pos = append(named, ','), append(pos, ',')
-				}
-				key, _ := json.Marshal(p.Name)
-				named = append(append(append(named, key...), ':'), p.Value...)
-				pos = append(pos, p.Value...)
-			}
-			forms := map[string][]byte{"by-name": append(named, '}'), "by-position": append(pos, ']')}
-			for _, form := range []string{"by-name", "by-position"} {
-				if seen[form] || dm.ParamStructure != "" && dm.ParamStructure != "either" && dm.ParamStructure != form {
-					continue
-				}
-				seen[form] = true
-				out = append(out, Method{Name: dm.Name, Params: forms[form], Result: ex.Result.Value})
-			}
+			seen[form] = true
+			out = append(out, Method{Name: name, Params: forms[form], Result: ex.Result.Value})
 		}
 	}
 	return out

@@ -10,6 +10,11 @@ import (
 // shapeChecks look at every reply of the run: each Response object must
 // have the members §5 and §5.1 give it, of the types they give.
 func shapeChecks() []check {
+	return slices.Concat(replyShapeChecks(), objectShapeChecks(), nameChecks())
+}
+
+// replyShapeChecks look at each reply of the run as a whole.
+func replyShapeChecks() []check {
 	return []check{
 		replyCheck("response/json", MUST, specRFC8259+"; "+specResponse, func(rep *reply) error {
 			if strings.HasPrefix(rep.invalid, "not JSON") {
@@ -31,6 +36,12 @@ func shapeChecks() []check {
 			}
 			return nil
 		}),
+	}
+}
+
+// objectShapeChecks look at each Response object of the run's replies.
+func objectShapeChecks() []check {
+	return []check{
 		objectCheck("response/jsonrpc", MUST, specResponse+` (jsonrpc MUST be exactly "2.0")`, func(r *response) error {
 			if v, _ := r.get("jsonrpc"); string(v) != `"2.0"` {
 				return fmt.Errorf("jsonrpc is %s", orMissing(v))
@@ -74,6 +85,12 @@ func shapeChecks() []check {
 			}
 			return nil
 		}),
+	}
+}
+
+// nameChecks look at the member names of the run's replies.
+func nameChecks() []check {
+	return []check{
 		replyCheck("response/unique-names", SHOULD, "RFC 8259 §4 (names SHOULD be unique)", func(rep *reply) error {
 			if rep.dupName {
 				return errors.New("a member name is repeated")

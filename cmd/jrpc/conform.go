@@ -130,18 +130,12 @@ func (o conformOptions) suite(cmd *cobra.Command) (*conformance.Suite, error) {
 	if cmd.Flags().Changed("timeout") || cmd.InheritedFlags().Changed("timeout") {
 		s.Timeout = global.timeout
 	}
-	for _, re := range []struct {
-		flag, expr string
-		dst        **regexp.Regexp
-	}{{"--only", o.only, &s.Only}, {"--skip", o.skip, &s.Skip}} {
-		if re.expr == "" {
-			continue
-		}
-		x, err := regexp.Compile(re.expr)
-		if err != nil {
-			return nil, usageErrorf("%s: %v", re.flag, err)
-		}
-		*re.dst = x
+	var err error
+	if s.Only, err = compileFlag("--only", o.only); err != nil {
+		return nil, err
+	}
+	if s.Skip, err = compileFlag("--skip", o.skip); err != nil {
+		return nil, err
 	}
 	switch {
 	case o.method == "" && o.params != "":
@@ -164,6 +158,18 @@ func (o conformOptions) suite(cmd *cobra.Command) (*conformance.Suite, error) {
 		s.Hostile = &conformance.Hostile{MaxBytes: o.maxBytes, Duration: o.duration}
 	}
 	return s, nil
+}
+
+// compileFlag compiles the regexp of a flag ("": nil).
+func compileFlag(flag, expr string) (*regexp.Regexp, error) {
+	if expr == "" {
+		return nil, nil
+	}
+	x, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, usageErrorf("%s: %v", flag, err)
+	}
+	return x, nil
 }
 
 func (o conformOptions) writeReports(rep *conformance.Report) error {
