@@ -72,6 +72,7 @@ func runCall(ctx context.Context, args []string, f *callFlags, notify bool) (err
 		return err
 	}
 	method := rest[0]
+	t.notices = true
 	params, err := buildParams(rest[1:], f.data, os.Stdin)
 	if err != nil {
 		return err
@@ -118,6 +119,7 @@ func runCall(ctx context.Context, args []string, f *callFlags, notify bool) (err
 	}
 	var result json.RawMessage
 	err = c.Call(ctx, method, p, &result)
+	t.drainNotices()
 	t.watch.check(method)
 	if err != nil {
 		return callErr(t, t.commandExit(c, err))
@@ -218,6 +220,9 @@ func rawCall(ctx context.Context, t *target, method string, params json.RawMessa
 			return transportError(fmt.Errorf("invalid response from %s: %v: %s", t, err, snippet(data)), "is this a JSON-RPC 2.0 server?")
 		}
 		if e.Method != nil {
+			if !f.verbose && e.ID == nil {
+				logWire("<--", data) // a notification during the call (-v shows every message)
+			}
 			answerServerRequest(ctx, rc, &e)
 			continue
 		}

@@ -58,6 +58,7 @@ line was not understood, 3 when the connection was lost for good.
 			if err != nil {
 				return err
 			}
+			t.notices = true
 			return runREPL(cmd.Context(), t, os.Stdin, isTerminal(os.Stdin.Fd()) && isTerminal(os.Stdout.Fd()))
 		},
 	})
@@ -430,6 +431,7 @@ func (r *repl) line(ctx context.Context, text string) (quit bool, err error) {
 	} else {
 		var result json.RawMessage
 		err = r.c.Call(cctx, word, p, &result)
+		r.t.drainNotices()
 		r.t.watch.check(word)
 		if err == nil {
 			outputFor(os.Stdout).print(os.Stdout, result)

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -39,6 +40,10 @@ type target struct {
 	// jwtSecret signs a fresh token per HTTP request and per WebSocket
 	// handshake (--jwt-secret).
 	jwtSecret []byte
+	// notices prints the notifications the server sends during a call on
+	// stderr (call and repl; subscribe reads its own).
+	notices   bool
+	unprinted atomic.Int64 // notifications read and not printed yet
 }
 
 // parseClientFraming parses --framing: line (default) or lsp; serve also
@@ -183,7 +188,11 @@ func (t *target) isHTTP() bool {
 // dial returns a jsonrpc.Client for the target.
 func (t *target) dial(ctx context.Context) (jsonrpc.Client, error) {
 	if t.command != nil {
-		c, err := jsonrpc.DialCommand(ctx, t.command[0], t.command[1:], jsonrpc.WithFraming(t.framing), jsonrpc.WithStderr(os.Stderr), jsonrpc.WithGracePeriod(3*time.Second), jsonrpc.WithMaxMessageSize(global.maxSize))
+		opts := []jsonrpc.DialOption{jsonrpc.WithFraming(t.framing), jsonrpc.WithStderr(os.Stderr), jsonrpc.WithGracePeriod(3 * time.Second), jsonrpc.WithMaxMessageSize(global.maxSize)}
+		if t.notices {
+			opts = append(opts, jsonrpc.WithServer(t.serverMessages()))
+		}
+		c, err := jsonrpc.DialCommand(ctx, t.command[0], t.command[1:], opts...)
 		if err != nil {
 			return nil, t.transportErr(err)
 		}
@@ -206,11 +215,13 @@ func (t *target) dial(ctx context.Context) (jsonrpc.Client, error) {
 			opts = append(opts, jsonrpc.WithHeader(k, v))
 		}
 	}
-	if t.isHTTP() {
+	switch {
+	case t.isHTTP() && global.streamable:
+		opts = append(opts, jsonrpc.WithHTTPClient(t.httpClient()), jsonrpc.WithStreamableHTTP(), jsonrpc.WithServer(t.serverMessages()))
+	case t.isHTTP():
 		opts = append(opts, jsonrpc.WithHTTPClient(t.httpClient()))
-		if global.streamable {
-			opts = append(opts, jsonrpc.WithStreamableHTTP(), jsonrpc.WithServer(serverMessages()))
-		}
+	case t.notices:
+		opts = append(opts, jsonrpc.WithServer(t.serverMessages()))
 	}
 	c, err := jsonrpc.Dial(ctx, t.url.String(), opts...)
 	if err != nil {
@@ -223,20 +234,39 @@ func (t *target) dial(ctx context.Context) (jsonrpc.Client, error) {
 }
 
 // serverMessages is what serves the messages a server sends jrpc during a
-// call (Streamable HTTP): each notification is printed on stderr as it
-// arrives, in order; a request gets -32601 (jrpc serves no methods).
-func serverMessages() *jsonrpc.Server {
-	return &jsonrpc.Server{MaxConcurrency: 1, MaxMessageSize: global.maxSize, Handler: jsonrpc.HandlerFunc(func(_ context.Context, req *jsonrpc.Request) (any, error) {
-		if !req.IsNotification() {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + req.Method + " (jrpc serves no methods)"}
-		}
-		var params []byte
-		if req.Params != nil {
-			params = req.Params
-		}
-		logWire("<--", appendEnvelope(nil, nil, req.Method, params))
-		return nil, nil
-	})}
+// call (streams, Streamable HTTP): each notification is printed on stderr as
+// it arrives, in order; a request gets -32601 (jrpc serves no methods).
+// Messages are counted as they are read (Admit runs on the reading path),
+// so drainNotices can wait for those that came before the answer.
+func (t *target) serverMessages() *jsonrpc.Server {
+	return &jsonrpc.Server{
+		MaxConcurrency: 1,
+		MaxMessageSize: global.maxSize,
+		Admit: func(_ context.Context, n int) error {
+			t.unprinted.Add(int64(n))
+			return nil
+		},
+		Handler: jsonrpc.HandlerFunc(func(_ context.Context, req *jsonrpc.Request) (any, error) {
+			defer t.unprinted.Add(-1)
+			if !req.IsNotification() {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + req.Method + " (jrpc serves no methods)"}
+			}
+			var params []byte
+			if req.Params != nil {
+				params = req.Params
+			}
+			logWire("<--", appendEnvelope(nil, nil, req.Method, params))
+			return nil, nil
+		}),
+	}
+}
+
+// drainNotices waits (a little, at most) until the notifications that
+// arrived before a call's answer are printed, so they show before it.
+func (t *target) drainNotices() {
+	for deadline := time.Now().Add(time.Second); t.unprinted.Load() > 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // transportErr turns the error of an exchange into an exitError by the exit
