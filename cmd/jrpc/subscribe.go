@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -15,6 +16,7 @@ import (
 func init() {
 	var data string
 	var count int
+	var idle time.Duration
 	cmd := &cobra.Command{
 		Use:   "subscribe URL [METHOD] [KIND] [PARAMS...]",
 		Short: "Subscribe to a server's events and print each as one JSON line",
@@ -23,7 +25,9 @@ default; events come as <ns>_subscription notifications) and print each event's
 result as one JSON line (pretty on a terminal). Ctrl-C (or --count events)
 unsubscribes and exits 0. If the server ends the subscription with an error,
 it is printed as one JSON object on stderr and jrpc exits with 1; if the
-connection ends, with 3.
+connection ends, it says the subscription ended and exits with 3. A producer
+that stops quietly sends nothing more: after 10s without an event jrpc says
+so on stderr, and --idle-timeout D exits with 3 after D without one.
 
 The params are the subscribe call's whole params array ('["ticker",{…}]'), or
 the kind as a word followed by key=value pairs for its argument object.
@@ -33,15 +37,16 @@ Subscriptions need a connection: ws://, tcp://, unix:// or --exec.`,
   jrpc subscribe ws://127.0.0.1:8546/ eth_subscribe newHeads`,
 		Args: targetArgs("[METHOD] [KIND] [PARAMS...]", 0, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runSubscribe(cmd.Context(), args, data, count)
+			return runSubscribe(cmd.Context(), args, data, count, idle)
 		},
 	}
+	cmd.Flags().DurationVar(&idle, "idle-timeout", 0, "exit with 3 when no event has come for this long (0: wait for ever)")
 	cmd.Flags().StringVarP(&data, "data", "d", "", "the params array from `@FILE`, @- (standard input) or literal JSON")
 	cmd.Flags().IntVarP(&count, "count", "n", 0, "unsubscribe and exit after this many events (0: until Ctrl-C)")
 	rootCmd.AddCommand(cmd)
 }
 
-func runSubscribe(ctx context.Context, args []string, data string, count int) error {
+func runSubscribe(ctx context.Context, args []string, data string, count int, idle time.Duration) error {
 	t, rest, err := newTarget(args)
 	if err != nil {
 		return err
@@ -76,16 +81,54 @@ func runSubscribe(ctx context.Context, args []string, data string, count int) er
 	}
 	out := outputFor(os.Stdout)
 	for n := 0; count == 0 || n < count; n++ {
-		ev, err := sub.Next(ctx)
+		ev, err := nextEvent(ctx, sub, idle)
 		if err != nil {
 			if ctx.Err() != nil {
 				return unsubscribe(sub) // Ctrl-C
 			}
-			return t.transportErr(t.commandExit(c, err))
+			return subscriptionEnded(t, n, idle, t.commandExit(c, err))
 		}
 		out.print(os.Stdout, ev)
 	}
 	return unsubscribe(sub)
+}
+
+// quietHint is how long subscribe waits for an event before saying that
+// none is coming.
+const quietHint = 10 * time.Second
+
+// nextEvent waits for the next event, for at most idle (0: no limit),
+// saying so on stderr when none has come for quietHint.
+func nextEvent(ctx context.Context, sub *jsonrpc.Subscription[json.RawMessage], idle time.Duration) (json.RawMessage, error) {
+	if idle > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, idle)
+		defer cancel()
+	}
+	if idle == 0 || idle > quietHint {
+		hint := time.AfterFunc(quietHint, func() {
+			fmt.Fprintf(os.Stderr, "jrpc: no event for %v: the producer may have ended without saying so (--idle-timeout D exits after D without events)\n", quietHint)
+		})
+		defer hint.Stop()
+	}
+	return sub.Next(ctx)
+}
+
+// subscriptionEnded reports the end of a subscription after n events: no
+// event within idle, an error from the server (exit 1), or the connection
+// gone (exit 3).
+func subscriptionEnded(t *target, n int, idle time.Duration, err error) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return transportError(fmt.Errorf("no event from %s for %v (after %d events): the producer may have ended without saying so", t, idle, n), "a larger --idle-timeout, or check that the server still sends")
+	case refusal(err) != nil:
+		return t.transportErr(err)
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return transportError(fmt.Errorf("the subscription ended after %d events: the connection to %s closed (%v)", n, t, err), "the server went away or dropped the connection: look at its log")
 }
 
 func unsubscribe(sub *jsonrpc.Subscription[json.RawMessage]) error {

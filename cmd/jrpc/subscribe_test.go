@@ -50,3 +50,49 @@ func TestSubscribeCommand(t *testing.T) {
 		t.Fatalf("after Ctrl-C: %v, stdout %q", err, out.String())
 	}
 }
+
+// TestSubscribeIdleTimeoutAndEnd: a producer that stops quietly no longer
+// hangs jrpc subscribe: a note after 10s without events, --idle-timeout
+// exits 3; a server that goes away ends the subscription with words that
+// say so (issue 28, point 7).
+func TestSubscribeIdleTimeoutAndEnd(t *testing.T) {
+	r := run(t, "", "subscribe", "-n", "3", "--idle-timeout", "500ms", urls["tcp"], "demo_subscribe", "ticker", "count=2", "interval_ms=1")
+	expect(t, r, exitTransport, "1\n2\n")
+	if !strings.Contains(r.stderr, "no event from "+urls["tcp"]+" for 500ms (after 2 events)") {
+		t.Fatalf("stderr %q", r.stderr)
+	}
+
+	url, srv := startServer(t, "127.0.0.1:0")
+	cmd := exec.Command(bin, "subscribe", url, "demo_subscribe", "ticker", "interval_ms=20")
+	var out, errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	waitBuf(t, &out, "2\n")
+	srv.Process.Kill()
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitTransport || !strings.Contains(errb.String(), "the subscription ended after") || strings.Contains(errb.String(), "before the answer") {
+		t.Fatalf("server gone: %v, stderr %q", err, errb.String())
+	}
+
+	if testing.Short() {
+		return
+	}
+	// Without --idle-timeout: the note after 10s of silence.
+	cmd = exec.Command(bin, "subscribe", urls["tcp"], "demo_subscribe", "ticker", "count=1", "interval_ms=1")
+	errb = syncBuffer{}
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(14 * time.Second)
+	for !strings.Contains(errb.String(), "no event for 10s: the producer may have ended") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no quiet note; stderr %q", errb.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
