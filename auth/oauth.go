@@ -82,7 +82,7 @@ func (rs *ResourceServer) verify(ctx context.Context, tok string, now time.Time)
 	}
 	var c jwt.Claims
 	var all map[string]any
-	var verr error = errors.New("no key")
+	verr := errors.New("no key")
 	for _, k := range keys {
 		if verr = parsed.Claims(k.Key, &c, &all); verr == nil {
 			break
