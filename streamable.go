@@ -63,6 +63,17 @@ type StreamableHTTPOptions struct {
 	// request header the server accepts; a request with another gets 400.
 	// A request without the header is accepted (MCP: assume the oldest).
 	ProtocolVersions []string
+	// StatelessVersions are the MCP revisions served statelessly, request
+	// by request (2026-07-28 on; see MCPMetaFromContext): a request whose
+	// MCP-Protocol-Version names one is served on its own, with no
+	// session, whatever Sessions says. Its POST holds one message (a batch
+	// gets -32600), its Mcp-Method and Mcp-Name headers and its
+	// _meta protocol version must match the body (else HTTP 400, -32020),
+	// its _meta must name the client's capabilities (else 400, -32602); an
+	// unknown method's answer is 404; closing the answer cancels the call.
+	// With StatelessVersions set, a revision in neither list gets 400 with
+	// -32022 listing both.
+	StatelessVersions []string
 
 	// NoStandaloneStream answers GET with 405: no stream apart from the
 	// POSTs', and SessionConn returns nil. Without Sessions there is no
@@ -226,6 +237,10 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if cors && serveCORS(w, r) {
+		return
+	}
+	if h.stateless(r) {
+		h.serveStateless(w, r)
 		return
 	}
 	if v := r.Header.Get(versionHeader); v != "" && len(h.opts.ProtocolVersions) > 0 && !slices.Contains(h.opts.ProtocolVersions, v) {
