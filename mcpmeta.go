@@ -50,6 +50,16 @@ type MCPMeta struct {
 	ClientCapabilities json.RawMessage // the client's capabilities (an object)
 	LogLevel           string          // the least severe log level wanted; "" for no logs
 	Raw                json.RawMessage // the whole _meta object (progressToken, traceparent, …)
+
+	// Of a request sent again with the input a server asked for (multi
+	// round-trip, see InputRounds): the client's answers, by key, and the
+	// requestState the server gave, as the client sent them (unverified).
+	InputResponses map[string]json.RawMessage
+	RequestState   string
+
+	Method    string // the request's method
+	target    string // params.name or params.uri
+	arguments []byte // params.arguments, compacted
 }
 
 // HasCapability reports whether the client declared capability name
@@ -77,9 +87,12 @@ func MCPMetaFromContext(ctx context.Context) *MCPMeta {
 // mcpParams is what the transport reads of a request's params: the _meta
 // and the fields mirrored in HTTP headers.
 type mcpParams struct {
-	Name *string                    `json:"name"`
-	URI  *string                    `json:"uri"`
-	Meta map[string]json.RawMessage `json:"_meta"`
+	Name           *string                    `json:"name"`
+	URI            *string                    `json:"uri"`
+	Meta           map[string]json.RawMessage `json:"_meta"`
+	Arguments      json.RawMessage            `json:"arguments"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses"`
+	RequestState   string                     `json:"requestState"`
 }
 
 // parseMCPParams reads params; ok is false when they are not an object.
@@ -93,12 +106,14 @@ func parseMCPParams(params []byte) (p mcpParams, ok bool) {
 
 // meta returns the request's MCP _meta; present is false when _meta does
 // not name a protocol version (a session-era request).
-func (p *mcpParams) meta() (m *MCPMeta, present bool) {
+func (p *mcpParams) meta(method string) (m *MCPMeta, present bool) {
 	raw, ok := p.Meta[MetaProtocolVersion]
 	if !ok {
 		return nil, false
 	}
-	m = &MCPMeta{ClientInfo: p.Meta[MetaClientInfo], ClientCapabilities: p.Meta[MetaClientCapabilities]}
+	m = &MCPMeta{ClientInfo: p.Meta[MetaClientInfo], ClientCapabilities: p.Meta[MetaClientCapabilities],
+		InputResponses: p.InputResponses, RequestState: p.RequestState,
+		Method: method, target: deref(p.Name) + deref(p.URI), arguments: compactJSON(p.Arguments)}
 	_ = jsonv2.Unmarshal(raw, &m.ProtocolVersion)
 	if lv, ok := p.Meta[MetaLogLevel]; ok {
 		_ = jsonv2.Unmarshal(lv, &m.LogLevel)
@@ -148,7 +163,7 @@ func MCPStateless(versions ...string) Middleware {
 			if !ok {
 				return next.ServeRPC(ctx, req)
 			}
-			m, present := p.meta()
+			m, present := p.meta(req.Method)
 			if !present {
 				return next.ServeRPC(ctx, req)
 			}

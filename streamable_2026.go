@@ -114,7 +114,7 @@ func (h *streamableHandler) checkStateless(hd http.Header, method string, params
 	if !ok {
 		return nil, &Error{Code: CodeInvalidParams, Message: "invalid params: params must be an object"}
 	}
-	meta, present := p.meta()
+	meta, present := p.meta(method)
 	if notification && !present {
 		return nil, nil
 	}

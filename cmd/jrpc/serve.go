@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -27,15 +28,16 @@ var defaultListen = []string{"http://127.0.0.1:8080/", "tcp://127.0.0.1:9090"}
 
 func init() {
 	var (
-		listen   []string
-		verbose  bool
-		shutdown time.Duration
-		obs      observeFlags
-		deploy   deployFlags
-		sockMode string
-		timeouts struct{ handler, body time.Duration }
-		mcp      bool
-		sec      serveSecurity
+		listen    []string
+		verbose   bool
+		shutdown  time.Duration
+		obs       observeFlags
+		deploy    deployFlags
+		sockMode  string
+		timeouts  struct{ handler, body time.Duration }
+		mcp       bool
+		stateKeys []string
+		sec       serveSecurity
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [--listen URL]...",
@@ -87,10 +89,15 @@ only when it fails itself (it cannot listen or write).`,
 			}
 			srv, opts := newDemoServer(), []jsonrpc.ListenOption{jsonrpc.ListenSocketMode(mode)}
 			if mcp {
-				srv = &jsonrpc.Server{Handler: demo.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
+				keys, err := parseStateKeys(stateKeys)
+				if err != nil {
+					return err
+				}
+				srv = &jsonrpc.Server{Handler: demo.NewMCPMux(keys...), Convention: jsonrpc.ConventionMCP}
 				opts = append(opts, jsonrpc.ListenStreamableHTTP(jsonrpc.StreamableHTTPOptions{
-					Sessions:         true,
-					ProtocolVersions: demo.MCPProtocolVersions,
+					Sessions:          true,
+					ProtocolVersions:  demo.MCPProtocolVersions,
+					StatelessVersions: demo.MCPStatelessVersions,
 				}))
 			}
 			srv.HandlerTimeout, srv.HTTPBodyTimeout = timeouts.handler, timeouts.body
@@ -120,7 +127,8 @@ only when it fails itself (it cannot listen or write).`,
 	cmd.Flags().DurationVar(&timeouts.handler, "handler-timeout", 0, "answer a call still running after this long with -32002 \"request timed out\" and cancel it (0: 30s on http://, none on streams and ws://; -1s: none)")
 	cmd.Flags().DurationVar(&timeouts.body, "body-timeout", 0, "answer an HTTP request whose body has not arrived after this long with 408 (0: 30s; -1s: none)")
 	cmd.Flags().StringVar(&sockMode, "socket-mode", "0600", "permissions of unix:// socket files, in octal (e.g. 0660 to let the group connect)")
-	cmd.Flags().BoolVar(&mcp, "mcp", false, "serve the demo as an MCP server: initialize, ping, tools (argument errors as isError results); http:// listeners speak Streamable HTTP with sessions")
+	cmd.Flags().BoolVar(&mcp, "mcp", false, "serve the demo as an MCP server of both eras: 2025-11-25 (initialize, ping, tools with argument errors as isError results; http:// listeners with sessions) and 2026-07-28 (stateless: server/discover, every request on its own)")
+	cmd.Flags().StringArrayVar(&stateKeys, "mcp-state-key", nil, "with --mcp: a `HEX` key (16 bytes or more) signing the requestState of multi round-trips, so that every instance behind a load balancer can resume them; repeat to rotate (the first signs, any verifies); default: a random key")
 	cmd.Flags().BoolVar(&serveExplorer, "explorer", false, "also serve the web explorer at /explorer/ on each http:// listener")
 	ownFlagsHelp(cmd, "framing")
 	rootCmd.AddCommand(cmd)
@@ -311,4 +319,17 @@ func explorerOption(listenURL string) jsonrpc.ListenOption {
 		path = u.Path
 	}
 	return jsonrpc.ListenHandler("/explorer/", http.StripPrefix("/explorer", explorer.New(explorer.Config{Endpoint: path})))
+}
+
+// parseStateKeys decodes --mcp-state-key values.
+func parseStateKeys(hexKeys []string) ([][]byte, error) {
+	var keys [][]byte
+	for _, h := range hexKeys {
+		k, err := hex.DecodeString(h)
+		if err != nil || len(k) < 16 {
+			return nil, fmt.Errorf("--mcp-state-key: want 16 bytes or more in hex (e.g. openssl rand -hex 32)")
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
 }

@@ -52,9 +52,9 @@ func registerMCP(mux *jsonrpc.Mux, log *mcpLog) {
 	jsonrpc.Register(mux, "initialize", func(_ context.Context, p InitializeParams) (InitializeResult, error) {
 		return InitializeResult{
 			ProtocolVersion: NegotiateVersion(p.ProtocolVersion),
-			Capabilities:    map[string]any{"tools": map[string]any{"listChanged": false}, "logging": map[string]any{}},
-			ServerInfo:      Implementation{Name: "jrpc-demo", Title: Info.Title, Version: Info.Version},
-			Instructions:    "Demo tools: add, echo, now, sleep. tools/list gives their schemas.",
+			Capabilities:    capabilities(false),
+			ServerInfo:      serverInfo(),
+			Instructions:    instructions,
 		}, nil
 	}, jsonrpc.MethodDoc{Summary: "MCP initialization: negotiates the protocol revision and states the server's capabilities."})
 	jsonrpc.Register(mux, "notifications/initialized", func(context.Context, map[string]any) (any, error) {
@@ -65,22 +65,30 @@ func registerMCP(mux *jsonrpc.Mux, log *mcpLog) {
 	}, jsonrpc.MethodDoc{Summary: "MCP ping: answers {}."})
 }
 
-// NewMCPMux returns the demo service as an MCP server: the whole demo, with
-// MCP's lifecycle, tool argument errors as tool results with isError
-// (MCP 2025-11-25) instead of -32602, and MCP's logging utility: a client
-// that sent logging/setLevel (notice or below) gets a notifications/message
-// for each tool call that stopped because it was cancelled, on its session
-// connection (over Streamable HTTP, the session's GET stream).
-func NewMCPMux() *jsonrpc.Mux {
+// NewMCPMux returns the demo service as an MCP server of both eras: the
+// whole demo, with MCP's lifecycle, tool argument errors as tool results
+// with isError (MCP 2025-11-25) instead of -32602, and MCP's logging
+// utility: a client that sent logging/setLevel (notice or below) gets a
+// notifications/message for each tool call that stopped because it was
+// cancelled, on its session connection (over Streamable HTTP, the
+// session's GET stream). Requests of MCP 2026-07-28 (their _meta names the
+// revision) are served statelessly on every transport: server/discover,
+// results with resultType and caching hints, and the greet tool's question
+// as a multi round-trip whose requestState is signed with stateKeys (the
+// first signs, any verifies; a random key when none is given, which only
+// this process knows).
+func NewMCPMux(stateKeys ...[]byte) *jsonrpc.Mux {
 	mux := jsonrpc.NewMux()
 	log := newMCPLog()
-	mux.Use(openrpc.Validate(mux), log.logStopped)
+	mux.Use(jsonrpc.MCPStateless(MCPStatelessVersions...), openrpc.Validate(mux), log.logStopped)
 	RegisterMethods(mux)
 	ts := DemoTools()
+	addGreet(ts, newRounds(stateKeys))
 	ts.ArgumentErrorsAsResults = true
 	ts.Register(mux)
 	RegisterSubscriptions(mux)
 	registerMCP(mux, log)
+	registerDiscover(mux)
 	openrpc.Register(mux, Info)
 	return mux
 }

@@ -63,6 +63,16 @@ func (l *mcpLog) setLevel(ctx context.Context, level int) {
 // works after the request was cancelled (the message then travels on the
 // session's standalone stream).
 func (l *mcpLog) log(ctx context.Context, level int, data any) {
+	if m := jsonrpc.MCPMetaFromContext(ctx); m != nil {
+		// MCP 2026-07-28: the request names its level, and its messages go
+		// on its own stream (none for a request without a level).
+		if min := slices.Index(MCPLogLevels, m.LogLevel); min >= 0 && level >= min {
+			if c := jsonrpc.ConnFromContext(ctx); c != nil {
+				_ = c.Notify(context.WithoutCancel(ctx), "notifications/message", LogMessage{Level: MCPLogLevels[level], Logger: "jrpc-demo", Data: data})
+			}
+		}
+		return
+	}
 	c := jsonrpc.SessionConn(ctx)
 	if c == nil {
 		return

@@ -120,7 +120,9 @@ type ListParams struct {
 
 // ListResult is the result of tools/list.
 type ListResult struct {
+	Era2026
 	Tools []ToolInfo `json:"tools"`
+	Cache
 }
 
 // CallParams are the params of tools/call.
@@ -128,6 +130,10 @@ type CallParams struct {
 	Name      string          `json:"name" jsonschema:"The name of the tool to call."`
 	Arguments json.RawMessage `json:"arguments,omitzero" jsonschema:"The tool's arguments: an object matching its inputSchema."`
 	Meta      json.RawMessage `json:"_meta,omitzero" jsonschema:"Request metadata (ignored)."`
+	// MCP 2026-07-28's multi round-trip: a call sent again with the input
+	// it asked for (see jsonrpc.InputRounds).
+	InputResponses json.RawMessage `json:"inputResponses,omitzero" jsonschema:"The client's answers to the input the previous round asked for, by key."`
+	RequestState   string          `json:"requestState,omitzero" jsonschema:"The opaque state the previous round returned."`
 }
 
 // Content is one item of a tool's output.
@@ -138,9 +144,22 @@ type Content struct {
 
 // CallResult is the result of tools/call.
 type CallResult struct {
+	Era2026
 	Content           []Content `json:"content"`
 	StructuredContent any       `json:"structuredContent,omitzero"`
 	IsError           bool      `json:"isError"`
+
+	input *jsonrpc.InputRequiredResult // the tool needs input first (MCP 2026-07-28)
+}
+
+// MarshalJSON encodes the result, or the InputRequiredResult of a tool
+// that needs input from the client first.
+func (r CallResult) MarshalJSON() ([]byte, error) {
+	if r.input != nil {
+		return jsonv2.Marshal(r.input)
+	}
+	type plain CallResult
+	return jsonv2.Marshal(plain(r))
 }
 
 // Call runs the tool name with the raw JSON arguments (nil for none). An
@@ -151,6 +170,9 @@ func (ts *Tools) Call(ctx context.Context, name string, arguments []byte) (*Call
 	t := ts.tools[name]
 	ts.mu.RUnlock()
 	if t == nil {
+		if jsonrpc.MCPMetaFromContext(ctx) != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Unknown tool: " + name} // MCP 2026-07-28
+		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "unknown tool: " + strconv.Quote(name)}
 	}
 	if len(arguments) == 0 || string(arguments) == "null" {
@@ -167,9 +189,12 @@ func (ts *Tools) Call(ctx context.Context, name string, arguments []byte) (*Call
 	}
 	r, text, err := t.call(ctx, arguments)
 	var rpcErr *jsonrpc.Error
+	var input *jsonrpc.InputRequiredError
 	switch {
 	case err == nil:
-		return &CallResult{Content: []Content{{Type: "text", Text: text}}, StructuredContent: r}, nil
+		return &CallResult{Era2026: era(ctx), Content: []Content{{Type: "text", Text: text}}, StructuredContent: r}, nil
+	case errors.As(err, &input):
+		return &CallResult{input: &input.Result}, nil
 	case errors.As(err, &rpcErr), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), ctx.Err() != nil:
 		return nil, err
 	default:
@@ -179,8 +204,8 @@ func (ts *Tools) Call(ctx context.Context, name string, arguments []byte) (*Call
 
 // Register serves ts on mux as tools/list and tools/call.
 func (ts *Tools) Register(mux *jsonrpc.Mux) {
-	jsonrpc.Register(mux, "tools/list", func(_ context.Context, _ *ListParams) (ListResult, error) {
-		return ListResult{Tools: ts.List()}, nil
+	jsonrpc.Register(mux, "tools/list", func(ctx context.Context, _ *ListParams) (ListResult, error) {
+		return ListResult{Era2026: era(ctx), Tools: ts.List(), Cache: publicFor(ctx, ToolsListTTLMs)}, nil
 	}, jsonrpc.MethodDoc{
 		Summary:  "Lists the tools: name, description and inputSchema (the JSON Schema of the arguments).",
 		Examples: []jsonrpc.Example{{Name: "list", Params: []byte(`{}`)}},
