@@ -29,16 +29,16 @@ func TestMCPGoSDKClient(t *testing.T) {
 	defer cancel()
 
 	transports, _, _ := mcpDemo(t, ctx)
-	for name, transport := range transports {
+	for name, transport := range mcpRuns(transports) {
 		t.Run(name, func(t *testing.T) {
 			client := mcp.NewClient(&mcp.Implementation{Name: "interop", Version: "1.0.0"}, nil)
-			cs, err := client.Connect(ctx, transport(), nil)
+			cs, err := client.Connect(ctx, transport.transport(), transport.options())
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer cs.Close()
 			init := cs.InitializeResult()
-			if init == nil || init.ServerInfo.Name != "jrpc-demo" || !strings.HasPrefix(init.ProtocolVersion, "2025-") || init.Capabilities.Tools == nil {
+			if init == nil || init.ServerInfo.Name != "jrpc-demo" || !strings.HasPrefix(init.ProtocolVersion, transport.reached()) || init.Capabilities.Tools == nil {
 				t.Fatalf("initialize: %+v", init)
 			}
 			if err := cs.Ping(ctx, nil); err != nil {
@@ -96,7 +96,8 @@ func mcpDemo(t *testing.T, ctx context.Context) (map[string]func() mcp.Transport
 	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Logger: testLogger(t), Convention: jsonrpc.ConventionMCP, Middleware: []jsonrpc.Middleware{count}}
 	l, err := srv.Listen("http://127.0.0.1:0/mcp", jsonrpc.ListenStreamableHTTP(jsonrpc.StreamableHTTPOptions{
 		Sessions:         true,
-		ProtocolVersions: demo.MCPProtocolVersions,
+		ProtocolVersions:  demo.MCPProtocolVersions,
+		StatelessVersions: demo.MCPStatelessVersions,
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +135,7 @@ func TestMCPGoSDKProgressAndCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(testContext(t), 60*time.Second)
 	defer cancel()
 	transports, cancelled, stderr := mcpDemo(t, ctx)
-	for name, transport := range transports {
+	for name, transport := range mcpRuns(transports) {
 		t.Run(name, func(t *testing.T) {
 			var mu sync.Mutex
 			var reports []*mcp.ProgressNotificationParams
@@ -145,7 +146,7 @@ func TestMCPGoSDKProgressAndCancel(t *testing.T) {
 					mu.Unlock()
 				},
 			})
-			cs, err := client.Connect(ctx, transport(), nil)
+			cs, err := client.Connect(ctx, transport.transport(), transport.options())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -187,7 +188,7 @@ func TestMCPGoSDKProgressAndCancel(t *testing.T) {
 				t.Fatal("a cancelled sleep returned")
 			}
 			seen := func() bool {
-				if name == "stdio" {
+				if transport.name == "stdio" {
 					return strings.Contains(stderr.String(), `mcpserver: call cancelled" method=tools/call`)
 				}
 				return cancelled.Load() > before
@@ -221,4 +222,40 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// mcpRun is one way to reach the demo: a transport and the protocol
+// revision the client pins ("" for the SDK's own choice: the newest it
+// speaks that the server does, 2026-07-28 here).
+type mcpRun struct {
+	name, version string
+	transport     func() mcp.Transport
+}
+
+func (r mcpRun) options() *mcp.ClientSessionOptions {
+	return &mcp.ClientSessionOptions{ProtocolVersion: r.version}
+}
+
+// reached is the revision (a prefix of it) the session must reach.
+func (r mcpRun) reached() string {
+	if r.version == "" {
+		return jsonrpc.MCPVersion2026
+	}
+	return r.version
+}
+
+// mcpRuns runs every transport pinned to 2025-11-25, pinned to 2026-07-28
+// and on the SDK's automatic negotiation.
+func mcpRuns(transports map[string]func() mcp.Transport) map[string]mcpRun {
+	runs := map[string]mcpRun{}
+	for name, tr := range transports {
+		for _, v := range []string{"2025-11-25", jsonrpc.MCPVersion2026, ""} {
+			label := v
+			if v == "" {
+				label = "auto"
+			}
+			runs[name+"/"+label] = mcpRun{name: name, version: v, transport: tr}
+		}
+	}
+	return runs
 }
