@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // Access control: who is at the other end (Peer), the hooks that admit and
@@ -127,13 +129,13 @@ func (s *Server) authorize(ctx context.Context, name []byte) *Error {
 // admit asks the Admit hook about a message whose elements are elems (the
 // responses among them excluded). It returns whether the message may be
 // served and, if not, the reply for its requests (nil when it has none).
-func (s *Server) admit(ctx context.Context, data []byte, elems []envelope, batch bool) (ok bool, reply []byte, err error) {
+func (s *Server) admit(ctx context.Context, data []byte, elems []wire.Envelope, batch bool) (ok bool, reply []byte, err error) {
 	if s.Admit == nil {
 		return true, nil, nil
 	}
 	n := 0
 	for i := range elems {
-		if k := elems[i].kind; k != kindResponse && k != kindBadResponse {
+		if k := elems[i].Kind; k != wire.KindResponse && k != wire.KindBadResponse {
 			n++
 		}
 	}
@@ -151,10 +153,10 @@ func (s *Server) admit(ctx context.Context, data []byte, elems []envelope, batch
 	s.logger().Debug("jsonrpc: message refused", "requests", n, "remote", p.RemoteAddr, "reason", err.Error())
 	for i := range elems {
 		e := &elems[i]
-		if k := e.kind; k == kindResponse || k == kindBadResponse {
+		if k := e.Kind; k == wire.KindResponse || k == wire.KindBadResponse {
 			continue
 		}
-		id := e.idOf(data)
+		id := idOf(e, data)
 		if id.IsZero() {
 			continue // a notification: no reply
 		}

@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"sync"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // Cancellation and progress, in the conventions of the Language Server
@@ -204,7 +206,7 @@ func ReportProgress(ctx context.Context, progress, total float64, message string
 			p = strconv.AppendFloat(append(p, `,"total":`...), total, 'g', -1, 64)
 		}
 		if message != "" {
-			p = appendString(append(p, `,"message":`...), message)
+			p = wire.AppendString(append(p, `,"message":`...), message)
 		}
 	} else {
 		pct := progress
@@ -214,11 +216,11 @@ func ReportProgress(ctx context.Context, progress, total float64, message string
 		pct = math.Round(min(max(pct, 0), 100))
 		p = append(append([]byte(`{"token":`), r.token...), `,"value":{"kind":`...)
 		if !r.reported {
-			p = appendString(append(p, `"begin","title":`...), message)
+			p = wire.AppendString(append(p, `"begin","title":`...), message)
 		} else {
 			p = append(p, `"report"`...)
 			if message != "" {
-				p = appendString(append(p, `,"message":`...), message)
+				p = wire.AppendString(append(p, `,"message":`...), message)
 			}
 		}
 		p = strconv.AppendInt(append(p, `,"percentage":`...), int64(pct), 10)
@@ -235,9 +237,9 @@ func ReportProgress(ctx context.Context, progress, total float64, message string
 func progressToken(params []byte, cv Convention) []byte {
 	var tok []byte
 	if cv == ConventionMCP {
-		members(params, func(name, v []byte) {
+		wire.Members(params, func(name, v []byte) {
 			if string(name) == "_meta" {
-				members(v, func(name, v []byte) {
+				wire.Members(v, func(name, v []byte) {
 					if string(name) == "progressToken" {
 						tok = v
 					}
@@ -245,7 +247,7 @@ func progressToken(params []byte, cv Convention) []byte {
 			}
 		})
 	} else {
-		members(params, func(name, v []byte) {
+		wire.Members(params, func(name, v []byte) {
 			if string(name) == "workDoneToken" {
 				tok = v
 			}
@@ -261,9 +263,9 @@ func progressToken(params []byte, cv Convention) []byte {
 // convention (see conventionMessage). A Conn calls it on its read
 // goroutine: a cancel needs no handler slot (those may all be taken by the
 // requests to cancel), and progress reports reach OnProgress in order.
-func (s *Server) conventionNotification(ctx context.Context, conn *Conn, data []byte, e *envelope) bool {
-	return s.Convention != ConventionNone && e.kind == kindRequest && !e.id.present() &&
-		s.conventionMessage(ctx, conn, e.methodName(data), paramsOf(data, e))
+func (s *Server) conventionNotification(ctx context.Context, conn *Conn, data []byte, e *wire.Envelope) bool {
+	return s.Convention != ConventionNone && e.Kind == wire.KindRequest && !e.ID.Present() &&
+		s.conventionMessage(ctx, conn, e.MethodName(data), paramsOf(data, e))
 }
 
 // conventionMessage handles a notification of s's convention: a cancel
@@ -279,7 +281,7 @@ func (s *Server) conventionMessage(ctx context.Context, conn *Conn, name, params
 			idName = "requestId"
 		}
 		var raw []byte
-		members(params, func(name, v []byte) {
+		wire.Members(params, func(name, v []byte) {
 			if string(name) == idName {
 				raw = v
 			}
@@ -342,11 +344,11 @@ func parseProgress(params []byte, cv Convention) (Progress, bool) {
 		if len(v) < 2 || v[0] != '"' {
 			return ""
 		}
-		return string(unquote(v[1 : len(v)-1]))
+		return string(wire.Unquote(v[1 : len(v)-1]))
 	}
 	var tok []byte
 	if cv == ConventionMCP {
-		members(params, func(name, v []byte) {
+		wire.Members(params, func(name, v []byte) {
 			switch string(name) {
 			case "progressToken":
 				tok = v
@@ -359,13 +361,13 @@ func parseProgress(params []byte, cv Convention) (Progress, bool) {
 			}
 		})
 	} else {
-		members(params, func(name, v []byte) {
+		wire.Members(params, func(name, v []byte) {
 			switch string(name) {
 			case "token":
 				tok = v
 			case "value":
 				title := ""
-				members(v, func(name, v []byte) {
+				wire.Members(v, func(name, v []byte) {
 					switch string(name) {
 					case "kind":
 						p.Kind = str(v)
@@ -400,12 +402,12 @@ func (c *Conn) sendCancel(ctx context.Context, id []byte) {
 		p = append(append([]byte(`{"id":`), id...), '}')
 	case ConventionMCP:
 		p = append(append([]byte(`{"requestId":`), id...), `,"reason":`...)
-		p = appendString(p, context.Cause(ctx).Error())
+		p = wire.AppendString(p, context.Cause(ctx).Error())
 		p = append(p, '}')
 	default:
 		return
 	}
-	msg, err := appendRequest(nil, nil, cv.cancelMethod(), json.RawMessage(p), nil)
+	msg, err := wire.AppendRequest(nil, nil, cv.cancelMethod(), json.RawMessage(p), nil)
 	if err == nil {
 		c.send(msg)
 	}

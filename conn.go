@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // ErrClosed is returned by calls on a connection that has closed.
@@ -97,11 +99,11 @@ type connKey struct{}
 type task struct {
 	context.Context
 	conn  *Conn
-	held  atomic.Bool // whether the handler still holds a concurrency token
-	data  []byte      // the message
-	env   envelope    // a single request
-	req   Request     // its Request, given to the handler
-	batch []envelope  // or the requests of a batch
+	held  atomic.Bool     // whether the handler still holds a concurrency token
+	data  []byte          // the message
+	env   wire.Envelope   // a single request
+	req   Request         // its Request, given to the handler
+	batch []wire.Envelope // or the requests of a batch
 
 	inlineAt readWord // the reading state while served inline (0: not inline)
 
@@ -152,8 +154,8 @@ func (c *Conn) Wait() error {
 // scanState is the scanning state of one message, taken from a pool for
 // each message so that an idle connection holds none.
 type scanState struct {
-	sc scanner
-	m  parsedMessage
+	sc wire.Scanner
+	m  wire.Message
 }
 
 var scanPool = sync.Pool{New: func() any { return new(scanState) }}
@@ -204,7 +206,7 @@ func (c *Conn) take(data []byte) (*task, bool) {
 	c.taken.Add(1)
 	r := scanPool.Get().(*scanState)
 	t, draining := c.dispatch(data, &r.sc, &r.m)
-	r.sc.data = nil // do not pin the message
+	r.sc.Data = nil // do not pin the message
 	scanPool.Put(r)
 	c.end()
 	return t, draining
@@ -213,52 +215,52 @@ func (c *Conn) take(data []byte) (*task, bool) {
 // dispatch scans one message on the read goroutine and delivers responses
 // at once. For requests it returns the task to serve, once a token is free
 // (it waits while MaxConcurrency handlers run).
-func (c *Conn) dispatch(data []byte, sc *scanner, m *parsedMessage) (t *task, draining bool) {
+func (c *Conn) dispatch(data []byte, sc *wire.Scanner, m *wire.Message) (t *task, draining bool) {
 	if int64(len(data)) > c.srv.maxMessageSize() {
 		// The channel's own limit may be larger (built with other
 		// options): the Server's MaxMessageSize holds on every channel.
 		c.send(c.srv.logReply(c.ctx, errMessageTooLarge(c.srv.maxMessageSize())))
 		return nil, false
 	}
-	m.limit = c.srv.maxBatchLen()
-	if err := sc.parseMessage(data, c.srv.maxDepth(), m); err != nil {
+	m.Limit = c.srv.maxBatchLen()
+	if err := sc.Parse(data, c.srv.maxDepth(), m); err != nil {
 		c.send(c.srv.logReply(c.ctx, parseError(err)))
 		return nil, false
 	}
-	if !m.batch {
-		if k := m.elems[0].kind; k == kindResponse || k == kindBadResponse {
-			c.deliver(data, m.elems, false)
+	if !m.Batch {
+		if k := m.Elems[0].Kind; k == wire.KindResponse || k == wire.KindBadResponse {
+			c.deliver(data, m.Elems, false)
 			return nil, false
 		}
-		if s := c.subs.Load(); s != nil && !m.elems[0].id.present() && s.take(data, &m.elems[0]) {
+		if s := c.subs.Load(); s != nil && !m.Elems[0].ID.Present() && s.take(data, &m.Elems[0]) {
 			return nil, false // an event of one of our subscriptions (subscribe.go)
 		}
-		if c.srv.conventionNotification(c.ctx, c, data, &m.elems[0]) {
+		if c.srv.conventionNotification(c.ctx, c, data, &m.Elems[0]) {
 			return nil, false // a cancel or progress notification, taken in order, without a slot (cancel.go)
 		}
-		if !c.admit(data, m.elems, false) {
+		if !c.admit(data, m.Elems, false) {
 			return nil, false
 		}
-		return c.start(&task{conn: c, data: data, env: m.elems[0]})
+		return c.start(&task{conn: c, data: data, env: m.Elems[0]})
 	}
 	// A batch: deliver the responses it holds, serve the rest together.
-	var requests []envelope
+	var requests []wire.Envelope
 	responses := false
-	for i := range m.elems {
-		if k := m.elems[i].kind; k == kindResponse || k == kindBadResponse {
+	for i := range m.Elems {
+		if k := m.Elems[i].Kind; k == wire.KindResponse || k == wire.KindBadResponse {
 			responses = true
 		} else {
-			requests = append(requests, m.elems[i])
+			requests = append(requests, m.Elems[i])
 		}
 	}
 	if responses {
-		c.deliver(data, m.elems, true)
+		c.deliver(data, m.Elems, true)
 	}
 	switch {
-	case len(m.elems) == 0:
+	case len(m.Elems) == 0:
 		c.send(c.srv.logReply(c.ctx, errEmptyBatch))
-	case m.n > c.srv.maxBatchLen():
-		c.send(c.srv.logReply(c.ctx, errBatchTooLong(m.n, c.srv.maxBatchLen())))
+	case m.N > c.srv.maxBatchLen():
+		c.send(c.srv.logReply(c.ctx, errBatchTooLong(m.N, c.srv.maxBatchLen())))
 	case len(requests) > 0 && c.admit(data, requests, true):
 		return c.start(&task{conn: c, data: data, batch: requests})
 	}
@@ -267,7 +269,7 @@ func (c *Conn) dispatch(data []byte, sc *scanner, m *parsedMessage) (t *task, dr
 
 // admit asks Server.Admit about the requests of a message; when it
 // refuses them, it sends their error replies and reports false.
-func (c *Conn) admit(data []byte, elems []envelope, batch bool) bool {
+func (c *Conn) admit(data []byte, elems []wire.Envelope, batch bool) bool {
 	ok, reply, _ := c.srv.admit(c.ctx, data, elems, batch)
 	if !ok && len(reply) > 0 {
 		c.send(reply)
@@ -343,8 +345,8 @@ func (c *Conn) run(t *task, draining bool) {
 		cancel()
 		ctx = ctx2
 	}
-	buf := getBuf()
-	defer putBuf(buf)
+	buf := wire.GetBuf()
+	defer wire.PutBuf(buf)
 	d := c.srv.handlerTimeout(false)
 	var late func([]byte)
 	if d > 0 {
@@ -510,7 +512,7 @@ func (c *Conn) send(msg []byte) {
 
 // deliver hands the responses among elems to the calls waiting for them
 // (see pendingSet.answer) and logs those that match no call.
-func (c *Conn) deliver(data []byte, elems []envelope, batch bool) {
+func (c *Conn) deliver(data []byte, elems []wire.Envelope, batch bool) {
 	c.mu.Lock()
 	unmatched, id, nullErr := c.pending.answer(data, elems, batch)
 	c.mu.Unlock()
@@ -617,10 +619,10 @@ func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, err
 	}
 	n := c.seq.Add(1)
 	var idBuf [20]byte
-	buf := getBuf()
-	defer putBuf(buf)
+	buf := wire.GetBuf()
+	defer wire.PutBuf(buf)
 	var err error
-	*buf, err = appendRequest(*buf, strconv.AppendUint(idBuf[:0], n, 10), method, params, &c.paramsSize)
+	*buf, err = wire.AppendRequest(*buf, strconv.AppendUint(idBuf[:0], n, 10), method, params, &c.paramsSize)
 	if err != nil {
 		return nil, err
 	}
@@ -683,10 +685,10 @@ func (c *Conn) forgetBatch(calls []batchCall) {
 
 // Notify sends a notification (a request without id; no response comes back).
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
-	buf := getBuf()
-	defer putBuf(buf)
+	buf := wire.GetBuf()
+	defer wire.PutBuf(buf)
 	var err error
-	*buf, err = appendRequest(*buf, nil, method, params, &c.paramsSize)
+	*buf, err = wire.AppendRequest(*buf, nil, method, params, &c.paramsSize)
 	if err != nil {
 		return err
 	}
@@ -713,8 +715,8 @@ func (c *Conn) Batch(ctx context.Context, b *Batch) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	buf := getBuf()
-	defer putBuf(buf)
+	buf := wire.GetBuf()
+	defer wire.PutBuf(buf)
 	msg, calls, err := encodeBatch((*buf)[:0], b, &c.seq)
 	*buf = msg
 	if err != nil {

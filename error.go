@@ -3,6 +3,8 @@ package jsonrpc
 import (
 	"encoding/json"
 	"strconv"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // Error codes reserved by the JSON-RPC 2.0 specification.
@@ -31,14 +33,14 @@ type Error struct {
 
 // Errorf returns an *Error with the given code and a formatted message.
 func Errorf(code int64, format string, args ...any) *Error {
-	return &Error{Code: code, Message: sprintf(format, args...)}
+	return &Error{Code: code, Message: wire.Sprintf(format, args...)}
 }
 
 // WithData returns a copy of e whose data member is v encoded as JSON. If v
 // cannot be encoded, the copy has no data.
 func (e *Error) WithData(v any) *Error {
 	c := *e
-	c.Data, _ = marshal(v)
+	c.Data, _ = wire.Marshal(v)
 	return &c
 }
 
@@ -60,12 +62,12 @@ func (e *Error) Is(target error) bool {
 // parseErrorObject decodes a response's error member strictly: an object
 // with an integer code, a string message and optional data.
 func parseErrorObject(data []byte) (*Error, bool) {
-	if !validJSON(data) || data[0] != '{' {
+	if !wire.Valid(data) || data[0] != '{' {
 		return nil, false
 	}
 	var e Error
 	var code, msg []byte
-	members(data, func(name, v []byte) {
+	wire.Members(data, func(name, v []byte) {
 		switch string(name) {
 		case "code":
 			code = v
@@ -83,6 +85,6 @@ func parseErrorObject(data []byte) (*Error, bool) {
 		return nil, false
 	}
 	e.Code = c
-	e.Message = string(unquote(msg[1 : len(msg)-1]))
+	e.Message = string(wire.Unquote(msg[1 : len(msg)-1]))
 	return &e, true
 }

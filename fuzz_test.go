@@ -22,6 +22,8 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // fuzzSeeds returns every message of the rule tables, as seeds.
@@ -132,8 +134,8 @@ func FuzzProcess(f *testing.F) {
 
 // dispatchBytes runs data through the shared dispatcher.
 func dispatchBytes(srv *Server, data []byte) []byte {
-	var sc scanner
-	var m parsedMessage
+	var sc wire.Scanner
+	var m wire.Message
 	return srv.process(context.Background(), nil, bytes.Clone(data), &sc, &m)
 }
 
@@ -309,7 +311,7 @@ func FuzzAutoFraming(f *testing.F) {
 		// white space and a byte-order mark) are a header name.
 		ch := NewStream(&chunkReader{data: bytes.Clone(data), sizes: sizes}, StreamOptions{MaxMessageSize: 256}).(*stream)
 		ch.Recv() // detects first
-		start := bytes.TrimPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte(bom))
+		start := bytes.TrimPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte(wire.BOM))
 		isHeader := false
 		for _, name := range headerNames {
 			isHeader = isHeader || len(start) >= len(name) && strings.EqualFold(string(start[:len(name)]), name)

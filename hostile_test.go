@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 const okReq = `{"jsonrpc":"2.0","method":"echo","params":["ok"],"id":"ok"}`
@@ -259,8 +261,8 @@ func TestHostileHugeBatchAllocation(t *testing.T) {
 	srv := &Server{Handler: rulesMux(), Logger: quietLogger} // default MaxBatchLen 1000
 	msg := []byte("[" + strings.Repeat("1,", 1<<20) + "1]")
 	var reply []byte
-	var sc scanner
-	var m parsedMessage
+	var sc wire.Scanner
+	var m wire.Message
 	alloc := allocDuring(func() { reply = srv.process(context.Background(), nil, msg, &sc, &m) })
 	checkWant(t, reply, want{id: "null", code: CodeInvalidRequest, msg: "1048577 requests, the limit is 1000"})
 	if alloc > 512<<10 {
@@ -308,8 +310,8 @@ func TestHostileDeepNesting(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var reply []byte
-			var sc scanner
-			var m parsedMessage
+			var sc wire.Scanner
+			var m wire.Message
 			data := []byte(tc.msg)
 			alloc := allocDuring(func() { reply = srv.process(context.Background(), nil, data, &sc, &m) })
 			checkWant(t, reply, want{id: "null", code: tc.code})
@@ -340,8 +342,8 @@ func TestHostileDeepNesting(t *testing.T) {
 func BenchmarkDeepNesting(b *testing.B) {
 	srv := &Server{Handler: rulesMux(), Logger: quietLogger}
 	data := []byte(strings.Repeat("[", 1_000_000))
-	var sc scanner
-	var m parsedMessage
+	var sc wire.Scanner
+	var m wire.Message
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {

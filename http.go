@@ -19,6 +19,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // The HTTP transport: one JSON-RPC message (a request, a notification or a
@@ -26,8 +28,8 @@ import (
 
 // httpState is the per-request decoding state, pooled across requests.
 type httpState struct {
-	sc  scanner
-	msg parsedMessage
+	sc  wire.Scanner
+	msg wire.Message
 	buf []byte // the request body
 	out []byte // the reply
 
@@ -451,39 +453,39 @@ func (c *HTTPClient) Call(ctx context.Context, method string, params, result any
 	id := c.seq.Add(1)
 	var idBuf [20]byte
 	idText := strconv.AppendUint(idBuf[:0], id, 10)
-	buf := getBuf()
-	defer putBuf(buf)
+	buf := wire.GetBuf()
+	defer wire.PutBuf(buf)
 	var err error
-	if *buf, err = appendRequest(*buf, idText, method, params, &c.paramsSize); err != nil {
+	if *buf, err = wire.AppendRequest(*buf, idText, method, params, &c.paramsSize); err != nil {
 		return err
 	}
-	into := getBuf() // the response body
-	defer putBuf(into)
+	into := wire.GetBuf() // the response body
+	defer wire.PutBuf(into)
 	body, err := c.post(ctx, *buf, (*into)[:0], true)
 	if err != nil {
 		return err
 	}
 	*into = body[:0]
 	r := scanPool.Get().(*scanState)
-	defer func() { r.sc.data = nil; scanPool.Put(r) }()
+	defer func() { r.sc.Data = nil; scanPool.Put(r) }()
 	sc, m := &r.sc, &r.m
-	if err := sc.parseMessage(body, DefaultMaxDepth, m); err != nil {
+	if err := sc.Parse(body, DefaultMaxDepth, m); err != nil {
 		return invalidHTTPResponse("not valid JSON ("+err.Error()+")", body)
 	}
-	if m.batch {
+	if m.Batch {
 		return invalidHTTPResponse("an array in reply to a single call", body)
 	}
-	e := &m.elems[0]
-	if e.kind != kindResponse {
+	e := &m.Elems[0]
+	if e.Kind != wire.KindResponse {
 		return invalidHTTPResponse("not a JSON-RPC response", body)
 	}
-	if n, ok := parseOurID(e.id.of(body)); !ok || n != id {
+	if n, ok := parseOurID(e.ID.Of(body)); !ok || n != id {
 		// A server that could not read the request answers with id null:
 		// its error is still the most useful thing to return.
 		if rpcErr := nullIDError(body, e); rpcErr != nil {
 			return rpcErr
 		}
-		return invalidHTTPResponse("id "+e.idOf(body).String()+" does not match the request's id "+string(idText), body)
+		return invalidHTTPResponse("id "+idOf(e, body).String()+" does not match the request's id "+string(idText), body)
 	}
 	out := outcome(body, e)
 	if out.err != nil {
@@ -495,10 +497,10 @@ func (c *HTTPClient) Call(ctx context.Context, method string, params, result any
 // Notify posts a notification. The server must answer 2xx with an empty
 // body (204 or 202 usually); a JSON-RPC error in reply is returned as *Error.
 func (c *HTTPClient) Notify(ctx context.Context, method string, params any) error {
-	buf := getBuf()
-	defer putBuf(buf)
+	buf := wire.GetBuf()
+	defer wire.PutBuf(buf)
 	var err error
-	if *buf, err = appendRequest(*buf, nil, method, params, &c.paramsSize); err != nil {
+	if *buf, err = wire.AppendRequest(*buf, nil, method, params, &c.paramsSize); err != nil {
 		return err
 	}
 	body, err := c.post(ctx, *buf, nil, false)
@@ -514,11 +516,11 @@ func notificationReply(body []byte) error {
 		return nil
 	}
 	// A server may answer a message it could not read with an error.
-	var sc scanner
-	var m parsedMessage
-	if sc.parseMessage(body, DefaultMaxDepth, &m) == nil && !m.batch && m.elems[0].kind == kindResponse {
-		if e := &m.elems[0]; e.errObj.present() {
-			if rpcErr, ok := parseErrorObject(e.errObj.of(body)); ok {
+	var sc wire.Scanner
+	var m wire.Message
+	if sc.Parse(body, DefaultMaxDepth, &m) == nil && !m.Batch && m.Elems[0].Kind == wire.KindResponse {
+		if e := &m.Elems[0]; e.ErrObj.Present() {
+			if rpcErr, ok := parseErrorObject(e.ErrObj.Of(body)); ok {
 				return rpcErr
 			}
 		}
@@ -534,8 +536,8 @@ func notificationReply(body []byte) error {
 // (say, the batch is too long) becomes the Err of every call; a call
 // without a response gets an error saying so.
 func (c *HTTPClient) Batch(ctx context.Context, b *Batch) error {
-	buf := getBuf()
-	defer putBuf(buf)
+	buf := wire.GetBuf()
+	defer wire.PutBuf(buf)
 	msg, calls, err := encodeBatch((*buf)[:0], b, &c.seq)
 	*buf = msg
 	if err != nil {
@@ -548,16 +550,16 @@ func (c *HTTPClient) Batch(ctx context.Context, b *Batch) error {
 	if len(calls) == 0 {
 		return notificationReply(body)
 	}
-	var sc scanner
-	var m parsedMessage
-	if err := sc.parseMessage(body, DefaultMaxDepth, &m); err != nil {
+	var sc wire.Scanner
+	var m wire.Message
+	if err := sc.Parse(body, DefaultMaxDepth, &m); err != nil {
 		return invalidHTTPResponse("not valid JSON ("+err.Error()+")", body)
 	}
-	if !m.batch && (m.elems[0].kind != kindResponse || !m.elems[0].errObj.present()) {
+	if !m.Batch && (m.Elems[0].Kind != wire.KindResponse || !m.Elems[0].ErrObj.Present()) {
 		return invalidHTTPResponse("a single object that is not an error in reply to a batch", body)
 	}
-	for i := range m.elems {
-		if m.elems[i].kind != kindResponse {
+	for i := range m.Elems {
+		if m.Elems[i].Kind != wire.KindResponse {
 			return invalidHTTPResponse("an element of the reply is not a JSON-RPC response", body)
 		}
 	}
@@ -567,7 +569,7 @@ func (c *HTTPClient) Batch(ctx context.Context, b *Batch) error {
 	}
 	// The reply answers this batch even when it is one object (an error
 	// for the whole batch, say it is too long): no call is left waiting.
-	if unmatched, id, _ := set.answer(body, m.elems, true); unmatched > 0 {
+	if unmatched, id, _ := set.answer(body, m.Elems, true); unmatched > 0 {
 		return invalidHTTPResponse("a response with id "+id+" that matches no call", body)
 	}
 	for _, p := range set.takeAll() {
@@ -661,10 +663,10 @@ func (c *HTTPClient) post(ctx context.Context, msg, into []byte, wantReply bool)
 func newHTTPError(resp *http.Response) *HTTPError {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	he := &HTTPError{StatusCode: resp.StatusCode, Header: resp.Header, Body: string(b)}
-	var sc scanner
-	var m parsedMessage
-	if sc.parseMessage(b, DefaultMaxDepth, &m) == nil && !m.batch && m.elems[0].kind == kindResponse && m.elems[0].errObj.present() {
-		he.rpc, _ = parseErrorObject(m.elems[0].errObj.of(b))
+	var sc wire.Scanner
+	var m wire.Message
+	if sc.Parse(b, DefaultMaxDepth, &m) == nil && !m.Batch && m.Elems[0].Kind == wire.KindResponse && m.Elems[0].ErrObj.Present() {
+		he.rpc, _ = parseErrorObject(m.Elems[0].ErrObj.Of(b))
 	}
 	return he
 }
@@ -672,8 +674,8 @@ func newHTTPError(resp *http.Response) *HTTPError {
 // closeBody drains a little of what is left of a body, so the connection
 // can be reused, and closes it.
 func closeBody(body io.ReadCloser) {
-	buf := getBuf()
-	defer putBuf(buf)
+	buf := wire.GetBuf()
+	defer wire.PutBuf(buf)
 	b := (*buf)[:cap(*buf)]
 	for n := 0; n < 64<<10; {
 		k, err := body.Read(b)

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // Responses are matched to our calls here, by the same rules for Conn and
@@ -77,15 +79,15 @@ func (s *pendingSet) takeAll() map[uint64]*pendingCall {
 // requests included) to the calls they answer, by the rules above, and
 // reports what matched no call: how many responses, the id of the first,
 // and an id-null error that answered nothing.
-func (s *pendingSet) answer(data []byte, elems []envelope, batch bool) (unmatched int, firstID string, nullErr *Error) {
+func (s *pendingSet) answer(data []byte, elems []wire.Envelope, batch bool) (unmatched int, firstID string, nullErr *Error) {
 	var group uint64 // the batch of ours this message answers
 	for i := range elems {
 		e := &elems[i]
-		if e.kind != kindResponse && e.kind != kindBadResponse {
+		if e.Kind != wire.KindResponse && e.Kind != wire.KindBadResponse {
 			continue
 		}
-		raw := e.id.of(data)
-		if !e.id.present() || string(raw) == "null" {
+		raw := e.ID.Of(data)
+		if !e.ID.Present() || string(raw) == "null" {
 			if err := nullIDError(data, e); err != nil && nullErr == nil {
 				nullErr = err
 				continue
@@ -149,30 +151,30 @@ func (s *pendingSet) takeOneGroup() []*pendingCall {
 }
 
 // outcome is what response e of data says about its call.
-func outcome(data []byte, e *envelope) callResult {
+func outcome(data []byte, e *wire.Envelope) callResult {
 	switch {
-	case e.kind == kindBadResponse:
+	case e.Kind == wire.KindBadResponse:
 		return callResult{err: fmt.Errorf("%w: not a valid response object", ErrInvalidResponse)}
-	case e.errObj.present():
-		rpcErr, ok := parseErrorObject(e.errObj.of(data))
+	case e.ErrObj.Present():
+		rpcErr, ok := parseErrorObject(e.ErrObj.Of(data))
 		if !ok {
-			return callResult{err: fmt.Errorf("%w: invalid error object: %s", ErrInvalidResponse, truncate(string(e.errObj.of(data)), 200))}
+			return callResult{err: fmt.Errorf("%w: invalid error object: %s", ErrInvalidResponse, truncate(string(e.ErrObj.Of(data)), 200))}
 		}
 		return callResult{err: rpcErr}
 	}
-	return callResult{result: e.result.of(data)}
+	return callResult{result: e.Result.Of(data)}
 }
 
 // nullIDError returns the error of an error response with id null (or no
 // id), or nil when e is not one.
-func nullIDError(data []byte, e *envelope) *Error {
-	if e.kind != kindResponse || !e.errObj.present() {
+func nullIDError(data []byte, e *wire.Envelope) *Error {
+	if e.Kind != wire.KindResponse || !e.ErrObj.Present() {
 		return nil
 	}
-	if e.id.present() && string(e.id.of(data)) != "null" {
+	if e.ID.Present() && string(e.ID.Of(data)) != "null" {
 		return nil
 	}
-	rpcErr, _ := parseErrorObject(e.errObj.of(data))
+	rpcErr, _ := parseErrorObject(e.ErrObj.Of(data))
 	return rpcErr
 }
 
@@ -222,7 +224,7 @@ func encodeBatch(dst []byte, b *Batch, seq *atomic.Uint64) ([]byte, []batchCall,
 			calls = append(calls, batchCall{e, n, newPending(first)})
 		}
 		var err error
-		if dst, err = appendRequest(dst, idText, e.Method, e.Params, nil); err != nil {
+		if dst, err = wire.AppendRequest(dst, idText, e.Method, e.Params, nil); err != nil {
 			return dst, nil, err
 		}
 	}

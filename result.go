@@ -7,6 +7,8 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // Results are decoded leniently by default: a member of a result (or of a
@@ -27,7 +29,7 @@ func decodeResult(method string, result []byte, v any, strict bool) error {
 	if v == nil {
 		return nil
 	}
-	if err := unmarshalResult(result, v, strict); err != nil {
+	if err := wire.UnmarshalResult(result, v, strict); err != nil {
 		return &decodeError{what: "the result of " + method, err: err}
 	}
 	return nil
@@ -39,7 +41,7 @@ func (e *Error) DecodeData(v any) error {
 	if len(e.Data) == 0 {
 		return errors.New("jsonrpc: the error has no data")
 	}
-	if err := unmarshalResult(e.Data, v, false); err != nil {
+	if err := wire.UnmarshalResult(e.Data, v, false); err != nil {
 		return &decodeError{what: "the data of error " + strconv.FormatInt(int64(e.Code), 10), err: err}
 	}
 	return nil

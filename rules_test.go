@@ -23,6 +23,8 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // quietLogger discards the server's logs (panics are logged on purpose here).
@@ -107,8 +109,8 @@ func rulesServer() *Server {
 
 // dispatchOnce runs one message through the shared dispatcher.
 func dispatchOnce(srv *Server, msg string) []byte {
-	var sc scanner
-	var m parsedMessage
+	var sc wire.Scanner
+	var m wire.Message
 	return srv.process(context.Background(), nil, []byte(msg), &sc, &m)
 }
 

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // Default limits. Each has a Server field of its own; zero means the default.
@@ -228,7 +230,7 @@ var (
 // process serves one incoming message and returns the reply to write, or
 // nil when there is none. Responses to our own calls (on a Conn) are
 // delivered to their callers. This is the one path every transport shares.
-func (s *Server) process(ctx context.Context, conn *Conn, data []byte, sc *scanner, m *parsedMessage) []byte {
+func (s *Server) process(ctx context.Context, conn *Conn, data []byte, sc *wire.Scanner, m *wire.Message) []byte {
 	reply, _ := s.processInto(ctx, conn, data, sc, m, nil, s.handlerTimeout(false), nil)
 	return reply
 }
@@ -237,38 +239,38 @@ func (s *Server) process(ctx context.Context, conn *Conn, data []byte, sc *scann
 // caller). refused is Admit's error when it refused the message.
 // The requests run under timeout d, and late answers those that pass it
 // (see serveTimed).
-func (s *Server) processInto(ctx context.Context, conn *Conn, data []byte, sc *scanner, m *parsedMessage, out []byte, d time.Duration, late func([]byte)) (reply []byte, refused error) {
+func (s *Server) processInto(ctx context.Context, conn *Conn, data []byte, sc *wire.Scanner, m *wire.Message, out []byte, d time.Duration, late func([]byte)) (reply []byte, refused error) {
 	return s.processTimed(nil, ctx, conn, data, sc, m, out, d, late)
 }
 
 // processTimed is processInto serving the requests with ts (see serveTimed).
-func (s *Server) processTimed(ts *timedServe, ctx context.Context, conn *Conn, data []byte, sc *scanner, m *parsedMessage, out []byte, d time.Duration, late func([]byte)) (reply []byte, refused error) {
+func (s *Server) processTimed(ts *timedServe, ctx context.Context, conn *Conn, data []byte, sc *wire.Scanner, m *wire.Message, out []byte, d time.Duration, late func([]byte)) (reply []byte, refused error) {
 	if int64(len(data)) > s.maxMessageSize() {
 		// The transport's own limit may be larger (a Channel built with
 		// other options): MaxMessageSize holds on every path.
 		return s.logReply(ctx, errMessageTooLarge(s.maxMessageSize())), nil
 	}
-	m.limit = s.maxBatchLen()
-	if err := sc.parseMessage(data, s.maxDepth(), m); err != nil {
+	m.Limit = s.maxBatchLen()
+	if err := sc.Parse(data, s.maxDepth(), m); err != nil {
 		return s.logReply(ctx, parseError(err)), nil
 	}
-	if m.batch && len(m.elems) == 0 {
+	if m.Batch && len(m.Elems) == 0 {
 		return s.logReply(ctx, errEmptyBatch), nil
 	}
-	if m.n > s.maxBatchLen() {
-		return s.logReply(ctx, errBatchTooLong(m.n, s.maxBatchLen())), nil
+	if m.N > s.maxBatchLen() {
+		return s.logReply(ctx, errBatchTooLong(m.N, s.maxBatchLen())), nil
 	}
-	if ok, reply, err := s.admit(ctx, data, m.elems, m.batch); !ok {
+	if ok, reply, err := s.admit(ctx, data, m.Elems, m.Batch); !ok {
 		return reply, err
 	}
-	if !m.batch {
+	if !m.Batch {
 		var req *Request
 		if ts != nil {
 			req = &ts.req
 		}
-		return s.serveTimed(ts, ctx, conn, data, &m.elems[0], req, nil, out, d, late), nil
+		return s.serveTimed(ts, ctx, conn, data, &m.Elems[0], req, nil, out, d, late), nil
 	}
-	return s.serveTimed(ts, ctx, conn, data, nil, nil, m.elems, nil, d, late), nil
+	return s.serveTimed(ts, ctx, conn, data, nil, nil, m.Elems, nil, d, late), nil
 }
 
 // streamOptions are the options of the streams s serves.
@@ -278,7 +280,7 @@ func (s *Server) streamOptions(f Framing) StreamOptions {
 
 // parseError is the error object for a message that could not be scanned.
 func parseError(err error) *Error {
-	var de *depthError
+	var de *wire.DepthError
 	if errors.As(err, &de) {
 		return &Error{Code: CodeInvalidRequest, Message: "invalid request: " + de.Error()}
 	}
@@ -287,26 +289,26 @@ func parseError(err error) *Error {
 
 // serveOne serves one element; it returns the response bytes appended to
 // out, or out unchanged. req, when not nil, is the Request to fill in.
-func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *envelope, req *Request, out []byte) []byte {
-	switch e.kind {
-	case kindResponse, kindBadResponse:
+func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *wire.Envelope, req *Request, out []byte) []byte {
+	switch e.Kind {
+	case wire.KindResponse, wire.KindBadResponse:
 		if conn != nil {
-			conn.deliver(data, []envelope{*e}, false) // (a Conn delivers responses before they get here)
+			conn.deliver(data, []wire.Envelope{*e}, false) // (a Conn delivers responses before they get here)
 			return out
 		}
-		return s.invalid(ctx, out, e.idOf(data), &Error{Code: CodeInvalidRequest, Message: "invalid request: a response was sent to a server"})
-	case kindInvalid:
-		return s.invalid(ctx, out, e.idOf(data), e.err)
+		return s.invalid(ctx, out, idOf(e, data), &Error{Code: CodeInvalidRequest, Message: "invalid request: a response was sent to a server"})
+	case wire.KindInvalid:
+		return s.invalid(ctx, out, idOf(e, data), &Error{Code: CodeInvalidRequest, Message: e.Err})
 	}
-	id := e.idOf(data)
-	name := e.methodName(data)
+	id := idOf(e, data)
+	name := e.MethodName(data)
 	if len(name) > s.maxMethodLen() {
 		if id.IsZero() {
 			id = NullID // an invalid request is answered even without an id
 		}
 		return s.invalid(ctx, out, id, &Error{Code: CodeInvalidRequest, Message: "invalid request: method name longer than " + strconv.Itoa(s.maxMethodLen()) + " bytes"})
 	}
-	if e.paramsDup {
+	if e.ParamsDup {
 		if id.IsZero() {
 			return out
 		}
@@ -365,7 +367,7 @@ func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *envel
 	if entry != nil {
 		hint = &entry.resultSize
 	}
-	out, err := appendJSON(out, v, hint)
+	out, err := wire.AppendJSON(out, v, hint)
 	if err != nil {
 		s.logger().Error("jsonrpc: result cannot be encoded as JSON", "method", req.Method, "error", err)
 		return appendResponse(out[:start], id, nil, &Error{Code: CodeInternalError, Message: "internal error: the result cannot be encoded as JSON"})
@@ -379,11 +381,11 @@ func (s *Server) invalid(ctx context.Context, out []byte, id ID, e *Error) []byt
 	return appendResponse(out, id, nil, e)
 }
 
-func paramsOf(data []byte, e *envelope) []byte {
-	if !e.params.present() {
+func paramsOf(data []byte, e *wire.Envelope) []byte {
+	if !e.Params.Present() {
 		return nil
 	}
-	return e.params.of(data)
+	return e.Params.Of(data)
 }
 
 // call runs the handler, recovering panics, and returns its result (and
@@ -456,7 +458,7 @@ func (s *Server) toError(req *Request, err error) *Error {
 // Each worker appends the responses it renders to a buffer of its own.
 // With a deadline (see serveTimed) the responses go to it and serveBatch
 // returns nil.
-func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems []envelope, ts *timedServe) []byte {
+func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems []wire.Envelope, ts *timedServe) []byte {
 	resps := make([][]byte, len(elems))
 	workers := 1
 	if len(elems) > 1 {
@@ -506,7 +508,7 @@ func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems 
 // when there are none: all notifications), replacing those past
 // MaxResponseBytes with errors. With done (not nil), a request whose
 // element is not done gets the timeout error.
-func (s *Server) joinBatch(data []byte, elems []envelope, resps [][]byte, done []bool) []byte {
+func (s *Server) joinBatch(data []byte, elems []wire.Envelope, resps [][]byte, done []bool) []byte {
 	limit := s.maxResponseBytes()
 	size := 2
 	for _, r := range resps {
@@ -516,7 +518,7 @@ func (s *Server) joinBatch(data []byte, elems []envelope, resps [][]byte, done [
 	out[0] = '['
 	for i, r := range resps {
 		if done != nil && !done[i] {
-			if id := elems[i].idOf(data); elems[i].kind == kindRequest && !id.IsZero() {
+			if id := idOf(&elems[i], data); elems[i].Kind == wire.KindRequest && !id.IsZero() {
 				r = appendResponse(nil, id, nil, errRequestTimeout)
 			}
 		}
@@ -524,7 +526,7 @@ func (s *Server) joinBatch(data []byte, elems []envelope, resps [][]byte, done [
 			continue
 		}
 		if len(out)+len(r) > limit {
-			r = appendResponse(nil, elems[i].idOf(data), nil, &Error{Code: CodeInternalError, Message: "response dropped: the batch's responses exceed " + strconv.Itoa(limit) + " bytes"})
+			r = appendResponse(nil, idOf(&elems[i], data), nil, &Error{Code: CodeInternalError, Message: "response dropped: the batch's responses exceed " + strconv.Itoa(limit) + " bytes"})
 		}
 		if len(out) > 1 {
 			out = append(out, ',')

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // Framing says how messages are cut from a byte stream.
@@ -334,20 +336,13 @@ func (s *stream) setFraming(f Framing) {
 // headerNames are the header names that select FramingHeader, with their colon.
 var headerNames = [...]string{"content-length:", "content-type:"}
 
-// bom is the UTF-8 encoding of U+FEFF, the byte-order mark, and errBOM
-// what a message that starts with one is told.
-const (
-	bom    = "\xef\xbb\xbf"
-	errBOM = "byte-order mark (U+FEFF) before the JSON text"
-)
-
 // headerStart reports whether b, the first non-space bytes of a stream,
 // decide the framing yet, and if so whether they begin a header section.
 func headerStart(b []byte) (decided, header bool) {
-	if len(b) < len(bom) && strings.HasPrefix(bom, string(b)) {
+	if len(b) < len(wire.BOM) && strings.HasPrefix(wire.BOM, string(b)) {
 		return false, false
 	}
-	b = bytes.TrimPrefix(b, []byte(bom))
+	b = bytes.TrimPrefix(b, []byte(wire.BOM))
 	for _, name := range headerNames {
 		n := min(len(b), len(name))
 		if strings.EqualFold(string(b[:n]), name[:n]) {
@@ -470,10 +465,10 @@ func (s *stream) recvHeader() ([]byte, error) {
 			return nil, headerErr("header section too long")
 		}
 		line = bytes.TrimRight(line, "\r")
-		if first && bytes.HasPrefix(line, []byte(bom)) {
+		if first && bytes.HasPrefix(line, []byte(wire.BOM)) {
 			// A byte-order mark before the message: the message is read
 			// (so the stream goes on) and answered with a parse error.
-			line, withBOM = line[len(bom):], true
+			line, withBOM = line[len(wire.BOM):], true
 		}
 		if len(line) == 0 {
 			if off <= 2 {
@@ -515,7 +510,7 @@ func (s *stream) recvHeader() ([]byte, error) {
 	body := s.r + off
 	if withBOM {
 		s.r = body + int(length)
-		return nil, &FrameError{Code: CodeParseError, Msg: "parse error: " + errBOM}
+		return nil, &FrameError{Code: CodeParseError, Msg: "parse error: " + wire.ErrBOM}
 	}
 	msg := s.lend(s.buf[body : body+int(length)])
 	s.r = body + int(length)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // Streamable HTTP: the transport of the Model Context Protocol (revision
@@ -392,21 +394,21 @@ func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 	// listener's read timeout.
 	setReadDeadline(w, time.Time{})
 
-	var sc scanner
-	var m parsedMessage
-	m.limit = s.maxBatchLen()
-	parsed := sc.parseMessage(data, s.maxDepth(), &m) == nil
+	var sc wire.Scanner
+	var m wire.Message
+	m.Limit = s.maxBatchLen()
+	parsed := sc.Parse(data, s.maxDepth(), &m) == nil
 	requests, initialize := 0, false
-	var responses []envelope
+	var responses []wire.Envelope
 	if parsed {
-		for i := range m.elems {
-			e := &m.elems[i]
+		for i := range m.Elems {
+			e := &m.Elems[i]
 			switch {
-			case e.kind == kindResponse || e.kind == kindBadResponse:
+			case e.Kind == wire.KindResponse || e.Kind == wire.KindBadResponse:
 				responses = append(responses, *e)
-			case e.kind != kindRequest || e.id.present():
+			case e.Kind != wire.KindRequest || e.ID.Present():
 				requests++ // a call, or an invalid element that gets an error
-				initialize = initialize || (!m.batch && e.kind == kindRequest && string(e.methodName(data)) == h.opts.InitializeMethod)
+				initialize = initialize || (!m.Batch && e.Kind == wire.KindRequest && string(e.MethodName(data)) == h.opts.InitializeMethod)
 			}
 		}
 	}
@@ -435,7 +437,7 @@ func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(responses) > 0 {
-		h.route(data, responses, session, len(responses) < len(m.elems))
+		h.route(data, responses, session, len(responses) < len(m.Elems))
 	}
 	pi := &peerInfo{peer: Peer{Transport: "http", RemoteAddr: r.RemoteAddr, TLS: r.TLS, Header: r.Header}, srv: s}
 	ctx := context.WithValue(r.Context(), peerKey{}, pi)
@@ -446,10 +448,10 @@ func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 	if s.Convention != ConventionNone {
 		ctx = context.WithValue(ctx, cancelRouterKey{}, func(id ID) bool { return h.cancel(client, id) })
 	}
-	needsReply := !parsed || requests > 0 || (m.batch && (len(m.elems) == 0 || m.n > s.maxBatchLen()))
+	needsReply := !parsed || requests > 0 || (m.Batch && (len(m.Elems) == 0 || m.N > s.maxBatchLen()))
 	if !needsReply {
 		// Notifications and responses only: accepted, nothing to answer.
-		if len(responses) < len(m.elems) {
+		if len(responses) < len(m.Elems) {
 			h.notifications(ctx, data)
 		}
 		w.WriteHeader(http.StatusAccepted)
@@ -566,10 +568,10 @@ func (h *streamableHandler) serveStream(ctx context.Context, w http.ResponseWrit
 // answer. A batch that also holds requests or notifications is served by
 // its own POST's connection, and only there: each of its responses is
 // routed as a message of its own.
-func (h *streamableHandler) route(data []byte, responses []envelope, session string, mixed bool) {
+func (h *streamableHandler) route(data []byte, responses []wire.Envelope, session string, mixed bool) {
 	seen := map[any]bool{}
 	for i := range responses {
-		n, ok := parseOurID(responses[i].id.of(data))
+		n, ok := parseOurID(responses[i].ID.Of(data))
 		if !ok {
 			continue
 		}
@@ -601,23 +603,23 @@ func (h *streamableHandler) route(data []byte, responses []envelope, session str
 
 // singleResponse returns a response of a POSTed batch as a message of its
 // own (nil for a malformed one).
-func singleResponse(data []byte, e *envelope) []byte {
-	if e.kind != kindResponse {
+func singleResponse(data []byte, e *wire.Envelope) []byte {
+	if e.Kind != wire.KindResponse {
 		return nil
 	}
-	b := append([]byte(`{"jsonrpc":"2.0","id":`), e.id.of(data)...)
-	if e.result.present() {
-		b = append(append(b, `,"result":`...), e.result.of(data)...)
+	b := append([]byte(`{"jsonrpc":"2.0","id":`), e.ID.Of(data)...)
+	if e.Result.Present() {
+		b = append(append(b, `,"result":`...), e.Result.Of(data)...)
 	} else {
-		b = append(append(b, `,"error":`...), e.errObj.of(data)...)
+		b = append(append(b, `,"error":`...), e.ErrObj.Of(data)...)
 	}
 	return append(b, '}')
 }
 
 // notifications serves the notifications of a POST (no reply can go back).
 func (h *streamableHandler) notifications(ctx context.Context, data []byte) {
-	var sc scanner
-	var m parsedMessage
+	var sc wire.Scanner
+	var m wire.Message
 	h.srv.processInto(ctx, nil, data, &sc, &m, nil, 0, nil)
 }
 
@@ -968,11 +970,11 @@ func (ps *postStream) Send(msg []byte) error {
 // isOutgoingCall reports whether a message the connection sends is a
 // request or notification to the peer (not a reply to the peer's requests).
 func isOutgoingCall(msg []byte) bool {
-	var sc scanner
-	var m parsedMessage
-	m.limit = 1
-	if sc.parseMessage(msg, DefaultMaxDepth, &m) != nil || len(m.elems) == 0 {
+	var sc wire.Scanner
+	var m wire.Message
+	m.Limit = 1
+	if sc.Parse(msg, DefaultMaxDepth, &m) != nil || len(m.Elems) == 0 {
 		return false
 	}
-	return m.elems[0].kind == kindRequest
+	return m.Elems[0].Kind == wire.KindRequest
 }

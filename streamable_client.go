@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // The client of Streamable HTTP (see streamable.go): a [Conn] whose Channel
@@ -458,18 +460,18 @@ func (c *streamableChannel) Close() error {
 // in a message.
 func countMessages(msg []byte) (calls, responses int) {
 	r := scanPool.Get().(*scanState)
-	defer func() { r.sc.data = nil; scanPool.Put(r) }()
-	r.m.limit = 0
-	if r.sc.parseMessage(msg, DefaultMaxDepth, &r.m) != nil {
+	defer func() { r.sc.Data = nil; scanPool.Put(r) }()
+	r.m.Limit = 0
+	if r.sc.Parse(msg, DefaultMaxDepth, &r.m) != nil {
 		return 0, 0
 	}
-	for i := range r.m.elems {
-		switch e := &r.m.elems[i]; e.kind {
-		case kindRequest:
-			if e.id.present() {
+	for i := range r.m.Elems {
+		switch e := &r.m.Elems[i]; e.Kind {
+		case wire.KindRequest:
+			if e.ID.Present() {
 				calls++
 			}
-		case kindResponse, kindBadResponse:
+		case wire.KindResponse, wire.KindBadResponse:
 			responses++
 		}
 	}
@@ -480,13 +482,13 @@ func countMessages(msg []byte) (calls, responses int) {
 // request, else "".
 func initializeID(msg []byte) string {
 	r := scanPool.Get().(*scanState)
-	defer func() { r.sc.data = nil; scanPool.Put(r) }()
-	r.m.limit = 0
-	if r.sc.parseMessage(msg, DefaultMaxDepth, &r.m) != nil || r.m.batch {
+	defer func() { r.sc.Data = nil; scanPool.Put(r) }()
+	r.m.Limit = 0
+	if r.sc.Parse(msg, DefaultMaxDepth, &r.m) != nil || r.m.Batch {
 		return ""
 	}
-	if e := &r.m.elems[0]; e.kind == kindRequest && e.id.present() && string(e.methodName(msg)) == "initialize" {
-		return string(e.id.of(msg))
+	if e := &r.m.Elems[0]; e.Kind == wire.KindRequest && e.ID.Present() && string(e.MethodName(msg)) == "initialize" {
+		return string(e.ID.Of(msg))
 	}
 	return ""
 }
@@ -496,19 +498,19 @@ func initializeID(msg []byte) string {
 // header value (visible ASCII, at most 64 bytes); else "".
 func initializedVersion(msg []byte, id string) string {
 	r := scanPool.Get().(*scanState)
-	defer func() { r.sc.data = nil; scanPool.Put(r) }()
-	r.m.limit = 0
-	if r.sc.parseMessage(msg, DefaultMaxDepth, &r.m) != nil || r.m.batch {
+	defer func() { r.sc.Data = nil; scanPool.Put(r) }()
+	r.m.Limit = 0
+	if r.sc.Parse(msg, DefaultMaxDepth, &r.m) != nil || r.m.Batch {
 		return ""
 	}
-	e := &r.m.elems[0]
-	if e.kind != kindResponse || string(e.id.of(msg)) != id || !e.result.present() {
+	e := &r.m.Elems[0]
+	if e.Kind != wire.KindResponse || string(e.ID.Of(msg)) != id || !e.Result.Present() {
 		return ""
 	}
 	var res struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	if unmarshalLoose(e.result.of(msg), &res) != nil || len(res.ProtocolVersion) > 64 {
+	if unmarshalLoose(e.Result.Of(msg), &res) != nil || len(res.ProtocolVersion) > 64 {
 		return ""
 	}
 	for _, b := range []byte(res.ProtocolVersion) {

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // Subscriptions: server push in go-ethereum's convention, which web3 clients
@@ -152,7 +154,7 @@ func (k *Sink[E]) ID() string { return k.sub.id }
 // buffer is full. Once the subscription has ended it returns an error
 // wrapping ErrSubscriptionClosed, and the producer should return.
 func (k *Sink[E]) Send(ev E) error {
-	raw, err := marshal(ev)
+	raw, err := wire.Marshal(ev)
 	if err != nil {
 		return err
 	}
@@ -281,7 +283,7 @@ func splitKind(elems []json.RawMessage) (kind string, args []byte, err error) {
 	if len(elems) == 0 || elems[0][0] != '"' {
 		return "", nil, invalidParams("/0", "expected the kind of subscription (a string) as the first element of the params array")
 	}
-	if err := unmarshal(elems[0], &kind); err != nil {
+	if err := wire.Unmarshal(elems[0], &kind); err != nil {
 		return "", nil, invalidParams("/0", err.Error())
 	}
 	switch rest := elems[1:]; {
@@ -398,7 +400,7 @@ func (s *Subscriptions) newSubscription(ctx context.Context, conn *Conn, k subsc
 		policy: k.policy,
 	}
 	sub.room = sync.NewCond(&sub.mu)
-	p := appendString([]byte(`{"jsonrpc":"2.0","method":`), s.method)
+	p := wire.AppendString([]byte(`{"jsonrpc":"2.0","method":`), s.method)
 	p = append(p, `,"params":{"subscription":"`...)
 	sub.prefix = append(append(p, sub.id...), '"')
 	return sub
@@ -777,11 +779,11 @@ type eventParams struct {
 
 // take routes a notification on the read goroutine; it reports whether it
 // was an event of one of our subscriptions.
-func (r *clientSubs) take(data []byte, e *envelope) bool {
-	if e.kind != kindRequest {
+func (r *clientSubs) take(data []byte, e *wire.Envelope) bool {
+	if e.Kind != wire.KindRequest {
 		return false
 	}
-	method := e.methodName(data)
+	method := e.MethodName(data)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	m := r.methods[string(method)]
@@ -910,5 +912,5 @@ func (cs *clientSub) next(ctx context.Context) (json.RawMessage, error) {
 // unmarshalLoose decodes JSON into v, ignoring unknown members: events and
 // their envelopes come from the server, which may add members.
 func unmarshalLoose(data []byte, v any) error {
-	return unmarshalResult(data, v, false)
+	return wire.UnmarshalResult(data, v, false)
 }

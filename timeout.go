@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // A handler that runs past Server.HandlerTimeout is answered at its
@@ -60,8 +62,8 @@ type timedServe struct {
 	srv   *Server
 	d     time.Duration
 	data  []byte
-	e     *envelope  // a single request
-	elems []envelope // or a batch
+	e     *wire.Envelope  // a single request
+	elems []wire.Envelope // or a batch
 	late  func([]byte)
 	req   Request // a single request's, for callers that have none of their own (HTTP)
 
@@ -105,7 +107,7 @@ func (ts *timedServe) lateReply() []byte {
 	if ts.elems != nil {
 		return ts.srv.joinBatch(ts.data, ts.elems, ts.resps, ts.done)
 	}
-	if id := ts.e.idOf(ts.data); ts.e.kind == kindRequest && !id.IsZero() {
+	if id := idOf(ts.e, ts.data); ts.e.Kind == wire.KindRequest && !id.IsZero() {
 		return appendResponse(nil, id, nil, errRequestTimeout) // not into out: serveOne may still use it
 	}
 	return nil
@@ -157,7 +159,7 @@ func (dt *deadlineTimer) stop() {
 // ts.ctx.init (HTTP, whose context carries the peer, even without a
 // timeout); otherwise one is allocated when d > 0. Either way the handlers'
 // context is cancelled once the message is answered.
-func (s *Server) serveTimed(ts *timedServe, ctx context.Context, conn *Conn, data []byte, e *envelope, req *Request, elems []envelope, out []byte, d time.Duration, late func([]byte)) []byte {
+func (s *Server) serveTimed(ts *timedServe, ctx context.Context, conn *Conn, data []byte, e *wire.Envelope, req *Request, elems []wire.Envelope, out []byte, d time.Duration, late func([]byte)) []byte {
 	if ts == nil {
 		if d <= 0 {
 			if elems != nil {

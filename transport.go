@@ -170,7 +170,7 @@ func (s *Server) isClosing() bool {
 // reply is the caller's.
 func (s *Server) Process(ctx context.Context, msg []byte) []byte {
 	r := scanPool.Get().(*scanState)
-	defer func() { r.sc.data = nil; scanPool.Put(r) }()
+	defer func() { r.sc.Data = nil; scanPool.Put(r) }()
 	return s.process(ctx, nil, msg, &r.sc, &r.m)
 }
 

@@ -11,6 +11,8 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // Register adds a typed method to mux. The params are decoded into P before
@@ -41,7 +43,7 @@ func Register[P, R any](mux *Mux, method string, fn func(ctx context.Context, pa
 		panic("jsonrpc: method names starting with \"rpc.\" are reserved: " + method)
 	}
 	pd := newParamsDecoder(reflect.TypeFor[P]())
-	codecFor(reflect.TypeFor[R]()) // plan the result's encoding now
+	wire.CodecFor(reflect.TypeFor[R]()) // plan the result's encoding now
 	info := MethodInfo{
 		Name:       method,
 		Doc:        firstDoc(doc),
@@ -89,7 +91,7 @@ type paramsDecoder struct {
 
 	// object, when the struct has a compiled plan (see codec.go), decodes
 	// a params object; requiredMask has bit i set for required field i.
-	object       *structCodec
+	object       *wire.StructCodec
 	requiredMask uint64
 }
 
@@ -127,19 +129,19 @@ func newParamsDecoder(t reflect.Type) *paramsDecoder {
 // planObject takes the compiled plan of struct type t, when it has one
 // whose fields are d.fields.
 func (d *paramsDecoder) planObject(t reflect.Type) {
-	c := codecFor(t)
-	if c == nil || c.object == nil || len(c.object.fields) != len(d.fields) {
+	c := wire.CodecFor(t)
+	if c == nil || c.Object == nil || len(c.Object.Fields) != len(d.fields) {
 		return
 	}
 	for i, f := range d.fields {
-		if c.object.fields[i].name != f.Name {
+		if c.Object.Fields[i].Name != f.Name {
 			return
 		}
 		if f.Required {
 			d.requiredMask |= 1 << i
 		}
 	}
-	d.object = c.object
+	d.object = c.Object
 }
 
 // collect lists the JSON members of struct type t in declaration order,
@@ -181,9 +183,9 @@ func invalidParams(path, problem string) *Error {
 		msg = "invalid params: " + path + ": " + problem
 	}
 	e := &Error{Code: CodeInvalidParams, Message: msg}
-	data := appendString([]byte(`[{"path":`), path)
+	data := wire.AppendString([]byte(`[{"path":`), path)
 	data = append(data, `,"problem":`...)
-	data = appendString(data, problem)
+	data = wire.AppendString(data, problem)
 	e.Data = append(data, `}]`...)
 	return e
 }
@@ -202,23 +204,23 @@ func (d *paramsDecoder) decode(params []byte, p any) error {
 	isArray := params[0] == '['
 	switch d.kind {
 	case paramsRaw:
-		return wrapDecodeErr(unmarshal(params, p), "")
+		return wrapDecodeErr(wire.Unmarshal(params, p), "")
 	case paramsArray:
 		if !isArray {
 			return invalidParams("", "expected an array, got an object")
 		}
-		return wrapDecodeErr(unmarshal(params, p), "")
+		return wrapDecodeErr(wire.Unmarshal(params, p), "")
 	case paramsObjectOnly:
 		if isArray {
 			return invalidParams("", "expected an object, got an array")
 		}
-		return wrapDecodeErr(unmarshal(params, p), "")
+		return wrapDecodeErr(wire.Unmarshal(params, p), "")
 	case paramsScalar:
 		elems, ok := splitArray(params)
 		if !ok || len(elems) != 1 {
 			return invalidParams("", "expected an array of exactly 1 element")
 		}
-		return wrapDecodeErr(unmarshal(elems[0], p), "/0")
+		return wrapDecodeErr(wire.Unmarshal(elems[0], p), "/0")
 	}
 	// A struct.
 	v := reflect.ValueOf(p).Elem()
@@ -228,9 +230,9 @@ func (d *paramsDecoder) decode(params []byte, p any) error {
 	}
 	if !isArray {
 		if d.object != nil {
-			dec := decoder{cursor{data: params}}
-			seen, ok := dec.object(d.object, v.Addr().UnsafePointer())
-			if ok && dec.peek() == 0 && dec.pos == len(params) {
+			dec := wire.Decoder{Cursor: wire.Cursor{Data: params}}
+			seen, ok := dec.Object(d.object, v.Addr().UnsafePointer())
+			if ok && dec.Peek() == 0 && dec.Pos == len(params) {
 				if seen&d.requiredMask == d.requiredMask {
 					return nil
 				}
@@ -238,7 +240,7 @@ func (d *paramsDecoder) decode(params []byte, p any) error {
 			}
 			// v2 decides (and words the error).
 		}
-		if err := wrapDecodeErr(jsonv2.Unmarshal(params, v.Addr().Interface(), unmarshalOpts), ""); err != nil {
+		if err := wrapDecodeErr(jsonv2.Unmarshal(params, v.Addr().Interface(), wire.UnmarshalOpts), ""); err != nil {
 			return err
 		}
 		if d.required > 0 {
@@ -255,7 +257,7 @@ func (d *paramsDecoder) decode(params []byte, p any) error {
 	}
 	for i, e := range elems {
 		fv := v.FieldByIndex(d.index[i])
-		if err := unmarshal(e, fv.Addr().Interface()); err != nil {
+		if err := wire.Unmarshal(e, fv.Addr().Interface()); err != nil {
 			return wrapDecodeErr(err, "/"+strconv.Itoa(i))
 		}
 	}
@@ -266,7 +268,7 @@ func (d *paramsDecoder) decode(params []byte, p any) error {
 func (d *paramsDecoder) checkRequired(obj []byte) error {
 	found := 0
 	var seen [64]bool
-	members(obj, func(name, _ []byte) {
+	wire.Members(obj, func(name, _ []byte) {
 		for i, f := range d.fields {
 			if f.Required && i < len(seen) && !seen[i] && f.Name == string(name) {
 				seen[i] = true
@@ -287,15 +289,15 @@ func (d *paramsDecoder) checkRequired(obj []byte) error {
 
 // splitArray returns the elements of a valid JSON array.
 func splitArray(arr []byte) ([][]byte, bool) {
-	var s scanner
-	s.reset(arr, 1<<30)
+	var s wire.Scanner
+	s.Reset(arr, 1<<30)
 	var elems [][]byte
-	if s.peek() != '[' {
+	if s.Peek() != '[' {
 		return nil, false
 	}
-	ok := s.array(func() bool {
-		v, ok := s.value()
-		elems = append(elems, v.of(arr))
+	ok := s.Array(func() bool {
+		v, ok := s.Value()
+		elems = append(elems, v.Of(arr))
 		return ok
 	})
 	return elems, ok

@@ -1,4 +1,4 @@
-package jsonrpc
+package wire
 
 import (
 	"bytes"
@@ -13,10 +13,10 @@ import (
 // each JSON-RPC envelope are, so that nothing is decoded twice.
 
 // span is a half-open byte range [start, end) of the message; end == 0 means absent.
-type span struct{ start, end int }
+type Span struct{ Start, End int }
 
-func (s span) present() bool         { return s.end > 0 }
-func (s span) of(data []byte) []byte { return data[s.start:s.end] }
+func (s Span) Present() bool         { return s.End > 0 }
+func (s Span) Of(data []byte) []byte { return data[s.Start:s.End] }
 
 // scanError is a syntax error: the text is not valid JSON.
 type scanError struct {
@@ -27,63 +27,63 @@ type scanError struct {
 func (e *scanError) Error() string { return "offset " + strconv.Itoa(e.off) + ": " + e.msg }
 
 // depthError means the text nests deeper than the configured limit.
-type depthError struct{ limit int }
+type DepthError struct{ Limit int }
 
-func (e *depthError) Error() string {
-	return "JSON nesting depth exceeds the limit of " + strconv.Itoa(e.limit)
+func (e *DepthError) Error() string {
+	return "JSON nesting depth exceeds the limit of " + strconv.Itoa(e.Limit)
 }
 
 // name is an object member name seen by the scanner, kept to detect duplicates.
-type name struct {
-	span
+type Name struct {
+	Span
 	escaped bool
 }
 
 // cursor is a position in JSON text, shared by the scanner and the
 // decoder of the compiled codec (codec.go).
-type cursor struct {
-	data []byte
-	pos  int
+type Cursor struct {
+	Data []byte
+	Pos  int
 }
 
 // scanner validates JSON text. It is reused across messages (see reset).
-type scanner struct {
-	cursor
+type Scanner struct {
+	Cursor
 	depth    int
 	maxDepth int
 	dups     int    // count of duplicate names found so far
-	names    []name // names of the objects being scanned, innermost last
-	err      error
+	names    []Name // names of the objects being scanned, innermost last
+	Err      error
 	tooDeep  bool     // a value nested past maxDepth was seen (and scanned: see deepValue)
 	deep     []uint64 // deepValue's stack: one bit per open level, set for objects
 }
 
-func (s *scanner) reset(data []byte, maxDepth int) {
-	s.data, s.pos, s.depth, s.maxDepth, s.dups, s.err, s.tooDeep = data, 0, 0, maxDepth, 0, nil, false
+func (s *Scanner) Reset(data []byte, maxDepth int) {
+	s.Data, s.Pos, s.depth, s.maxDepth, s.dups, s.Err, s.tooDeep = data, 0, 0, maxDepth, 0, nil, false
 	s.names = s.names[:0]
 }
 
 // depthErr returns the error for text that is valid JSON but nests past
 // the limit, or nil.
-func (s *scanner) depthErr() error {
+func (s *Scanner) depthErr() error {
 	if s.tooDeep {
-		return &depthError{limit: s.maxDepth}
+		return &DepthError{Limit: s.maxDepth}
 	}
 	return nil
 }
 
-func (s *scanner) fail(msg string) bool {
-	if s.err == nil {
-		s.err = &scanError{off: s.pos, msg: msg}
+func (s *Scanner) fail(msg string) bool {
+	if s.Err == nil {
+		s.Err = &scanError{off: s.Pos, msg: msg}
 	}
 	return false
 }
 
-func (s *cursor) skipSpace() {
-	for s.pos < len(s.data) {
-		switch s.data[s.pos] {
+func (s *Cursor) skipSpace() {
+	for s.Pos < len(s.Data) {
+		switch s.Data[s.Pos] {
 		case ' ', '\t', '\n', '\r':
-			s.pos++
+			s.Pos++
 		default:
 			return
 		}
@@ -91,24 +91,24 @@ func (s *cursor) skipSpace() {
 }
 
 // peek returns the next non-space byte, or 0 at the end of input.
-func (s *cursor) peek() byte {
+func (s *Cursor) Peek() byte {
 	s.skipSpace()
-	if s.pos < len(s.data) {
-		return s.data[s.pos]
+	if s.Pos < len(s.Data) {
+		return s.Data[s.Pos]
 	}
 	return 0
 }
 
 // value scans one JSON value starting at the next non-space byte and returns its span.
-func (s *scanner) value() (span, bool) {
-	c := s.peek()
-	start := s.pos
+func (s *Scanner) Value() (Span, bool) {
+	c := s.Peek()
+	start := s.Pos
 	var ok bool
 	switch {
 	case c == '{':
-		ok = s.object(nil)
+		ok = s.Object(nil)
 	case c == '[':
-		ok = s.array(nil)
+		ok = s.Array(nil)
 	case c == '"':
 		_, ok = s.str()
 	case c == '-' || (c >= '0' && c <= '9'):
@@ -119,50 +119,50 @@ func (s *scanner) value() (span, bool) {
 		ok = s.literal("false")
 	case c == 'n':
 		ok = s.literal("null")
-	case c == 0 && s.pos >= len(s.data):
+	case c == 0 && s.Pos >= len(s.Data):
 		ok = s.fail("unexpected end of JSON input")
 	default:
 		ok = s.fail("invalid character " + strconv.QuoteRune(rune(c)) + " looking for beginning of value")
 	}
-	return span{start, s.pos}, ok
+	return Span{start, s.Pos}, ok
 }
 
-func (s *scanner) literal(lit string) bool {
-	if len(s.data)-s.pos >= len(lit) && string(s.data[s.pos:s.pos+len(lit)]) == lit {
-		s.pos += len(lit)
+func (s *Scanner) literal(lit string) bool {
+	if len(s.Data)-s.Pos >= len(lit) && string(s.Data[s.Pos:s.Pos+len(lit)]) == lit {
+		s.Pos += len(lit)
 		return true
 	}
 	return s.fail("invalid literal")
 }
 
-func (s *scanner) digits() int {
+func (s *Scanner) digits() int {
 	n := 0
-	for s.pos < len(s.data) && s.data[s.pos] >= '0' && s.data[s.pos] <= '9' {
-		s.pos++
+	for s.Pos < len(s.Data) && s.Data[s.Pos] >= '0' && s.Data[s.Pos] <= '9' {
+		s.Pos++
 		n++
 	}
 	return n
 }
 
-func (s *scanner) number() bool {
-	if s.data[s.pos] == '-' {
-		s.pos++
+func (s *Scanner) number() bool {
+	if s.Data[s.Pos] == '-' {
+		s.Pos++
 	}
-	if s.pos < len(s.data) && s.data[s.pos] == '0' {
-		s.pos++
+	if s.Pos < len(s.Data) && s.Data[s.Pos] == '0' {
+		s.Pos++
 	} else if s.digits() == 0 {
 		return s.fail("invalid number")
 	}
-	if s.pos < len(s.data) && s.data[s.pos] == '.' {
-		s.pos++
+	if s.Pos < len(s.Data) && s.Data[s.Pos] == '.' {
+		s.Pos++
 		if s.digits() == 0 {
 			return s.fail("invalid number: no digits after decimal point")
 		}
 	}
-	if s.pos < len(s.data) && (s.data[s.pos] == 'e' || s.data[s.pos] == 'E') {
-		s.pos++
-		if s.pos < len(s.data) && (s.data[s.pos] == '+' || s.data[s.pos] == '-') {
-			s.pos++
+	if s.Pos < len(s.Data) && (s.Data[s.Pos] == 'e' || s.Data[s.Pos] == 'E') {
+		s.Pos++
+		if s.Pos < len(s.Data) && (s.Data[s.Pos] == '+' || s.Data[s.Pos] == '-') {
+			s.Pos++
 		}
 		if s.digits() == 0 {
 			return s.fail("invalid number: no digits in exponent")
@@ -173,36 +173,36 @@ func (s *scanner) number() bool {
 
 // str scans a string starting at the opening quote. It reports whether the
 // string holds escape sequences (whose decoded text differs from its bytes).
-func (s *scanner) str() (escaped, ok bool) {
-	s.pos++ // opening quote
-	data := s.data
+func (s *Scanner) str() (escaped, ok bool) {
+	s.Pos++ // opening quote
+	data := s.Data
 	for {
 		// Fast path: printable ASCII other than quote and backslash, eight
 		// bytes at a time, then one at a time.
-		for s.pos+32 <= len(data) {
-			b := data[s.pos : s.pos+32 : s.pos+32]
+		for s.Pos+32 <= len(data) {
+			b := data[s.Pos : s.Pos+32 : s.Pos+32]
 			if (specialBits(binary.LittleEndian.Uint64(b))|specialBits(binary.LittleEndian.Uint64(b[8:]))|
 				specialBits(binary.LittleEndian.Uint64(b[16:]))|specialBits(binary.LittleEndian.Uint64(b[24:])))&highBits != 0 {
 				break
 			}
-			s.pos += 32
+			s.Pos += 32
 		}
-		for s.pos+8 <= len(data) && plainASCII8(binary.LittleEndian.Uint64(data[s.pos:])) {
-			s.pos += 8
+		for s.Pos+8 <= len(data) && plainASCII8(binary.LittleEndian.Uint64(data[s.Pos:])) {
+			s.Pos += 8
 		}
-		for s.pos < len(data) {
-			c := data[s.pos]
+		for s.Pos < len(data) {
+			c := data[s.Pos]
 			if c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
 				break
 			}
-			s.pos++
+			s.Pos++
 		}
-		if s.pos >= len(data) {
+		if s.Pos >= len(data) {
 			return escaped, s.fail("unexpected end of JSON input in string")
 		}
-		switch c := data[s.pos]; {
+		switch c := data[s.Pos]; {
 		case c == '"':
-			s.pos++
+			s.Pos++
 			return escaped, true
 		case c == '\\':
 			escaped = true
@@ -212,11 +212,11 @@ func (s *scanner) str() (escaped, ok bool) {
 		case c < 0x20:
 			return escaped, s.fail("invalid control character in string")
 		default:
-			r, size := utf8.DecodeRune(data[s.pos:])
+			r, size := utf8.DecodeRune(data[s.Pos:])
 			if r == utf8.RuneError && size == 1 {
 				return escaped, s.fail("invalid UTF-8 in string")
 			}
-			s.pos += size
+			s.Pos += size
 		}
 	}
 }
@@ -241,27 +241,27 @@ func specialBits(x uint64) uint64 {
 	return (x - 0x20*ones) | x | (q-ones)&^q | (bs-ones)&^bs
 }
 
-func (s *scanner) escape() bool {
-	if s.pos+1 >= len(s.data) {
+func (s *Scanner) escape() bool {
+	if s.Pos+1 >= len(s.Data) {
 		return s.fail("unexpected end of JSON input in string escape")
 	}
-	switch s.data[s.pos+1] {
+	switch s.Data[s.Pos+1] {
 	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		s.pos += 2
+		s.Pos += 2
 		return true
 	case 'u':
-		r, ok := hex4(s.data, s.pos+2)
+		r, ok := hex4(s.Data, s.Pos+2)
 		if !ok {
 			return s.fail("invalid \\u escape")
 		}
-		s.pos += 6
+		s.Pos += 6
 		switch {
 		case r >= 0xDC00 && r <= 0xDFFF:
 			return s.fail("invalid \\u escape: lone low surrogate")
 		case r >= 0xD800 && r <= 0xDBFF:
-			if s.pos+1 < len(s.data) && s.data[s.pos] == '\\' && s.data[s.pos+1] == 'u' {
-				if lo, ok := hex4(s.data, s.pos+2); ok && lo >= 0xDC00 && lo <= 0xDFFF {
-					s.pos += 6
+			if s.Pos+1 < len(s.Data) && s.Data[s.Pos] == '\\' && s.Data[s.Pos+1] == 'u' {
+				if lo, ok := hex4(s.Data, s.Pos+2); ok && lo >= 0xDC00 && lo <= 0xDFFF {
+					s.Pos += 6
 					return true
 				}
 			}
@@ -269,7 +269,7 @@ func (s *scanner) escape() bool {
 		}
 		return true
 	}
-	s.pos++
+	s.Pos++
 	return s.fail("invalid escape sequence in string")
 }
 
@@ -296,12 +296,12 @@ func hex4(b []byte, i int) (rune, bool) {
 
 // enter opens the object or array at s.pos; it reports false when that
 // would nest past the limit (the caller then scans it with deepValue).
-func (s *scanner) enter() bool {
+func (s *Scanner) enter() bool {
 	if s.depth >= s.maxDepth {
 		return false
 	}
 	s.depth++
-	s.pos++
+	s.Pos++
 	return true
 }
 
@@ -311,7 +311,7 @@ func (s *scanner) enter() bool {
 // (an invalid request). It does not recurse: a stack of one bit per open
 // level (set for an object) says which closer is due, so a million "["
 // cost 125 KB, an eighth of their own size at most, and one pass.
-func (s *scanner) deepValue() bool {
+func (s *Scanner) deepValue() bool {
 	s.tooDeep = true
 	stack, depth := s.deep[:0], 0
 	defer func() {
@@ -321,12 +321,12 @@ func (s *scanner) deepValue() bool {
 	}()
 	for {
 		// A value is due at s.pos.
-		if c := s.peek(); c == '{' || c == '[' {
+		if c := s.Peek(); c == '{' || c == '[' {
 			if depth/64 == len(stack) {
 				if len(stack) == cap(stack) {
 					// Grow by doubling (the sizes allocated add up to
 					// twice the last), never past the depth the rest could reach.
-					n := min(max(2*cap(stack), 16), (depth+len(s.data)-s.pos)/64+1)
+					n := min(max(2*cap(stack), 16), (depth+len(s.Data)-s.Pos)/64+1)
 					stack = append(make([]uint64, 0, n), stack...)
 				}
 				stack = append(stack, 0)
@@ -340,24 +340,24 @@ func (s *scanner) deepValue() bool {
 				stack[depth/64] &^= bit
 			}
 			depth++
-			s.pos++
-			if s.peek() != closer {
+			s.Pos++
+			if s.Peek() != closer {
 				if c == '{' && !s.memberName() {
 					return false
 				}
 				continue
 			}
-			s.pos++
+			s.Pos++
 			depth--
-		} else if _, ok := s.value(); !ok { // a scalar, or an error
+		} else if _, ok := s.Value(); !ok { // a scalar, or an error
 			return false
 		}
 		// After a value: close levels until one goes on with ','.
 		for depth > 0 {
 			object := stack[(depth-1)/64]>>((depth-1)%64)&1 == 1
-			c := s.peek()
+			c := s.Peek()
 			if c == ',' {
-				s.pos++
+				s.Pos++
 				if object && !s.memberName() {
 					return false
 				}
@@ -369,7 +369,7 @@ func (s *scanner) deepValue() bool {
 			if !object && c != ']' {
 				return s.fail("expected ',' or ']' after array element")
 			}
-			s.pos++
+			s.Pos++
 			depth--
 		}
 		if depth == 0 {
@@ -379,65 +379,65 @@ func (s *scanner) deepValue() bool {
 }
 
 // memberName scans an object member's name and its colon, for deepValue.
-func (s *scanner) memberName() bool {
-	if s.peek() != '"' {
+func (s *Scanner) memberName() bool {
+	if s.Peek() != '"' {
 		return s.fail("expected object member name")
 	}
 	if _, ok := s.str(); !ok {
 		return false
 	}
-	if s.peek() != ':' {
+	if s.Peek() != ':' {
 		return s.fail("expected ':' after object member name")
 	}
-	s.pos++
+	s.Pos++
 	return true
 }
 
 // object scans an object. When env is non-nil, the object is a message
 // envelope and its members are recorded there.
-func (s *scanner) object(env *envSink) bool {
+func (s *Scanner) Object(env *envSink) bool {
 	if !s.enter() {
 		return s.deepValue()
 	}
 	base := len(s.names)
 	defer func() { s.names = s.names[:base] }()
 	var large map[string]struct{} // decoded names, once the object has many
-	if s.peek() == '}' {
-		s.pos++
+	if s.Peek() == '}' {
+		s.Pos++
 		s.depth--
 		return true
 	}
 	for {
-		if s.peek() != '"' {
+		if s.Peek() != '"' {
 			return s.fail("expected object member name")
 		}
-		start := s.pos
+		start := s.Pos
 		escaped, ok := s.str()
 		if !ok {
 			return false
 		}
-		n := name{span{start + 1, s.pos - 1}, escaped}
+		n := Name{Span{start + 1, s.Pos - 1}, escaped}
 		if s.isDup(n, s.names[base:], &large) {
 			s.dups++
 		}
 		s.names = append(s.names, n)
-		if s.peek() != ':' {
+		if s.Peek() != ':' {
 			return s.fail("expected ':' after object member name")
 		}
-		s.pos++
+		s.Pos++
 		dups := s.dups
-		v, ok := s.value()
+		v, ok := s.Value()
 		if !ok {
 			return false
 		}
 		if env != nil {
 			env.member(s, n, v, dups)
 		}
-		switch s.peek() {
+		switch s.Peek() {
 		case ',':
-			s.pos++
+			s.Pos++
 		case '}':
-			s.pos++
+			s.Pos++
 			s.depth--
 			return true
 		default:
@@ -449,7 +449,7 @@ func (s *scanner) object(env *envSink) bool {
 // isDup reports whether n repeats one of the names already seen in the
 // same object. Past 32 names it switches to a map kept for the rest of the
 // object, so that a huge object costs linear time.
-func (s *scanner) isDup(n name, seen []name, large *map[string]struct{}) bool {
+func (s *Scanner) isDup(n Name, seen []Name, large *map[string]struct{}) bool {
 	if len(seen) >= 32 {
 		if *large == nil {
 			*large = make(map[string]struct{}, 2*len(seen))
@@ -464,10 +464,10 @@ func (s *scanner) isDup(n name, seen []name, large *map[string]struct{}) bool {
 		(*large)[k] = struct{}{}
 		return false
 	}
-	nb := n.of(s.data)
+	nb := n.Of(s.Data)
 	for _, o := range seen {
 		if !n.escaped && !o.escaped {
-			if bytes.Equal(nb, o.of(s.data)) {
+			if bytes.Equal(nb, o.Of(s.Data)) {
 				return true
 			}
 		} else if bytes.Equal(s.decodedName(n), s.decodedName(o)) {
@@ -477,20 +477,20 @@ func (s *scanner) isDup(n name, seen []name, large *map[string]struct{}) bool {
 	return false
 }
 
-func (s *scanner) decodedName(n name) []byte {
+func (s *Scanner) decodedName(n Name) []byte {
 	if !n.escaped {
-		return n.of(s.data)
+		return n.Of(s.Data)
 	}
-	return unquote(n.of(s.data))
+	return Unquote(n.Of(s.Data))
 }
 
 // array scans an array. elem, when non-nil, scans each element in place of value.
-func (s *scanner) array(elem func() bool) bool {
+func (s *Scanner) Array(elem func() bool) bool {
 	if !s.enter() {
 		return s.deepValue()
 	}
-	if s.peek() == ']' {
-		s.pos++
+	if s.Peek() == ']' {
+		s.Pos++
 		s.depth--
 		return true
 	}
@@ -499,16 +499,16 @@ func (s *scanner) array(elem func() bool) bool {
 		if elem != nil {
 			ok = elem()
 		} else {
-			_, ok = s.value()
+			_, ok = s.Value()
 		}
 		if !ok {
 			return false
 		}
-		switch s.peek() {
+		switch s.Peek() {
 		case ',':
-			s.pos++
+			s.Pos++
 		case ']':
-			s.pos++
+			s.Pos++
 			s.depth--
 			return true
 		default:
@@ -518,8 +518,8 @@ func (s *scanner) array(elem func() bool) bool {
 }
 
 // end checks that only white space follows the value.
-func (s *scanner) end() bool {
-	if s.peek() != 0 || s.pos < len(s.data) {
+func (s *Scanner) End() bool {
+	if s.Peek() != 0 || s.Pos < len(s.Data) {
 		return s.fail("invalid character after top-level value")
 	}
 	return true
@@ -527,32 +527,32 @@ func (s *scanner) end() bool {
 
 // members calls fn for each member of obj, a valid JSON object (not on
 // hot paths: it allocates for escaped names).
-func members(obj []byte, fn func(name, value []byte)) {
-	var s scanner
-	s.reset(obj, 1<<30)
-	if s.peek() != '{' {
+func Members(obj []byte, fn func(name, value []byte)) {
+	var s Scanner
+	s.Reset(obj, 1<<30)
+	if s.Peek() != '{' {
 		return
 	}
-	s.pos++
-	for s.peek() == '"' {
-		start := s.pos
+	s.Pos++
+	for s.Peek() == '"' {
+		start := s.Pos
 		escaped, _ := s.str()
-		n := name{span{start + 1, s.pos - 1}, escaped}
-		s.peek() // ':'
-		s.pos++
-		v, ok := s.value()
+		n := Name{Span{start + 1, s.Pos - 1}, escaped}
+		s.Peek() // ':'
+		s.Pos++
+		v, ok := s.Value()
 		if !ok {
 			return
 		}
-		fn(s.decodedName(n), v.of(obj))
-		if s.peek() == ',' {
-			s.pos++
+		fn(s.decodedName(n), v.Of(obj))
+		if s.Peek() == ',' {
+			s.Pos++
 		}
 	}
 }
 
 // unquote decodes the body of a valid JSON string (without its quotes).
-func unquote(b []byte) []byte {
+func Unquote(b []byte) []byte {
 	i := bytes.IndexByte(b, '\\')
 	if i < 0 {
 		return b
@@ -613,9 +613,9 @@ func appendEscape(out, b []byte, i int) (_ []byte, next int, ok bool) {
 
 // validJSON reports whether b is exactly one valid JSON value (used on
 // pre-encoded results handed to us by handlers).
-func validJSON(b []byte) bool {
-	var s scanner
-	s.reset(b, 10000)
-	_, ok := s.value()
-	return ok && s.end() && s.dups == 0 && !s.tooDeep
+func Valid(b []byte) bool {
+	var s Scanner
+	s.Reset(b, 10000)
+	_, ok := s.Value()
+	return ok && s.End() && s.dups == 0 && !s.tooDeep
 }

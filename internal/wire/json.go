@@ -1,4 +1,4 @@
-package jsonrpc
+package wire
 
 import (
 	"bytes"
@@ -19,21 +19,21 @@ import (
 
 var (
 	marshalOpts   = jsonv2.Deterministic(false)
-	unmarshalOpts = jsonv2.RejectUnknownMembers(true)
+	UnmarshalOpts = jsonv2.RejectUnknownMembers(true)
 	lenientOpts   = jsonv2.RejectUnknownMembers(false)
 )
 
-func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+func Sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
 
 // marshal encodes v as JSON. A json.RawMessage is validated and used as is.
-func marshal(v any) ([]byte, error) {
-	return appendJSON(nil, v, nil)
+func Marshal(v any) ([]byte, error) {
+	return AppendJSON(nil, v, nil)
 }
 
 // appendJSON appends the JSON encoding of v to b. hint (may be nil)
 // remembers the size of the large values of its kind that v2 encodes (see
 // growFor); the compiled codec and raw messages append in one pass.
-func appendJSON(b []byte, v any, hint *atomic.Int64) ([]byte, error) {
+func AppendJSON(b []byte, v any, hint *atomic.Int64) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:
 		return append(b, "null"...), nil
@@ -41,7 +41,7 @@ func appendJSON(b []byte, v any, hint *atomic.Int64) ([]byte, error) {
 		if v == nil {
 			return append(b, "null"...), nil
 		}
-		if !validJSON(v) {
+		if !Valid(v) {
 			return b, fmt.Errorf("json.RawMessage is not a single valid JSON value")
 		}
 		if bytes.ContainsAny(v, "\r\n") {
@@ -54,7 +54,7 @@ func appendJSON(b []byte, v any, hint *atomic.Int64) ([]byte, error) {
 		}
 		return append(b, v...), nil
 	}
-	if c := codecFor(reflect.TypeOf(v)); c != nil {
+	if c := CodecFor(reflect.TypeOf(v)); c != nil {
 		if out, ok := appendEncoded(b, v, c); ok {
 			return out, nil
 		}
@@ -82,32 +82,32 @@ var writerPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // unmarshal decodes JSON into v strictly (unknown members are rejected).
 // data must be a value the scanner accepted (valid JSON, valid UTF-8, no
 // duplicate names): every params and result is.
-func unmarshal(data []byte, v any) error {
+func Unmarshal(data []byte, v any) error {
 	if raw, ok := v.(*json.RawMessage); ok {
 		*raw = append((*raw)[:0], data...)
 		return nil
 	}
 	if t := reflect.TypeOf(v); t != nil && t.Kind() == reflect.Pointer {
-		if c := codecFor(t.Elem()); c != nil {
+		if c := CodecFor(t.Elem()); c != nil {
 			if p := pointerIn(&v); p != nil && decodeInto(data, c, p) {
 				return nil
 			}
 		}
 	}
-	return jsonv2.Unmarshal(data, v, unmarshalOpts)
+	return jsonv2.Unmarshal(data, v, UnmarshalOpts)
 }
 
-// unmarshalResult is unmarshal that, unless strict, ignores the members
+// UnmarshalResult is Unmarshal that, unless strict, ignores the members
 // of objects that v's types do not name (results, events, error data).
-func unmarshalResult(data []byte, v any, strict bool) error {
+func UnmarshalResult(data []byte, v any, strict bool) error {
 	if strict {
-		return unmarshal(data, v)
+		return Unmarshal(data, v)
 	}
 	if _, ok := v.(*json.RawMessage); ok {
-		return unmarshal(data, v)
+		return Unmarshal(data, v)
 	}
 	if t := reflect.TypeOf(v); t != nil && t.Kind() == reflect.Pointer {
-		if c := codecFor(t.Elem()); c != nil {
+		if c := CodecFor(t.Elem()); c != nil {
 			if p := pointerIn(&v); p != nil && decodeInto(data, c, p) {
 				return nil // no unknown member: the compiled codec took it all
 			}
@@ -155,13 +155,13 @@ func noteSize(hint *atomic.Int64, n int) {
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
-func getBuf() *[]byte { return bufPool.Get().(*[]byte) }
+func GetBuf() *[]byte { return bufPool.Get().(*[]byte) }
 
 // putBuf gives b back for reuse. Buffers up to 4 MiB are kept: a large
 // message then costs no fresh allocation (whose pages the kernel must
 // fault in: the 1 MiB echo ran at half the speed); the pool lets them go
 // within two garbage collections, so an idle process holds none for long.
-func putBuf(b *[]byte) {
+func PutBuf(b *[]byte) {
 	if cap(*b) > 4<<20 {
 		return // let huge buffers go rather than pin them
 	}

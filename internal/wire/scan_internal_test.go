@@ -1,4 +1,4 @@
-package jsonrpc
+package wire
 
 import (
 	"encoding/binary"
@@ -42,10 +42,10 @@ func TestPlainASCII8(t *testing.T) {
 func BenchmarkScanLongString(b *testing.B) {
 	msg := []byte(`{"jsonrpc":"2.0","method":"echo","params":{"s":"` + string(make([]byte, 0)) + strings.Repeat("x", 1<<20) + `"},"id":1}`)
 	b.SetBytes(int64(len(msg)))
-	var s scanner
-	var m parsedMessage
+	var s Scanner
+	var m Message
 	for b.Loop() {
-		if err := s.parseMessage(msg, DefaultMaxDepth, &m); err != nil {
+		if err := s.Parse(msg, 128, &m); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -58,7 +58,7 @@ func TestScanStringStopsAtEveryOffset(t *testing.T) {
 		for _, tc := range []struct {
 			special string
 			ok      bool
-			end     int // where the scan ends: the closing quote's next byte
+			End     int // where the scan ends: the closing quote's next byte
 		}{
 			{`"`, true, 1 + p + 1},
 			{`\n`, true, 1 + p + 2 + 10 + 1},
@@ -67,11 +67,11 @@ func TestScanStringStopsAtEveryOffset(t *testing.T) {
 			{"\xff", false, 0},
 		} {
 			in := `"` + strings.Repeat("a", p) + tc.special + strings.Repeat("b", 10) + `"`
-			var s scanner
-			s.reset([]byte(in), 10)
+			var s Scanner
+			s.Reset([]byte(in), 10)
 			_, ok := s.str()
-			if ok != tc.ok || ok && s.pos != tc.end {
-				t.Fatalf("%q at %d: ok %v, end %d; want %v, %d", tc.special, p, ok, s.pos, tc.ok, tc.end)
+			if ok != tc.ok || ok && s.Pos != tc.End {
+				t.Fatalf("%q at %d: ok %v, end %d; want %v, %d", tc.special, p, ok, s.Pos, tc.ok, tc.End)
 			}
 		}
 	}

@@ -1,9 +1,8 @@
-package jsonrpc
+package wire
 
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"sync/atomic"
 )
 
@@ -14,7 +13,7 @@ import (
 
 // appendRequest appends a request (or, with a nil id, a notification).
 // hint (may be nil) remembers the size of large params (see growFor).
-func appendRequest(b []byte, id []byte, method string, params any, hint *atomic.Int64) ([]byte, error) {
+func AppendRequest(b []byte, id []byte, method string, params any, hint *atomic.Int64) ([]byte, error) {
 	b = append(b, `{"jsonrpc":"2.0",`...)
 	if id != nil {
 		b = append(b, `"id":`...)
@@ -22,12 +21,12 @@ func appendRequest(b []byte, id []byte, method string, params any, hint *atomic.
 		b = append(b, ',')
 	}
 	b = append(b, `"method":`...)
-	b = appendString(b, method)
+	b = AppendString(b, method)
 	if params != nil {
 		b = append(b, `,"params":`...)
 		start := len(b)
 		var err error
-		b, err = appendJSON(b, params, hint)
+		b, err = AppendJSON(b, params, hint)
 		if err != nil {
 			return b, fmt.Errorf("jsonrpc: cannot encode params of %s: %w", method, err)
 		}
@@ -44,39 +43,8 @@ func appendRequest(b []byte, id []byte, method string, params any, hint *atomic.
 
 // appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD so
 // that the output is always valid.
-func appendString(b []byte, s string) []byte {
+func AppendString(b []byte, s string) []byte {
 	b, _ = appendQuote(b, s, false)
 	return b
 }
 
-// appendError appends the JSON error object e.
-func appendError(b []byte, e *Error) []byte {
-	b = append(b, `{"code":`...)
-	b = strconv.AppendInt(b, e.Code, 10)
-	b = append(b, `,"message":`...)
-	b = appendString(b, e.Message)
-	if len(e.Data) > 0 && validJSON(e.Data) {
-		b = append(b, `,"data":`...)
-		b = append(b, e.Data...)
-	}
-	return append(b, '}')
-}
-
-// appendResponse appends a response with the given id (null when absent) and
-// either the raw result or the error.
-func appendResponse(b []byte, id ID, result []byte, e *Error) []byte {
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	if id.raw == "" {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, id.raw...)
-	}
-	if e != nil {
-		b = append(b, `,"error":`...)
-		b = appendError(b, e)
-	} else {
-		b = append(b, `,"result":`...)
-		b = append(b, result...)
-	}
-	return append(b, '}')
-}

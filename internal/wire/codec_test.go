@@ -1,4 +1,4 @@
-package jsonrpc
+package wire
 
 import (
 	"bytes"
@@ -66,7 +66,7 @@ type codecList struct {
 
 // codecTarget is one type under test: new returns a fresh pointer to it.
 type codecTarget struct {
-	name string
+	Name string
 	new  func() any
 	fill string // JSON that fills a destination before the input is merged in
 }
@@ -103,7 +103,7 @@ func FuzzCodec(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !validJSON(data) {
+		if !Valid(data) {
 			return // the codec only ever sees what the scanner accepts
 		}
 		for _, tg := range codecTargets {
@@ -126,29 +126,29 @@ func checkDecode(t *testing.T, tg codecTarget, data []byte, filled bool) {
 	if filled {
 		for _, v := range []any{want, got, viaUnmarshal} {
 			if err := jsonv2.Unmarshal([]byte(tg.fill), v); err != nil {
-				t.Fatalf("%s: fill: %v", tg.name, err)
+				t.Fatalf("%s: fill: %v", tg.Name, err)
 			}
 		}
 	}
-	wantErr := jsonv2.Unmarshal(data, want, unmarshalOpts)
-	c := codecFor(reflect.TypeOf(got).Elem())
+	wantErr := jsonv2.Unmarshal(data, want, UnmarshalOpts)
+	c := CodecFor(reflect.TypeOf(got).Elem())
 	if c == nil {
-		t.Fatalf("%s: no plan", tg.name)
+		t.Fatalf("%s: no plan", tg.Name)
 	}
 	ok := decodeInto(data, c, pointerIn(&got))
 	if ok && wantErr != nil {
-		t.Fatalf("%s (filled %v): the plan accepts %q, v2 refuses: %v", tg.name, filled, data, wantErr)
+		t.Fatalf("%s (filled %v): the plan accepts %q, v2 refuses: %v", tg.Name, filled, data, wantErr)
 	}
 	if ok && !reflect.DeepEqual(got, want) {
-		t.Fatalf("%s (filled %v): %q decodes as\n%#v\nv2:\n%#v", tg.name, filled, data, got, want)
+		t.Fatalf("%s (filled %v): %q decodes as\n%#v\nv2:\n%#v", tg.Name, filled, data, got, want)
 	}
 	// The whole path (plan, else v2) agrees with v2.
-	err := unmarshal(data, viaUnmarshal)
+	err := Unmarshal(data, viaUnmarshal)
 	if (err == nil) != (wantErr == nil) || (err == nil && !reflect.DeepEqual(viaUnmarshal, want)) {
-		t.Fatalf("%s (filled %v): unmarshal(%q) = %v, %#v; v2: %v, %#v", tg.name, filled, data, err, viaUnmarshal, wantErr, want)
+		t.Fatalf("%s (filled %v): unmarshal(%q) = %v, %#v; v2: %v, %#v", tg.Name, filled, data, err, viaUnmarshal, wantErr, want)
 	}
 	if wantErr == nil {
-		checkEncode(t, tg.name, reflect.ValueOf(want).Elem().Interface())
+		checkEncode(t, tg.Name, reflect.ValueOf(want).Elem().Interface())
 	}
 }
 
@@ -156,7 +156,7 @@ func checkDecode(t *testing.T, tg codecTarget, data []byte, filled bool) {
 func checkEncode(t *testing.T, name string, v any) {
 	t.Helper()
 	want, wantErr := jsonv2.Marshal(v, v2Marshal)
-	c := codecFor(reflect.TypeOf(v))
+	c := CodecFor(reflect.TypeOf(v))
 	got, ok := appendEncoded([]byte("prefix"), v, c)
 	if !ok {
 		return // v2 encodes it (past maxEncodeDepth), or refuses
@@ -178,9 +178,9 @@ func checkQuote(t *testing.T, s string) {
 	if ok != (wantErr == nil) || (ok && !bytes.Equal(got, want)) {
 		t.Fatalf("appendQuote(%q) = %s, %v; v2: %s, %v", s, got, ok, want, wantErr)
 	}
-	ours := appendString(nil, s)
+	ours := AppendString(nil, s)
 	var back string
-	if !validJSON(ours) || jsonv2.Unmarshal(ours, &back) != nil {
+	if !Valid(ours) || jsonv2.Unmarshal(ours, &back) != nil {
 		t.Fatalf("appendString(%q) = %s: not a valid JSON string", s, ours)
 	}
 	if utf8.ValidString(s) && back != s {
@@ -223,16 +223,16 @@ func TestCodecPlans(t *testing.T) {
 		{Name: "B", Type: reflect.TypeFor[int](), Tag: `json:"x"`},
 	})).Elem().Interface()
 	for _, v := range []any{codecAll{}, codecList{}, map[string]codecString{}, []*float32{}, struct{}{}} {
-		if codecFor(reflect.TypeOf(v)) == nil {
+		if CodecFor(reflect.TypeOf(v)) == nil {
 			t.Errorf("%T: no plan", v)
 		}
 	}
 	for _, v := range []any{
 		embedded{}, caseIgnore{}, stringOpt{}, quotedName{}, withIface{}, withTime{}, withDuration{},
 		withRaw{}, withBytes{}, withArray{}, dupNames, onlyUnexported{},
-		map[int]string{}, ID{}, &Error{}, json.Number(""), []byte{}, new(any),
+		map[int]string{}, time.Time{}, &errorObject{}, json.Number(""), []byte{}, new(any),
 	} {
-		if codecFor(reflect.TypeOf(v)) != nil {
+		if CodecFor(reflect.TypeOf(v)) != nil {
 			t.Errorf("%T: has a plan; v2 must handle it", v)
 		}
 	}
@@ -245,7 +245,7 @@ func TestCodecDirectIface(t *testing.T) {
 	type onePtr struct{ P *int }
 	type oneMap struct{ M map[string]int }
 	for _, v := range []any{&n, onePtr{&n}, [1]*int{&n}, oneMap{map[string]int{"a": 1}}, map[string]int{"a": 1}, codecInner{X: 1}, 1.5, "s", true} {
-		c := codecFor(reflect.TypeOf(v))
+		c := CodecFor(reflect.TypeOf(v))
 		if c == nil {
 			if _, ok := v.([1]*int); ok {
 				continue // arrays have no plan; the layout rule is still checked below
@@ -267,7 +267,7 @@ func TestCodecDirectIface(t *testing.T) {
 func TestCodecErrorsAreV2s(t *testing.T) {
 	for _, in := range []string{`{"i":"x"}`, `{"I8":300}`, `{"nope":1}`, `{"u":-1}`, `{"i":1.5}`} {
 		var a, b codecAll
-		err, want := unmarshal([]byte(in), &a), jsonv2.Unmarshal([]byte(in), &b, unmarshalOpts)
+		err, want := Unmarshal([]byte(in), &a), jsonv2.Unmarshal([]byte(in), &b, UnmarshalOpts)
 		if err == nil || want == nil || err.Error() != want.Error() {
 			t.Errorf("%s: error %v, v2: %v", in, err, want)
 		}
@@ -279,10 +279,10 @@ func TestCodecDeep(t *testing.T) {
 	n := maxEncodeDepth + 10
 	data := []byte(strings.Repeat(`{"next":`, n) + "null" + strings.Repeat("}", n))
 	var l codecList
-	if err := unmarshal(data, &l); err != nil {
+	if err := Unmarshal(data, &l); err != nil {
 		t.Fatal(err)
 	}
-	out, err := marshal(&l)
+	out, err := Marshal(&l)
 	if err != nil || !bytes.Equal(out, bytes.ReplaceAll(data, []byte(`{"next"`), []byte(`{"v":0,"next"`))) {
 		t.Fatalf("deep list: %v, %.80s", err, out)
 	}
@@ -299,35 +299,35 @@ func BenchmarkCodec(b *testing.B) {
 	small := params{A: 1, B: "hello"}
 	big := params{A: 1, B: strings.Repeat("abcdefghijklmnopqrstuvwxyz0123456789", 1<<20/36)}
 	for _, tc := range []struct {
-		name string
+		Name string
 		v    params
 	}{{"small", small}, {"1MiB", big}, {"escaped", params{B: strings.Repeat("\"é\n", 1<<18)}}} {
 		data, _ := jsonv2.Marshal(tc.v)
 		for _, impl := range []string{"plan", "v2"} {
-			b.Run("decode/"+tc.name+"/"+impl, func(b *testing.B) {
+			b.Run("decode/"+tc.Name+"/"+impl, func(b *testing.B) {
 				b.SetBytes(int64(len(data)))
 				b.ReportAllocs()
 				for range b.N {
 					var p params
 					var err error
 					if impl == "plan" {
-						err = unmarshal(data, &p)
+						err = Unmarshal(data, &p)
 					} else {
-						err = jsonv2.Unmarshal(data, &p, unmarshalOpts)
+						err = jsonv2.Unmarshal(data, &p, UnmarshalOpts)
 					}
 					if err != nil {
 						b.Fatal(err)
 					}
 				}
 			})
-			b.Run("encode/"+tc.name+"/"+impl, func(b *testing.B) {
+			b.Run("encode/"+tc.Name+"/"+impl, func(b *testing.B) {
 				b.SetBytes(int64(len(data)))
 				b.ReportAllocs()
 				buf := make([]byte, 0, 2*len(data))
 				for range b.N {
 					var err error
 					if impl == "plan" {
-						buf, err = appendJSON(buf[:0], tc.v, nil)
+						buf, err = AppendJSON(buf[:0], tc.v, nil)
 					} else {
 						buf, err = jsonv2.Marshal(tc.v, marshalOpts)
 					}
@@ -339,3 +339,8 @@ func BenchmarkCodec(b *testing.B) {
 		}
 	}
 }
+
+// errorObject has a method of the JSON interfaces, so it has no plan.
+type errorObject struct{ Code int }
+
+func (e *errorObject) MarshalJSON() ([]byte, error) { return []byte(`{"code":1}`), nil }

@@ -1,4 +1,4 @@
-package jsonrpc
+package wire
 
 import (
 	"bytes"
@@ -47,11 +47,11 @@ import (
 // codec is the plan for one Go type: what kind of value it is and the
 // plans of the values it holds. decoder.value and appendValue follow it.
 type codec struct {
-	kind   reflect.Kind
+	Kind   reflect.Kind
 	typ    reflect.Type
 	bits   int          // integers and floats
 	elem   *codec       // pointers, slices, maps: the plan of the element
-	object *structCodec // structs
+	Object *StructCodec // structs
 	// direct: an interface holds the value itself in its data word
 	// (pointer-shaped types), not a pointer to it.
 	direct bool
@@ -61,7 +61,7 @@ type codec struct {
 var codecs sync.Map // reflect.Type → *codec
 
 // codecFor returns the plan for t, or nil when values of t go through v2.
-func codecFor(t reflect.Type) *codec {
+func CodecFor(t reflect.Type) *codec {
 	if c, ok := codecs.Load(t); ok {
 		return c.(*codec)
 	}
@@ -115,7 +115,7 @@ func (pl *planner) plan(t reflect.Type) *codec {
 		pl.failed = true
 		return nil
 	}
-	c := &codec{kind: t.Kind(), typ: t, direct: directIface(t)}
+	c := &codec{Kind: t.Kind(), typ: t, direct: directIface(t)}
 	pl.building[t] = c
 	switch t.Kind() {
 	case reflect.Bool, reflect.String:
@@ -136,7 +136,7 @@ func (pl *planner) plan(t reflect.Type) *codec {
 		}
 		c.elem = pl.plan(t.Elem())
 	case reflect.Struct:
-		if c.object = pl.structOf(t); c.object == nil {
+		if c.Object = pl.structOf(t); c.Object == nil {
 			pl.failed = true
 		}
 	default:
@@ -170,7 +170,7 @@ func appendEncoded(b []byte, v any, c *codec) ([]byte, bool) {
 	switch {
 	case !c.direct:
 		return appendValue(b, c, w, 0)
-	case c.kind == reflect.Pointer:
+	case c.Kind == reflect.Pointer:
 		if w == nil {
 			return append(b, "null"...), true
 		}
@@ -184,57 +184,57 @@ func appendEncoded(b []byte, v any, c *codec) ([]byte, bool) {
 // decodeInto decodes data into the value p points to, of the type c
 // plans, or reports false for v2 to do it.
 func decodeInto(data []byte, c *codec, p unsafe.Pointer) bool {
-	d := decoder{cursor{data: data}}
-	return d.value(c, p) && d.peek() == 0 && d.pos == len(data)
+	d := Decoder{Cursor{Data: data}}
+	return d.Value(c, p) && d.Peek() == 0 && d.Pos == len(data)
 }
 
 // decoder reads one JSON value the scanner has already validated.
-type decoder struct{ cursor }
+type Decoder struct{ Cursor }
 
 // literal consumes lit if it comes next.
-func (d *decoder) literal(lit string) bool {
-	if d.peek() == lit[0] && len(d.data)-d.pos >= len(lit) && string(d.data[d.pos:d.pos+len(lit)]) == lit {
-		d.pos += len(lit)
+func (d *Decoder) literal(lit string) bool {
+	if d.Peek() == lit[0] && len(d.Data)-d.Pos >= len(lit) && string(d.Data[d.Pos:d.Pos+len(lit)]) == lit {
+		d.Pos += len(lit)
 		return true
 	}
 	return false
 }
 
 // null consumes a JSON null if it comes next.
-func (d *decoder) null() bool { return d.literal("null") }
+func (d *Decoder) null() bool { return d.literal("null") }
 
 // number returns the text of the number at d.pos, or nil if none is there.
-func (d *decoder) number() []byte {
-	if c := d.peek(); c != '-' && (c < '0' || c > '9') {
+func (d *Decoder) number() []byte {
+	if c := d.Peek(); c != '-' && (c < '0' || c > '9') {
 		return nil
 	}
-	start := d.pos
-	for d.pos < len(d.data) {
-		switch c := d.data[d.pos]; {
+	start := d.Pos
+	for d.Pos < len(d.Data) {
+		switch c := d.Data[d.Pos]; {
 		case c >= '0' && c <= '9', c == '-', c == '+', c == '.', c == 'e', c == 'E':
-			d.pos++
+			d.Pos++
 			continue
 		}
 		break
 	}
-	return d.data[start:d.pos]
+	return d.Data[start:d.Pos]
 }
 
 // stringBytes reads the string at d.pos and returns its decoded bytes: a
 // view of the input when it has no escapes (found with bytes.IndexByte:
 // the scanner has checked the rest), else a new slice (fresh).
-func (d *decoder) stringBytes() (b []byte, fresh, ok bool) {
-	if d.peek() != '"' {
+func (d *Decoder) stringBytes() (b []byte, fresh, ok bool) {
+	if d.Peek() != '"' {
 		return nil, false, false
 	}
-	body := d.data[d.pos+1:]
+	body := d.Data[d.Pos+1:]
 	q := bytes.IndexByte(body, '"')
 	if q < 0 {
 		return nil, false, false
 	}
 	bs := bytes.IndexByte(body[:q], '\\')
 	if bs < 0 {
-		d.pos += q + 2
+		d.Pos += q + 2
 		return body[:q], false, true
 	}
 	// Escapes. First the closing quote: the first one after an even run
@@ -268,7 +268,7 @@ func (d *decoder) stringBytes() (b []byte, fresh, ok bool) {
 		}
 		bs := bytes.IndexByte(body[i:q], '\\')
 		if bs < 0 {
-			d.pos += 1 + q + 1
+			d.Pos += 1 + q + 1
 			return append(out, body[i:q]...), true, true
 		}
 		out = append(out, body[i:i+bs]...)
@@ -277,7 +277,7 @@ func (d *decoder) stringBytes() (b []byte, fresh, ok bool) {
 }
 
 // str reads a string value.
-func (d *decoder) str() (string, bool) {
+func (d *Decoder) str() (string, bool) {
 	b, fresh, ok := d.stringBytes()
 	if fresh {
 		return unsafe.String(unsafe.SliceData(b), len(b)), ok // no other reference
@@ -286,37 +286,37 @@ func (d *decoder) str() (string, bool) {
 }
 
 // member reads an object member's name and its colon.
-func (d *decoder) member() ([]byte, bool) {
+func (d *Decoder) member() ([]byte, bool) {
 	name, _, ok := d.stringBytes()
-	if !ok || d.peek() != ':' {
+	if !ok || d.Peek() != ':' {
 		return nil, false
 	}
-	d.pos++
+	d.Pos++
 	return name, true
 }
 
 // next consumes the ',' before another member or element, or the closer
 // (reporting more false).
-func (d *decoder) next(closer byte) (more, ok bool) {
-	switch d.peek() {
+func (d *Decoder) next(closer byte) (more, ok bool) {
+	switch d.Peek() {
 	case ',':
-		d.pos++
+		d.Pos++
 		return true, true
 	case closer:
-		d.pos++
+		d.Pos++
 		return false, true
 	}
 	return false, false
 }
 
 // open consumes opener and reports whether the object or array is empty.
-func (d *decoder) open(opener, closer byte) (empty, ok bool) {
-	if d.peek() != opener {
+func (d *Decoder) open(opener, closer byte) (empty, ok bool) {
+	if d.Peek() != opener {
 		return false, false
 	}
-	d.pos++
-	if d.peek() == closer {
-		d.pos++
+	d.Pos++
+	if d.Peek() == closer {
+		d.Pos++
 		return true, true
 	}
 	return false, true
@@ -325,9 +325,9 @@ func (d *decoder) open(opener, closer byte) (empty, ok bool) {
 // value decodes the JSON value at d.pos into *p, of the type c plans, as
 // v2 would; it reports false on anything it is not sure of. A JSON null
 // stores the zero value (a nil pointer, slice or map).
-func (d *decoder) value(c *codec, p unsafe.Pointer) bool {
+func (d *Decoder) Value(c *codec, p unsafe.Pointer) bool {
 	if d.null() {
-		switch c.kind {
+		switch c.Kind {
 		case reflect.Pointer:
 			*(*unsafe.Pointer)(p) = nil
 		case reflect.String:
@@ -337,7 +337,7 @@ func (d *decoder) value(c *codec, p unsafe.Pointer) bool {
 		}
 		return true
 	}
-	switch c.kind {
+	switch c.Kind {
 	case reflect.Bool:
 		switch {
 		case d.literal("true"):
@@ -372,13 +372,13 @@ func (d *decoder) value(c *codec, p unsafe.Pointer) bool {
 		if *pp == nil {
 			*pp = reflect.New(c.typ.Elem()).UnsafePointer()
 		}
-		return d.value(c.elem, *pp)
+		return d.Value(c.elem, *pp)
 	case reflect.Slice:
 		return d.slice(c, p)
 	case reflect.Map:
 		return d.mapOf(c, p)
 	case reflect.Struct:
-		_, ok := d.object(c.object, p)
+		_, ok := d.Object(c.Object, p)
 		return ok
 	}
 	return false
@@ -404,7 +404,7 @@ func parseUint(s []byte) (uint64, bool) {
 	return n, true
 }
 
-func (d *decoder) int(bits int, p unsafe.Pointer) bool {
+func (d *Decoder) int(bits int, p unsafe.Pointer) bool {
 	s := d.number()
 	neg := len(s) > 0 && s[0] == '-'
 	if neg {
@@ -431,7 +431,7 @@ func (d *decoder) int(bits int, p unsafe.Pointer) bool {
 	return true
 }
 
-func (d *decoder) uint(bits int, p unsafe.Pointer) bool {
+func (d *Decoder) uint(bits int, p unsafe.Pointer) bool {
 	n, ok := parseUint(d.number()) // a sign is refused, as v2 does
 	if !ok || (bits < 64 && n >= 1<<bits) {
 		return false
@@ -451,7 +451,7 @@ func (d *decoder) uint(bits int, p unsafe.Pointer) bool {
 
 // slice decodes an array: like v2, into a new slice when nil, else over
 // the old one's capacity (each element zeroed first).
-func (d *decoder) slice(c *codec, p unsafe.Pointer) bool {
+func (d *Decoder) slice(c *codec, p unsafe.Pointer) bool {
 	empty, ok := d.open('[', ']')
 	if !ok {
 		return false
@@ -468,7 +468,7 @@ func (d *decoder) slice(c *codec, p unsafe.Pointer) bool {
 		v.SetLen(n + 1)
 		e := v.Index(n)
 		e.SetZero()
-		if !d.value(c.elem, e.Addr().UnsafePointer()) {
+		if !d.Value(c.elem, e.Addr().UnsafePointer()) {
 			return false
 		}
 		more, ok := d.next(']')
@@ -482,7 +482,7 @@ func (d *decoder) slice(c *codec, p unsafe.Pointer) bool {
 
 // mapOf decodes an object into a map (allocated when nil). A key already
 // in the map goes to v2, which decodes into the entry there.
-func (d *decoder) mapOf(c *codec, p unsafe.Pointer) bool {
+func (d *Decoder) mapOf(c *codec, p unsafe.Pointer) bool {
 	empty, ok := d.open('{', '}')
 	if !ok {
 		return false
@@ -502,7 +502,7 @@ func (d *decoder) mapOf(c *codec, p unsafe.Pointer) bool {
 			return false
 		}
 		v.SetZero()
-		if !d.value(c.elem, v.Addr().UnsafePointer()) {
+		if !d.Value(c.elem, v.Addr().UnsafePointer()) {
 			return false
 		}
 		m.SetMapIndex(k, v)
@@ -518,7 +518,7 @@ func (d *decoder) mapOf(c *codec, p unsafe.Pointer) bool {
 // object merges the JSON object at d.pos into the struct at p (fields it
 // does not name keep their values, as in v2) and returns the set of fields
 // it held (bit i: field i). An unknown or repeated name goes to v2.
-func (d *decoder) object(sc *structCodec, p unsafe.Pointer) (seen uint64, ok bool) {
+func (d *Decoder) Object(sc *StructCodec, p unsafe.Pointer) (seen uint64, ok bool) {
 	empty, ok := d.open('{', '}')
 	if !ok {
 		return 0, false
@@ -533,8 +533,8 @@ func (d *decoder) object(sc *structCodec, p unsafe.Pointer) (seen uint64, ok boo
 			return 0, false
 		}
 		seen |= 1 << i
-		f := &sc.fields[i]
-		if !d.value(f.codec, unsafe.Add(p, f.offset)) {
+		f := &sc.Fields[i]
+		if !d.Value(f.codec, unsafe.Add(p, f.offset)) {
 			return 0, false
 		}
 		more, ok := d.next('}')
@@ -551,7 +551,7 @@ func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), l
 
 // sliceHeader is the layout of a Go slice.
 type sliceHeader struct {
-	data     unsafe.Pointer
+	Data     unsafe.Pointer
 	len, cap int
 }
 
@@ -560,7 +560,7 @@ type sliceHeader struct {
 // false on what v2 refuses (invalid UTF-8, NaN, infinities) and past
 // maxEncodeDepth.
 func appendValue(b []byte, c *codec, p unsafe.Pointer, depth int) ([]byte, bool) {
-	switch c.kind {
+	switch c.Kind {
 	case reflect.Bool:
 		return strconv.AppendBool(b, *(*bool)(p)), true
 	case reflect.String:
@@ -623,7 +623,7 @@ func appendValue(b []byte, c *codec, p unsafe.Pointer, depth int) ([]byte, bool)
 				b = append(b, ',')
 			}
 			var ok bool
-			if b, ok = appendValue(b, c.elem, unsafe.Add(s.data, uintptr(i)*size), depth+1); !ok {
+			if b, ok = appendValue(b, c.elem, unsafe.Add(s.Data, uintptr(i)*size), depth+1); !ok {
 				return b, false
 			}
 		}
@@ -631,7 +631,7 @@ func appendValue(b []byte, c *codec, p unsafe.Pointer, depth int) ([]byte, bool)
 	case reflect.Map:
 		return appendMap(b, c, p, depth)
 	case reflect.Struct:
-		return appendObject(b, c.object, p, depth)
+		return appendObject(b, c.Object, p, depth)
 	}
 	return b, false
 }
@@ -669,11 +669,11 @@ func appendMap(b []byte, c *codec, p unsafe.Pointer, depth int) ([]byte, bool) {
 	return append(b, '}'), true
 }
 
-func appendObject(b []byte, sc *structCodec, p unsafe.Pointer, depth int) ([]byte, bool) {
+func appendObject(b []byte, sc *StructCodec, p unsafe.Pointer, depth int) ([]byte, bool) {
 	b = append(b, '{')
 	wrote := false
-	for i := range sc.fields {
-		f := &sc.fields[i]
+	for i := range sc.Fields {
+		f := &sc.Fields[i]
 		fp := unsafe.Add(p, f.offset)
 		if f.omitZero && reflect.NewAt(f.codec.typ, fp).Elem().IsZero() {
 			continue
@@ -701,13 +701,13 @@ func appendObject(b []byte, sc *structCodec, p unsafe.Pointer, depth int) ([]byt
 }
 
 // structCodec is the plan of a struct type.
-type structCodec struct {
-	fields []fieldCodec
+type StructCodec struct {
+	Fields []fieldCodec
 	byName map[string]int // for structs with many fields
 }
 
 type fieldCodec struct {
-	name      string
+	Name      string
 	head      []byte // the quoted name and colon, as encoded
 	offset    uintptr
 	codec     *codec
@@ -718,8 +718,8 @@ type fieldCodec struct {
 // structOf plans struct type t, or returns nil when v2 must handle it:
 // embedded fields, tag options other than omitempty and omitzero, names v2
 // would quote or reject, more than 64 fields, or none v2 could represent.
-func (pl *planner) structOf(t reflect.Type) *structCodec {
-	sc := &structCodec{}
+func (pl *planner) structOf(t reflect.Type) *StructCodec {
+	sc := &StructCodec{}
 	seen := map[string]bool{}
 	for i := range t.NumField() {
 		f := t.Field(i)
@@ -744,7 +744,7 @@ func (pl *planner) structOf(t reflect.Type) *structCodec {
 			return nil
 		}
 		seen[name] = true
-		fc := fieldCodec{name: name, offset: f.Offset}
+		fc := fieldCodec{Name: name, offset: f.Offset}
 		if strings.Contains(tag, ",") {
 			for opt := range strings.SplitSeq(opts, ",") {
 				switch {
@@ -768,33 +768,33 @@ func (pl *planner) structOf(t reflect.Type) *structCodec {
 		}
 		head, _ := appendQuote(nil, name, true)
 		fc.head = append(head, ':')
-		sc.fields = append(sc.fields, fc)
+		sc.Fields = append(sc.Fields, fc)
 	}
-	if len(sc.fields) == 0 && t.NumField() > 0 {
+	if len(sc.Fields) == 0 && t.NumField() > 0 {
 		return nil // v2 decides whether this is an error
 	}
-	if len(sc.fields) > 64 {
+	if len(sc.Fields) > 64 {
 		return nil // the seen mask has 64 bits
 	}
-	if len(sc.fields) > 8 {
-		sc.byName = make(map[string]int, len(sc.fields))
-		for i, f := range sc.fields {
-			sc.byName[f.name] = i
+	if len(sc.Fields) > 8 {
+		sc.byName = make(map[string]int, len(sc.Fields))
+		for i, f := range sc.Fields {
+			sc.byName[f.Name] = i
 		}
 	}
 	return sc
 }
 
 // field returns the index of the field named name, or -1.
-func (sc *structCodec) field(name []byte) int {
+func (sc *StructCodec) field(name []byte) int {
 	if sc.byName != nil {
 		if i, ok := sc.byName[string(name)]; ok {
 			return i
 		}
 		return -1
 	}
-	for i := range sc.fields {
-		if sc.fields[i].name == string(name) {
+	for i := range sc.Fields {
+		if sc.Fields[i].Name == string(name) {
 			return i
 		}
 	}

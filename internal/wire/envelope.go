@@ -1,0 +1,218 @@
+package wire
+
+import "strconv"
+
+// bom is the UTF-8 encoding of U+FEFF, the byte-order mark, and errBOM
+// what a message that starts with one is told.
+const (
+	BOM    = "\xef\xbb\xbf"
+	ErrBOM = "byte-order mark (U+FEFF) before the JSON text"
+)
+
+// kind classifies one element of an incoming message.
+type Kind uint8
+
+const (
+	KindInvalid     Kind = iota // not a valid request or response: answer with err
+	KindRequest                 // a call or a notification
+	KindResponse                // a response to one of our calls
+	KindBadResponse             // looked like a response but was malformed
+)
+
+// envelope is one scanned message object: spans of its members, plus what was wrong with it.
+type Envelope struct {
+	Kind    Kind
+	ID      Span
+	method  Span
+	Params  Span
+	Result  Span
+	ErrObj  Span
+	jsonrpc Span
+
+	methodEscaped bool
+	ParamsDup     bool // params holds a duplicate object name
+	Err           string // what makes it an invalid request (kindInvalid)
+}
+
+// parsedMessage is the result of scanning one message: a single envelope or a batch.
+type Message struct {
+	Batch bool
+	Elems []Envelope
+	// limit, when positive, bounds the elements of a batch recorded in
+	// elems: past limit+1 the rest are only scanned (and counted in n), so a
+	// huge batch costs no memory per element before it is rejected.
+	Limit int
+	N     int // elements of the batch
+}
+
+// parseMessage scans data strictly. A syntax error, bad UTF-8 or excessive
+// nesting returns an error for the whole message; everything else is
+// reported per element in the envelopes. A byte-order mark before the
+// text is a syntax error like any other byte that cannot begin JSON (RFC
+// 8259 §8.1 forbids sending one), named as such, on every transport alike.
+func (s *Scanner) Parse(data []byte, maxDepth int, m *Message) error {
+	s.Reset(data, maxDepth)
+	if len(data) >= len(BOM) && string(data[:len(BOM)]) == BOM {
+		s.fail(ErrBOM)
+		return s.Err
+	}
+	m.Batch, m.Elems, m.N = false, m.Elems[:0], 0
+	switch s.Peek() {
+	case '[':
+		m.Batch = true
+		ok := s.Array(func() bool {
+			m.N++
+			if m.Limit > 0 && len(m.Elems) > m.Limit {
+				_, ok := s.Value()
+				return ok
+			}
+			if s.Peek() == '{' {
+				m.Elems = append(m.Elems, Envelope{})
+				return s.Envelope(&m.Elems[len(m.Elems)-1])
+			}
+			_, ok := s.Value()
+			m.Elems = append(m.Elems, Envelope{Kind: KindInvalid, Err: errNotObject})
+			return ok
+		})
+		if !ok || !s.End() {
+			return s.Err
+		}
+		return s.depthErr()
+	case '{':
+		m.Elems = append(m.Elems, Envelope{})
+		if !s.Envelope(&m.Elems[0]) || !s.End() {
+			return s.Err
+		}
+		return s.depthErr()
+	default:
+		if _, ok := s.Value(); !ok || !s.End() {
+			return s.Err
+		}
+		m.Elems = append(m.Elems, Envelope{Kind: KindInvalid, Err: errNotObject})
+		return s.depthErr()
+	}
+}
+
+// errNotObject is the problem of a batch element or message that is not an object.
+const errNotObject = "invalid request: not a JSON object"
+
+// envSink records the members of an envelope while the scanner reads it.
+type envSink struct {
+	e       *Envelope
+	unknown Span // the first unknown member name
+	dup     bool // a duplicate name outside params
+	idDup   bool // "id" given more than once: no id can be trusted
+	last    int  // s.dups after the previous member
+}
+
+func (k *envSink) member(s *Scanner, n Name, v Span, dupsBefore int) {
+	if dupsBefore > k.last {
+		k.dup = true // a repeated member name of the envelope itself
+	}
+	k.last = s.dups
+	e := k.e
+	var slot *Span
+	switch string(s.decodedName(n)) {
+	case "jsonrpc":
+		slot = &e.jsonrpc
+	case "method":
+		slot = &e.method
+	case "params":
+		e.Params = v
+		e.ParamsDup = s.dups > dupsBefore
+		return
+	case "id":
+		slot = &e.ID
+		k.idDup = k.idDup || e.ID.Present()
+	case "result":
+		slot = &e.Result
+	case "error":
+		slot = &e.ErrObj
+	default:
+		if !k.unknown.Present() {
+			k.unknown = n.Span
+		}
+	}
+	if slot != nil {
+		*slot = v
+	}
+	if s.dups > dupsBefore {
+		k.dup = true
+	}
+}
+
+// envelope scans the object at s.pos into e and classifies it.
+func (s *Scanner) Envelope(e *Envelope) bool {
+	sink := envSink{e: e, last: s.dups}
+	if !s.Object(&sink) {
+		return false
+	}
+	if sink.idDup {
+		e.ID = Span{} // answered with id null, like any id that cannot be read
+	}
+	e.classify(s.Data, sink.unknown, sink.dup)
+	return true
+}
+
+func (e *Envelope) classify(data []byte, unknown Span, dup bool) {
+	idOK := !e.ID.Present() || IsIDValue(data[e.ID.Start])
+	invalid := func(msg string) {
+		e.Kind = KindInvalid
+		e.Err = "invalid request: " + msg
+		if !idOK {
+			e.ID = Span{}
+		}
+	}
+	isResponse := !e.method.Present() && (e.Result.Present() || e.ErrObj.Present())
+	switch {
+	case dup:
+		invalid("duplicate member name")
+	case !e.jsonrpc.Present():
+		invalid(`missing "jsonrpc":"2.0"`)
+	case !isVersion2(e.jsonrpc.Of(data)):
+		invalid(`"jsonrpc" must be exactly "2.0"`)
+	case unknown.Present():
+		invalid("unknown member " + strconv.Quote(string(unknown.Of(data))))
+	case !idOK:
+		invalid("id must be a string, number or null")
+	case isResponse:
+		e.Kind = KindResponse
+		if !e.ID.Present() || (e.Result.Present() && e.ErrObj.Present()) || e.Params.Present() {
+			e.Kind = KindBadResponse
+		}
+	case !e.method.Present():
+		invalid(`missing "method"`)
+	case data[e.method.Start] != '"':
+		invalid(`"method" must be a string`)
+	case e.Result.Present() || e.ErrObj.Present():
+		invalid(`a request must not have "result" or "error"`)
+	case e.Params.Present() && data[e.Params.Start] != '[' && data[e.Params.Start] != '{':
+		invalid(`"params" must be an array or an object`)
+	default:
+		e.Kind = KindRequest
+		e.methodEscaped = false
+		for _, c := range data[e.method.Start+1 : e.method.End-1] {
+			if c == '\\' {
+				e.methodEscaped = true
+				break
+			}
+		}
+	}
+}
+
+// isIDValue reports whether c begins a JSON string, number or null.
+func IsIDValue(c byte) bool { return c == '"' || c == 'n' || c == '-' || (c >= '0' && c <= '9') }
+
+func isVersion2(v []byte) bool {
+	return string(v) == `"2.0"` || (v[0] == '"' && string(Unquote(v[1:len(v)-1])) == "2.0")
+}
+
+// methodName returns the decoded method name bytes.
+func (e *Envelope) MethodName(data []byte) []byte {
+	b := data[e.method.Start+1 : e.method.End-1]
+	if e.methodEscaped {
+		return Unquote(b)
+	}
+	return b
+}
+
