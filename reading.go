@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/seedhq/jsonrpc/internal/workers"
 )
 
 // Who reads a connection.
@@ -287,7 +289,7 @@ func (c *Conn) readLoop() {
 				}
 				continue
 			}
-			spawn(func() { c.run(t, draining) })
+			workers.Go(func() { c.run(t, draining) })
 			continue
 		}
 		if !o.interruptible() {
@@ -464,7 +466,7 @@ func (o *readOwner) readFor(ctx context.Context, calls []*pendingCall) {
 			return
 		}
 		if t, draining := c.take(data); t != nil {
-			spawn(func() { c.run(t, draining) })
+			workers.Go(func() { c.run(t, draining) })
 		}
 	}
 	if stop != nil {

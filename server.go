@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seedhq/jsonrpc/internal/wire"
+	"github.com/seedhq/jsonrpc/internal/workers"
 )
 
 // Default limits. Each has a Server field of its own; zero means the default.
@@ -460,11 +461,11 @@ func (s *Server) toError(req *Request, err error) *Error {
 // returns nil.
 func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems []wire.Envelope, ts *timedServe) []byte {
 	resps := make([][]byte, len(elems))
-	workers := 1
+	nworkers := 1
 	if len(elems) > 1 {
-		workers = min(len(elems), s.maxConcurrency())
+		nworkers = min(len(elems), s.maxConcurrency())
 	}
-	bufs := make([][]byte, workers)
+	bufs := make([][]byte, nworkers)
 	var next atomic.Int64
 	work := func(w int) {
 		for {
@@ -483,12 +484,12 @@ func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems 
 		}
 	}
 	var wg sync.WaitGroup
-	for w := 1; w < workers; w++ {
+	for w := 1; w < nworkers; w++ {
 		if conn != nil && !conn.tryAcquire() {
 			break
 		}
 		wg.Add(1)
-		spawn(func() {
+		workers.Go(func() {
 			defer wg.Done()
 			if conn != nil {
 				defer conn.release()

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/seedhq/jsonrpc/internal/wire"
+	"github.com/seedhq/jsonrpc/internal/workers"
 )
 
 // Framing says how messages are cut from a byte stream.
@@ -617,7 +618,7 @@ func (s *stream) release() {
 		return
 	case holdCalls:
 		if s.held.CompareAndSwap(holdCalls, holdReplies) {
-			spawn(func() {
+			workers.Go(func() {
 				runtime.Gosched()
 				s.held.Store(holdNone)
 				s.writeHeld()
@@ -632,7 +633,7 @@ func (s *stream) release() {
 	flush := len(s.queue) > 0 && !s.writing && s.werr == nil
 	s.wmu.Unlock()
 	if flush {
-		spawn(s.writeHeld)
+		workers.Go(s.writeHeld)
 	}
 }
 

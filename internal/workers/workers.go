@@ -1,11 +1,13 @@
-package jsonrpc
-
-import "time"
-
+// Package workers keeps goroutines that served a request for a moment and
+// reuses them for the next one.
+//
 // Goroutines that served a request are kept for a moment and reused for
 // the next one: their stacks have already grown to what a handler needs,
 // which spares every request a stack copy. An idle worker exits after
 // workerIdle, so nothing lingers once the traffic stops.
+package workers
+
+import "time"
 
 const workerIdle = 100 * time.Millisecond
 
@@ -16,8 +18,8 @@ const workerIdle = 100 * time.Millisecond
 // it (per server, a process with several servers would keep more idle stacks).
 var work = make(chan func())
 
-// spawn runs f on an idle worker, or on a new goroutine when none waits.
-func spawn(f func()) {
+// Go runs f on an idle worker, or on a new goroutine when none waits.
+func Go(f func()) {
 	select {
 	case work <- f:
 	default:
