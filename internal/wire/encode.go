@@ -47,4 +47,3 @@ func AppendString(b []byte, s string) []byte {
 	b, _ = appendQuote(b, s, false)
 	return b
 }
-

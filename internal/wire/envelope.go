@@ -30,7 +30,7 @@ type Envelope struct {
 	jsonrpc Span
 
 	methodEscaped bool
-	ParamsDup     bool // params holds a duplicate object name
+	ParamsDup     bool   // params holds a duplicate object name
 	Err           string // what makes it an invalid request (kindInvalid)
 }
 
@@ -215,4 +215,3 @@ func (e *Envelope) MethodName(data []byte) []byte {
 	}
 	return b
 }
-
