@@ -1,8 +1,9 @@
 package jsonrpc
 
 import (
-	"errors"
 	"sync"
+
+	"github.com/seedhq/jsonrpc/internal/framing"
 )
 
 // Channel carries whole JSON-RPC messages over some transport: a framed byte
@@ -51,7 +52,7 @@ type RecvInterrupter interface {
 }
 
 // ErrRecvInterrupted is returned by a Recv that [RecvInterrupter.InterruptRecv] cut short.
-var ErrRecvInterrupted = errors.New("jsonrpc: read interrupted")
+var ErrRecvInterrupted = framing.ErrInterrupted
 
 // BufferedChannel is implemented by a [Channel] that reads ahead. A [Conn]
 // serves a request on a goroutine of its own, and reads on at once, when

@@ -332,16 +332,16 @@ func (o *readOwner) serveInline(t *task, draining, hold bool) bool {
 // may make it wait: a request served inline, a concurrency token, unwritten
 // replies to drain.
 type replyHolder interface {
-	hold()
-	holdCalls() // hold the calls of the callers of responses read together
-	release()
-	flush() // release, and wait until everything queued is written
+	Hold()
+	HoldCalls() // hold the calls of the callers of responses read together
+	Release()
+	Flush() // release, and wait until everything queued is written
 }
 
 // holdReplies holds the channel's writes, if it can.
 func (o *readOwner) holdReplies() {
 	if h, ok := o.c.ch.(replyHolder); ok {
-		h.hold()
+		h.Hold()
 	}
 }
 
@@ -349,14 +349,14 @@ func (o *readOwner) holdReplies() {
 // together make next, if the channel can.
 func (o *readOwner) holdCalls() {
 	if h, ok := o.c.ch.(replyHolder); ok {
-		h.holdCalls()
+		h.HoldCalls()
 	}
 }
 
 // releaseReplies lets what holdReplies held go out.
 func (o *readOwner) releaseReplies() {
 	if h, ok := o.c.ch.(replyHolder); ok {
-		h.release()
+		h.Release()
 	}
 }
 
@@ -369,11 +369,11 @@ func (o *readOwner) flushReplies(ctx context.Context) {
 		return
 	}
 	if ctx.Done() == nil {
-		h.flush()
+		h.Flush()
 		return
 	}
 	done := make(chan struct{})
-	go func() { defer close(done); h.flush() }()
+	go func() { defer close(done); h.Flush() }()
 	select {
 	case <-done:
 	case <-ctx.Done():

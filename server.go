@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seedhq/jsonrpc/internal/framing"
 	"github.com/seedhq/jsonrpc/internal/wire"
 	"github.com/seedhq/jsonrpc/internal/workers"
 )
@@ -220,7 +221,7 @@ func (s *Server) logger() *slog.Logger {
 // Errors returned for violated limits and protocol rules.
 var (
 	errMessageTooLarge = func(limit int64) *Error {
-		return &Error{Code: CodeInvalidRequest, Message: "message too large: the limit is " + strconv.FormatInt(limit, 10) + " bytes"}
+		return &Error{Code: CodeInvalidRequest, Message: framing.TooLargeMessage(limit)}
 	}
 	errBatchTooLong = func(n, limit int) *Error {
 		return &Error{Code: CodeInvalidRequest, Message: "batch too long: " + strconv.Itoa(n) + " requests, the limit is " + strconv.Itoa(limit)}

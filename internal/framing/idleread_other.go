@@ -1,12 +1,12 @@
 //go:build !unix
 
-package jsonrpc
+package framing
 
 import "io"
 
 // socketReader reads a socket directly on unix systems only (idleread_unix.go).
 type socketReader struct{}
 
-func (s *stream) useSocketReader(io.ReadWriteCloser) {}
+func (s *Stream) useSocketReader(io.ReadWriteCloser) {}
 
-func (s *stream) readSocket() (int, error) { panic("unreachable") }
+func (s *Stream) readSocket() (int, error) { panic("unreachable") }

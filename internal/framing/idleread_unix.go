@@ -1,6 +1,6 @@
 //go:build unix
 
-package jsonrpc
+package framing
 
 import (
 	"errors"
@@ -31,7 +31,7 @@ type socketReader struct {
 
 // useSocketReader sets s up to read rwc directly when it is a TCP or unix
 // socket (not a wrapper of one, such as a TLS connection).
-func (s *stream) useSocketReader(rwc io.ReadWriteCloser) {
+func (s *Stream) useSocketReader(rwc io.ReadWriteCloser) {
 	var sc syscall.Conn
 	switch c := rwc.(type) {
 	case *net.TCPConn:
@@ -50,7 +50,7 @@ func (s *stream) useSocketReader(rwc io.ReadWriteCloser) {
 }
 
 // readSocket reads into s.buf[s.w:] as rwc.Read would.
-func (s *stream) readSocket() (int, error) {
+func (s *Stream) readSocket() (int, error) {
 	sr := s.sock
 	for {
 		sr.n, sr.err, sr.waited, sr.woken = 0, nil, false, false
@@ -82,7 +82,7 @@ func (s *stream) readSocket() (int, error) {
 // goroutine that starts reading allocates nothing until input comes: its
 // stack stays at its small start, which it would keep for good if an
 // allocation grew it) and none after (woken: readSocket makes a buffer).
-func (s *stream) readFD(fd uintptr) bool {
+func (s *Stream) readFD(fd uintptr) bool {
 	sr := s.sock
 	if s.buf == nil {
 		if sr.waited {

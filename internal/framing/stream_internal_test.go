@@ -1,4 +1,4 @@
-package jsonrpc
+package framing
 
 import (
 	"errors"
@@ -21,13 +21,13 @@ func TestStreamInterruptAnywhere(t *testing.T) {
 		input   string
 		want    []string // messages, or "!" for a too-large error
 	}{
-		{"header", FramingHeader, "Content-Length: 30\r\nX-Other: 1\r\n\r\n" + a + "\r\nContent-Length: 30\r\n\r\n" + b, []string{a, b}},
-		{"line", FramingLine, a + "\r\n\n" + b + "\n", []string{a, b}},
-		{"skip", FramingLine, long + "\n" + b + "\n", []string{"!", b}},
+		{"header", Header, "Content-Length: 30\r\nX-Other: 1\r\n\r\n" + a + "\r\nContent-Length: 30\r\n\r\n" + b, []string{a, b}},
+		{"line", Line, a + "\r\n\n" + b + "\n", []string{a, b}},
+		{"skip", Line, long + "\n" + b + "\n", []string{"!", b}},
 	} {
 		for cut := 1; cut < len(tc.input); cut++ {
 			client, server := net.Pipe()
-			s := NewStream(server, StreamOptions{Framing: tc.framing, MaxMessageSize: 40}).(*stream)
+			s := New(server, tc.framing, 40, 30*time.Second)
 			go func() {
 				// The pipe's Write returns once the reader took every byte, so
 				// the reader needs the rest when its read is cut.
@@ -43,9 +43,9 @@ func TestStreamInterruptAnywhere(t *testing.T) {
 			interrupted := false
 			for len(got) < len(tc.want) {
 				msg, err := s.Recv()
-				var fe *FrameError
+				var fe *Error
 				switch {
-				case errors.Is(err, ErrRecvInterrupted):
+				case errors.Is(err, ErrInterrupted):
 					interrupted = true
 				case errors.As(err, &fe) && !fe.Fatal:
 					got = append(got, "!")
@@ -91,7 +91,7 @@ func (g *gatedRWC) Write(p []byte) (int, error) {
 // must not be taken for the one who writes what is left.
 func TestHeldMessageNotLeftBehindByWaiters(t *testing.T) {
 	g := &gatedRWC{gate: make(chan struct{})}
-	s := NewStream(g, StreamOptions{Framing: FramingLine}).(*stream)
+	s := New(g, Line, 10<<20, 0)
 	state := func(f func() bool) { // waits until f holds, under the stream's lock
 		t.Helper()
 		deadline := time.Now().Add(5 * time.Second)
@@ -122,11 +122,11 @@ func TestHeldMessageNotLeftBehindByWaiters(t *testing.T) {
 		t.Fatal(err)
 	}
 	state(func() bool { return s.writing && s.taken == 2 })
-	s.hold()
+	s.Hold()
 	if err := <-send("b"); err != nil { // held: queued, not waited for
 		t.Fatal(err)
 	}
-	s.release()          // a writer is at work: it must write what was held
+	s.Release()          // a writer is at work: it must write what was held
 	g.gate <- struct{}{} // round 2
 	select {
 	case g.gate <- struct{}{}: // round 3: the held message

@@ -1,6 +1,6 @@
 //go:build unix
 
-package jsonrpc
+package framing
 
 import (
 	"errors"
@@ -28,7 +28,7 @@ func TestIdleStreamHoldsNoBuffer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewStream(nc, StreamOptions{Framing: FramingLine}).(*stream)
+	s := New(nc, Line, 10<<20, 30*time.Second)
 	defer s.Close()
 	if s.sock == nil {
 		t.Fatal("a TCP stream does not read its socket directly")
@@ -59,7 +59,7 @@ func TestIdleStreamHoldsNoBuffer(t *testing.T) {
 		if !s.InterruptRecv() {
 			t.Fatal("InterruptRecv failed")
 		}
-		if msg := <-got; msg != "error: "+ErrRecvInterrupted.Error() {
+		if msg := <-got; msg != "error: "+ErrInterrupted.Error() {
 			t.Fatalf("interrupted Recv: %q", msg)
 		}
 		if s.buf != nil {
@@ -108,7 +108,7 @@ func TestIdleStreamReadError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewStream(nc, StreamOptions{Framing: FramingLine})
+	s := New(nc, Line, 10<<20, 30*time.Second)
 	defer s.Close()
 	peer.Write([]byte(`{"jsonrpc":"2.0","method":"a"}` + "\n"))
 	if _, err := s.Recv(); err != nil {

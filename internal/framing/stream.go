@@ -1,4 +1,4 @@
-package jsonrpc
+package framing
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"os"
 	"runtime"
 	"strconv"
@@ -19,111 +18,71 @@ import (
 	"github.com/seedhq/jsonrpc/internal/workers"
 )
 
-// Framing says how messages are cut from a byte stream.
+// Framing says how messages are cut from a byte stream. Its values are the
+// root package's Framing values (jsonrpc.FramingAuto, FramingLine,
+// FramingHeader), which document them.
 type Framing uint8
 
 const (
-	// FramingAuto detects the framing from the first bytes the peer sends:
-	// a header name ("Content-Length:" or "Content-Type:", any case, after
-	// optional white space) selects FramingHeader, anything else (JSON text
-	// of any kind, garbage) FramingLine. The choice waits only as long as
-	// the bytes could still begin such a name, and does not depend on how
-	// they are cut into reads. Outgoing messages before detection use
-	// FramingLine.
-	FramingAuto Framing = iota
-	// FramingLine is newline-delimited JSON: one message per line ("\r\n"
-	// tolerated, blank lines skipped). A line over the size limit is
-	// answered with an error as soon as the limit is crossed, then skipped
-	// up to its newline (holding none of it); the stream goes on.
-	FramingLine
-	// FramingHeader is the LSP base protocol: "Content-Length: N" (the name
-	// case-insensitive, other headers ignored), a blank line, then N bytes.
-	// A body over the size limit, a missing or bad length, a header section
-	// over 8 KiB end the stream after an error, since the next message
-	// cannot be found reliably; a message cut short by the end of input
-	// ends it with io.ErrUnexpectedEOF.
-	FramingHeader
+	Auto   Framing = iota // detect line or header framing from the first bytes
+	Line                  // newline-delimited JSON
+	Header                // Content-Length headers (the LSP base protocol)
 )
 
-// String returns "auto", "line" or "header".
-func (f Framing) String() string {
-	switch f {
-	case FramingLine:
-		return "line"
-	case FramingHeader:
-		return "header"
-	}
-	return "auto"
-}
+// The JSON-RPC error codes the framing answers with.
+const (
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+)
 
-// ParseFraming accepts "auto", "line" (or "ndjson", "newline") and "header" (or "lsp").
-func ParseFraming(s string) (Framing, error) {
-	switch strings.ToLower(s) {
-	case "", "auto":
-		return FramingAuto, nil
-	case "line", "ndjson", "newline":
-		return FramingLine, nil
-	case "header", "lsp", "content-length":
-		return FramingHeader, nil
-	}
-	return 0, errors.New("jsonrpc: unknown framing " + strconv.Quote(s) + " (want line, lsp or auto)")
-}
-
-// FrameError reports a message the channel could not take. See Channel.
-type FrameError struct {
+// Error reports a message the stream could not take. The root package
+// gives it to its callers as a *jsonrpc.FrameError.
+type Error struct {
 	Fatal bool   // the stream cannot continue
 	Code  int64  // the JSON-RPC error code sent to the peer
 	Msg   string // what was wrong
 
-	limit int64  // a message over the limit: the limit,
-	size  int64  // its size (0: unknown, over the limit)
-	head  []byte // and its first bytes, to tell which call a response answers
+	Limit int64  // a message over the limit: the limit,
+	Size  int64  // its size (0: unknown, over the limit)
+	Head  []byte // and its first bytes, to tell which call a response answers
 }
 
-func (e *FrameError) Error() string { return "jsonrpc: " + e.Msg }
+func (e *Error) Error() string { return "jsonrpc: " + e.Msg }
 
-func (e *FrameError) rpcError() *Error { return &Error{Code: e.Code, Message: e.Msg} }
-
-// ErrMessageTooLarge matches (errors.Is) every FrameError about a message over the size limit.
-var ErrMessageTooLarge = errors.New("jsonrpc: message too large")
-
-// Is makes errors.Is(err, ErrMessageTooLarge) work.
-func (e *FrameError) Is(target error) bool {
-	return target == ErrMessageTooLarge && e.Code == CodeInvalidRequest && strings.HasPrefix(e.Msg, "message too large")
+// TooLargeMessage is the message of a message over limit.
+func TooLargeMessage(limit int64) string {
+	return "message too large: the limit is " + strconv.FormatInt(limit, 10) + " bytes"
 }
 
-func tooLarge(limit int64, fatal bool) *FrameError {
-	return &FrameError{Fatal: fatal, Code: CodeInvalidRequest, Msg: errMessageTooLarge(limit).Message, limit: limit}
+func tooLarge(limit int64, fatal bool) *Error {
+	return &Error{Fatal: fatal, Code: codeInvalidRequest, Msg: TooLargeMessage(limit), Limit: limit}
 }
 
 // of records the size of the message that was too large (0: unknown) and a
 // copy of its first bytes.
-func (e *FrameError) of(size int64, msg []byte) *FrameError {
-	e.size = size
-	e.head = append([]byte(nil), msg[:min(len(msg), 256)]...)
+func (e *Error) of(size int64, msg []byte) *Error {
+	e.Size = size
+	e.Head = append([]byte(nil), msg[:min(len(msg), 256)]...)
 	return e
 }
 
-// StreamOptions configure NewStream. The zero value is newline framing with
-// the default size limit.
-type StreamOptions struct {
-	Framing        Framing
-	MaxMessageSize int64 // default DefaultMaxMessageSize
-	// WriteTimeout bounds how long a write may make no progress (the peer
-	// accepts no bytes at all; a slow but moving reader is never cut)
-	// before the stream fails and its connection closes. Zero means
-	// DefaultWriteTimeout on a net.Conn (a socket) and no timeout on
-	// anything else (pipes, stdio: the peer is a parent process, which may
-	// pause and read later); negative means no timeout.
-	WriteTimeout time.Duration
+// ErrInterrupted is returned by a Recv that InterruptRecv cut short.
+var ErrInterrupted = errors.New("jsonrpc: read interrupted")
+
+// New returns a stream that frames messages on rwc, up to max bytes each;
+// wto bounds how long a write may make no progress (0: no bound).
+func New(rwc io.ReadWriteCloser, f Framing, max int64, wto time.Duration) *Stream {
+	s := &Stream{rwc: rwc, framing: f, max: max, wto: wto}
+	s.wcond = sync.NewCond(&s.wmu)
+	s.useSocketReader(rwc)
+	return s
 }
 
-// DefaultWriteTimeout is the default StreamOptions.WriteTimeout of a socket:
-// a peer that accepts no bytes for this long is disconnected.
-const DefaultWriteTimeout = 30 * time.Second
-
-// stream is a Channel over a byte stream.
-type stream struct {
+// Stream cuts messages from a byte stream and frames the messages written
+// to it. Recv is called by one goroutine at a time; Send, SendQueued and
+// Close by any number at once. Hold, HoldCalls, Release and Flush let a
+// read loop keep the replies to requests read together for one write.
+type Stream struct {
 	rwc     io.ReadWriteCloser
 	framing Framing
 	max     int64
@@ -154,26 +113,17 @@ type stream struct {
 	wcond    *sync.Cond
 }
 
-// NewStream returns a Channel that frames messages on rwc.
-func NewStream(rwc io.ReadWriteCloser, opts StreamOptions) Channel {
-	s := &stream{rwc: rwc, framing: opts.Framing, max: orDefault(opts.MaxMessageSize, DefaultMaxMessageSize)}
-	if opts.WriteTimeout > 0 {
-		s.wto = opts.WriteTimeout
-	} else if _, socket := rwc.(net.Conn); socket && opts.WriteTimeout == 0 {
-		s.wto = DefaultWriteTimeout
-	}
-	s.wcond = sync.NewCond(&s.wmu)
-	s.useSocketReader(rwc)
-	return s
-}
+// Framing returns the framing in use: Auto until the first bytes decided it.
+// It is called by the goroutine that calls Recv.
+func (s *Stream) Framing() Framing { return s.framing }
 
-func (s *stream) Close() error { return s.rwc.Close() }
+func (s *Stream) Close() error { return s.rwc.Close() }
 
 // fill reads more bytes into buf. Messages are handed out as slices of
 // buf (no copy), so bytes once lent are never overwritten: when buf is full
 // or consumed after lending, the unread tail moves to a new buffer. buf grows
 // as needed, never past the size limit plus a margin.
-func (s *stream) fill() error {
+func (s *Stream) fill() error {
 	if s.eof {
 		return io.EOF
 	}
@@ -205,7 +155,7 @@ func (s *stream) fill() error {
 		}
 		s.r, s.w = 0, tail
 	}
-	s.release() // about to wait for input: what was held goes out
+	s.Release() // about to wait for input: what was held goes out
 	var n int
 	var err error
 	if s.sock != nil {
@@ -224,7 +174,7 @@ func (s *stream) fill() error {
 			// The idle refresh: wait on without a buffer (idleread_unix.go).
 			s.buf, s.r, s.w, s.lent = nil, 0, 0, false
 		}
-		return ErrRecvInterrupted
+		return ErrInterrupted
 	}
 	if err == io.EOF {
 		s.eof = true
@@ -239,7 +189,7 @@ func (s *stream) fill() error {
 }
 
 // bufferSize is the size of a new read buffer that holds nothing yet.
-func (s *stream) bufferSize() int {
+func (s *Stream) bufferSize() int {
 	if s.hint > 512 {
 		return s.hint + s.hint/4 // the last message was large: expect another
 	}
@@ -247,10 +197,10 @@ func (s *stream) bufferSize() int {
 }
 
 // InterruptRecv makes a Recv blocked on the connection return
-// ErrRecvInterrupted, with nothing lost: what was read stays buffered and
+// ErrInterrupted, with nothing lost: what was read stays buffered and
 // the next Recv goes on from there. It reports false when the connection
 // has no read deadline to use (see RecvInterrupter).
-func (s *stream) InterruptRecv() bool {
+func (s *Stream) InterruptRecv() bool {
 	d, ok := s.rwc.(interface{ SetReadDeadline(time.Time) error })
 	if !ok {
 		return false
@@ -264,10 +214,10 @@ func (s *stream) InterruptRecv() bool {
 }
 
 // Buffered returns the number of bytes read and not yet returned by Recv (see BufferedChannel).
-func (s *stream) Buffered() int { return s.w - s.r }
+func (s *Stream) Buffered() int { return s.w - s.r }
 
 // lend returns b (a slice of buf) as a message the caller owns.
-func (s *stream) lend(b []byte) []byte {
+func (s *Stream) lend(b []byte) []byte {
 	s.lent = true
 	s.hint = len(b)
 	return b[:len(b):len(b)]
@@ -277,20 +227,20 @@ var errFull = errors.New("buffer full")
 
 // shrink drops a large read buffer once it is empty, so an idle connection
 // does not keep the memory of its largest message.
-func (s *stream) shrink() {
+func (s *Stream) shrink() {
 	if s.r == s.w && len(s.buf) > 64<<10 {
 		s.buf, s.r, s.w, s.lent = nil, 0, 0, false
 	}
 }
 
-func (s *stream) Recv() ([]byte, error) {
+func (s *Stream) Recv() ([]byte, error) {
 	defer s.shrink()
-	if s.framing == FramingAuto {
+	if s.framing == Auto {
 		if err := s.detect(); err != nil {
 			return nil, err
 		}
 	}
-	if s.framing == FramingHeader {
+	if s.framing == Header {
 		return s.recvHeader()
 	}
 	return s.recvLine()
@@ -298,21 +248,21 @@ func (s *stream) Recv() ([]byte, error) {
 
 // detect picks the framing from the first bytes the peer sends. White space
 // is skipped; a header name ("Content-Length:" or "Content-Type:", in any
-// case, after an optional byte-order mark) selects FramingHeader, anything
-// else FramingLine. It reads only while the bytes could still begin such a
+// case, after an optional byte-order mark) selects Header, anything
+// else Line. It reads only while the bytes could still begin such a
 // name, so the choice does not depend on how the input is cut into reads,
 // and JSON text of any kind (a bare 42, "x", null, garbage) is read as a
 // line and answered as one.
-func (s *stream) detect() error {
+func (s *Stream) detect() error {
 	for {
 		for s.r < s.w && isSpace(s.buf[s.r]) {
 			s.r++
 		}
 		if s.r < s.w {
 			if decided, header := headerStart(s.buf[s.r:s.w]); decided {
-				f := FramingLine
+				f := Line
 				if header {
-					f = FramingHeader
+					f = Header
 				}
 				s.setFraming(f)
 				return nil
@@ -320,7 +270,7 @@ func (s *stream) detect() error {
 		}
 		if err := s.fill(); err != nil {
 			if err == io.EOF {
-				s.setFraming(FramingLine) // what is left is a last line
+				s.setFraming(Line) // what is left is a last line
 				return nil
 			}
 			return err
@@ -328,13 +278,13 @@ func (s *stream) detect() error {
 	}
 }
 
-func (s *stream) setFraming(f Framing) {
+func (s *Stream) setFraming(f Framing) {
 	s.wmu.Lock() // frame reads the framing under wmu
 	s.framing = f
 	s.wmu.Unlock()
 }
 
-// headerNames are the header names that select FramingHeader, with their colon.
+// headerNames are the header names that select Header, with their colon.
 var headerNames = [...]string{"content-length:", "content-type:"}
 
 // headerStart reports whether b, the first non-space bytes of a stream,
@@ -355,7 +305,7 @@ func headerStart(b []byte) (decided, header bool) {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
-func (s *stream) recvLine() ([]byte, error) {
+func (s *Stream) recvLine() ([]byte, error) {
 	if s.skipping { // the rest of an oversize line, already answered
 		if err := s.skipLine(); err != nil {
 			return nil, err
@@ -411,7 +361,7 @@ func isBlank(b []byte) bool {
 }
 
 // skipLine discards input up to and including the next newline.
-func (s *stream) skipLine() error {
+func (s *Stream) skipLine() error {
 	for {
 		if i := bytes.IndexByte(s.buf[s.r:s.w], '\n'); i >= 0 {
 			s.r += i + 1
@@ -431,14 +381,14 @@ func (s *stream) skipLine() error {
 
 const maxHeaderBytes = 8 << 10
 
-func headerErr(msg string) *FrameError {
-	return &FrameError{Fatal: true, Code: CodeParseError, Msg: "invalid message header: " + msg}
+func headerErr(msg string) *Error {
+	return &Error{Fatal: true, Code: codeParseError, Msg: "invalid message header: " + msg}
 }
 
 // recvHeader reads a message framed by a header section. It consumes
 // nothing until the whole message is there (only stray blank lines), so a
 // read interrupted halfway resumes where it left off.
-func (s *stream) recvHeader() ([]byte, error) {
+func (s *Stream) recvHeader() ([]byte, error) {
 	length := int64(-1)
 	off := 0 // bytes of buf[r:] read as header lines so far
 	withBOM := false
@@ -481,7 +431,7 @@ func (s *stream) recvHeader() ([]byte, error) {
 		}
 		k, v, ok := bytes.Cut(line, []byte{':'})
 		if !ok {
-			return nil, headerErr("expected \"Name: value\", got " + strconv.Quote(truncate(string(line), 64)))
+			return nil, headerErr("expected \"Name: value\", got " + strconv.Quote(cut(string(line), 64)))
 		}
 		if strings.EqualFold(string(bytes.TrimSpace(k)), "Content-Length") {
 			if length >= 0 {
@@ -489,7 +439,7 @@ func (s *stream) recvHeader() ([]byte, error) {
 			}
 			n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
 			if err != nil || n < 0 {
-				return nil, headerErr("Content-Length must be a non-negative integer, got " + strconv.Quote(truncate(string(v), 32)))
+				return nil, headerErr("Content-Length must be a non-negative integer, got " + strconv.Quote(cut(string(v), 32)))
 			}
 			length = n
 		}
@@ -511,7 +461,7 @@ func (s *stream) recvHeader() ([]byte, error) {
 	body := s.r + off
 	if withBOM {
 		s.r = body + int(length)
-		return nil, &FrameError{Code: CodeParseError, Msg: "parse error: " + wire.ErrBOM}
+		return nil, &Error{Code: codeParseError, Msg: "parse error: " + wire.ErrBOM}
 	}
 	msg := s.lend(s.buf[body : body+int(length)])
 	s.r = body + int(length)
@@ -522,11 +472,11 @@ func (s *stream) recvHeader() ([]byte, error) {
 // one goroutine writes, the others append to a queue that it writes in its
 // next round, so many small responses leave in few system calls. Each
 // sender returns once the round holding its bytes has been written.
-func (s *stream) Send(msg []byte) error { return s.SendQueued(msg, nil) }
+func (s *Stream) Send(msg []byte) error { return s.SendQueued(msg, nil) }
 
 // SendQueued is Send that calls queued (when not nil) once msg is in the
 // queue, before waiting for it to be written (see QueuedSender).
-func (s *stream) SendQueued(msg []byte, queued func()) error {
+func (s *Stream) SendQueued(msg []byte, queued func()) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if queued != nil {
@@ -549,7 +499,7 @@ func (s *stream) SendQueued(msg []byte, queued func()) error {
 		}
 		s.writing = true
 		s.taken++
-		header := s.framing == FramingHeader
+		header := s.framing == Header
 		s.wmu.Unlock()
 		err := s.writeFramed(msg, header)
 		s.wmu.Lock()
@@ -596,7 +546,7 @@ const (
 // its replies while it dispatches requests it has already read, so that
 // their replies leave together in few writes, as a server that writes when
 // its input runs dry.
-func (s *stream) hold() {
+func (s *Stream) Hold() {
 	if s.held.Load() == holdNone {
 		s.held.Store(holdReplies)
 	}
@@ -606,13 +556,13 @@ func (s *stream) hold() {
 // will make: at release, the write first lets the goroutines that are ready
 // to run (those callers) queue their calls (runtime.Gosched), so that many
 // callers on one connection send in few writes.
-func (s *stream) holdCalls() { s.held.Store(holdCalls) }
+func (s *Stream) HoldCalls() { s.held.Store(holdCalls) }
 
 // release ends hold. What was held is written on a goroutine of its own
 // (unless a writer is at work: it writes the rest of the queue before it
 // stops), so that the caller, the reader, never waits for the peer to read.
 // A failed write fails the sends that follow.
-func (s *stream) release() {
+func (s *Stream) Release() {
 	switch s.held.Load() {
 	case holdNone:
 		return
@@ -638,7 +588,7 @@ func (s *stream) release() {
 }
 
 // writeHeld writes the queue unless a writer is at work.
-func (s *stream) writeHeld() {
+func (s *Stream) writeHeld() {
 	s.wmu.Lock()
 	if len(s.queue) > 0 && !s.writing && s.werr == nil {
 		s.writeQueue(0)
@@ -648,7 +598,7 @@ func (s *stream) writeHeld() {
 
 // flush ends hold and returns once everything queued has been written (or
 // the stream has failed).
-func (s *stream) flush() {
+func (s *Stream) Flush() {
 	s.held.Store(holdNone)
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -666,7 +616,7 @@ func (s *stream) flush() {
 // writeQueue writes the queue in rounds (s.wmu held, and released while
 // writing) until it is empty, or until round mine is written and a sender
 // waits to take over the rest.
-func (s *stream) writeQueue(mine uint64) {
+func (s *Stream) writeQueue(mine uint64) {
 	s.writing = true
 	for len(s.queue) > 0 && s.werr == nil {
 		out := s.queue
@@ -703,7 +653,7 @@ func (s *stream) writeQueue(mine uint64) {
 const directWrite = 64 << 10
 
 // writeFramed writes msg with its frame around it, without copying it.
-func (s *stream) writeFramed(msg []byte, header bool) error {
+func (s *Stream) writeFramed(msg []byte, header bool) error {
 	if header {
 		var h [40]byte
 		b := append(h[:0], "Content-Length: "...)
@@ -725,7 +675,7 @@ func (s *stream) writeFramed(msg []byte, header bool) error {
 // with a timer that closes the stream. Either is renewed whenever bytes go
 // out (p leaves in chunks, so progress shows within a large message), so
 // the timeout bounds a stall, not a slow transfer.
-func (s *stream) write(p []byte) error {
+func (s *Stream) write(p []byte) error {
 	if s.wto <= 0 {
 		_, err := s.rwc.Write(p)
 		return err
@@ -767,8 +717,8 @@ func errWriteStalled(d time.Duration) error {
 	return fmt.Errorf("jsonrpc: write timed out after %s without progress: the peer is not reading: %w", d, os.ErrDeadlineExceeded)
 }
 
-func (s *stream) frame(dst, msg []byte) []byte {
-	if s.framing == FramingHeader {
+func (s *Stream) frame(dst, msg []byte) []byte {
+	if s.framing == Header {
 		dst = append(dst, "Content-Length: "...)
 		dst = strconv.AppendInt(dst, int64(len(msg)), 10)
 		dst = append(dst, "\r\n\r\n"...)
@@ -776,4 +726,12 @@ func (s *stream) frame(dst, msg []byte) []byte {
 	}
 	dst = append(dst, msg...)
 	return append(dst, '\n')
+}
+
+// cut returns s, cut to n bytes with an ellipsis when longer.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

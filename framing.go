@@ -1,0 +1,149 @@
+package jsonrpc
+
+import (
+	"errors"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/seedhq/jsonrpc/internal/framing"
+)
+
+// Framing says how messages are cut from a byte stream.
+type Framing uint8
+
+const (
+	// FramingAuto detects the framing from the first bytes the peer sends:
+	// a header name ("Content-Length:" or "Content-Type:", any case, after
+	// optional white space) selects FramingHeader, anything else (JSON text
+	// of any kind, garbage) FramingLine. The choice waits only as long as
+	// the bytes could still begin such a name, and does not depend on how
+	// they are cut into reads. Outgoing messages before detection use
+	// FramingLine.
+	FramingAuto Framing = iota
+	// FramingLine is newline-delimited JSON: one message per line ("\r\n"
+	// tolerated, blank lines skipped). A line over the size limit is
+	// answered with an error as soon as the limit is crossed, then skipped
+	// up to its newline (holding none of it); the stream goes on.
+	FramingLine
+	// FramingHeader is the LSP base protocol: "Content-Length: N" (the name
+	// case-insensitive, other headers ignored), a blank line, then N bytes.
+	// A body over the size limit, a missing or bad length, a header section
+	// over 8 KiB end the stream after an error, since the next message
+	// cannot be found reliably; a message cut short by the end of input
+	// ends it with io.ErrUnexpectedEOF.
+	FramingHeader
+)
+
+// String returns "auto", "line" or "header".
+func (f Framing) String() string {
+	switch f {
+	case FramingLine:
+		return "line"
+	case FramingHeader:
+		return "header"
+	}
+	return "auto"
+}
+
+// ParseFraming accepts "auto", "line" (or "ndjson", "newline") and "header" (or "lsp").
+func ParseFraming(s string) (Framing, error) {
+	switch strings.ToLower(s) {
+	case "", "auto":
+		return FramingAuto, nil
+	case "line", "ndjson", "newline":
+		return FramingLine, nil
+	case "header", "lsp", "content-length":
+		return FramingHeader, nil
+	}
+	return 0, errors.New("jsonrpc: unknown framing " + strconv.Quote(s) + " (want line, lsp or auto)")
+}
+
+// FrameError reports a message the channel could not take. See Channel.
+type FrameError struct {
+	Fatal bool   // the stream cannot continue
+	Code  int64  // the JSON-RPC error code sent to the peer
+	Msg   string // what was wrong
+
+	limit int64  // a message over the limit: the limit,
+	size  int64  // its size (0: unknown, over the limit)
+	head  []byte // and its first bytes, to tell which call a response answers
+}
+
+func (e *FrameError) Error() string { return "jsonrpc: " + e.Msg }
+
+func (e *FrameError) rpcError() *Error { return &Error{Code: e.Code, Message: e.Msg} }
+
+// ErrMessageTooLarge matches (errors.Is) every FrameError about a message over the size limit.
+var ErrMessageTooLarge = errors.New("jsonrpc: message too large")
+
+// Is makes errors.Is(err, ErrMessageTooLarge) work.
+func (e *FrameError) Is(target error) bool {
+	return target == ErrMessageTooLarge && e.Code == CodeInvalidRequest && strings.HasPrefix(e.Msg, "message too large")
+}
+
+// StreamOptions configure NewStream. The zero value is newline framing with
+// the default size limit.
+type StreamOptions struct {
+	Framing        Framing
+	MaxMessageSize int64 // default DefaultMaxMessageSize
+	// WriteTimeout bounds how long a write may make no progress (the peer
+	// accepts no bytes at all; a slow but moving reader is never cut)
+	// before the stream fails and its connection closes. Zero means
+	// DefaultWriteTimeout on a net.Conn (a socket) and no timeout on
+	// anything else (pipes, stdio: the peer is a parent process, which may
+	// pause and read later); negative means no timeout.
+	WriteTimeout time.Duration
+}
+
+// DefaultWriteTimeout is the default StreamOptions.WriteTimeout of a socket:
+// a peer that accepts no bytes for this long is disconnected.
+const DefaultWriteTimeout = 30 * time.Second
+
+// NewStream returns a Channel that frames messages on rwc.
+func NewStream(rwc io.ReadWriteCloser, opts StreamOptions) Channel {
+	wto := opts.WriteTimeout
+	if _, socket := rwc.(net.Conn); socket && wto == 0 {
+		wto = DefaultWriteTimeout
+	}
+	limit := orDefault(opts.MaxMessageSize, DefaultMaxMessageSize)
+	return stream{framing.New(rwc, framing.Framing(opts.Framing), limit, max(wto, 0))}
+}
+
+// stream is the Channel of NewStream: the framing engine (internal/framing)
+// answering with this package's errors. It also implements RecvInterrupter,
+// BufferedChannel and QueuedSender, and holds replies back for a read loop
+// (replyHolder).
+type stream struct{ *framing.Stream }
+
+func (s stream) Recv() ([]byte, error) {
+	msg, err := s.Stream.Recv()
+	if err != nil {
+		return nil, frameError(err)
+	}
+	return msg, nil
+}
+
+// tooLarge is the error of a message over limit (fatal: the channel ends).
+func tooLarge(limit int64, fatal bool) *FrameError {
+	return &FrameError{Fatal: fatal, Code: CodeInvalidRequest, Msg: framing.TooLargeMessage(limit), limit: limit}
+}
+
+// frameError gives the engine's error about a message as a *FrameError.
+func frameError(err error) error {
+	fe, ok := err.(*framing.Error)
+	if !ok {
+		return err
+	}
+	return &FrameError{Fatal: fe.Fatal, Code: fe.Code, Msg: fe.Msg, limit: fe.Limit, size: fe.Size, head: fe.Head}
+}
+
+// What a Conn looks for in the channel of NewStream.
+var (
+	_ RecvInterrupter = stream{}
+	_ BufferedChannel = stream{}
+	_ QueuedSender    = stream{}
+	_ replyHolder     = stream{}
+)

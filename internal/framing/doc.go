@@ -1,0 +1,14 @@
+// Package framing cuts JSON-RPC messages from a byte stream and frames the
+// messages written to it: newline-delimited JSON, Content-Length headers
+// (the LSP base protocol), or either, detected from the first bytes.
+//
+// A Stream lends each message as a slice of its read buffer, answers a
+// message over the size limit with an *Error (and resynchronises when it
+// can), queues concurrent writers behind the one writing, holds replies
+// back while a read loop still has input (Hold, Release), and on TCP and
+// unix sockets waits for input holding no read buffer (idleread_unix.go).
+//
+// It knows nothing of JSON-RPC beyond the byte-order mark and the error
+// codes it reports; the root package wraps it as the Channel of
+// jsonrpc.NewStream.
+package framing
