@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seedhq/jsonrpc/internal/framing"
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // Framing says how messages are cut from a byte stream.
@@ -77,7 +78,7 @@ func (e *FrameError) Error() string { return "jsonrpc: " + e.Msg }
 func (e *FrameError) rpcError() *Error { return &Error{Code: e.Code, Message: e.Msg} }
 
 // ErrMessageTooLarge matches (errors.Is) every FrameError about a message over the size limit.
-var ErrMessageTooLarge = errors.New("jsonrpc: message too large")
+var ErrMessageTooLarge = wire.ErrTooLarge
 
 // Is makes errors.Is(err, ErrMessageTooLarge) work.
 func (e *FrameError) Is(target error) bool {

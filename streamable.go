@@ -13,8 +13,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seedhq/jsonrpc/internal/sse"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
+
+// ErrStreamBacklog is the error of a message sent on a Streamable HTTP
+// session's connection (SessionConn) while the session's outbox, the
+// messages waiting for its standalone GET stream, is full
+// (StreamableHTTPOptions.OutboxSize, OutboxBytes): the client has no GET
+// stream open, or reads it too slowly. The message is not sent.
+var ErrStreamBacklog = sse.ErrBacklog
 
 // Streamable HTTP: the transport of the Model Context Protocol (revision
 // 2025-11-25, basic/transports), for any JSON-RPC service. One endpoint
@@ -117,7 +125,7 @@ const (
 const (
 	sessionHeader  = "Mcp-Session-Id"
 	versionHeader  = "Mcp-Protocol-Version"
-	eventStream    = "text/event-stream"
+	eventStream    = sse.ContentType
 	maxPostStreams = 1 << 31 // keys of live POST streams: the high bits of our call ids
 )
 
@@ -221,13 +229,13 @@ type streamSession struct {
 	id         string
 	h          *streamableHandler
 	timer      *time.Timer
-	standalone *sseStream  // nil with NoStandaloneStream
-	store      *eventStore // nil without resumption
+	standalone *sse.Stream // nil with NoStandaloneStream
+	store      *sse.Store  // nil without resumption
 
 	mu      sync.Mutex
-	streams map[uint32]*sseStream // the POSTs' streams still live
-	last    uint32                // the last stream number given
-	conn    *Conn                 // SessionConn's, made on first use
+	streams map[uint32]*sse.Stream // the POSTs' streams still live
+	last    uint32                 // the last stream number given
+	conn    *Conn                  // SessionConn's, made on first use
 	ended   bool
 }
 
@@ -315,7 +323,7 @@ func (h *streamableHandler) get(w http.ResponseWriter, r *http.Request) {
 	defer h.touchSession(id) // the idle time counts from the stream's end
 	es, from := sess.standalone, (*uint64)(nil)
 	if last := r.Header.Get("Last-Event-ID"); last != "" {
-		stream, seq, ok := parseEventID(last)
+		stream, seq, ok := sse.ParseEventID(last)
 		if ok && sess.store != nil {
 			es = sess.stream(stream)
 		}
@@ -326,9 +334,9 @@ func (h *streamableHandler) get(w http.ResponseWriter, r *http.Request) {
 		from = &seq
 	}
 	setReadDeadline(w, time.Time{}) // a long stream is not cut by the listener's read timeout
-	out := newEventOut(w)
-	ended, err := es.attach(out, nil, from, es != sess.standalone, r.Header.Get(versionHeader) >= "2025-11-25")
-	if err == errStreamDone {
+	out := sse.NewOut(w)
+	ended, err := es.Attach(out, nil, from, es != sess.standalone, r.Header.Get(versionHeader) >= "2025-11-25")
+	if err == sse.ErrStreamDone {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
@@ -337,14 +345,14 @@ func (h *streamableHandler) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !ended {
-		es.hold(r.Context(), out, h.stop)
+		es.Hold(r.Context(), out, h.stop)
 	}
 }
 
 // stream returns the session's stream numbered n: the standalone stream,
 // a POST's still live, or one that has ended (what is stored of it), or
 // nil when the session never had it.
-func (ss *streamSession) stream(n uint32) *sseStream {
+func (ss *streamSession) stream(n uint32) *sse.Stream {
 	if n == 0 {
 		return ss.standalone
 	}
@@ -356,26 +364,28 @@ func (ss *streamSession) stream(n uint32) *sseStream {
 	if n > ss.last {
 		return nil
 	}
-	return &sseStream{num: n, store: ss.store, retry: ss.h.opts.RetryDelay, timeout: ss.h.writeTimeout(), ended: true}
+	es := &sse.Stream{Num: n, Store: ss.store, Retry: ss.h.opts.RetryDelay, Timeout: ss.h.writeTimeout()}
+	es.End()
+	return es
 }
 
 // openStream numbers a POST's event stream and keeps it for resumption
 // while it lives.
-func (ss *streamSession) openStream(es *sseStream) {
+func (ss *streamSession) openStream(es *sse.Stream) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	ss.last++
-	es.num, es.store, es.retry = ss.last, ss.store, ss.h.opts.RetryDelay
+	es.Num, es.Store, es.Retry = ss.last, ss.store, ss.h.opts.RetryDelay
 	if ss.streams == nil {
-		ss.streams = map[uint32]*sseStream{}
+		ss.streams = map[uint32]*sse.Stream{}
 	}
-	ss.streams[es.num] = es
+	ss.streams[es.Num] = es
 }
 
-func (ss *streamSession) closeStream(es *sseStream) {
-	es.end()
+func (ss *streamSession) closeStream(es *sse.Stream) {
+	es.End()
 	ss.mu.Lock()
-	delete(ss.streams, es.num)
+	delete(ss.streams, es.Num)
 	ss.mu.Unlock()
 }
 
@@ -515,18 +525,18 @@ func (h *streamableHandler) cancel(client string, id ID) bool {
 // client that goes away once the events have begun does not cancel the
 // call: its events are stored for a GET with Last-Event-ID to resume.
 func (h *streamableHandler) serveStream(ctx context.Context, w http.ResponseWriter, data []byte, sess *streamSession, client string, requests int, pi *peerInfo, withData bool) {
-	es := &sseStream{timeout: h.writeTimeout(), keepAlive: h.opts.KeepAlive}
+	es := &sse.Stream{Timeout: h.writeTimeout(), KeepAlive: h.opts.KeepAlive}
 	session, base := "", ctx
 	if sess != nil {
 		session = sess.id
 		sess.openStream(es)
 		defer sess.closeStream(es)
-		if es.store != nil {
+		if es.Store != nil {
 			base = context.WithoutCancel(ctx) // the call outlives a dropped connection
 		}
 	}
-	out := newEventOut(w)
-	es.out = out
+	out := sse.NewOut(w)
+	es.Open(out)
 	ps := &postStream{
 		w:        w,
 		pi:       pi,
@@ -552,7 +562,7 @@ func (h *streamableHandler) serveStream(ctx context.Context, w http.ResponseWrit
 	// that the client's answers, POSTed separately, find their way back.
 	conn.seq.Store(ps.key << 32)
 	ps.in <- data
-	es.hold(ctx, out, ps.closed)
+	es.Hold(ctx, out, ps.closed)
 	if ps.resumable() {
 		// The response went away (the client, a failed write, a resumed
 		// stream taking over): serve on, into the store.
@@ -665,11 +675,11 @@ func (h *streamableHandler) newSession() *streamSession {
 	id := hex.EncodeToString(b[:]) // visible ASCII, 128 random bits
 	ss := &streamSession{id: id, h: h}
 	if h.opts.EventStoreSize > 0 {
-		ss.store = newEventStore(h.opts.EventStoreSize, h.opts.EventStoreBytes)
+		ss.store = sse.NewStore(h.opts.EventStoreSize, h.opts.EventStoreBytes)
 	}
 	if !h.opts.NoStandaloneStream {
-		ss.standalone = &sseStream{store: ss.store, retry: h.opts.RetryDelay, timeout: h.writeTimeout(), keepAlive: h.opts.KeepAlive,
-			maxQueue: h.opts.OutboxSize, maxBytes: h.opts.OutboxBytes, wake: make(chan struct{}, 1)}
+		ss.standalone = (&sse.Stream{Store: ss.store, Retry: h.opts.RetryDelay, Timeout: h.writeTimeout(), KeepAlive: h.opts.KeepAlive}).
+			WithOutbox(h.opts.OutboxSize, h.opts.OutboxBytes)
 	}
 	ss.timer = time.AfterFunc(h.opts.SessionIdleTimeout, func() { h.expire(ss) })
 	h.sessions[id] = ss
@@ -679,7 +689,7 @@ func (h *streamableHandler) newSession() *streamSession {
 // expire ends a session idle for SessionIdleTimeout, unless its client
 // listens on its standalone stream.
 func (h *streamableHandler) expire(ss *streamSession) {
-	if ss.standalone != nil && ss.standalone.attached() {
+	if ss.standalone != nil && ss.standalone.Attached() {
 		ss.timer.Reset(h.opts.SessionIdleTimeout)
 		return
 	}
@@ -723,7 +733,7 @@ func (h *streamableHandler) endSession(id string) bool {
 	ss.conn = nil
 	ss.mu.Unlock()
 	if ss.standalone != nil {
-		ss.standalone.end()
+		ss.standalone.End()
 	}
 	if conn != nil {
 		conn.Close()
@@ -801,7 +811,7 @@ type sessionChannel struct {
 
 // Send queues msg for the standalone stream; it never waits, and fails
 // with ErrStreamBacklog when the outbox is full.
-func (c *sessionChannel) Send(msg []byte) error { return c.sess.standalone.enqueue(msg) }
+func (c *sessionChannel) Send(msg []byte) error { return closedIfEnded(c.sess.standalone.Enqueue(msg)) }
 
 // Close ends the connection's channel; the session lives on, and the next
 // SessionConn makes a new connection.
@@ -874,8 +884,8 @@ type postStream struct {
 	requests int    // the requests of the POST (see cancelled)
 	w        http.ResponseWriter
 	pi       *peerInfo
-	events   *sseStream // the answer's event stream, once it is one
-	withData bool       // the client takes MCP 2025-11-25's priming event
+	events   *sse.Stream // the answer's event stream, once it is one
+	withData bool        // the client takes MCP 2025-11-25's priming event
 	always   bool
 	conn     *Conn
 	inbox
@@ -908,7 +918,7 @@ func (ps *postStream) cancelled() {
 func (ps *postStream) finish() {
 	ps.finished = true
 	close(ps.done)
-	ps.events.end()
+	ps.events.End()
 }
 
 // resumable reports whether the call goes on once its response is gone:
@@ -916,21 +926,13 @@ func (ps *postStream) finish() {
 func (ps *postStream) resumable() bool {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	return ps.sse && !ps.finished && ps.events.store != nil
+	return ps.sse && !ps.finished && ps.events.Store != nil
 }
 
 // startEvents makes the answer an event stream (ps.mu held).
 func (ps *postStream) startEvents() {
 	ps.sse = true
-	es := ps.events
-	es.mu.Lock()
-	defer es.mu.Unlock()
-	if es.out == nil {
-		return // the client went away before
-	}
-	if es.start(es.out, ps.pi.copyReplyHeader, true, ps.withData) != nil {
-		es.detachLocked()
-	}
+	ps.events.Begin(ps.pi.copyReplyHeader, ps.withData)
 }
 
 func (ps *postStream) Close() error {
@@ -953,7 +955,7 @@ func (ps *postStream) Send(msg []byte) error {
 	}
 	var err error
 	if ps.sse {
-		err = ps.events.send(msg)
+		err = closedIfEnded(ps.events.Send(msg))
 	} else {
 		h := ps.w.Header()
 		ps.pi.copyReplyHeader(h)
@@ -977,4 +979,13 @@ func isOutgoingCall(msg []byte) bool {
 		return false
 	}
 	return m.Elems[0].Kind == wire.KindRequest
+}
+
+// closedIfEnded gives the error of a message sent on an event stream that
+// has ended as ErrClosed.
+func closedIfEnded(err error) error {
+	if err == sse.ErrEnded {
+		return ErrClosed
+	}
+	return err
 }

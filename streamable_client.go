@@ -12,8 +12,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seedhq/jsonrpc/internal/sse"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
+
+// ErrEventTooLarge matches (errors.Is) the error of an event stream whose
+// event is over the client's message size limit (WithMaxMessageSize,
+// default 10 MiB); it also matches ErrMessageTooLarge. The stream is not
+// read further.
+var ErrEventTooLarge = sse.ErrEventTooLarge
 
 // The client of Streamable HTTP (see streamable.go): a [Conn] whose Channel
 // POSTs each message it sends and reads each answer, JSON or an event
@@ -174,7 +181,7 @@ func (c *streamableChannel) sendContext(ctx context.Context, msg []byte) error {
 		// Not drained: a stream the server keeps open after the response
 		// is closed.
 		defer resp.Body.Close()
-		return c.failure(ctx, c.readStream(rctx, newSSEReader(resp.Body, int(min(c.limit, 1<<31-1))), due, init))
+		return c.failure(ctx, c.readStream(rctx, sse.NewReader(resp.Body, int(min(c.limit, 1<<31-1))), due, init))
 	}
 	defer closeBody(resp.Body)
 	if resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent || resp.ContentLength == 0 {
@@ -224,10 +231,10 @@ func (c *streamableChannel) failure(ctx context.Context, err error) error {
 // responses have been read (due 0: until the stream ends). A stream cut
 // before them is resumed with GET and Last-Event-ID when it carried event
 // ids.
-func (c *streamableChannel) readStream(ctx context.Context, r *sseReader, due int, init string) error {
+func (c *streamableChannel) readStream(ctx context.Context, r *sse.Reader, due int, init string) error {
 	got, resumed := 0, 0
 	for due == 0 || got < due {
-		ev, err := r.next()
+		ev, err := r.Next()
 		if err != nil {
 			if due == 0 || errors.Is(err, ErrEventTooLarge) || ctx.Err() != nil {
 				if due == 0 && !errors.Is(err, ErrEventTooLarge) {
@@ -235,23 +242,23 @@ func (c *streamableChannel) readStream(ctx context.Context, r *sseReader, due in
 				}
 				return err
 			}
-			if !r.hasID || resumed == 3 {
-				return fmt.Errorf("%w (%d of %d responses read): %w", errStreamCut, got, due, err)
+			if !r.HasID || resumed == 3 {
+				return fmt.Errorf("%w (%d of %d responses read): %w", sse.ErrStreamCut, got, due, err)
 			}
 			resumed++
-			wait := r.retry
+			wait := r.Retry
 			if wait <= 0 {
 				wait = time.Second
 			}
 			if !sleepCtx(ctx, wait) {
 				return ctx.Err()
 			}
-			resp, gerr := c.do(ctx, http.MethodGet, nil, r.lastID)
+			resp, gerr := c.do(ctx, http.MethodGet, nil, r.LastID)
 			if gerr != nil {
-				return fmt.Errorf("%w (%d of %d responses read); resuming it: %w", errStreamCut, got, due, gerr)
+				return fmt.Errorf("%w (%d of %d responses read); resuming it: %w", sse.ErrStreamCut, got, due, gerr)
 			}
 			defer resp.Body.Close()
-			r = r.resume(resp.Body)
+			r = r.Resume(resp.Body)
 			continue
 		}
 		if (ev.Type != "" && ev.Type != "message") || len(ev.Data) == 0 {
@@ -372,10 +379,10 @@ func (c *streamableChannel) startGET() {
 // ends; it stops for good when the server declines it.
 func (c *streamableChannel) listen() {
 	defer close(c.getDone)
-	r := &sseReader{limit: int(min(c.limit, 1<<31-1))}
+	r := &sse.Reader{Limit: int(min(c.limit, 1<<31-1))}
 	delay := time.Second
 	for {
-		resp, err := c.do(c.ctx, http.MethodGet, nil, r.lastID)
+		resp, err := c.do(c.ctx, http.MethodGet, nil, r.LastID)
 		var he *HTTPError
 		switch {
 		case c.ctx.Err() != nil:
@@ -392,14 +399,14 @@ func (c *streamableChannel) listen() {
 				closeBody(resp.Body)
 				return
 			}
-			r = r.resume(resp.Body)
+			r = r.Resume(resp.Body)
 			err := c.readStream(c.ctx, r, 0, "")
 			resp.Body.Close()
 			if err != nil && c.ctx.Err() == nil {
 				c.srv.logger().Warn("jsonrpc: the GET stream failed", "error", err)
 			}
-			if r.retry > 0 {
-				delay = r.retry
+			if r.Retry > 0 {
+				delay = r.Retry
 			}
 		}
 		if !sleepCtx(c.ctx, delay) {

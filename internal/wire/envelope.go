@@ -1,6 +1,9 @@
 package wire
 
-import "strconv"
+import (
+	"errors"
+	"strconv"
+)
 
 // bom is the UTF-8 encoding of U+FEFF, the byte-order mark, and errBOM
 // what a message that starts with one is told.
@@ -8,6 +11,10 @@ const (
 	BOM    = "\xef\xbb\xbf"
 	ErrBOM = "byte-order mark (U+FEFF) before the JSON text"
 )
+
+// ErrTooLarge is the root package's ErrMessageTooLarge, which every error
+// about a message over a size limit matches.
+var ErrTooLarge = errors.New("jsonrpc: message too large")
 
 // kind classifies one element of an incoming message.
 type Kind uint8

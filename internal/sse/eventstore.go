@@ -1,4 +1,4 @@
-package jsonrpc
+package sse
 
 import (
 	"strconv"
@@ -17,38 +17,38 @@ import (
 // "<stream>-<seq>", is unique across the session's streams and names the
 // stream it belongs to. Stream 0 is the session's standalone (GET) stream;
 // POST streams count from 1.
-type eventStore struct {
+type Store struct {
 	maxEvents int
 	maxBytes  int
 
 	mu        sync.Mutex
-	events    []storedEvent // oldest first
+	events    []StoredEvent // oldest first
 	bytes     int
 	seq       uint64            // the last seq given
 	lost      map[uint32]uint64 // the highest evicted seq of each stream
 	forgotten uint64            // the highest seq of the lost records dropped to bound lost
 }
 
-type storedEvent struct {
+type StoredEvent struct {
 	stream uint32
 	seq    uint64
 	data   []byte
 }
 
-func newEventStore(maxEvents, maxBytes int) *eventStore {
-	return &eventStore{maxEvents: max(1, maxEvents), maxBytes: max(1, maxBytes), lost: map[uint32]uint64{}}
+func NewStore(maxEvents, maxBytes int) *Store {
+	return &Store{maxEvents: max(1, maxEvents), maxBytes: max(1, maxBytes), lost: map[uint32]uint64{}}
 }
 
 // add stores an event of stream (the store keeps data) and returns its seq.
-func (s *eventStore) add(stream uint32, data []byte) uint64 {
+func (s *Store) add(stream uint32, data []byte) uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
-	s.events = append(s.events, storedEvent{stream: stream, seq: s.seq, data: data})
+	s.events = append(s.events, StoredEvent{stream: stream, seq: s.seq, data: data})
 	s.bytes += len(data)
 	for len(s.events) > s.maxEvents || (s.bytes > s.maxBytes && len(s.events) > 1) {
 		e := s.events[0]
-		s.events[0] = storedEvent{}
+		s.events[0] = StoredEvent{}
 		s.events = s.events[1:]
 		s.bytes -= len(e.data)
 		s.lost[e.stream] = e.seq
@@ -69,7 +69,7 @@ func (s *eventStore) add(stream uint32, data []byte) uint64 {
 
 // last returns the last seq given (an event id made of it names a point
 // before every later event).
-func (s *eventStore) last() uint64 {
+func (s *Store) last() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.seq
@@ -78,7 +78,7 @@ func (s *eventStore) last() uint64 {
 // after returns the stored events of stream that follow seq, oldest first,
 // and whether they are all of them: false when an event of stream after
 // seq was evicted.
-func (s *eventStore) after(stream uint32, seq uint64) (events []storedEvent, complete bool) {
+func (s *Store) after(stream uint32, seq uint64) (events []StoredEvent, complete bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	lost, ok := s.lost[stream]
@@ -94,12 +94,12 @@ func (s *eventStore) after(stream uint32, seq uint64) (events []storedEvent, com
 }
 
 // eventID formats the id of event seq of stream.
-func eventID(stream uint32, seq uint64) string {
+func EventID(stream uint32, seq uint64) string {
 	return strconv.FormatUint(uint64(stream), 10) + "-" + strconv.FormatUint(seq, 10)
 }
 
 // parseEventID parses an id made by eventID.
-func parseEventID(id string) (stream uint32, seq uint64, ok bool) {
+func ParseEventID(id string) (stream uint32, seq uint64, ok bool) {
 	a, b, found := strings.Cut(id, "-")
 	if !found {
 		return 0, 0, false

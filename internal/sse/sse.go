@@ -1,4 +1,4 @@
-package jsonrpc
+package sse
 
 import (
 	"bufio"
@@ -8,6 +8,8 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // The client's reader of Server-Sent Events (WHATWG HTML, "Server-sent
@@ -18,25 +20,22 @@ import (
 // a retry that is not all digits are ignored; a leading BOM is skipped; an
 // event cut by the end of the stream is discarded.
 
-// ErrEventTooLarge matches (errors.Is) the error of an event stream whose
-// event is over the client's message size limit (WithMaxMessageSize,
-// default 10 MiB); it also matches ErrMessageTooLarge. The stream is not
-// read further.
-var ErrEventTooLarge = fmt.Errorf("%w: server-sent event over the size limit", ErrMessageTooLarge)
+// errEventTooLarge is ErrEventTooLarge.
+var ErrEventTooLarge = fmt.Errorf("%w: server-sent event over the size limit", wire.ErrTooLarge)
 
 // sseEvent is one dispatched event. Data is valid until the next call of next.
-type sseEvent struct {
+type Event struct {
 	Type string // "" means "message"
 	Data []byte
 }
 
 // sseReader reads the events of one stream.
-type sseReader struct {
+type Reader struct {
 	br     *bufio.Reader
-	limit  int    // bytes of one event's lines
-	lastID string // the last event id seen (it persists across events)
-	retry  time.Duration
-	hasID  bool // an id field was seen
+	Limit  int    // bytes of one event's lines
+	LastID string // the last event id seen (it persists across events)
+	Retry  time.Duration
+	HasID  bool // an id field was seen
 
 	data    []byte
 	typ     []byte
@@ -47,28 +46,28 @@ type sseReader struct {
 	line    []byte
 }
 
-func newSSEReader(r io.Reader, limit int) *sseReader {
-	return &sseReader{br: bufio.NewReaderSize(r, 16<<10), limit: limit}
+func NewReader(r io.Reader, limit int) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, 16<<10), Limit: limit}
 }
 
 // resume returns a reader of body, the stream that resumes r's (after a
 // reconnection): the last event id and the retry delay carry over.
-func (r *sseReader) resume(body io.Reader) *sseReader {
-	next := newSSEReader(body, r.limit)
-	next.lastID, next.hasID, next.retry = r.lastID, r.hasID, r.retry
+func (r *Reader) Resume(body io.Reader) *Reader {
+	next := NewReader(body, r.Limit)
+	next.LastID, next.HasID, next.Retry = r.LastID, r.HasID, r.Retry
 	return next
 }
 
 // next returns the next event with data. At the end of the stream it
 // returns io.EOF, or io.ErrUnexpectedEOF when an event was cut short.
-func (r *sseReader) next() (sseEvent, error) {
+func (r *Reader) Next() (Event, error) {
 	for {
 		line, err := r.readLine()
 		if err != nil {
 			if err == io.EOF && r.partial {
 				err = io.ErrUnexpectedEOF
 			}
-			return sseEvent{}, err
+			return Event{}, err
 		}
 		if len(line) == 0 { // dispatch
 			r.size, r.partial = 0, false
@@ -76,7 +75,7 @@ func (r *sseReader) next() (sseEvent, error) {
 				r.typ = r.typ[:0]
 				continue
 			}
-			ev := sseEvent{Type: string(r.typ), Data: r.data[:len(r.data)-1]}
+			ev := Event{Type: string(r.typ), Data: r.data[:len(r.data)-1]}
 			r.data, r.typ = r.data[:0], r.typ[:0]
 			return ev, nil
 		}
@@ -98,11 +97,11 @@ func (r *sseReader) next() (sseEvent, error) {
 			r.data = append(append(r.data, value...), '\n')
 		case "id":
 			if bytes.IndexByte(value, 0) < 0 {
-				r.lastID, r.hasID = string(value), true
+				r.LastID, r.HasID = string(value), true
 			}
 		case "retry":
 			if ms, err := strconv.ParseUint(string(value), 10, 31); err == nil {
-				r.retry = time.Duration(ms) * time.Millisecond
+				r.Retry = time.Duration(ms) * time.Millisecond
 			}
 		}
 	}
@@ -110,7 +109,7 @@ func (r *sseReader) next() (sseEvent, error) {
 
 // readLine returns the next line without its end, counting it against the
 // event's size.
-func (r *sseReader) readLine() ([]byte, error) {
+func (r *Reader) readLine() ([]byte, error) {
 	r.line = r.line[:0]
 	if !r.started {
 		r.started = true
@@ -141,7 +140,7 @@ func (r *sseReader) readLine() ([]byte, error) {
 		if i < 0 {
 			n = len(buf)
 		}
-		if r.size += n; r.size > r.limit {
+		if r.size += n; r.size > r.Limit {
 			return nil, ErrEventTooLarge
 		}
 		r.line = append(r.line, buf[:n]...)
@@ -156,4 +155,4 @@ func (r *sseReader) readLine() ([]byte, error) {
 }
 
 // errStreamCut reports an event stream that ended before the responses due.
-var errStreamCut = errors.New("jsonrpc: the server's event stream ended before the response")
+var ErrStreamCut = errors.New("jsonrpc: the server's event stream ended before the response")

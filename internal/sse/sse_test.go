@@ -1,4 +1,4 @@
-package jsonrpc
+package sse
 
 import (
 	"errors"
@@ -9,20 +9,22 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 type sseResult struct {
-	events []sseEvent
-	lastID string
-	retry  time.Duration
+	events []Event
+	LastID string
+	Retry  time.Duration
 	err    error
 }
 
 func readSSE(r io.Reader, limit int) sseResult {
-	sr := newSSEReader(r, limit)
+	sr := NewReader(r, limit)
 	var res sseResult
 	for {
-		ev, err := sr.next()
+		ev, err := sr.Next()
 		if err != nil {
 			res.err = err
 			break
@@ -30,7 +32,7 @@ func readSSE(r io.Reader, limit int) sseResult {
 		ev.Data = append([]byte(nil), ev.Data...)
 		res.events = append(res.events, ev)
 	}
-	res.lastID, res.retry = sr.lastID, sr.retry
+	res.LastID, res.Retry = sr.LastID, sr.Retry
 	return res
 }
 
@@ -52,7 +54,7 @@ func referenceSSE(text string) sseResult {
 	for _, line := range lines {
 		if line == "" {
 			if data != "" {
-				res.events = append(res.events, sseEvent{Type: typ, Data: []byte(data[:len(data)-1])})
+				res.events = append(res.events, Event{Type: typ, Data: []byte(data[:len(data)-1])})
 			}
 			data, typ, partial = "", "", false
 			continue
@@ -70,11 +72,11 @@ func referenceSSE(text string) sseResult {
 			data += value + "\n"
 		case "id":
 			if !strings.Contains(value, "\x00") {
-				res.lastID = value
+				res.LastID = value
 			}
 		case "retry":
 			if n, err := strconv.ParseUint(value, 10, 31); err == nil {
-				res.retry = time.Duration(n) * time.Millisecond
+				res.Retry = time.Duration(n) * time.Millisecond
 			}
 		}
 	}
@@ -85,7 +87,7 @@ func referenceSSE(text string) sseResult {
 	return res
 }
 
-func sameEvents(a, b []sseEvent) bool {
+func sameEvents(a, b []Event) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -100,40 +102,40 @@ func sameEvents(a, b []sseEvent) bool {
 func TestSSEReader(t *testing.T) {
 	for _, tc := range []struct {
 		name, in string
-		want     []sseEvent
-		lastID   string
-		retry    time.Duration
+		want     []Event
+		LastID   string
+		Retry    time.Duration
 		err      error
 	}{
-		{"our framing", "event: message\ndata: {\"a\":1}\n\n", []sseEvent{{"message", []byte(`{"a":1}`)}}, "", 0, io.EOF},
-		{"multi-line data", "data: one\ndata:two\ndata\ndata:  three\n\n", []sseEvent{{"", []byte("one\ntwo\n\n three")}}, "", 0, io.EOF},
-		{"CRLF and CR line ends", "data: a\r\n\r\ndata: b\r\rdata: c\n\n", []sseEvent{{"", []byte("a")}, {"", []byte("b")}, {"", []byte("c")}}, "", 0, io.EOF},
-		{"comments and unknown fields", ": keep-alive\nfoo: bar\ndata: x\n: between\n\n", []sseEvent{{"", []byte("x")}}, "", 0, io.EOF},
-		{"id and retry persist", "id: 7\nretry: 250\ndata: x\n\nid\ndata: y\n\nretry: soon\n", []sseEvent{{"", []byte("x")}, {"", []byte("y")}}, "", 250 * time.Millisecond, io.ErrUnexpectedEOF},
-		{"id with NUL ignored", "id: 1\n\nid: a\x00b\ndata: x\n\n", []sseEvent{{"", []byte("x")}}, "1", 0, io.EOF},
-		{"no data: not dispatched, type reset", "event: other\n\ndata: x\n\n", []sseEvent{{"", []byte("x")}}, "", 0, io.EOF},
-		{"BOM skipped once", "\ufeffdata: x\n\n", []sseEvent{{"", []byte("x")}}, "", 0, io.EOF},
-		{"cut event discarded", "data: x\n\ndata: y\n", []sseEvent{{"", []byte("x")}}, "", 0, io.ErrUnexpectedEOF},
-		{"cut line discarded", "data: x\n\ndata: y", []sseEvent{{"", []byte("x")}}, "", 0, io.ErrUnexpectedEOF},
-		{"colon in value", "data: a:b: c\n\n", []sseEvent{{"", []byte("a:b: c")}}, "", 0, io.EOF},
+		{"our framing", "event: message\ndata: {\"a\":1}\n\n", []Event{{"message", []byte(`{"a":1}`)}}, "", 0, io.EOF},
+		{"multi-line data", "data: one\ndata:two\ndata\ndata:  three\n\n", []Event{{"", []byte("one\ntwo\n\n three")}}, "", 0, io.EOF},
+		{"CRLF and CR line ends", "data: a\r\n\r\ndata: b\r\rdata: c\n\n", []Event{{"", []byte("a")}, {"", []byte("b")}, {"", []byte("c")}}, "", 0, io.EOF},
+		{"comments and unknown fields", ": keep-alive\nfoo: bar\ndata: x\n: between\n\n", []Event{{"", []byte("x")}}, "", 0, io.EOF},
+		{"id and retry persist", "id: 7\nretry: 250\ndata: x\n\nid\ndata: y\n\nretry: soon\n", []Event{{"", []byte("x")}, {"", []byte("y")}}, "", 250 * time.Millisecond, io.ErrUnexpectedEOF},
+		{"id with NUL ignored", "id: 1\n\nid: a\x00b\ndata: x\n\n", []Event{{"", []byte("x")}}, "1", 0, io.EOF},
+		{"no data: not dispatched, type reset", "event: other\n\ndata: x\n\n", []Event{{"", []byte("x")}}, "", 0, io.EOF},
+		{"BOM skipped once", "\ufeffdata: x\n\n", []Event{{"", []byte("x")}}, "", 0, io.EOF},
+		{"cut event discarded", "data: x\n\ndata: y\n", []Event{{"", []byte("x")}}, "", 0, io.ErrUnexpectedEOF},
+		{"cut line discarded", "data: x\n\ndata: y", []Event{{"", []byte("x")}}, "", 0, io.ErrUnexpectedEOF},
+		{"colon in value", "data: a:b: c\n\n", []Event{{"", []byte("a:b: c")}}, "", 0, io.EOF},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, r := range []io.Reader{strings.NewReader(tc.in), iotest.OneByteReader(strings.NewReader(tc.in))} {
 				got := readSSE(r, 1<<20)
-				if !sameEvents(got.events, tc.want) || got.lastID != tc.lastID || got.retry != tc.retry || got.err != tc.err {
-					t.Fatalf("got %+v, want events %+v id %q retry %v err %v", got, tc.want, tc.lastID, tc.retry, tc.err)
+				if !sameEvents(got.events, tc.want) || got.LastID != tc.LastID || got.Retry != tc.Retry || got.err != tc.err {
+					t.Fatalf("got %+v, want events %+v id %q retry %v err %v", got, tc.want, tc.LastID, tc.Retry, tc.err)
 				}
 			}
 		})
 	}
 }
 
-// An event over the limit ends the stream with ErrEventTooLarge, which
+// An event over the limit ends the stream with errEventTooLarge, which
 // matches ErrMessageTooLarge; the events before it are read.
 func TestSSEReaderLimit(t *testing.T) {
 	in := "data: small\n\ndata: " + strings.Repeat("x", 100) + "\n\ndata: after\n\n"
 	got := readSSE(strings.NewReader(in), 64)
-	if len(got.events) != 1 || !errors.Is(got.err, ErrEventTooLarge) || !errors.Is(got.err, ErrMessageTooLarge) {
+	if len(got.events) != 1 || !errors.Is(got.err, ErrEventTooLarge) || !errors.Is(got.err, wire.ErrTooLarge) {
 		t.Fatalf("got %+v", got)
 	}
 	// The limit counts every line of an event, not one line.
@@ -169,7 +171,7 @@ func FuzzSSE(f *testing.F) {
 		want := referenceSSE(string(in))
 		for _, r := range []io.Reader{strings.NewReader(string(in)), iotest.OneByteReader(strings.NewReader(string(in)))} {
 			got := readSSE(r, 1<<20)
-			if !sameEvents(got.events, want.events) || got.lastID != want.lastID || got.retry != want.retry || got.err != want.err {
+			if !sameEvents(got.events, want.events) || got.LastID != want.LastID || got.Retry != want.Retry || got.err != want.err {
 				t.Fatalf("%q:\ngot  %+v\nwant %+v", in, got, want)
 			}
 		}

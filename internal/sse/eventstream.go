@@ -1,4 +1,4 @@
-package jsonrpc
+package sse
 
 import (
 	"bytes"
@@ -10,12 +10,8 @@ import (
 	"time"
 )
 
-// ErrStreamBacklog is the error of a message sent on a Streamable HTTP
-// session's connection (SessionConn) while the session's outbox, the
-// messages waiting for its standalone GET stream, is full
-// (StreamableHTTPOptions.OutboxSize, OutboxBytes): the client has no GET
-// stream open, or reads it too slowly. The message is not sent.
-var ErrStreamBacklog = errors.New("jsonrpc: the session's outbox is full: the client does not read its GET stream (StreamableHTTPOptions.OutboxSize)")
+// errBacklog is ErrStreamBacklog.
+var ErrBacklog = errors.New("jsonrpc: the session's outbox is full: the client does not read its GET stream (StreamableHTTPOptions.OutboxSize)")
 
 // sseStream is one event stream of a Streamable HTTP answer: a POST's,
 // or a session's standalone GET stream. Each event is numbered and stored
@@ -29,16 +25,16 @@ var ErrStreamBacklog = errors.New("jsonrpc: the session's outbox is full: the cl
 // notifications wait for their own write); the standalone stream's
 // messages wait in a bounded outbox, written by the goroutine that holds
 // the GET response, so that a slow reader never blocks the sender.
-type sseStream struct {
-	num       uint32        // the stream's number in its session (0: standalone)
-	store     *eventStore   // nil: events have no ids and cannot be resumed
-	retry     time.Duration // the retry: field at the start of a response (<= 0: none)
-	timeout   time.Duration // bounds one write (<= 0: none)
-	keepAlive time.Duration // comment interval on an idle response (<= 0: none)
+type Stream struct {
+	Num       uint32        // the stream's number in its session (0: standalone)
+	Store     *Store        // nil: events have no ids and cannot be resumed
+	Retry     time.Duration // the retry: field at the start of a response (<= 0: none)
+	Timeout   time.Duration // bounds one write (<= 0: none)
+	KeepAlive time.Duration // comment interval on an idle response (<= 0: none)
 
 	mu    sync.Mutex
-	out   *eventOut // the attached response, nil while none
-	ended bool      // the stream is over: a response attached now gets what is stored, then ends
+	out   *Out // the attached response, nil while none
+	ended bool // the stream is over: a response attached now gets what is stored, then ends
 
 	// The standalone stream's outbox.
 	queue    [][]byte
@@ -49,7 +45,7 @@ type sseStream struct {
 }
 
 // eventOut is one HTTP response carrying an event stream.
-type eventOut struct {
+type Out struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
 	done    chan struct{} // closed when detached: its holder returns
@@ -58,12 +54,12 @@ type eventOut struct {
 	buf     []byte
 }
 
-func newEventOut(w http.ResponseWriter) *eventOut {
-	return &eventOut{w: w, rc: http.NewResponseController(w), done: make(chan struct{})}
+func NewOut(w http.ResponseWriter) *Out {
+	return &Out{w: w, rc: http.NewResponseController(w), done: make(chan struct{})}
 }
 
 // write writes b and flushes it, within the write timeout.
-func (o *eventOut) write(b []byte, timeout time.Duration) error {
+func (o *Out) write(b []byte, timeout time.Duration) error {
 	o.last = time.Now()
 	if timeout > 0 {
 		o.rc.SetWriteDeadline(o.last.Add(timeout))
@@ -80,27 +76,27 @@ func (o *eventOut) write(b []byte, timeout time.Duration) error {
 // first message can resume (MCP 2025-11-25). withData adds the empty data
 // field MCP's revision asks for; older clients get the id alone, which a
 // conforming reader takes without dispatching an event.
-func (es *sseStream) start(o *eventOut, header func(http.Header), prime, withData bool) error {
+func (es *Stream) start(o *Out, header func(http.Header), prime, withData bool) error {
 	h := o.w.Header()
 	if header != nil {
 		header(h)
 	}
-	h.Set("Content-Type", eventStream)
+	h.Set("Content-Type", ContentType)
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 	o.w.WriteHeader(http.StatusOK)
 	o.started = true
 	b := o.buf[:0]
-	if prime && es.store != nil {
-		b = append(append(b, "id: "...), eventID(es.num, es.store.last())...)
+	if prime && es.Store != nil {
+		b = append(append(b, "id: "...), EventID(es.Num, es.Store.last())...)
 		b = append(b, '\n')
 	}
-	if es.retry > 0 {
-		b = strconv.AppendInt(append(b, "retry: "...), es.retry.Milliseconds(), 10)
+	if es.Retry > 0 {
+		b = strconv.AppendInt(append(b, "retry: "...), es.Retry.Milliseconds(), 10)
 		b = append(b, '\n')
 	}
 	if len(b) > 0 {
-		if prime && es.store != nil && withData {
+		if prime && es.Store != nil && withData {
 			b = append(b, "data:\n"...)
 		}
 		b = append(b, '\n')
@@ -109,11 +105,11 @@ func (es *sseStream) start(o *eventOut, header func(http.Header), prime, withDat
 	if len(b) == 0 {
 		return o.rc.Flush()
 	}
-	return o.write(b, es.timeout)
+	return o.write(b, es.Timeout)
 }
 
 // writeEvent writes one message as an event with its id ("" for none).
-func (es *sseStream) writeEvent(o *eventOut, id string, msg []byte) error {
+func (es *Stream) writeEvent(o *Out, id string, msg []byte) error {
 	b := o.buf[:0]
 	if id != "" {
 		b = append(append(append(b, "id: "...), id...), '\n')
@@ -130,27 +126,27 @@ func (es *sseStream) writeEvent(o *eventOut, id string, msg []byte) error {
 	return err
 }
 
-func (es *sseStream) timedWrite(o *eventOut, b []byte) error { return o.write(b, es.timeout) }
+func (es *Stream) timedWrite(o *Out, b []byte) error { return o.write(b, es.Timeout) }
 
 // send stores msg as the stream's next event and writes it to the attached
 // response. It fails only when the event is lost: written nowhere and not
 // stored. A failed write detaches the response.
-func (es *sseStream) send(msg []byte) error {
+func (es *Stream) Send(msg []byte) error {
 	es.mu.Lock()
 	defer es.mu.Unlock()
 	id := ""
-	if es.store != nil {
-		id = eventID(es.num, es.store.add(es.num, bytes.Clone(msg)))
+	if es.Store != nil {
+		id = EventID(es.Num, es.Store.add(es.Num, bytes.Clone(msg)))
 	}
 	if es.out == nil {
-		if es.store == nil {
-			return ErrClosed
+		if es.Store == nil {
+			return ErrEnded
 		}
 		return nil // stored: a resumed stream gets it
 	}
 	if err := es.writeEvent(es.out, id, msg); err != nil {
 		es.detachLocked()
-		if es.store == nil {
+		if es.Store == nil {
 			return err
 		}
 	}
@@ -158,14 +154,14 @@ func (es *sseStream) send(msg []byte) error {
 }
 
 // enqueue puts msg in the standalone stream's outbox; it never waits.
-func (es *sseStream) enqueue(msg []byte) error {
+func (es *Stream) Enqueue(msg []byte) error {
 	es.mu.Lock()
 	defer es.mu.Unlock()
 	if es.ended {
-		return ErrClosed
+		return ErrEnded
 	}
 	if len(es.queue) >= es.maxQueue || es.queued+len(msg) > es.maxBytes {
-		return ErrStreamBacklog
+		return ErrBacklog
 	}
 	es.queue = append(es.queue, bytes.Clone(msg))
 	es.queued += len(msg)
@@ -177,19 +173,19 @@ func (es *sseStream) enqueue(msg []byte) error {
 }
 
 // flush writes the outbox to o while o is attached (es.mu held).
-func (es *sseStream) flushLocked(o *eventOut) {
+func (es *Stream) flushLocked(o *Out) {
 	for len(es.queue) > 0 && es.out == o {
 		msg := es.queue[0]
 		es.queue[0] = nil
 		es.queue = es.queue[1:]
 		es.queued -= len(msg)
 		id := ""
-		if es.store != nil {
-			id = eventID(es.num, es.store.add(es.num, msg))
+		if es.Store != nil {
+			id = EventID(es.Num, es.Store.add(es.Num, msg))
 		}
 		if err := es.writeEvent(o, id, msg); err != nil {
 			es.detachLocked()
-			if es.store == nil { // not stored: it waits for the next GET
+			if es.Store == nil { // not stored: it waits for the next GET
 				es.queue = append([][]byte{msg}, es.queue...)
 				es.queued += len(msg)
 			}
@@ -200,39 +196,42 @@ func (es *sseStream) flushLocked(o *eventOut) {
 	}
 }
 
+// errEnded is the error of a message sent on a stream that has ended.
+var ErrEnded = errors.New("jsonrpc: the event stream has ended")
+
 // errStreamGone refuses to resume a stream whose missed events were evicted.
 // errStreamDone: the resumed stream has ended and the client has had all of
 // it (answered 204 No Content, which tells an SSE client to stop
 // reconnecting, as a client whose call was cancelled would otherwise
 // resume its stream forever, waiting for a response that never comes).
-var errStreamDone = errors.New("jsonrpc: the stream has ended and has no events after Last-Event-ID")
+var ErrStreamDone = errors.New("jsonrpc: the stream has ended and has no events after Last-Event-ID")
 
-var errStreamGone = errors.New("jsonrpc: the events after Last-Event-ID are no longer stored (StreamableHTTPOptions.EventStoreSize)")
+var ErrStreamGone = errors.New("jsonrpc: the events after Last-Event-ID are no longer stored (StreamableHTTPOptions.EventStoreSize)")
 
 // attach makes o the stream's response. With from set (a resumption), the
 // stored events after from are written first; strict refuses (with
 // errStreamGone, before anything is written) when some of them were
 // evicted. It reports whether the stream had ended (o then ends after the
 // replay); else the response attached before is detached.
-func (es *sseStream) attach(o *eventOut, header func(http.Header), from *uint64, strict, withData bool) (ended bool, err error) {
+func (es *Stream) Attach(o *Out, header func(http.Header), from *uint64, strict, withData bool) (ended bool, err error) {
 	es.mu.Lock()
 	defer es.mu.Unlock()
-	var events []storedEvent
+	var events []StoredEvent
 	if from != nil {
 		var complete bool
-		events, complete = es.store.after(es.num, *from)
+		events, complete = es.Store.after(es.Num, *from)
 		if !complete && strict {
-			return false, errStreamGone
+			return false, ErrStreamGone
 		}
 		if complete && len(events) == 0 && es.ended {
-			return true, errStreamDone
+			return true, ErrStreamDone
 		}
 	}
 	if err := es.start(o, header, from == nil, withData); err != nil {
 		return true, nil
 	}
 	for _, e := range events {
-		if err := es.writeEvent(o, eventID(e.stream, e.seq), e.data); err != nil {
+		if err := es.writeEvent(o, EventID(e.stream, e.seq), e.data); err != nil {
 			return true, nil
 		}
 	}
@@ -246,7 +245,7 @@ func (es *sseStream) attach(o *eventOut, header func(http.Header), from *uint64,
 }
 
 // detachLocked lets the attached response go (es.mu held).
-func (es *sseStream) detachLocked() {
+func (es *Stream) detachLocked() {
 	if es.out != nil {
 		close(es.out.done)
 		es.out = nil
@@ -254,7 +253,7 @@ func (es *sseStream) detachLocked() {
 }
 
 // detach lets o go if it is still attached.
-func (es *sseStream) detach(o *eventOut) {
+func (es *Stream) detach(o *Out) {
 	es.mu.Lock()
 	if es.out == o {
 		es.detachLocked()
@@ -263,7 +262,7 @@ func (es *sseStream) detach(o *eventOut) {
 }
 
 // end ends the stream: no more events; the attached response ends.
-func (es *sseStream) end() {
+func (es *Stream) End() {
 	es.mu.Lock()
 	es.ended = true
 	es.detachLocked()
@@ -276,14 +275,14 @@ func (es *sseStream) end() {
 // away (ctx): it writes the outbox as messages come and, every keepAlive,
 // a keep-alive comment unless something was written in the last half of
 // it. It reports whether the client went away.
-func (es *sseStream) hold(ctx context.Context, o *eventOut, stop <-chan struct{}) (gone bool) {
+func (es *Stream) Hold(ctx context.Context, o *Out, stop <-chan struct{}) (gone bool) {
 	defer func() {
 		es.detach(o)
 		o.rc.SetWriteDeadline(time.Time{}) // the connection may serve other requests
 	}()
 	var tick <-chan time.Time
-	if es.keepAlive > 0 {
-		t := time.NewTicker(es.keepAlive)
+	if es.KeepAlive > 0 {
+		t := time.NewTicker(es.KeepAlive)
 		defer t.Stop()
 		tick = t.C
 	}
@@ -301,7 +300,7 @@ func (es *sseStream) hold(ctx context.Context, o *eventOut, stop <-chan struct{}
 			es.mu.Unlock()
 		case <-tick:
 			es.mu.Lock()
-			if es.out == o && o.started && time.Since(o.last) >= es.keepAlive/2 {
+			if es.out == o && o.started && time.Since(o.last) >= es.KeepAlive/2 {
 				if err := es.timedWrite(o, keepAliveComment); err != nil {
 					es.detachLocked()
 				}
@@ -311,10 +310,36 @@ func (es *sseStream) hold(ctx context.Context, o *eventOut, stop <-chan struct{}
 	}
 }
 
+// contentType is the media type of an event stream.
+const ContentType = "text/event-stream"
+
 var keepAliveComment = []byte(": keep-alive\n\n")
 
+// open makes o the response of a POST's stream, before anything is written.
+func (es *Stream) Open(o *Out) { es.out = o }
+
+// begin turns the attached response of a POST's stream into an event
+// stream (see start; the stream is primed); a failed write detaches it.
+func (es *Stream) Begin(header func(http.Header), withData bool) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if es.out == nil {
+		return // the client went away before
+	}
+	if es.start(es.out, header, true, withData) != nil {
+		es.detachLocked()
+	}
+}
+
+// withOutbox gives the standalone stream its outbox of maxQueue messages
+// and maxBytes bytes.
+func (es *Stream) WithOutbox(maxQueue, maxBytes int) *Stream {
+	es.maxQueue, es.maxBytes, es.wake = maxQueue, maxBytes, make(chan struct{}, 1)
+	return es
+}
+
 // attached reports whether a response is attached.
-func (es *sseStream) attached() bool {
+func (es *Stream) Attached() bool {
 	es.mu.Lock()
 	defer es.mu.Unlock()
 	return es.out != nil

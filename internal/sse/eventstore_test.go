@@ -1,4 +1,4 @@
-package jsonrpc
+package sse
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 )
 
 func TestEventStore(t *testing.T) {
-	s := newEventStore(4, 1<<20)
+	s := NewStore(4, 1<<20)
 	for i := range 3 {
 		s.add(1, []byte{'a' + byte(i)})
 		s.add(2, []byte{'x' + byte(i)})
@@ -34,7 +34,7 @@ func TestEventStore(t *testing.T) {
 }
 
 func TestEventStoreBytes(t *testing.T) {
-	s := newEventStore(100, 10)
+	s := NewStore(100, 10)
 	s.add(0, []byte("12345"))
 	s.add(0, []byte("12345"))
 	s.add(0, []byte("1")) // 11 bytes: the first goes
@@ -51,7 +51,7 @@ func TestEventStoreBytes(t *testing.T) {
 // The records of evicted streams are bounded too; a stream whose record is
 // forgotten counts as having lost what the forgotten ones lost.
 func TestEventStoreLostBound(t *testing.T) {
-	s := newEventStore(2, 1<<20)
+	s := NewStore(2, 1<<20)
 	for i := range uint32(10) {
 		s.add(i, []byte("e"))
 	}
@@ -69,15 +69,15 @@ func TestEventStoreLostBound(t *testing.T) {
 }
 
 func TestEventID(t *testing.T) {
-	if id := eventID(3, 42); id != "3-42" {
+	if id := EventID(3, 42); id != "3-42" {
 		t.Fatal(id)
 	}
 	for _, bad := range []string{"", "3", "-1", "3-", "a-1", "1-b", "+1-2", "1-+2", "4294967296-1", "1-2-3"} {
-		if _, _, ok := parseEventID(bad); ok {
+		if _, _, ok := ParseEventID(bad); ok {
 			t.Errorf("%q parsed", bad)
 		}
 	}
-	if st, sq, ok := parseEventID("0-18446744073709551615"); !ok || st != 0 || sq != 1<<64-1 {
+	if st, sq, ok := ParseEventID("0-18446744073709551615"); !ok || st != 0 || sq != 1<<64-1 {
 		t.Fatal(st, sq, ok)
 	}
 }
@@ -89,11 +89,11 @@ func FuzzEventID(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, id string) {
-		st, sq, ok := parseEventID(id)
+		st, sq, ok := ParseEventID(id)
 		if !ok {
 			return
 		}
-		st2, sq2, ok := parseEventID(eventID(st, sq))
+		st2, sq2, ok := ParseEventID(EventID(st, sq))
 		if !ok || st2 != st || sq2 != sq {
 			t.Fatalf("%q: %d-%d, then %d-%d %v", id, st, sq, st2, sq2, ok)
 		}
