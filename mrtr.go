@@ -12,6 +12,8 @@ import (
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // Multi round-trip requests (MCP 2026-07-28, basic/patterns/mrtr): a
@@ -106,7 +108,7 @@ func (ir *InputRounds) Ask(ctx context.Context, key string, req InputRequest, re
 		return err
 	}
 	if raw, ok := answers[key]; ok {
-		return unmarshal(raw, result)
+		return wire.Unmarshal(raw, result)
 	}
 	state, err := ir.seal(ctx, m, answers)
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // Streamable HTTP under MCP's stateless revision (2026-07-28): each POST
@@ -49,24 +51,24 @@ func (h *streamableHandler) serveStateless(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	setReadDeadline(w, time.Time{})
-	var sc scanner
-	var m parsedMessage
-	m.limit = 1
-	if err := sc.parseMessage(data, s.maxDepth(), &m); err != nil {
+	var sc wire.Scanner
+	var m wire.Message
+	m.Limit = 1
+	if err := sc.Parse(data, s.maxDepth(), &m); err != nil {
 		writeStatelessError(w, http.StatusBadRequest, ID{}, parseError(err))
 		return
 	}
-	if m.batch || len(m.elems) != 1 {
+	if m.Batch || len(m.Elems) != 1 {
 		writeStatelessError(w, http.StatusBadRequest, ID{}, &Error{Code: CodeInvalidRequest, Message: "invalid request: MCP " + r.Header.Get(versionHeader) + " takes one JSON-RPC message per POST, not a batch"})
 		return
 	}
-	e := &m.elems[0]
-	if e.kind != kindRequest {
-		writeStatelessError(w, http.StatusBadRequest, e.idOf(data), &Error{Code: CodeInvalidRequest, Message: "invalid request: a POST carries a request or a notification"})
+	e := &m.Elems[0]
+	if e.Kind != wire.KindRequest {
+		writeStatelessError(w, http.StatusBadRequest, idOf(e, data), &Error{Code: CodeInvalidRequest, Message: "invalid request: a POST carries a request or a notification"})
 		return
 	}
-	id := e.idOf(data)
-	method := string(e.methodName(data))
+	id := idOf(e, data)
+	method := string(e.MethodName(data))
 	meta, rpcErr := h.checkStateless(r.Header, method, paramsOf(data, e), id.IsZero())
 	if rpcErr != nil {
 		writeStatelessError(w, http.StatusBadRequest, id, rpcErr)
@@ -246,14 +248,14 @@ func (w *statusByError) Write(b []byte) (int, error) {
 // errorStatus returns the HTTP status of a single error response (0 for
 // anything else).
 func errorStatus(msg []byte) int {
-	var sc scanner
-	var m parsedMessage
-	m.limit = 1
-	if sc.parseMessage(msg, DefaultMaxDepth, &m) != nil || m.batch || len(m.elems) != 1 || !m.elems[0].errObj.present() {
+	var sc wire.Scanner
+	var m wire.Message
+	m.Limit = 1
+	if sc.Parse(msg, DefaultMaxDepth, &m) != nil || m.Batch || len(m.Elems) != 1 || !m.Elems[0].ErrObj.Present() {
 		return 0
 	}
 	var e Error
-	if unmarshal(m.elems[0].errObj.of(msg), &e) != nil {
+	if wire.Unmarshal(m.Elems[0].ErrObj.Of(msg), &e) != nil {
 		return 0
 	}
 	switch e.Code {
