@@ -48,7 +48,7 @@ func init() {
 			if err != nil {
 				return err
 			}
-			return d.describe(os.Stdout, args[len(args)-1], commandPrefix(args))
+			return d.describe(os.Stdout, args[len(args)-1], func(command string) string { return commandPrefix(args, command) })
 		},
 	})
 }
@@ -86,16 +86,25 @@ func init() {
 	listCmd.Flags().BoolVar(&listJSON, "json", false, "print the methods as one JSON array")
 }
 
+// commandLine returns the start of a jrpc command line for command on t
+// (for hints).
+func (t *target) commandLine(command string) string {
+	if t.command != nil {
+		return "jrpc --exec " + shellQuote(global.exec) + " " + command
+	}
+	return "jrpc " + command + " " + shellQuote(t.raw)
+}
+
 // commandPrefix returns the start of a jrpc call command line for the target
 // of a command's args, as the user gave it.
-func commandPrefix(args []string) string {
+func commandPrefix(args []string, command string) string {
 	if global.exec != "" {
-		return "jrpc --exec " + shellQuote(global.exec) + " call"
+		return "jrpc --exec " + shellQuote(global.exec) + " " + command
 	}
 	if arg, _, err := targetArg(args); err == nil && len(args) > 0 && args[0] == arg {
-		return "jrpc call " + shellQuote(arg)
+		return "jrpc " + command + " " + shellQuote(arg)
 	}
-	return "jrpc call" // from $JRPC_URL
+	return "jrpc " + command // from $JRPC_URL
 }
 
 // discoverTarget dials the target of args and reads its discovery document.
@@ -112,8 +121,9 @@ func discoverTarget(ctx context.Context, args []string) (*discovery, error) {
 	}
 	d, err := parseDiscovery(raw)
 	if err != nil {
-		return nil, transportError(fmt.Errorf("%s answered rpc.discover with something else than an OpenRPC document: %v", t, err), "jrpc discover URL prints what it sent")
+		return nil, transportError(fmt.Errorf("%s answered rpc.discover with something else than an OpenRPC document: %v", t, err), t.commandLine("discover")+" prints what it sent")
 	}
+	d.t = t
 	return d, nil
 }
 
@@ -137,9 +147,11 @@ func fetchDiscover(ctx context.Context, t *target) (json.RawMessage, error) {
 	return doc, nil
 }
 
-// discovery is a parsed OpenRPC document.
+// discovery is a parsed OpenRPC document, and the target that sent it
+// (for hints; "" in the REPL).
 type discovery struct {
 	doc *openrpc.Doc
+	t   *target
 }
 
 func parseDiscovery(raw []byte) (*discovery, error) {
@@ -169,7 +181,10 @@ func (d *discovery) method(name string) (*openrpc.Method, error) {
 			near = append(near, n)
 		}
 	}
-	hint := "jrpc list URL shows every method"
+	hint := ".methods lists every method"
+	if d.t != nil {
+		hint = d.t.commandLine("list") + " shows every method"
+	}
 	if len(near) > 0 {
 		hint = "did you mean " + strings.Join(near, " or ") + "?"
 	}
@@ -234,17 +249,23 @@ func (d *discovery) defs() map[string]*openrpc.Schema {
 }
 
 // describe prints a method's description and, after prefix (the start of a
-// command line; "" in the REPL), a call built from its first example or
-// from its params' schemas.
-func (d *discovery) describe(w io.Writer, name, prefix string) error {
+// command line for a command: call, or subscribe for a subscription; nil in
+// the REPL), a call built from its first example or from its params'
+// schemas.
+func (d *discovery) describe(w io.Writer, name string, prefix func(command string) string) error {
 	m, err := d.method(name)
 	if err != nil {
 		return err
 	}
 	io.WriteString(w, strings.TrimRight(d.doc.Describe(m), "\n")+"\n")
 	call := strings.Join(append([]string{m.Name}, exampleArgs(m, d.defs())...), " ")
-	if prefix != "" {
-		call = prefix + " " + call
+	switch {
+	case prefix != nil && strings.HasSuffix(m.Name, "_subscribe") && len(m.Examples) == 0:
+		call = prefix("subscribe") + " " + m.Name + " KIND [key=value ...]   (KIND: a kind of events the server offers)"
+	case prefix != nil && strings.HasSuffix(m.Name, "_subscribe"):
+		call = prefix("subscribe") + " " + call
+	case prefix != nil:
+		call = prefix("call") + " " + call
 	}
 	fmt.Fprintf(w, "try: %s\n", call)
 	return nil
@@ -261,6 +282,7 @@ func checkParams(ctx context.Context, t *target, method string, params json.RawM
 	if err != nil {
 		return transportError(fmt.Errorf("cannot --check: %s answered rpc.discover with something else than an OpenRPC document: %v", t, err), "call without --check")
 	}
+	d.t = t
 	m, err := d.method(method)
 	if err != nil {
 		return err
@@ -282,7 +304,7 @@ func checkParams(ctx context.Context, t *target, method string, params json.RawM
 		}
 		fmt.Fprintf(&b, "\n    %s: %s", path, p.Problem)
 	}
-	return &exitError{code: exitUsage, err: errors.New(b.String()), hint: "jrpc describe URL " + method}
+	return &exitError{code: exitUsage, err: errors.New(b.String()), hint: d.t.commandLine("describe") + " " + method}
 }
 
 // validate checks params against a method's description.

@@ -139,9 +139,9 @@ func ownFlagsHelp(cmd *cobra.Command, keep ...string) {
 
 // exitError carries an exit code and an optional hint (what to try).
 type exitError struct {
-	code  int
-	err   error
-	hint  string
+	code   int
+	err    error
+	hint   string
 	quiet  bool // already reported (e.g. a response printed with --raw)
 	asJSON bool // err is a *jsonrpc.Error: printed as one JSON object
 }
@@ -183,7 +183,11 @@ func execute(args []string, stdout, stderr io.Writer) int {
 	if !errors.As(err, &ee) {
 		// cobra's own errors: unknown command, wrong argument count.
 		ee = &exitError{code: exitUsage, err: err}
-		if strings.HasPrefix(err.Error(), "unknown command") {
+		if msg, near, ok := strings.Cut(err.Error(), "\n\nDid you mean this?\n"); ok {
+			// cobra's suggestions: one per line, tab-indented.
+			ee.err = errors.New(msg)
+			ee.hint = "jrpc " + strings.Join(strings.Fields(near), ", jrpc ") + " (run 'jrpc --help' for the list of commands)"
+		} else if strings.HasPrefix(err.Error(), "unknown command") {
 			ee.hint = "run 'jrpc --help' for the list of commands"
 		}
 	}

@@ -765,7 +765,7 @@ func TestCompletionAndHelp(t *testing.T) {
 	}
 	r := run(t, "", "--help")
 	expect(t, r, 0, "")
-	for _, w := range []string{"Exit codes:", "  1    the server answered with a JSON-RPC error", "  2    bad usage", "  3    transport failure", "serve", "bench", "repl"} {
+	for _, w := range []string{"Exit codes:", "  1    the server answered with a JSON-RPC error", "  2    bad usage", "  3    the exchange failed", "serve", "bench", "repl"} {
 		if !strings.Contains(r.stdout, w) {
 			t.Fatalf("help lacks %q", w)
 		}

@@ -71,7 +71,6 @@ type repl struct {
 	methods []string
 	doc     *discovery // nil when the server offers no rpc.discover
 	worst   int        // the highest exit code of the session's failures
-	prefix  string     // what .describe puts before a call ("": the REPL's own form)
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // of the call running (interactive Ctrl-C)
@@ -377,7 +376,7 @@ func (r *repl) line(ctx context.Context, text string) (quit bool, err error) {
 			r.fail(exitUsage, errors.New("the server offers no rpc.discover"))
 			return false, nil
 		}
-		if err := r.doc.describe(os.Stdout, rest, r.prefix); err != nil {
+		if err := r.doc.describe(os.Stdout, rest, nil); err != nil {
 			r.fail(exitUsage, err)
 		}
 		return false, nil

@@ -88,9 +88,13 @@ func TestServeTLSAndClientCertificates(t *testing.T) {
 			if r.code != 3 || !strings.Contains(r.stderr, "unknown authority") || !strings.Contains(r.stderr, "--cacert") {
 				t.Errorf("without --cacert: exit %d, %s", r.code, r.stderr)
 			}
-			r = run(t, "", "--cacert", caFile, "call", url, "sum", "[1,2]")
-			if r.code != 3 || !strings.Contains(r.stderr, "client certificate") || !strings.Contains(r.stderr, "--cert") {
-				t.Errorf("without --cert: exit %d, %s", r.code, r.stderr)
+			for _, flag := range []string{"--timeout=10s", "-v", "--raw"} { // the library's client and the raw exchange
+				for range 3 {
+					r = run(t, "", "--cacert", caFile, "call", flag, url, "sum", "[1,2]")
+					if r.code != 3 || !strings.Contains(r.stderr, "client certificate") || !strings.Contains(r.stderr, "--cert") {
+						t.Errorf("without --cert (%s): exit %d, %s", flag, r.code, r.stderr)
+					}
+				}
 			}
 			expect(t, run(t, "", "--cacert", caFile, "--cert", clientCert, "--key", clientKey, "call", url, "sum", "[1,2]"), 0, "3\n")
 			expect(t, run(t, "", "-k", "--cert", clientCert, "--key", clientKey, "call", url, "sum", "[1,2]"), 0, "3\n")

@@ -300,6 +300,11 @@ func (t *target) transportErr(err error) error {
 		return transportError(fmt.Errorf("cannot connect to %s: connection refused", t), fmt.Sprintf("check the host and port, or start a server there: jrpc serve --listen %s", t.listenHint()))
 	case t.url != nil && t.url.Scheme == "unix" && errors.Is(err, os.ErrNotExist):
 		return transportError(fmt.Errorf("cannot connect to %s: no socket at %s", t, unixPath(t.url)), fmt.Sprintf("check the path, or start a server there: jrpc serve --listen %s", t))
+	case t.url != nil && t.url.Scheme == "nats" && strings.Contains(err.Error(), "timeout"): // the NATS greeting never came
+		if err := t.wrongProtocol(); err != nil {
+			return err
+		}
+		return transportError(fmt.Errorf("%s: %v", t, err), "is a NATS server listening there? (it greets with INFO)")
 	case errors.As(err, &dnsErr):
 		return transportError(fmt.Errorf("cannot connect to %s: unknown host %s", t, dnsErr.Name), "check the host name in the URL")
 	case errors.Is(err, exec.ErrNotFound), t.command != nil && errors.Is(err, os.ErrNotExist):
@@ -308,12 +313,12 @@ func (t *target) transportErr(err error) error {
 		return transportError(fmt.Errorf("%s answered HTTP %d instead of a WebSocket upgrade: this port speaks HTTP, not WebSocket", t, httpErr.StatusCode),
 			"call it over HTTP: "+t.withScheme("http"))
 	case errors.As(err, &httpErr):
-		return transportError(fmt.Errorf("HTTP %d %s from %s: %s", httpErr.StatusCode, http.StatusText(httpErr.StatusCode), t, snippet([]byte(httpErr.Body))), httpHint(httpErr.StatusCode))
+		return transportError(fmt.Errorf("HTTP %d %s from %s: %s", httpErr.StatusCode, http.StatusText(httpErr.StatusCode), t, snippet([]byte(httpErr.Body))), t.httpHint(httpErr.StatusCode))
 	case strings.Contains(err.Error(), "malformed HTTP"):
 		return t.notHTTP()
 	case errors.Is(err, jsonrpc.ErrClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
-		if t.speaksHTTP() {
-			return t.notStream()
+		if err := t.wrongProtocol(); err != nil {
+			return err
 		}
 		return transportError(fmt.Errorf("the connection to %s closed before the answer came (%v)", t, err), "the server may have crashed or dropped the message: look at its log (jrpc serve -v)")
 	}
@@ -351,24 +356,6 @@ func (t *target) notHTTP() error {
 func (t *target) notStream() error {
 	return transportError(fmt.Errorf("%s answered in HTTP: this port speaks HTTP, not a JSON-RPC stream", t),
 		"call it over HTTP: http://"+t.url.Host+"/ (or ws:// for WebSocket)")
-}
-
-// speaksHTTP reports whether a tcp target's port answers a JSON-RPC line
-// with an HTTP response (asked once more, after the connection failed).
-func (t *target) speaksHTTP() bool {
-	if t.url == nil || t.url.Scheme != "tcp" {
-		return false
-	}
-	c, err := net.DialTimeout("tcp", t.url.Host, time.Second)
-	if err != nil {
-		return false
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(time.Second))
-	c.Write([]byte("{\"jsonrpc\":\"2.0\",\"method\":\"rpc.ping\"}\r\n\r\n"))
-	b := make([]byte, 5)
-	_, err = io.ReadFull(c, b)
-	return err == nil && string(b) == "HTTP/"
 }
 
 func (t *target) listenHint() string {
@@ -631,8 +618,13 @@ func logHeaders(dir string, hd http.Header) {
 	}
 }
 
+// snippet is the start of a response body for a message: the title of an
+// HTML page (a proxy's error page), else its first 200 bytes.
 func snippet(b []byte) string {
 	s := strings.TrimSpace(string(b))
+	if title := htmlTitle(s); title != "" {
+		return title + " (an HTML page)"
+	}
 	if len(s) > 200 {
 		s = s[:200] + "…"
 	}
@@ -642,10 +634,33 @@ func snippet(b []byte) string {
 	return s
 }
 
-func httpHint(status int) string {
+// htmlTitle returns the text of an HTML page's <title> (or first <h1>), or
+// "" when s is not HTML.
+func htmlTitle(s string) string {
+	if !strings.HasPrefix(s, "<") {
+		return ""
+	}
+	lower := strings.ToLower(s)
+	for _, tag := range []string{"title", "h1"} {
+		i := strings.Index(lower, "<"+tag+">")
+		j := strings.Index(lower, "</"+tag+">")
+		if i >= 0 && j > i {
+			return strings.Join(strings.Fields(s[i+len(tag)+2:j]), " ")
+		}
+	}
+	return ""
+}
+
+// httpHint says what to try after an HTTP error status.
+func (t *target) httpHint(status int) string {
 	switch status {
 	case http.StatusUnauthorized, http.StatusForbidden:
+		if t.headers.Get("Authorization") != "" || len(t.jwtSecret) > 0 {
+			return "the server refused the credentials sent: check the token (expired? for another audience or issuer?) or the --jwt-secret file; WWW-Authenticate says why (jrpc call -v shows it)"
+		}
 		return "add credentials: --bearer TOKEN (or $JRPC_BEARER), --jwt-secret FILE for a geth-style secret, or --cert FILE --key FILE"
+	case http.StatusUpgradeRequired:
+		return "this endpoint speaks WebSocket: " + t.withScheme("ws")
 	case http.StatusNotFound:
 		return "check the path in the URL"
 	case http.StatusMethodNotAllowed, http.StatusUnsupportedMediaType:
