@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/seedhq/jsonrpc"
 )
 
 // The specification's sections, as the checks cite them
@@ -97,7 +99,9 @@ func idChecks() []check {
 		}})
 	}
 	for _, c := range []struct{ name, id string }{{"invalid-object", `{"a":1}`}, {"invalid-array", `[1]`}, {"invalid-bool", `true`}} {
-		cs = append(cs, errorCase{name: "id/" + c.name, spec: specRequest + " (id: a String, Number, or NULL); " + specError,
+		// The method does not exist either: a server may say so first
+		// (-32601), hence SHOULD.
+		cs = append(cs, errorCase{name: "id/" + c.name, spec: specRequest + " (id: a String, Number, or NULL); " + specError, level: SHOULD,
 			msg: string(request(c.id)), codes: []int64{codeInvalidRequest}}.check())
 	}
 	cs = append(cs, check{name: "id/byte-for-byte", level: SHOULD, spec: specResponse + " (same value; the same bytes leave no doubt)", run: func(r *runner) error {
@@ -162,7 +166,7 @@ type errorCase struct {
 	id         string  // the id the response must have, as JSON; "" is null
 	idOrNull   bool    // null is accepted as well as id (the server may not have read it)
 	mayClose   bool    // bad input: a stream may be closed after the reply
-	messages   bool    // only where each message is delimited by the transport (not on a stream)
+	delimited  bool    // only where messages are delimited (not newline-delimited streams: a server reading JSON values one after another waits for the rest)
 }
 
 func (e errorCase) check() check {
@@ -174,8 +178,8 @@ func (e errorCase) check() check {
 		id = "null"
 	}
 	return check{name: e.name, level: e.level, spec: e.spec, mayClose: e.mayClose, run: func(r *runner) error {
-		if _, stream := r.conn.(RawConn); e.messages && stream {
-			return skip("a stream has no message boundary of its own to test this with")
+		if e.delimited && !delimits(r.conn) {
+			return skip("newline-delimited: a server that reads one JSON value after another rightly waits for the rest")
 		}
 		resp, err := r.single([]byte(e.msg))
 		if err != nil {
@@ -183,6 +187,17 @@ func (e errorCase) check() check {
 		}
 		return expectError(resp, id, e.idOrNull, e.codes)
 	}}
+}
+
+// delimits reports whether conn delimits each message (HTTP, WebSocket,
+// Content-Length framing), so that the server knows where a truncated or
+// padded message ends.
+func delimits(conn Conn) bool {
+	if sc, ok := conn.(*streamConn); ok {
+		return sc.framing == jsonrpc.FramingHeader
+	}
+	_, stream := conn.(RawConn)
+	return !stream
 }
 
 // expectError checks an error response's code and id.
@@ -222,15 +237,19 @@ func errorCases() []check {
 		return errorCase{name: "request/" + name, spec: specRequest + "; " + specError + " -32600 Invalid Request", msg: msg, codes: []int64{codeInvalidRequest}}
 	}
 	withID := func(e errorCase) errorCase { e.id, e.idOrNull = "1", true; return e }
+	delimited := func(e errorCase) errorCase { e.delimited = true; return e }
+	// The method does not exist either: a server may say so first
+	// (-32601), hence SHOULD.
 	badParams := func(e errorCase) errorCase {
 		e.spec = specParams + " (a Structured value); " + specError
 		e.codes = []int64{codeInvalidRequest, codeInvalidParams}
+		e.level = SHOULD
 		return withID(e)
 	}
 	cases := []errorCase{
 		{name: "method-not-found", spec: specError + " -32601 Method not found", msg: `{"jsonrpc":"2.0",` + m + `,"params":[],"id":1}`, codes: []int64{codeMethodNotFound}, id: "1"},
 		{name: "method-not-found/rpc-reserved", spec: specError + " -32601 Method not found", msg: `{"jsonrpc":"2.0","method":"rpc.conformance_no_such_method","id":2}`, codes: []int64{codeMethodNotFound}, id: "2"},
-		parse("truncated", `{"jsonrpc":"2.0",`+m+`,"id":1`),
+		delimited(parse("truncated", `{"jsonrpc":"2.0",`+m+`,"id":1`)),
 		parse("single-quotes", `{'jsonrpc':'2.0','method':'x','id':1}`),
 		parse("trailing-comma", `{"jsonrpc":"2.0",`+m+`,"id":1,}`),
 		parse("unquoted-key", `{jsonrpc:"2.0",`+m+`,"id":1}`),
@@ -238,7 +257,7 @@ func errorCases() []check {
 		parse("hex-number", `{"jsonrpc":"2.0",`+m+`,"id":0x1}`),
 		parse("leading-zero", `{"jsonrpc":"2.0",`+m+`,"id":01}`),
 		parse("bare-word", `hello`),
-		parse("unterminated-string", `{"jsonrpc":"2.0","method":"x`),
+		delimited(parse("unterminated-string", `{"jsonrpc":"2.0","method":"x`)),
 		parse("bad-escape", `{"jsonrpc":"2.0","method":"a\x41","id":1}`),
 		func() errorCase {
 			e := parse("control-character", "{\"jsonrpc\":\"2.0\",\"method\":\"a\tb\",\"id\":1}")
@@ -250,14 +269,10 @@ func errorCases() []check {
 			e.level, e.spec = SHOULD, specRFC8259+"; "+e.spec
 			return e
 		}(),
+		delimited(parse("trailing-garbage", `{"jsonrpc":"2.0",`+m+`,"id":1} x`)),
 		func() errorCase {
-			e := parse("trailing-garbage", `{"jsonrpc":"2.0",`+m+`,"id":1} x`)
-			e.messages = true
-			return e
-		}(),
-		func() errorCase {
-			e := parse("empty", ``)
-			e.messages, e.level = true, SHOULD
+			e := delimited(parse("empty", ``))
+			e.level = SHOULD
 			return e
 		}(),
 		invalid("scalar-number", `1`),
@@ -281,11 +296,7 @@ func errorCases() []check {
 		badParams(invalid("params-string", `{"jsonrpc":"2.0",`+m+`,"params":"bar","id":1}`)),
 		badParams(invalid("params-number", `{"jsonrpc":"2.0",`+m+`,"params":1,"id":1}`)),
 		badParams(invalid("params-true", `{"jsonrpc":"2.0",`+m+`,"params":true,"id":1}`)),
-		func() errorCase {
-			e := badParams(invalid("params-null", `{"jsonrpc":"2.0",`+m+`,"params":null,"id":1}`))
-			e.level = SHOULD
-			return e
-		}(),
+		badParams(invalid("params-null", `{"jsonrpc":"2.0",`+m+`,"params":null,"id":1}`)),
 	}
 	cs := make([]check, len(cases))
 	for i, e := range cases {
