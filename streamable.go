@@ -261,21 +261,7 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPost:
 		h.post(w, r)
 	case http.MethodDelete:
-		if !h.opts.Sessions {
-			w.Header().Set("Allow", http.MethodPost)
-			http.Error(w, "jsonrpc: this server keeps no sessions", http.StatusMethodNotAllowed)
-			return
-		}
-		id := r.Header.Get(sessionHeader)
-		if id == "" {
-			http.Error(w, "jsonrpc: DELETE needs the "+sessionHeader+" header", http.StatusBadRequest)
-			return
-		}
-		if !h.endSession(id) {
-			http.Error(w, "jsonrpc: unknown or ended session", http.StatusNotFound)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
+		h.delete(w, r)
 	case http.MethodGet:
 		if !h.opts.Sessions || h.opts.NoStandaloneStream {
 			h.notAllowed(w, r)
@@ -285,6 +271,25 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		h.notAllowed(w, r)
 	}
+}
+
+// delete ends the session a DELETE names.
+func (h *streamableHandler) delete(w http.ResponseWriter, r *http.Request) {
+	if !h.opts.Sessions {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "jsonrpc: this server keeps no sessions", http.StatusMethodNotAllowed)
+		return
+	}
+	id := r.Header.Get(sessionHeader)
+	if id == "" {
+		http.Error(w, "jsonrpc: DELETE needs the "+sessionHeader+" header", http.StatusBadRequest)
+		return
+	}
+	if !h.endSession(id) {
+		http.Error(w, "jsonrpc: unknown or ended session", http.StatusNotFound)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func (h *streamableHandler) notAllowed(w http.ResponseWriter, r *http.Request) {
