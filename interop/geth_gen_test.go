@@ -26,6 +26,7 @@ import (
 // JSON are geth's).
 type gethEth struct{}
 
+//lint:ignore ST1003 go-ethereum names the method eth_chainId from the Go name
 func (gethEth) ChainId() *hexutil.Big { return (*hexutil.Big)(big.NewInt(1337)) }
 
 func (gethEth) BlockNumber() hexutil.Uint64 { return 0x2a }

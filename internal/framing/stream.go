@@ -541,7 +541,7 @@ const (
 	holdCalls         // the calls that callers of responses read together make next (holdCalls)
 )
 
-// hold makes later sends queue their messages without writing them (and
+// Hold makes later sends queue their messages without writing them (and
 // return), until release or until Recv must wait for input. A Conn holds
 // its replies while it dispatches requests it has already read, so that
 // their replies leave together in few writes, as a server that writes when
@@ -552,13 +552,13 @@ func (s *Stream) Hold() {
 	}
 }
 
-// holdCalls is hold for the calls the callers of responses just delivered
+// HoldCalls is hold for the calls the callers of responses just delivered
 // will make: at release, the write first lets the goroutines that are ready
 // to run (those callers) queue their calls (runtime.Gosched), so that many
 // callers on one connection send in few writes.
 func (s *Stream) HoldCalls() { s.held.Store(holdCalls) }
 
-// release ends hold. What was held is written on a goroutine of its own
+// Release ends hold. What was held is written on a goroutine of its own
 // (unless a writer is at work: it writes the rest of the queue before it
 // stops), so that the caller, the reader, never waits for the peer to read.
 // A failed write fails the sends that follow.
@@ -596,7 +596,7 @@ func (s *Stream) writeHeld() {
 	s.wmu.Unlock()
 }
 
-// flush ends hold and returns once everything queued has been written (or
+// Flush ends hold and returns once everything queued has been written (or
 // the stream has failed).
 func (s *Stream) Flush() {
 	s.held.Store(holdNone)

@@ -6,7 +6,7 @@ import (
 	"sync"
 )
 
-// eventStore keeps the recent events of one Streamable HTTP session, so
+// Store keeps the recent events of one Streamable HTTP session, so
 // that a client whose connection dropped can resume a stream (GET with
 // Last-Event-ID) and get the events it missed, exactly once. It is bounded
 // by a count of events and by their bytes: past either bound the oldest
@@ -93,12 +93,12 @@ func (s *Store) after(stream uint32, seq uint64) (events []StoredEvent, complete
 	return events, seq >= lost
 }
 
-// eventID formats the id of event seq of stream.
+// EventID formats the id of event seq of stream.
 func EventID(stream uint32, seq uint64) string {
 	return strconv.FormatUint(uint64(stream), 10) + "-" + strconv.FormatUint(seq, 10)
 }
 
-// parseEventID parses an id made by eventID.
+// ParseEventID parses an id made by eventID.
 func ParseEventID(id string) (stream uint32, seq uint64, ok bool) {
 	a, b, found := strings.Cut(id, "-")
 	if !found {

@@ -10,10 +10,10 @@ import (
 	"time"
 )
 
-// errBacklog is ErrStreamBacklog.
+// ErrBacklog is ErrStreamBacklog.
 var ErrBacklog = errors.New("jsonrpc: the session's outbox is full: the client does not read its GET stream (StreamableHTTPOptions.OutboxSize)")
 
-// sseStream is one event stream of a Streamable HTTP answer: a POST's,
+// Stream is one event stream of a Streamable HTTP answer: a POST's,
 // or a session's standalone GET stream. Each event is numbered and stored
 // when the session keeps events (resumability), then written to the HTTP
 // response attached at the time, if any. A client that lost its connection
@@ -44,7 +44,7 @@ type Stream struct {
 	wake     chan struct{}
 }
 
-// eventOut is one HTTP response carrying an event stream.
+// Out is one HTTP response carrying an event stream.
 type Out struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
@@ -128,7 +128,7 @@ func (es *Stream) writeEvent(o *Out, id string, msg []byte) error {
 
 func (es *Stream) timedWrite(o *Out, b []byte) error { return o.write(b, es.Timeout) }
 
-// send stores msg as the stream's next event and writes it to the attached
+// Send stores msg as the stream's next event and writes it to the attached
 // response. It fails only when the event is lost: written nowhere and not
 // stored. A failed write detaches the response.
 func (es *Stream) Send(msg []byte) error {
@@ -153,7 +153,7 @@ func (es *Stream) Send(msg []byte) error {
 	return nil
 }
 
-// enqueue puts msg in the standalone stream's outbox; it never waits.
+// Enqueue puts msg in the standalone stream's outbox; it never waits.
 func (es *Stream) Enqueue(msg []byte) error {
 	es.mu.Lock()
 	defer es.mu.Unlock()
@@ -196,10 +196,10 @@ func (es *Stream) flushLocked(o *Out) {
 	}
 }
 
-// errEnded is the error of a message sent on a stream that has ended.
+// ErrEnded is the error of a message sent on a stream that has ended.
 var ErrEnded = errors.New("jsonrpc: the event stream has ended")
 
-// errStreamGone refuses to resume a stream whose missed events were evicted.
+// ErrStreamDone refuses to resume a stream whose missed events were evicted.
 // errStreamDone: the resumed stream has ended and the client has had all of
 // it (answered 204 No Content, which tells an SSE client to stop
 // reconnecting, as a client whose call was cancelled would otherwise
@@ -208,7 +208,7 @@ var ErrStreamDone = errors.New("jsonrpc: the stream has ended and has no events 
 
 var ErrStreamGone = errors.New("jsonrpc: the events after Last-Event-ID are no longer stored (StreamableHTTPOptions.EventStoreSize)")
 
-// attach makes o the stream's response. With from set (a resumption), the
+// Attach makes o the stream's response. With from set (a resumption), the
 // stored events after from are written first; strict refuses (with
 // errStreamGone, before anything is written) when some of them were
 // evicted. It reports whether the stream had ended (o then ends after the
@@ -261,7 +261,7 @@ func (es *Stream) detach(o *Out) {
 	es.mu.Unlock()
 }
 
-// end ends the stream: no more events; the attached response ends.
+// End ends the stream: no more events; the attached response ends.
 func (es *Stream) End() {
 	es.mu.Lock()
 	es.ended = true
@@ -270,7 +270,7 @@ func (es *Stream) End() {
 	es.mu.Unlock()
 }
 
-// hold serves the attached response o until it is detached (the stream
+// Hold serves the attached response o until it is detached (the stream
 // ended, or a newer response took over), stop closes, or the client goes
 // away (ctx): it writes the outbox as messages come and, every keepAlive,
 // a keep-alive comment unless something was written in the last half of
@@ -310,15 +310,15 @@ func (es *Stream) Hold(ctx context.Context, o *Out, stop <-chan struct{}) (gone 
 	}
 }
 
-// contentType is the media type of an event stream.
+// ContentType is the media type of an event stream.
 const ContentType = "text/event-stream"
 
 var keepAliveComment = []byte(": keep-alive\n\n")
 
-// open makes o the response of a POST's stream, before anything is written.
+// Open makes o the response of a POST's stream, before anything is written.
 func (es *Stream) Open(o *Out) { es.out = o }
 
-// begin turns the attached response of a POST's stream into an event
+// Begin turns the attached response of a POST's stream into an event
 // stream (see start; the stream is primed); a failed write detaches it.
 func (es *Stream) Begin(header func(http.Header), withData bool) {
 	es.mu.Lock()
@@ -331,14 +331,14 @@ func (es *Stream) Begin(header func(http.Header), withData bool) {
 	}
 }
 
-// withOutbox gives the standalone stream its outbox of maxQueue messages
+// WithOutbox gives the standalone stream its outbox of maxQueue messages
 // and maxBytes bytes.
 func (es *Stream) WithOutbox(maxQueue, maxBytes int) *Stream {
 	es.maxQueue, es.maxBytes, es.wake = maxQueue, maxBytes, make(chan struct{}, 1)
 	return es
 }
 
-// attached reports whether a response is attached.
+// Attached reports whether a response is attached.
 func (es *Stream) Attached() bool {
 	es.mu.Lock()
 	defer es.mu.Unlock()

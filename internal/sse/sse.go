@@ -20,16 +20,16 @@ import (
 // a retry that is not all digits are ignored; a leading BOM is skipped; an
 // event cut by the end of the stream is discarded.
 
-// errEventTooLarge is ErrEventTooLarge.
+// ErrEventTooLarge is ErrEventTooLarge.
 var ErrEventTooLarge = fmt.Errorf("%w: server-sent event over the size limit", wire.ErrTooLarge)
 
-// sseEvent is one dispatched event. Data is valid until the next call of next.
+// Event is one dispatched event. Data is valid until the next call of Next.
 type Event struct {
 	Type string // "" means "message"
 	Data []byte
 }
 
-// sseReader reads the events of one stream.
+// Reader reads the events of one stream.
 type Reader struct {
 	br     *bufio.Reader
 	Limit  int    // bytes of one event's lines
@@ -50,7 +50,7 @@ func NewReader(r io.Reader, limit int) *Reader {
 	return &Reader{br: bufio.NewReaderSize(r, 16<<10), Limit: limit}
 }
 
-// resume returns a reader of body, the stream that resumes r's (after a
+// Resume returns a reader of body, the stream that resumes r's (after a
 // reconnection): the last event id and the retry delay carry over.
 func (r *Reader) Resume(body io.Reader) *Reader {
 	next := NewReader(body, r.Limit)
@@ -58,7 +58,7 @@ func (r *Reader) Resume(body io.Reader) *Reader {
 	return next
 }
 
-// next returns the next event with data. At the end of the stream it
+// Next returns the next event with data. At the end of the stream it
 // returns io.EOF, or io.ErrUnexpectedEOF when an event was cut short.
 func (r *Reader) Next() (Event, error) {
 	for {
@@ -154,5 +154,5 @@ func (r *Reader) readLine() ([]byte, error) {
 	}
 }
 
-// errStreamCut reports an event stream that ended before the responses due.
+// ErrStreamCut reports an event stream that ended before the responses due.
 var ErrStreamCut = errors.New("jsonrpc: the server's event stream ended before the response")

@@ -60,7 +60,7 @@ type codec struct {
 // codecs caches the plan of each type seen (a nil *codec: no plan).
 var codecs sync.Map // reflect.Type → *codec
 
-// codecFor returns the plan for t, or nil when values of t go through v2.
+// CodecFor returns the plan for t, or nil when values of t go through v2.
 func CodecFor(t reflect.Type) *codec {
 	if c, ok := codecs.Load(t); ok {
 		return c.(*codec)
@@ -188,7 +188,7 @@ func decodeInto(data []byte, c *codec, p unsafe.Pointer) bool {
 	return d.Value(c, p) && d.Peek() == 0 && d.Pos == len(data)
 }
 
-// decoder reads one JSON value the scanner has already validated.
+// Decoder reads one JSON value the scanner has already validated.
 type Decoder struct{ Cursor }
 
 // literal consumes lit if it comes next.
@@ -322,7 +322,7 @@ func (d *Decoder) open(opener, closer byte) (empty, ok bool) {
 	return false, true
 }
 
-// value decodes the JSON value at d.pos into *p, of the type c plans, as
+// Value decodes the JSON value at d.pos into *p, of the type c plans, as
 // v2 would; it reports false on anything it is not sure of. A JSON null
 // stores the zero value (a nil pointer, slice or map).
 func (d *Decoder) Value(c *codec, p unsafe.Pointer) bool {
@@ -515,7 +515,7 @@ func (d *Decoder) mapOf(c *codec, p unsafe.Pointer) bool {
 	return true
 }
 
-// object merges the JSON object at d.pos into the struct at p (fields it
+// Object merges the JSON object at d.pos into the struct at p (fields it
 // does not name keep their values, as in v2) and returns the set of fields
 // it held (bit i: field i). An unknown or repeated name goes to v2.
 func (d *Decoder) Object(sc *StructCodec, p unsafe.Pointer) (seen uint64, ok bool) {
@@ -700,7 +700,7 @@ func appendObject(b []byte, sc *StructCodec, p unsafe.Pointer, depth int) ([]byt
 	return append(b, '}'), true
 }
 
-// structCodec is the plan of a struct type.
+// StructCodec is the plan of a struct type.
 type StructCodec struct {
 	Fields []fieldCodec
 	byName map[string]int // for structs with many fields

@@ -11,7 +11,7 @@ import (
 // message costs one append into a reused buffer. Params and results go
 // through the JSON codec (json.go).
 
-// appendRequest appends a request (or, with a nil id, a notification).
+// AppendRequest appends a request (or, with a nil id, a notification).
 // hint (may be nil) remembers the size of large params (see growFor).
 func AppendRequest(b []byte, id []byte, method string, params any, hint *atomic.Int64) ([]byte, error) {
 	b = append(b, `{"jsonrpc":"2.0",`...)
@@ -41,7 +41,7 @@ func AppendRequest(b []byte, id []byte, method string, params any, hint *atomic.
 	return append(b, '}'), nil
 }
 
-// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD so
+// AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD so
 // that the output is always valid.
 func AppendString(b []byte, s string) []byte {
 	b, _ = appendQuote(b, s, false)

@@ -16,7 +16,7 @@ const (
 // about a message over a size limit matches.
 var ErrTooLarge = errors.New("jsonrpc: message too large")
 
-// kind classifies one element of an incoming message.
+// Kind classifies one element of an incoming message.
 type Kind uint8
 
 const (
@@ -26,7 +26,7 @@ const (
 	KindBadResponse             // looked like a response but was malformed
 )
 
-// envelope is one scanned message object: spans of its members, plus what was wrong with it.
+// Envelope is one scanned message object: spans of its members, plus what was wrong with it.
 type Envelope struct {
 	Kind    Kind
 	ID      Span
@@ -41,7 +41,7 @@ type Envelope struct {
 	Err           string // what makes it an invalid request (kindInvalid)
 }
 
-// parsedMessage is the result of scanning one message: a single envelope or a batch.
+// Message is the result of scanning one message: a single envelope or a batch.
 type Message struct {
 	Batch bool
 	Elems []Envelope
@@ -52,7 +52,7 @@ type Message struct {
 	N     int // elements of the batch
 }
 
-// parseMessage scans data strictly. A syntax error, bad UTF-8 or excessive
+// Parse scans data strictly. A syntax error, bad UTF-8 or excessive
 // nesting returns an error for the whole message; everything else is
 // reported per element in the envelopes. A byte-order mark before the
 // text is a syntax error like any other byte that cannot begin JSON (RFC
@@ -148,7 +148,7 @@ func (k *envSink) member(s *Scanner, n Name, v Span, dupsBefore int) {
 	}
 }
 
-// envelope scans the object at s.pos into e and classifies it.
+// Envelope scans the object at s.pos into e and classifies it.
 func (s *Scanner) Envelope(e *Envelope) bool {
 	sink := envSink{e: e, last: s.dups}
 	if !s.Object(&sink) {
@@ -207,14 +207,14 @@ func (e *Envelope) classify(data []byte, unknown Span, dup bool) {
 	}
 }
 
-// isIDValue reports whether c begins a JSON string, number or null.
+// IsIDValue reports whether c begins a JSON string, number or null.
 func IsIDValue(c byte) bool { return c == '"' || c == 'n' || c == '-' || (c >= '0' && c <= '9') }
 
 func isVersion2(v []byte) bool {
 	return string(v) == `"2.0"` || (v[0] == '"' && string(Unquote(v[1:len(v)-1])) == "2.0")
 }
 
-// methodName returns the decoded method name bytes.
+// MethodName returns the decoded method name bytes.
 func (e *Envelope) MethodName(data []byte) []byte {
 	b := data[e.method.Start+1 : e.method.End-1]
 	if e.methodEscaped {

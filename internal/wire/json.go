@@ -25,12 +25,12 @@ var (
 
 func Sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
 
-// marshal encodes v as JSON. A json.RawMessage is validated and used as is.
+// Marshal encodes v as JSON. A json.RawMessage is validated and used as is.
 func Marshal(v any) ([]byte, error) {
 	return AppendJSON(nil, v, nil)
 }
 
-// appendJSON appends the JSON encoding of v to b. hint (may be nil)
+// AppendJSON appends the JSON encoding of v to b. hint (may be nil)
 // remembers the size of the large values of its kind that v2 encodes (see
 // growFor); the compiled codec and raw messages append in one pass.
 func AppendJSON(b []byte, v any, hint *atomic.Int64) ([]byte, error) {
@@ -79,7 +79,7 @@ func AppendJSON(b []byte, v any, hint *atomic.Int64) ([]byte, error) {
 // a value is marshalled, so that appending costs no allocation of its own.
 var writerPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// unmarshal decodes JSON into v strictly (unknown members are rejected).
+// Unmarshal decodes JSON into v strictly (unknown members are rejected).
 // data must be a value the scanner accepted (valid JSON, valid UTF-8, no
 // duplicate names): every params and result is.
 func Unmarshal(data []byte, v any) error {
@@ -157,7 +157,7 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }
 
 func GetBuf() *[]byte { return bufPool.Get().(*[]byte) }
 
-// putBuf gives b back for reuse. Buffers up to 4 MiB are kept: a large
+// PutBuf gives b back for reuse. Buffers up to 4 MiB are kept: a large
 // message then costs no fresh allocation (whose pages the kernel must
 // fault in: the 1 MiB echo ran at half the speed); the pool lets them go
 // within two garbage collections, so an idle process holds none for long.

@@ -12,7 +12,7 @@ import (
 // nesting depth, duplicate object names) while recording where the members of
 // each JSON-RPC envelope are, so that nothing is decoded twice.
 
-// span is a half-open byte range [start, end) of the message; end == 0 means absent.
+// Span is a half-open byte range [start, end) of the message; end == 0 means absent.
 type Span struct{ Start, End int }
 
 func (s Span) Present() bool         { return s.End > 0 }
@@ -26,27 +26,27 @@ type scanError struct {
 
 func (e *scanError) Error() string { return "offset " + strconv.Itoa(e.off) + ": " + e.msg }
 
-// depthError means the text nests deeper than the configured limit.
+// DepthError means the text nests deeper than the configured limit.
 type DepthError struct{ Limit int }
 
 func (e *DepthError) Error() string {
 	return "JSON nesting depth exceeds the limit of " + strconv.Itoa(e.Limit)
 }
 
-// name is an object member name seen by the scanner, kept to detect duplicates.
+// Name is an object member name seen by the scanner, kept to detect duplicates.
 type Name struct {
 	Span
 	escaped bool
 }
 
-// cursor is a position in JSON text, shared by the scanner and the
+// Cursor is a position in JSON text, shared by the scanner and the
 // decoder of the compiled codec (codec.go).
 type Cursor struct {
 	Data []byte
 	Pos  int
 }
 
-// scanner validates JSON text. It is reused across messages (see reset).
+// Scanner validates JSON text. It is reused across messages (see reset).
 type Scanner struct {
 	Cursor
 	depth    int
@@ -90,7 +90,7 @@ func (s *Cursor) skipSpace() {
 	}
 }
 
-// peek returns the next non-space byte, or 0 at the end of input.
+// Peek returns the next non-space byte, or 0 at the end of input.
 func (s *Cursor) Peek() byte {
 	s.skipSpace()
 	if s.Pos < len(s.Data) {
@@ -99,7 +99,7 @@ func (s *Cursor) Peek() byte {
 	return 0
 }
 
-// value scans one JSON value starting at the next non-space byte and returns its span.
+// Value scans one JSON value starting at the next non-space byte and returns its span.
 func (s *Scanner) Value() (Span, bool) {
 	c := s.Peek()
 	start := s.Pos
@@ -393,7 +393,7 @@ func (s *Scanner) memberName() bool {
 	return true
 }
 
-// object scans an object. When env is non-nil, the object is a message
+// Object scans an object. When env is non-nil, the object is a message
 // envelope and its members are recorded there.
 func (s *Scanner) Object(env *envSink) bool {
 	if !s.enter() {
@@ -484,7 +484,7 @@ func (s *Scanner) decodedName(n Name) []byte {
 	return Unquote(n.Of(s.Data))
 }
 
-// array scans an array. elem, when non-nil, scans each element in place of value.
+// Array scans an array. elem, when non-nil, scans each element in place of value.
 func (s *Scanner) Array(elem func() bool) bool {
 	if !s.enter() {
 		return s.deepValue()
@@ -517,7 +517,7 @@ func (s *Scanner) Array(elem func() bool) bool {
 	}
 }
 
-// end checks that only white space follows the value.
+// End checks that only white space follows the value.
 func (s *Scanner) End() bool {
 	if s.Peek() != 0 || s.Pos < len(s.Data) {
 		return s.fail("invalid character after top-level value")
@@ -525,7 +525,7 @@ func (s *Scanner) End() bool {
 	return true
 }
 
-// members calls fn for each member of obj, a valid JSON object (not on
+// Members calls fn for each member of obj, a valid JSON object (not on
 // hot paths: it allocates for escaped names).
 func Members(obj []byte, fn func(name, value []byte)) {
 	var s Scanner
@@ -551,7 +551,7 @@ func Members(obj []byte, fn func(name, value []byte)) {
 	}
 }
 
-// unquote decodes the body of a valid JSON string (without its quotes).
+// Unquote decodes the body of a valid JSON string (without its quotes).
 func Unquote(b []byte) []byte {
 	i := bytes.IndexByte(b, '\\')
 	if i < 0 {
@@ -611,7 +611,7 @@ func appendEscape(out, b []byte, i int) (_ []byte, next int, ok bool) {
 	return out, i, false
 }
 
-// validJSON reports whether b is exactly one valid JSON value (used on
+// Valid reports whether b is exactly one valid JSON value (used on
 // pre-encoded results handed to us by handlers).
 func Valid(b []byte) bool {
 	var s Scanner
