@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
 )
 
 // report is what --json writes.
@@ -191,5 +194,32 @@ func TestConformMethod(t *testing.T) {
 	}
 	if len(rep.Checks) != 4 {
 		t.Errorf("%d checks, want the 4 of the method", len(rep.Checks))
+	}
+}
+
+// TestConformNATS checks jrpc serve over NATS request/reply: each message
+// is a request whose reply (empty for a notification) is the answer.
+func TestConformNATS(t *testing.T) {
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	defer ns.Shutdown()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server did not start")
+	}
+	url := strings.TrimSuffix(ns.ClientURL(), "/") + "/conform.rpc"
+	startServe(t, "--listen", url)
+	file := filepath.Join(t.TempDir(), "r.json")
+	r := run(t, "", "conform", url, "--json", file, "--skip", "^hostile/")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	rep := readReport(t, file)
+	for _, want := range []string{"id/int-2^64+1", "notification/no-params", "batch/all-notifications-silent", "connection/kept"} {
+		if got := rep.status(want); got != "PASS" {
+			t.Errorf("%s: %s", want, got)
+		}
 	}
 }

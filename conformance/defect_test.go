@@ -1,0 +1,142 @@
+package conformance_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/conformance"
+	"github.com/seedhq/jsonrpc/internal/demo"
+)
+
+// defective serves our server's answers changed by change (nil: no answer).
+func defective(t *testing.T, change func(in, out []byte) []byte) conformance.Target {
+	s := &jsonrpc.Server{Handler: demo.NewMux()}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		in, _ := io.ReadAll(r.Body)
+		out := change(in, s.Process(r.Context(), in))
+		if out == nil {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(out)
+	}))
+	t.Cleanup(srv.Close)
+	return &conformance.HTTPTarget{URL: srv.URL}
+}
+
+func status(rep *conformance.Report, name string) conformance.Status {
+	for _, c := range rep.Checks {
+		if c.Name == name {
+			return c.Status
+		}
+	}
+	return "missing"
+}
+
+// TestDefectsCaught: each defect fails its check, at MUST, and nothing
+// else passes that should not.
+func TestDefectsCaught(t *testing.T) {
+	for _, c := range []struct {
+		name, check string
+		change      func(in, out []byte) []byte
+	}{
+		{"answers notifications", "notification/params-array", func(in, out []byte) []byte {
+			if out == nil && strings.HasPrefix(string(in), "{") {
+				return []byte(`{"jsonrpc":"2.0","id":null,"result":null}`)
+			}
+			return out
+		}},
+		{"empty array for []", "batch/empty", func(in, out []byte) []byte {
+			if string(in) == "[]" {
+				return []byte("[]")
+			}
+			return out
+		}},
+		{"jsonrpc 1.1 in responses", "response/jsonrpc", func(_, out []byte) []byte {
+			return []byte(strings.ReplaceAll(string(out), `"jsonrpc":"2.0"`, `"jsonrpc":"1.1"`))
+		}},
+		{"error code as a string", "response/error-object", func(_, out []byte) []byte {
+			return regexp.MustCompile(`"code":(-?[0-9]+)`).ReplaceAll(out, []byte(`"code":"$1"`))
+		}},
+		{"ids lose their escapes' value", "id/string-escaped", func(_, out []byte) []byte {
+			return []byte(strings.ReplaceAll(string(out), `\u00e9`, `e`))
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep, err := (&conformance.Suite{}).Check(context.Background(), defective(t, c.change))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := status(rep, c.check); got != conformance.Fail || rep.OK() {
+				t.Fatalf("%s: %s (report OK: %v)", c.check, got, rep.OK())
+			}
+		})
+	}
+}
+
+// TestDroppedConnection: a stream server that closes the connection on
+// every third message fails the checks it was answering, and
+// connection/kept names them.
+func TestDroppedConnection(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	s := &jsonrpc.Server{Handler: demo.NewMux()}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				ch := jsonrpc.NewStream(c, jsonrpc.StreamOptions{})
+				for n := 1; ; n++ {
+					msg, err := ch.Recv()
+					if err != nil || n%3 == 0 {
+						return
+					}
+					if out := s.Process(context.Background(), msg); out != nil {
+						ch.Send(out)
+					}
+				}
+			}()
+		}
+	}()
+	target, _ := conformance.URL("tcp://"+l.Addr().String(), jsonrpc.FramingLine, nil)
+	rep, err := (&conformance.Suite{Timeout: time.Second, Only: regexp.MustCompile(`^(id/|connection/)`)}).Check(context.Background(), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status(rep, "connection/kept") != conformance.Fail || rep.OK() {
+		t.Fatalf("connection/kept: %s", status(rep, "connection/kept"))
+	}
+	for _, c := range rep.Checks {
+		if c.Name == "connection/kept" && !strings.Contains(c.Detail, "the server dropped the connection") {
+			t.Errorf("detail: %s", c.Detail)
+		}
+	}
+}
+
+// TestUnreachable: a target that cannot be reached at the start is an
+// error wrapping ErrUnreachable, not a report.
+func TestUnreachable(t *testing.T) {
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := l.Addr().String()
+	l.Close()
+	target, _ := conformance.URL("tcp://"+addr, jsonrpc.FramingLine, nil)
+	if _, err := (&conformance.Suite{}).Check(context.Background(), target); err == nil || !strings.Contains(err.Error(), "unreachable") {
+		t.Fatalf("err = %v", err)
+	}
+}
