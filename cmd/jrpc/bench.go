@@ -413,7 +413,7 @@ func histogramRows(h *hist, n int) []histRow {
 }
 
 func (r *benchReport) print(w io.Writer, lastTE string) {
-	fmt.Fprintf(w, "%s %s: %d calls in %.2fs, %d workers on %d connection(s)\n", r.Target, r.Method, r.Requests, r.DurationS, r.Concurrency, r.Connections)
+	fmt.Fprintf(w, "%s %s: %d calls in %.2fs, %s on %s\n", r.Target, r.Method, r.Requests, r.DurationS, plural(r.Concurrency, "worker"), plural(r.Connections, "connection"))
 	fmt.Fprintf(w, "  throughput  %.0f calls/s\n", r.Throughput)
 	nerr := r.Requests - r.OK
 	fmt.Fprintf(w, "  ok          %d\n", r.OK)
@@ -464,4 +464,12 @@ func fmtMS(v float64) string {
 		return fmt.Sprintf("%.0fms", v)
 	}
 	return fmt.Sprintf("%.1fs", v/1000)
+}
+
+// plural returns "1 worker", "2 workers".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }

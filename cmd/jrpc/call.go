@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/seedhq/jsonrpc"
@@ -72,6 +73,9 @@ func runCall(ctx context.Context, args []string, f *callFlags, notify bool) (err
 		return err
 	}
 	method := rest[0]
+	if strings.TrimSpace(method) == "" {
+		return &exitError{code: exitUsage, err: errors.New("the method name is empty"), hint: t.commandLine("list") + " lists the methods"}
+	}
 	t.notices = true
 	params, err := buildParams(rest[1:], f.data, os.Stdin)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"os"
 	"strconv"
 	"strings"
@@ -288,8 +289,28 @@ func canonical(v json.RawMessage) []byte {
 	if dec.Decode(&x) != nil {
 		return compact(v)
 	}
-	b, _ := json.Marshal(x)
+	b, _ := json.Marshal(sameNumbers(x))
 	return b
+}
+
+// sameNumbers rewrites the numbers in x (decoded with UseNumber) to one
+// text per value, so that 42, 42.0 and 4.2e1 compare equal.
+func sameNumbers(x any) any {
+	switch v := x.(type) {
+	case json.Number:
+		if f, ok := new(big.Float).SetPrec(256).SetString(string(v)); ok {
+			return json.Number(f.Text('g', -1))
+		}
+	case []any:
+		for i := range v {
+			v[i] = sameNumbers(v[i])
+		}
+	case map[string]any:
+		for k := range v {
+			v[k] = sameNumbers(v[k])
+		}
+	}
+	return x
 }
 
 func matchKey(method string, params json.RawMessage) string {

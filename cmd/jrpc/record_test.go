@@ -83,6 +83,8 @@ func TestRecordReplayByteForByte(t *testing.T) {
 	}
 	// Through jrpc call, over stdio; what was not recorded is an error.
 	expect(t, run(t, "", "--exec", bin+" replay "+file, "call", "subtract", "[42,23]"), 0, "19\n")
+	// Params compare as JSON values: 42.0 and 4.2e1 are the 42 recorded (issue 28, point 9).
+	expect(t, run(t, "", "--exec", bin+" replay "+file, "call", "subtract", "[42.0,2.3e1]"), 0, "19\n")
 	r := run(t, "", "--exec", bin+" replay "+file, "call", "subtract", "[1,1]")
 	if r.code != exitRPCError || !strings.Contains(r.stderr, `"code":-32602,"message":"no recorded call of subtract with these params","data":{"recorded_params":[[42,23]]}`) {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)

@@ -174,6 +174,9 @@ func runServe(ctx context.Context, srv *jsonrpc.Server, listen []string, verbose
 	if len(listen) == 0 {
 		listen = defaultListen
 	}
+	if err := checkDuplicateListeners(listen); err != nil {
+		return err
+	}
 	srv.Logger = logger
 	if verbose {
 		srv.Middleware = append(srv.Middleware, jsonrpc.LogCalls(logger, nil))
@@ -332,4 +335,24 @@ func parseStateKeys(hexKeys []string) ([][]byte, error) {
 		keys = append(keys, k)
 	}
 	return keys, nil
+}
+
+// checkDuplicateListeners refuses a listener given twice (port 0 aside:
+// each picks a free port), stdio: included.
+func checkDuplicateListeners(listen []string) error {
+	seen := map[string]bool{}
+	for _, l := range listen {
+		key := l
+		if u, err := url.Parse(l); err == nil {
+			if u.Port() == "0" {
+				continue
+			}
+			key = u.Scheme + "://" + u.Host + u.Opaque + strings.TrimSuffix(u.Path, "/")
+		}
+		if seen[key] {
+			return usageErrorf("--listen %s is given twice: each listener once", l)
+		}
+		seen[key] = true
+	}
+	return nil
 }
