@@ -9,9 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	natsserver "github.com/nats-io/nats-server/v2/server"
 )
 
 // report is what --json writes.
@@ -200,16 +197,8 @@ func TestConformMethod(t *testing.T) {
 // TestConformNATS checks jrpc serve over NATS request/reply: each message
 // is a request whose reply (empty for a notification) is the answer.
 func TestConformNATS(t *testing.T) {
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	defer ns.Shutdown()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server did not start")
-	}
-	url := strings.TrimSuffix(ns.ClientURL(), "/") + "/conform.rpc"
+	_, nsURL := startNATSServer(t)
+	url := nsURL + "/conform.rpc"
 	startServe(t, "--listen", url)
 	file := filepath.Join(t.TempDir(), "r.json")
 	r := run(t, "", "conform", url, "--json", file, "--skip", "^hostile/")

@@ -35,17 +35,25 @@ func startServe(t *testing.T, args ...string) (*exec.Cmd, string, *syncBuffer) {
 	return srv, "", log
 }
 
-func TestNATSServeCallNotifyBatchBench(t *testing.T) {
+// startNATSServer runs a NATS server on loopback until the test ends and
+// returns its client URL, without a trailing slash.
+func startNATSServer(t *testing.T) (*natsserver.Server, string) {
+	t.Helper()
 	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	go ns.Start()
-	defer ns.Shutdown()
+	t.Cleanup(ns.Shutdown)
 	if !ns.ReadyForConnections(10 * time.Second) {
 		t.Fatal("nats-server did not start")
 	}
-	url := strings.TrimSuffix(ns.ClientURL(), "/") + "/demo.rpc"
+	return ns, strings.TrimSuffix(ns.ClientURL(), "/")
+}
+
+func TestNATSServeCallNotifyBatchBench(t *testing.T) {
+	ns, nsURL := startNATSServer(t)
+	url := nsURL + "/demo.rpc"
 	a, aURL, aLog := startServe(t, "--listen", url)
 	_, _, _ = startServe(t, "--listen", url)
 	if aURL != url {
