@@ -248,7 +248,7 @@ func kindOf(t reflect.Type) paramsKind {
 		st = st.Elem()
 	}
 	switch {
-	case t == rawMessageType || t.Kind() == reflect.Interface:
+	case t == rawJSONType || t.Kind() == reflect.Interface:
 		return kindRaw
 	case st.Kind() == reflect.Struct:
 		return kindStruct
@@ -509,3 +509,5 @@ func schemaOrder(s *Schema, o *ordered) {
 		}
 	}
 }
+
+var rawJSONType = reflect.TypeFor[json.RawMessage]()

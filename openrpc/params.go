@@ -8,20 +8,8 @@ import (
 	"sync"
 
 	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/openrpc/schema"
 )
-
-// ParamsValidator checks the params of one method against the schemas of
-// its OpenRPC description. It is safe for concurrent use.
-type ParamsValidator struct {
-	byName, byPosition bool
-	whole              *node   // the whole params (x-params-schema)
-	variadic           *node   // each positional param (x-variadic)
-	object             *node   // params by name
-	positional         []*node // params by position
-	names              []string
-	required           []bool
-	minArgs            int // params up to the last required one
-}
 
 // CompileMethod compiles the params of m; references are resolved in the
 // shared schemas defs (the document's components).
@@ -31,115 +19,23 @@ type ParamsValidator struct {
 // required param present; params by position an array of at most
 // len(m.Params) elements, at least up to the last required param.
 func CompileMethod(m *Method, defs map[string]*Schema) (*ParamsValidator, error) {
-	c := newCompiler(defs, RefComponents)
-	v := compileMethod(c, m)
-	if c.err() == nil && c.unsupported != nil {
-		c = c.fallbackCompiler()
-		v = compileMethod(c, m)
+	p := schema.MethodParams{Whole: m.ParamsSchema, Variadic: m.Variadic}
+	switch m.ParamStructure {
+	case "by-name":
+		p.ByName = true
+	case "by-position":
+		p.ByPosition = true
+	default:
+		p.ByName, p.ByPosition = true, true
 	}
-	if err := c.err(); err != nil {
+	for _, d := range m.Params {
+		p.Params = append(p.Params, schema.Param{Name: d.Name, Schema: d.Schema, Required: d.Required})
+	}
+	v, err := schema.CompileParams(p, defs, RefComponents)
+	if err != nil {
 		return nil, errors.New("openrpc: method " + m.Name + ": " + err.Error())
 	}
 	return v, nil
-}
-
-func compileMethod(c *compiler, m *Method) *ParamsValidator {
-	v := &ParamsValidator{}
-	switch m.ParamStructure {
-	case "by-name":
-		v.byName = true
-	case "by-position":
-		v.byPosition = true
-	default:
-		v.byName, v.byPosition = true, true
-	}
-	switch {
-	case m.ParamsSchema != nil:
-		v.whole = c.compile(m.ParamsSchema)
-	case m.Variadic && len(m.Params) == 1:
-		v.variadic = c.compile(m.Params[0].Schema)
-		v.byName = false
-	default:
-		obj := &Schema{Type: "object", Properties: map[string]*Schema{}, AdditionalProperties: falseSchema()}
-		for i, p := range m.Params {
-			obj.Properties[p.Name] = p.Schema
-			if p.Required {
-				obj.Required = append(obj.Required, p.Name)
-				v.minArgs = i + 1
-			}
-			v.names = append(v.names, p.Name)
-			v.required = append(v.required, p.Required)
-			v.positional = append(v.positional, c.compile(p.Schema))
-		}
-		v.object = c.compile(obj)
-	}
-	return v
-}
-
-// Check returns the problems of params (nil when they fit). Params are raw
-// JSON: an array, an object, or nil when the request has none.
-func (v *ParamsValidator) Check(params []byte) []Problem {
-	w := getWalker(params)
-	defer putWalker(w)
-	w.ws()
-	if w.pos >= len(params) {
-		if v.minArgs > 0 {
-			return []Problem{{Path: "", Problem: "params are required"}}
-		}
-		return nil
-	}
-	if v.whole != nil {
-		w.check(v.whole)
-		return w.probs
-	}
-	switch params[w.pos] {
-	case '{':
-		if !v.byName {
-			return []Problem{{Path: "", Problem: "expected an array, got an object"}}
-		}
-		w.check(v.object)
-	case '[':
-		if !v.byPosition {
-			return []Problem{{Path: "", Problem: "expected an object, got an array"}}
-		}
-		w.positional(v)
-	default:
-		return []Problem{{Path: "", Problem: "params must be an array or an object"}}
-	}
-	return w.probs
-}
-
-func (w *walker) positional(v *ParamsValidator) {
-	w.pos++ // [
-	i := 0
-	if !w.expect(']') {
-		for {
-			var n *node
-			switch {
-			case v.variadic != nil:
-				n = v.variadic
-			case i < len(v.positional):
-				n = v.positional[i]
-			}
-			w.path = append(w.path, seg{index: i})
-			w.check(n)
-			w.path = w.path[:len(w.path)-1]
-			i++
-			if w.err || !w.expect(',') {
-				break
-			}
-		}
-	}
-	if v.variadic == nil && i > len(v.positional) {
-		w.report("too many params: expected at most " + strconv.Itoa(len(v.positional)) + ", got " + strconv.Itoa(i))
-	}
-	for j := i; j < v.minArgs; j++ {
-		if v.required[j] {
-			w.path = append(w.path, seg{index: j})
-			w.report("missing required param " + strconv.Quote(v.names[j]))
-			w.path = w.path[:len(w.path)-1]
-		}
-	}
 }
 
 // CheckParams checks params against the schemas of method in d, as a
@@ -226,4 +122,24 @@ func (vs *validators) get(method string) *ParamsValidator {
 	}
 	actual, _ := vs.m.LoadOrStore(method, v)
 	return actual.(*ParamsValidator)
+}
+
+// ParamsError returns the -32602 error that reports problems: its message
+// names the first problem and its data lists them all, as
+// [{"path":"/minuend","problem":"expected number, got string"}] (the shape of
+// the errors of jsonrpc.Register's own decoding).
+func ParamsError(problems []Problem) *jsonrpc.Error {
+	e := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params"}
+	if len(problems) == 0 {
+		return e
+	}
+	p := problems[0]
+	if p.Path != "" {
+		e.Message += ": " + p.Path
+	}
+	e.Message += ": " + p.Problem
+	if len(problems) > 1 {
+		e.Message += " (and " + strconv.Itoa(len(problems)-1) + " more)"
+	}
+	return e.WithData(problems)
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/seedhq/jsonrpc/openrpc/schema"
 )
 
 // TypeString renders a schema as a short type expression, as used by
@@ -14,10 +16,10 @@ import (
 func TypeString(s *Schema) string { return typeString(s, 0) }
 
 func typeString(s *Schema, depth int) string {
-	if s == nil || isTrue(s) {
+	if s == nil || schema.IsTrue(s) {
 		return "any"
 	}
-	if s.Not != nil && isFalseOnly(s) {
+	if s.Not != nil && schema.IsFalseOnly(s) {
 		return "never"
 	}
 	if s.Ref != "" {
@@ -121,7 +123,7 @@ func oneType(s *Schema, t string, depth int) string {
 	return t
 }
 
-func isFalseSchema(s *Schema) bool { return s.Not != nil && isFalseOnly(s) }
+func isFalseSchema(s *Schema) bool { return s.Not != nil && schema.IsFalseOnly(s) }
 
 // propertyNames lists the properties of s in their order (PropertyOrder,
 // then the others sorted).

@@ -1,4 +1,4 @@
-package openrpc
+package schema
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 //
 //	go test -run JSONSchemaSuite -v ./openrpc
 func TestJSONSchemaSuite(t *testing.T) {
-	files, err := filepath.Glob("testdata/JSON-Schema-Test-Suite/*.json")
+	files, err := filepath.Glob("../testdata/JSON-Schema-Test-Suite/*.json")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no suite files: %v", err)
 	}
@@ -150,7 +150,7 @@ func (v *Validator) usesFallback() bool {
 func FuzzWalkerMatchesFallback(f *testing.F) {
 	type pair struct{ fast, slow *Validator }
 	var pairs []pair
-	files, _ := filepath.Glob("testdata/JSON-Schema-Test-Suite/*.json")
+	files, _ := filepath.Glob("../testdata/JSON-Schema-Test-Suite/*.json")
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {

@@ -1,4 +1,4 @@
-package openrpc
+package schema
 
 import (
 	"errors"
@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/seedhq/jsonrpc"
 )
 
 // Problem is one way in which a JSON value does not match its schema.
@@ -20,26 +19,6 @@ type Problem struct {
 
 // MaxProblems bounds the problems one validation reports.
 const MaxProblems = 32
-
-// ParamsError returns the -32602 error that reports problems: its message
-// names the first problem and its data lists them all, as
-// [{"path":"/minuend","problem":"expected number, got string"}] (the shape of
-// the errors of jsonrpc.Register's own decoding).
-func ParamsError(problems []Problem) *jsonrpc.Error {
-	e := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params"}
-	if len(problems) == 0 {
-		return e
-	}
-	p := problems[0]
-	if p.Path != "" {
-		e.Message += ": " + p.Path
-	}
-	e.Message += ": " + p.Problem
-	if len(problems) > 1 {
-		e.Message += " (and " + strconv.Itoa(len(problems)-1) + " more)"
-	}
-	return e.WithData(problems)
-}
 
 // A Validator checks JSON values against a compiled schema. It is safe for
 // concurrent use.
@@ -246,11 +225,11 @@ func (c *compiler) refNode(ref string) *node {
 	return n
 }
 
-// isFalseOnly reports whether s is exactly {"not": {}}, the false schema.
-func isFalseOnly(s *Schema) bool {
+// IsFalseOnly reports whether s is exactly {"not": {}}, the false schema.
+func IsFalseOnly(s *Schema) bool {
 	c := *s
 	c.Not = nil
-	return isTrue(&c)
+	return IsTrue(&c)
 }
 
 func unescapePointer(s string) string {

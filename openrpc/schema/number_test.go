@@ -1,4 +1,4 @@
-package openrpc
+package schema
 
 import (
 	"math/big"

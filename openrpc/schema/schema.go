@@ -1,4 +1,4 @@
-package openrpc
+package schema
 
 import (
 	"encoding"
@@ -107,12 +107,12 @@ func (g *Generator) FieldSchema(f reflect.StructField) *Schema {
 	return g.schema(f.Type, &f)
 }
 
-// SchemaFor returns a standalone schema of T: the definitions it uses are in
+// For returns a standalone schema of T: the definitions it uses are in
 // its "$defs". It is what an MCP tool's inputSchema needs.
-func SchemaFor[T any]() (*Schema, error) { return SchemaOfType(reflect.TypeFor[T]()) }
+func For[T any]() (*Schema, error) { return OfType(reflect.TypeFor[T]()) }
 
-// SchemaOfType is SchemaFor for a reflect.Type.
-func SchemaOfType(t reflect.Type) (*Schema, error) {
+// OfType is For for a reflect.Type.
+func OfType(t reflect.Type) (*Schema, error) {
 	g := NewGenerator(RefDefs)
 	// Inline the top-level struct (an inputSchema must be an object schema).
 	var s *Schema
@@ -185,7 +185,7 @@ func (g *Generator) schema(t reflect.Type, f *reflect.StructField) *Schema {
 // nullable makes s accept null as well.
 func nullable(s *Schema) *Schema {
 	switch {
-	case isTrue(s):
+	case IsTrue(s):
 		return s
 	case s.Ref != "":
 		return &Schema{AnyOf: []*Schema{{Type: "null"}, s}}
@@ -213,8 +213,8 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-// isTrue reports whether s is the true schema.
-func isTrue(s *Schema) bool {
+// IsTrue reports whether s is the true schema.
+func IsTrue(s *Schema) bool {
 	b, err := json.Marshal(s)
 	return err == nil && string(b) == "true"
 }

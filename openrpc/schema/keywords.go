@@ -1,4 +1,4 @@
-package openrpc
+package schema
 
 import (
 	"encoding/json"
@@ -825,7 +825,7 @@ func compileNot(c *compiler, s *Schema, n *node) check {
 	if s.Not == nil {
 		return nil
 	}
-	if isTrue(s.Not) { // the false schema is {"not": {}}
+	if IsTrue(s.Not) { // the false schema is {"not": {}}
 		n.never = true
 		return neverCheck{}
 	}
