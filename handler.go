@@ -82,6 +82,9 @@ type MethodInfo struct {
 	Params     []ParamInfo
 	ByPosition bool
 	ByName     bool
+	// Subscriptions is set on the subscribe method that NewSubscriptions
+	// registers: its kinds, as they are when asked (Subscriptions.Kinds).
+	Subscriptions *Subscriptions
 }
 
 // ParamInfo is one named parameter of a struct-typed method.

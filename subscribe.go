@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/seedhq/jsonrpc/internal/wire"
@@ -137,6 +139,9 @@ func NewSubscriptions(mux *Mux, namespace string, opts ...SubscriptionsOption) *
 	Register(mux, s.subscribe, s.serveSubscribe, MethodDoc{
 		Summary: "Starts a subscription: params are the kind of events, then its arguments; the result is the subscription id.",
 	})
+	mux.mu.Lock()
+	mux.methods[s.subscribe].info.Subscriptions = s
+	mux.mu.Unlock()
 	Register(mux, s.unsubscribe, s.serveUnsubscribe, MethodDoc{
 		Summary: "Ends a subscription of this connection; returns true.",
 	})
@@ -179,6 +184,8 @@ func SubscriptionOverflow(p OverflowPolicy) SubscriptionOption {
 type subscriptionKind struct {
 	buffer int
 	policy OverflowPolicy
+	params reflect.Type // P
+	event  reflect.Type // E
 	// start decodes the arguments and starts the producer; the returned
 	// error is sent as the subscribe call's error.
 	start func(ctx context.Context, args []byte, sub *subscription) error
@@ -198,7 +205,7 @@ type subscriptionKind struct {
 // (unless P has required fields). Arguments that do not fit give -32602.
 func AddSubscription[P, E any](s *Subscriptions, kind string, fn func(ctx context.Context, params P, sink *Sink[E]) error, opts ...SubscriptionOption) {
 	pd := newParamsDecoder(reflect.TypeFor[P]())
-	k := subscriptionKind{buffer: DefaultSubscriptionBuffer, policy: OverflowBlock}
+	k := subscriptionKind{buffer: DefaultSubscriptionBuffer, policy: OverflowBlock, params: reflect.TypeFor[P](), event: reflect.TypeFor[E]()}
 	for _, o := range opts {
 		o(&k)
 	}
@@ -219,6 +226,33 @@ func AddSubscription[P, E any](s *Subscriptions, kind string, fn func(ctx contex
 		panic("jsonrpc: subscription kind registered twice: " + kind)
 	}
 	s.kinds[kind] = k
+}
+
+// SubscriptionKind describes one kind of subscription: its name (the
+// first argument of the subscribe call), the Go type of its arguments and
+// of its events.
+type SubscriptionKind struct {
+	Name       string
+	ParamsType reflect.Type
+	EventType  reflect.Type
+}
+
+// Kinds returns the kinds of subscriptions added so far, sorted by name.
+func (s *Subscriptions) Kinds() []SubscriptionKind {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]SubscriptionKind, 0, len(s.kinds))
+	for name, k := range s.kinds {
+		out = append(out, SubscriptionKind{Name: name, ParamsType: k.params, EventType: k.event})
+	}
+	slices.SortFunc(out, func(a, b SubscriptionKind) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// MethodNames returns the names of the subscribe and unsubscribe methods
+// and of the event notifications.
+func (s *Subscriptions) MethodNames() (subscribe, unsubscribe, notification string) {
+	return s.subscribe, s.unsubscribe, s.method
 }
 
 // callScoped reports whether the connection lives only as long as one call

@@ -19,7 +19,10 @@
 // serving it. Params that content descriptors cannot describe use two
 // extensions: "x-variadic" (a Go slice: any number of positional params of
 // one schema) and "x-params-schema" (a Go map, json.RawMessage or any: the
-// schema of the whole params value).
+// schema of the whole params value). The subscribe method of a
+// jsonrpc.Subscriptions carries "x-subscription" (Subscription): the
+// unsubscribe and notification methods and each kind's params and event
+// schemas, which OpenRPC itself cannot express (open-rpc/spec#381).
 //
 // # Schemas
 //

@@ -93,6 +93,31 @@ type Method struct {
 	// ParamsSchema, when set, is the schema of the whole params value (a Go
 	// map type, or any params at all for json.RawMessage and any).
 	ParamsSchema *Schema `json:"x-params-schema,omitzero"`
+	// Subscription (x-subscription), on the subscribe method of a
+	// jsonrpc.Subscriptions, describes the subscriptions it starts.
+	Subscription *Subscription `json:"x-subscription,omitzero"`
+}
+
+// Subscription describes the subscriptions a subscribe method starts, in
+// go-ethereum's convention: the call's params are a kind's name, then its
+// arguments; the result is the subscription's id; the events come as
+// Notification notifications with params {"subscription": id, "result":
+// event}; Unsubscribe [id] ends one. It is an extension of this package
+// ("x-subscription"): OpenRPC 1.3 describes notification methods but not
+// subscriptions (open-rpc/spec#381).
+type Subscription struct {
+	Unsubscribe  string             `json:"unsubscribe"`
+	Notification string             `json:"notification"`
+	Kinds        []SubscriptionKind `json:"kinds"`
+}
+
+// SubscriptionKind is one kind of subscription: Params is the schema of
+// its one argument after the name (absent when it takes none), Event the
+// schema of its events.
+type SubscriptionKind struct {
+	Name   string  `json:"name"`
+	Params *Schema `json:"params,omitzero"`
+	Event  *Schema `json:"event"`
 }
 
 // Tag groups methods.
@@ -291,6 +316,9 @@ func describe(g *Generator, mi jsonrpc.MethodInfo) *Method {
 	for _, t := range d.Tags {
 		m.Tags = append(m.Tags, Tag{Name: t})
 	}
+	if mi.Subscriptions != nil {
+		m.Subscription = describeSubscriptions(g, mi.Subscriptions)
+	}
 	for _, e := range d.Errors {
 		m.Errors = append(m.Errors, ErrorObject{Code: e.Code, Message: e.Message, Data: e.Data})
 	}
@@ -383,6 +411,19 @@ func examplePairing(m *Method, i int, ex jsonrpc.Example) ExamplePairing {
 		p.Result = &ExampleObject{Name: "result", Value: json.RawMessage(ex.Result)}
 	}
 	return p
+}
+
+func describeSubscriptions(g *Generator, s *jsonrpc.Subscriptions) *Subscription {
+	_, unsub, notif := s.MethodNames()
+	out := &Subscription{Unsubscribe: unsub, Notification: notif, Kinds: []SubscriptionKind{}}
+	for _, k := range s.Kinds() {
+		sk := SubscriptionKind{Name: k.Name, Event: g.SchemaOf(k.EventType)}
+		if p := k.ParamsType; !(p.Kind() == reflect.Struct && p.NumField() == 0) {
+			sk.Params = g.SchemaOf(p)
+		}
+		out.Kinds = append(out.Kinds, sk)
+	}
+	return out
 }
 
 // ParseDocument decodes an OpenRPC document, as returned by rpc.discover.

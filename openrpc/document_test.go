@@ -106,3 +106,32 @@ func TestDiscoverDeprecated(t *testing.T) {
 		t.Errorf("minus: %v %v", got, err)
 	}
 }
+
+// The subscribe method of a jsonrpc.Subscriptions carries its kinds in
+// "x-subscription": each kind's params and event schemas.
+func TestSubscriptionsDescribed(t *testing.T) {
+	mux := jsonrpc.NewMux()
+	subs := jsonrpc.NewSubscriptions(mux, "feed")
+	type filter struct {
+		Address string `json:"address"`
+	}
+	jsonrpc.AddSubscription(subs, "logs", func(ctx context.Context, p filter, sink *jsonrpc.Sink[[]string]) error { return nil })
+	jsonrpc.AddSubscription(subs, "newHeads", func(ctx context.Context, _ struct{}, sink *jsonrpc.Sink[int64]) error { return nil })
+	doc, err := openrpc.Document(mux, openrpc.Info{Title: "feed", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.Marshal(doc.Method("feed_subscribe").Subscription)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"unsubscribe":"feed_unsubscribe","notification":"feed_subscription","kinds":[` +
+		`{"name":"logs","params":{"$ref":"#/components/schemas/filter"},"event":{"type":"array","items":{"type":"string"}}},` +
+		`{"name":"newHeads","event":{"type":"integer"}}]}`
+	if string(got) != want {
+		t.Fatalf("x-subscription:\n got %s\nwant %s", got, want)
+	}
+	if doc.Method("feed_unsubscribe").Subscription != nil {
+		t.Fatal("x-subscription on the unsubscribe method")
+	}
+}

@@ -140,6 +140,7 @@ func build(root *node, warn func(string)) (*builder, *model, error) {
 		}
 	}
 	methodNames := newNamer()
+	var subsOf []*node
 	for i, mn := range root.list("methods") {
 		if ref := mn.str("$ref"); ref != "" {
 			mn = root.pointer(ref)
@@ -157,10 +158,13 @@ func build(root *node, warn func(string)) (*builder, *model, error) {
 			goName = n
 		}
 		m.methods = append(m.methods, b.method(mn, name, goName))
+		subsOf = append(subsOf, mn)
+	}
+	for i, mn := range subsOf {
+		m.subs = append(m.subs, b.subscriptions(mn, m.methods[i].name, methodNames)...)
 	}
 	m.decls = b.decls
 	breakCycles(m.decls)
-	m.subs = b.subscriptions(m)
 	return b, m, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/seedhq/jsonrpc"
@@ -16,12 +17,15 @@ import (
 
 // demoDocument serves the demo service over HTTP and returns its URL and
 // its OpenRPC document.
-func demoDocument(t *testing.T) (string, []byte) {
+func demoDocument(t *testing.T) (string, string, []byte) {
 	t.Helper()
 	mux := jsonrpc.NewMux()
 	demo.Register(mux)
-	srv := httptest.NewServer(&jsonrpc.Server{Handler: mux})
+	server := &jsonrpc.Server{Handler: mux}
+	srv := httptest.NewServer(server)
 	t.Cleanup(srv.Close)
+	ws := httptest.NewServer(server.WebSocketHandler())
+	t.Cleanup(ws.Close)
 	d, err := openrpc.Document(mux, demo.Info)
 	if err != nil {
 		t.Fatal(err)
@@ -30,18 +34,20 @@ func demoDocument(t *testing.T) (string, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return srv.URL, doc
+	return srv.URL, "ws" + strings.TrimPrefix(ws.URL, "http"), doc
 }
 
 // TestRoundTripDemo generates Go from the demo's document, implements the
 // generated Service in a test (testdata/roundtrip), serves it, and calls
 // both it and the demo itself through the generated Client: the results
-// are equal, and an error response is a *jsonrpc.Error.
+// are equal, and an error response is a *jsonrpc.Error; the generated
+// SubscribeTicker (from the document's x-subscription) gets the demo's
+// ticker events over WebSocket.
 func TestRoundTripDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module")
 	}
-	url, doc := demoDocument(t)
+	url, wsURL, doc := demoDocument(t)
 	src, err := gen.Go(doc, gen.Options{Package: "demo"})
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +61,7 @@ func TestRoundTripDemo(t *testing.T) {
 	write(t, filepath.Join(dir, "demo", "demo_test.go"), test)
 	cmd := exec.Command("go", "test", "-count=1", "./demo")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GOPROXY=off", "DEMO_URL="+url)
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GOPROXY=off", "DEMO_URL="+url, "DEMO_WS="+wsURL)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go test in the generated module: %v\n%s", err, out)
 	}
