@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log"
 	"net"
 	"net/http/httptest"
 	"os"
@@ -274,7 +275,7 @@ func startSourcegraph(t *testing.T) conformance.Target {
 			if err != nil {
 				return
 			}
-			conn := sgjsonrpc2.NewConn(ctx, sgjsonrpc2.NewPlainObjectStream(c), h)
+			conn := sgjsonrpc2.NewConn(ctx, sgjsonrpc2.NewPlainObjectStream(c), h, sgjsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
 			wg.Go(func() {
 				select {
 				case <-conn.DisconnectNotify():
