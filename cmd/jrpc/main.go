@@ -11,6 +11,7 @@
 //	jrpc record --listen tcp://127.0.0.1:7000 --out session.jsonl tcp://127.0.0.1:9090
 //	jrpc replay session.jsonl --listen tcp://127.0.0.1:9091
 //	jrpc mock openrpc.json --listen http://127.0.0.1:8082/
+//	jrpc conform http://127.0.0.1:8080/         # the server against the JSON-RPC 2.0 specification
 //
 // Without a URL, $JRPC_URL is the target; @name names an endpoint of
 // $XDG_CONFIG_HOME/jrpc/config (jrpc help config).
