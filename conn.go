@@ -630,7 +630,7 @@ func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, err
 	c.mu.Lock()
 	if c.closed || c.pending.ended {
 		c.mu.Unlock()
-		return nil, ErrClosed
+		return nil, errNotSent
 	}
 	c.rd.noteOverlap()
 	c.pending.add(n, p)
@@ -699,7 +699,7 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	closed := c.closed
 	c.mu.Unlock()
 	if closed {
-		return ErrClosed
+		return errNotSent
 	}
 	// Like Call, a handler notifying its peer gives its slot back first:
 	// the send may wait for the peer to read, and the peer may be waiting
@@ -725,7 +725,7 @@ func (c *Conn) Batch(ctx context.Context, b *Batch) error {
 	c.mu.Lock()
 	if c.closed || c.pending.ended {
 		c.mu.Unlock()
-		return ErrClosed
+		return errNotSent
 	}
 	c.rd.noteOverlap()
 	for _, w := range calls {

@@ -30,6 +30,7 @@ type dialConfig struct {
 	convention     Convention                      // WithConvention
 	onProgress     func(context.Context, Progress) // WithProgress
 	strictResults  bool                            // WithStrictResults
+	reconnect      *reconnectConfig                // WithReconnect: nil when off
 }
 
 // WithHeader adds an HTTP header to every request (HTTP) or to the handshake (WebSocket).
@@ -104,12 +105,21 @@ func (cfg *dialConfig) newConn(ch Channel) *Conn {
 //
 // and any scheme registered with [RegisterTransport] (nats:// once
 // github.com/seedhq/jsonrpc/nats is imported). To talk to a subprocess over its stdin and stdout, use [DialCommand].
+//
+// With [WithReconnect], a stream URL gives a [*ReconnectClient].
 func Dial(ctx context.Context, rawURL string, opts ...DialOption) (Client, error) {
+	cfg := newDialConfig(opts)
+	if cfg.reconnect != nil {
+		return dialReconnecting(ctx, rawURL, cfg)
+	}
+	return dialConfigured(ctx, rawURL, cfg)
+}
+
+func dialConfigured(ctx context.Context, rawURL string, cfg *dialConfig) (Client, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("jsonrpc: invalid URL: %w", err)
 	}
-	cfg := newDialConfig(opts)
 	switch u.Scheme {
 	case "http", "https":
 		if cfg.streamable {

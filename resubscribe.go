@@ -1,0 +1,120 @@
+package jsonrpc
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// SubscriptionGap is returned, once, by [Resubscription.Next] when the
+// subscription was made again on a new connection: events the server sent
+// between the drop and the new subscription are lost, so the consumer may
+// want to catch up (for example, fetch the blocks it missed). The next call
+// of Next goes on with the new subscription's events.
+type SubscriptionGap struct {
+	OldID, NewID string // the subscription's ids before and after
+	Cause        error  // why the old one ended (the connection's error)
+}
+
+func (g *SubscriptionGap) Error() string {
+	return "jsonrpc: subscription " + g.OldID + " was made again as " + g.NewID + " after a reconnect; events may have been missed"
+}
+
+func (g *SubscriptionGap) Unwrap() error { return g.Cause }
+
+// Resubscription is a subscription of a [ReconnectClient] that survives
+// reconnects: see [Resubscribe].
+type Resubscription[E any] struct {
+	r    *ReconnectClient
+	opts SubscribeOptions
+	args []any
+
+	mu    sync.Mutex
+	cur   *Subscription[E]
+	ended bool // Unsubscribe was called
+}
+
+// Resubscribe is [SubscribeWith] on a reconnecting client: when the
+// connection drops, the subscription is made again on the next one with the
+// same arguments, and Next reports a [*SubscriptionGap] before the new
+// events. It fails, and ends, only when the client is closed, the context
+// of Next ends, or the server refuses the subscription (its *Error).
+func Resubscribe[E any](ctx context.Context, r *ReconnectClient, opts SubscribeOptions, args ...any) (*Resubscription[E], error) {
+	s := &Resubscription[E]{r: r, opts: opts, args: args}
+	var prev *Conn
+	for {
+		c, err := r.acquire(ctx, prev)
+		if err != nil {
+			return nil, err
+		}
+		sub, err := SubscribeWith[E](ctx, c, opts, args...)
+		if err == errNotSent {
+			prev = c
+			continue
+		}
+		if err != nil {
+			return nil, r.lostErr(ctx, c, err)
+		}
+		s.cur = sub
+		return s, nil
+	}
+}
+
+// ID returns the current subscription's id.
+func (s *Resubscription[E]) ID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur.id
+}
+
+// Next waits for the next event. After a reconnect it returns a
+// *SubscriptionGap once (errors.As), then the new subscription's events.
+func (s *Resubscription[E]) Next(ctx context.Context) (E, error) {
+	s.mu.Lock()
+	cur := s.cur
+	s.mu.Unlock()
+	ev, err := cur.Next(ctx)
+	if err == nil || ctx.Err() != nil || cur.conn.Err() == nil || s.isEnded() {
+		return ev, err // an event, or the subscription ended while its connection lives on
+	}
+	cause := err
+	prev := cur.conn
+	for {
+		c, err := s.r.acquire(ctx, prev)
+		if err != nil {
+			return ev, err
+		}
+		sub, err := SubscribeWith[E](ctx, c, s.opts, s.args...)
+		if err != nil {
+			if ctx.Err() == nil && c.Err() != nil {
+				prev = c // dropped again: wait for the next connection
+				continue
+			}
+			return ev, err
+		}
+		s.mu.Lock()
+		s.cur = sub
+		s.mu.Unlock()
+		return ev, &SubscriptionGap{OldID: cur.id, NewID: sub.id, Cause: cause}
+	}
+}
+
+func (s *Resubscription[E]) isEnded() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ended
+}
+
+// Unsubscribe ends the subscription and tells the server; it is not made
+// again.
+func (s *Resubscription[E]) Unsubscribe(ctx context.Context) error {
+	s.mu.Lock()
+	s.ended = true
+	cur := s.cur
+	s.mu.Unlock()
+	err := cur.Unsubscribe(ctx)
+	if cur.conn.Err() != nil && errors.Is(err, ErrClosed) {
+		return nil // the connection is gone, and the subscription with it
+	}
+	return err
+}
