@@ -20,8 +20,14 @@ const (
 var ErrConnectionLost = errors.New("jsonrpc: connection lost while the call was in flight")
 
 // errNotSent is the error of a call made on a connection that had already
-// closed: nothing left, so a ReconnectClient sends it on the next connection.
-var errNotSent = errors.Join(ErrClosed, errors.New("jsonrpc: nothing was sent"))
+// closed: nothing left, so a ReconnectClient sends it on the next
+// connection. It reads and matches as ErrClosed.
+var errNotSent error = notSentError{}
+
+type notSentError struct{}
+
+func (notSentError) Error() string { return ErrClosed.Error() }
+func (notSentError) Unwrap() error { return ErrClosed }
 
 type reconnectConfig struct {
 	min, max time.Duration
