@@ -173,6 +173,15 @@
 //	WithMaxMessageSize   yes      yes    yes             yes
 //	WithPing                      yes
 //	WithStderr, WithGracePeriod                          yes
+//	WithStrictResults    yes      yes    yes             yes
+//	WithReconnect,                yes    yes             NewReconnectClient
+//	WithBackoff, WithOnReconnect
+//
+// Results are decoded leniently (members a type does not name are
+// ignored; see WithStrictResults). With WithReconnect, Dial returns a
+// *ReconnectClient: re-dials wait [DefaultReconnectMinDelay], doubling to
+// [DefaultReconnectMaxDelay], and a call in flight at a drop fails with
+// [ErrConnectionLost] (docs/client.md).
 //
 // # Limits
 //
