@@ -31,6 +31,7 @@ type dialConfig struct {
 	onProgress     func(context.Context, Progress) // WithProgress
 	strictResults  bool                            // WithStrictResults
 	reconnect      *reconnectConfig                // WithReconnect: nil when off
+	probeInterval  time.Duration                   // DialFailover (WithProbeInterval)
 }
 
 // WithHeader adds an HTTP header to every request (HTTP) or to the handshake (WebSocket).
