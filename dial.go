@@ -32,6 +32,7 @@ type dialConfig struct {
 	strictResults  bool                            // WithStrictResults
 	reconnect      *reconnectConfig                // WithReconnect: nil when off
 	probeInterval  time.Duration                   // DialFailover (WithProbeInterval)
+	compress       bool                            // WithCompression
 }
 
 // WithHeader adds an HTTP header to every request (HTTP) or to the handshake (WebSocket).

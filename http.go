@@ -158,6 +158,12 @@ func (s *Server) readPOST(w http.ResponseWriter, r *http.Request, buf []byte) ([
 		http.Error(w, "jsonrpc: unsupported Content-Type "+strconv.Quote(ct)+": want application/json", http.StatusUnsupportedMediaType)
 		return buf, false
 	}
+	gzipped, err := contentEncoding(r.Header)
+	if err != nil {
+		w.Header().Set("Accept-Encoding", "gzip")
+		http.Error(w, "jsonrpc: "+err.Error(), http.StatusUnsupportedMediaType)
+		return buf, false
+	}
 	limit := s.maxMessageSize()
 	if r.ContentLength > limit {
 		s.tooLargeHTTP(w, r, limit)
@@ -171,7 +177,10 @@ func (s *Server) readPOST(w http.ResponseWriter, r *http.Request, buf []byte) ([
 	if bodyTimeout > 0 && !setReadDeadline(w, time.Now().Add(bodyTimeout)) {
 		bodyTimeout = 0 // the ResponseWriter cannot set deadlines
 	}
-	buf, err := readBody(buf, body, r.ContentLength, math.MaxInt64-1)
+	buf, err = readEncoded(buf, body, gzipped, r.ContentLength, limit)
+	if err == nil && int64(len(buf)) > limit {
+		err = &http.MaxBytesError{Limit: limit} // decompressed past the limit
+	}
 	if bodyTimeout > 0 && err == nil {
 		setReadDeadline(w, time.Time{}) // no deadline while the handler runs (a past one would cancel its context)
 	}
@@ -206,6 +215,11 @@ func (s *Server) writeHTTPReply(w http.ResponseWriter, pi *peerInfo, reply []byt
 		return
 	}
 	h["Content-Type"] = jsonContentType
+	if m := s.httpCompressMinSize(); m >= 0 && len(reply) >= m {
+		zbuf := getBuf()
+		defer putBuf(zbuf)
+		reply = s.compressReply(h, pi.peer.Header, reply, zbuf)
+	}
 	if len(reply) > 2048 {
 		// Smaller replies get their length from net/http, which buffers
 		// them; a larger one would otherwise go chunked.
@@ -400,13 +414,14 @@ func (e *HTTPError) Error() string {
 // JSON, empty where a response was due, over the size limit, or not a valid
 // response to the request (wrong id) is a plain error saying so.
 type HTTPClient struct {
-	url     string
-	hc      *http.Client
-	own     *http.Transport // our own transport, whose idle connections Close closes
-	header  http.Header
-	maxSize int64
-	seq     atomic.Uint64
-	closed  atomic.Bool
+	url      string
+	hc       *http.Client
+	own      *http.Transport // our own transport, whose idle connections Close closes
+	header   http.Header
+	maxSize  int64
+	compress bool // gzip requests (WithCompression)
+	seq      atomic.Uint64
+	closed   atomic.Bool
 
 	paramsSize atomic.Int64 // size of the last large params sent (see growFor)
 
@@ -424,7 +439,7 @@ func NewHTTPClient(url string, opts ...DialOption) *HTTPClient {
 }
 
 func newHTTPClient(url string, cfg *dialConfig) *HTTPClient {
-	c := &HTTPClient{url: url, header: cfg.header.Clone(), maxSize: cfg.maxMessageSize, strictResults: cfg.strictResults}
+	c := &HTTPClient{url: url, header: cfg.header.Clone(), maxSize: cfg.maxMessageSize, strictResults: cfg.strictResults, compress: cfg.compress}
 	if c.maxSize <= 0 {
 		c.maxSize = DefaultMaxMessageSize
 	}
@@ -595,24 +610,53 @@ func (c *HTTPClient) post(ctx context.Context, msg, into []byte, wantReply bool)
 		return nil, ErrClosed
 	}
 	if c.send != nil {
-		body, err := c.send(ctx, msg, wantReply)
-		if err != nil {
-			return nil, err
+		return c.exchange(ctx, msg, wantReply)
+	}
+	req, zmsg, err := c.newPOST(ctx, msg)
+	if zmsg != nil {
+		defer putBuf(zmsg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer closeBody(resp.Body)
+	return c.readReply(resp, into, wantReply)
+}
+
+// exchange is post for NewMessageClient: the Exchange carries the message.
+func (c *HTTPClient) exchange(ctx context.Context, msg []byte, wantReply bool) ([]byte, error) {
+	body, err := c.send(ctx, msg, wantReply)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(body)) > c.maxSize {
+		return nil, &responseTooLarge{size: int64(len(body)), limit: c.maxSize}
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		if wantReply {
+			return nil, errors.New("jsonrpc: the server sent an empty reply where a response was due")
 		}
-		if int64(len(body)) > c.maxSize {
-			return nil, &responseTooLarge{size: int64(len(body)), limit: c.maxSize}
-		}
-		if len(bytes.TrimSpace(body)) == 0 {
-			if wantReply {
-				return nil, errors.New("jsonrpc: the server sent an empty reply where a response was due")
-			}
-			return nil, nil
-		}
-		return body, nil
+		return nil, nil
+	}
+	return body, nil
+}
+
+// newPOST returns the request that carries msg, gzipped (into a buffer
+// the caller gives back with putBuf) when WithCompression asks for it.
+func (c *HTTPClient) newPOST(ctx context.Context, msg []byte) (*http.Request, *[]byte, error) {
+	var zmsg *[]byte
+	if c.compress && len(msg) >= DefaultHTTPCompressMinSize {
+		zmsg = getBuf()
+		*zmsg = appendGzip((*zmsg)[:0], msg)
+		msg = *zmsg
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(msg))
 	if err != nil {
-		return nil, fmt.Errorf("jsonrpc: %w", err)
+		return nil, zmsg, fmt.Errorf("jsonrpc: %w", err)
 	}
 	for k, v := range c.header {
 		req.Header[k] = v
@@ -622,35 +666,44 @@ func (c *HTTPClient) post(ctx context.Context, msg, into []byte, wantReply bool)
 	}
 	req.Header["Content-Type"] = jsonContentType
 	req.Header["Accept"] = jsonContentType
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return nil, err
+	req.Header["Accept-Encoding"] = gzipEncoding // decompressed by readReply, under the size limit
+	if zmsg != nil {
+		req.Header["Content-Encoding"] = gzipEncoding
 	}
-	defer closeBody(resp.Body)
+	return req, zmsg, nil
+}
+
+// readReply reads the body of the response to a POST into into,
+// decompressed, under the client's size limit.
+func (c *HTTPClient) readReply(resp *http.Response, into []byte, wantReply bool) ([]byte, error) {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, newHTTPError(resp)
 	}
-	if resp.StatusCode == http.StatusNoContent || resp.ContentLength == 0 {
+	noReply := func() ([]byte, error) {
 		if wantReply {
 			return nil, errors.New("jsonrpc: the server sent no response (HTTP " + strconv.Itoa(resp.StatusCode) + " with an empty body) where one was due")
 		}
 		return nil, nil
+	}
+	if resp.StatusCode == http.StatusNoContent || resp.ContentLength == 0 {
+		return noReply()
 	}
 	if resp.ContentLength > c.maxSize {
 		return nil, &responseTooLarge{size: resp.ContentLength, limit: c.maxSize}
 	}
-	body, err := readBody(into, resp.Body, resp.ContentLength, c.maxSize)
+	gzipped, err := contentEncoding(resp.Header)
+	if err != nil {
+		return nil, fmt.Errorf("jsonrpc: the server's reply: %w", err)
+	}
+	body, err := readEncoded(into, resp.Body, gzipped, resp.ContentLength, c.maxSize)
 	if err != nil {
 		return nil, fmt.Errorf("jsonrpc: reading the response: %w", err)
 	}
 	if int64(len(body)) > c.maxSize {
-		return nil, &responseTooLarge{limit: c.maxSize} // chunked: its size is not known
+		return nil, &responseTooLarge{limit: c.maxSize} // chunked or compressed: its size is not known
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		if wantReply {
-			return nil, errors.New("jsonrpc: the server sent no response (HTTP " + strconv.Itoa(resp.StatusCode) + " with an empty body) where one was due")
-		}
-		return nil, nil
+		return noReply()
 	}
 	if ct := resp.Header.Get("Content-Type"); !isJSONMediaType(ct, false) {
 		return nil, errors.New("jsonrpc: the server answered with Content-Type " + strconv.Quote(ct) + ", not application/json: " + truncate(strings.TrimSpace(string(body)), 200))
@@ -661,7 +714,13 @@ func (c *HTTPClient) post(ctx context.Context, msg, into []byte, wantReply bool)
 // newHTTPError reads the start of the body of a response whose status is
 // not 2xx, and the JSON-RPC error it may carry.
 func newHTTPError(resp *http.Response) *HTTPError {
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	var b []byte
+	if gzipped, _ := contentEncoding(resp.Header); gzipped {
+		b, _ = readGzip(nil, resp.Body, 4<<10)
+		b = b[:min(len(b), 4<<10)]
+	} else {
+		b, _ = io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	}
 	he := &HTTPError{StatusCode: resp.StatusCode, Header: resp.Header, Body: string(b)}
 	var sc wire.Scanner
 	var m wire.Message

@@ -95,6 +95,13 @@ type Server struct {
 	// Timeout and the connection closes. It holds also when the Server is
 	// mounted on an http.Server of the user's.
 	HTTPBodyTimeout time.Duration
+	// HTTPCompressMinSize is the size from which an HTTP reply is sent
+	// gzip-compressed to a client whose Accept-Encoding admits gzip
+	// (default DefaultHTTPCompressMinSize, 1 KiB; negative: never). A
+	// gzip request body is accepted whatever this says; its decompressed
+	// size counts against MaxMessageSize (over it: 413), and another
+	// Content-Encoding gets 415.
+	HTTPCompressMinSize int
 
 	// Convention selects the cancellation and progress messages the server
 	// and its connections understand and send (see cancel.go): none (the

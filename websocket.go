@@ -224,7 +224,11 @@ func dialWebSocketConn(ctx context.Context, url string, cfg *dialConfig) (*Conn,
 	if hc == nil && cfg.tlsConfig != nil {
 		hc = &http.Client{Transport: newTransport(cfg.tlsConfig)}
 	}
-	wc, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: hc, HTTPHeader: cfg.header})
+	dopts := &websocket.DialOptions{HTTPClient: hc, HTTPHeader: cfg.header}
+	if cfg.compress {
+		dopts.CompressionMode = websocket.CompressionNoContextTakeover
+	}
+	wc, resp, err := websocket.Dial(ctx, url, dopts)
 	if err != nil {
 		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
 			return nil, &HTTPError{StatusCode: resp.StatusCode, Header: resp.Header, Body: err.Error()}
