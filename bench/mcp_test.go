@@ -1,0 +1,218 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/seedhq/jsonrpc"
+)
+
+// MCP's path: a tools/call over Streamable HTTP, stateless, answered by
+// ours (StreamableHTTPHandler) and by the official MCP Go SDK's server
+// (peer "mcpsdk", Stateless), both driven by our Streamable HTTP client;
+// "http" is our plain HTTP JSON-RPC (the Server as an http.Handler, an
+// HTTPClient) on the same handler, the limit ours should stay within 1.5× of.
+
+// toolText returns the text of the tool's result: "hello", or n bytes of
+// JSON (log-like records) as a tool returns it, inside a string.
+func toolText(n int) string {
+	if n == 0 {
+		return "hello"
+	}
+	var sb strings.Builder
+	sb.WriteByte('[')
+	for i := 0; sb.Len() < n-200; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(`{"address":"0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed","topics":["0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"],"data":"0x`)
+		sb.WriteString(strings.Repeat("0", 40+i%24))
+		sb.WriteString(`","logIndex":`)
+		sb.WriteString(strings.Repeat("7", 1+i%3))
+		sb.WriteByte('}')
+	}
+	sb.WriteByte(']')
+	return sb.String()
+}
+
+type toolContent struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type toolResult struct {
+	Content []toolContent `json:"content"`
+}
+
+type toolParams struct {
+	Name      string         `json:"name"`
+	Arguments map[string]any `json:"arguments,omitempty"`
+}
+
+// oursToolServer serves tools/call with a typed handler.
+func oursToolServer(text string) *jsonrpc.Server {
+	mux := jsonrpc.NewMux()
+	result := toolResult{Content: []toolContent{{Type: "text", Text: text}}}
+	jsonrpc.Register(mux, "tools/call", func(ctx context.Context, p toolParams) (toolResult, error) {
+		if p.Name != "echo" {
+			return toolResult{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no tool " + p.Name}
+		}
+		return result, nil
+	})
+	// Uncompressed, as the SDK's replies are: on loopback gzip only costs
+	// (compression is measured on its own, BenchmarkCompression).
+	return &jsonrpc.Server{Handler: mux, HTTPCompressMinSize: -1}
+}
+
+func sdkToolHandler(text string) http.Handler {
+	server := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1.0.0"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "echo", Description: "returns a text"}, func(ctx context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
+	})
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{Stateless: true})
+}
+
+// mcpImpls are the servers of the MCP scenarios, in this pass's order.
+func mcpImpls() []string {
+	names := []string{"ours", "mcpsdk", "http"}
+	if *reverse {
+		names = []string{"http", "mcpsdk", "ours"}
+	}
+	return names
+}
+
+// startMCP serves the implementation on a loopback HTTP server and returns
+// a client of ours for it.
+func startMCP(tb testing.TB, name, text string) jsonrpc.Client {
+	tb.Helper()
+	var h http.Handler
+	var srv *jsonrpc.Server
+	switch name {
+	case "ours":
+		srv = oursToolServer(text)
+		h = srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{})
+	case "http":
+		srv = oursToolServer(text)
+		h = srv
+	default:
+		h = sdkToolHandler(text)
+	}
+	ts := httptest.NewServer(h)
+	hc := HTTPClient()
+	var c jsonrpc.Client
+	var err error
+	if name == "http" {
+		c = jsonrpc.NewHTTPClient(ts.URL, jsonrpc.WithHTTPClient(hc))
+	} else {
+		c, err = jsonrpc.DialStreamableHTTP(context.Background(), ts.URL, jsonrpc.WithHTTPClient(hc))
+	}
+	if err != nil {
+		ts.Close()
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		c.Close()
+		hc.CloseIdleConnections()
+		ts.CloseClientConnections()
+		ts.Close()
+		if srv != nil {
+			shutdown(srv)
+		}
+	})
+	return c
+}
+
+func callTool(ctx context.Context, c jsonrpc.Client, want int) error {
+	var res toolResult
+	if err := c.Call(ctx, "tools/call", toolParams{Name: "echo", Arguments: map[string]any{}}, &res); err != nil {
+		return err
+	}
+	if len(res.Content) != 1 || len(res.Content[0].Text) != want {
+		return errBadEcho
+	}
+	return nil
+}
+
+var errBadEcho = &jsonrpc.Error{Code: -1, Message: "bench: the tool's result is not the text it returns"}
+
+// runMCP makes b.N tools/call calls from workers goroutines.
+func runMCP(b *testing.B, size, workers int) {
+	text := toolText(size)
+	for _, name := range mcpImpls() {
+		b.Run(name, func(b *testing.B) {
+			c := startMCP(b, name, text)
+			ctx := context.Background()
+			if err := callTool(ctx, c, len(text)); err != nil {
+				b.Fatalf("warm-up call: %v", err)
+			}
+			var next atomic.Int64
+			var firstErr atomic.Pointer[error]
+			n := int64(b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for range workers {
+				wg.Go(func() {
+					for next.Add(1) <= n {
+						if err := callTool(ctx, c, len(text)); err != nil {
+							firstErr.CompareAndSwap(nil, &err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.StopTimer()
+			if p := firstErr.Load(); p != nil {
+				b.Fatal(*p)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+		})
+	}
+}
+
+// BenchmarkMCPSeq: tools/call over Streamable HTTP, a small result, one call at a time.
+func BenchmarkMCPSeq(b *testing.B) { runMCP(b, 0, 1) }
+
+// BenchmarkMCPPar8: the same, 8 workers.
+func BenchmarkMCPPar8(b *testing.B) { runMCP(b, 0, 8) }
+
+// BenchmarkMCPPar64: the same, 64 workers.
+func BenchmarkMCPPar64(b *testing.B) { runMCP(b, 0, 64) }
+
+// BenchmarkMCP100KiBSeq: a tools/call whose result's text is 100 KiB of JSON, one at a time.
+func BenchmarkMCP100KiBSeq(b *testing.B) { runMCP(b, 100<<10, 1) }
+
+// BenchmarkMCP100KiBPar8: the same, 8 workers.
+func BenchmarkMCP100KiBPar8(b *testing.B) { runMCP(b, 100<<10, 8) }
+
+// TestMCPTools checks every MCP server of the benchmarks before anything
+// is timed: the small and the large result, one and 8 callers.
+func TestMCPTools(t *testing.T) {
+	for _, size := range []int{0, 100 << 10} {
+		text := toolText(size)
+		if size > 0 && (!json.Valid([]byte(text)) || len(text) < size-300) {
+			t.Fatalf("the %d-byte text is %d bytes of JSON: %v", size, len(text), json.Valid([]byte(text)))
+		}
+		for _, name := range mcpImpls() {
+			c := startMCP(t, name, text)
+			var wg sync.WaitGroup
+			for range 8 {
+				wg.Go(func() {
+					if err := callTool(t.Context(), c, len(text)); err != nil {
+						t.Errorf("%s, %d bytes: %v", name, size, err)
+					}
+				})
+			}
+			wg.Wait()
+		}
+	}
+}
