@@ -157,7 +157,8 @@
 //	Server.Listen                 ListenOption: Listen...          ListenFraming (tcp, unix, stdio), ListenTLS (https,
 //	                                                               wss, tls), ListenHandler (http, https), ListenSocketMode (unix)
 //	Server.WebSocketHandler       WebSocketOption: WebSocket...    WebSocketOriginPatterns, WebSocketInsecureSkipVerify,
-//	                                                               WebSocketPing (the server's side of WithPing)
+//	                                                               WebSocketPing (the server's side of WithPing),
+//	                                                               WebSocketCompression (the server's side of WithCompression)
 //	a client                      DialOption: With...              Dial, NewHTTPClient, DialWebSocket, DialCommand,
 //	                                                               NewMessageClient (see below)
 //	one byte stream               StreamOptions (a struct)         NewStream
@@ -172,6 +173,7 @@
 //	WithServer                    yes    yes             yes
 //	WithMaxMessageSize   yes      yes    yes             yes
 //	WithPing                      yes
+//	WithCompression      yes      yes
 //	WithStderr, WithGracePeriod                          yes
 //	WithStrictResults    yes      yes    yes             yes
 //	WithReconnect,                yes    yes             NewReconnectClient
@@ -209,6 +211,9 @@
 //	handler run time          30 s on HTTP   Server.HandlerTimeout   -32002 "request timed out" at the deadline,
 //	                          none on streams                        context cancelled; a batch keeps what is done
 //	HTTP request body         30 s           Server.HTTPBodyTimeout  408 Request Timeout, connection closed
+//	compressed bodies         decompressed size counts against the message size limits: a gzip request
+//	                          body over MaxMessageSize gets 413, a gzip reply over WithMaxMessageSize
+//	                          fails the call (ErrMessageTooLarge), a deflated WebSocket message closes 1009
 //	header section (LSP)      8 KiB          fixed                   -32700, connection closed
 //	unix socket file mode     0600           ListenSocketMode        (Listen refuses paths that are not sockets)
 package jsonrpc
