@@ -41,7 +41,8 @@ func TestClientResponseTooLarge(t *testing.T) {
 		{"tcp", dialURL(listen("tcp://127.0.0.1:0")), []string{exact, unknown}, true},
 		{"tcp-lsp", dialURL(listen("tcp://127.0.0.1:0"), jsonrpc.WithFraming(jsonrpc.FramingHeader)), []string{exact}, false},
 		{"unix", dialURL(listen("unix://" + filepath.Join(t.TempDir(), "s.sock"))), []string{exact, unknown}, true},
-		{"http", dialURL(listen("http://127.0.0.1:0/")), []string{exact}, true},
+		// The server gzips the reply: its size is known only past the limit.
+		{"http", dialURL(listen("http://127.0.0.1:0/")), []string{unknown}, true},
 		{"ws", dialURL(listen("ws://127.0.0.1:0/")), []string{unknown}, false},
 		{"stdio", func(ctx context.Context) (jsonrpc.Client, error) {
 			name, args := helperCommand(t, "demo")
