@@ -38,7 +38,7 @@ go test -c -o "$bin" .
 # The scenarios that -bench selects, in two groups: throughput (timed by
 # -benchtime) and idle memory (b.N is the number of connections).
 pick() { for s in "$@"; do if echo "$s" | grep -Eq -- "$filter"; then printf '%s|' "$s"; fi; done; }
-throughput=$(pick TCPSeq TCPPar64 HTTPSeq HTTPPar64 WSSeq WSPar64 StdioSeq StdioPar64 Batch100 Echo1MiB)
+throughput=$(pick TCPSeq TCPPar64 HTTPSeq HTTPPar64 WSSeq WSPar64 StdioSeq StdioPar64 Batch100 Echo1MiB MCPSeq MCPPar8 MCPPar64 MCP100KiBSeq MCP100KiBPar8)
 idlers=$(pick IdleTCP IdleWS)
 {
 	echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(go version) passes=$passes benchtime=$benchtime idle=$idle"

@@ -48,6 +48,11 @@ var scenarios = []scenario{
 	throughput("StdioPar64", "calls/s", "raw", "a pair of pipes, 64 concurrent callers"),
 	throughput("Batch100", "req/s", "json", "batch of 100 echo calls in one message (TCP); limit: encoding/json alone"),
 	throughput("Echo1MiB", "MB/s", "raw", "echo of a 1 MiB string (TCP)"),
+	throughput("MCPSeq", "calls/s", "http", "MCP tools/call over Streamable HTTP, small result, one at a time; limit: our plain HTTP on the same handler"),
+	throughput("MCPPar8", "calls/s", "http", "MCP tools/call over Streamable HTTP, small result, 8 workers; limit: our plain HTTP"),
+	throughput("MCPPar64", "calls/s", "http", "MCP tools/call over Streamable HTTP, small result, 64 workers; limit: our plain HTTP"),
+	throughput("MCP100KiBSeq", "calls/s", "http", "MCP tools/call over Streamable HTTP, 100 KiB result, one at a time; limit: our plain HTTP"),
+	throughput("MCP100KiBPar8", "calls/s", "http", "MCP tools/call over Streamable HTTP, 100 KiB result, 8 workers; limit: our plain HTTP"),
 	{name: "IdleTCP", metric: "B/conn", lower: true, limit: "raw", cols: []string{"B/conn", "goroutines/conn"},
 		title: "server memory per idle TCP connection (lower is better)"},
 	{name: "IdleWS", metric: "B/conn", lower: true, limit: "raw", cols: []string{"B/conn", "goroutines/conn"},
@@ -62,10 +67,10 @@ func throughput(name, unit, limit, title string) scenario {
 func throughputCols(unit string) []string { return []string{unit, "ns/op", "B/op", "allocs/op"} }
 
 var (
-	peers   = []string{"jrpc2", "sourcegraph", "geth"}
+	peers   = []string{"jrpc2", "sourcegraph", "geth", "mcpsdk"}
 	ours    = "ours"
 	lineRE  = regexp.MustCompile(`^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
-	ordered = []string{"ours", "jrpc2", "sourcegraph", "geth", "raw", "json"}
+	ordered = []string{"ours", "jrpc2", "sourcegraph", "geth", "mcpsdk", "raw", "json", "http"}
 )
 
 // results holds, per scenario and implementation, each metric's values in
@@ -224,6 +229,10 @@ var targets = []target{
 	{"HTTPPar64", "≥ 0.90× the net/http echo", vsLimit, atLeast(0.90), formatRatio},
 	{"Batch100", "≥ 5× the best peer", vsPeer, atLeast(5), formatRatio},
 	{"Echo1MiB", "≥ 15× the best peer", vsPeer, atLeast(15), formatRatio},
+	{"MCPPar8", "≥ 5× the MCP Go SDK", vsPeer, atLeast(5), formatRatio},
+	{"MCPSeq", "within 1.5× of our plain HTTP", vsLimit, atLeast(1/1.5), formatRatio},
+	{"MCPPar8", "within 1.5× of our plain HTTP", vsLimit, atLeast(1/1.5), formatRatio},
+	{"MCPPar64", "within 1.5× of our plain HTTP", vsLimit, atLeast(1/1.5), formatRatio},
 	{"IdleTCP", "≤ 0.5× the best peer's memory", vsPeer, atMost(0.5), formatRatio},
 	{"IdleWS", "≤ 0.5× the best peer's memory", vsPeer, atMost(0.5), formatRatio},
 }
@@ -312,7 +321,7 @@ func render(w io.Writer, res results) {
 		fmt.Fprintln(w)
 	}
 
-	fmt.Fprintf(w, "### Targets (issue 20), ours\n\n| scenario | target | measured | |\n|---|---|---:|---|\n")
+	fmt.Fprintf(w, "### Targets (issues 20 and 31), ours\n\n| scenario | target | measured | |\n|---|---|---:|---|\n")
 	for _, t := range targets {
 		rows, ok := all[t.scenario]
 		if !ok || rows[ours].medians == nil {
