@@ -216,8 +216,8 @@ func (s *Server) writeHTTPReply(w http.ResponseWriter, pi *peerInfo, reply []byt
 	}
 	h["Content-Type"] = jsonContentType
 	if m := s.httpCompressMinSize(); m >= 0 && len(reply) >= m {
-		zbuf := getBuf()
-		defer putBuf(zbuf)
+		zbuf := wire.GetBuf()
+		defer wire.PutBuf(zbuf)
 		reply = s.compressReply(h, pi.peer.Header, reply, zbuf)
 	}
 	if len(reply) > 2048 {
@@ -614,7 +614,7 @@ func (c *HTTPClient) post(ctx context.Context, msg, into []byte, wantReply bool)
 	}
 	req, zmsg, err := c.newPOST(ctx, msg)
 	if zmsg != nil {
-		defer putBuf(zmsg)
+		defer wire.PutBuf(zmsg)
 	}
 	if err != nil {
 		return nil, err
@@ -646,11 +646,11 @@ func (c *HTTPClient) exchange(ctx context.Context, msg []byte, wantReply bool) (
 }
 
 // newPOST returns the request that carries msg, gzipped (into a buffer
-// the caller gives back with putBuf) when WithCompression asks for it.
+// the caller gives back with wire.PutBuf) when WithCompression asks for it.
 func (c *HTTPClient) newPOST(ctx context.Context, msg []byte) (*http.Request, *[]byte, error) {
 	var zmsg *[]byte
 	if c.compress && len(msg) >= DefaultHTTPCompressMinSize {
-		zmsg = getBuf()
+		zmsg = wire.GetBuf()
 		*zmsg = appendGzip((*zmsg)[:0], msg)
 		msg = *zmsg
 	}
