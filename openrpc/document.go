@@ -192,7 +192,11 @@ func document(methods []jsonrpc.MethodInfo, info Info) (*Doc, error) {
 	g := NewGenerator(RefComponents)
 	doc := &Doc{OpenRPC: Version, Info: info, Methods: []*Method{}}
 	for _, mi := range methods {
-		doc.Methods = append(doc.Methods, describe(g, mi))
+		m := describe(g, mi)
+		if mi.Subscriptions != nil {
+			m.Subscription = describeSubscriptions(g, mi.Subscriptions)
+		}
+		doc.Methods = append(doc.Methods, m)
 	}
 	if len(g.Defs()) > 0 {
 		doc.Components = &Components{Schemas: g.Defs()}
@@ -315,9 +319,6 @@ func describe(g *Generator, mi jsonrpc.MethodInfo) *Method {
 	}
 	for _, t := range d.Tags {
 		m.Tags = append(m.Tags, Tag{Name: t})
-	}
-	if mi.Subscriptions != nil {
-		m.Subscription = describeSubscriptions(g, mi.Subscriptions)
 	}
 	for _, e := range d.Errors {
 		m.Errors = append(m.Errors, ErrorObject{Code: e.Code, Message: e.Message, Data: e.Data})
