@@ -276,3 +276,60 @@ func pipeClient(t *testing.T, srv *jsonrpc.Server) *jsonrpc.Conn {
 }
 
 func asError(err error, target **jsonrpc.Error) bool { return errors.As(err, target) }
+
+// subscriptions/listen over stateless Streamable HTTP: the acknowledgement
+// (with the honoured filter) first, then the changes asked for, each
+// tagged with the subscription id; closing the stream ends the
+// subscription, and Close ends the others gracefully (a result).
+func TestChangeFeedListen(t *testing.T) {
+	feed := &jsonrpc.ChangeFeed{}
+	mux := jsonrpc.NewMux()
+	mux.Handle("subscriptions/listen", feed)
+	srv := &jsonrpc.Server{Handler: mux, Convention: jsonrpc.ConventionMCP}
+	ts := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{StatelessVersions: []string{jsonrpc.MCPVersion2026}}))
+	defer ts.Close()
+	open := func(ctx context.Context, id string) (*http.Response, *bufio.Reader) {
+		body := `{"jsonrpc":"2.0","id":` + id + `,"method":"subscriptions/listen","params":{` + meta2026 + `,"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["file:///a"]}}}`
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "subscriptions/listen")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, bufio.NewReader(resp.Body)
+	}
+	next := func(br *bufio.Reader) string {
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s, ok := strings.CutPrefix(line, "data: "); ok {
+				return strings.TrimSpace(s)
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp, br := open(ctx, `"L1"`)
+	if got, want := next(br), `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"L1"},"notifications":{"toolsListChanged":true,"promptsListChanged":true}}}`; got != want {
+		t.Fatalf("ack: %s\nwant %s", got, want)
+	}
+	feed.Publish("resourcesListChanged") // not asked for
+	feed.Publish("toolsListChanged")
+	if got, want := next(br), `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"L1"}}}`; got != want {
+		t.Fatalf("change: %s\nwant %s", got, want)
+	}
+	cancel()
+	resp.Body.Close()
+	resp2, br2 := open(context.Background(), "2")
+	defer resp2.Body.Close()
+	next(br2)
+	feed.Close()
+	if got, want := next(br2), `{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":2}}}`; got != want {
+		t.Fatalf("graceful end: %s\nwant %s", got, want)
+	}
+}

@@ -306,7 +306,7 @@ func checkTSSDKRun(t *testing.T, run *tsSDKRun) {
 			t.Errorf("add: inputSchema %s", tool.InputSchema)
 		}
 	}
-	if strings.Join(names, ",") != "add,echo,now,sleep" {
+	if strings.Join(names, ",") != "add,echo,greet,now,sleep" {
 		t.Errorf("tools %v", names)
 	}
 

@@ -259,3 +259,33 @@ func mcpRuns(transports map[string]func() mcp.Transport) map[string]mcpRun {
 	}
 	return runs
 }
+
+// A Go SDK client with a tools-list-changed handler opens
+// subscriptions/listen at connect under 2026-07-28 (the demo advertises
+// tools.listChanged in server/discover): the demo acknowledges it, over
+// Streamable HTTP (a long POST answered with an event stream) and stdio,
+// and the session works beside it.
+func TestMCPGoSDKListen2026(t *testing.T) {
+	ctx, cancel := context.WithTimeout(testContext(t), 60*time.Second)
+	defer cancel()
+	transports, _, _ := mcpDemo(t, ctx)
+	for name, transport := range transports {
+		t.Run(name, func(t *testing.T) {
+			client := mcp.NewClient(&mcp.Implementation{Name: "interop", Version: "1.0.0"}, &mcp.ClientOptions{
+				ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {},
+			})
+			cs, err := client.Connect(ctx, transport(), &mcp.ClientSessionOptions{ProtocolVersion: jsonrpc.MCPVersion2026})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if v := cs.InitializeResult().ProtocolVersion; v != jsonrpc.MCPVersion2026 {
+				t.Fatalf("reached %s", v)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 1, "b": 2}})
+			if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "3" {
+				t.Fatalf("add beside the listen stream: %+v %v", res, err)
+			}
+		})
+	}
+}

@@ -89,6 +89,10 @@ func NewMCPMux(stateKeys ...[]byte) *jsonrpc.Mux {
 	RegisterSubscriptions(mux)
 	registerMCP(mux, log)
 	registerDiscover(mux)
+	// MCP 2026-07-28's change notifications: the demo's tools never change
+	// while it runs, but a client may listen for it.
+	mux.Handle("subscriptions/listen", &jsonrpc.ChangeFeed{Supports: []string{"toolsListChanged"}}, jsonrpc.MethodDoc{
+		Summary: "MCP 2026-07-28: a stream of the change notifications the client opts in to (toolsListChanged), acknowledged first."})
 	openrpc.Register(mux, Info)
 	return mux
 }

@@ -131,3 +131,22 @@ func TestDemoMCP2026OverStream(t *testing.T) {
 		t.Fatalf("session-era call: %s", got)
 	}
 }
+
+// subscriptions/listen on the demo: acknowledged with what it honours
+// (tools list changes, nothing else).
+func TestDemoListen(t *testing.T) {
+	a, b := net.Pipe()
+	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
+	go srv.ServeConn(context.Background(), jsonrpc.NewStream(a, jsonrpc.StreamOptions{}))
+	t.Cleanup(func() { b.Close() })
+	ex := lineExchange(t, b)
+	got := ex(t, `{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{`+meta26+`,"notifications":{"toolsListChanged":true,"promptsListChanged":true}}}`)
+	if want := `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":9},"notifications":{"toolsListChanged":true}}}`; got != want {
+		t.Fatalf("ack: %s\nwant %s", got, want)
+	}
+	// Cancelling the listen request (stdio) ends it: no answer, and the
+	// connection serves on.
+	if got := ex(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}`+"\n"+`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":1},`+meta26+`}}`); !strings.Contains(got, `"id":10`) || !strings.Contains(got, `"text":"2"`) {
+		t.Fatalf("after cancelling listen: %s", got)
+	}
+}
