@@ -216,4 +216,9 @@
 //	                          fails the call (ErrMessageTooLarge), a deflated WebSocket message closes 1009
 //	header section (LSP)      8 KiB          fixed                   -32700, connection closed
 //	unix socket file mode     0600           ListenSocketMode        (Listen refuses paths that are not sockets)
+//	MCP requestState life     10 min         InputRounds.TTL         -32602 wrapping ErrRequestStateExpired
+//
+// MCP 2026-07-28 (stateless, per request) is served beside 2025-11-25 on one
+// endpoint: StreamableHTTPOptions.StatelessVersions, MCPStateless,
+// MCPMetaFromContext, InputRounds, ChangeFeed (docs/mcp.md).
 package jsonrpc
