@@ -97,10 +97,12 @@ func runCall(ctx context.Context, args []string, f *callFlags, notify bool) (err
 			return err
 		}
 	}
-	if f.verbose || f.raw || id != nil {
-		if global.streamable && t.isHTTP() {
-			return usageErrorf("--streamable does not combine with -v, --raw or --id (they send the request as written, over plain HTTP)")
-		}
+	streamable := global.streamable && t.isHTTP()
+	if streamable && (f.raw || id != nil) {
+		return usageErrorf("--streamable does not combine with --raw or --id (they send the request as written, over plain HTTP); -v shows a Streamable HTTP exchange")
+	}
+	t.verboseHTTP = streamable && f.verbose
+	if !streamable && (f.verbose || f.raw || id != nil) {
 		if id == nil && !notify {
 			id = []byte("1")
 		}
@@ -129,7 +131,19 @@ func runCall(ctx context.Context, args []string, f *callFlags, notify bool) (err
 		return callErr(t, t.commandExit(c, err))
 	}
 	outputFor(os.Stdout).print(os.Stdout, result)
-	return nil
+	return toolError(method, result)
+}
+
+// toolError is exit 1 for an MCP tools/call whose result says isError:
+// the tool failed, and its content (printed) says why.
+func toolError(method string, result []byte) error {
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	if method != "tools/call" || json.Unmarshal(result, &r) != nil || !r.IsError {
+		return nil
+	}
+	return &exitError{code: exitRPCError, err: errors.New("the tool failed (isError: true)"), quiet: true}
 }
 
 // callErr maps the error of a call by the exit code rule (exit.go): a
@@ -247,7 +261,7 @@ func rawCall(ctx context.Context, t *target, method string, params json.RawMessa
 			if e.Error != nil {
 				return &exitError{code: exitRPCError, err: e.Error, quiet: true}
 			}
-			return nil
+			return toolError(method, e.Result)
 		}
 		if e.Error != nil {
 			return rpcErrorExit(e.Error)
@@ -256,7 +270,7 @@ func rawCall(ctx context.Context, t *target, method string, params json.RawMessa
 			return transportError(fmt.Errorf("invalid response from %s: neither result nor error: %s", t, snippet(data)), "")
 		}
 		outputFor(os.Stdout).print(os.Stdout, e.Result)
-		return nil
+		return toolError(method, e.Result)
 	}
 }
 

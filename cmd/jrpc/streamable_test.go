@@ -54,7 +54,7 @@ func TestStreamableCallAndREPL(t *testing.T) {
 	if !strings.Contains(r.stderr, "HTTP 400") {
 		t.Fatalf("without --streamable: %q", r.stderr)
 	}
-	expect(t, run(t, "", "--streamable", "call", "-v", url, "ping"), exitUsage, "")
+	expect(t, run(t, "", "--streamable", "call", "--raw", url, "ping"), exitUsage, "") // -v works: TestMCPFromTheCLI
 	expect(t, run(t, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", "--streamable", "batch", url), exitUsage, "")
 }
 

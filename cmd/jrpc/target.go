@@ -43,6 +43,9 @@ type target struct {
 	// notices prints the notifications the server sends during a call on
 	// stderr (call and repl; subscribe reads its own).
 	notices   bool
+	// verboseHTTP prints every HTTP request and response of the library's
+	// client on stderr, messages included (--streamable -v).
+	verboseHTTP bool
 	unprinted atomic.Int64 // notifications read and not printed yet
 }
 
@@ -313,7 +316,7 @@ func (t *target) transportErr(err error) error {
 		return transportError(fmt.Errorf("%s answered HTTP %d instead of a WebSocket upgrade: this port speaks HTTP, not WebSocket", t, httpErr.StatusCode),
 			"call it over HTTP: "+t.withScheme("http"))
 	case errors.As(err, &httpErr):
-		return transportError(fmt.Errorf("HTTP %d %s from %s: %s", httpErr.StatusCode, http.StatusText(httpErr.StatusCode), t, snippet([]byte(httpErr.Body))), t.httpHint(httpErr.StatusCode))
+		return transportError(fmt.Errorf("HTTP %d %s from %s: %s", httpErr.StatusCode, http.StatusText(httpErr.StatusCode), t, snippet([]byte(httpErr.Body))), t.httpHint(httpErr))
 	case strings.Contains(err.Error(), "malformed HTTP"):
 		return t.notHTTP()
 	case errors.Is(err, jsonrpc.ErrClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
@@ -481,6 +484,9 @@ func (t *target) httpClient() *http.Client {
 		t.watch = &headerWatch{}
 	}
 	t.watch.base = t.withCredentials(tr)
+	if t.verboseHTTP {
+		return &http.Client{Transport: loggedHTTP{t.watch}}
+	}
 	return &http.Client{Transport: t.watch}
 }
 
@@ -652,8 +658,12 @@ func htmlTitle(s string) string {
 }
 
 // httpHint says what to try after an HTTP error status.
-func (t *target) httpHint(status int) string {
-	switch status {
+func (t *target) httpHint(he *jsonrpc.HTTPError) string {
+	switch status := he.StatusCode; status {
+	case http.StatusBadRequest:
+		if strings.Contains(he.Body, "Mcp-Session-Id") && !global.streamable {
+			return "this is an MCP server speaking Streamable HTTP: add --streamable (jrpc --streamable " + strings.TrimPrefix(t.commandLine("call"), "jrpc ") + " …)"
+		}
 	case http.StatusUnauthorized, http.StatusForbidden:
 		if t.headers.Get("Authorization") != "" || len(t.jwtSecret) > 0 {
 			return "the server refused the credentials sent: check the token (expired? for another audience or issuer?) or the --jwt-secret file; WWW-Authenticate says why (jrpc call -v shows it)"
