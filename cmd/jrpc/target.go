@@ -42,11 +42,11 @@ type target struct {
 	jwtSecret []byte
 	// notices prints the notifications the server sends during a call on
 	// stderr (call and repl; subscribe reads its own).
-	notices   bool
+	notices bool
 	// verboseHTTP prints every HTTP request and response of the library's
 	// client on stderr, messages included (--streamable -v).
 	verboseHTTP bool
-	unprinted atomic.Int64 // notifications read and not printed yet
+	unprinted   atomic.Int64 // notifications read and not printed yet
 }
 
 // parseClientFraming parses --framing: line (default) or lsp; serve also
