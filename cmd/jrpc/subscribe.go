@@ -17,6 +17,7 @@ func init() {
 	var data string
 	var count int
 	var idle time.Duration
+	var reconnect bool
 	cmd := &cobra.Command{
 		Use:   "subscribe URL [METHOD] [KIND] [PARAMS...]",
 		Short: "Subscribe to a server's events and print each as one JSON line",
@@ -29,6 +30,11 @@ connection ends, it says the subscription ended and exits with 3. A producer
 that stops quietly sends nothing more: after 10s without an event jrpc says
 so on stderr, and --idle-timeout D exits with 3 after D without one.
 
+With --reconnect, a dropped connection (a server restart) is dialled again
+(--exec: the command is run again) with doubling waits up to 5s, the
+subscription is made again, and jrpc goes on printing, with a notice on
+stderr that events may have been missed meanwhile.
+
 The params are the subscribe call's whole params array ('["ticker",{…}]'), or
 the kind as a word followed by key=value pairs for its argument object.
 Subscriptions need a connection: ws://, tcp://, unix:// or --exec.`,
@@ -37,16 +43,17 @@ Subscriptions need a connection: ws://, tcp://, unix:// or --exec.`,
   jrpc subscribe ws://127.0.0.1:8546/ eth_subscribe newHeads`,
 		Args: targetArgs("[METHOD] [KIND] [PARAMS...]", 0, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runSubscribe(cmd.Context(), args, data, count, idle)
+			return runSubscribe(cmd.Context(), args, data, count, idle, reconnect)
 		},
 	}
+	cmd.Flags().BoolVar(&reconnect, "reconnect", false, "dial again when the connection drops and subscribe again (a notice on stderr)")
 	cmd.Flags().DurationVar(&idle, "idle-timeout", 0, "exit with 3 when no event has come for this long (0: wait for ever)")
 	cmd.Flags().StringVarP(&data, "data", "d", "", "the params array from `@FILE`, @- (standard input) or literal JSON")
 	cmd.Flags().IntVarP(&count, "count", "n", 0, "unsubscribe and exit after this many events (0: until Ctrl-C)")
 	rootCmd.AddCommand(cmd)
 }
 
-func runSubscribe(ctx context.Context, args []string, data string, count int, idle time.Duration) error {
+func runSubscribe(ctx context.Context, args []string, data string, count int, idle time.Duration, reconnect bool) error {
 	t, rest, err := newTarget(args)
 	if err != nil {
 		return err
@@ -66,6 +73,9 @@ func runSubscribe(ctx context.Context, args []string, data string, count int, id
 	}
 	dctx, cancel := callContext(ctx)
 	defer cancel()
+	if reconnect {
+		return subscribeReconnecting(ctx, dctx, t, ns, subArgs, count, idle)
+	}
 	c, err := t.dial(dctx)
 	if err != nil {
 		return err
@@ -93,13 +103,67 @@ func runSubscribe(ctx context.Context, args []string, data string, count int, id
 	return unsubscribe(sub)
 }
 
+// subscribeReconnecting is runSubscribe with --reconnect: the connection
+// is dialled again when it drops, and the subscription made again.
+func subscribeReconnecting(ctx, dctx context.Context, t *target, ns string, subArgs []any, count int, idle time.Duration) error {
+	rc, err := jsonrpc.NewReconnectClient(dctx, func(ctx context.Context) (*jsonrpc.Conn, error) {
+		c, err := t.dial(ctx)
+		if err != nil {
+			return nil, err
+		}
+		conn, ok := c.(*jsonrpc.Conn)
+		if !ok {
+			c.Close()
+			return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s cannot carry server push", t)}
+		}
+		return conn, nil
+	}, jsonrpc.WithBackoff(100*time.Millisecond, 5*time.Second), jsonrpc.WithOnReconnect(func(err error) {
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "jrpc: the connection to %s dropped (%v); reconnecting\n", t, err)
+		} else {
+			fmt.Fprintf(os.Stderr, "jrpc: reconnected to %s\n", t)
+		}
+	}))
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	sub, err := jsonrpc.Resubscribe[json.RawMessage](dctx, rc, jsonrpc.SubscribeOptions{Namespace: ns}, subArgs...)
+	if err != nil {
+		return callErr(t, err)
+	}
+	out := outputFor(os.Stdout)
+	for n := 0; count == 0 || n < count; {
+		ev, err := nextEvent(ctx, sub, idle)
+		var gap *jsonrpc.SubscriptionGap
+		switch {
+		case errors.As(err, &gap):
+			fmt.Fprintf(os.Stderr, "jrpc: subscribed again (id %s); events sent while disconnected are missed\n", gap.NewID)
+			continue
+		case err != nil && ctx.Err() != nil:
+			return unsubscribe(sub) // Ctrl-C
+		case err != nil:
+			return subscriptionEnded(t, n, idle, err)
+		}
+		out.print(os.Stdout, ev)
+		n++
+	}
+	return unsubscribe(sub)
+}
+
+// eventSource is a subscription, made once or again after reconnects.
+type eventSource interface {
+	Next(ctx context.Context) (json.RawMessage, error)
+	Unsubscribe(ctx context.Context) error
+}
+
 // quietHint is how long subscribe waits for an event before saying that
 // none is coming.
 const quietHint = 10 * time.Second
 
 // nextEvent waits for the next event, for at most idle (0: no limit),
 // saying so on stderr when none has come for quietHint.
-func nextEvent(ctx context.Context, sub *jsonrpc.Subscription[json.RawMessage], idle time.Duration) (json.RawMessage, error) {
+func nextEvent(ctx context.Context, sub eventSource, idle time.Duration) (json.RawMessage, error) {
 	if idle > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, idle)
@@ -131,7 +195,7 @@ func subscriptionEnded(t *target, n int, idle time.Duration, err error) error {
 	return transportError(fmt.Errorf("the subscription ended after %d events: the connection to %s closed (%v)", n, t, err), "the server went away or dropped the connection: look at its log")
 }
 
-func unsubscribe(sub *jsonrpc.Subscription[json.RawMessage]) error {
+func unsubscribe(sub eventSource) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	sub.Unsubscribe(ctx) // a subscription the server already ended is fine

@@ -96,3 +96,35 @@ func TestSubscribeIdleTimeoutAndEnd(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// jrpc subscribe --reconnect keeps printing across a server restart: a
+// notice on stderr, the events of the new subscription on stdout, and
+// Ctrl-C exits 0 (issue 26).
+func TestSubscribeReconnect(t *testing.T) {
+	url, srv := startServer(t, "127.0.0.1:0")
+	cmd := exec.Command(bin, "subscribe", "--reconnect", url, "demo_subscribe", "ticker", "interval_ms=20")
+	var out, errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	waitBuf(t, &out, "2\n")
+	srv.Process.Kill()
+	srv.Wait()
+	waitBuf(t, &errb, "dropped")
+	startServer(t, strings.TrimPrefix(url, "tcp://")) // the same address
+	waitBuf(t, &errb, "subscribed again")
+	n := strings.Count(out.String(), "\n")
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Count(out.String(), "\n") < n+2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("after Ctrl-C: %v, stderr %q", err, errb.String())
+	}
+	if lines := strings.Split(out.String(), "\n"); len(lines) < n+2 || !strings.Contains(out.String(), "\n1\n") {
+		t.Fatalf("stdout %q: want the new subscription's events from 1 after the first's", out.String())
+	}
+}
