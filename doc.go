@@ -178,12 +178,15 @@
 //	WithStrictResults    yes      yes    yes             yes
 //	WithReconnect,                yes    yes             NewReconnectClient
 //	WithBackoff, WithOnReconnect
+//	WithProbeInterval    DialFailover (any URL)
 //
 // Results are decoded leniently (members a type does not name are
 // ignored; see WithStrictResults). With WithReconnect, Dial returns a
 // *ReconnectClient: re-dials wait [DefaultReconnectMinDelay], doubling to
 // [DefaultReconnectMaxDelay], and a call in flight at a drop fails with
-// [ErrConnectionLost] (docs/client.md).
+// [ErrConnectionLost]. DialFailover spreads calls over several
+// endpoints, setting aside one that fails and probing it every
+// [DefaultProbeInterval] (docs/client.md).
 //
 // # Limits
 //
