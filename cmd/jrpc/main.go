@@ -79,7 +79,9 @@ var rootCmd = &cobra.Command{
   http://host:port/path  https://…   one HTTP POST per message
   ws://host:port/path    wss://…     WebSocket, one message per text frame
   tcp://host:port                    TCP stream, newline-delimited (--framing lsp for Content-Length)
-  unix:///path/to/socket             unix socket stream
+  tls://host:port                    the same over TLS
+  unix:///path/to/socket             unix socket stream (unix://@name: an abstract socket, Linux)
+  nats://host:port/subject           NATS request/reply on a subject
 
 or, with --exec 'COMMAND ARGS', a server spawned as a subprocess and spoken to
 over its stdin and stdout (its stderr is shown); the URL argument is then left out:

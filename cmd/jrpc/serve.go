@@ -42,9 +42,11 @@ func init() {
 	cmd := &cobra.Command{
 		Use:   "serve [--listen URL]...",
 		Short: "Serve the demo service on one or more listeners",
-		Long: `Serve the demo service (subtract, sum, update, notify_hello, get_data, echo,
-sleep, big, error, panic, bad_result, tools/list, tools/call and rpc.discover,
-with params checked against the methods' schemas) on every --listen URL at once:
+		Long: `Serve the demo service (subtract, minus (deprecated), sum, update,
+notify_hello, get_data, echo, sleep, big, countdown (notifies its caller during
+the call), error, panic, bad_result, demo_subscribe and demo_unsubscribe
+(subscriptions), tools/list, tools/call and rpc.discover, with params checked
+against the methods' schemas) on every --listen URL at once:
 
   http://127.0.0.1:8080/path   HTTP POST
   ws://127.0.0.1:8081/path     WebSocket
