@@ -150,7 +150,7 @@ func TestConformCatchesDefects(t *testing.T) {
 				if transport != "stdio" {
 					args = []string{"conform", startListening(t, bin, "-defect", defect, "-listen", transport+"://127.0.0.1:0/")}
 				}
-				code, rep, out := runConform(t, append(args, "--discover=false")...)
+				code, rep, out := runConform(t, args...)
 				failed := rep.failedMUST()
 				switch {
 				case check == "" && (code != 0 || len(failed) > 0):

@@ -43,8 +43,8 @@ invalid JSON (-32700), valid JSON that is not a Request (-32600), batches, the
 shape of every response, and over HTTP the status and Content-Type rules
 (SHOULD/MAY: the spec has no HTTP binding). Each check cites its section.
 
-With --method NAME --params JSON, and for each method of rpc.discover that has
-an example, the method is called by position or by name, under several ids,
+With --method NAME --params JSON, and with --discover for each method of
+rpc.discover that has an example, the method is called by position or by name, under several ids,
 in a batch and as a notification.
 
 --hostile adds bad input (deep nesting, huge numbers and strings, long method
@@ -76,7 +76,7 @@ answering), 2 bad usage, 3 the target cannot be reached at the start.`,
 	f.StringVar(&o.skip, "skip", "", "skip the checks whose name matches this `REGEXP`")
 	f.StringVar(&o.method, "method", "", "also check this method's results (with --params)")
 	f.StringVar(&o.params, "params", "", "the params of --method: a JSON array (by position) or object (by name)")
-	f.BoolVar(&o.discover, "discover", true, "also check the methods of rpc.discover that have an example, with the example's params")
+	f.BoolVar(&o.discover, "discover", false, "also call the methods of rpc.discover that have an example, with the example's params (off by default: calling a server's own methods may change its state)")
 	f.DurationVar(&o.quiet, "quiet-wait", conformance.DefaultQuiet, "on streams, how long to watch for a reply that must not come before sending a request behind it")
 	f.BoolVar(&o.hostile, "hostile", false, "also send bad input, bounded by --max-bytes and --duration (loopback targets only, unless --i-own-this-server)")
 	f.BoolVar(&o.owner, "i-own-this-server", false, "allow --hostile against a target outside loopback")

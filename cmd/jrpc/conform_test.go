@@ -58,7 +58,7 @@ func TestConformEveryTransport(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "r.json")
 			junit := filepath.Join(t.TempDir(), "r.xml")
-			args := []string{"--json", file, "--junit", junit}
+			args := []string{"--json", file, "--junit", junit, "--discover"}
 			if name == "tcp" || name == "stdio" { // the hostile checks take seconds: two transports are enough
 				args = append(args, "--hostile", "--max-bytes", "65536", "--duration", "5s")
 			}
@@ -181,7 +181,7 @@ func TestConformUsageAndUnreachable(t *testing.T) {
 // TestConformMethod checks a named method's results.
 func TestConformMethod(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "r.json")
-	r := run(t, "", "conform", urls["tcp"], "--method", "subtract", "--params", `{"minuend":42,"subtrahend":23}`, "--discover=false", "--only", "^method/", "--json", file)
+	r := run(t, "", "conform", urls["tcp"], "--method", "subtract", "--params", `{"minuend":42,"subtrahend":23}`, "--only", "^method/", "--json", file)
 	expect(t, r, 0, "")
 	rep := readReport(t, file)
 	for _, name := range []string{"method/subtract/by-name/result", "method/subtract/by-name/ids", "method/subtract/by-name/notification", "method/subtract/by-name/batch"} {
