@@ -230,9 +230,9 @@ var targets = []target{
 	{"Batch100", "≥ 5× the best peer", vsPeer, atLeast(5), formatRatio},
 	{"Echo1MiB", "≥ 15× the best peer", vsPeer, atLeast(15), formatRatio},
 	{"MCPPar8", "≥ 5× the MCP Go SDK", vsPeer, atLeast(5), formatRatio},
-	{"MCPSeq", "within 1.5× of our plain HTTP", vsLimit, atLeast(1/1.5), formatRatio},
-	{"MCPPar8", "within 1.5× of our plain HTTP", vsLimit, atLeast(1/1.5), formatRatio},
-	{"MCPPar64", "within 1.5× of our plain HTTP", vsLimit, atLeast(1/1.5), formatRatio},
+	{"MCPSeq", "within 1.5× of our plain HTTP", vsLimit, atLeast(1 / 1.5), formatRatio},
+	{"MCPPar8", "within 1.5× of our plain HTTP", vsLimit, atLeast(1 / 1.5), formatRatio},
+	{"MCPPar64", "within 1.5× of our plain HTTP", vsLimit, atLeast(1 / 1.5), formatRatio},
 	{"IdleTCP", "≤ 0.5× the best peer's memory", vsPeer, atMost(0.5), formatRatio},
 	{"IdleWS", "≤ 0.5× the best peer's memory", vsPeer, atMost(0.5), formatRatio},
 }
