@@ -62,13 +62,16 @@ var (
 	transports   = map[string]transport{}
 )
 
-// builtinSchemes are served by this package and cannot be registered.
-var builtinSchemes = map[string]bool{"http": true, "https": true, "ws": true, "wss": true, "tcp": true, "unix": true, "stdio": true}
+// builtinSchemes are served by this package and cannot be registered: a
+// registration would never be reached, since Dial and Server.Listen serve
+// these schemes themselves (the switches in dial.go and serve.go).
+var builtinSchemes = map[string]bool{"http": true, "https": true, "ws": true, "wss": true, "tcp": true, "tls": true, "unix": true, "stdio": true}
 
 // RegisterTransport makes Dial call dial, and Server.Listen call listen, for
 // URLs of scheme (lower case, without "://"). Either may be nil when the
 // transport only dials or only listens. It panics if scheme is empty, built
-// in, or registered already.
+// in (http, https, ws, wss, tcp, tls, unix, stdio: a built-in scheme cannot
+// be replaced), or registered already.
 func RegisterTransport(scheme string, dial DialFunc, listen ListenFunc) {
 	if scheme == "" || builtinSchemes[scheme] {
 		panic("jsonrpc: RegisterTransport: scheme " + scheme + " is built in or empty")
