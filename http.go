@@ -128,7 +128,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if st.buf, read = s.readPOST(w, r, st.buf[:0]); !read {
 		return
 	}
-	hr := &httpRequest{pi: peerInfo{peer: Peer{Transport: "http", RemoteAddr: s.remoteAddr(r), TLS: r.TLS, Header: r.Header}, srv: s}}
+	hr := &httpRequest{pi: peerInfo{peer: s.httpPeer(r, "http"), srv: s}}
 	pi := &hr.pi
 	hr.ts.ctx.init(r.Context(), pi)
 	if st.late == nil {
@@ -242,7 +242,7 @@ func tooManyRequests(w http.ResponseWriter, refused error) {
 // tooLargeHTTP answers 413 and asks the client to close the connection,
 // since the rest of the body will not be read.
 func (s *Server) tooLargeHTTP(w http.ResponseWriter, r *http.Request, limit int64) {
-	ctx := withPeer(r.Context(), s, Peer{Transport: "http", RemoteAddr: s.remoteAddr(r)})
+	ctx := withPeer(r.Context(), s, s.httpPeer(r, "http"))
 	s.logProtocol(ctx, "jsonrpc: message too large", errMessageTooLarge(limit), nil)
 	w.Header().Set("Connection", "close")
 	http.Error(w, "jsonrpc: "+errMessageTooLarge(limit).Message, http.StatusRequestEntityTooLarge)

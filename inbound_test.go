@@ -7,6 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,5 +120,83 @@ func TestHeaderLineThatNeverEndsIsCut(t *testing.T) {
 				t.Fatalf("the connection was not closed: %v", err)
 			}
 		})
+	}
+}
+
+// whoServer answers "who" with the caller's address as the Peer gives it,
+// behind a trusted proxy at 127.0.0.1.
+func whoServer() *jsonrpc.Server {
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "who", func(ctx context.Context, _ []int) (string, error) {
+		p, _ := jsonrpc.PeerFromContext(ctx)
+		return p.RemoteAddr, nil
+	})
+	return &jsonrpc.Server{Handler: mux, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Logger: slog.New(slog.DiscardHandler)}
+}
+
+func postWho(t *testing.T, url, accept string) (status int, header http.Header, body string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"who","params":[]}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+	req.Header.Set("X-Forwarded-For", "203.0.113.7")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+// A client behind a trusted proxy is the same client on plain HTTP,
+// WebSocket and Streamable HTTP: Streamable HTTP used the proxy's address.
+func TestTrustedProxyClientIsTheSameOnEveryHTTPFlavour(t *testing.T) {
+	srv := whoServer()
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	ws := httptest.NewServer(srv.WebSocketHandler())
+	defer ws.Close()
+	sh := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{}))
+	defer sh.Close()
+	const want = `"203.0.113.7"`
+	if _, _, body := postWho(t, hs.URL, "application/json"); !strings.Contains(body, want) {
+		t.Errorf("HTTP: %s", body)
+	}
+	for _, accept := range []string{"application/json", "application/json, text/event-stream"} {
+		if _, _, body := postWho(t, sh.URL, accept); !strings.Contains(body, want) {
+			t.Errorf("Streamable HTTP (Accept %s): %s", accept, body)
+		}
+	}
+	c, err := jsonrpc.Dial(context.Background(), "ws"+strings.TrimPrefix(ws.URL, "http"), jsonrpc.WithHeader("X-Forwarded-For", "203.0.113.7"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var got string
+	if err := c.Call(context.Background(), "who", []int{}, &got); err != nil || got != "203.0.113.7" {
+		t.Errorf("WebSocket: %q, %v", got, err)
+	}
+}
+
+// A rate limit (Server.Admit refusing) answers 429 with Retry-After on
+// plain HTTP and on Streamable HTTP alike, whether the client takes JSON
+// or an event stream (Streamable HTTP answered 200 with -32005).
+func TestRateLimitIs429OnEveryHTTPFlavour(t *testing.T) {
+	srv := whoServer()
+	srv.Admit = func(ctx context.Context, n int) error { return &jsonrpc.LimitError{RetryAfter: 2 * time.Second} }
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	sh := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{}))
+	defer sh.Close()
+	for _, tc := range []struct{ name, url, accept string }{
+		{"HTTP", hs.URL, "application/json"},
+		{"Streamable HTTP, JSON", sh.URL, "application/json"},
+		{"Streamable HTTP, events", sh.URL, "application/json, text/event-stream"},
+	} {
+		status, h, body := postWho(t, tc.url, tc.accept)
+		if status != http.StatusTooManyRequests || h.Get("Retry-After") != "2" || !strings.Contains(body, "-32005") {
+			t.Errorf("%s: %d Retry-After %q %s", tc.name, status, h.Get("Retry-After"), body)
+		}
 	}
 }

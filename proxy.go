@@ -97,3 +97,11 @@ func (s *Server) trusted(ip netip.Addr) bool {
 	}
 	return false
 }
+
+// httpPeer is the Peer of an HTTP request, built here for every HTTP
+// flavour (plain HTTP, WebSocket, Streamable HTTP) so that each sees the
+// same client: its address is the forwarded client's when the request
+// came through one of TrustedProxies.
+func (s *Server) httpPeer(r *http.Request, transport string) Peer {
+	return Peer{Transport: transport, RemoteAddr: s.remoteAddr(r), TLS: r.TLS, Header: r.Header}
+}

@@ -454,12 +454,12 @@ func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 	if len(responses) > 0 {
 		h.route(data, responses, session, len(responses) < len(m.Elems))
 	}
-	pi := &peerInfo{peer: Peer{Transport: "http", RemoteAddr: r.RemoteAddr, TLS: r.TLS, Header: r.Header}, srv: s}
+	pi := &peerInfo{peer: s.httpPeer(r, "http"), srv: s}
 	ctx := context.WithValue(r.Context(), peerKey{}, pi)
 	if sess != nil && sess.standalone != nil {
 		ctx = context.WithValue(ctx, sessionKey{}, sess)
 	}
-	client := clientKey(r, session, h.opts.Sessions)
+	client := clientKey(r, pi.peer.RemoteAddr, session, h.opts.Sessions)
 	if s.Convention != ConventionNone {
 		ctx = context.WithValue(ctx, cancelRouterKey{}, func(id ID) bool { return h.cancel(client, id) })
 	}
@@ -486,17 +486,39 @@ func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 		w.Write(reply)
 		return
 	}
+	if parsed && !(m.Batch && (len(m.Elems) == 0 || m.N > s.maxBatchLen())) {
+		if ctx, ok = h.admitPOST(ctx, w, data, &m); !ok {
+			return
+		}
+	}
 	h.serveStream(ctx, w, data, sess, client, requests, pi, r.Header.Get(versionHeader) >= "2025-11-25")
+}
+
+// admitPOST asks Server.Admit about the requests of a POST that its own
+// connection serves (its answer may become an event stream), before
+// anything is written: a refusal is answered as ServeHTTP answers it, 429
+// with Retry-After, on every HTTP flavour. The returned context tells the
+// POST's connection that the message was admitted (it does not ask again).
+func (h *streamableHandler) admitPOST(ctx context.Context, w http.ResponseWriter, data []byte, m *wire.Message) (context.Context, bool) {
+	if h.srv.Admit == nil {
+		return ctx, true
+	}
+	if ok, _, err := h.srv.admit(ctx, data, m.Elems, m.Batch); !ok {
+		tooManyRequests(w, err)
+		return ctx, false
+	}
+	return context.WithValue(ctx, admittedKey{}, true), true
 }
 
 // clientKey names the client of a POST, so that a cancel reaches only the
 // requests of the client that sent it: its session, or without sessions
-// its IP address and credentials.
-func clientKey(r *http.Request, session string, sessions bool) string {
+// its IP address (remote: the forwarded client's behind a trusted proxy)
+// and credentials.
+func clientKey(r *http.Request, remote, session string, sessions bool) string {
 	if sessions {
 		return session
 	}
-	host := r.RemoteAddr
+	host := remote
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}

@@ -74,12 +74,12 @@ func (h *streamableHandler) serveStateless(w http.ResponseWriter, r *http.Reques
 		writeStatelessError(w, http.StatusBadRequest, id, rpcErr)
 		return
 	}
-	pi := &peerInfo{peer: Peer{Transport: "http", RemoteAddr: r.RemoteAddr, TLS: r.TLS, Header: r.Header}, srv: s}
+	pi := &peerInfo{peer: s.httpPeer(r, "http"), srv: s}
 	ctx := context.WithValue(r.Context(), peerKey{}, pi)
 	if meta != nil {
 		ctx = context.WithValue(ctx, mcpMetaKey{}, meta)
 	}
-	client := clientKey(r, "", false)
+	client := clientKey(r, pi.peer.RemoteAddr, "", false)
 	if s.Convention != ConventionNone {
 		ctx = context.WithValue(ctx, cancelRouterKey{}, func(id ID) bool { return h.cancel(client, id) })
 	}
@@ -102,6 +102,9 @@ func (h *streamableHandler) serveStateless(w http.ResponseWriter, r *http.Reques
 		pi.copyReplyHeader(w.Header())
 		w.Header()["Content-Type"] = jsonContentType
 		sw.Write(reply)
+		return
+	}
+	if ctx, ok = h.admitPOST(ctx, w, data, &m); !ok {
 		return
 	}
 	h.serveStream(ctx, sw, data, nil, client, 1, pi, false)

@@ -118,7 +118,7 @@ func (s *Server) WebSocketHandler(opts ...WebSocketOption) http.Handler {
 		// returns, so that net/http's goroutine (and its stack) goes.
 		// Handlers see the peer and the values the handshake's middleware
 		// stored (an authenticated principal), not its cancellation.
-		ctx := withPeer(context.WithoutCancel(r.Context()), s, Peer{Transport: "ws", RemoteAddr: s.remoteAddr(r), TLS: r.TLS, Header: connectionHeader(r.Header)})
+		ctx := withPeer(context.WithoutCancel(r.Context()), s, s.wsPeer(r))
 		c := newConnContext(ctx, newWSChannel(wc, s.maxMessageSize(), cfg.pingInterval, cfg.pingTimeout), s, func() { open.Add(-1) })
 		// A socket accepted while the server shuts down may have missed
 		// Shutdown's list of connections: close it here.
@@ -172,6 +172,14 @@ func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // connectionHeader returns the handshake's headers a WebSocket connection
 // keeps for its lifetime (Peer.Header): all but those that served only the
 // upgrade, which would otherwise stay in memory on every idle connection.
+// wsPeer is the Peer of a WebSocket connection: the handshake's, with the
+// headers that concern the connection (it outlives the request).
+func (s *Server) wsPeer(r *http.Request) Peer {
+	p := s.httpPeer(r, "ws")
+	p.Header = connectionHeader(r.Header)
+	return p
+}
+
 func connectionHeader(h http.Header) http.Header {
 	keep := 0
 	for k := range h {
