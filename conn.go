@@ -46,7 +46,8 @@ type Conn struct {
 	taken    atomic.Int64 // messages taken for processing (tests count answers against it)
 	err      error
 
-	strictResults bool // WithStrictResults: unknown members of results are errors
+	strictResults bool    // WithStrictResults: unknown members of results are errors
+	inv           Invoker // WithInterceptors: the chain Call, Notify and Batch go through (nil: none)
 
 	subs    atomic.Pointer[clientSubs] // our subscriptions' events, once Subscribe was called (subscribe.go)
 	backlog backlog                    // unwritten reply bytes; admission waits on it (see backpressure.go)
@@ -606,6 +607,13 @@ func (c *Conn) Shutdown(ctx context.Context) error {
 // an *Error. A handler may call back to its own peer: while it waits, its
 // concurrency token is given back, so callbacks never deadlock the connection.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	if c.inv != nil {
+		return c.inv.Call(ctx, method, params, result)
+	}
+	return c.callDirect(ctx, method, params, result)
+}
+
+func (c *Conn) callDirect(ctx context.Context, method string, params, result any) error {
 	raw, err := c.call(ctx, method, params)
 	if err != nil {
 		return err
@@ -685,6 +693,13 @@ func (c *Conn) forgetBatch(calls []batchCall) {
 
 // Notify sends a notification (a request without id; no response comes back).
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
+	if c.inv != nil {
+		return c.inv.Notify(ctx, method, params)
+	}
+	return c.notifyDirect(ctx, method, params)
+}
+
+func (c *Conn) notifyDirect(ctx context.Context, method string, params any) error {
 	buf := wire.GetBuf()
 	defer wire.PutBuf(buf)
 	var err error
@@ -712,6 +727,13 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 // every response. It returns an error only if the batch could not be sent
 // or ctx ended; each call's own outcome is in its Err field.
 func (c *Conn) Batch(ctx context.Context, b *Batch) error {
+	if c.inv != nil {
+		return c.inv.Batch(ctx, b)
+	}
+	return c.batchDirect(ctx, b)
+}
+
+func (c *Conn) batchDirect(ctx context.Context, b *Batch) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -32,6 +32,7 @@ type dialConfig struct {
 	strictResults  bool                            // WithStrictResults
 	reconnect      *reconnectConfig                // WithReconnect: nil when off
 	probeInterval  time.Duration                   // DialFailover (WithProbeInterval)
+	interceptors   []Interceptor                   // WithInterceptors
 	compress       bool                            // WithCompression
 }
 
@@ -92,6 +93,7 @@ func newDialConfig(opts []DialOption) *dialConfig {
 func (cfg *dialConfig) newConn(ch Channel) *Conn {
 	c := NewConn(ch, cfg.server)
 	c.strictResults = cfg.strictResults
+	c.inv = cfg.chain(connDirect{c})
 	return c
 }
 

@@ -179,6 +179,7 @@
 //	WithReconnect,                yes    yes             NewReconnectClient
 //	WithBackoff, WithOnReconnect
 //	WithProbeInterval    DialFailover (any URL)
+//	WithInterceptors     yes      yes    yes             yes (see Intercept)
 //
 // Results are decoded leniently (members a type does not name are
 // ignored; see WithStrictResults). With WithReconnect, Dial returns a

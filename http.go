@@ -425,7 +425,8 @@ type HTTPClient struct {
 
 	paramsSize atomic.Int64 // size of the last large params sent (see growFor)
 
-	strictResults bool // WithStrictResults
+	strictResults bool    // WithStrictResults
+	inv           Invoker // WithInterceptors (nil: none)
 
 	send Exchange // NewMessageClient: carries the messages instead of HTTP
 }
@@ -440,6 +441,7 @@ func NewHTTPClient(url string, opts ...DialOption) *HTTPClient {
 
 func newHTTPClient(url string, cfg *dialConfig) *HTTPClient {
 	c := &HTTPClient{url: url, header: cfg.header.Clone(), maxSize: cfg.maxMessageSize, strictResults: cfg.strictResults, compress: cfg.compress}
+	c.inv = cfg.chain(httpDirect{c})
 	if c.maxSize <= 0 {
 		c.maxSize = DefaultMaxMessageSize
 	}
@@ -465,6 +467,13 @@ func newTransport(tlsConfig *tls.Config) *http.Transport {
 // Call posts a request and decodes the result into result (a pointer, or nil
 // to discard it). See HTTPClient for the errors.
 func (c *HTTPClient) Call(ctx context.Context, method string, params, result any) error {
+	if c.inv != nil {
+		return c.inv.Call(ctx, method, params, result)
+	}
+	return c.callDirect(ctx, method, params, result)
+}
+
+func (c *HTTPClient) callDirect(ctx context.Context, method string, params, result any) error {
 	id := c.seq.Add(1)
 	var idBuf [20]byte
 	idText := strconv.AppendUint(idBuf[:0], id, 10)
@@ -512,6 +521,13 @@ func (c *HTTPClient) Call(ctx context.Context, method string, params, result any
 // Notify posts a notification. The server must answer 2xx with an empty
 // body (204 or 202 usually); a JSON-RPC error in reply is returned as *Error.
 func (c *HTTPClient) Notify(ctx context.Context, method string, params any) error {
+	if c.inv != nil {
+		return c.inv.Notify(ctx, method, params)
+	}
+	return c.notifyDirect(ctx, method, params)
+}
+
+func (c *HTTPClient) notifyDirect(ctx context.Context, method string, params any) error {
 	buf := wire.GetBuf()
 	defer wire.PutBuf(buf)
 	var err error
@@ -551,6 +567,13 @@ func notificationReply(body []byte) error {
 // (say, the batch is too long) becomes the Err of every call; a call
 // without a response gets an error saying so.
 func (c *HTTPClient) Batch(ctx context.Context, b *Batch) error {
+	if c.inv != nil {
+		return c.inv.Batch(ctx, b)
+	}
+	return c.batchDirect(ctx, b)
+}
+
+func (c *HTTPClient) batchDirect(ctx context.Context, b *Batch) error {
 	buf := wire.GetBuf()
 	defer wire.PutBuf(buf)
 	msg, calls, err := encodeBatch((*buf)[:0], b, &c.seq)

@@ -91,6 +91,7 @@ func dialStreamable(rawURL string, cfg *dialConfig) (*Conn, error) {
 	ch.ctx, ch.cancel = context.WithCancel(context.Background())
 	c := newConn(ch, srv, nil)
 	c.strictResults = cfg.strictResults
+	c.inv = cfg.chain(connDirect{c})
 	return c, nil
 }
 

@@ -192,6 +192,7 @@ type Exchange func(ctx context.Context, msg []byte, wantReply bool) ([]byte, err
 func NewMessageClient(send Exchange, opts ...DialOption) Client {
 	cfg := newDialConfig(opts)
 	c := &HTTPClient{send: send, maxSize: cfg.maxMessageSize, strictResults: cfg.strictResults}
+	c.inv = cfg.chain(httpDirect{c})
 	if c.maxSize <= 0 {
 		c.maxSize = DefaultMaxMessageSize
 	}

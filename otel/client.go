@@ -17,13 +17,22 @@ import (
 // jsonrpc.ContextWithHeader), and in params._meta with WithParamsMeta. A
 // batch's headers carry its first element's context.
 func NewClient(c jsonrpc.Client, opts ...Option) jsonrpc.Client {
-	return &client{next: c, in: newInstruments(newConfig(opts), "client")}
+	return jsonrpc.Intercept(c, Interceptor(opts...))
+}
+
+// Interceptor is NewClient as a jsonrpc.Interceptor, for
+// jsonrpc.WithInterceptors: every client Dial makes is then traced,
+// including the calls of reconnecting and failover clients (one span per
+// attempt).
+func Interceptor(opts ...Option) jsonrpc.Interceptor {
+	in := newInstruments(newConfig(opts), "client")
+	return func(next jsonrpc.Invoker) jsonrpc.Invoker { return &client{next: next, in: in} }
 }
 
 var clientKind = trace.WithSpanKind(trace.SpanKindClient)
 
 type client struct {
-	next jsonrpc.Client
+	next jsonrpc.Invoker
 	in   *instruments
 }
 
@@ -120,8 +129,6 @@ func (c *client) Batch(ctx context.Context, b *jsonrpc.Batch) error {
 	}
 	return err
 }
-
-func (c *client) Close() error { return c.next.Close() }
 
 // StartCall starts the CLIENT span of one call sent by other means than a
 // client from NewClient (a hand-built message), and returns the context
