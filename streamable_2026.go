@@ -71,7 +71,11 @@ func (h *streamableHandler) serveStateless(w http.ResponseWriter, r *http.Reques
 	method := string(e.MethodName(data))
 	meta, rpcErr := h.checkStateless(r.Header, method, paramsOf(data, e), id.IsZero())
 	if rpcErr != nil {
-		writeStatelessError(w, http.StatusBadRequest, id, rpcErr)
+		status := http.StatusBadRequest
+		if rpcErr.Code == CodeMethodNotFound {
+			status = http.StatusNotFound
+		}
+		writeStatelessError(w, status, id, rpcErr)
 		return
 	}
 	pi := &peerInfo{peer: s.httpPeer(r, "http"), srv: s}
@@ -113,8 +117,8 @@ func (h *streamableHandler) serveStateless(w http.ResponseWriter, r *http.Reques
 // checkStateless checks a stateless request's headers against its body
 // and its _meta: -32022 for a revision the server does not speak, -32020
 // for a header missing or not matching, -32602 for _meta without its
-// required fields. A notification, or a ping, without _meta needs only a
-// known revision.
+// required fields; the methods of the session era are unknown (-32601,
+// 404). A notification without _meta needs only a known revision.
 func (h *streamableHandler) checkStateless(hd http.Header, method string, params []byte, notification bool) (*MCPMeta, *Error) {
 	version := hd.Get(versionHeader)
 	if !slices.Contains(h.opts.StatelessVersions, version) {
@@ -124,11 +128,12 @@ func (h *streamableHandler) checkStateless(hd http.Header, method string, params
 	if !ok {
 		return nil, &Error{Code: CodeInvalidParams, Message: "invalid params: params must be an object"}
 	}
+	if sessionEraMethods[method] {
+		return nil, &Error{Code: CodeMethodNotFound, Message: "method not found: " + method + " is not part of MCP " + version + " (no sessions)"}
+	}
 	meta, present := p.meta(method)
-	if !present && (notification || method == "ping") {
-		// No header rule covers notifications, and ping is no longer of
-		// the revision: clients (the Go SDK) still send it bare.
-		return nil, nil
+	if !present && notification {
+		return nil, nil // no header rule covers notifications
 	}
 	if e := headerMatches(hd, mcpMethodHeader, method); e != nil {
 		return nil, e
@@ -153,6 +158,12 @@ func (h *streamableHandler) checkStateless(hd http.Header, method string, params
 		return nil, e
 	}
 	return meta, nil
+}
+
+// sessionEraMethods are the methods the stateless revision removed.
+var sessionEraMethods = map[string]bool{
+	"initialize": true, "notifications/initialized": true, "ping": true, "logging/setLevel": true,
+	"resources/subscribe": true, "resources/unsubscribe": true,
 }
 
 func deref(s *string) string {

@@ -125,6 +125,8 @@ func TestStatelessRefusals(t *testing.T) {
 		{"no meta", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, hd("2026-07-28", "tools/list", ""), 400, -32602, "", "protocolVersion is required"},
 		{"batch", `[` + call("echo", "2026-07-28") + `]`, hd("2026-07-28", "tools/call", "echo"), 400, -32600, "", "not a batch"},
 		{"unknown method", `{"jsonrpc":"2.0","id":1,"method":"nope","params":{` + meta2026 + `}}`, hd("2026-07-28", "nope", ""), 404, -32601, "", ""},
+		{"session-era method", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{` + meta2026 + `}}`, hd("2026-07-28", "ping", ""), 404, -32601, "", "not part of MCP 2026-07-28"},
+		{"initialize", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, hd("2026-07-28", "initialize", ""), 404, -32601, "", "not part of MCP 2026-07-28"},
 		{"parse error", `{"jsonrpc":`, hd("2026-07-28", "tools/call", "echo"), 400, -32700, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
