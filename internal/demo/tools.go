@@ -183,7 +183,7 @@ func (ts *Tools) Call(ctx context.Context, name string, arguments []byte) (*Call
 			probs[i].Path = "/arguments" + probs[i].Path
 		}
 		if ts.ArgumentErrorsAsResults {
-			return &CallResult{Content: []Content{{Type: "text", Text: openrpc.ParamsError(probs).Message}}, IsError: true}, nil
+			return &CallResult{Era2026: era(ctx), Content: []Content{{Type: "text", Text: openrpc.ParamsError(probs).Message}}, IsError: true}, nil
 		}
 		return nil, openrpc.ParamsError(probs)
 	}
@@ -198,7 +198,7 @@ func (ts *Tools) Call(ctx context.Context, name string, arguments []byte) (*Call
 	case errors.As(err, &rpcErr), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), ctx.Err() != nil:
 		return nil, err
 	default:
-		return &CallResult{Content: []Content{{Type: "text", Text: err.Error()}}, IsError: true}, nil
+		return &CallResult{Era2026: era(ctx), Content: []Content{{Type: "text", Text: err.Error()}}, IsError: true}, nil
 	}
 }
 
