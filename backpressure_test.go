@@ -125,7 +125,7 @@ func TestSlowReaderBackPressure(t *testing.T) {
 			}
 			// Let the server serve what it will while nobody reads.
 			var taken int64
-			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); { // generous: under -race on a loaded machine 100 replies of 256 KiB took over 10 s
 				time.Sleep(500 * time.Millisecond)
 				n := srv.takenAll()
 				if n == taken && n > 0 {
@@ -217,7 +217,7 @@ func TestMaxQueuedBytesOption(t *testing.T) {
 			}
 		}()
 		var taken int64
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); { // generous: under -race on a loaded machine 100 replies of 256 KiB took over 10 s
 			time.Sleep(300 * time.Millisecond)
 			n := srv.takenAll()
 			if n == taken && n >= tc.atLeast {
