@@ -81,12 +81,9 @@ func runCall(ctx context.Context, args []string, f *callFlags, notify bool) (err
 	if err != nil {
 		return err
 	}
-	var id []byte
-	if f.id != "" {
-		if _, ok := jsonrpc.RawID([]byte(f.id)); !ok {
-			return &exitError{code: exitUsage, err: fmt.Errorf("--id %s is not a JSON string, number or null", f.id), hint: `--id 7 or --id '"abc"'`}
-		}
-		id = []byte(f.id)
+	id, err := parseID(f.id)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := callContext(ctx)
 	defer cancel()
@@ -108,6 +105,22 @@ func runCall(ctx context.Context, args []string, f *callFlags, notify bool) (err
 		}
 		return rawCall(ctx, t, method, params, id, f, notify)
 	}
+	return clientCall(ctx, t, method, params, notify)
+}
+
+// parseID parses --id: nil when it is not given.
+func parseID(s string) ([]byte, error) {
+	if s == "" {
+		return nil, nil
+	}
+	if _, ok := jsonrpc.RawID([]byte(s)); !ok {
+		return nil, &exitError{code: exitUsage, err: fmt.Errorf("--id %s is not a JSON string, number or null", s), hint: `--id 7 or --id '"abc"'`}
+	}
+	return []byte(s), nil
+}
+
+// clientCall calls (or notifies) through the library's client.
+func clientCall(ctx context.Context, t *target, method string, params json.RawMessage, notify bool) error {
 	c, err := t.dial(ctx)
 	if err != nil {
 		return err
@@ -227,21 +240,18 @@ func rawCall(ctx context.Context, t *target, method string, params json.RawMessa
 			}
 			return t.transportErr(err)
 		}
-		var e envelope
-		if err := json.Unmarshal(data, &e); err != nil {
-			if bytes.HasPrefix(bytes.TrimSpace(data), []byte("[")) {
-				continue // a batch: not ours
-			}
-			if bytes.HasPrefix(data, []byte("HTTP/")) && t.url != nil {
-				return t.notStream()
-			}
-			return transportError(fmt.Errorf("invalid response from %s: %v: %s", t, err, snippet(data)), "is this a JSON-RPC 2.0 server?")
+		e, err := decodeMessage(t, data)
+		if err != nil {
+			return err
+		}
+		if e == nil {
+			continue // a batch: not ours
 		}
 		if e.Method != nil {
 			if !f.verbose && e.ID == nil {
 				logWire("<--", data) // a notification during the call (-v shows every message)
 			}
-			answerServerRequest(ctx, rc, &e)
+			answerServerRequest(ctx, rc, e)
 			continue
 		}
 		if notify {
@@ -256,22 +266,43 @@ func rawCall(ctx context.Context, t *target, method string, params json.RawMessa
 			continue
 		}
 		t.watch.check(method)
-		if f.raw {
-			outputFor(os.Stdout).print(os.Stdout, data)
-			if e.Error != nil {
-				return &exitError{code: exitRPCError, err: e.Error, quiet: true}
-			}
-			return toolError(method, e.Result)
+		return printReply(t, method, data, e, f.raw)
+	}
+}
+
+// decodeMessage decodes a message of a raw exchange: nil for a batch.
+func decodeMessage(t *target, data []byte) (*envelope, error) {
+	var e envelope
+	if err := json.Unmarshal(data, &e); err != nil {
+		if bytes.HasPrefix(bytes.TrimSpace(data), []byte("[")) {
+			return nil, nil
 		}
+		if bytes.HasPrefix(data, []byte("HTTP/")) && t.url != nil {
+			return nil, t.notStream()
+		}
+		return nil, transportError(fmt.Errorf("invalid response from %s: %v: %s", t, err, snippet(data)), "is this a JSON-RPC 2.0 server?")
+	}
+	return &e, nil
+}
+
+// printReply prints the answer to a raw call (the whole envelope with
+// --raw) and returns its exit error.
+func printReply(t *target, method string, data []byte, e *envelope, raw bool) error {
+	if raw {
+		outputFor(os.Stdout).print(os.Stdout, data)
 		if e.Error != nil {
-			return rpcErrorExit(e.Error)
+			return &exitError{code: exitRPCError, err: e.Error, quiet: true}
 		}
-		if e.Result == nil {
-			return transportError(fmt.Errorf("invalid response from %s: neither result nor error: %s", t, snippet(data)), "")
-		}
-		outputFor(os.Stdout).print(os.Stdout, e.Result)
 		return toolError(method, e.Result)
 	}
+	if e.Error != nil {
+		return rpcErrorExit(e.Error)
+	}
+	if e.Result == nil {
+		return transportError(fmt.Errorf("invalid response from %s: neither result nor error: %s", t, snippet(data)), "")
+	}
+	outputFor(os.Stdout).print(os.Stdout, e.Result)
+	return toolError(method, e.Result)
 }
 
 // answerServerRequest answers a request the server sent us (on

@@ -357,42 +357,16 @@ func (r *repl) line(ctx context.Context, text string) (quit bool, err error) {
 	}
 	word, rest, _ := strings.Cut(text, " ")
 	rest = strings.TrimSpace(rest)
-	notify := false
-	switch word {
-	case ".quit", ".exit":
-		return true, nil
-	case ".help":
-		fmt.Fprintln(os.Stdout, replHelp)
-		return false, nil
-	case ".methods":
-		if r.doc == nil {
-			r.fail(exitUsage, errors.New("the server offers no rpc.discover: its methods are unknown"))
-			return false, nil
-		}
-		r.doc.printList(os.Stdout, 0)
-		return false, nil
-	case ".describe":
-		if r.doc == nil {
-			r.fail(exitUsage, errors.New("the server offers no rpc.discover"))
-			return false, nil
-		}
-		if err := r.doc.describe(os.Stdout, rest, nil); err != nil {
-			r.fail(exitUsage, err)
-		}
-		return false, nil
-	case ".notify":
-		notify = true
+	notify := word == ".notify"
+	if notify {
 		word, rest, _ = strings.Cut(rest, " ")
 		rest = strings.TrimSpace(rest)
 		if word == "" {
 			r.fail(exitUsage, errors.New("usage: .notify METHOD [PARAMS]"))
 			return false, nil
 		}
-	default:
-		if strings.HasPrefix(word, ".") {
-			r.fail(exitUsage, fmt.Errorf("unknown command %s (.help lists them)", word))
-			return false, nil
-		}
+	} else if strings.HasPrefix(word, ".") {
+		return r.command(word, rest), nil
 	}
 	args, err := splitParams(rest)
 	if err != nil {
@@ -460,6 +434,27 @@ func (r *repl) line(ctx context.Context, text string) (quit bool, err error) {
 		}
 	}
 	return false, nil
+}
+
+// command runs a dot command other than .notify; it returns quit for .quit.
+func (r *repl) command(word, rest string) (quit bool) {
+	switch word {
+	case ".quit", ".exit":
+		return true
+	case ".help":
+		fmt.Fprintln(os.Stdout, replHelp)
+	case ".methods", ".describe":
+		if r.doc == nil {
+			r.fail(exitUsage, errors.New("the server offers no rpc.discover: its methods are unknown"))
+		} else if word == ".methods" {
+			r.doc.printList(os.Stdout, 0)
+		} else if err := r.doc.describe(os.Stdout, rest, nil); err != nil {
+			r.fail(exitUsage, err)
+		}
+	default:
+		r.fail(exitUsage, fmt.Errorf("unknown command %s (.help lists them)", word))
+	}
+	return false
 }
 
 // fail reports a failed line and remembers its exit code.

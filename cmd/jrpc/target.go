@@ -191,15 +191,7 @@ func (t *target) isHTTP() bool {
 // dial returns a jsonrpc.Client for the target.
 func (t *target) dial(ctx context.Context) (jsonrpc.Client, error) {
 	if t.command != nil {
-		opts := []jsonrpc.DialOption{jsonrpc.WithFraming(t.framing), jsonrpc.WithStderr(os.Stderr), jsonrpc.WithGracePeriod(3 * time.Second), jsonrpc.WithMaxMessageSize(global.maxSize)}
-		if t.notices {
-			opts = append(opts, jsonrpc.WithServer(t.serverMessages()))
-		}
-		c, err := jsonrpc.DialCommand(ctx, t.command[0], t.command[1:], opts...)
-		if err != nil {
-			return nil, t.transportErr(err)
-		}
-		return c, nil
+		return t.dialCommand(ctx)
 	}
 	opts := []jsonrpc.DialOption{jsonrpc.WithFraming(t.framing), jsonrpc.WithMaxMessageSize(global.maxSize)}
 	if t.tls != nil {
@@ -232,6 +224,20 @@ func (t *target) dial(ctx context.Context) (jsonrpc.Client, error) {
 	}
 	if conn, ok := c.(*jsonrpc.Conn); ok && global.streamable && t.isHTTP() {
 		return &streamableClient{Conn: conn}, nil
+	}
+	return c, nil
+}
+
+// dialCommand spawns the --exec command and talks to it over its stdin
+// and stdout.
+func (t *target) dialCommand(ctx context.Context) (jsonrpc.Client, error) {
+	opts := []jsonrpc.DialOption{jsonrpc.WithFraming(t.framing), jsonrpc.WithStderr(os.Stderr), jsonrpc.WithGracePeriod(3 * time.Second), jsonrpc.WithMaxMessageSize(global.maxSize)}
+	if t.notices {
+		opts = append(opts, jsonrpc.WithServer(t.serverMessages()))
+	}
+	c, err := jsonrpc.DialCommand(ctx, t.command[0], t.command[1:], opts...)
+	if err != nil {
+		return nil, t.transportErr(err)
 	}
 	return c, nil
 }
@@ -287,18 +293,17 @@ func (t *target) transportErr(err error) error {
 	if tlsErr := t.tlsFailure(err); tlsErr != nil {
 		return tlsErr
 	}
+	if cerr := t.connectFailure(err); cerr != nil {
+		return cerr
+	}
+	return t.exchangeFailure(err)
+}
+
+// connectFailure explains a failure to reach the target (or to start it),
+// or returns nil.
+func (t *target) connectFailure(err error) error {
 	var dnsErr *net.DNSError
-	var exitErr *exec.ExitError
-	var httpErr *jsonrpc.HTTPError
 	switch {
-	case t.command != nil && errors.As(err, &exitErr):
-		return transportError(fmt.Errorf("%s exited (%v) before answering", t, exitErr), "run the command by hand to see why; its stderr is shown above")
-	case errors.Is(err, context.DeadlineExceeded):
-		return transportError(fmt.Errorf("no answer from %s within %v", t, global.timeout), "a larger --timeout (e.g. --timeout 2m, or 0 for none), or check that the server is not stuck")
-	case errors.Is(err, context.Canceled):
-		return &exitError{code: exitInterrupted, err: errors.New("interrupted")}
-	case errors.Is(err, jsonrpc.ErrMessageTooLarge):
-		return transportError(fmt.Errorf("%s: %v", t, err), "raise the limit, e.g. --max-message-size "+strconv.FormatInt(4*global.maxSize, 10))
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return transportError(fmt.Errorf("cannot connect to %s: connection refused", t), fmt.Sprintf("check the host and port, or start a server there: jrpc serve --listen %s", t.listenHint()))
 	case t.url != nil && t.url.Scheme == "unix" && errors.Is(err, os.ErrNotExist):
@@ -312,6 +317,24 @@ func (t *target) transportErr(err error) error {
 		return transportError(fmt.Errorf("cannot connect to %s: unknown host %s", t, dnsErr.Name), "check the host name in the URL")
 	case errors.Is(err, exec.ErrNotFound), t.command != nil && errors.Is(err, os.ErrNotExist):
 		return transportError(fmt.Errorf("cannot start %s: %v", t, err), "check the command given to --exec (is it installed and on $PATH?)")
+	}
+	return nil
+}
+
+// exchangeFailure explains the failure of an exchange with a target it
+// reached.
+func (t *target) exchangeFailure(err error) error {
+	var exitErr *exec.ExitError
+	var httpErr *jsonrpc.HTTPError
+	switch {
+	case t.command != nil && errors.As(err, &exitErr):
+		return transportError(fmt.Errorf("%s exited (%v) before answering", t, exitErr), "run the command by hand to see why; its stderr is shown above")
+	case errors.Is(err, context.DeadlineExceeded):
+		return transportError(fmt.Errorf("no answer from %s within %v", t, global.timeout), "a larger --timeout (e.g. --timeout 2m, or 0 for none), or check that the server is not stuck")
+	case errors.Is(err, context.Canceled):
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted")}
+	case errors.Is(err, jsonrpc.ErrMessageTooLarge):
+		return transportError(fmt.Errorf("%s: %v", t, err), "raise the limit, e.g. --max-message-size "+strconv.FormatInt(4*global.maxSize, 10))
 	case errors.As(err, &httpErr) && t.isWS() && !refusalStatus(httpErr.StatusCode):
 		return transportError(fmt.Errorf("%s answered HTTP %d instead of a WebSocket upgrade: this port speaks HTTP, not WebSocket", t, httpErr.StatusCode),
 			"call it over HTTP: "+t.withScheme("http"))
