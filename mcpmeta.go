@@ -141,7 +141,10 @@ func (m *MCPMeta) check(supported []string, also []string) *Error {
 // supported revisions are the stateless ones, then the session era's.
 func unsupportedVersion(requested string, supported, also []string) *Error {
 	all := append(slices.Clone(supported), also...)
-	return (&Error{Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version"}).WithData(map[string]any{"supported": all, "requested": requested})
+	return (&Error{Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version"}).WithData(struct {
+		Supported []string `json:"supported"`
+		Requested string   `json:"requested"`
+	}{all, requested})
 }
 
 // MCPStateless returns a Server middleware (Server.Middleware) that serves
