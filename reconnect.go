@@ -268,7 +268,7 @@ func (r *ReconnectClient) retry(ctx context.Context, op func(*Conn) error) error
 // ErrConnectionLost when c dropped under it.
 func (r *ReconnectClient) lostErr(ctx context.Context, c *Conn, err error) error {
 	var rpcErr *Error
-	if err == nil || ctx.Err() != nil || errors.As(err, &rpcErr) || c.Err() == nil || r.isClosed() {
+	if err == nil || ctx.Err() != nil || errors.As(err, &rpcErr) || (c.Err() == nil && !brokenStream(err)) || r.isClosed() {
 		return err
 	}
 	return errors.Join(ErrConnectionLost, err)
