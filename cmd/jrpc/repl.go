@@ -410,6 +410,13 @@ func (r *repl) line(ctx context.Context, text string) (quit bool, err error) {
 			outputFor(os.Stdout).print(os.Stdout, result)
 		}
 	}
+	return false, r.failed(ctx, err)
+}
+
+// failed reports how a line's call failed (nil: it did not), and
+// reconnects when the connection is gone; it returns an error only when
+// that fails.
+func (r *repl) failed(ctx context.Context, err error) error {
 	switch re := refusal(err); {
 	case err == nil:
 	case re != nil:
@@ -428,12 +435,12 @@ func (r *repl) line(ctx context.Context, text string) (quit bool, err error) {
 		if c, ok := r.c.(*jsonrpc.Conn); ok {
 			c.Close()
 			if err := r.reconnect(ctx); err != nil {
-				return false, err
+				return err
 			}
 			fmt.Fprintln(os.Stderr, "(the line was not sent again: run it again if it should be)")
 		}
 	}
-	return false, nil
+	return nil
 }
 
 // command runs a dot command other than .notify; it returns quit for .quit.
