@@ -89,10 +89,14 @@
 //     at a time, in that order, and the responses leave in that order.
 //     Otherwise handlers run concurrently and responses leave in the order
 //     the handlers finished, which may differ from the order of the
-//     requests (ids match them). Requests that arrive together are, while
-//     their handlers prove quick, run one after the other on the reading
-//     goroutine (a slow one never holds up those behind it for more than
-//     a moment), and their responses leave together, in few writes. The elements of a batch run concurrently
+//     requests (ids match them): a slow request never holds up the replies
+//     to those behind it. Requests that arrive together (a pipelining
+//     peer) start in their order, and their responses leave together, in
+//     few writes, in the order they finished.
+//   - Ids. An id is the client's to choose: a request whose id is already
+//     in flight on the connection (the same id twice in one batch, or
+//     reused before its answer) is served and answered like any other, on
+//     every transport; a cancel by id reaches the first of them. The elements of a batch run concurrently
 //     while the connection has spare capacity; the batch's answer is one
 //     array, sent when the last element is done. Messages we send ([Conn.Call],
 //     [Conn.Notify], [Conn.Batch]) leave in the order they were sent; concurrent ones may

@@ -3,7 +3,9 @@ package jsonrpc_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -12,9 +14,12 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/seedhq/jsonrpc"
 )
@@ -197,6 +202,163 @@ func TestRateLimitIs429OnEveryHTTPFlavour(t *testing.T) {
 		status, h, body := postWho(t, tc.url, tc.accept)
 		if status != http.StatusTooManyRequests || h.Get("Retry-After") != "2" || !strings.Contains(body, "-32005") {
 			t.Errorf("%s: %d Retry-After %q %s", tc.name, status, h.Get("Retry-After"), body)
+		}
+	}
+}
+
+func inboundServer() *jsonrpc.Server {
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "echo", func(ctx context.Context, p []int) ([]int, error) { return p, nil })
+	jsonrpc.Register(mux, "sleep", func(ctx context.Context, p []int) ([]int, error) {
+		time.Sleep(time.Duration(p[0]) * time.Millisecond)
+		return p, nil
+	})
+	return &jsonrpc.Server{Handler: mux, Logger: slog.New(slog.DiscardHandler)}
+}
+
+// dialLines returns a newline-framed connection to srv: over tcp, or over
+// OS pipes (as stdio).
+func dialLines(t *testing.T, srv *jsonrpc.Server, transport string) (io.ReadWriteCloser, *bufio.Reader) {
+	t.Helper()
+	var c io.ReadWriteCloser
+	if transport == "tcp" {
+		l, err := srv.Listen("tcp://127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc, err := net.Dial("tcp", strings.TrimPrefix(l.URL, "tcp://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc.SetDeadline(time.Now().Add(10 * time.Second))
+		c = nc
+	} else {
+		inR, inW, _ := os.Pipe()
+		outR, outW, _ := os.Pipe()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			srv.ServeConn(ctx, jsonrpc.NewStream(pipePair{inR, outW}, jsonrpc.StreamOptions{}))
+		}()
+		t.Cleanup(func() { cancel(); <-done })
+		c = pipePair{outR, inW}
+	}
+	t.Cleanup(func() { c.Close(); srv.Shutdown(context.Background()) })
+	return c, bufio.NewReader(c)
+}
+
+// One rule for the same id twice in one batch, on every transport: both
+// requests are served and answered (tcp and stdio answered the second
+// -32600 "id already in use"; HTTP and WebSocket answered both).
+func TestDuplicateIDsInOneBatchAreBothAnswered(t *testing.T) {
+	const batch = `[{"jsonrpc":"2.0","id":7,"method":"echo","params":[1]},{"jsonrpc":"2.0","id":7,"method":"echo","params":[2]}]`
+	check := func(t *testing.T, reply string) {
+		t.Helper()
+		var got []struct {
+			ID     int
+			Result []int
+			Error  *jsonrpc.Error
+		}
+		if err := json.Unmarshal([]byte(reply), &got); err != nil || len(got) != 2 {
+			t.Fatalf("reply %s: %v", reply, err)
+		}
+		sum := 0
+		for _, r := range got {
+			if r.ID != 7 || r.Error != nil || len(r.Result) != 1 {
+				t.Fatalf("reply %s", reply)
+			}
+			sum += r.Result[0]
+		}
+		if sum != 3 {
+			t.Fatalf("reply %s: not both served", reply)
+		}
+	}
+	for _, transport := range []string{"tcp", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			c, r := dialLines(t, inboundServer(), transport)
+			io.WriteString(c, batch+"\n")
+			line, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, line)
+		})
+	}
+	t.Run("http", func(t *testing.T) {
+		hs := httptest.NewServer(inboundServer())
+		defer hs.Close()
+		resp, err := http.Post(hs.URL, "application/json", strings.NewReader(batch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		check(t, string(b))
+	})
+	t.Run("ws", func(t *testing.T) {
+		hs := httptest.NewServer(inboundServer().WebSocketHandler())
+		defer hs.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		wc, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer wc.CloseNow()
+		if err := wc.Write(ctx, websocket.MessageText, []byte(batch)); err != nil {
+			t.Fatal(err)
+		}
+		_, b, err := wc.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, string(b))
+	})
+}
+
+// The order rule of doc.go ("Concurrency"): requests start in the order
+// they arrive, and responses leave in the order their handlers finish. So
+// a slow request pipelined before quick ones is answered after them, and
+// with MaxConcurrency 1 the responses leave in request order.
+func TestPipelinedRepliesFollowTheOrderRule(t *testing.T) {
+	for _, transport := range []string{"tcp", "stdio"} {
+		for _, one := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/MaxConcurrency1=%v", transport, one), func(t *testing.T) {
+				srv := inboundServer()
+				if one {
+					srv.MaxConcurrency = 1
+				}
+				c, r := dialLines(t, srv, transport)
+				var msgs strings.Builder
+				msgs.WriteString(`{"jsonrpc":"2.0","id":0,"method":"sleep","params":[300]}` + "\n")
+				for i := 1; i <= 5; i++ {
+					fmt.Fprintf(&msgs, `{"jsonrpc":"2.0","id":%d,"method":"echo","params":[%d]}`+"\n", i, i)
+				}
+				io.WriteString(c, msgs.String()) // one write: pipelined
+				var order []int
+				for range 6 {
+					line, err := r.ReadString('\n')
+					if err != nil {
+						t.Fatal(err)
+					}
+					var resp struct{ ID int }
+					json.Unmarshal([]byte(line), &resp)
+					order = append(order, resp.ID)
+				}
+				slow := slices.Index(order, 0)
+				if one && !slices.Equal(order, []int{0, 1, 2, 3, 4, 5}) {
+					t.Fatalf("MaxConcurrency 1: order %v, want request order", order)
+				}
+				if !one && slow != 5 {
+					t.Fatalf("order %v: the slow request's reply held up the quick ones", order)
+				}
+				sorted := slices.Clone(order)
+				slices.Sort(sorted)
+				if !slices.Equal(sorted, []int{0, 1, 2, 3, 4, 5}) {
+					t.Fatalf("order %v: not each answered once", order)
+				}
+			})
 		}
 	}
 }

@@ -233,7 +233,6 @@ var (
 	errBatchTooLong = func(n, limit int) *Error {
 		return &Error{Code: CodeInvalidRequest, Message: "batch too long: " + strconv.Itoa(n) + " requests, the limit is " + strconv.Itoa(limit)}
 	}
-	errDuplicateID = &Error{Code: CodeInvalidRequest, Message: "invalid request: id already in use by a request in flight"}
 )
 
 // process serves one incoming message and returns the reply to write, or
@@ -344,10 +343,11 @@ func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *wire.
 	*req = Request{ID: id, Params: paramsOf(data, e)}
 	tracked := conn != nil && !id.IsZero()
 	if tracked {
+		// An id already in flight on the connection (the same id twice in
+		// a batch, or a peer reusing one) is served and answered all the
+		// same, as on HTTP, untracked: a cancel reaches the first.
 		r, ok := conn.startRequest(ctx, id, req.Params)
-		if !ok {
-			return s.invalid(ctx, out, id, errDuplicateID)
-		}
+		tracked = ok
 		if r != nil {
 			ctx = r
 		}
