@@ -306,7 +306,7 @@ func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *wire.
 		}
 		return s.invalid(ctx, out, idOf(e, data), &Error{Code: CodeInvalidRequest, Message: "invalid request: a response was sent to a server"})
 	case wire.KindInvalid:
-		return s.invalid(ctx, out, idOf(e, data), &Error{Code: CodeInvalidRequest, Message: e.Err})
+		return s.invalid(ctx, out, idOf(e, data), &Error{Code: CodeInvalidRequest, Message: e.Err.Msg})
 	}
 	id := idOf(e, data)
 	name := e.MethodName(data)

@@ -37,8 +37,8 @@ type Envelope struct {
 	jsonrpc Span
 
 	methodEscaped bool
-	ParamsDup     bool   // params holds a duplicate object name
-	Err           string // what makes it an invalid request (kindInvalid)
+	ParamsDup     bool     // params holds a duplicate object name
+	Err           *Invalid // what makes it an invalid request (KindInvalid)
 }
 
 // Message is the result of scanning one message: a single envelope or a batch.
@@ -100,8 +100,12 @@ func (s *Scanner) Parse(data []byte, maxDepth int, m *Message) error {
 	}
 }
 
+// Invalid says what makes an element an invalid request. (A pointer keeps
+// an Envelope small: a batch holds one per element.)
+type Invalid struct{ Msg string }
+
 // errNotObject is the problem of a batch element or message that is not an object.
-const errNotObject = "invalid request: not a JSON object"
+var errNotObject = &Invalid{Msg: "invalid request: not a JSON object"}
 
 // envSink records the members of an envelope while the scanner reads it.
 type envSink struct {
@@ -165,7 +169,7 @@ func (e *Envelope) classify(data []byte, unknown Span, dup bool) {
 	idOK := !e.ID.Present() || IsIDValue(data[e.ID.Start])
 	invalid := func(msg string) {
 		e.Kind = KindInvalid
-		e.Err = "invalid request: " + msg
+		e.Err = &Invalid{Msg: "invalid request: " + msg}
 		if !idOK {
 			e.ID = Span{}
 		}
