@@ -486,7 +486,7 @@ func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 		w.Write(reply)
 		return
 	}
-	if parsed && !(m.Batch && (len(m.Elems) == 0 || m.N > s.maxBatchLen())) {
+	if parsed {
 		if ctx, ok = h.admitPOST(ctx, w, data, &m); !ok {
 			return
 		}
@@ -500,8 +500,8 @@ func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 // with Retry-After, on every HTTP flavour. The returned context tells the
 // POST's connection that the message was admitted (it does not ask again).
 func (h *streamableHandler) admitPOST(ctx context.Context, w http.ResponseWriter, data []byte, m *wire.Message) (context.Context, bool) {
-	if h.srv.Admit == nil {
-		return ctx, true
+	if h.srv.Admit == nil || (m.Batch && (len(m.Elems) == 0 || m.N > h.srv.maxBatchLen())) {
+		return ctx, true // no hook, or a batch its connection refuses whole
 	}
 	if ok, _, err := h.srv.admit(ctx, data, m.Elems, m.Batch); !ok {
 		tooManyRequests(w, err)
