@@ -97,7 +97,7 @@ func PeerFromContext(ctx context.Context) (Peer, bool) {
 // methods the caller may call.
 func Authorized(ctx context.Context, method string) bool {
 	var srv *Server
-	if c := ConnFromContext(ctx); c != nil {
+	if c := connFromContext(ctx); c != nil {
 		srv = c.srv
 	} else if pi, ok := ctx.Value(peerKey{}).(*peerInfo); ok {
 		srv = pi.srv

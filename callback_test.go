@@ -141,7 +141,7 @@ func TestMutualCallbacksNeverDeadlock(t *testing.T) {
 		defer ts.Close()
 		defer srv.Shutdown(context.Background())
 		url := "ws" + strings.TrimPrefix(ts.URL, "http")
-		b, err := jsonrpc.DialWebSocket(context.Background(), url, jsonrpc.WithServer(bouncer()))
+		b, err := jsonrpc.DialWebSocket(context.Background(), url, jsonrpc.WithHandler(bouncer().Handler), jsonrpc.WithMaxConcurrency(1))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -416,16 +416,15 @@ func (c *Conn) sendCancel(ctx context.Context, id []byte) {
 // WithConvention makes the connection follow a cancellation and progress
 // convention (see Server.Convention): a call whose context ends sends the
 // server the convention's cancel (LSP $/cancelRequest, MCP
-// notifications/cancelled), so that the server stops its work. It
-// configures the Server that Dial makes when WithServer is not given; a
-// Server given with WithServer follows its own Convention field.
+// notifications/cancelled), so that the server stops its work; the
+// peer's cancels then reach the WithHandler handler's contexts.
 func WithConvention(cv Convention) DialOption { return func(c *dialConfig) { c.convention = cv } }
 
 // WithProgress has f receive the progress notifications the server sends
 // for our calls, in the convention set with WithConvention (put the token
 // in the call's params: MCP _meta.progressToken, LSP workDoneToken; f
-// tells calls apart by Progress.Token). Like WithConvention, it configures
-// the Server that Dial makes; a Server given with WithServer has OnProgress.
+// tells calls apart by Progress.Token). It works beside WithHandler, as
+// Server.OnProgress does beside Server.Handler.
 func WithProgress(f func(ctx context.Context, p Progress)) DialOption {
 	return func(c *dialConfig) { c.onProgress = f }
 }

@@ -26,7 +26,7 @@ func WithGracePeriod(d time.Duration) DialOption { return func(c *dialConfig) { 
 // DialCommand starts the command name with args and returns a Conn that
 // talks JSON-RPC over its standard input and output, as LSP and MCP clients
 // do. Options: WithFraming (default FramingLine; FramingHeader for LSP),
-// WithServer (serves the command's calls to us), WithMaxMessageSize,
+// WithHandler (serves the command's calls to us), WithMaxMessageSize,
 // WithStderr (where the command's standard error goes, default os.Stderr),
 // WithGracePeriod.
 //

@@ -250,7 +250,7 @@ func TestDialCommandBidirectionalLSP(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	conn, err := jsonrpc.DialCommand(ctx, name, args, jsonrpc.WithFraming(jsonrpc.FramingHeader),
-		jsonrpc.WithServer(&jsonrpc.Server{Handler: clientMux}), jsonrpc.WithStderr(io.Discard))
+		jsonrpc.WithHandler(clientMux), jsonrpc.WithStderr(io.Discard))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,13 +127,55 @@ func (t *task) release() {
 }
 
 // ConnFromContext returns the connection whose handler received ctx, so
-// that a handler can call or notify the peer that called it. It returns nil
-// outside a handler or on transports without a connection (HTTP).
+// that a handler can call or notify the peer that called it. It never
+// returns nil: outside a handler, or on a transport that cannot reach the
+// peer outside its answer (plain HTTP, a message broker such as NATS), it
+// returns an ended connection whose Call, Notify and Batch fail at once with
+// [ErrNoConnection] and whose Err is ErrNoConnection. Over Streamable HTTP it
+// is the connection of the POST being served.
 func ConnFromContext(ctx context.Context) *Conn {
+	if c := connFromContext(ctx); c != nil {
+		return c
+	}
+	return noConn()
+}
+
+// connFromContext is ConnFromContext's connection, or nil where there is none.
+func connFromContext(ctx context.Context) *Conn {
 	if t, ok := ctx.Value(connKey{}).(*task); ok {
 		return t.conn
 	}
 	return nil
+}
+
+// ErrNoConnection is the error of a call or notification on the connection
+// [ConnFromContext] returns where the transport has none (plain HTTP, NATS),
+// and of [DialConn] for a URL whose client is not a connection.
+var ErrNoConnection = errors.New("jsonrpc: no connection to the peer on this transport")
+
+// noConn is the ended connection ConnFromContext returns where there is
+// none: made once, over a Channel that has ended.
+var noConn = sync.OnceValue(func() *Conn {
+	c := NewConn(noChannel{}, nil)
+	<-c.Done()
+	return c
+})
+
+// noChannel is a Channel that has ended before its first message.
+type noChannel struct{}
+
+func (noChannel) Recv() ([]byte, error) { return nil, ErrNoConnection }
+func (noChannel) Send([]byte) error     { return ErrNoConnection }
+func (noChannel) Close() error          { return nil }
+
+// errClosed is the error of a call on a closed connection: errNotSent
+// (which matches ErrClosed), or ErrNoConnection on the stand-in that
+// ConnFromContext returns.
+func (c *Conn) errClosed() error {
+	if _, ok := c.ch.(noChannel); ok {
+		return ErrNoConnection
+	}
+	return errNotSent
 }
 
 // Done is closed when the connection has ended and every handler has returned.
@@ -638,7 +680,7 @@ func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, err
 	c.mu.Lock()
 	if c.closed || c.pending.ended {
 		c.mu.Unlock()
-		return nil, errNotSent
+		return nil, c.errClosed()
 	}
 	c.rd.noteOverlap()
 	c.pending.add(n, p)
@@ -714,7 +756,7 @@ func (c *Conn) notifyDirect(ctx context.Context, method string, params any) erro
 	closed := c.closed
 	c.mu.Unlock()
 	if closed {
-		return errNotSent
+		return c.errClosed()
 	}
 	// Like Call, a handler notifying its peer gives its slot back first:
 	// the send may wait for the peer to read, and the peer may be waiting
@@ -747,7 +789,7 @@ func (c *Conn) batchDirect(ctx context.Context, b *Batch) error {
 	c.mu.Lock()
 	if c.closed || c.pending.ended {
 		c.mu.Unlock()
-		return errNotSent
+		return c.errClosed()
 	}
 	c.rd.noteOverlap()
 	for _, w := range calls {

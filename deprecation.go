@@ -69,7 +69,7 @@ func (d *deprecation) wrap(info MethodInfo, h Handler) Handler {
 // first reports whether this is the first use on ctx's connection.
 func (d *deprecation) first(ctx context.Context) bool {
 	var key any
-	if c := ConnFromContext(ctx); c != nil {
+	if c := connFromContext(ctx); c != nil {
 		key = weak.Make(c)
 	} else if p, ok := PeerFromContext(ctx); ok {
 		key = p.Transport + " " + p.RemoteAddr
@@ -133,7 +133,7 @@ func (pi *peerInfo) copyReplyHeader(h http.Header) {
 
 // loggerOf returns the logger of the Server serving ctx's request.
 func loggerOf(ctx context.Context) *slog.Logger {
-	if c := ConnFromContext(ctx); c != nil && c.srv != nil {
+	if c := connFromContext(ctx); c != nil && c.srv != nil {
 		return c.srv.logger()
 	}
 	if pi, ok := ctx.Value(peerKey{}).(*peerInfo); ok && pi.srv != nil {

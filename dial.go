@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 )
 
@@ -19,7 +21,10 @@ type dialConfig struct {
 	header         http.Header
 	httpClient     *http.Client
 	framing        Framing
-	server         *Server
+	handler        Handler                                // WithHandler
+	maxConcurrency int                                    // WithMaxConcurrency
+	admit          func(ctx context.Context, n int) error // WithAdmit
+	logger         *slog.Logger                           // WithLogger
 	maxMessageSize int64
 	tlsConfig      *tls.Config
 	pingInterval   time.Duration // WebSocket keep-alive (WithPing)
@@ -53,10 +58,31 @@ func WithHTTPClient(hc *http.Client) DialOption { return func(c *dialConfig) { c
 // WithFraming sets the framing on tcp:// and unix:// (default [FramingLine]).
 func WithFraming(f Framing) DialOption { return func(c *dialConfig) { c.framing = f } }
 
-// WithServer serves the peer's calls with srv on bidirectional transports
-// (WebSocket, TCP, unix, stdio, Streamable HTTP); by default they get -32601. Its limits also
-// apply to the messages read.
-func WithServer(srv *Server) DialOption { return func(c *dialConfig) { c.server = srv } }
+// WithHandler serves the calls and notifications the peer sends us with h,
+// on bidirectional transports (WebSocket, TCP, unix, stdio, Streamable
+// HTTP); without it the peer's requests get -32601 and its notifications
+// are dropped. Inside h, [ConnFromContext] is the connection, so h can call
+// the peer back.
+func WithHandler(h Handler) DialOption { return func(c *dialConfig) { c.handler = h } }
+
+// WithMaxConcurrency bounds how many of the peer's requests the
+// WithHandler handler serves at once on the connection (default
+// 8×GOMAXPROCS, as [Server.MaxConcurrency]); 1 serves them one at a time,
+// in the order they arrive.
+func WithMaxConcurrency(n int) DialOption { return func(c *dialConfig) { c.maxConcurrency = n } }
+
+// WithAdmit has admit judge each message the peer sends us, with the number
+// of requests it carries, as it is read (as [Server.Admit]): an error
+// refuses the message's requests with it. It is called on the reading
+// goroutine, in the order messages arrive, and must return quickly.
+func WithAdmit(admit func(ctx context.Context, n int) error) DialOption {
+	return func(c *dialConfig) { c.admit = admit }
+}
+
+// WithLogger sets where the connection logs what never reaches a handler
+// (malformed messages, connection ends), at debug level (default: nowhere,
+// as [Server.Logger]).
+func WithLogger(l *slog.Logger) DialOption { return func(c *dialConfig) { c.logger = l } }
 
 // WithMaxMessageSize bounds the messages read (default 10 MiB).
 func WithMaxMessageSize(n int64) DialOption { return func(c *dialConfig) { c.maxMessageSize = n } }
@@ -78,20 +104,25 @@ func newDialConfig(opts []DialOption) *dialConfig {
 	for _, o := range opts {
 		o(c)
 	}
-	if c.maxMessageSize == 0 && c.server != nil {
-		c.maxMessageSize = c.server.maxMessageSize()
-	}
-	if c.server == nil && (c.maxMessageSize > 0 || c.convention != ConventionNone) {
-		// The connection's own checks use its Server's limit: the same one.
-		c.server = &Server{Handler: NewMux(), MaxMessageSize: c.maxMessageSize, Convention: c.convention, OnProgress: c.onProgress}
-	}
 	return c
+}
+
+// peer is the Server that serves, on a client's connection, what the peer
+// sends it: the options' handler and limits (the connection's own checks
+// use its Server's message size limit: the same one as the transport's).
+func (cfg *dialConfig) peer() *Server {
+	h := cfg.handler
+	if h == nil {
+		h = NewMux()
+	}
+	return &Server{Handler: h, MaxMessageSize: cfg.maxMessageSize, MaxConcurrency: cfg.maxConcurrency, Admit: cfg.admit,
+		Logger: cfg.logger, Convention: cfg.convention, OnProgress: cfg.onProgress}
 }
 
 // newConn starts a client connection over ch with the options' server
 // and client settings.
 func (cfg *dialConfig) newConn(ch Channel) *Conn {
-	c := NewConn(ch, cfg.server)
+	c := NewConn(ch, cfg.peer())
 	c.strictResults = cfg.strictResults
 	c.inv = cfg.chain(connDirect{c})
 	return c
@@ -109,6 +140,9 @@ func (cfg *dialConfig) newConn(ch Channel) *Conn {
 //
 // and any scheme registered with [RegisterTransport] (nats:// once
 // github.com/seedhq/jsonrpc/nats is imported). To talk to a subprocess over its stdin and stdout, use [DialCommand].
+//
+// For a URL whose client is a connection (every scheme above but plain
+// HTTP), [DialConn] returns the *Conn itself.
 //
 // With [WithReconnect], a stream URL gives a [*ReconnectClient].
 func Dial(ctx context.Context, rawURL string, opts ...DialOption) (Client, error) {
@@ -173,4 +207,30 @@ func unixPath(u *url.URL) string {
 		return u.User.String() + "@" + u.Host + u.Path
 	}
 	return u.Host + u.Path
+}
+
+// DialConn is [Dial] for the transports whose client is a connection, which
+// the peer can call back and [Subscribe] can use: ws(s)://, tcp://, tls://,
+// unix:// and http(s):// as Streamable HTTP (as with [WithStreamableHTTP]),
+// and a registered scheme whose client is a *Conn. For plain HTTP or a
+// registered scheme whose client is not a *Conn (nats://), the error wraps
+// [ErrNoConnection] (a registered one is dialled and closed first).
+func DialConn(ctx context.Context, rawURL string, opts ...DialOption) (*Conn, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("jsonrpc: invalid URL: %w", err)
+	}
+	if u.Scheme == "http" || u.Scheme == "https" {
+		opts = append(slices.Clip(opts), WithStreamableHTTP())
+	}
+	c, err := Dial(ctx, rawURL, opts...)
+	if err != nil {
+		return nil, err
+	}
+	conn, ok := c.(*Conn)
+	if !ok {
+		c.Close()
+		return nil, fmt.Errorf("jsonrpc: %s clients are not connections: %w", u.Scheme, ErrNoConnection)
+	}
+	return conn, nil
 }

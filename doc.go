@@ -152,38 +152,70 @@
 //
 // # Options
 //
-// Each role has one way of being configured ([Server] fields, [ListenOption],
-// [WebSocketOption], [DialOption], [StreamOptions]), and an option's name says
-// which family it belongs to:
+// Two styles, one per side, and a name says which family it belongs to:
 //
-//	what                          how                              applies to
-//	a server                      Server fields (see Limits)       every transport
-//	Server.Listen                 ListenOption: Listen...          ListenFraming (tcp, unix, stdio), ListenTLS (https,
-//	                                                               wss, tls), ListenHandler (http, https), ListenSocketMode (unix)
-//	Server.WebSocketHandler       WebSocketOption: WebSocket...    WebSocketOriginPatterns, WebSocketInsecureSkipVerify,
-//	                                                               WebSocketPing (the server's side of WithPing),
-//	                                                               WebSocketCompression (the server's side of WithCompression)
-//	a client                      DialOption: With...              Dial, NewHTTPClient, DialWebSocket, DialCommand,
-//	                                                               NewMessageClient (see below)
-//	one byte stream               StreamOptions (a struct)         NewStream
+//   - A client is configured with functional options, [DialOption], all
+//     named WithX, one family for every client ([Dial], [DialConn],
+//     [DialWebSocket], [DialStreamableHTTP], [DialCommand], [NewHTTPClient],
+//     [NewMessageClient]). Dial picks the transport from a URL at run time,
+//     so one list of options must carry the settings of every transport it
+//     may reach; an option that does not concern the transport dialled is
+//     ignored. A client's connection is configured by these options alone
+//     (its handler, limits and convention), never by a [Server].
+//   - A server's policy and limits are plain fields, net/http style: the
+//     fields of [Server] (every transport), and of the one options struct of
+//     a server transport or feature ([StreamableHTTPOptions],
+//     [StreamOptions], [SubscribeOptions], [LogOptions]). Fields are set once,
+//     before serving, and read concurrently; the zero value of each is its
+//     default. [Server.Listen] takes [ListenOption]s (named ListenX) for
+//     what belongs to one listener rather than to the server, for the same
+//     reason as Dial: the URL picks the transport. [WebSocketOption]s
+//     (WebSocketX) configure [Server.WebSocketHandler], and
+//     [SubscriptionsOption]/[SubscriptionOption] [NewSubscriptions] and
+//     [AddSubscription].
 //
-// A DialOption that does not concern the transport dialled is ignored:
+// Every DialOption, with its default:
 //
-//	option               http(s)  ws(s)  tcp, tls, unix  DialCommand
-//	WithHeader           yes      yes (handshake)
-//	WithHTTPClient       yes      yes
-//	WithTLSConfig        https    wss    tls
-//	WithFraming                          yes             yes
-//	WithServer                    yes    yes             yes
-//	WithMaxMessageSize   yes      yes    yes             yes
-//	WithPing                      yes
-//	WithCompression      yes      yes
-//	WithStderr, WithGracePeriod                          yes
-//	WithStrictResults    yes      yes    yes             yes
-//	WithReconnect,                yes    yes             NewReconnectClient
-//	WithBackoff, WithOnReconnect
-//	WithProbeInterval    DialFailover (any URL)
-//	WithInterceptors     yes      yes    yes             yes (see Intercept)
+//	option                 default                    http(s)  ws(s)  tcp, tls, unix  DialCommand  Streamable
+//	WithHeader             none                       yes      handshake                            yes
+//	WithHTTPClient         keep-alive client          yes      yes                                  yes
+//	WithTLSConfig          system roots               https    wss    tls                           https
+//	WithFraming            FramingLine                                yes             yes
+//	WithMaxMessageSize     DefaultMaxMessageSize      yes      yes    yes             yes          yes
+//	WithPing               DefaultPingInterval/Timeout         yes
+//	WithStderr             os.Stderr                                                  yes
+//	WithGracePeriod        DefaultGracePeriod                                         yes
+//	WithStreamableHTTP     off (plain HTTP)           yes
+//	WithCompression        off                        gzip     deflate
+//	WithReconnect          off                                 yes    yes                           (NewReconnectClient too)
+//	WithBackoff            DefaultReconnectMin/MaxDelay        yes    yes
+//	WithOnReconnect        none                                yes    yes
+//	WithInterceptors       none                       yes      yes    yes             yes          yes (see Intercept)
+//	WithStrictResults      off (lenient results)      yes      yes    yes             yes          yes
+//	WithHandler            none: calls get -32601              yes    yes             yes          yes
+//	WithMaxConcurrency     DefaultMaxConcurrency               yes    yes             yes          yes
+//	WithAdmit              none                                yes    yes             yes          yes
+//	WithLogger             none                                yes    yes             yes          yes
+//	WithConvention         ConventionNone                      yes    yes             yes          yes
+//	WithProgress           none                                yes    yes             yes          yes
+//
+// Every ListenOption ([Server.Listen]), with its default:
+//
+//	ListenFraming          FramingAuto (tcp, tls, unix, stdio)
+//	ListenTLS              none; required for https, wss, tls
+//	ListenHandler          none (http, https: another handler on a path of the same listener)
+//	ListenHTTPMiddleware   none (http, https, ws, wss: wraps the listener's HTTP handler, e.g. authentication)
+//	ListenSocketMode       0600 (unix)
+//	ListenStreamableHTTP   off: http(s) serves plain HTTP; with it, Streamable HTTP with those options
+//	ListenWebSocket        the WebSocketOption defaults below (ws, wss)
+//
+// Every WebSocketOption ([Server.WebSocketHandler], [ListenWebSocket]):
+//
+//	WebSocketOriginPatterns       none: only same-origin handshakes and Server.AllowedOrigins
+//	WebSocketInsecureSkipVerify   off (origin checks on)
+//	WebSocketPing                 DefaultPingInterval, DefaultPingTimeout (the server's side of WithPing)
+//	WebSocketBufferSize           DefaultWebSocketBufferSize
+//	WebSocketCompression          off (the server's side of WithCompression)
 //
 // Results are decoded leniently (members a type does not name are
 // ignored; see WithStrictResults). With WithReconnect, Dial returns a
@@ -192,6 +224,72 @@
 // [ErrConnectionLost]. DialFailover spreads calls over several
 // endpoints, setting aside one that fails and probing it every
 // [DefaultProbeInterval] (docs/client.md).
+//
+// [Server] fields not in the Limits table below: Handler (required),
+// Middleware (none), Convention (ConventionNone), OnProgress (none),
+// ExposeInternalErrors (off), NotificationStatus (204), Authorize and
+// Admit (none: every call runs; see Access below), AllowedOrigins (none:
+// same-origin only), AllowedHosts (none: any Host), HealthPath
+// (DefaultHealthPath, under Listen), DrainDelay (0), TrustedProxies (none:
+// X-Forwarded-For ignored), Logger (none).
+//
+// [StreamOptions] ([NewStream]): Framing (FramingLine), MaxMessageSize
+// (DefaultMaxMessageSize), WriteTimeout (DefaultWriteTimeout on a socket,
+// none on pipes and stdio).
+//
+// [StreamableHTTPOptions]: Sessions (off: stateless), InitializeMethod
+// ("initialize"), SessionIdleTimeout (DefaultSessionIdleTimeout),
+// MaxSessions (DefaultMaxSessions), SSE (SSEAuto), ProtocolVersions (any),
+// StatelessVersions (none), NoStandaloneStream (off), OutboxSize and
+// OutboxBytes (DefaultOutboxSize, DefaultOutboxBytes), EventStoreSize and
+// EventStoreBytes (DefaultEventStoreSize, DefaultEventStoreBytes; negative:
+// no store), KeepAlive (DefaultKeepAlive), RetryDelay (DefaultRetryDelay).
+//
+// Subscriptions: SubscriptionMethodNames (go-ethereum's <ns>_subscribe,
+// <ns>_unsubscribe, <ns>_subscription), MaxSubscriptionsPerConn
+// (DefaultMaxSubscriptionsPerConn), SubscriptionBuffer
+// (DefaultSubscriptionBuffer), SubscriptionOverflow (OverflowBlock);
+// [SubscribeOptions] on the client: Namespace (or SubscribeMethod,
+// UnsubscribeMethod and NotificationMethod, which replace the names it
+// makes), Buffer (DefaultClientSubscriptionBuffer). [LogOptions] ([LogCalls]): Params
+// (off), MaxParams (DefaultMaxLoggedParams), Principal (none).
+//
+// # Streamable HTTP
+//
+// [Server.StreamableHTTPHandler] serves MCP's Streamable HTTP transport for
+// any service. The contract: a POST of requests is answered by one JSON body
+// or, when the client accepts text/event-stream and the handler sends the
+// client something first, by an event stream ending with the response; a
+// POST of notifications and responses only gets 202. Inside a handler,
+// [ConnFromContext] reaches the client for the length of the POST;
+// [SessionConn] (with Sessions) reaches it later, on the session's GET
+// stream, whose messages wait in a bounded outbox. With Sessions, events
+// carry ids and a client that reconnects with Last-Event-ID gets what it
+// missed, once. Limits answer as on plain HTTP. The client is [DialConn]
+// (or [DialStreamableHTTP]) on an http(s) URL.
+//
+// # Access: Authorize and Admit
+//
+// [Server.Authorize] judges each request, each batch element on its own,
+// on every transport, before its handler runs: an error refuses that
+// request with [CodeForbidden] (or the *Error returned), and rpc.discover
+// lists only what the caller may call. [Server.Admit] judges each message
+// as it is read, with the number of requests it carries, before anything
+// of it runs: an error refuses the whole message (HTTP 429 with
+// Retry-After, or [CodeLimitExceeded] for each request on a stream, whose
+// connection goes on). Both are called concurrently and must be quick;
+// [PeerFromContext] tells who is asking. On a client, [WithAdmit] is the
+// same hook for what the server sends.
+//
+// # RegisterTransport
+//
+// A module of its own adds a URL scheme with [RegisterTransport] from its
+// init, as database/sql drivers do, so the core never imports it. The
+// contract: its DialFunc returns a [Client] (a *Conn when it has a
+// connection, so that [DialConn] works) and honours the [DialSettings] it
+// names; its ListenFunc serves every message with [Server.Process], so the
+// server's limits, Admit and Authorize hold, and returns an [Endpoint] that
+// Server.Shutdown drains. A built-in scheme cannot be replaced.
 //
 // # Limits
 //

@@ -24,11 +24,11 @@ func ExampleSessionConn() {
 
 	ctx := context.Background()
 	got := make(chan string, 1)
-	client := &jsonrpc.Server{Handler: jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	client := jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		got <- req.Method + " " + string(req.Params)
 		return nil, nil
-	})}
-	c, err := jsonrpc.DialStreamableHTTP(ctx, hs.URL, jsonrpc.WithServer(client))
+	})
+	c, err := jsonrpc.DialStreamableHTTP(ctx, hs.URL, jsonrpc.WithHandler(client))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -94,7 +94,7 @@ type statePayload struct {
 func (ir *InputRounds) Ask(ctx context.Context, key string, req InputRequest, result any) error {
 	m := MCPMetaFromContext(ctx)
 	if m == nil {
-		c := ConnFromContext(ctx)
+		c := connFromContext(ctx)
 		if c == nil {
 			return &Error{Code: CodeInternalError, Message: "internal error: no connection to ask the client on"}
 		}

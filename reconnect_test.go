@@ -52,11 +52,11 @@ func cutMux(cut func(*jsonrpc.Conn)) *jsonrpc.Mux {
 	return mux
 }
 
-// clientServer answers the server's callbacks.
-func clientServer() *jsonrpc.Server {
+// clientHandler answers the server's callbacks.
+func clientHandler() jsonrpc.Handler {
 	mux := jsonrpc.NewMux()
 	jsonrpc.Register(mux, "client.name", func(context.Context, struct{}) (string, error) { return "client", nil })
-	return &jsonrpc.Server{Handler: mux}
+	return mux
 }
 
 // Issue 26: connections cut mid-call and mid-subscription on tcp, unix,
@@ -78,7 +78,7 @@ func TestReconnectAfterCut(t *testing.T) {
 	}
 	hs := httptest.NewServer(srv.WebSocketHandler())
 	defer func() { hs.Close(); srv.Shutdown(context.Background()) }()
-	opts := []jsonrpc.DialOption{jsonrpc.WithBackoff(5*time.Millisecond, 50*time.Millisecond), jsonrpc.WithServer(clientServer())}
+	opts := []jsonrpc.DialOption{jsonrpc.WithBackoff(5*time.Millisecond, 50*time.Millisecond), jsonrpc.WithHandler(clientHandler())}
 	dialURL := func(url string) func(ctx context.Context) (*jsonrpc.ReconnectClient, error) {
 		return func(ctx context.Context) (*jsonrpc.ReconnectClient, error) {
 			c, err := jsonrpc.Dial(ctx, url, append(opts, jsonrpc.WithReconnect())...)
@@ -99,7 +99,7 @@ func TestReconnectAfterCut(t *testing.T) {
 			t.Setenv(reconnectModeEnv, "1")
 			t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 			return jsonrpc.NewReconnectClient(ctx, func(ctx context.Context) (*jsonrpc.Conn, error) {
-				return jsonrpc.DialCommand(ctx, os.Args[0], []string{"-test.run=^TestReconnectHelperProcess$"}, jsonrpc.WithServer(clientServer()))
+				return jsonrpc.DialCommand(ctx, os.Args[0], []string{"-test.run=^TestReconnectHelperProcess$"}, jsonrpc.WithHandler(clientHandler()))
 			}, opts...)
 		}},
 	} {

@@ -820,9 +820,6 @@ func TestConnBidirectional(t *testing.T) {
 			Register(serverMux, "server.base", func(context.Context, json.RawMessage) (int, error) { return 1000, nil })
 			Register(serverMux, "server.work", func(ctx context.Context, n int) (int, error) {
 				c := ConnFromContext(ctx)
-				if c == nil {
-					return 0, errors.New("no conn in context")
-				}
 				var d int
 				if err := c.Call(ctx, "client.double", []int{n}, &d); err != nil {
 					return 0, err

@@ -785,7 +785,7 @@ func SessionConn(ctx context.Context) *Conn {
 	if ss, ok := ctx.Value(sessionKey{}).(*streamSession); ok {
 		return ss.connection(ctx)
 	}
-	if c := ConnFromContext(ctx); c != nil && !c.callScoped() {
+	if c := connFromContext(ctx); c != nil && !c.callScoped() {
 		return c
 	}
 	return nil

@@ -44,7 +44,7 @@ const streamableCloseTimeout = 5 * time.Second
 // text/event-stream"; the answer is read as one JSON message or as an
 // event stream whose "message" events are the server's messages:
 // notifications and requests it sends during the call, served with the
-// Server given through WithServer (the answers are POSTed back; without
+// handler given with WithHandler (the answers are POSTed back; without
 // one, requests get -32601 and notifications are dropped), then the
 // response. A call returns once its response is read; its context ending
 // abandons the POST. A reply due and missing (202, an empty body, a
@@ -67,7 +67,9 @@ const streamableCloseTimeout = 5 * time.Second
 // its response is resumed the same way when it carried event ids (at most
 // 3 attempts); without ids the call fails.
 //
-// Options: WithHeader, WithHTTPClient, WithTLSConfig, WithServer,
+// Options: WithHeader, WithHTTPClient, WithTLSConfig, WithHandler (and the
+// other options of the connection's handler: WithMaxConcurrency, WithAdmit,
+// WithLogger, WithConvention, WithProgress),
 // WithMaxMessageSize (the bound on a JSON answer and on one event, default
 // 10 MiB; over it, the call fails with an error matching ErrMessageTooLarge).
 func DialStreamableHTTP(ctx context.Context, url string, opts ...DialOption) (*Conn, error) {
@@ -82,10 +84,7 @@ func dialStreamable(rawURL string, cfg *dialConfig) (*Conn, error) {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return nil, errors.New("jsonrpc: Streamable HTTP needs an http:// or https:// URL, not " + rawURL)
 	}
-	srv := cfg.server
-	if srv == nil {
-		srv = &Server{Handler: NewMux()}
-	}
+	srv := cfg.peer()
 	hc := newHTTPClient(u.String(), cfg) // its HTTP settings: one place for them
 	ch := &streamableChannel{url: hc.url, hc: hc.hc, own: hc.own, header: hc.header, limit: hc.maxSize, srv: srv, in: make(chan []byte, 16)}
 	ch.ctx, ch.cancel = context.WithCancel(context.Background())

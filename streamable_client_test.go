@@ -19,8 +19,8 @@ import (
 // clientSide is the Server a Streamable HTTP client serves the server's
 // messages with: it answers "client/name" and records notifications, in
 // the order they arrive (one at a time).
-func clientSide(notes chan<- string) *jsonrpc.Server {
-	return &jsonrpc.Server{MaxConcurrency: 1, Handler: jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+func clientSide(notes chan<- string) []jsonrpc.DialOption {
+	return []jsonrpc.DialOption{jsonrpc.WithMaxConcurrency(1), jsonrpc.WithHandler(jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if req.IsNotification() {
 			notes <- req.Method + " " + string(req.Params)
 			return nil, nil
@@ -29,7 +29,7 @@ func clientSide(notes chan<- string) *jsonrpc.Server {
 			return "ada", nil
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "no " + req.Method}
-	})}
+	}))}
 }
 
 // recorder counts the requests an endpoint gets, by method and session.
@@ -114,7 +114,7 @@ func TestStreamableClientStateless(t *testing.T) {
 	hs := httptest.NewServer(rec)
 	defer hs.Close()
 	notes := make(chan string, 16)
-	c, err := jsonrpc.Dial(context.Background(), hs.URL, jsonrpc.WithStreamableHTTP(), jsonrpc.WithServer(clientSide(notes)))
+	c, err := jsonrpc.Dial(context.Background(), hs.URL, append(clientSide(notes), jsonrpc.WithStreamableHTTP())...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestStreamableClientSessions(t *testing.T) {
 	hs := httptest.NewServer(rec)
 	defer hs.Close()
 	notes := make(chan string, 16)
-	c, err := jsonrpc.DialStreamableHTTP(context.Background(), hs.URL, jsonrpc.WithServer(clientSide(notes)))
+	c, err := jsonrpc.DialStreamableHTTP(context.Background(), hs.URL, clientSide(notes)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +318,7 @@ func TestStreamableClientResume(t *testing.T) {
 	hs := httptest.NewServer(s)
 	defer hs.Close()
 	notes := make(chan string, 16)
-	c, _ := jsonrpc.DialStreamableHTTP(context.Background(), hs.URL, jsonrpc.WithServer(clientSide(notes)))
+	c, _ := jsonrpc.DialStreamableHTTP(context.Background(), hs.URL, clientSide(notes)...)
 	var got string
 	if err := c.Call(context.Background(), "work", nil, &got); err != nil || got != "resumed" {
 		t.Fatalf("resumed call: %q %v", got, err)
@@ -406,13 +406,13 @@ func TestStreamableClientNotificationDuringCall(t *testing.T) {
 	srv := &jsonrpc.Server{Handler: mux}
 	hs := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{}))
 	defer hs.Close()
-	client := &jsonrpc.Server{Handler: jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	client := jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if req.Method == "tick" {
 			close(seen)
 		}
 		return nil, nil
-	})}
-	c, _ := jsonrpc.DialStreamableHTTP(context.Background(), hs.URL, jsonrpc.WithServer(client))
+	})
+	c, _ := jsonrpc.DialStreamableHTTP(context.Background(), hs.URL, jsonrpc.WithHandler(client))
 	defer c.Close()
 	var got string
 	if err := c.Call(context.Background(), "stepwise", nil, &got); err != nil || got != "streamed" {
@@ -435,12 +435,12 @@ func ExampleDialStreamableHTTP() {
 	defer hs.Close()
 
 	// The client's own Server serves what the server sends it, one at a time.
-	client := &jsonrpc.Server{MaxConcurrency: 1, Handler: jsonrpc.HandlerFunc(func(_ context.Context, req *jsonrpc.Request) (any, error) {
+	client := jsonrpc.HandlerFunc(func(_ context.Context, req *jsonrpc.Request) (any, error) {
 		fmt.Println(req.Method, string(req.Params))
 		return nil, nil
-	})}
+	})
 	ctx := context.Background()
-	c, err := jsonrpc.DialStreamableHTTP(ctx, hs.URL, jsonrpc.WithServer(client))
+	c, err := jsonrpc.DialStreamableHTTP(ctx, hs.URL, jsonrpc.WithHandler(client), jsonrpc.WithMaxConcurrency(1))
 	if err != nil {
 		panic(err)
 	}

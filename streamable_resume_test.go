@@ -114,7 +114,7 @@ func TestStreamableHTTPResumeEndToEnd(t *testing.T) {
 	tr := &http.Transport{DialContext: d.dial}
 	t.Cleanup(tr.CloseIdleConnections)
 	notes := make(chan string, 64)
-	c, err := jsonrpc.DialStreamableHTTP(context.Background(), hs.URL, jsonrpc.WithHTTPClient(&http.Client{Transport: tr}), jsonrpc.WithServer(clientSide(notes)))
+	c, err := jsonrpc.DialStreamableHTTP(context.Background(), hs.URL, append(clientSide(notes), jsonrpc.WithHTTPClient(&http.Client{Transport: tr}))...)
 	if err != nil {
 		t.Fatal(err)
 	}

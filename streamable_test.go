@@ -24,11 +24,12 @@ func streamableMux(canceled chan<- struct{}) *jsonrpc.Mux {
 	jsonrpc.Register(mux, "initialize", func(context.Context, map[string]any) (string, error) { return "ready", nil })
 	jsonrpc.Register(mux, "progress", func(ctx context.Context, _ struct{}) (string, error) {
 		c := jsonrpc.ConnFromContext(ctx)
-		if c == nil {
-			return "no stream", nil
-		}
 		for i := 1; i <= 2; i++ {
-			if err := c.Notify(ctx, "notifications/progress", map[string]int{"progress": i}); err != nil {
+			err := c.Notify(ctx, "notifications/progress", map[string]int{"progress": i})
+			if errors.Is(err, jsonrpc.ErrNoConnection) {
+				return "no stream", nil
+			}
+			if err != nil {
 				return "", err
 			}
 		}

@@ -29,7 +29,7 @@ type DialFunc func(ctx context.Context, u *url.URL, set DialSettings) (Client, e
 type DialSettings struct {
 	Header         http.Header // WithHeader (nil when none)
 	TLSConfig      *tls.Config // WithTLSConfig (nil when none)
-	MaxMessageSize int64       // WithMaxMessageSize, or the WithServer's; 0: DefaultMaxMessageSize
+	MaxMessageSize int64       // WithMaxMessageSize; 0: DefaultMaxMessageSize
 }
 
 // ListenFunc starts serving s at u in the background, for Server.Listen.

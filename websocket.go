@@ -212,7 +212,7 @@ func upgradeOnly(k string) bool {
 
 // DialWebSocket opens a WebSocket to url (ws:// or wss://) and returns the
 // Conn on it. Options: WithHeader (sent in the handshake), WithHTTPClient,
-// WithTLSConfig, WithServer (serves the server's calls to the client;
+// WithTLSConfig, WithHandler (serves the server's calls to the client;
 // without it they get -32601), WithMaxMessageSize (default 10 MiB), WithPing
 // (default: a ping every DefaultPingInterval). ctx bounds the handshake only.
 func DialWebSocket(ctx context.Context, url string, opts ...DialOption) (*Conn, error) {

@@ -161,9 +161,6 @@ func TestWebSocketBidirectional(t *testing.T) {
 	mux := jsonrpc.NewMux()
 	jsonrpc.Register(mux, "greet", func(ctx context.Context, _ struct{}) (string, error) {
 		conn := jsonrpc.ConnFromContext(ctx)
-		if conn == nil {
-			return "", errors.New("no connection in the context")
-		}
 		if err := conn.Notify(ctx, "client.progress", map[string]int{"step": 1}); err != nil {
 			return "", err
 		}
@@ -191,7 +188,7 @@ func TestWebSocketBidirectional(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	conn, err := jsonrpc.DialWebSocket(ctx, url, jsonrpc.WithServer(&jsonrpc.Server{Handler: clientMux}))
+	conn, err := jsonrpc.DialWebSocket(ctx, url, jsonrpc.WithHandler(clientMux))
 	if err != nil {
 		t.Fatal(err)
 	}

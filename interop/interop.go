@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/seedhq/jsonrpc"
 	"github.com/seedhq/jsonrpc/internal/demo"
@@ -44,30 +45,30 @@ func NewMux(rec func(params json.RawMessage)) *jsonrpc.Mux {
 		if rec != nil {
 			rec(p)
 		}
-		if c := jsonrpc.ConnFromContext(ctx); c != nil {
-			return nil, c.Notify(ctx, "recorded", p)
+		if err := jsonrpc.ConnFromContext(ctx).Notify(ctx, "recorded", p); !errors.Is(err, jsonrpc.ErrNoConnection) {
+			return nil, err
 		}
-		return nil, nil
+		return nil, nil // plain HTTP: no connection to echo on
 	}, jsonrpc.MethodDoc{Summary: "Records its params and echoes them to the peer as a \"recorded\" notification."})
 
 	jsonrpc.Register(mux, "ask_peer", func(ctx context.Context, p PeerCall) (json.RawMessage, error) {
-		c := jsonrpc.ConnFromContext(ctx)
-		if c == nil {
+		var out json.RawMessage
+		err := jsonrpc.ConnFromContext(ctx).Call(ctx, p.Method, paramsOrNil(p.Params), &out)
+		if errors.Is(err, jsonrpc.ErrNoConnection) {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "ask_peer: this transport has no connection to call back on")
 		}
-		var out json.RawMessage
-		if err := c.Call(ctx, p.Method, paramsOrNil(p.Params), &out); err != nil {
+		if err != nil {
 			return nil, err
 		}
 		return out, nil
 	}, jsonrpc.MethodDoc{Summary: "Calls the peer back and returns its answer."})
 
 	jsonrpc.Register(mux, "tell_peer", func(ctx context.Context, p PeerCall) (bool, error) {
-		c := jsonrpc.ConnFromContext(ctx)
-		if c == nil {
+		err := jsonrpc.ConnFromContext(ctx).Notify(ctx, p.Method, paramsOrNil(p.Params))
+		if errors.Is(err, jsonrpc.ErrNoConnection) {
 			return false, jsonrpc.Errorf(jsonrpc.CodeInternalError, "tell_peer: this transport has no connection to notify on")
 		}
-		return true, c.Notify(ctx, p.Method, paramsOrNil(p.Params))
+		return err == nil, err
 	}, jsonrpc.MethodDoc{Summary: "Sends the peer a notification."})
 	return mux
 }

@@ -343,7 +343,7 @@ func TestOurClientAgainstJrpc2Server(t *testing.T) {
 				clientNotes <- append(json.RawMessage(nil), p...)
 				return nil, nil
 			})
-			cli, err := jsonrpc.Dial(ctx, "tcp://"+addr, jsonrpc.WithFraming(fr.ours), jsonrpc.WithServer(&jsonrpc.Server{Handler: mux, Logger: testLogger(t)}))
+			cli, err := jsonrpc.Dial(ctx, "tcp://"+addr, jsonrpc.WithFraming(fr.ours), jsonrpc.WithHandler(mux), jsonrpc.WithLogger(testLogger(t)))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,7 +19,7 @@ import (
 // Our Streamable HTTP client (jsonrpc.DialStreamableHTTP) against the
 // official MCP Go SDK's server (issue 15, point 2): initialize with a
 // session, a tool call whose handler sends progress notifications and
-// calls the client back (ping, served by our WithServer and answered
+// calls the client back (ping, served by our WithHandler and answered
 // by POST) before its result, and Close ending the session.
 func TestStreamableClientMCPGoSDKServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(testContext(t), 30*time.Second)
@@ -51,7 +51,7 @@ func TestStreamableClientMCPGoSDKServer(t *testing.T) {
 	var mu sync.Mutex
 	var progress []string
 	pinged := 0
-	client := &jsonrpc.Server{MaxConcurrency: 1, Handler: jsonrpc.HandlerFunc(func(_ context.Context, req *jsonrpc.Request) (any, error) {
+	client := jsonrpc.HandlerFunc(func(_ context.Context, req *jsonrpc.Request) (any, error) {
 		switch req.Method {
 		case "ping":
 			mu.Lock()
@@ -65,8 +65,8 @@ func TestStreamableClientMCPGoSDKServer(t *testing.T) {
 			return nil, nil
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "no " + req.Method}
-	})}
-	c, err := jsonrpc.DialStreamableHTTP(ctx, hs.URL, jsonrpc.WithServer(client))
+	})
+	c, err := jsonrpc.DialStreamableHTTP(ctx, hs.URL, jsonrpc.WithHandler(client), jsonrpc.WithMaxConcurrency(1))
 	if err != nil {
 		t.Fatal(err)
 	}

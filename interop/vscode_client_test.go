@@ -42,7 +42,7 @@ func TestOurStdioClientAgainstVSCodeJSONRPCServer(t *testing.T) {
 
 	conn, err := jsonrpc.DialCommand(ctx, "node", []string{script},
 		jsonrpc.WithFraming(jsonrpc.FramingHeader),
-		jsonrpc.WithServer(&jsonrpc.Server{Handler: mux, Logger: testLogger(t)}))
+		jsonrpc.WithHandler(mux), jsonrpc.WithLogger(testLogger(t)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,12 +46,12 @@ func callbackMux() *jsonrpc.Mux {
 }
 
 // clientServer serves client_echo: what a client answers the server's calls with.
-func clientServer() *jsonrpc.Server {
+func clientHandler() jsonrpc.Handler {
 	mux := jsonrpc.NewMux()
 	jsonrpc.Register(mux, "client_echo", func(ctx context.Context, p json.RawMessage) (json.RawMessage, error) {
 		return p, nil
 	})
-	return &jsonrpc.Server{Handler: mux}
+	return mux
 }
 
 // startBridge runs jrpc bridge with args and returns the URL it listens on.
@@ -158,7 +158,7 @@ func TestBridgeServerCallsClientBothWays(t *testing.T) {
 	// A stdio server behind a TCP listener calls its client back.
 	t.Run("tcp to exec", func(t *testing.T) {
 		tcp := startBridge(t, []string{"JRPC_TEST_CALLBACK_SERVER=1"}, "--listen", "tcp://127.0.0.1:0", "--exec", self)
-		c, err := jsonrpc.Dial(ctx, tcp, jsonrpc.WithServer(clientServer()))
+		c, err := jsonrpc.Dial(ctx, tcp, jsonrpc.WithHandler(clientHandler()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +183,7 @@ func TestBridgeServerCallsClientBothWays(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		c := jsonrpc.NewConn(jsonrpc.NewStream(&pipeRWC{r: out, w: in}, jsonrpc.StreamOptions{}), clientServer())
+		c := jsonrpc.NewConn(jsonrpc.NewStream(&pipeRWC{r: out, w: in}, jsonrpc.StreamOptions{}), &jsonrpc.Server{Handler: clientHandler()})
 		ask(t, c)
 		// The client leaving ends the bridge.
 		in.Close()
@@ -289,7 +289,7 @@ func TestBridgeSharedCallbackAndReplayNotifications(t *testing.T) {
 	defer cancel()
 	// --shared: the target's call to its client reaches the client that can take it.
 	tcp := startBridge(t, []string{"JRPC_TEST_CALLBACK_SERVER=1"}, "--listen", "tcp://127.0.0.1:0", "--shared", "--exec", self)
-	c, err := jsonrpc.Dial(ctx, tcp, jsonrpc.WithServer(clientServer()))
+	c, err := jsonrpc.Dial(ctx, tcp, jsonrpc.WithHandler(clientHandler()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -167,10 +167,10 @@ func callErr(t *target, err error) error {
 
 // commandExit returns why a spawned command's connection failed: its exit
 // status when it exited, else err.
-func (t *target) commandExit(c jsonrpc.Client, err error) error {
-	conn, ok := c.(*jsonrpc.Conn)
+func (t *target) commandExit(c client, err error) error {
+	conn := c.conn()
 	var re *jsonrpc.Error
-	if !ok || t.command == nil || errors.As(err, &re) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+	if conn == nil || t.command == nil || errors.As(err, &re) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return err
 	}
 	select {

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/peterh/liner"
-	"github.com/seedhq/jsonrpc"
 	"github.com/spf13/cobra"
 )
 
@@ -67,7 +66,7 @@ line was not understood, 3 when the connection was lost for good.
 // repl is the state of a session.
 type repl struct {
 	t       *target
-	c       jsonrpc.Client
+	c       client
 	methods []string
 	doc     *discovery // nil when the server offers no rpc.discover
 	worst   int        // the highest exit code of the session's failures
@@ -183,8 +182,8 @@ func (r *repl) loadMethods(ctx context.Context) {
 // reconnect dials the target again when the connection was lost (the
 // server restarted), with a notice. HTTP needs none: each call is a request.
 func (r *repl) reconnect(ctx context.Context) error {
-	conn, ok := r.c.(*jsonrpc.Conn)
-	if !ok {
+	conn := r.c.conn()
+	if conn == nil {
 		return nil
 	}
 	select {
@@ -432,7 +431,7 @@ func (r *repl) failed(ctx context.Context, err error) error {
 		// again at once. The line is not sent again by itself: it may have
 		// reached the server.
 		r.fail(exitTransport, r.t.transportErr(err))
-		if c, ok := r.c.(*jsonrpc.Conn); ok {
+		if c := r.c.conn(); c != nil {
 			c.Close()
 			if err := r.reconnect(ctx); err != nil {
 				return err

@@ -23,6 +23,8 @@ type streamableClient struct {
 	initialized bool
 }
 
+func (c *streamableClient) conn() *jsonrpc.Conn { return c.Conn }
+
 func (c *streamableClient) Call(ctx context.Context, method string, params, result any) error {
 	return c.retry(ctx, method, func() error { return c.Conn.Call(ctx, method, params, result) })
 }

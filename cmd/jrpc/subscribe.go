@@ -81,8 +81,8 @@ func runSubscribe(ctx context.Context, args []string, data string, count int, id
 		return err
 	}
 	defer c.Close()
-	conn, ok := c.(*jsonrpc.Conn)
-	if !ok {
+	conn := c.conn()
+	if conn == nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("%s cannot carry server push", t)}
 	}
 	sub, err := jsonrpc.SubscribeWith[json.RawMessage](dctx, conn, jsonrpc.SubscribeOptions{Namespace: ns}, subArgs...)

@@ -188,12 +188,63 @@ func (t *target) isHTTP() bool {
 	return t.url != nil && (t.url.Scheme == "http" || t.url.Scheme == "https")
 }
 
-// dial returns a jsonrpc.Client for the target.
-func (t *target) dial(ctx context.Context) (jsonrpc.Client, error) {
-	if t.command != nil {
-		return t.dialCommand(ctx)
+// client is what jrpc talks to a target through: a jsonrpc.Client, and the
+// connection under it, which the server can push on (nil over plain HTTP).
+type client interface {
+	jsonrpc.Client
+	conn() *jsonrpc.Conn
+}
+
+// connClient is a client over a connection; plainClient one over plain HTTP.
+type (
+	connClient  struct{ *jsonrpc.Conn }
+	plainClient struct{ jsonrpc.Client }
+)
+
+func (c connClient) conn() *jsonrpc.Conn { return c.Conn }
+func (plainClient) conn() *jsonrpc.Conn  { return nil }
+
+// dial returns a client for the target: a connection for every target but
+// plain HTTP (Streamable HTTP with --streamable).
+func (t *target) dial(ctx context.Context) (client, error) {
+	opts, err := t.dialOptions()
+	if err != nil {
+		return nil, err
 	}
+	switch {
+	case t.command != nil:
+		c, err := jsonrpc.DialCommand(ctx, t.command[0], t.command[1:], opts...)
+		if err != nil {
+			return nil, t.transportErr(err)
+		}
+		return connClient{c}, nil
+	case t.isHTTP() && !global.streamable:
+		c, err := jsonrpc.Dial(ctx, t.url.String(), opts...)
+		if err != nil {
+			return nil, t.transportErr(err)
+		}
+		return plainClient{c}, nil
+	}
+	c, err := jsonrpc.DialConn(ctx, t.url.String(), opts...)
+	if err != nil {
+		return nil, t.transportErr(err)
+	}
+	if t.isHTTP() {
+		return &streamableClient{Conn: c}, nil
+	}
+	return connClient{c}, nil
+}
+
+// dialOptions are the target's options for jsonrpc.Dial and DialCommand.
+func (t *target) dialOptions() ([]jsonrpc.DialOption, error) {
 	opts := []jsonrpc.DialOption{jsonrpc.WithFraming(t.framing), jsonrpc.WithMaxMessageSize(global.maxSize)}
+	if t.command != nil {
+		opts = append(opts, jsonrpc.WithStderr(os.Stderr), jsonrpc.WithGracePeriod(3*time.Second))
+		if t.notices {
+			opts = append(opts, t.serverMessages()...)
+		}
+		return opts, nil
+	}
 	if t.tls != nil {
 		opts = append(opts, jsonrpc.WithTLSConfig(t.tls))
 	}
@@ -212,34 +263,14 @@ func (t *target) dial(ctx context.Context) (jsonrpc.Client, error) {
 	}
 	switch {
 	case t.isHTTP() && global.streamable:
-		opts = append(opts, jsonrpc.WithHTTPClient(t.httpClient()), jsonrpc.WithStreamableHTTP(), jsonrpc.WithServer(t.serverMessages()))
+		opts = append(opts, jsonrpc.WithHTTPClient(t.httpClient()))
+		opts = append(opts, t.serverMessages()...)
 	case t.isHTTP():
 		opts = append(opts, jsonrpc.WithHTTPClient(t.httpClient()))
 	case t.notices:
-		opts = append(opts, jsonrpc.WithServer(t.serverMessages()))
+		opts = append(opts, t.serverMessages()...)
 	}
-	c, err := jsonrpc.Dial(ctx, t.url.String(), opts...)
-	if err != nil {
-		return nil, t.transportErr(err)
-	}
-	if conn, ok := c.(*jsonrpc.Conn); ok && global.streamable && t.isHTTP() {
-		return &streamableClient{Conn: conn}, nil
-	}
-	return c, nil
-}
-
-// dialCommand spawns the --exec command and talks to it over its stdin
-// and stdout.
-func (t *target) dialCommand(ctx context.Context) (jsonrpc.Client, error) {
-	opts := []jsonrpc.DialOption{jsonrpc.WithFraming(t.framing), jsonrpc.WithStderr(os.Stderr), jsonrpc.WithGracePeriod(3 * time.Second), jsonrpc.WithMaxMessageSize(global.maxSize)}
-	if t.notices {
-		opts = append(opts, jsonrpc.WithServer(t.serverMessages()))
-	}
-	c, err := jsonrpc.DialCommand(ctx, t.command[0], t.command[1:], opts...)
-	if err != nil {
-		return nil, t.transportErr(err)
-	}
-	return c, nil
+	return opts, nil
 }
 
 // serverMessages is what serves the messages a server sends jrpc during a
@@ -247,15 +278,14 @@ func (t *target) dialCommand(ctx context.Context) (jsonrpc.Client, error) {
 // it arrives, in order; a request gets -32601 (jrpc serves no methods).
 // Messages are counted as they are read (Admit runs on the reading path),
 // so drainNotices can wait for those that came before the answer.
-func (t *target) serverMessages() *jsonrpc.Server {
-	return &jsonrpc.Server{
-		MaxConcurrency: 1,
-		MaxMessageSize: global.maxSize,
-		Admit: func(_ context.Context, n int) error {
+func (t *target) serverMessages() []jsonrpc.DialOption {
+	return []jsonrpc.DialOption{
+		jsonrpc.WithMaxConcurrency(1),
+		jsonrpc.WithAdmit(func(_ context.Context, n int) error {
 			t.unprinted.Add(int64(n))
 			return nil
-		},
-		Handler: jsonrpc.HandlerFunc(func(_ context.Context, req *jsonrpc.Request) (any, error) {
+		}),
+		jsonrpc.WithHandler(jsonrpc.HandlerFunc(func(_ context.Context, req *jsonrpc.Request) (any, error) {
 			defer t.unprinted.Add(-1)
 			if !req.IsNotification() {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + req.Method + " (jrpc serves no methods)"}
@@ -266,7 +296,7 @@ func (t *target) serverMessages() *jsonrpc.Server {
 			}
 			logWire("<--", appendEnvelope(nil, nil, req.Method, params))
 			return nil, nil
-		}),
+		})),
 	}
 }
 

@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/seedhq/jsonrpc"
@@ -24,8 +25,12 @@ func registerCountdown(mux *jsonrpc.Mux) {
 			return "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: n must be between 1 and 100, interval_ms between 0 and 1000")
 		}
 		c := jsonrpc.ConnFromContext(ctx)
-		for k := p.N - 1; k >= 0 && c != nil; k-- {
-			if err := c.Notify(ctx, "countdown", map[string]int{"remaining": k}); err != nil {
+		for k := p.N - 1; k >= 0; k-- {
+			err := c.Notify(ctx, "countdown", map[string]int{"remaining": k})
+			if errors.Is(err, jsonrpc.ErrNoConnection) {
+				break // plain HTTP: nothing to notify on, the answer alone
+			}
+			if err != nil {
 				return "", err
 			}
 			if k > 0 && p.IntervalMS > 0 {
