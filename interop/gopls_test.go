@@ -64,7 +64,7 @@ func TestGoplsHoverIntoSmallStruct(t *testing.T) {
 	}
 	var stderr bytes.Buffer
 	c, err := jsonrpc.DialCommand(ctx, gopls, []string{"serve"}, jsonrpc.WithFraming(jsonrpc.FramingHeader),
-		jsonrpc.WithServer(&jsonrpc.Server{Handler: mux, Logger: testLogger(t)}), jsonrpc.WithStderr(&stderr))
+		jsonrpc.WithHandler(mux), jsonrpc.WithLogger(testLogger(t)), jsonrpc.WithStderr(&stderr))
 	if err != nil {
 		t.Fatal(err)
 	}
