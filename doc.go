@@ -191,6 +191,7 @@
 //	WithBackoff            DefaultReconnectMin/MaxDelay        yes    yes
 //	WithOnReconnect        none                                yes    yes
 //	WithInterceptors       none                       yes      yes    yes             yes          yes (see Intercept)
+//	WithProbeInterval      DefaultProbeInterval       (DialFailover: any URL)
 //	WithStrictResults      off (lenient results)      yes      yes    yes             yes          yes
 //	WithHandler            none: calls get -32601              yes    yes             yes          yes
 //	WithMaxConcurrency     DefaultMaxConcurrency               yes    yes             yes          yes
@@ -227,7 +228,8 @@
 //
 // [Server] fields not in the Limits table below: Handler (required),
 // Middleware (none), Convention (ConventionNone), OnProgress (none),
-// ExposeInternalErrors (off), NotificationStatus (204), Authorize and
+// ExposeInternalErrors (off), NotificationStatus (204), HTTPCompressMinSize
+// (DefaultHTTPCompressMinSize; negative: never), Authorize and
 // Admit (none: every call runs; see Access below), AllowedOrigins (none:
 // same-origin only), AllowedHosts (none: any Host), HealthPath
 // (DefaultHealthPath, under Listen), DrainDelay (0), TrustedProxies (none:

@@ -188,6 +188,16 @@ func (t *target) isHTTP() bool {
 	return t.url != nil && (t.url.Scheme == "http" || t.url.Scheme == "https")
 }
 
+// isStream reports whether the target's URL names a stream transport (a
+// connection, whichever side calls).
+func (t *target) isStream() bool {
+	switch t.url.Scheme {
+	case "ws", "wss", "tcp", "tls", "unix":
+		return true
+	}
+	return false
+}
+
 // client is what jrpc talks to a target through: a jsonrpc.Client, and the
 // connection under it, which the server can push on (nil over plain HTTP).
 type client interface {
@@ -218,7 +228,9 @@ func (t *target) dial(ctx context.Context) (client, error) {
 			return nil, t.transportErr(err)
 		}
 		return connClient{c}, nil
-	case t.isHTTP() && !global.streamable:
+	case !t.isStream() && !(t.isHTTP() && global.streamable):
+		// Plain HTTP, and schemes registered by other modules (nats://),
+		// whose clients are not connections.
 		c, err := jsonrpc.Dial(ctx, t.url.String(), opts...)
 		if err != nil {
 			return nil, t.transportErr(err)
