@@ -74,7 +74,7 @@ func runSubscribe(ctx context.Context, args []string, data string, count int, id
 	dctx, cancel := callContext(ctx)
 	defer cancel()
 	if reconnect {
-		return subscribeReconnecting(ctx, dctx, t, ns, subArgs, count, idle)
+		return subscribeReconnecting(ctx, t, ns, subArgs, count, idle)
 	}
 	c, err := t.dial(dctx)
 	if err != nil {
@@ -105,14 +105,16 @@ func runSubscribe(ctx context.Context, args []string, data string, count int, id
 
 // subscribeReconnecting is runSubscribe with --reconnect: the connection
 // is dialled again when it drops, and the subscription made again.
-func subscribeReconnecting(ctx, dctx context.Context, t *target, ns string, subArgs []any, count int, idle time.Duration) error {
+func subscribeReconnecting(ctx context.Context, t *target, ns string, subArgs []any, count int, idle time.Duration) error {
+	dctx, cancel := callContext(ctx)
+	defer cancel()
 	rc, err := jsonrpc.NewReconnectClient(dctx, func(ctx context.Context) (*jsonrpc.Conn, error) {
 		c, err := t.dial(ctx)
 		if err != nil {
 			return nil, err
 		}
-		conn, ok := c.(*jsonrpc.Conn)
-		if !ok {
+		conn := c.conn()
+		if conn == nil {
 			c.Close()
 			return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s cannot carry server push", t)}
 		}
