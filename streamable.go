@@ -474,16 +474,7 @@ func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	if !acceptsSSE {
 		// A session client that takes JSON only: no connection to call back on.
-		st := httpStatePool.Get().(*httpState)
-		defer httpStatePool.Put(st)
-		reply, refused := s.processInto(ctx, nil, data, &st.sc, &st.msg, nil, 0, nil)
-		if refused != nil {
-			tooManyRequests(w, refused)
-			return
-		}
-		pi.copyReplyHeader(w.Header())
-		w.Header()["Content-Type"] = jsonContentType
-		w.Write(reply)
+		s.answerJSON(ctx, w, data, pi)
 		return
 	}
 	if parsed {
@@ -551,6 +542,21 @@ func (h *streamableHandler) cancel(client string, id ID) bool {
 // client anything before its reply. In a session that keeps events, a
 // client that goes away once the events have begun does not cancel the
 // call: its events are stored for a GET with Last-Event-ID to resume.
+// answerJSON serves a POST's messages with one JSON answer (no event
+// stream): a refusal by Admit is 429, as on plain HTTP.
+func (s *Server) answerJSON(ctx context.Context, w http.ResponseWriter, data []byte, pi *peerInfo) {
+	st := httpStatePool.Get().(*httpState)
+	defer httpStatePool.Put(st)
+	reply, refused := s.processInto(ctx, nil, data, &st.sc, &st.msg, nil, 0, nil)
+	if refused != nil {
+		tooManyRequests(w, refused)
+		return
+	}
+	pi.copyReplyHeader(w.Header())
+	w.Header()["Content-Type"] = jsonContentType
+	w.Write(reply)
+}
+
 func (h *streamableHandler) serveStream(ctx context.Context, w http.ResponseWriter, data []byte, sess *streamSession, client string, requests int, pi *peerInfo, withData bool) {
 	es := &sse.Stream{Timeout: h.writeTimeout(), KeepAlive: h.opts.KeepAlive}
 	session, base := "", ctx

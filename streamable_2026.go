@@ -96,16 +96,7 @@ func (h *streamableHandler) serveStateless(w http.ResponseWriter, r *http.Reques
 	// (its event stream) cancels it.
 	sw := &statusByError{ResponseWriter: w}
 	if h.opts.SSE == SSENever || !acceptsEventStream(r.Header.Get("Accept")) {
-		st := httpStatePool.Get().(*httpState)
-		defer httpStatePool.Put(st)
-		reply, refused := s.processInto(ctx, nil, data, &st.sc, &st.msg, nil, 0, nil)
-		if refused != nil {
-			tooManyRequests(w, refused)
-			return
-		}
-		pi.copyReplyHeader(w.Header())
-		w.Header()["Content-Type"] = jsonContentType
-		sw.Write(reply)
+		s.answerJSON(ctx, sw, data, pi)
 		return
 	}
 	if ctx, ok = h.admitPOST(ctx, w, data, &m); !ok {
