@@ -5,6 +5,11 @@
 // the time taken and a history of the calls; over WebSocket, notifications
 // from the server are shown as they arrive.
 //
+// A service without rpc.discover is explored too: the page takes any
+// method name and params written as JSON, or lists the methods of an
+// OpenRPC document given in Config.Document. Why the service cannot be
+// reached, or cannot describe itself, is shown on the page.
+//
 // The page is plain HTML, CSS and JavaScript embedded in the binary: it
 // loads nothing from the network but its own files and the service's
 // answers. Mount it beside a server (it is off unless mounted):
@@ -43,6 +48,11 @@ type Config struct {
 	// Target names the service in the page's header (for instance the URL
 	// that jrpc explore relays to); "" shows the endpoint.
 	Target string `json:"target,omitzero"`
+	// Document, when set, is the service's OpenRPC document (what
+	// rpc.discover would answer): the page lists its methods and does not
+	// call rpc.discover, for services that do not serve it. It must be
+	// valid JSON; if not, the page says so.
+	Document json.RawMessage `json:"document,omitzero"`
 }
 
 // New returns the handler that serves the page: index.html at "/", its
@@ -54,10 +64,7 @@ func New(cfg Config) http.Handler {
 		panic(err)
 	}
 	files := http.FileServerFS(static)
-	conf, err := json.Marshal(cfg)
-	if err != nil {
-		panic(err)
-	}
+	conf, confErr := json.Marshal(cfg)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -72,6 +79,10 @@ func New(cfg Config) http.Handler {
 		h.Set("Cache-Control", "no-cache")
 		switch p := strings.TrimPrefix(r.URL.Path, "/"); p {
 		case "config.json":
+			if confErr != nil {
+				http.Error(w, "explorer: the configuration cannot be encoded: "+confErr.Error(), http.StatusInternalServerError)
+				return
+			}
 			h.Set("Content-Type", "application/json")
 			w.Write(conf)
 			return

@@ -1,6 +1,9 @@
 package explorer_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -44,6 +47,11 @@ func TestHandler(t *testing.T) {
 		if resp, body := get(t, ts.URL+"/explorer/"+f); resp.StatusCode != 200 || len(body) < 1000 {
 			t.Errorf("%s: %d, %d bytes", f, resp.StatusCode, len(body))
 		}
+	}
+	bad := httptest.NewServer(explorer.New(explorer.Config{Document: json.RawMessage(`{"methods":`)}))
+	defer bad.Close()
+	if resp, body := get(t, bad.URL+"/config.json"); resp.StatusCode != http.StatusInternalServerError || !strings.Contains(body, "cannot be encoded") {
+		t.Errorf("config.json of a Document that is not JSON: %d %s", resp.StatusCode, body)
 	}
 	if resp, _ := get(t, ts.URL+"/explorer/secret.txt"); resp.StatusCode != 404 {
 		t.Errorf("an unknown file: %d", resp.StatusCode)
@@ -105,4 +113,40 @@ func TestBrowser(t *testing.T) {
 		defer pages.Close()
 		browsertest.Run(t, browserDir, pageOrigin+"/")
 	})
+	// A service without rpc.discover: the page says so and calls methods
+	// by name; given the service's document, it lists its methods again.
+	routes.Handle("/blind", &jsonrpc.Server{Handler: withoutDiscover(demo.NewMux())})
+	t.Run("no-discover", func(t *testing.T) {
+		routes.Handle("/blind-explorer/", http.StripPrefix("/blind-explorer", explorer.New(explorer.Config{Endpoint: "/blind"})))
+		browsertest.Run(t, browserDir, ts.URL+"/blind-explorer/", "--mode", "free", "--banner", "rpc.discover: -32601", "--screenshot", "out/no-discover.png")
+	})
+	t.Run("document", func(t *testing.T) {
+		routes.Handle("/doc-explorer/", http.StripPrefix("/doc-explorer", explorer.New(explorer.Config{Endpoint: "/blind", Document: discover(t, ts.URL+"/rpc")})))
+		browsertest.Run(t, browserDir, ts.URL+"/doc-explorer/")
+	})
+}
+
+// withoutDiscover is h as a service that does not describe itself.
+func withoutDiscover(h jsonrpc.Handler) jsonrpc.Handler {
+	return jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if req.Method == "rpc.discover" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found"}
+		}
+		return h.ServeRPC(ctx, req)
+	})
+}
+
+// discover returns the OpenRPC document the service at url describes itself with.
+func discover(t *testing.T, url string) json.RawMessage {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", bytes.NewReader([]byte(`{"jsonrpc":"2.0","id":1,"method":"rpc.discover"}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var answer struct{ Result json.RawMessage }
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil || len(answer.Result) == 0 {
+		t.Fatalf("rpc.discover: %v %s", err, answer.Result)
+	}
+	return answer.Result
 }

@@ -4,48 +4,71 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/seedhq/jsonrpc"
 	"github.com/seedhq/jsonrpc/explorer"
+	"github.com/seedhq/jsonrpc/openrpc"
 	"github.com/spf13/cobra"
 )
 
 func init() {
-	var listen string
+	var listen, schema string
 	explore := &cobra.Command{
 		Use:   "explore URL",
 		Short: "Serve a web page to browse the target's methods and call them",
 		Long: `Serve the web explorer on a local address and print it: a page that lists the
 target's methods from rpc.discover, builds a form for each from its param
 schemas, sends calls and shows the envelopes, the time taken and the history.
+The form and the params' JSON box follow each other both ways.
+
+A target without rpc.discover (geth, most MCP servers) is explored too: the
+page says why the methods cannot be listed and calls any method typed by name,
+its params written as JSON; --schema loads an OpenRPC document (a file or an
+http(s) URL) to list the methods instead of asking rpc.discover. When the
+target cannot be reached, the page says why.
 
 The page talks to this process over a WebSocket, and this process relays each
 message to the target, whatever its transport (http, ws, tcp, unix, or a
 stdio server with --exec): one connection to the target per open page, so
 notifications the target sends are shown as they arrive. Ctrl-C stops it.`,
 		Example: `  jrpc explore tcp://127.0.0.1:9090
-  jrpc explore --listen 127.0.0.1:8800 http://127.0.0.1:8080/
+  jrpc explore --listen http://127.0.0.1:8800/ http://127.0.0.1:8080/
+  jrpc explore --schema api.json ws://127.0.0.1:8546/
   jrpc --exec 'jrpc serve --listen stdio:' explore`,
 		Args: targetArgs("", 0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runExplore(cmd.Context(), args, listen)
+			return runExplore(cmd.Context(), args, listen, schema)
 		},
 	}
-	explore.Flags().StringVar(&listen, "listen", "127.0.0.1:0", "the `HOST:PORT` to serve the page on (port 0: any free port)")
+	explore.Flags().StringVar(&listen, "listen", "127.0.0.1:0", "where to serve the page: `http://HOST:PORT/[PATH/]` or HOST:PORT (port 0: any free port)")
+	explore.Flags().StringVar(&schema, "schema", "", "an OpenRPC document (`FILE` or http(s) URL) listing the target's methods, for a target without rpc.discover")
 	rootCmd.AddCommand(explore)
 }
 
-func runExplore(ctx context.Context, args []string, listen string) error {
+func runExplore(ctx context.Context, args []string, listen, schema string) error {
 	t, _, err := newTarget(args)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", listen)
+	addr, prefix, err := exploreListen(listen)
+	if err != nil {
+		return err
+	}
+	var doc []byte
+	if schema != "" {
+		if doc, err = loadSchema(ctx, schema); err != nil {
+			return err
+		}
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return usageErrorf("--listen %s: %v", listen, err)
 	}
@@ -54,10 +77,10 @@ func runExplore(ctx context.Context, args []string, listen string) error {
 		name = "--exec " + global.exec
 	}
 	routes := http.NewServeMux()
-	routes.Handle("/", explorer.New(explorer.Config{WebSocket: "rpc", Target: name}))
-	routes.Handle("/rpc", &relay{t: t, loopback: isLoopback(ln.Addr())})
+	routes.Handle(prefix, http.StripPrefix(strings.TrimSuffix(prefix, "/"), explorer.New(explorer.Config{WebSocket: "rpc", Target: name, Document: doc})))
+	routes.Handle(prefix+"rpc", &relay{t: t, loopback: isLoopback(ln.Addr())})
 	srv := &http.Server{Handler: routes, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Printf("explorer listening on http://%s/ (relaying to %s)\n", ln.Addr(), name)
+	fmt.Printf("explorer listening on http://%s%s (relaying to %s)\n", ln.Addr(), prefix, name)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
@@ -68,6 +91,79 @@ func runExplore(ctx context.Context, args []string, listen string) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+// exploreListen parses --listen: http://HOST:PORT/ with an optional path
+// the page is served under, as every other command takes an address, or
+// HOST:PORT.
+func exploreListen(s string) (addr, prefix string, err error) {
+	if !strings.Contains(s, "://") {
+		return s, "/", nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "http" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return "", "", &exitError{code: exitUsage, err: fmt.Errorf("--listen %s: the explorer is served over plain HTTP", s), hint: "--listen http://127.0.0.1:8800/ (or 127.0.0.1:8800)"}
+	}
+	prefix = u.Path
+	if !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	return u.Host, prefix, nil
+}
+
+// maxSchemaSize bounds an OpenRPC document read by --schema.
+const maxSchemaSize = 16 << 20
+
+// loadSchema reads --schema, an OpenRPC document in a file or at an
+// http(s) URL, and checks that it is one.
+func loadSchema(ctx context.Context, src string) ([]byte, error) {
+	raw, err := readSchema(ctx, src)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: fmt.Errorf("--schema: cannot read the OpenRPC document: %w", err)}
+	}
+	if err := checkJSON(raw, src); err != nil {
+		return nil, err
+	}
+	if _, err := openrpc.ParseDocument(raw); err != nil {
+		return nil, &exitError{code: exitUsage, err: fmt.Errorf("--schema: %s is not an OpenRPC document: %w", src, err), hint: "jrpc discover URL > api.json writes one from a server that has rpc.discover"}
+	}
+	return raw, nil
+}
+
+func readSchema(ctx context.Context, src string) ([]byte, error) {
+	if !strings.HasPrefix(src, "http://") && !strings.HasPrefix(src, "https://") {
+		f, err := os.Open(src)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return readBounded(f, src)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", src, resp.Status)
+	}
+	return readBounded(resp.Body, src)
+}
+
+// readBounded reads r whole, up to maxSchemaSize.
+func readBounded(r io.Reader, name string) ([]byte, error) {
+	raw, err := io.ReadAll(io.LimitReader(r, maxSchemaSize+1))
+	if err == nil && len(raw) > maxSchemaSize {
+		err = fmt.Errorf("%s is larger than %d MiB", name, maxSchemaSize>>20)
+	}
+	return raw, err
 }
 
 func isLoopback(a net.Addr) bool {

@@ -3,16 +3,22 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/seedhq/jsonrpc"
 	"github.com/seedhq/jsonrpc/internal/browsertest"
+	"github.com/seedhq/jsonrpc/internal/demo"
 )
 
 const browserDir = "../../explorer/testdata/browser"
@@ -175,5 +181,98 @@ func TestExploreRelay(t *testing.T) {
 				t.Fatalf("relayed answer %s, %v", got, err)
 			}
 		})
+	}
+}
+
+// withoutDiscover is h as a service that does not describe itself, as geth
+// and most MCP servers.
+func withoutDiscover(h jsonrpc.Handler) jsonrpc.Handler {
+	return jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if req.Method == "rpc.discover" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found"}
+		}
+		return h.ServeRPC(ctx, req)
+	})
+}
+
+// TestExploreWithoutDiscover drives Chromium through jrpc explore relaying
+// to a service without rpc.discover: the page says so and calls methods by
+// name (served under the path of a --listen URL); with --schema FILE it
+// lists the document's methods and calls them; a target that cannot be
+// reached is explained on the page.
+func TestExploreWithoutDiscover(t *testing.T) {
+	browsertest.Need(t, browserDir)
+	blind := httptest.NewServer(&jsonrpc.Server{Handler: withoutDiscover(demo.NewMux())})
+	defer blind.Close()
+	t.Run("by-name", func(t *testing.T) {
+		u := startExplore(t, "explore", "--listen", "http://127.0.0.1:0/ui/", blind.URL+"/")
+		if !strings.HasSuffix(u, "/ui/") {
+			t.Fatalf("the page is at %s, want the --listen URL's path /ui/", u)
+		}
+		browsertest.Run(t, browserDir, u, "--mode", "free", "--banner", "rpc.discover: -32601", "--screenshot", "out/explore-by-name.png")
+	})
+	t.Run("schema", func(t *testing.T) {
+		doc := filepath.Join(t.TempDir(), "api.json")
+		r := run(t, "", "discover", urls["tcp"])
+		expect(t, r, 0, "")
+		if err := os.WriteFile(doc, []byte(r.stdout), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		browsertest.Run(t, browserDir, startExplore(t, "explore", "--schema", doc, blind.URL+"/"))
+	})
+	t.Run("unreachable", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		gone := "tcp://" + ln.Addr().String()
+		ln.Close()
+		browsertest.Run(t, browserDir, startExplore(t, "explore", gone), "--mode", "unreachable", "--banner", "cannot reach the target.*refused")
+	})
+}
+
+// TestExploreSchemaAndListen checks --schema from an http URL (the page's
+// config carries the document) and the usage errors of --schema and
+// --listen (exit 2, saying why).
+func TestExploreSchemaAndListen(t *testing.T) {
+	r := run(t, "", "discover", urls["tcp"])
+	expect(t, r, 0, "")
+	docs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != "/api.json" {
+			http.NotFound(w, req)
+			return
+		}
+		w.Write([]byte(r.stdout))
+	}))
+	defer docs.Close()
+	u := startExplore(t, "explore", "--listen", "127.0.0.1:0", "--schema", docs.URL+"/api.json", urls["tcp"])
+	resp, err := http.Get(u + "config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Document struct{ Methods []struct{ Name string } }
+	}
+	err = json.NewDecoder(resp.Body).Decode(&cfg)
+	resp.Body.Close()
+	if err != nil || len(cfg.Document.Methods) < 10 {
+		t.Fatalf("config.json: %v, %d methods in the document", err, len(cfg.Document.Methods))
+	}
+	notDoc := filepath.Join(t.TempDir(), "notdoc.json")
+	os.WriteFile(notDoc, []byte(`{"methods": 3}`), 0o600)
+	for _, c := range []struct {
+		args []string
+		say  string
+	}{
+		{[]string{"--schema", notDoc}, "is not an OpenRPC document"},
+		{[]string{"--schema", filepath.Join(t.TempDir(), "missing.json")}, "cannot read the OpenRPC document"},
+		{[]string{"--schema", docs.URL + "/nope.json"}, "404"},
+		{[]string{"--listen", "https://127.0.0.1:0/"}, "served over plain HTTP"},
+		{[]string{"--listen", "ws://127.0.0.1:0/"}, "served over plain HTTP"},
+	} {
+		r := run(t, "", append(append([]string{"explore"}, c.args...), urls["tcp"])...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, c.say) {
+			t.Errorf("explore %v: exit %d, stderr %q; want exit %d saying %q", c.args, r.code, r.stderr, exitUsage, c.say)
+		}
 	}
 }

@@ -47,10 +47,10 @@ function wsTransport(url, onNotification, onStatus) {
       ws = new WebSocket(url);
       ws.onopen = () => { onStatus(true); resolve(); };
       ws.onerror = () => reject(new Error('WebSocket ' + url + ' failed'));
-      ws.onclose = () => {
-        onStatus(false);
+      ws.onclose = (ev) => {
+        onStatus(false, ev.reason);
         opened = null;
-        for (const p of pending.values()) p.reject(new Error('the WebSocket closed'));
+        for (const p of pending.values()) p.reject(new Error('the WebSocket closed' + (ev.reason ? ': ' + ev.reason : '')));
         pending.clear();
       };
       ws.onmessage = (ev) => {
@@ -88,6 +88,15 @@ function setStatus(text, ok) {
   const s = $('status');
   s.textContent = text;
   s.className = 'status ' + (ok ? 'ok' : 'bad');
+}
+
+// showBanner says on the page what went wrong ('' hides it); kind names
+// the trouble, so that its end can clear it.
+function showBanner(text, kind = '') {
+  const b = $('banner');
+  b.textContent = text;
+  b.hidden = !text;
+  b.dataset.kind = kind;
 }
 
 function addNotification(text, kind) {
@@ -148,7 +157,11 @@ function field(s, depth) {
     if (nullable && !schema.enum.includes(null)) sel.append(el('option', { value: 'null', text: 'null' }));
     if (dflt !== undefined) { const i = schema.enum.findIndex((v) => JSON.stringify(v) === JSON.stringify(dflt)); if (i >= 0) sel.value = String(i); }
     sel.addEventListener('change', onInput);
-    return { el: sel, get: () => sel.value === '' ? undefined : sel.value === 'null' ? null : schema.enum[Number(sel.value)] };
+    const set = (v) => {
+      const i = schema.enum.findIndex((x) => JSON.stringify(x) === JSON.stringify(v));
+      sel.value = i >= 0 ? String(i) : v === null && nullable ? 'null' : '';
+    };
+    return { el: sel, get: () => sel.value === '' ? undefined : sel.value === 'null' ? null : schema.enum[Number(sel.value)], set };
   }
   const type = Array.isArray(schema.type) ? undefined : schema.type;
   if (type === 'boolean') {
@@ -156,7 +169,8 @@ function field(s, depth) {
     for (const [v, t] of [['', '(none)'], ['true', 'true'], ['false', 'false']].concat(nullable ? [['null', 'null']] : [])) sel.append(el('option', { value: v, text: t }));
     if (typeof dflt === 'boolean') sel.value = String(dflt);
     sel.addEventListener('change', onInput);
-    return { el: sel, get: () => sel.value === '' ? undefined : JSON.parse(sel.value) };
+    const set = (v) => { sel.value = typeof v === 'boolean' || (v === null && nullable) ? String(v) : ''; };
+    return { el: sel, get: () => sel.value === '' ? undefined : JSON.parse(sel.value), set };
   }
   if (type === 'integer' || type === 'number') {
     const inp = el('input', { type: 'text', inputmode: 'decimal', placeholder: type + boundsText(schema) });
@@ -171,13 +185,14 @@ function field(s, depth) {
         const n = Number(v);
         return Number.isFinite(n) && /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(v) ? n : v; // a wrong value is sent as written, for the server to judge
       },
+      set: (v) => { inp.value = asText(v); },
     };
   }
   if (type === 'string') {
     const inp = el('input', { type: 'text', placeholder: schema.format || schema.pattern || 'string' });
     if (typeof dflt === 'string') inp.value = dflt;
     inp.addEventListener('input', onInput);
-    return { el: inp, get: () => inp.value === '' ? undefined : inp.value };
+    return { el: inp, get: () => inp.value === '' ? undefined : inp.value, set: (v) => { inp.value = asText(v); } };
   }
   if ((type === 'object' || (!type && schema.properties)) && schema.properties && depth < 6) {
     const box = el('fieldset', { class: 'object' });
@@ -196,6 +211,7 @@ function field(s, depth) {
         for (const [name, f] of subs) { const v = f.get(); if (v !== undefined) { out[name] = v; any = true; } }
         return any ? out : undefined;
       },
+      set: (v) => { for (const [name, f] of subs) f.set(v !== null && typeof v === 'object' ? v[name] : undefined); },
     };
   }
   if (type === 'array' && schema.items && depth < 6) return arrayField(schema.items, depth, onInput);
@@ -210,7 +226,15 @@ function field(s, depth) {
       if (v === '') return undefined;
       try { return JSON.parse(v); } catch { return v; }
     },
+    set: (v) => { ta.value = v === undefined ? '' : JSON.stringify(v); },
   };
+}
+
+// asText is a value as a text input shows it: a string as it is, anything
+// else as JSON, nothing for undefined.
+function asText(v) {
+  if (v === undefined) return '';
+  return typeof v === 'string' ? v : JSON.stringify(v);
 }
 
 function boundsText(s) {
@@ -233,10 +257,15 @@ function arrayField(itemSchema, depth, onInput) {
     rm.addEventListener('click', () => { entries.splice(entries.indexOf(entry), 1); item.remove(); onInput(); });
     entries.push(entry);
     list.append(item);
+    return entry;
   };
   add.addEventListener('click', () => { addItem(); onInput(); });
   box.append(list, add);
-  return { el: box, get: () => entries.length ? entries.map((e) => e.f.get() ?? null) : undefined };
+  const set = (v) => {
+    for (const e of entries.splice(0)) e.item.remove();
+    if (Array.isArray(v)) for (const x of v) addItem().f.set(x);
+  };
+  return { el: box, get: () => entries.length ? entries.map((e) => e.f.get() ?? null) : undefined, set };
 }
 
 function row(name, schema, required, f) {
@@ -250,11 +279,33 @@ function row(name, schema, required, f) {
 
 // The method view ------------------------------------------------------------
 
-let formGet = () => undefined;
+// The form and the JSON box follow each other: an edit of the form rewrites
+// the box, an edit of the box (once it is JSON) fills the form in. The box
+// is what is sent. A method known by name only has no form (formGet null).
+let formGet = null;
+let formSet = () => {};
 
 function syncJSON() {
+  if (!formGet) return;
   const v = formGet();
   $('params-json').value = v === undefined ? '' : JSON.stringify(v);
+}
+
+function syncForm() {
+  const raw = $('params-json').value.trim();
+  const perr = $('params-error');
+  let v;
+  if (raw !== '') {
+    try { v = JSON.parse(raw); } catch (e) { perr.textContent = 'params are not JSON (yet): ' + e.message; perr.hidden = false; return; }
+  }
+  perr.hidden = true;
+  formSet(v);
+}
+
+// setParams puts params (undefined: none) in the JSON box and the form.
+function setParams(params) {
+  $('params-json').value = params === undefined ? '' : JSON.stringify(params);
+  syncForm();
 }
 
 function signature(m) {
@@ -271,7 +322,7 @@ function showMethod(m) {
   $('method').hidden = false;
   $('outcome').hidden = true;
   $('m-name').textContent = m.name;
-  $('m-signature').textContent = signature(m);
+  $('m-signature').textContent = m.free ? 'not described by the service: write the params as JSON' : signature(m);
   $('m-deprecated').hidden = !m.deprecated;
   const dep = $('m-deprecation');
   dep.hidden = !m.deprecated;
@@ -298,7 +349,7 @@ function showMethod(m) {
     for (const e of m.examples) {
       const params = exampleParams(m, e);
       const b = el('button', { type: 'button', class: 'example', text: e.name + (e.result ? ' → ' + JSON.stringify(e.result.value) : '') });
-      b.addEventListener('click', () => { $('params-json').value = params === undefined ? '' : JSON.stringify(params); });
+      b.addEventListener('click', () => setParams(params));
       box.append(b);
     }
     ex.append(box);
@@ -319,14 +370,22 @@ function exampleParams(m, e) {
 function buildForm(m) {
   const box = $('params');
   box.replaceChildren(el('legend', { text: 'params' }));
+  formSet = () => {};
+  if (m.free) {
+    box.append(el('p', { class: 'muted', text: 'no schema: the params are sent as written in the box below (none if it is empty)' }));
+    formGet = null;
+    return;
+  }
   if (m['x-params-schema']) {
     const f = field(m['x-params-schema'], 0);
     box.append(row('params', m['x-params-schema'], false, f));
     formGet = f.get;
+    formSet = f.set;
   } else if (m['x-variadic'] && m.params.length === 1) {
     const f = arrayField(m.params[0].schema, 0, syncJSON);
     box.append(row(m.params[0].name, { type: 'array', items: m.params[0].schema }, false, f));
     formGet = f.get;
+    formSet = f.set;
   } else if (!m.params || m.params.length === 0) {
     box.append(el('p', { class: 'muted', text: 'no params' }));
     formGet = () => undefined;
@@ -346,8 +405,16 @@ function buildForm(m) {
       for (const [p, f] of fields) { const v = f.get(); if (v !== undefined) o[p.name] = v; }
       return o;
     };
+    // By name or by position, whichever the JSON is written as.
+    formSet = (v) => fields.forEach(([p, f], i) => f.set(Array.isArray(v) ? v[i] : v !== null && typeof v === 'object' ? v[p.name] : undefined));
   }
   syncJSON();
+}
+
+// methodNamed is the described method of that name, or one known by name
+// only (sent with params as written).
+function methodNamed(name) {
+  return (state.doc && state.doc.methods.find((m) => m.name === name)) || { name, free: true };
 }
 
 // Calls --------------------------------------------------------------------
@@ -424,9 +491,8 @@ function addHistory(entry) {
   state.history.push(entry);
   const li = el('li', { title: JSON.stringify(entry.request) }, el('span', { class: mark, text: mark === 'ok' ? '✓ ' : '✗ ' }), entry.method + ' · ' + entry.ms.toFixed(1) + ' ms');
   li.addEventListener('click', () => {
-    const m = state.doc.methods.find((x) => x.name === entry.method);
-    if (m && state.method !== m) showMethod(m);
-    $('params-json').value = entry.request.params === undefined ? '' : JSON.stringify(entry.request.params);
+    if (!state.method || state.method.name !== entry.method) showMethod(methodNamed(entry.method));
+    setParams(entry.request.params);
     showOutcome(entry);
   });
   $('history').prepend(li);
@@ -450,35 +516,78 @@ function listMethods() {
   }
 }
 
+// readConfig fetches config.json; on failure the page says why and calls
+// its own directory over HTTP.
+async function readConfig() {
+  try {
+    const r = await fetch('config.json');
+    if (!r.ok) throw new Error('HTTP ' + r.status + ': ' + (await r.text()).trim());
+    return await r.json();
+  } catch (e) {
+    showBanner('config.json: ' + e.message);
+    return { endpoint: '' };
+  }
+}
+
+// describe reads the service's methods: from the document in the
+// configuration, else from rpc.discover. It says on the page why it could
+// not, and the page is then used by method name.
+async function describe(cfg) {
+  if (cfg.document) {
+    state.doc = cfg.document;
+    return 'OpenRPC document given';
+  }
+  try {
+    const r = await state.transport.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'rpc.discover' }), 0, true);
+    let resp;
+    try { resp = JSON.parse(r.text); } catch { throw new Error('the answer is not JSON: ' + r.text.slice(0, 200)); }
+    if (resp.error) throw new Error('rpc.discover: ' + resp.error.code + ' ' + resp.error.message);
+    if (!resp.result || !Array.isArray(resp.result.methods)) throw new Error('rpc.discover answered no OpenRPC document');
+    state.doc = resp.result;
+    return '';
+  } catch (e) {
+    state.doc = { methods: [] };
+    showBanner('The methods cannot be listed: ' + e.message + '. Type a method\'s name above the list to call it (jrpc explore --schema FILE loads an OpenRPC document instead).');
+    $('placeholder').textContent = 'The service did not describe its methods: type a method\'s name on the left, then its params as JSON.';
+    return null;
+  }
+}
+
 async function start() {
   $('form').addEventListener('submit', send);
   $('filter').addEventListener('input', listMethods);
-  let cfg = { endpoint: '' };
-  try { cfg = await (await fetch('config.json')).json(); } catch { /* defaults */ }
+  $('params-json').addEventListener('input', syncForm);
+  $('free').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const name = $('free-method').value.trim();
+    if (name) showMethod(methodNamed(name));
+  });
+  const cfg = await readConfig();
   const page = new URL(location.href);
+  let where;
   if (cfg.websocket) {
     const u = new URL(cfg.websocket, page);
     if (u.protocol === 'http:') u.protocol = 'ws:';
     if (u.protocol === 'https:') u.protocol = 'wss:';
-    state.transport = wsTransport(u.href, addNotification, (up) => setStatus((cfg.target || u.href) + (up ? ' · WebSocket' : ' · disconnected'), up));
+    where = cfg.target || u.href;
+    state.transport = wsTransport(u.href, addNotification, (up, reason) => {
+      setStatus(where + (up ? ' · WebSocket' : ' · disconnected'), up);
+      if (!up && reason) showBanner('The explorer lost the service: ' + reason, 'lost');
+      else if (up && $('banner').dataset.kind === 'lost') showBanner('');
+    });
     $('notify-mode').textContent = '(live)';
   } else {
-    const u = new URL(cfg.endpoint || '.', page);
-    state.transport = httpTransport(u.href);
+    where = cfg.target || new URL(cfg.endpoint || '.', page).href;
+    state.transport = httpTransport(new URL(cfg.endpoint || '.', page).href);
     $('notify-mode').textContent = '(HTTP cannot push)';
   }
-  try {
-    const r = await state.transport.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'rpc.discover' }), 0, true);
-    const resp = JSON.parse(r.text);
-    if (resp.error) throw new Error('rpc.discover: ' + resp.error.code + ' ' + resp.error.message);
-    state.doc = resp.result;
-    state.defs = (state.doc.components && state.doc.components.schemas) || {};
-    if (state.transport.name === 'HTTP') setStatus((cfg.target || new URL(cfg.endpoint || '.', page).href) + ' · HTTP', true);
-  } catch (e) {
-    setStatus('cannot read rpc.discover: ' + e.message, false);
-    $('placeholder').textContent = 'The service did not answer rpc.discover, so its methods are unknown.';
-    return;
+  if (state.transport.open) {
+    try { await state.transport.open(); } catch (e) { showBanner(e.message + ': is jrpc explore (or the service) still running?', 'lost'); }
   }
+  const source = await describe(cfg);
+  if (source === null) setStatus(where + ' · methods unknown', false);
+  else if (state.transport.name === 'HTTP') setStatus(where + ' · HTTP' + (source ? ' · ' + source : ''), true);
+  state.defs = (state.doc.components && state.doc.components.schemas) || {};
   const info = state.doc.info || {};
   if (info.title) { $('title').textContent = info.title; document.title = info.title + ' · JSON-RPC explorer'; }
   $('version').textContent = info.version ? 'v' + info.version : '';

@@ -1,11 +1,17 @@
 // Drives headless Chromium (Debian's /usr/bin/chromium) through the
-// explorer page: it loads with no console errors, lists every expected
-// method, submits subtract from the form and shows 19, shows a -32602
-// error readably, marks a deprecated method, and (with --notifications)
-// shows notifications live. Run by explorer/browser_test.go and
-// cmd/jrpc/explore_test.go:
+// explorer page. By default (--mode described) the service describes
+// itself (rpc.discover, or the document of jrpc explore --schema): the page
+// loads with no console errors, lists every expected method, submits
+// subtract from the form and shows 19, fills the form in from JSON typed in
+// the params box, shows a -32602 error readably, marks a deprecated method,
+// and (with --notifications) shows notifications live. --mode free: the
+// service has no rpc.discover; the page says so, and subtract is called by
+// name with params as JSON, an unknown method shows -32601. --mode
+// unreachable: the page says why the service cannot be reached. Run by
+// explorer/explorer_test.go and cmd/jrpc/explore_test.go:
 //
-//	node test.mjs --url URL --methods a,b,c [--deprecated minus] [--notifications] [--screenshot out/x.png]
+//	node test.mjs --url URL --methods a,b,c [--mode described|free|unreachable] [--banner REGEXP]
+//	        [--deprecated minus] [--notifications] [--screenshot out/x.png]
 import { chromium } from 'playwright-core';
 import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +24,8 @@ const expected = (opt('methods') || '').split(',').filter(Boolean);
 const deprecated = opt('deprecated') || 'minus';
 const screenshot = opt('screenshot');
 const wantNotifications = args.includes('--notifications');
+const mode = opt('mode') || 'described';
+const banner = new RegExp(opt('banner') || 'rpc.discover');
 const step = (s) => process.stderr.write('browser: ' + s + '\n');
 
 const profile = mkdtempSync(join(tmpdir(), 'explorer-chromium-'));
@@ -37,10 +45,84 @@ try {
   page.on('pageerror', (e) => consoleErrors.push('page error: ' + e.message));
   page.on('requestfailed', (r) => consoleErrors.push('request failed: ' + r.url() + ' ' + (r.failure() || {}).errorText));
 
-  step('open ' + url);
+  step('open ' + url + ' (' + mode + ')');
   await page.goto(url);
   await page.waitForSelector('body[data-ready="true"]');
+  if (mode === 'free') await free(page);
+  else if (mode === 'unreachable') await unreachable(page);
+  else await described(page);
+} catch (e) {
+  failures.push('browser: ' + e.message);
+} finally {
+  await context.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+for (const e of consoleErrors) if (!(mode === 'unreachable' && /WebSocket/.test(e))) failures.push('console: ' + e);
+if (failures.length) {
+  for (const f of failures) console.error('FAIL ' + f);
+  process.exit(1);
+}
+console.log('ok');
 
+async function shot(page) {
+  if (!screenshot) return;
+  mkdirSync(dirname(screenshot), { recursive: true });
+  await page.screenshot({ path: screenshot, fullPage: false });
+  step('screenshot ' + screenshot);
+}
+
+// bannerSays checks the page's alert line.
+async function bannerSays(page) {
+  await page.waitForSelector('#banner:not([hidden])');
+  const text = await page.textContent('#banner');
+  if (!banner.test(text)) failures.push('the banner says ' + JSON.stringify(text) + ', want ' + banner);
+  step('banner: ' + text);
+}
+
+// free: no rpc.discover; methods are called by name.
+async function free(page) {
+  await bannerSays(page);
+  const listed = await page.$$eval('#methods li', (lis) => lis.length);
+  if (listed !== 0) failures.push(listed + ' methods listed for a service that did not describe any');
+  await page.fill('#free-method', 'subtract');
+  await page.click('#free-open');
+  await page.waitForSelector('#method:not([hidden])');
+  if ((await page.textContent('#m-name')) !== 'subtract') failures.push('the free-form box opened ' + await page.textContent('#m-name'));
+  await page.fill('#params-json', '[42,23]');
+  await page.click('#send');
+  await page.waitForSelector('#result');
+  const result = (await page.textContent('#result')).trim();
+  if (result !== '19') failures.push('subtract by name showed ' + JSON.stringify(result) + ', want 19');
+  step('subtract by name: ' + result);
+  await shot(page);
+  await page.fill('#free-method', 'no_such_method');
+  await page.click('#free-open');
+  await page.fill('#params-json', '{"a":');
+  await page.click('#send');
+  if (!(await page.isVisible('#params-error'))) failures.push('params that are not JSON were not refused on the page');
+  await page.fill('#params-json', '');
+  await page.click('#send');
+  await page.waitForSelector('#rpc-error');
+  const errText = await page.textContent('#rpc-error');
+  if (!errText.includes('Error -32601')) failures.push('an unknown method shows ' + JSON.stringify(errText));
+  step('unknown method: ' + errText.replace(/\s+/g, ' '));
+}
+
+// unreachable: the page says why, and a call shows a transport failure.
+async function unreachable(page) {
+  await bannerSays(page);
+  await page.fill('#free-method', 'subtract');
+  await page.click('#free-open');
+  await page.fill('#params-json', '[42,23]');
+  await page.click('#send');
+  await page.waitForSelector('#answer .rpc-error');
+  const text = await page.textContent('#answer');
+  if (!/transport failure/.test(text) || !banner.test(text)) failures.push('a call to an unreachable service shows ' + JSON.stringify(text));
+  step('call: ' + text);
+  await shot(page);
+}
+
+async function described(page) {
   const names = await page.$$eval('#methods li', (lis) => lis.map((li) => li.dataset.name));
   for (const m of expected) if (!names.includes(m)) failures.push('method ' + m + ' is not listed (listed: ' + names.join(', ') + ')');
   step('listed ' + names.length + ' methods');
@@ -60,6 +142,15 @@ try {
   await page.fill('.field[data-name="subtrahend"] input', '23');
   const params = await page.inputValue('#params-json');
   if (params !== '{"minuend":42,"subtrahend":23}') failures.push('the form built params ' + params);
+  // The JSON box fills the form in, by name and by position.
+  for (const [json, want] of [['{"minuend":5,"subtrahend":3}', '5,3'], ['[7, 2]', '7,2']]) {
+    await page.fill('#params-json', json);
+    const got = [await page.inputValue('.field[data-name="minuend"] input'), await page.inputValue('.field[data-name="subtrahend"] input')].join(',');
+    if (got !== want) failures.push('params ' + json + ' filled the form with ' + got + ', want ' + want);
+  }
+  await page.fill('.field[data-name="minuend"] input', '42');
+  await page.fill('.field[data-name="subtrahend"] input', '23');
+  if (await page.inputValue('#params-json') !== '{"minuend":42,"subtrahend":23}') failures.push('the form did not rewrite the JSON box: ' + await page.inputValue('#params-json'));
   await page.click('#send');
   await page.waitForSelector('#result');
   const result = (await page.textContent('#result')).trim();
@@ -68,11 +159,7 @@ try {
   if (!request.includes('"method": "subtract"') || !(await page.textContent('#response')).includes('"result": 19')) failures.push('the envelopes are not shown: ' + request);
   if (!/ms$/.test((await page.textContent('#elapsed')).trim())) failures.push('no time taken shown');
   step('subtract from the form: ' + result);
-  if (screenshot) {
-    mkdirSync(dirname(screenshot), { recursive: true });
-    await page.screenshot({ path: screenshot, fullPage: false });
-    step('screenshot ' + screenshot);
-  }
+  await shot(page);
 
   // -32602, readably.
   await page.fill('#params-json', '{"minuend":"x","subtrahend":1}');
@@ -95,15 +182,4 @@ try {
     if (!first.includes('demo_subscription')) failures.push('the notification shows ' + first);
     step('notifications shown live');
   }
-} catch (e) {
-  failures.push('browser: ' + e.message);
-} finally {
-  await context.close();
-  rmSync(profile, { recursive: true, force: true });
 }
-for (const e of consoleErrors) failures.push('console: ' + e);
-if (failures.length) {
-  for (const f of failures) console.error('FAIL ' + f);
-  process.exit(1);
-}
-console.log('ok');
