@@ -39,6 +39,10 @@ type dialConfig struct {
 	probeInterval  time.Duration                   // DialFailover (WithProbeInterval)
 	interceptors   []Interceptor                   // WithInterceptors
 	compress       bool                            // WithCompression
+	mcpVersion     string                          // WithMCPVersion: "" for no MCP client
+	mcpInfo        [2]string                       // WithMCPClientInfo: name, version
+	mcpCaps        any                             // WithMCPCapabilities
+	maxInputRounds int                             // WithMaxInputRounds
 }
 
 // WithHeader adds an HTTP header to every request (HTTP) or to the handshake (WebSocket).

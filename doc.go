@@ -186,6 +186,10 @@
 //	WithStderr             os.Stderr                                                  yes
 //	WithGracePeriod        DefaultGracePeriod                                         yes
 //	WithStreamableHTTP     off (plain HTTP)           yes
+//	WithMCPVersion         off (no MCP client)                                                      yes (MCPAuto, or a revision)
+//	WithMCPClientInfo      "seedhq-jsonrpc"                                                         yes
+//	WithMCPCapabilities    {}                                                                       yes
+//	WithMaxInputRounds     DefaultMaxInputRounds                                                    yes
 //	WithCompression        off                        gzip     deflate
 //	WithReconnect          off                                 yes    yes                           (NewReconnectClient too)
 //	WithBackoff            DefaultReconnectMin/MaxDelay        yes    yes
@@ -325,8 +329,10 @@
 //	header section (LSP)      8 KiB          fixed                   -32700, connection closed
 //	unix socket file mode     0600           ListenSocketMode        (Listen refuses paths that are not sockets)
 //	MCP requestState life     10 min         InputRounds.TTL         -32602 wrapping ErrRequestStateExpired
+//	MCP input rounds (client) 8              WithMaxInputRounds      the call fails: ErrTooManyInputRounds
 //
 // MCP 2026-07-28 (stateless, per request) is served beside 2025-11-25 on one
 // endpoint: StreamableHTTPOptions.StatelessVersions, MCPStateless,
-// MCPMetaFromContext, InputRounds, ChangeFeed (docs/mcp.md).
+// MCPMetaFromContext, InputRounds, ChangeFeed; its client, which finds
+// the server's era, is DialStreamableHTTP with WithMCPVersion (docs/mcp.md).
 package jsonrpc

@@ -91,6 +91,15 @@ func dialStreamable(rawURL string, cfg *dialConfig) (*Conn, error) {
 	c := newConn(ch, srv, nil)
 	c.strictResults = cfg.strictResults
 	c.inv = cfg.chain(connDirect{c})
+	if cfg.mcpVersion != "" {
+		m, err := newMCPClient(c, ch, cfg)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		ch.mcp, ch.getHeld = m, true // no GET stream before the era is known
+		c.inv = chain(m, cfg.interceptors)
+	}
 	return c, nil
 }
 
@@ -128,6 +137,8 @@ type streamableChannel struct {
 	session string
 	version string        // the protocolVersion the server's initialize result named (MCP)
 	getDone chan struct{} // closed when the GET stream's goroutine ends; nil before it starts
+	getHeld bool          // no GET stream (an MCP client before its era is known, or stateless)
+	mcp     *mcpClient    // WithMCPVersion; nil for none
 	closed  bool
 	close   sync.Once
 }
@@ -368,11 +379,22 @@ var (
 func (c *streamableChannel) startGET() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.getDone != nil || c.closed {
+	if c.getDone != nil || c.closed || c.getHeld {
 		return
 	}
 	c.getDone = make(chan struct{})
 	go c.listen()
+}
+
+// holdGET says whether the GET stream is held back (a stateless MCP
+// revision has none); released, it opens after the next POST.
+func (c *streamableChannel) holdGET(held bool) {
+	c.mu.Lock()
+	c.getHeld = held
+	c.mu.Unlock()
+	if !held {
+		c.startGET()
+	}
 }
 
 // listen reads the standalone GET stream until Close, reopening it when it
