@@ -378,8 +378,8 @@ func (m *mcpClient) stateless(ctx context.Context, version, method string, param
 	meta[MetaProtocolVersion] = json.RawMessage(strconv.Quote(version))
 	meta[MetaClientInfo] = m.info
 	meta[MetaClientCapabilities] = m.caps
-	obj["_meta"], _ = jsonv2.Marshal(meta)
-	p, err := jsonv2.Marshal(obj)
+	obj["_meta"], _ = jsonv2.Marshal(meta, jsonv2.Deterministic(true))
+	p, err := jsonv2.Marshal(obj, jsonv2.Deterministic(true))
 	if err != nil {
 		return nil, ctx, err
 	}
@@ -415,5 +415,5 @@ func withInput(params json.RawMessage, answers map[string]json.RawMessage, state
 	if state != nil {
 		obj["requestState"], _ = jsonv2.Marshal(*state)
 	}
-	return jsonv2.Marshal(obj)
+	return jsonv2.Marshal(obj, jsonv2.Deterministic(true))
 }

@@ -67,7 +67,12 @@ const streamableCloseTimeout = 5 * time.Second
 // its response is resumed the same way when it carried event ids (at most
 // 3 attempts); without ids the call fails.
 //
-// Options: WithHeader, WithHTTPClient, WithTLSConfig, WithHandler (and the
+// With WithMCPVersion the client is an MCP client that finds the server's
+// era (MCP 2026-07-28, stateless, or 2025-11-25 with the session above)
+// and speaks it; see mcpclient.go and docs/mcp.md.
+//
+// Options: WithHeader, WithHTTPClient, WithTLSConfig, WithMCPVersion,
+// WithMCPClientInfo, WithMCPCapabilities, WithMaxInputRounds, WithHandler (and the
 // other options of the connection's handler: WithMaxConcurrency, WithAdmit,
 // WithLogger, WithConvention, WithProgress),
 // WithMaxMessageSize (the bound on a JSON answer and on one event, default

@@ -138,6 +138,7 @@ func clientCall(ctx context.Context, t *target, method string, params json.RawMe
 	}
 	var result json.RawMessage
 	err = c.Call(ctx, method, p, &result)
+	t.printEra(c, err)
 	t.drainNotices()
 	t.watch.check(method)
 	if err != nil {
@@ -145,6 +146,25 @@ func clientCall(ctx context.Context, t *target, method string, params json.RawMe
 	}
 	outputFor(os.Stdout).print(os.Stdout, result)
 	return toolError(method, result)
+}
+
+// printEra prints, with --streamable -v, the MCP revision the client
+// reached.
+func (t *target) printEra(c client, err error) {
+	conn := c.conn()
+	if !t.verboseHTTP || conn == nil {
+		return
+	}
+	switch v := conn.MCPVersion(); {
+	case v == "" && err != nil:
+		// not found: the error says why
+	case v == "":
+		fmt.Fprintln(os.Stderr, "* MCP: none (the server answers neither server/discover nor initialize: plain JSON-RPC)")
+	case v >= jsonrpc.MCPVersion2026:
+		fmt.Fprintln(os.Stderr, "* MCP "+v+" (stateless: _meta and headers on every request, no session)")
+	default:
+		fmt.Fprintln(os.Stderr, "* MCP "+v+" (session era: initialize, Mcp-Session-Id)")
+	}
 }
 
 // toolError is exit 1 for an MCP tools/call whose result says isError:

@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// jrpc --streamable against jrpc serve --mcp (Streamable HTTP with
-// sessions): call initialises the session itself, the notifications of a
+// jrpc --streamable --mcp-version 2025-11-25 against jrpc serve --mcp
+// (Streamable HTTP with sessions): call initialises the session itself, the notifications of a
 // call are printed on stderr in order, and the REPL keeps its session
 // across lines. Without --streamable, the server asks for a session (400).
 func TestStreamableCallAndREPL(t *testing.T) {
@@ -34,17 +34,17 @@ func TestStreamableCallAndREPL(t *testing.T) {
 <-- {"jsonrpc":"2.0","method":"countdown","params":{"remaining":1}}
 <-- {"jsonrpc":"2.0","method":"countdown","params":{"remaining":0}}
 `
-	r := run(t, "", "--streamable", "call", url, "countdown", "n=3", "interval_ms=20")
+	r := run(t, "", "--streamable", "--mcp-version", "2025-11-25", "call", url, "countdown", "n=3", "interval_ms=20")
 	expect(t, r, 0, "\"liftoff\"\n")
 	if r.stderr != notes {
 		t.Fatalf("stderr %q, want %q", r.stderr, notes)
 	}
-	r = run(t, "", "--streamable", "call", url, "tools/call", `name="echo"`, `arguments={"text":"hi"}`)
+	r = run(t, "", "--streamable", "--mcp-version", "2025-11-25", "call", url, "tools/call", `name="echo"`, `arguments={"text":"hi"}`)
 	expect(t, r, 0, "")
 	if !strings.Contains(r.stdout, `"hi"`) {
 		t.Fatalf("tools/call: %q %q", r.stdout, r.stderr)
 	}
-	r = run(t, "countdown {\"n\":2}\nping\n", "--streamable", "repl", url)
+	r = run(t, "countdown {\"n\":2}\nping\n", "--streamable", "--mcp-version", "2025-11-25", "repl", url)
 	expect(t, r, 0, "\"liftoff\"\n{}\n")
 	if !strings.Contains(r.stderr, `"remaining":1`) || !strings.Contains(r.stderr, `"remaining":0`) {
 		t.Fatalf("repl stderr %q", r.stderr)

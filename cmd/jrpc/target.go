@@ -241,9 +241,6 @@ func (t *target) dial(ctx context.Context) (client, error) {
 	if err != nil {
 		return nil, t.transportErr(err)
 	}
-	if t.isHTTP() {
-		return &streamableClient{Conn: c}, nil
-	}
 	return connClient{c}, nil
 }
 
@@ -275,7 +272,7 @@ func (t *target) dialOptions() ([]jsonrpc.DialOption, error) {
 	}
 	switch {
 	case t.isHTTP() && global.streamable:
-		opts = append(opts, jsonrpc.WithHTTPClient(t.httpClient()))
+		opts = append(opts, jsonrpc.WithHTTPClient(t.httpClient()), jsonrpc.WithMCPVersion(global.mcpVersion), jsonrpc.WithMCPClientInfo("jrpc", version()))
 		opts = append(opts, t.serverMessages()...)
 	case t.isHTTP():
 		opts = append(opts, jsonrpc.WithHTTPClient(t.httpClient()))
