@@ -250,7 +250,10 @@ func (m *mcpClient) probe(ctx context.Context) (mcpEra, string, error) {
 	}
 	err := m.statelessCall(ctx, MCPVersion2026, "server/discover", nil, &d)
 	if err == nil {
-		return eraStateless, MCPVersion2026, nil
+		if len(d.SupportedVersions) == 0 {
+			return eraStateless, MCPVersion2026, nil
+		}
+		return eraAmong(d.SupportedVersions, err)
 	}
 	var e *Error
 	var he *HTTPError
@@ -262,17 +265,28 @@ func (m *mcpClient) probe(ctx context.Context) (mcpEra, string, error) {
 			Supported []string `json:"supported"`
 		}
 		_ = e.DecodeData(&data)
-		switch {
-		case slices.Contains(data.Supported, MCPVersion2026):
-			return eraStateless, MCPVersion2026, nil
-		case slices.ContainsFunc(data.Supported, func(v string) bool { return !isStatelessVersion(v) }):
-			return eraSession, MCPVersion2025, nil
-		}
-		return eraUnknown, "", fmt.Errorf("jsonrpc: the MCP server speaks none of the revisions this client does (%s, %s): %w", MCPVersion2026, MCPVersion2025, err)
+		return eraAmong(data.Supported, err)
 	case e != nil && (e.Code == CodeHeaderMismatch || e.Code == CodeMissingClientCapability):
 		return eraUnknown, "", fmt.Errorf("jsonrpc: the MCP server refused server/discover: %w", err)
 	}
 	return eraSession, MCPVersion2025, nil // a 4xx without an MCP error, or -32601: no stateless server
+}
+
+// eraAmong picks the era of the revisions a server names (in its
+// DiscoverResult, or in the UnsupportedProtocolVersionError err): the
+// stateless one when MCPVersion2026 is among them, else the session era
+// when one of its revisions is.
+func eraAmong(supported []string, err error) (mcpEra, string, error) {
+	switch {
+	case slices.Contains(supported, MCPVersion2026):
+		return eraStateless, MCPVersion2026, nil
+	case slices.ContainsFunc(supported, func(v string) bool { return !isStatelessVersion(v) }):
+		return eraSession, MCPVersion2025, nil
+	}
+	if err == nil {
+		err = errors.New("server/discover: supportedVersions " + strconv.Quote(fmt.Sprint(supported)))
+	}
+	return eraUnknown, "", fmt.Errorf("jsonrpc: the MCP server speaks none of the revisions this client does (%s, %s): %w", MCPVersion2026, MCPVersion2025, err)
 }
 
 // initialize opens a session of revision version; a server that refuses

@@ -3,9 +3,11 @@ package interop
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -126,5 +128,91 @@ func TestStreamableClientMCPGoSDKServer(t *testing.T) {
 	defer methodsMu.Unlock()
 	if methods["GET"] < 1 || methods["DELETE"] != 1 {
 		t.Fatalf("requests by method: %v", methods)
+	}
+}
+
+// Our MCP client (WithMCPVersion) against the official Go SDK's server.
+// Its stateless handler speaks 2026-07-28: on auto and pinned to it the
+// client stays stateless (no session, no GET, the revision's headers on
+// every POST). Its session handler answers server/discover with session-era
+// revisions only: on auto the client falls back to initialize, and pinned to
+// 2025-11-25 it initializes at once; both keep the SDK's session. Each lists
+// the tools, calls one, and gets the SDK's error for an unknown tool.
+func TestStreamableClientMCPGoSDKServerEras(t *testing.T) {
+	ctx, cancel := context.WithTimeout(testContext(t), 60*time.Second)
+	defer cancel()
+	server := mcp.NewServer(&mcp.Implementation{Name: "sdk", Version: "1.0.0"}, nil)
+	type addArgs struct {
+		A float64 `json:"a"`
+		B float64 `json:"b"`
+	}
+	mcp.AddTool(server, &mcp.Tool{Name: "add", Description: "adds"}, func(_ context.Context, _ *mcp.CallToolRequest, a addArgs) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(a.A + a.B)}}}, nil, nil
+	})
+	stateful := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{Stateless: true})
+	for _, tc := range []struct {
+		mode, era string
+		handler   http.Handler
+		probe     string
+	}{
+		{jsonrpc.MCPAuto, jsonrpc.MCPVersion2026, stateless, ""},
+		{jsonrpc.MCPVersion2026, jsonrpc.MCPVersion2026, stateless, ""},
+		{jsonrpc.MCPAuto, jsonrpc.MCPVersion2025, stateful, "POST server/discover  v=2026-07-28 s=false\n"},
+		{jsonrpc.MCPVersion2025, jsonrpc.MCPVersion2025, stateful, ""},
+	} {
+		handler := tc.handler
+		var mu sync.Mutex
+		var reqs []string
+		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			reqs = append(reqs, r.Method+" "+r.Header.Get("Mcp-Method")+" "+r.Header.Get("Mcp-Name")+" v="+r.Header.Get("MCP-Protocol-Version")+" s="+strconv.FormatBool(r.Header.Get("Mcp-Session-Id") != ""))
+			mu.Unlock()
+			handler.ServeHTTP(w, r)
+		}))
+		c, err := jsonrpc.DialStreamableHTTP(ctx, hs.URL, jsonrpc.WithMCPVersion(tc.mode), jsonrpc.WithMCPClientInfo("seedhq-jsonrpc", "1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var list struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+		}
+		if err := c.Call(ctx, "tools/list", nil, &list); err != nil || len(list.Tools) != 1 || list.Tools[0].Name != "add" {
+			t.Fatalf("%s: tools/list: %+v %v", tc.mode, list, err)
+		}
+		var res struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+			IsError bool `json:"isError"`
+		}
+		if err := c.Call(ctx, "tools/call", map[string]any{"name": "add", "arguments": map[string]any{"a": 2, "b": 3}}, &res); err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].Text != "5" {
+			t.Fatalf("%s: tools/call: %+v %v", tc.mode, res, err)
+		}
+		var e *jsonrpc.Error
+		var bad struct {
+			IsError bool `json:"isError"`
+		}
+		err = c.Call(ctx, "tools/call", map[string]any{"name": "nope", "arguments": map[string]any{}}, &bad)
+		if !errors.As(err, &e) && !bad.IsError {
+			t.Fatalf("%s: unknown tool: %+v %v", tc.mode, bad, err)
+		}
+		if v := c.MCPVersion(); v != tc.era {
+			t.Fatalf("%s: era %q, want %q", tc.mode, v, tc.era)
+		}
+		c.Close()
+		hs.Close()
+		mu.Lock()
+		got := strings.Join(reqs, "\n")
+		mu.Unlock()
+		if tc.era == jsonrpc.MCPVersion2026 && (strings.Contains(got, "s=true") || strings.Contains(got, "GET") || strings.Contains(got, "DELETE") ||
+			!strings.Contains(got, "POST tools/call add v=2026-07-28 s=false") || !strings.Contains(got, "POST tools/list  v=2026-07-28")) {
+			t.Fatalf("%s: requests\n%s", tc.mode, got)
+		}
+		if tc.era == jsonrpc.MCPVersion2025 && (!strings.HasPrefix(got, tc.probe+"POST   v= s=false\n") || !strings.Contains(got, "POST   v=2025-11-25 s=true") || !strings.Contains(got, "DELETE   v=2025-11-25 s=true")) {
+			t.Fatalf("%s: requests\n%s", tc.mode, got)
+		}
 	}
 }
