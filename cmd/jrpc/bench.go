@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/bits"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,6 +25,8 @@ type benchFlags struct {
 	conns       int
 	json        bool
 	data        string
+	report      string // --report FILE.html
+	compare     string // --compare OLD.json
 }
 
 func init() {
@@ -42,12 +42,19 @@ histogram are printed, or one JSON object with --json. The exit code is 1
 when any call got a JSON-RPC error and 3 when any failed in transport (the
 report shows each kind with its count).
 
+--report FILE.html also writes the run as one self-contained page (inline SVG,
+nothing fetched from elsewhere): throughput and latency percentiles over time,
+the latency histogram, errors by code and the run's settings. --compare
+OLD.json (an earlier run's --json output) sets the earlier run beside this
+one: each figure with its ratio, in the terminal, the JSON and the page.
+
 Over stream transports (tcp, unix, ws, --exec) the workers pipeline their
 calls on one connection unless --conns N spreads them over N connections.
 Over HTTP each connection is one keep-alive client.`,
 		Example: `  jrpc bench tcp://127.0.0.1:9090 subtract '[42,23]' -c 16 -n 100000
   jrpc bench http://127.0.0.1:8080/ sum '[1,2,3]' -c 8 -t 10s --conns 8
-  jrpc bench tcp://127.0.0.1:9090 sleep ms=5 -c 50 -t 5s --rate 2000 --json`,
+  jrpc bench tcp://127.0.0.1:9090 sleep ms=5 -c 50 -t 5s --rate 2000 --json > before.json
+  jrpc bench tcp://127.0.0.1:9090 sleep ms=5 -c 50 -t 5s --rate 2000 --compare before.json --report bench.html`,
 		Args: targetArgs("METHOD [PARAMS...]", 1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runBench(cmd.Context(), args, &f)
@@ -61,6 +68,8 @@ Over HTTP each connection is one keep-alive client.`,
 	fl.IntVar(&f.conns, "conns", 1, "connections to spread the workers over")
 	fl.BoolVar(&f.json, "json", false, "print the report as one JSON object")
 	fl.StringVarP(&f.data, "data", "d", "", "params from `@FILE`, @- (standard input) or literal JSON")
+	fl.StringVar(&f.report, "report", "", "also write the run as a self-contained HTML page to `FILE.html`")
+	fl.StringVar(&f.compare, "compare", "", "set an earlier run's --json output (`OLD.json`) beside this one, with ratios")
 	rootCmd.AddCommand(cmd)
 }
 
@@ -135,18 +144,8 @@ func (h *hist) percentile(p float64) time.Duration {
 	return h.max
 }
 
-// benchWorker holds one worker's tallies.
-type benchWorker struct {
-	h      hist
-	errs   map[string]int64 // by error code, or "transport"
-	lastTE string           // the last transport error's text
-}
-
-func runBench(ctx context.Context, args []string, f *benchFlags) error {
-	t, rest, err := newTarget(args)
-	if err != nil {
-		return err
-	}
+// check rejects flags that cannot make a run.
+func (f *benchFlags) check() error {
 	switch {
 	case f.concurrency < 1:
 		return usageErrorf("-c must be at least 1")
@@ -159,155 +158,259 @@ func runBench(ctx context.Context, args []string, f *benchFlags) error {
 	case f.rate < 0:
 		return usageErrorf("--rate must not be negative")
 	}
-	method := rest[0]
-	params, err := buildParams(rest[1:], f.data, os.Stdin)
+	return nil
+}
+
+func runBench(ctx context.Context, args []string, f *benchFlags) error {
+	t, rest, err := newTarget(args)
 	if err != nil {
 		return err
 	}
-	var p any
-	if params != nil {
-		p = params
+	if err := f.check(); err != nil {
+		return err
 	}
-	conns := min(f.conns, f.concurrency)
-	clients := make([]jsonrpc.Client, conns)
-	for i := range clients {
+	out, err := openBenchOutputs(f)
+	if err != nil {
+		return err
+	}
+	defer out.close()
+	b, err := newBench(f, t, rest)
+	if err != nil {
+		return err
+	}
+	if err := b.dial(ctx); err != nil {
+		return err
+	}
+	defer b.close()
+	if err := b.probe(ctx); err != nil {
+		return err
+	}
+	r := b.run(ctx)
+	if err := out.write(r); err != nil {
+		return err
+	}
+	return r.exit(ctx)
+}
+
+// bench is one load test: its flags, target, call and clients, and the
+// counters the workers share.
+type bench struct {
+	f       *benchFlags
+	t       *target
+	method  string
+	params  any
+	clients []jsonrpc.Client
+
+	stop   context.CancelFunc // ends the run (the connection is gone)
+	tick   <-chan time.Time   // --rate's pace, or nil
+	issued atomic.Int64
+	done   atomic.Int64
+	failed atomic.Int64
+}
+
+// newBench makes the load test of METHOD [PARAMS...] (rest).
+func newBench(f *benchFlags, t *target, rest []string) (*bench, error) {
+	params, err := buildParams(rest[1:], f.data, os.Stdin)
+	if err != nil {
+		return nil, err
+	}
+	b := &bench{f: f, t: t, method: rest[0]}
+	if params != nil {
+		b.params = params
+	}
+	return b, nil
+}
+
+// dial opens --conns connections (no more than workers).
+func (b *bench) dial(ctx context.Context) error {
+	b.clients = make([]jsonrpc.Client, min(b.f.conns, b.f.concurrency))
+	for i := range b.clients {
 		dctx, cancel := callContext(ctx)
-		clients[i], err = t.dial(dctx)
+		c, err := b.t.dial(dctx)
 		cancel()
 		if err != nil {
-			for _, c := range clients[:i] {
-				c.Close()
-			}
+			b.clients = b.clients[:i]
+			b.close()
 			return err
 		}
+		b.clients[i] = c
 	}
-	defer func() {
-		for _, c := range clients {
-			c.Close()
-		}
-	}()
-	// One call first, so a wrong method or params is reported at once
-	// rather than as a million errors.
-	{
-		cctx, cancel := callContext(ctx)
-		err := clients[0].Call(cctx, method, p, nil)
-		cancel()
-		var re *jsonrpc.Error
-		if errors.As(err, &re) && re.Code == jsonrpc.CodeMethodNotFound {
-			return rpcErrorExit(re)
-		}
-		if err != nil && !errors.As(err, &re) {
-			return t.transportErr(err)
-		}
-	}
+	return nil
+}
 
+func (b *bench) close() {
+	for _, c := range b.clients {
+		c.Close()
+	}
+}
+
+// probe makes one call first, so that a wrong method or params is
+// reported at once rather than as a million errors.
+func (b *bench) probe(ctx context.Context) error {
+	cctx, cancel := callContext(ctx)
+	err := b.clients[0].Call(cctx, b.method, b.params, nil)
+	cancel()
+	var re *jsonrpc.Error
+	if errors.As(err, &re) && re.Code == jsonrpc.CodeMethodNotFound {
+		return rpcErrorExit(re)
+	}
+	if err != nil && !errors.As(err, &re) {
+		return b.t.transportErr(err)
+	}
+	return nil
+}
+
+// run makes the calls from -c workers and returns the report.
+func (b *bench) run(ctx context.Context) *benchReport {
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	if f.duration > 0 {
-		var c context.CancelFunc
-		runCtx, c = context.WithTimeout(runCtx, f.duration)
-		defer c()
+	b.stop = stop
+	if b.f.duration > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(runCtx, b.f.duration)
+		defer cancel()
 	}
-	var (
-		issued atomic.Int64
-		done   atomic.Int64
-		failed atomic.Int64
-	)
-	// take reports whether another call may start, pacing by --rate.
-	var tick <-chan time.Time
-	if f.rate > 0 {
-		interval := time.Duration(float64(time.Second) / f.rate)
-		tk := time.NewTicker(max(interval, time.Microsecond))
+	if b.f.rate > 0 {
+		tk := time.NewTicker(max(time.Duration(float64(time.Second)/b.f.rate), time.Microsecond))
 		defer tk.Stop()
-		tick = tk.C
+		b.tick = tk.C
 	}
-	take := func() bool {
-		if runCtx.Err() != nil {
-			return false
-		}
-		if f.count > 0 && issued.Add(1) > f.count {
-			return false
-		}
-		if tick != nil {
-			select {
-			case <-tick:
-			case <-runCtx.Done():
-				return false
-			}
-		}
-		return true
-	}
-	workers := make([]*benchWorker, f.concurrency)
-	var wg sync.WaitGroup
-	start := time.Now()
+	workers := make([]*benchWorker, b.f.concurrency)
 	for i := range workers {
-		w := &benchWorker{errs: map[string]int64{}}
-		workers[i] = w
-		c := clients[i%conns]
-		wg.Go(func() {
-			for take() {
-				cctx := runCtx
-				var cancel context.CancelFunc = func() {}
-				if global.timeout > 0 {
-					cctx, cancel = context.WithTimeout(runCtx, global.timeout)
-				}
-				t0 := time.Now()
-				err := c.Call(cctx, method, p, nil)
-				lat := time.Since(t0)
-				cancel()
-				if err != nil && runCtx.Err() != nil && f.duration > 0 {
-					return // cut by the end of the run: not counted
-				}
-				w.h.add(lat)
-				done.Add(1)
-				if err != nil {
-					failed.Add(1)
-					var re *jsonrpc.Error
-					if errors.As(err, &re) {
-						w.errs[strconv.FormatInt(re.Code, 10)]++
-					} else {
-						w.errs["transport"]++
-						w.lastTE = err.Error()
-						if errors.Is(err, jsonrpc.ErrClosed) {
-							stop() // the connection is gone: stop rather than spin
-							return
-						}
-					}
-				}
-			}
-		})
+		workers[i] = &benchWorker{errs: map[string]int64{}}
 	}
-	progressDone := make(chan struct{})
-	if isTerminal(os.Stderr.Fd()) {
-		go func() {
-			tk := time.NewTicker(200 * time.Millisecond)
-			defer tk.Stop()
-			for {
-				select {
-				case <-progressDone:
-					fmt.Fprint(os.Stderr, "\r\x1b[K")
-					return
-				case <-tk.C:
-					el := time.Since(start)
-					n := done.Load()
-					line := fmt.Sprintf("\r\x1b[K  %d calls  %.0f/s  %d errors  %s", n, float64(n)/el.Seconds(), failed.Load(), el.Round(100*time.Millisecond))
-					if f.count > 0 {
-						line += fmt.Sprintf("  %d%%", n*100/f.count)
-					} else {
-						line += fmt.Sprintf(" / %s", f.duration)
-					}
-					fmt.Fprint(os.Stderr, line)
-				}
-			}
-		}()
+	started := time.Now()
+	tl := startTimeline(started, workers)
+	endProgress := b.progress(started)
+	var wg sync.WaitGroup
+	for i, w := range workers {
+		c := b.clients[i%len(b.clients)]
+		wg.Go(func() { b.work(runCtx, w, c) })
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	close(progressDone)
-	if isTerminal(os.Stderr.Fd()) {
-		time.Sleep(10 * time.Millisecond) // let the progress line clear
-	}
+	elapsed := time.Since(started)
+	tl.end()
+	endProgress()
+	return b.report(started, elapsed, workers, tl)
+}
 
+// take reports whether another call may start, pacing by --rate.
+func (b *bench) take(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	if b.f.count > 0 && b.issued.Add(1) > b.f.count {
+		return false
+	}
+	if b.tick != nil {
+		select {
+		case <-b.tick:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+// work is one worker's loop.
+func (b *bench) work(ctx context.Context, w *benchWorker, c jsonrpc.Client) {
+	for b.take(ctx) {
+		lat, err := b.call(ctx, c)
+		if err != nil && ctx.Err() != nil && b.f.duration > 0 {
+			return // cut by the end of the run: not counted
+		}
+		b.done.Add(1)
+		if err != nil {
+			b.failed.Add(1)
+		}
+		if w.record(lat, err) {
+			b.stop() // the connection is gone: stop rather than spin
+			return
+		}
+	}
+}
+
+// call makes one call, bounded by --timeout, and times it.
+func (b *bench) call(ctx context.Context, c jsonrpc.Client) (time.Duration, error) {
+	if global.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, global.timeout)
+		defer cancel()
+	}
+	t0 := time.Now()
+	err := c.Call(ctx, b.method, b.params, nil)
+	return time.Since(t0), err
+}
+
+// progress shows a progress line on a terminal until the returned
+// function is called.
+func (b *bench) progress(started time.Time) (end func()) {
+	if !isTerminal(os.Stderr.Fd()) {
+		return func() {}
+	}
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tk := time.NewTicker(200 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-stop:
+				fmt.Fprint(os.Stderr, "\r\x1b[K")
+				return
+			case <-tk.C:
+				fmt.Fprint(os.Stderr, b.progressLine(time.Since(started)))
+			}
+		}
+	}()
+	return func() { close(stop); <-stopped }
+}
+
+func (b *bench) progressLine(el time.Duration) string {
+	n := b.done.Load()
+	line := fmt.Sprintf("\r\x1b[K  %d calls  %.0f/s  %d errors  %s", n, float64(n)/el.Seconds(), b.failed.Load(), el.Round(100*time.Millisecond))
+	if b.f.count > 0 {
+		return line + fmt.Sprintf("  %d%%", n*100/b.f.count)
+	}
+	return line + fmt.Sprintf(" / %s", b.f.duration)
+}
+
+// benchWorker holds one worker's tallies: the whole run's, read once the
+// worker is done, and those since the timeline's last sample (under mu).
+type benchWorker struct {
+	h      hist
+	errs   map[string]int64 // by error code, or "transport"
+	lastTE string           // the last transport error's text
+
+	mu      sync.Mutex
+	cur     hist
+	curErrs int64
+}
+
+// record counts one call; it reports whether the connection is gone.
+func (w *benchWorker) record(lat time.Duration, err error) (gone bool) {
+	w.h.add(lat)
+	w.mu.Lock()
+	w.cur.add(lat)
+	if err != nil {
+		w.curErrs++
+	}
+	w.mu.Unlock()
+	if err == nil {
+		return false
+	}
+	var re *jsonrpc.Error
+	if errors.As(err, &re) {
+		w.errs[strconv.FormatInt(re.Code, 10)]++
+		return false
+	}
+	w.errs["transport"]++
+	w.lastTE = err.Error()
+	return errors.Is(err, jsonrpc.ErrClosed)
+}
+
+// report tallies the workers into the run's report.
+func (b *bench) report(started time.Time, elapsed time.Duration, workers []*benchWorker, tl *timeline) *benchReport {
 	var total hist
 	errs := map[string]int64{}
 	lastTE := ""
@@ -320,156 +423,32 @@ func runBench(ctx context.Context, args []string, f *benchFlags) error {
 			lastTE = w.lastTE
 		}
 	}
-	r := benchReport{
-		Target: t.String(), Method: method, Concurrency: f.concurrency, Connections: conns,
-		Requests: total.n, OK: total.n - failed.Load(), Errors: errs,
+	return &benchReport{
+		Target: b.t.String(), Method: b.method, Params: quoteParams(b.params),
+		Concurrency: b.f.concurrency, Connections: len(b.clients), Rate: b.f.rate,
+		Started: started.UTC().Format(time.RFC3339), Version: version(),
+		Requests: total.n, OK: total.n - b.failed.Load(), Errors: errs, LastTransportError: lastTE,
 		DurationS: elapsed.Seconds(), Throughput: float64(total.n) / elapsed.Seconds(),
 		LatencyMS: map[string]float64{
 			"min": ms(total.min), "mean": ms(meanOf(&total)), "p50": ms(total.percentile(50)), "p90": ms(total.percentile(90)),
 			"p99": ms(total.percentile(99)), "max": ms(total.max),
 		},
 		Histogram: histogramRows(&total, 12),
-	}
-	if f.json {
-		b, _ := json.Marshal(r)
-		os.Stdout.Write(append(b, '\n'))
-	} else {
-		r.print(os.Stdout, lastTE)
-	}
-	if ctx.Err() != nil {
-		return &exitError{code: exitInterrupted, err: errors.New("interrupted"), quiet: true}
-	}
-	if errs["transport"] > 0 && r.OK == 0 {
-		return transportError(fmt.Errorf("every call failed: %s", lastTE), "")
-	}
-	if failed := r.Requests - r.OK; failed > 0 {
-		code := exitRPCError
-		if errs["transport"] > 0 {
-			code = exitTransport
-		}
-		return &exitError{code: code, err: fmt.Errorf("%d of %d calls failed (%s)", failed, r.Requests, errorBreakdown(errs))}
-	}
-	return nil
-}
-
-func meanOf(h *hist) time.Duration {
-	if h.n == 0 {
-		return 0
-	}
-	return h.sum / time.Duration(h.n)
-}
-
-func ms(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
-
-// benchReport is the result of a bench run (the --json output).
-type benchReport struct {
-	Target      string             `json:"target"`
-	Method      string             `json:"method"`
-	Concurrency int                `json:"concurrency"`
-	Connections int                `json:"connections"`
-	Requests    int64              `json:"requests"`
-	OK          int64              `json:"ok"`
-	Errors      map[string]int64   `json:"errors"`
-	DurationS   float64            `json:"duration_s"`
-	Throughput  float64            `json:"throughput"`
-	LatencyMS   map[string]float64 `json:"latency_ms"`
-	Histogram   []histRow          `json:"histogram"`
-}
-
-// histRow is one bar of the histogram: calls with latency up to LeMS.
-type histRow struct {
-	LeMS  float64 `json:"le_ms"`
-	Count int64   `json:"count"`
-}
-
-// histogramRows groups the histogram into about n rows of equal width on
-// a log scale between min and max.
-func histogramRows(h *hist, n int) []histRow {
-	if h.n == 0 {
-		return []histRow{}
-	}
-	lo, hi := float64(max(h.min, 1)), float64(max(h.max, 1))
-	if hi <= lo*1.01 {
-		return []histRow{{LeMS: ms(h.max), Count: h.n}}
-	}
-	step := math.Pow(hi/lo, 1/float64(n))
-	rows := make([]histRow, n)
-	for i := range rows {
-		rows[i].LeMS = ms(time.Duration(lo * math.Pow(step, float64(i+1))))
-	}
-	rows[n-1].LeMS = ms(h.max)
-	for i, c := range h.counts {
-		if c == 0 {
-			continue
-		}
-		v := float64(min(histValue(i), h.max))
-		k := 0
-		if v > lo {
-			k = min(n-1, int(math.Log(v/lo)/math.Log(step)))
-		}
-		rows[k].Count += c
-	}
-	return rows
-}
-
-func (r *benchReport) print(w io.Writer, lastTE string) {
-	fmt.Fprintf(w, "%s %s: %d calls in %.2fs, %s on %s\n", r.Target, r.Method, r.Requests, r.DurationS, plural(r.Concurrency, "worker"), plural(r.Connections, "connection"))
-	fmt.Fprintf(w, "  throughput  %.0f calls/s\n", r.Throughput)
-	nerr := r.Requests - r.OK
-	fmt.Fprintf(w, "  ok          %d\n", r.OK)
-	if nerr == 0 {
-		fmt.Fprintf(w, "  errors      0\n")
-	} else {
-		fmt.Fprintf(w, "  errors      %d (%s)\n", nerr, errorBreakdown(r.Errors))
-		if lastTE != "" {
-			fmt.Fprintf(w, "  last transport error: %s\n", lastTE)
-		}
-	}
-	l := r.LatencyMS
-	fmt.Fprintf(w, "  latency     p50 %s  p90 %s  p99 %s  max %s  (mean %s)\n", fmtMS(l["p50"]), fmtMS(l["p90"]), fmtMS(l["p99"]), fmtMS(l["max"]), fmtMS(l["mean"]))
-	if len(r.Histogram) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "  histogram")
-	var top int64
-	for _, row := range r.Histogram {
-		top = max(top, row.Count)
-	}
-	const width = 40
-	for _, row := range r.Histogram {
-		bar := int(math.Round(float64(row.Count) / float64(top) * width))
-		if row.Count > 0 && bar == 0 {
-			bar = 1
-		}
-		fmt.Fprintf(w, "    ≤ %9s  %-*s %d\n", fmtMS(row.LeMS), width, strings.Repeat("█", bar), row.Count)
+		Timeline:  tl.rows(),
 	}
 }
 
-// errorBreakdown lists the errors by code (or "transport"): "-32042 ×90".
-func errorBreakdown(errs map[string]int64) string {
-	var parts []string
-	for _, k := range sortedKeys(errs) {
-		parts = append(parts, fmt.Sprintf("%s ×%d", k, errs[k]))
+// quoteParams is the params as the report shows them (cut to a line).
+func quoteParams(p any) string {
+	if p == nil {
+		return ""
 	}
-	return strings.Join(parts, ", ")
-}
-
-func fmtMS(v float64) string {
-	switch {
-	case v < 1:
-		return fmt.Sprintf("%.0fµs", v*1000)
-	case v < 100:
-		return fmt.Sprintf("%.2fms", v)
-	case v < 10000:
-		return fmt.Sprintf("%.0fms", v)
+	b, err := json.Marshal(p)
+	if err != nil {
+		return ""
 	}
-	return fmt.Sprintf("%.1fs", v/1000)
-}
-
-// plural returns "1 worker", "2 workers".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
+	if len(b) > 200 {
+		return string(b[:200]) + "…"
 	}
-	return strconv.Itoa(n) + " " + noun + "s"
+	return string(b)
 }

@@ -1,6 +1,7 @@
 // Package browsertest runs the explorer's browser test (the npm project in
 // explorer/testdata/browser, which drives Debian's headless Chromium with
-// playwright-core) from the Go tests of explorer and cmd/jrpc.
+// playwright-core) from the Go tests of explorer and cmd/jrpc: the
+// explorer page, and the page of jrpc bench --report.
 package browsertest
 
 import (
@@ -42,18 +43,24 @@ func Need(t *testing.T, dir string) {
 // out/NAME.png).
 func Run(t *testing.T, dir, url string, extra ...string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	var names []string
 	for _, m := range demo.NewMux().Methods() {
 		names = append(names, m.Name)
 	}
-	args := append([]string{"test.mjs", "--url", url, "--methods", strings.Join(names, ",")}, extra...)
-	cmd := exec.CommandContext(ctx, "node", args...)
+	Script(t, dir, "test.mjs", append([]string{"--url", url, "--methods", strings.Join(names, ",")}, extra...)...)
+}
+
+// Script runs another script of the npm project in dir (report.mjs checks
+// a jrpc bench --report page) with args, failing t if it fails.
+func Script(t *testing.T, dir, script string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", append([]string{script}, args...)...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s", out)
 	if err != nil {
-		t.Fatalf("browser test against %s: %v", url, err)
+		t.Fatalf("browser test %s %s: %v", script, strings.Join(args, " "), err)
 	}
 }
