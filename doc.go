@@ -246,7 +246,8 @@
 // [StreamableHTTPOptions]: Sessions (off: stateless), InitializeMethod
 // ("initialize"), SessionIdleTimeout (DefaultSessionIdleTimeout),
 // MaxSessions (DefaultMaxSessions), SSE (SSEAuto), ProtocolVersions (any),
-// StatelessVersions (none), NoStandaloneStream (off), OutboxSize and
+// StatelessVersions (none), ToolInputSchema (none: Mcp-Param-* headers
+// unchecked), NoStandaloneStream (off), OutboxSize and
 // OutboxBytes (DefaultOutboxSize, DefaultOutboxBytes), EventStoreSize and
 // EventStoreBytes (DefaultEventStoreSize, DefaultEventStoreBytes; negative:
 // no store), KeepAlive (DefaultKeepAlive), RetryDelay (DefaultRetryDelay).

@@ -116,10 +116,11 @@ type mcpClient struct {
 	caps   json.RawMessage
 	rounds int
 
-	settle  sync.Mutex // held while the era is found
-	mu      sync.Mutex
-	era     mcpEra
-	version string
+	settle      sync.Mutex // held while the era is found
+	mu          sync.Mutex
+	era         mcpEra
+	version     string
+	toolHeaders map[string][]paramHeader // x-mcp-header annotations, by tool (from tools/list)
 }
 
 // newMCPClient returns the MCP client of conn, or an error for options
@@ -339,6 +340,9 @@ func (m *mcpClient) statelessCall(ctx context.Context, version, method string, p
 			RequestState *string `json:"requestState"`
 		}
 		if len(raw) == 0 || raw[0] != '{' || jsonv2.Unmarshal(raw, &ir) != nil || ir.ResultType != "input_required" {
+			if method == "tools/list" {
+				m.learnTools(raw)
+			}
 			return decodeResult(method, raw, result, m.conn.strictResults)
 		}
 		if round == m.rounds {
@@ -397,24 +401,72 @@ func (m *mcpClient) stateless(ctx context.Context, version, method string, param
 	if err != nil {
 		return nil, ctx, err
 	}
-	h := headerFromContext(ctx).Clone()
+	return p, ContextWithHeader(ctx, m.headers(headerFromContext(ctx), version, method, p)), nil
+}
+
+// headers returns the caller's headers (h) with those a stateless request
+// carries: the revision, Mcp-Method, Mcp-Name of what it names and, for a
+// tools/call, the Mcp-Param-* headers of the arguments the tool's
+// inputSchema (from tools/list) marks with x-mcp-header.
+func (m *mcpClient) headers(h http.Header, version, method string, params []byte) http.Header {
+	h = h.Clone()
 	if h == nil {
 		h = http.Header{}
 	}
 	h.Set(versionHeader, version)
 	h.Set(mcpMethodHeader, EncodeMCPHeaderValue(method))
 	var named struct {
-		Name *string `json:"name"`
-		URI  *string `json:"uri"`
+		Name      *string         `json:"name"`
+		URI       *string         `json:"uri"`
+		Arguments json.RawMessage `json:"arguments"`
 	}
-	_ = jsonv2.Unmarshal(p, &named)
+	_ = jsonv2.Unmarshal(params, &named)
 	switch {
 	case (method == "tools/call" || method == "prompts/get") && named.Name != nil:
 		h.Set(mcpNameHeader, EncodeMCPHeaderValue(*named.Name))
 	case method == "resources/read" && named.URI != nil:
 		h.Set(mcpNameHeader, EncodeMCPHeaderValue(*named.URI))
 	}
-	return p, ContextWithHeader(ctx, h), nil
+	if method != "tools/call" || named.Name == nil {
+		return h
+	}
+	m.mu.Lock()
+	annotations := m.toolHeaders[*named.Name]
+	m.mu.Unlock()
+	for _, a := range annotations {
+		if v, ok := valueAt(named.Arguments, a.path); ok {
+			if text, ok := headerText(v, a.kind); ok {
+				h.Set(mcpParamPrefix+a.name, EncodeMCPHeaderValue(text))
+			}
+		}
+	}
+	return h
+}
+
+// learnTools keeps the x-mcp-header annotations of the tools a tools/list
+// result describes, for the Mcp-Param-* headers of their calls.
+func (m *mcpClient) learnTools(result []byte) {
+	var list struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if jsonv2.Unmarshal(result, &list) != nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.toolHeaders == nil || len(m.toolHeaders) > 4096 {
+		m.toolHeaders = map[string][]paramHeader{}
+	}
+	for _, t := range list.Tools {
+		if a := paramHeadersOf(t.InputSchema); a != nil {
+			m.toolHeaders[t.Name] = a
+		} else {
+			delete(m.toolHeaders, t.Name)
+		}
+	}
 }
 
 // withInput returns params with the client's answers and the server's

@@ -216,7 +216,12 @@ func TestMCPClientRefusals(t *testing.T) {
 	}) (map[string]any, error) {
 		n, _ := rounds.LoadOrStore(p.Name, new(int))
 		*n.(*int)++
-		if *n.(*int) > 1 && (string(p.InputResponses["q"]) != `{"action":"accept","content":{"name":"Ada"}}` || p.RequestState != "s") {
+		var answer struct {
+			Action  string            `json:"action"`
+			Content map[string]string `json:"content"`
+		}
+		_ = json.Unmarshal(p.InputResponses["q"], &answer)
+		if *n.(*int) > 1 && (answer.Action != "accept" || answer.Content["name"] != "Ada" || p.RequestState != "s") {
 			return nil, errors.New("round without the answer")
 		}
 		method := "elicitation/create"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -84,6 +85,14 @@ type StreamableHTTPOptions struct {
 	// With StatelessVersions set, a revision in neither list gets 400 with
 	// -32022 listing both.
 	StatelessVersions []string
+	// ToolInputSchema returns the inputSchema of the tool named (nil when
+	// there is none), for the Mcp-Param-* header rules of the stateless
+	// revisions: a tools/call argument whose property the schema marks
+	// with "x-mcp-header": NAME must come in the header Mcp-Param-NAME too,
+	// once, equal after decoding (integers compared as numbers), and a
+	// header for an argument the body lacks is refused (else HTTP 400,
+	// -32020). nil: Mcp-Param-* headers are not checked.
+	ToolInputSchema func(tool string) json.RawMessage
 
 	// NoStandaloneStream answers GET with 405: no stream apart from the
 	// POSTs', and SessionConn returns nil. Without Sessions there is no
@@ -206,6 +215,8 @@ type streamableHandler struct {
 	posts        map[uint64]*postStream     // live POSTs with a connection, by key
 	sessionConns map[uint64]*sessionChannel // the sessions' connections (SessionConn), by key
 	next         uint64
+
+	paramSchemas paramSchemas // the tools' Mcp-Param-* annotations (ToolInputSchema)
 }
 
 // writeTimeout bounds one write of an event stream: Server.WriteTimeout,

@@ -129,15 +129,8 @@ func (h *streamableHandler) checkStateless(hd http.Header, method string, params
 	if e := headerMatches(hd, mcpMethodHeader, method); e != nil {
 		return nil, e
 	}
-	switch method {
-	case "tools/call", "prompts/get":
-		if e := headerMatches(hd, mcpNameHeader, deref(p.Name)); e != nil {
-			return nil, e
-		}
-	case "resources/read":
-		if e := headerMatches(hd, mcpNameHeader, deref(p.URI)); e != nil {
-			return nil, e
-		}
+	if e := h.checkNames(hd, method, &p); e != nil {
+		return nil, e
 	}
 	if !present {
 		return nil, &Error{Code: CodeInvalidParams, Message: "invalid params: _meta." + MetaProtocolVersion + " is required"}
@@ -149,6 +142,27 @@ func (h *streamableHandler) checkStateless(hd http.Header, method string, params
 		return nil, e
 	}
 	return meta, nil
+}
+
+// checkNames checks the headers that mirror what a request names:
+// Mcp-Name (the tool, prompt or resource) and a tool's Mcp-Param-*
+// headers (StreamableHTTPOptions.ToolInputSchema).
+func (h *streamableHandler) checkNames(hd http.Header, method string, p *mcpParams) *Error {
+	switch method {
+	case "tools/call":
+		if e := headerMatches(hd, mcpNameHeader, deref(p.Name)); e != nil {
+			return e
+		}
+		if h.opts.ToolInputSchema == nil || p.Name == nil {
+			return nil
+		}
+		return checkParamHeaders(hd, h.paramSchemas.of(*p.Name, h.opts.ToolInputSchema(*p.Name)), p.Arguments)
+	case "prompts/get":
+		return headerMatches(hd, mcpNameHeader, deref(p.Name))
+	case "resources/read":
+		return headerMatches(hd, mcpNameHeader, deref(p.URI))
+	}
+	return nil
 }
 
 // sessionEraMethods are the methods the stateless revision removed.
@@ -167,6 +181,12 @@ func deref(s *string) string {
 // headerMatches checks that header name is present, made of visible ASCII
 // (after decoding MCP's base64 sentinel, =?base64?…?=), and equal to want.
 func headerMatches(hd http.Header, name, want string) *Error {
+	return headerMatchesBy(hd, name, want, func(got string) bool { return got == want })
+}
+
+// headerMatchesBy is headerMatches with a comparison of its own (of the
+// decoded header value with the body's).
+func headerMatchesBy(hd http.Header, name, want string, same func(got string) bool) *Error {
 	vals := hd.Values(name)
 	if len(vals) != 1 {
 		what := "missing"
@@ -179,7 +199,7 @@ func headerMatches(hd http.Header, name, want string) *Error {
 	if !ok {
 		return &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + name + " header has invalid characters or encoding"}
 	}
-	if got != want {
+	if !same(got) {
 		return &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + name + " header value " + strconv.Quote(got) + " does not match body value " + strconv.Quote(want)}
 	}
 	return nil

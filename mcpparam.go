@@ -1,0 +1,181 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	jsonv2 "github.com/go-json-experiment/json"
+)
+
+// Mcp-Param-* headers (MCP 2026-07-28, Streamable HTTP): a tool's
+// inputSchema may mark a property with "x-mcp-header": NAME, and then a
+// tools/call carries the argument's value in the header Mcp-Param-NAME
+// too, for intermediaries to route on. A server checks each such header
+// against the body, as it checks Mcp-Name: missing, repeated, with
+// invalid characters or different, the request is refused (400, -32020).
+
+const mcpParamPrefix = "Mcp-Param-"
+
+// paramHeader is one x-mcp-header annotation of a tool's inputSchema.
+type paramHeader struct {
+	name string   // the NAME of Mcp-Param-NAME
+	path []string // the chain of properties keys leading to the value
+	kind string   // "string", "integer" or "boolean"
+}
+
+// headerSchema is what paramHeadersOf reads of a JSON Schema.
+type headerSchema struct {
+	Type       json.RawMessage         `json:"type"`
+	Header     *string                 `json:"x-mcp-header"`
+	Properties map[string]headerSchema `json:"properties"`
+}
+
+// paramHeadersOf returns the x-mcp-header annotations of an inputSchema
+// that the revision allows: on properties reached through properties keys
+// only, of type string, integer or boolean, named by an HTTP token, unique
+// without regard to case. Others are left out (a client must not use a
+// tool that has them; a server does not expect them).
+func paramHeadersOf(schema []byte) []paramHeader {
+	var root headerSchema
+	if len(schema) == 0 || jsonv2.Unmarshal(schema, &root) != nil {
+		return nil
+	}
+	var out []paramHeader
+	seen := map[string]bool{}
+	var walk func(s *headerSchema, path []string)
+	walk = func(s *headerSchema, path []string) {
+		for key, p := range s.Properties {
+			at := append(path[:len(path):len(path)], key)
+			if p.Header != nil {
+				var kind string
+				_ = jsonv2.Unmarshal(p.Type, &kind)
+				lower := strings.ToLower(*p.Header)
+				if isToken(*p.Header) && !seen[lower] && (kind == "string" || kind == "integer" || kind == "boolean") {
+					seen[lower] = true
+					out = append(out, paramHeader{name: *p.Header, path: at, kind: kind})
+				}
+			}
+			walk(&p, at)
+		}
+	}
+	walk(&root, nil)
+	return out
+}
+
+// isToken reports whether s is an HTTP field-name token (RFC 9110, 1*tchar).
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		ok := c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// valueAt returns the JSON value at path in arguments; ok is false when
+// there is none (or it is null).
+func valueAt(arguments []byte, path []string) (json.RawMessage, bool) {
+	v := json.RawMessage(arguments)
+	for _, key := range path {
+		var obj map[string]json.RawMessage
+		if jsonv2.Unmarshal(v, &obj) != nil {
+			return nil, false
+		}
+		if v = obj[key]; v == nil {
+			return nil, false
+		}
+	}
+	return v, string(v) != "null"
+}
+
+// headerText returns a primitive argument value as an Mcp-Param-* header
+// carries it before encoding: a string as it is, an integer in decimal,
+// a boolean as true or false; ok is false for any other value.
+func headerText(v json.RawMessage, kind string) (string, bool) {
+	switch kind {
+	case "string":
+		var s string
+		return s, jsonv2.Unmarshal(v, &s) == nil
+	case "boolean":
+		return string(v), string(v) == "true" || string(v) == "false"
+	case "integer":
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err != nil || f != float64(int64(f)) {
+			return "", false
+		}
+		return strconv.FormatInt(int64(f), 10), true
+	}
+	return "", false
+}
+
+// sameValue compares a decoded header value with the body's: integers
+// numerically (42.0 is 42), the rest as text.
+func sameValue(header, body, kind string) bool {
+	if kind != "integer" {
+		return header == body
+	}
+	h, err1 := strconv.ParseFloat(header, 64)
+	b, err2 := strconv.ParseFloat(body, 64)
+	return err1 == nil && err2 == nil && h == b
+}
+
+// checkParamHeaders checks the Mcp-Param-* headers a tool's annotations
+// call for against the call's arguments: a value in the body needs its
+// header, once, matching; no value (absent or null) needs no header, and
+// a header there anyway does not match. Headers no annotation names are
+// ignored.
+func checkParamHeaders(hd http.Header, annotations []paramHeader, arguments []byte) *Error {
+	for _, a := range annotations {
+		name := mcpParamPrefix + a.name
+		v, present := valueAt(arguments, a.path)
+		if !present {
+			if len(hd.Values(name)) > 0 {
+				return &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + name + " header present but the body has no value at " + strings.Join(a.path, ".")}
+			}
+			continue
+		}
+		want, ok := headerText(v, a.kind)
+		if !ok {
+			return &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: the body value of " + name + " is not of type " + a.kind}
+		}
+		if e := headerMatchesBy(hd, name, want, func(got string) bool { return sameValue(got, want, a.kind) }); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// paramSchemas caches the annotations of the tools' inputSchemas, by tool
+// name, while the schema stays the same.
+type paramSchemas struct {
+	mu    sync.Mutex
+	tools map[string]paramSchemaEntry
+}
+
+type paramSchemaEntry struct {
+	schema      string
+	annotations []paramHeader
+}
+
+// of returns the annotations of schema, the inputSchema of tool.
+func (ps *paramSchemas) of(tool string, schema []byte) []paramHeader {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if e, ok := ps.tools[tool]; ok && e.schema == string(schema) {
+		return e.annotations
+	}
+	if ps.tools == nil || len(ps.tools) >= 4096 {
+		ps.tools = map[string]paramSchemaEntry{}
+	}
+	a := paramHeadersOf(schema)
+	ps.tools[tool] = paramSchemaEntry{schema: string(schema), annotations: a}
+	return a
+}

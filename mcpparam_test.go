@@ -1,0 +1,186 @@
+package jsonrpc_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/seedhq/jsonrpc"
+)
+
+// sqlSchema marks arguments for Mcp-Param-* headers: a string, an
+// integer, a boolean, a nested string; a number and a property under
+// items are annotations the revision does not allow (not expected).
+const sqlSchema = `{"type":"object","properties":{
+	"region":{"type":"string","x-mcp-header":"Region"},
+	"limit":{"type":"integer","x-mcp-header":"Limit"},
+	"dry":{"type":"boolean","x-mcp-header":"Dry"},
+	"opts":{"type":"object","properties":{"tenant":{"type":"string","x-mcp-header":"Tenant"}}},
+	"ratio":{"type":"number","x-mcp-header":"Ratio"},
+	"list":{"type":"array","items":{"type":"object","properties":{"x":{"type":"string","x-mcp-header":"Item"}}}},
+	"query":{"type":"string"}}}`
+
+// TestMcpParamHeaders: under 2026-07-28, with ToolInputSchema, each
+// argument a tool's schema marks with x-mcp-header must come in its
+// Mcp-Param-* header, once, with valid characters, equal to the body's
+// value after decoding (integers as numbers); a header for a value the
+// body lacks is refused too; headers no valid annotation names are
+// ignored. Refusals are 400 with -32020 and the handler never runs.
+func TestMcpParamHeaders(t *testing.T) {
+	ran := 0
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "tools/call", func(context.Context, json.RawMessage) (string, error) {
+		ran++
+		return "ok", nil
+	})
+	srv := &jsonrpc.Server{Handler: mux}
+	ts := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{
+		StatelessVersions: []string{jsonrpc.MCPVersion2026},
+		ToolInputSchema: func(tool string) json.RawMessage {
+			if tool == "sql" {
+				return json.RawMessage(sqlSchema)
+			}
+			return nil
+		},
+	}))
+	defer ts.Close()
+	call := func(t *testing.T, args string, params ...string) (int, string) {
+		t.Helper()
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sql","arguments":` + args + `,` + meta2026 + `}}`
+		req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+		req.Header.Set("MCP-Protocol-Version", jsonrpc.MCPVersion2026)
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "sql")
+		for i := 0; i+1 < len(params); i += 2 {
+			req.Header.Add(params[i], params[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	full := `{"region":"us-west1","limit":42,"dry":true,"opts":{"tenant":"Grüße"},"query":"SELECT 1"}`
+	fullHeaders := []string{"Mcp-Param-Region", "us-west1", "Mcp-Param-Limit", "42", "Mcp-Param-Dry", "true", "Mcp-Param-Tenant", jsonrpc.EncodeMCPHeaderValue("Grüße")}
+	with := func(name, value string) []string { // fullHeaders with one replaced (value "": removed)
+		var out []string
+		for i := 0; i < len(fullHeaders); i += 2 {
+			if strings.EqualFold(fullHeaders[i], name) {
+				if value != "" {
+					out = append(out, name, value)
+				}
+				continue
+			}
+			out = append(out, fullHeaders[i], fullHeaders[i+1])
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name    string
+		args    string
+		headers []string
+		refused string // "" when served
+	}{
+		{"all match", full, fullHeaders, ""},
+		{"header names in any case", full, []string{"mcp-param-region", "us-west1", "MCP-PARAM-LIMIT", "42", "mcp-param-dry", "true", "Mcp-Param-Tenant", "=?base64?R3LDvMOfZQ==?="}, ""},
+		{"base64 sentinel of a plain value", full, with("Mcp-Param-Region", "=?base64?dXMtd2VzdDE=?="), ""},
+		{"integer compared as a number", full, with("Mcp-Param-Limit", "42.0"), ""},
+		{"unannotated and disallowed annotations ignored", full, append(with("", ""), "Mcp-Param-Query", "DROP TABLE", "Mcp-Param-Ratio", "x", "Mcp-Param-Item", "y"), ""},
+		{"null and absent values need no header", `{"region":"us-west1","limit":null}`, []string{"Mcp-Param-Region", "us-west1"}, ""},
+		{"missing", full, with("Mcp-Param-Region", ""), "Mcp-Param-Region header missing"},
+		{"nested missing", full, with("Mcp-Param-Tenant", ""), "Mcp-Param-Tenant header missing"},
+		{"different", full, with("Mcp-Param-Region", "us-east1"), `Mcp-Param-Region header value \"us-east1\" does not match body value \"us-west1\"`},
+		{"repeated", full, append(with("", ""), "Mcp-Param-Region", "us-west1"), "Mcp-Param-Region header repeated"},
+		{"integer differs", full, with("Mcp-Param-Limit", "43"), "Mcp-Param-Limit header value"},
+		{"integer not a number", full, with("Mcp-Param-Limit", "42abc"), "Mcp-Param-Limit header value"},
+		{"boolean case", full, with("Mcp-Param-Dry", "TRUE"), "Mcp-Param-Dry header value"},
+		{"raw non-ASCII", full, with("Mcp-Param-Tenant", "Grüße"), "Mcp-Param-Tenant header has invalid characters"},
+		{"broken base64", full, with("Mcp-Param-Region", "=?base64?!!!?="), "invalid characters or encoding"},
+		{"base64 of another value", full, with("Mcp-Param-Region", jsonrpc.EncodeMCPHeaderValue("us-east1 ")), "does not match"},
+		{"header without a body value", `{"region":"us-west1"}`, []string{"Mcp-Param-Region", "us-west1", "Mcp-Param-Limit", "5"}, "Mcp-Param-Limit header present but the body has no value"},
+		{"body value of another type", `{"region":5}`, []string{"Mcp-Param-Region", "5"}, "is not of type string"},
+		{"fractional integer", `{"limit":4.5}`, []string{"Mcp-Param-Limit", "4.5"}, "is not of type integer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := ran
+			status, body := call(t, tc.args, tc.headers...)
+			if tc.refused == "" {
+				if status != 200 || body != `{"jsonrpc":"2.0","id":1,"result":"ok"}` || ran != before+1 {
+					t.Fatalf("%d %s", status, body)
+				}
+				return
+			}
+			if status != 400 || !strings.Contains(body, `"code":-32020`) || !strings.Contains(body, tc.refused) || ran != before {
+				t.Fatalf("%d %s (handler ran %d times)", status, body, ran-before)
+			}
+		})
+	}
+}
+
+// TestMcpParamHeadersFromTheClient: an MCP client of 2026-07-28 learns
+// the x-mcp-header annotations from tools/list and mirrors the arguments
+// into Mcp-Param-* headers (encoded when needed), so the server's checks
+// pass; before tools/list it sends none and the server refuses the call.
+func TestMcpParamHeadersFromTheClient(t *testing.T) {
+	noLeaks(t)
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "tools/list", func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"tools":[{"name":"sql","inputSchema":` + sqlSchema + `},{"name":"plain","inputSchema":{"type":"object"}}]}`), nil
+	})
+	var seen http.Header
+	jsonrpc.Register(mux, "tools/call", func(ctx context.Context, _ json.RawMessage) (string, error) {
+		if p, ok := jsonrpc.PeerFromContext(ctx); ok {
+			seen = p.Header.Clone()
+		}
+		return "ok", nil
+	})
+	srv := &jsonrpc.Server{Handler: mux}
+	ts := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{
+		StatelessVersions: []string{jsonrpc.MCPVersion2026},
+		ToolInputSchema: func(tool string) json.RawMessage {
+			if tool == "sql" {
+				return json.RawMessage(sqlSchema)
+			}
+			return nil
+		},
+	}))
+	defer ts.Close()
+	ctx := context.Background()
+	c, err := jsonrpc.DialStreamableHTTP(ctx, ts.URL, jsonrpc.WithMCPVersion(jsonrpc.MCPVersion2026))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	args := map[string]any{"name": "sql", "arguments": map[string]any{"region": " padded ", "limit": 7, "dry": false, "opts": map[string]any{"tenant": "Grüße"}, "query": "SELECT 1"}}
+	var e *jsonrpc.Error
+	if err := c.Call(ctx, "tools/call", args, nil); !errors.As(err, &e) || e.Code != jsonrpc.CodeHeaderMismatch {
+		t.Fatalf("before tools/list: %v", err)
+	}
+	if err := c.Call(ctx, "tools/list", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	if err := c.Call(ctx, "tools/call", args, &got); err != nil || got != "ok" {
+		t.Fatalf("after tools/list: %q %v", got, err)
+	}
+	want := map[string]string{"Mcp-Param-Region": "=?base64?IHBhZGRlZCA=?=", "Mcp-Param-Limit": "7", "Mcp-Param-Dry": "false", "Mcp-Param-Tenant": "=?base64?R3LDvMOfZQ==?="}
+	for k, v := range want {
+		if seen.Get(k) != v {
+			t.Errorf("%s: %q, want %q", k, seen.Get(k), v)
+		}
+	}
+	for k := range seen {
+		if strings.HasPrefix(k, "Mcp-Param-") && want[k] == "" {
+			t.Errorf("unexpected header %s", k)
+		}
+	}
+}
