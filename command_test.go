@@ -37,6 +37,7 @@ func runStdioServer(mode string) int {
 	// Logs go to standard error, never to standard output.
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	mux := demo.NewMux()
+	registerStreamMethods(mux)
 	jsonrpc.Register(mux, "greet", func(ctx context.Context, _ struct{}) (string, error) {
 		var name string
 		if err := jsonrpc.ConnFromContext(ctx).Call(ctx, "client.name", nil, &name); err != nil {

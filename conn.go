@@ -109,6 +109,8 @@ type task struct {
 	inlineAt readWord // the reading state while served inline (0: not inline)
 
 	after []func() // run once the reply is sent (see afterReply); guarded by conn.mu
+
+	stream streamSlot // a Stream the handler returned, written in pieces (stream.go)
 }
 
 // Value returns the task itself for connKey (see ConnFromContext).
@@ -400,12 +402,17 @@ func (c *Conn) run(t *task, draining bool) {
 	if t.batch != nil {
 		reply = c.srv.serveTimed(nil, ctx, c, t.data, nil, nil, t.batch, nil, d, late)
 	} else {
+		t.req.stream = &t.stream
 		reply = c.srv.serveTimed(nil, ctx, c, t.data, &t.env, &t.req, nil, (*buf)[:0], d, late)
 		if cap(reply) > cap(*buf) {
 			*buf = reply[:0] // keep the grown buffer for the next reply
 		}
 	}
 	c.rd.quick.Store(time.Since(start) < quickRequest)
+	if t.stream.pending() {
+		c.sendStream(t, reply)
+		return
+	}
 	if len(reply) == 0 || c.ctx.Err() != nil {
 		return // nothing to send, or the connection is closing: nothing is sent any more
 	}

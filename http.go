@@ -74,8 +74,9 @@ func setReadDeadline(w http.ResponseWriter, t time.Time) bool {
 // the peer, and the handlers' context (which carries it) with the state of
 // the handler timeout.
 type httpRequest struct {
-	ts timedServe
-	pi peerInfo
+	ts     timedServe
+	pi     peerInfo
+	stream streamSlot // a Stream the handler returned (stream.go)
 }
 
 var httpStatePool = sync.Pool{New: func() any { return new(httpState) }}
@@ -135,12 +136,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		st.late = st.answerLate
 	}
 	st.srv, st.w, st.pi = s, w, pi
+	hr.ts.req.stream = &hr.stream
 	reply, refused := s.processTimed(&hr.ts, &hr.ts.ctx, nil, st.buf, &st.sc, &st.msg, st.out[:0], s.handlerTimeout(true), st.late)
 	if st.answered {
 		return
 	}
 	if refused != nil {
 		tooManyRequests(w, refused)
+		return
+	}
+	if hr.stream.pending() {
+		s.serveHTTPStream(w, pi, &hr.stream, reply)
 		return
 	}
 	if cap(reply) > 0 && cap(reply) <= maxPooledBody {

@@ -340,7 +340,7 @@ func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *wire.
 	if req == nil {
 		req = new(Request)
 	}
-	*req = Request{ID: id, Params: paramsOf(data, e)}
+	*req = Request{ID: id, Params: paramsOf(data, e), stream: req.stream}
 	tracked := conn != nil && !id.IsZero()
 	if tracked {
 		// An id already in flight on the connection (the same id twice in
@@ -366,6 +366,9 @@ func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *wire.
 	}
 	if rerr != nil {
 		return appendResponse(out, id, nil, rerr)
+	}
+	if st, ok := v.(streamer); ok {
+		return s.appendStream(out, id, req, st)
 	}
 	// Encode the result in place, after the response's head.
 	start := len(out)

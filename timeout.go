@@ -171,7 +171,7 @@ func (s *Server) serveTimed(ts *timedServe, ctx context.Context, conn *Conn, dat
 		ts.ctx.init(ctx, nil)
 	}
 	ts.srv, ts.d, ts.data, ts.e, ts.elems, ts.late = s, d, data, e, elems, late
-	defer ts.ctx.cancel(context.Canceled, context.Canceled)
+	defer ts.endCtx(req)
 	if d <= 0 {
 		if elems != nil {
 			return s.serveBatch(&ts.ctx, conn, data, elems, nil)
@@ -194,8 +194,10 @@ func (s *Server) serveTimed(ts *timedServe, ctx context.Context, conn *Conn, dat
 	defer ts.mu.Unlock()
 	switch {
 	case ts.answered:
+		req.dropStream()
 		return nil // late has answered
 	case ts.timedOut:
+		req.dropStream()
 		reply = ts.lateReply()
 	case elems != nil:
 		reply = s.joinBatch(data, elems, ts.resps, nil)

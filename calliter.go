@@ -1,0 +1,244 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
+)
+
+// CallIter calls method and yields its result, a JSON array, one element
+// at a time, decoded into T (leniently, as Call decodes, or strictly with
+// WithStrictResults). The call is made when the sequence is ranged over;
+// an error (the call's, an error response as *Error, a result that is not
+// an array, an element that does not decode) is yielded once, last.
+// Breaking out of the loop ends the call.
+//
+// On an [HTTPClient] the body is decoded as it arrives, so a result of any
+// size is read in the memory of one element: the response's size limit
+// (WithMaxMessageSize) bounds each element rather than the whole. On
+// other clients the response is read whole first, under that limit, and
+// its elements decoded one by one. Either way the server need not
+// stream: any array result reads the same (see [Stream]).
+func CallIter[T any](ctx context.Context, c Client, method string, params any) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		each := func(elem []byte) (bool, error) {
+			var v T
+			if err := decodeResult(method, elem, &v, strictResultsOf(c)); err != nil {
+				return false, err
+			}
+			return yield(v, nil), nil
+		}
+		var err error
+		if hc, ok := c.(*HTTPClient); ok && hc.send == nil && hc.inv == nil {
+			err = hc.callIter(ctx, method, params, each)
+		} else {
+			var raw json.RawMessage
+			if err = c.Call(ctx, method, params, &raw); err == nil {
+				err = eachElement(jsontext.NewDecoder(bytes.NewReader(raw)), method, each)
+			}
+		}
+		if err != nil && !errors.Is(err, errStopped) {
+			var zero T
+			yield(zero, err)
+		}
+	}
+}
+
+// errStopped: the loop over CallIter's sequence broke off.
+var errStopped = errors.New("jsonrpc: stopped by the caller")
+
+// strictResultsOf reports whether c decodes results strictly.
+func strictResultsOf(c Client) bool {
+	switch c := c.(type) {
+	case *HTTPClient:
+		return c.strictResults
+	case *Conn:
+		return c.strictResults
+	}
+	return false
+}
+
+// eachElement reads a JSON array from dec and hands each element to each.
+func eachElement(dec *jsontext.Decoder, method string, each func([]byte) (bool, error)) error {
+	if k := dec.PeekKind(); k != '[' {
+		if _, err := dec.ReadToken(); err != nil {
+			return invalidStream(err)
+		}
+		return fmt.Errorf("%w: the result of %s is %s, not an array", ErrInvalidResponse, method, kindName(k))
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return invalidStream(err)
+	}
+	for dec.PeekKind() != ']' {
+		v, err := dec.ReadValue()
+		if err != nil {
+			return invalidStream(err)
+		}
+		more, err := each(v)
+		if err != nil {
+			return err
+		}
+		if !more {
+			return errStopped
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return invalidStream(err)
+	}
+	return nil
+}
+
+func invalidStream(err error) error {
+	return fmt.Errorf("%w from the server: %w", ErrInvalidResponse, err)
+}
+
+// callIter posts the request and decodes the response from the body as it
+// arrives, handing each element of the result to each.
+func (c *HTTPClient) callIter(ctx context.Context, method string, params any, each func([]byte) (bool, error)) error {
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	id := strconv.FormatUint(c.seq.Add(1), 10)
+	buf := wire.GetBuf()
+	defer wire.PutBuf(buf)
+	var err error
+	if *buf, err = wire.AppendRequest(*buf, []byte(id), method, params, &c.paramsSize); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // a loop that breaks off ends the request
+	req, zmsg, err := c.newPOST(ctx, *buf)
+	if zmsg != nil {
+		defer wire.PutBuf(zmsg)
+	}
+	if err != nil {
+		return err
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := c.streamBody(resp)
+	if err != nil {
+		return err
+	}
+	counted := func(elem []byte) (bool, error) {
+		body.n = 0 // the limit is per element
+		return each(elem)
+	}
+	return readStreamedResponse(jsontext.NewDecoder(body), id, method, counted)
+}
+
+// streamBody checks the response to a CallIter POST and returns its body,
+// decompressed, each element of it bounded by the client's size limit.
+func (c *HTTPClient) streamBody(resp *http.Response) (*elemLimitReader, error) {
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, newHTTPError(resp)
+	}
+	if ct := resp.Header.Get("Content-Type"); !isJSONMediaType(ct, false) {
+		return nil, errors.New("jsonrpc: the server answered with Content-Type " + strconv.Quote(ct) + ", not application/json")
+	}
+	gzipped, err := contentEncoding(resp.Header)
+	if err != nil {
+		return nil, fmt.Errorf("jsonrpc: the server's reply: %w", err)
+	}
+	var r io.Reader = resp.Body
+	if gzipped {
+		if r, err = gzip.NewReader(resp.Body); err != nil {
+			return nil, fmt.Errorf("jsonrpc: reading the response: gzip: %w", err)
+		}
+	}
+	return &elemLimitReader{r: r, limit: c.maxSize}, nil
+}
+
+// readStreamedResponse reads a response object from dec: the result's
+// elements go to each as they are read; an error object is returned as
+// *Error.
+func readStreamedResponse(dec *jsontext.Decoder, id, method string, each func([]byte) (bool, error)) error {
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return invalidStream(errors.New("the response is not a JSON object"))
+	}
+	var sawResult bool
+	for dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return invalidStream(err)
+		}
+		name := tok.String() // before the next read voids tok
+		if name == "result" {
+			if err := eachElement(dec, method, each); err != nil {
+				return err
+			}
+			sawResult = true
+			continue
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return invalidStream(err)
+		}
+		if err := checkResponseMember(name, v, id); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil { // '}'
+		return invalidStream(err)
+	}
+	if !sawResult {
+		return invalidStream(errors.New("the response has neither result nor error"))
+	}
+	return nil
+}
+
+// checkResponseMember checks a member of a streamed response other than
+// its result; an error member is returned as the call's *Error.
+func checkResponseMember(name string, v jsontext.Value, id string) error {
+	switch name {
+	case "jsonrpc":
+		if string(v) != `"2.0"` {
+			return invalidStream(errors.New(`"jsonrpc" is not "2.0"`))
+		}
+	case "id":
+		if string(v) != id && string(v) != "null" {
+			return invalidStream(errors.New("id " + string(v) + " does not match the request's id " + id))
+		}
+	case "error":
+		e, ok := parseErrorObject(v)
+		if !ok {
+			return invalidStream(errors.New("the error member is not a valid error object"))
+		}
+		return e
+	default:
+		return invalidStream(errors.New("unknown member " + strconv.Quote(name)))
+	}
+	return nil
+}
+
+// elemLimitReader bounds the bytes read between two elements of a
+// streamed result (reset), so that one element cannot exceed the
+// client's size limit even though the whole may.
+type elemLimitReader struct {
+	r     io.Reader
+	n     int64 // read since the last reset
+	limit int64
+}
+
+func (l *elemLimitReader) Read(p []byte) (int, error) {
+	if l.n > l.limit {
+		return 0, &responseTooLarge{limit: l.limit}
+	}
+	n, err := l.r.Read(p)
+	l.n += int64(n)
+	return n, err
+}

@@ -1,0 +1,402 @@
+package jsonrpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"reflect"
+
+	"github.com/coder/websocket"
+
+	"github.com/seedhq/jsonrpc/internal/framing"
+	"github.com/seedhq/jsonrpc/internal/wire"
+)
+
+// Stream is a result too large to hold: a handler returns one (a Register
+// handler's result type, or a Handler's result value) and the server
+// writes it as a JSON array, one element at a time, as the sequence yields
+// them. The wire stays plain JSON-RPC: the response is byte for byte the
+// one a handler returning the same elements in a slice gets, so a client
+// that does not stream reads it as any result ([CallIter] reads it element
+// by element).
+//
+// An iter.Seq2[T, error] converts to a Stream[T]: jsonrpc.Stream[T](seq).
+// The sequence runs after the handler has returned, on the goroutine that
+// writes the reply, under the handler's context: it is cancelled when the
+// peer goes away (on HTTP when the client does, on a connection when it
+// closes), and a write that waits for a slow peer holds the sequence back.
+// docs/streaming.md has the rules per transport; in short:
+//
+//   - HTTP (ServeHTTP): a chunked body, written as elements are encoded.
+//   - Connections (tcp, unix, stdio with newline framing, WebSocket): one
+//     message, written in pieces; other messages to the peer wait behind
+//     it. Content-Length framing needs the length first, so there the
+//     message is encoded whole before it is written.
+//   - Batches, Streamable HTTP, [Server.Process] and NATS: encoded whole.
+//
+// An error (the sequence yields one, or an element cannot be encoded)
+// before the first StreamChunk bytes are written gives an ordinary error
+// response. Once the response has begun it cannot be taken back: the
+// server cuts it short, and the peer sees a broken message, never a
+// complete wrong one. On HTTP the body is aborted (the client gets an
+// unexpected EOF); on a connection the connection is closed, failing the
+// peer's calls in flight on it. The error is logged.
+//
+// HandlerTimeout bounds the handler until it returns the Stream, not the
+// writing of its elements; a stalled peer is bounded by WriteTimeout (and
+// on HTTP by the http.Server's own timeouts).
+type Stream[T any] func(yield func(T, error) bool)
+
+// StreamChunk is how many encoded bytes a [Stream] gathers before it
+// writes them: a stream that ends within it is sent as one ordinary
+// message, and memory per stream stays near it.
+const StreamChunk = 32 << 10
+
+// streamer is what a Stream[T] is to the server, whatever its T.
+type streamer interface {
+	encodeStream(e *streamEncoder) error
+	elemType() reflect.Type
+}
+
+func (s Stream[T]) elemType() reflect.Type { return reflect.TypeFor[T]() }
+
+// encodeStream runs the sequence, handing each element to e.
+func (s Stream[T]) encodeStream(e *streamEncoder) error {
+	if s == nil {
+		return nil // no elements: []
+	}
+	var err error
+	for v, verr := range s {
+		if verr != nil {
+			return verr
+		}
+		if err = e.elem(v); err != nil {
+			break
+		}
+	}
+	return err
+}
+
+// streamSlot is where a transport that can write a reply in pieces takes
+// the Stream a handler returned (see Request.stream): serveOne leaves the
+// response's head in the reply and the stream here, and the transport
+// writes the rest after the head (writeStream).
+type streamSlot struct {
+	st     streamer
+	id     ID
+	method string
+	ctx    *lazyCtx // the handlers' context, cancelled once the stream is written (nil: not ours)
+}
+
+// pending reports whether a stream waits to be written.
+func (sl *streamSlot) pending() bool { return sl != nil && sl.st != nil }
+
+// finish ends the stream's context (if ours) and empties the slot.
+func (sl *streamSlot) finish() {
+	if sl.ctx != nil {
+		sl.ctx.cancel(errStreamDone, errStreamDone)
+	}
+	*sl = streamSlot{}
+}
+
+var errStreamDone = errors.New("jsonrpc: the stream is written")
+
+// appendStream appends the response carrying st: its head only when the
+// transport writes the stream (slot), otherwise the whole response,
+// encoded here (or an error response if the stream fails).
+func (s *Server) appendStream(out []byte, id ID, req *Request, st streamer) []byte {
+	start := len(out)
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, id.raw...)
+	out = append(out, `,"result":`...)
+	if slot := req.stream; slot != nil {
+		slot.st, slot.id, slot.method = st, id, req.Method
+		return out
+	}
+	e := streamEncoder{buf: append(out, '[')}
+	if err := st.encodeStream(&e); err != nil {
+		return appendResponse(out[:start], id, nil, s.streamError(req.Method, err))
+	}
+	return append(e.buf, "]}"...)
+}
+
+// streamError is the error response's object for a stream that failed
+// before anything of it was written.
+func (s *Server) streamError(method string, err error) *Error {
+	var ee *elemEncodeError
+	if errors.As(err, &ee) {
+		s.logger().Error("jsonrpc: a stream's element cannot be encoded as JSON", "method", method, "error", err)
+		return &Error{Code: CodeInternalError, Message: "internal error: the result cannot be encoded as JSON"}
+	}
+	return s.toError(&Request{Method: method}, err)
+}
+
+// messageWriter writes one message in pieces; Close ends it, Abort gives
+// it up (the channel fails: its peer could not find the next message).
+type messageWriter interface {
+	Write(p []byte) error
+	Close() error
+	Abort(cause error)
+}
+
+// messageOpener is a Channel that can write a message in pieces (the
+// stream with newline framing, WebSocket). openMessage fails with
+// framing.ErrNotIncremental when it cannot for this message.
+type messageOpener interface {
+	openMessage() (messageWriter, error)
+}
+
+func (s stream) openMessage() (messageWriter, error) {
+	m, err := s.OpenMessage()
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// streamEncoder gathers a stream's encoded elements and, with open, writes
+// them in pieces of about StreamChunk bytes once there are that many.
+type streamEncoder struct {
+	buf  []byte
+	n    int                           // elements encoded
+	open func() (messageWriter, error) // nil: gather everything
+	w    messageWriter                 // once open
+	werr error                         // a write failed (the peer is gone)
+}
+
+// elemEncodeError is an element the codec could not encode.
+type elemEncodeError struct {
+	n   int
+	err error
+}
+
+func (e *elemEncodeError) Error() string {
+	return fmt.Sprintf("jsonrpc: element %d of the stream cannot be encoded as JSON: %v", e.n, e.err)
+}
+
+func (e *elemEncodeError) Unwrap() error { return e.err }
+
+// elem appends the next element, writing what is gathered once over StreamChunk.
+func (e *streamEncoder) elem(v any) error {
+	mark := len(e.buf)
+	if e.n > 0 {
+		e.buf = append(e.buf, ',')
+	}
+	b, err := wire.AppendJSON(e.buf, v, nil)
+	if err != nil {
+		e.buf = e.buf[:mark]
+		return &elemEncodeError{n: e.n, err: err}
+	}
+	e.buf = b
+	e.n++
+	if e.open != nil && len(e.buf) >= StreamChunk {
+		return e.flush()
+	}
+	return nil
+}
+
+// flush writes what is gathered, opening the message first if needed.
+func (e *streamEncoder) flush() error {
+	if e.w == nil {
+		w, err := e.open()
+		if err != nil {
+			if errors.Is(err, framing.ErrNotIncremental) {
+				e.open = nil // gather the rest too: written whole
+				return nil
+			}
+			e.werr = err
+			return err
+		}
+		e.w = w
+	}
+	if err := e.w.Write(e.buf); err != nil {
+		e.werr = err
+		return err
+	}
+	e.buf = e.buf[:0]
+	return nil
+}
+
+// writeStream writes the stream in slot after head, the response's start.
+// open opens the message when there is more than StreamChunk to write.
+// It returns the whole reply when the message was never opened (the
+// stream fit, or failed before anything was written: an error response),
+// for the caller to send as any reply; nil once the message is written.
+// err is not nil when the message was cut short: the caller must end the
+// connection (or abort the HTTP body).
+func (s *Server) writeStream(slot *streamSlot, head []byte, open func() (messageWriter, error)) (reply []byte, err error) {
+	e := streamEncoder{buf: append(head, '['), open: open}
+	start := len(head) - len(`{"jsonrpc":"2.0","id":,"result":`) - len(slot.id.raw)
+	err = slot.st.encodeStream(&e)
+	if err == nil {
+		e.buf = append(e.buf, "]}"...)
+		if e.w == nil {
+			return e.buf, nil
+		}
+		if err = e.flush(); err == nil {
+			err = e.w.Close()
+		}
+		if err == nil {
+			return nil, nil
+		}
+	}
+	if e.w == nil && e.werr == nil {
+		return appendResponse(e.buf[:start], slot.id, nil, s.streamError(slot.method, err)), nil
+	}
+	if e.werr == nil {
+		s.logger().Error("jsonrpc: a stream failed after its response began; cutting it short", "method", slot.method, "error", err)
+		e.w.Abort(err)
+	} else {
+		s.logger().Debug("jsonrpc: writing a stream failed", "method", slot.method, "error", err)
+	}
+	return nil, err
+}
+
+// sendStream writes the stream a handler of t returned, after head, on
+// the connection: in pieces when the channel can, as one message
+// otherwise. A stream cut short closes the connection.
+func (c *Conn) sendStream(t *task, head []byte) {
+	slot := &t.stream
+	defer slot.finish()
+	if c.ctx.Err() != nil {
+		return
+	}
+	var open func() (messageWriter, error)
+	if mo, ok := c.ch.(messageOpener); ok {
+		open = func() (messageWriter, error) {
+			w, err := mo.openMessage()
+			if err != nil {
+				return nil, err
+			}
+			if t.held.Swap(false) {
+				c.giveToken() // as for any reply: the slot goes back once it has its place
+			}
+			return connMessage{w, c}, nil
+		}
+	}
+	reply, err := c.srv.writeStream(slot, head, open)
+	if err != nil {
+		c.close(err)
+		return
+	}
+	if reply == nil {
+		return
+	}
+	c.queueReply(len(reply))
+	queued := c.giveToken
+	if !t.held.Swap(false) {
+		queued = nil
+	}
+	err = c.qs.SendQueued(reply, queued)
+	c.replyWritten(len(reply))
+	if err != nil {
+		c.close(err)
+	}
+}
+
+// serveHTTPStream writes the stream a handler returned as the body of
+// the response, chunked; a stream that fits in StreamChunk goes as any
+// reply (with its length, compressed if asked). A stream cut short
+// aborts the body (http.ErrAbortHandler).
+func (s *Server) serveHTTPStream(w http.ResponseWriter, pi *peerInfo, slot *streamSlot, head []byte) {
+	defer slot.finish()
+	open := func() (messageWriter, error) {
+		h := w.Header()
+		pi.copyReplyHeader(h)
+		h["Content-Type"] = jsonContentType
+		w.WriteHeader(http.StatusOK)
+		return httpBody{w}, nil
+	}
+	reply, err := s.writeStream(slot, head, open)
+	if err != nil {
+		panic(http.ErrAbortHandler) // the client must not take a cut body for a whole one
+	}
+	if reply != nil {
+		s.writeHTTPReply(w, pi, reply)
+	}
+}
+
+// httpBody is a response body as a messageWriter.
+type httpBody struct{ w http.ResponseWriter }
+
+func (b httpBody) Write(p []byte) error {
+	_, err := b.w.Write(p)
+	return err
+}
+
+func (b httpBody) Close() error { return nil } // the handler's return ends the body
+func (b httpBody) Abort(error)  {}             // serveHTTPStream aborts it
+
+// openMessage writes one WebSocket text message in frames.
+func (ch *wsChannel) openMessage() (messageWriter, error) {
+	w, err := ch.wc.Writer(context.Background(), websocket.MessageText)
+	if err != nil {
+		return nil, fmt.Errorf("jsonrpc: websocket write: %w", err)
+	}
+	return &wsMessage{ch: ch, w: w}, nil
+}
+
+// wsMessage is a WebSocket message written in frames.
+type wsMessage struct {
+	ch *wsChannel
+	w  io.WriteCloser
+}
+
+func (m *wsMessage) Write(p []byte) error {
+	if _, err := m.w.Write(p); err != nil {
+		return fmt.Errorf("jsonrpc: websocket write: %w", err)
+	}
+	return nil
+}
+
+func (m *wsMessage) Close() error {
+	if err := m.w.Close(); err != nil {
+		return fmt.Errorf("jsonrpc: websocket write: %w", err)
+	}
+	return nil
+}
+
+// Abort drops the socket: a message cut short cannot be ended cleanly.
+func (m *wsMessage) Abort(error) { m.ch.wc.CloseNow() }
+
+// endCtx cancels the handlers' context once the message is answered,
+// unless a Stream waits to be written under it: then the stream's slot
+// cancels it once written.
+func (ts *timedServe) endCtx(req *Request) {
+	if req != nil && req.stream.pending() {
+		req.stream.ctx = &ts.ctx
+		return
+	}
+	ts.ctx.cancel(context.Canceled, context.Canceled)
+}
+
+// dropStream forgets a Stream whose response was replaced (the handler
+// timeout answered first).
+func (r *Request) dropStream() {
+	if r != nil && r.stream != nil {
+		r.stream.st = nil
+	}
+}
+
+// CloseWrite closes standard output: a stream cut short ends the output,
+// so that the peer sees the end rather than wait for the rest.
+func (stdio) CloseWrite() error { return os.Stdout.Close() }
+
+// connMessage is a message written in pieces on a connection: a failed
+// write closes the connection at once, so that the stream's context ends
+// while its sequence still runs.
+type connMessage struct {
+	messageWriter
+	c *Conn
+}
+
+func (m connMessage) Write(p []byte) error {
+	err := m.messageWriter.Write(p)
+	if err != nil {
+		m.c.close(err)
+	}
+	return err
+}
