@@ -71,6 +71,15 @@
 // keep it after returning (copy it to keep it). Register decodes params into
 // a typed value before the handler runs, so typed handlers need not care.
 //
+// # Streaming results
+//
+// A handler may return a [Stream] (an iter.Seq2[T, error]): the server
+// writes the result as a JSON array, element by element, with the bytes a
+// slice of the same elements gets; [CallIter] reads a result element by
+// element (from the body as it arrives on HTTP). An error before anything
+// is written is an error response; after, the response is cut short (the
+// HTTP body aborted, the connection closed), never completed wrongly.
+//
 // # Subscriptions
 //
 // NewSubscriptions and AddSubscription offer server push in go-ethereum's
@@ -116,6 +125,12 @@
 //     keep [SessionConn](ctx): the connection itself on a stream, the
 //     session's over Streamable HTTP (its messages go on the session's GET
 //     stream).
+//   - Streams. A [Stream] result is written as one message in pieces: while
+//     it is written it occupies the connection's output, and the other
+//     messages sent on the connection (replies, notifications, calls) wait
+//     behind it; handlers keep running meanwhile. A stream that fails
+//     after its first [StreamChunk] bytes closes the connection
+//     (docs/streaming.md).
 //   - Nothing is left unread. However requests are scheduled, a message of
 //     the peer (a notification between our calls, a hang-up) is read
 //     promptly, and a caller whose context ends stops waiting at once,

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"slices"
 
 	"github.com/coder/websocket"
 
@@ -63,17 +64,28 @@ type streamer interface {
 
 func (s Stream[T]) elemType() reflect.Type { return reflect.TypeFor[T]() }
 
+// resultTypeOf is the type a result of type t is on the wire (MethodInfo.ResultType):
+// a Stream[T] is a []T.
+func resultTypeOf(t reflect.Type) reflect.Type {
+	if t.Implements(reflect.TypeFor[streamer]()) {
+		return reflect.SliceOf(reflect.Zero(t).Interface().(streamer).elemType())
+	}
+	return t
+}
+
 // encodeStream runs the sequence, handing each element to e.
 func (s Stream[T]) encodeStream(e *streamEncoder) error {
 	if s == nil {
 		return nil // no elements: []
 	}
 	var err error
+	cur := new(T) // each element goes through it: encoding &cur boxes nothing per element
 	for v, verr := range s {
 		if verr != nil {
 			return verr
 		}
-		if err = e.elem(v); err != nil {
+		*cur = v
+		if err = e.elem(cur); err != nil {
 			break
 		}
 	}
@@ -228,7 +240,8 @@ func (e *streamEncoder) flush() error {
 // err is not nil when the message was cut short: the caller must end the
 // connection (or abort the HTTP body).
 func (s *Server) writeStream(slot *streamSlot, head []byte, open func() (messageWriter, error)) (reply []byte, err error) {
-	e := streamEncoder{buf: append(head, '['), open: open}
+	// Room for a chunk and the element that crosses it, once.
+	e := streamEncoder{buf: append(slices.Grow(head, StreamChunk+StreamChunk/4), '['), open: open}
 	start := len(head) - len(`{"jsonrpc":"2.0","id":,"result":`) - len(slot.id.raw)
 	err = slot.st.encodeStream(&e)
 	if err == nil {

@@ -48,7 +48,7 @@ func Register[P, R any](mux *Mux, method string, fn func(ctx context.Context, pa
 		Name:       method,
 		Doc:        firstDoc(doc),
 		ParamsType: reflect.TypeFor[P](),
-		ResultType: reflect.TypeFor[R](),
+		ResultType: resultTypeOf(reflect.TypeFor[R]()),
 		Params:     pd.fields,
 		ByPosition: pd.kind != paramsObjectOnly,
 		ByName:     pd.kind == paramsStruct || pd.kind == paramsObjectOnly || pd.kind == paramsRaw,
