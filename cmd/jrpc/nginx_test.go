@@ -59,6 +59,8 @@ func TestNginx(t *testing.T) {
 		return inst{cmd, strings.TrimPrefix(strings.TrimSuffix(u["http"], "/"), "http://"), strings.TrimPrefix(strings.TrimSuffix(u["ws"], "/ws"), "ws://"), log}
 	}
 	a, b := start(), start()
+	mcpA, mcpLogA := startNginxMCP(t)
+	mcpB, mcpLogB := startNginxMCP(t)
 
 	conf, err := os.ReadFile(filepath.Join("..", "..", "deploy", "nginx", "jsonrpc.conf"))
 	if err != nil {
@@ -74,7 +76,8 @@ func TestNginx(t *testing.T) {
 	for old, new := range map[string]string{
 		"127.0.0.1:8082 ": b.http + " ",
 		"127.0.0.1:8091 ": a.ws + " ", "127.0.0.1:8092 ": b.ws + " ",
-		"127.0.0.1:8081 ":         a.http + " ",
+		"127.0.0.1:8081 ": a.http + " ",
+		"127.0.0.1:8083 ": mcpA + " ", "127.0.0.1:8084 ": mcpB + " ",
 		"listen 127.0.0.1:8080;":  "listen " + front + ";",
 		"proxy_read_timeout 60s;": "proxy_read_timeout 3s;",
 	} {
@@ -134,6 +137,8 @@ func TestNginx(t *testing.T) {
 			t.Fatalf("remote addresses in the logs:\n%s", all)
 		}
 	})
+
+	t.Run("MCP", func(t *testing.T) { testNginxMCP(t, ctx, front, mcpLogA, mcpLogB) })
 
 	t.Run("WebSocketIdlePastProxyTimeout", func(t *testing.T) {
 		// Client pings off: only the instance's pings (1 s) keep nginx's
