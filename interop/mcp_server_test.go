@@ -1,12 +1,15 @@
 package interop
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -214,5 +217,106 @@ func TestStreamableClientMCPGoSDKServerEras(t *testing.T) {
 		if tc.era == jsonrpc.MCPVersion2025 && (!strings.HasPrefix(got, tc.probe+"POST   v= s=false\n") || !strings.Contains(got, "POST   v=2025-11-25 s=true") || !strings.Contains(got, "DELETE   v=2025-11-25 s=true")) {
 			t.Fatalf("%s: requests\n%s", tc.mode, got)
 		}
+	}
+}
+
+// startTSv2Server runs node/mcp_v2_server.mjs (the TypeScript SDK v2's
+// createMcpHandler) and returns its URL; it stops with the test.
+func startTSv2Server(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, "node", "mcp_v2_server.mjs")
+	cmd.Dir = nodeDir
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = 5 * time.Second
+	ownProcessGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		cmd.Wait()
+		if s := strings.TrimSpace(stderr.String()); s != "" {
+			t.Logf("mcp_v2_server.mjs stderr:\n%s", s)
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
+	if err != nil || !ok {
+		t.Fatalf("mcp_v2_server.mjs: %q %v\n%s", line, err, stderr.String())
+	}
+	return url
+}
+
+// Our MCP client against the official TypeScript SDK v2 server
+// (@modelcontextprotocol/server, createMcpHandler), which speaks
+// 2026-07-28 and serves 2025-era clients statelessly: on auto and pinned
+// to 2026-07-28 the client reaches 2026-07-28 and answers greet's
+// inputRequired (an elicitation) with its handler in a second round;
+// pinned to 2025-11-25 it initializes and calls. An unknown tool is an
+// error in every era.
+func TestStreamableClientTypeScriptSDKv2Server(t *testing.T) {
+	requireNode(t, "@modelcontextprotocol/server")
+	ctx, cancel := context.WithTimeout(testContext(t), 60*time.Second)
+	defer cancel()
+	url := startTSv2Server(t, ctx)
+	var asked []string
+	var mu sync.Mutex
+	elicit := jsonrpc.HandlerFunc(func(_ context.Context, req *jsonrpc.Request) (any, error) {
+		var p struct {
+			Message string `json:"message"`
+		}
+		if req.Method != "elicitation/create" || json.Unmarshal(req.Params, &p) != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "no " + req.Method}
+		}
+		mu.Lock()
+		asked = append(asked, p.Message)
+		mu.Unlock()
+		return map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}, nil
+	})
+	type callResult struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	}
+	for _, tc := range []struct{ mode, era string }{
+		{jsonrpc.MCPAuto, jsonrpc.MCPVersion2026},
+		{jsonrpc.MCPVersion2026, jsonrpc.MCPVersion2026},
+		{jsonrpc.MCPVersion2025, jsonrpc.MCPVersion2025},
+	} {
+		c, err := jsonrpc.DialStreamableHTTP(ctx, url, jsonrpc.WithMCPVersion(tc.mode), jsonrpc.WithHandler(elicit),
+			jsonrpc.WithMCPCapabilities(map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var add callResult
+		if err := c.Call(ctx, "tools/call", map[string]any{"name": "add", "arguments": map[string]any{"a": 2, "b": 3}}, &add); err != nil || add.IsError || len(add.Content) != 1 || add.Content[0].Text != "5" {
+			t.Fatalf("%s: add: %+v %v", tc.mode, add, err)
+		}
+		if v := c.MCPVersion(); v != tc.era {
+			t.Fatalf("%s: era %q, want %q", tc.mode, v, tc.era)
+		}
+		var bad callResult
+		if err := c.Call(ctx, "tools/call", map[string]any{"name": "nope", "arguments": map[string]any{}}, &bad); err == nil && !bad.IsError {
+			t.Fatalf("%s: unknown tool: %+v", tc.mode, bad)
+		}
+		if tc.era == jsonrpc.MCPVersion2026 {
+			mu.Lock()
+			asked = nil
+			mu.Unlock()
+			var greet callResult
+			if err := c.Call(ctx, "tools/call", map[string]any{"name": "greet", "arguments": map[string]any{}}, &greet); err != nil || len(greet.Content) != 1 || greet.Content[0].Text != "Hello, Ada!" {
+				t.Fatalf("%s: greet: %+v %v", tc.mode, greet, err)
+			}
+			mu.Lock()
+			if len(asked) != 1 || asked[0] != "What is your name?" {
+				t.Errorf("%s: the handler was asked %q", tc.mode, asked)
+			}
+			mu.Unlock()
+		}
+		c.Close()
 	}
 }
