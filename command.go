@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -35,6 +36,13 @@ func WithGracePeriod(d time.Duration) DialOption { return func(c *dialConfig) { 
 // waits up to the grace period for it to exit, kills it if it has not, and
 // reaps it. When the command exits by itself the connection ends; if it
 // failed, Conn.Err says how (an *exec.ExitError inside).
+//
+// The command's first output is checked against the framing: messages
+// framed the other way end the connection at once (a call would otherwise
+// wait for an answer that can never be read), saying which WithFraming
+// fits; text that is not JSON-RPC (a banner) is logged (WithLogger) and,
+// if the command then ends, named in the error ("wrote "hello", which is
+// not JSON").
 func DialCommand(ctx context.Context, name string, args []string, opts ...DialOption) (*Conn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -71,12 +79,13 @@ func DialCommand(ctx context.Context, name string, args []string, opts ...DialOp
 		return nil, err
 	}
 	childOut.Close() // the child has its copy; ours would hide its EOF
-	p := &process{cmd: cmd, stdin: stdin, stdout: stdout, grace: grace, exited: make(chan struct{})}
-	go p.wait()
 	framing := cfg.framing
 	if framing == FramingAuto {
 		framing = FramingLine
 	}
+	p := &process{cmd: cmd, stdin: stdin, stdout: stdout, grace: grace, exited: make(chan struct{}),
+		sniff: outputSniffer{command: name, framing: framing, logger: cfg.logger}}
+	go p.wait()
 	return cfg.newConn(NewStream(p, StreamOptions{Framing: framing, MaxMessageSize: cfg.maxMessageSize})), nil
 }
 
@@ -91,6 +100,7 @@ type process struct {
 	exited  chan struct{} // closed once the process has been reaped
 	waitErr error         // why it exited, set before exited closes
 	once    sync.Once
+	sniff   outputSniffer
 }
 
 // wait reaps the process as soon as it exits, so it never lingers as a zombie.
@@ -101,21 +111,43 @@ func (p *process) wait() {
 
 func (p *process) Read(b []byte) (int, error) {
 	n, err := p.stdout.Read(b)
+	if serr := p.sniff.observe(b[:n]); serr != nil {
+		return 0, serr
+	}
 	if err == io.EOF {
 		// The command closed its output: it has exited or is about to.
-		// Report a failed exit rather than a plain end of input.
+		// Report a failed exit rather than a plain end of input, and
+		// output that was not JSON-RPC.
+		notRPC := p.sniff.atEnd()
 		select {
 		case <-p.exited:
 			if p.waitErr != nil {
-				return n, fmt.Errorf("jsonrpc: command %s ended: %w", p.cmd.Path, p.waitErr)
+				return n, errors.Join(fmt.Errorf("jsonrpc: command %s ended: %w", p.cmd.Path, p.waitErr), notRPC)
 			}
 		case <-time.After(time.Second):
+		}
+		if notRPC != nil {
+			return n, notRPC
 		}
 	}
 	return n, err
 }
 
-func (p *process) Write(b []byte) (int, error) { return p.stdin.Write(b) }
+// Write writes to the command's input. When the command has gone, the
+// error also says what it wrote, if that was not JSON-RPC.
+func (p *process) Write(b []byte) (int, error) {
+	n, err := p.stdin.Write(b)
+	if err != nil {
+		select {
+		case <-p.exited:
+		case <-time.After(time.Second):
+		}
+		if notRPC := p.sniff.began(); notRPC != nil {
+			return n, errors.Join(err, notRPC)
+		}
+	}
+	return n, err
+}
 
 // Close closes the command's standard input, gives it the grace period to
 // finish, kills it if needed and waits until it has been reaped.

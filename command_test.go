@@ -52,12 +52,19 @@ func runStdioServer(mode string) int {
 		srv.MaxConcurrency = 1 // replies in order, for the sentinel
 	case "lsp":
 		opts = append(opts, jsonrpc.ListenFraming(jsonrpc.FramingHeader))
+	case "line":
+		opts = append(opts, jsonrpc.ListenFraming(jsonrpc.FramingLine))
 	case "guarded":
 		srv.MaxConcurrency = 1
 		setGuards(srv)
 	case "exit3":
 		fmt.Fprintln(os.Stderr, "exiting with status 3")
 		return 3
+	case "banner": // a line on stdout before speaking JSON-RPC (npm run does so)
+		fmt.Println("> server@1.0.0 start")
+	case "hello": // not a JSON-RPC server at all
+		fmt.Println("hello")
+		return 0
 	case "deaf":
 		// Ignores the end of its input: only a kill stops it.
 		fmt.Fprintln(os.Stderr, "deaf helper started")

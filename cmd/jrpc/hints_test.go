@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
 )
@@ -74,5 +75,38 @@ func TestErrorsNameTheCause(t *testing.T) {
 	r := run(t, "", "describe", urls["tcp"], "demo_subscribe")
 	if r.code != 0 || !strings.Contains(r.stdout, "try: jrpc subscribe "+urls["tcp"]+" demo_subscribe") {
 		t.Fatalf("describe demo_subscribe: exit %d, %q", r.code, r.stdout)
+	}
+}
+
+// TestExecNotJSONRPC: a command that does not speak JSON-RPC on its
+// standard output, or frames its messages the other way, is reported as
+// such at once (exit 3, saying what it wrote and the flag that fixes a
+// framing mismatch), never a panic nor a wait for the whole timeout.
+func TestExecNotJSONRPC(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		say  []string
+	}{
+		{"echo", []string{"--exec", "echo hello"}, []string{`wrote "hello"`, "does not speak JSON-RPC", "jrpc serve --listen stdio:"}},
+		{"nothing", []string{"--exec", "true"}, []string{"closed its output before answering"}},
+		{"lsp server", []string{"--exec", execCmd + " --framing lsp"}, []string{"Content-Length framed", "--framing lsp"}},
+		{"line server", []string{"--framing", "lsp", "--exec", execCmd + " --framing line"}, []string{"newline-delimited JSON", "drop --framing lsp"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
+			r := run(t, "", append([]string{"--timeout", "60s"}, append(c.args, "call", "subtract", "[42,23]")...)...)
+			if r.code != exitTransport || strings.Contains(r.stderr, "panic") {
+				t.Fatalf("exit %d, stderr %q; want 3", r.code, r.stderr)
+			}
+			for _, s := range c.say {
+				if !strings.Contains(r.stderr, s) {
+					t.Errorf("stderr %q lacks %q", r.stderr, s)
+				}
+			}
+			if d := time.Since(start); d > 12*time.Second {
+				t.Errorf("took %v: the mismatch was not detected", d)
+			}
+		})
 	}
 }

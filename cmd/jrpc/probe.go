@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"os/exec"
 	"strings"
 	"time"
 )
@@ -68,6 +70,9 @@ func probeLine(addr string) string {
 // wrongProtocol explains a target whose port speaks another protocol than
 // its URL's scheme, or returns nil.
 func (t *target) wrongProtocol() error {
+	if t.url == nil {
+		return nil // a command: commandEnded says what it wrote
+	}
 	kind := t.portProtocol()
 	host := t.url.Host
 	switch {
@@ -81,4 +86,38 @@ func (t *target) wrongProtocol() error {
 		return transportError(fmt.Errorf("%s is not a NATS server: it answers JSON-RPC as a stream", t), "tcp://"+host)
 	}
 	return nil
+}
+
+// commandEnded explains why an --exec command's connection ended before
+// the answer: the library's reader of its output says when it wrote the
+// other framing or text that is not JSON-RPC.
+func (t *target) commandEnded(err error) error {
+	if c := t.commandConn; c != nil {
+		// The call may have failed on its write as the connection closed:
+		// why it closed is the connection's error.
+		select {
+		case <-c.Done():
+			err = errors.Join(err, c.Err())
+		case <-time.After(time.Second):
+		}
+	}
+	var exitErr *exec.ExitError
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "writes Content-Length framed messages"):
+		return transportError(fmt.Errorf("%s answers with Content-Length framed messages (LSP style), not newline-delimited JSON", t), "add --framing lsp: jrpc --framing lsp --exec …")
+	case strings.Contains(msg, "writes newline-delimited JSON"):
+		return transportError(fmt.Errorf("%s answers with newline-delimited JSON, not Content-Length framed messages", t), "drop --framing lsp (or give --framing line)")
+	case strings.Contains(msg, "which is not"):
+		i := strings.Index(msg, " wrote ")
+		j := strings.Index(msg, ": is it")
+		what := "text"
+		if i >= 0 && j > i {
+			what = msg[i+len(" wrote ") : j]
+		}
+		return transportError(fmt.Errorf("%s wrote %s on its standard output: it does not speak JSON-RPC there", t, what), "--exec runs a JSON-RPC server that reads requests on standard input and answers on standard output (logs go to stderr), e.g. --exec 'jrpc serve --listen stdio:'")
+	case errors.As(err, &exitErr):
+		return transportError(fmt.Errorf("%s exited (%v) before answering", t, exitErr), "run the command by hand to see why; its stderr is shown above")
+	}
+	return transportError(fmt.Errorf("%s closed its output before answering", t), "run the command by hand to see why (does it read JSON-RPC on standard input?)")
 }

@@ -33,10 +33,13 @@ type target struct {
 	url     *url.URL // nil with --exec
 	raw     string
 	command []string // with --exec
-	framing jsonrpc.Framing
-	headers http.Header
-	tls     *tls.Config  // client TLS settings (an @endpoint's, --cacert, --cert); nil: the defaults
-	watch   *headerWatch // HTTP: the deprecation headers of the last response
+	// commandConn is the last connection dialled to the command, whose
+	// error says why it ended.
+	commandConn *jsonrpc.Conn
+	framing     jsonrpc.Framing
+	headers     http.Header
+	tls         *tls.Config  // client TLS settings (an @endpoint's, --cacert, --cert); nil: the defaults
+	watch       *headerWatch // HTTP: the deprecation headers of the last response
 	// jwtSecret signs a fresh token per HTTP request and per WebSocket
 	// handshake (--jwt-secret).
 	jwtSecret []byte
@@ -227,6 +230,7 @@ func (t *target) dial(ctx context.Context) (client, error) {
 		if err != nil {
 			return nil, t.transportErr(err)
 		}
+		t.commandConn = c
 		return connClient{c}, nil
 	case !t.isStream() && !(t.isHTTP() && global.streamable):
 		// Plain HTTP, and schemes registered by other modules (nats://),
@@ -366,8 +370,8 @@ func (t *target) exchangeFailure(err error) error {
 	var exitErr *exec.ExitError
 	var httpErr *jsonrpc.HTTPError
 	switch {
-	case t.command != nil && errors.As(err, &exitErr):
-		return transportError(fmt.Errorf("%s exited (%v) before answering", t, exitErr), "run the command by hand to see why; its stderr is shown above")
+	case t.command != nil && (errors.As(err, &exitErr) || errors.Is(err, jsonrpc.ErrClosed) || errors.Is(err, syscall.EPIPE)):
+		return t.commandEnded(err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return transportError(fmt.Errorf("no answer from %s within %v", t, global.timeout), "a larger --timeout (e.g. --timeout 2m, or 0 for none), or check that the server is not stuck")
 	case errors.Is(err, context.Canceled):

@@ -429,6 +429,12 @@ func (s *Stream) recvHeader() ([]byte, error) {
 			}
 			break
 		}
+		if line[0] == '{' || line[0] == '[' {
+			// JSON where a header belongs: the peer frames by lines.
+			// Said at once, rather than waiting for a header section's
+			// end that never comes.
+			return nil, headerErr("expected a Content-Length header, got JSON (the peer sends newline-delimited messages): " + strconv.Quote(cut(string(line), 64)))
+		}
 		k, v, ok := bytes.Cut(line, []byte{':'})
 		if !ok {
 			return nil, headerErr("expected \"Name: value\", got " + strconv.Quote(cut(string(line), 64)))
