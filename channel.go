@@ -103,10 +103,27 @@ func (o *orderedSender) SendQueued(msg []byte, queued func()) error {
 		o.cond.Wait()
 	}
 	o.mu.Unlock()
-	err := o.ch.Send(msg)
+	err := sendReply(o.ch, msg)
 	o.mu.Lock()
 	o.turn++
 	o.cond.Broadcast()
 	o.mu.Unlock()
 	return err
+}
+
+// replySender is implemented by a [Channel] that writes a reply to the
+// peer's messages differently from a message of ours (a Streamable HTTP
+// POST's channel: its reply ends the POST's answer). A [Conn] sends its
+// replies with sendReply and everything else with Send, so that such a
+// channel need not scan what it sends.
+type replySender interface {
+	sendReply(msg []byte) error
+}
+
+// sendReply sends the reply msg on ch.
+func sendReply(ch Channel, msg []byte) error {
+	if rs, ok := ch.(replySender); ok {
+		return rs.sendReply(msg)
+	}
+	return ch.Send(msg)
 }

@@ -211,7 +211,7 @@ func (c *Conn) recvFailed(err error) bool {
 	var fe *FrameError
 	if errors.As(err, &fe) {
 		if !errors.Is(fe, ErrMessageTooLarge) || !c.failOversize(fe) {
-			c.send(c.srv.logReply(c.ctx, fe.rpcError())) // a response of ours is not answered
+			c.sendReply(c.srv.logReply(c.ctx, fe.rpcError())) // a response of ours is not answered
 		}
 		return !fe.Fatal
 	}
@@ -242,84 +242,22 @@ func (c *Conn) finish(err error) {
 	}
 }
 
-// take scans and dispatches one message read from the channel; it returns
-// the task to serve, if any (see dispatch).
+// take dispatches one message read from the channel (dispatch.go); it
+// returns the task to serve, if any, once a token is free (it waits while
+// MaxConcurrency handlers run).
 func (c *Conn) take(data []byte) (*task, bool) {
 	if !c.begin() {
 		return nil, false // Shutdown already closed the connection: nothing can be answered
 	}
 	c.taken.Add(1)
-	r := scanPool.Get().(*scanState)
-	t, draining := c.dispatch(data, &r.sc, &r.m)
-	r.sc.Data = nil // do not pin the message
-	scanPool.Put(r)
+	ci := connInboundPool.Get().(*connInbound)
+	ci.data, ci.conn = data, c
+	c.srv.dispatch(c.ctx, &ci.inbound, ci)
+	t, draining := ci.t, ci.draining
+	ci.data, ci.conn, ci.t, ci.sc.Data = nil, nil, nil, nil // do not pin the message
+	connInboundPool.Put(ci)
 	c.end()
 	return t, draining
-}
-
-// dispatch scans one message on the read goroutine and delivers responses
-// at once. For requests it returns the task to serve, once a token is free
-// (it waits while MaxConcurrency handlers run).
-func (c *Conn) dispatch(data []byte, sc *wire.Scanner, m *wire.Message) (t *task, draining bool) {
-	if int64(len(data)) > c.srv.maxMessageSize() {
-		// The channel's own limit may be larger (built with other
-		// options): the Server's MaxMessageSize holds on every channel.
-		c.send(c.srv.logReply(c.ctx, errMessageTooLarge(c.srv.maxMessageSize())))
-		return nil, false
-	}
-	m.Limit = c.srv.maxBatchLen()
-	if err := sc.Parse(data, c.srv.maxDepth(), m); err != nil {
-		c.send(c.srv.logReply(c.ctx, parseError(err)))
-		return nil, false
-	}
-	if !m.Batch {
-		if k := m.Elems[0].Kind; k == wire.KindResponse || k == wire.KindBadResponse {
-			c.deliver(data, m.Elems, false)
-			return nil, false
-		}
-		if s := c.subs.Load(); s != nil && !m.Elems[0].ID.Present() && s.take(data, &m.Elems[0]) {
-			return nil, false // an event of one of our subscriptions (subscribe.go)
-		}
-		if c.srv.conventionNotification(c.ctx, c, data, &m.Elems[0]) {
-			return nil, false // a cancel or progress notification, taken in order, without a slot (cancel.go)
-		}
-		if !c.admit(data, m.Elems, false) {
-			return nil, false
-		}
-		return c.start(&task{conn: c, data: data, env: m.Elems[0]})
-	}
-	// A batch: deliver the responses it holds, serve the rest together.
-	var requests []wire.Envelope
-	responses := false
-	for i := range m.Elems {
-		if k := m.Elems[i].Kind; k == wire.KindResponse || k == wire.KindBadResponse {
-			responses = true
-		} else {
-			requests = append(requests, m.Elems[i])
-		}
-	}
-	if responses {
-		c.deliver(data, m.Elems, true)
-	}
-	switch {
-	case len(m.Elems) == 0:
-		c.send(c.srv.logReply(c.ctx, errEmptyBatch))
-	case m.N > c.srv.maxBatchLen():
-		c.send(c.srv.logReply(c.ctx, errBatchTooLong(m.N, c.srv.maxBatchLen())))
-	case len(requests) > 0 && c.admit(data, requests, true):
-		return c.start(&task{conn: c, data: data, batch: requests})
-	}
-	return nil, false
-}
-
-// admit asks Server.Admit about the requests of a message; when it
-// refuses them, it sends their error replies and reports false.
-func (c *Conn) admit(data []byte, elems []wire.Envelope, batch bool) bool {
-	ok, reply, _ := c.srv.admit(c.ctx, data, elems, batch)
-	if !ok && len(reply) > 0 {
-		c.send(reply)
-	}
-	return ok
 }
 
 // begin counts a message (or a handler) as taken and not yet answered. It
@@ -393,17 +331,18 @@ func (c *Conn) run(t *task, draining bool) {
 	buf := wire.GetBuf()
 	defer wire.PutBuf(buf)
 	d := c.srv.handlerTimeout(false)
-	var late func([]byte)
+	sv := serving{conn: c, data: t.data, elems: t.batch, d: d}
 	if d > 0 {
-		late = c.send // only then: the method value costs an allocation
+		sv.late = c.sendReply // only then: the method value costs an allocation
 	}
 	var reply []byte
 	start := time.Now()
 	if t.batch != nil {
-		reply = c.srv.serveTimed(nil, ctx, c, t.data, nil, nil, t.batch, nil, d, late)
+		reply = c.srv.serveTimed(ctx, nil, &sv)
 	} else {
 		t.req.stream = &t.stream
-		reply = c.srv.serveTimed(nil, ctx, c, t.data, &t.env, &t.req, nil, (*buf)[:0], d, late)
+		sv.e, sv.req, sv.out = &t.env, &t.req, (*buf)[:0]
+		reply = c.srv.serveTimed(ctx, nil, &sv)
 		if cap(reply) > cap(*buf) {
 			*buf = reply[:0] // keep the grown buffer for the next reply
 		}
@@ -552,9 +491,17 @@ func (s *inflightSet) remove(k string) *callCtx {
 	return r
 }
 
-// send writes one message; a failure to write ends the connection.
-func (c *Conn) send(msg []byte) {
-	if err := c.ch.Send(msg); err != nil {
+// send writes one message of ours, a call or a notification; a failure to
+// write ends the connection.
+func (c *Conn) send(msg []byte) { c.sent(c.ch.Send(msg)) }
+
+// sendReply writes a reply to the peer's message at once (not queued
+// behind the replies of running handlers: see Conn.run); a failure to
+// write ends the connection.
+func (c *Conn) sendReply(msg []byte) { c.sent(sendReply(c.ch, msg)) }
+
+func (c *Conn) sent(err error) {
+	if err != nil {
 		c.srv.logger().Debug("jsonrpc: write failed; closing the connection", "error", err)
 		c.close(err)
 	}

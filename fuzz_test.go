@@ -135,9 +135,7 @@ func FuzzProcess(f *testing.F) {
 
 // dispatchBytes runs data through the shared dispatcher.
 func dispatchBytes(srv *Server, data []byte) []byte {
-	var sc wire.Scanner
-	var m wire.Message
-	return srv.process(context.Background(), nil, bytes.Clone(data), &sc, &m)
+	return srv.Process(context.Background(), bytes.Clone(data))
 }
 
 // chunkReader returns its data in chunks of varying sizes, then EOF.

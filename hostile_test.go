@@ -18,8 +18,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 const okReq = `{"jsonrpc":"2.0","method":"echo","params":["ok"],"id":"ok"}`
@@ -261,9 +259,7 @@ func TestHostileHugeBatchAllocation(t *testing.T) {
 	srv := &Server{Handler: rulesMux(), Logger: quietLogger} // default MaxBatchLen 1000
 	msg := []byte("[" + strings.Repeat("1,", 1<<20) + "1]")
 	var reply []byte
-	var sc wire.Scanner
-	var m wire.Message
-	alloc := allocDuring(func() { reply = srv.process(context.Background(), nil, msg, &sc, &m) })
+	alloc := allocDuring(func() { reply = srv.Process(context.Background(), msg) })
 	checkWant(t, reply, want{id: "null", code: CodeInvalidRequest, msg: "1048577 requests, the limit is 1000"})
 	if alloc > 512<<10 {
 		t.Fatalf("rejecting the batch allocated %d bytes", alloc)
@@ -310,10 +306,8 @@ func TestHostileDeepNesting(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var reply []byte
-			var sc wire.Scanner
-			var m wire.Message
 			data := []byte(tc.msg)
-			alloc := allocDuring(func() { reply = srv.process(context.Background(), nil, data, &sc, &m) })
+			alloc := allocDuring(func() { reply = srv.Process(context.Background(), data) })
 			checkWant(t, reply, want{id: "null", code: tc.code})
 			// One bit per level past the limit, no recursion: at most an
 			// eighth of the message (plus growth), not a frame per level.
@@ -342,12 +336,10 @@ func TestHostileDeepNesting(t *testing.T) {
 func BenchmarkDeepNesting(b *testing.B) {
 	srv := &Server{Handler: rulesMux(), Logger: quietLogger}
 	data := []byte(strings.Repeat("[", 1_000_000))
-	var sc wire.Scanner
-	var m wire.Message
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		srv.process(context.Background(), nil, data, &sc, &m)
+		srv.Process(context.Background(), data)
 	}
 }
 

@@ -28,17 +28,13 @@ import (
 
 // httpState is the per-request decoding state, pooled across requests.
 type httpState struct {
-	sc  wire.Scanner
-	msg wire.Message
-	buf []byte // the request body
-	out []byte // the reply
+	exchange        // the sink of its messages (dispatch.go); out holds the reply
+	buf      []byte // the request body
 
 	// The request being served, for late (answerLate, made once per state).
-	srv      *Server
 	w        http.ResponseWriter
 	pi       *peerInfo
 	answered bool // by late, at the handler timeout
-	late     func([]byte)
 }
 
 // answerLate writes the reply sent at the handler timeout, while the
@@ -122,7 +118,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if cap(st.buf) > maxPooledBody {
 			st.buf = nil
 		}
-		st.w, st.pi, st.answered = nil, nil, false
+		st.w, st.pi, st.answered, st.ts = nil, nil, false, nil
 		httpStatePool.Put(st)
 	}()
 	var read bool
@@ -137,7 +133,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	st.srv, st.w, st.pi = s, w, pi
 	hr.ts.req.stream = &hr.stream
-	reply, refused := s.processTimed(&hr.ts, &hr.ts.ctx, nil, st.buf, &st.sc, &st.msg, st.out[:0], s.handlerTimeout(true), st.late)
+	st.ts, st.d, st.out = &hr.ts, s.handlerTimeout(true), st.out[:0]
+	reply, refused := st.exchangeMessage(&hr.ts.ctx, st.buf)
 	if st.answered {
 		return
 	}

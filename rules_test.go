@@ -23,8 +23,6 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-
-	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // quietLogger discards the server's logs (panics are logged on purpose here).
@@ -109,9 +107,7 @@ func rulesServer() *Server {
 
 // dispatchOnce runs one message through the shared dispatcher.
 func dispatchOnce(srv *Server, msg string) []byte {
-	var sc wire.Scanner
-	var m wire.Message
-	return srv.process(context.Background(), nil, []byte(msg), &sc, &m)
+	return srv.Process(context.Background(), []byte(msg))
 }
 
 // pipeRT is a round trip over a Conn on a net.Pipe with line framing: it

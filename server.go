@@ -235,52 +235,6 @@ var (
 	}
 )
 
-// process serves one incoming message and returns the reply to write, or
-// nil when there is none. Responses to our own calls (on a Conn) are
-// delivered to their callers. This is the one path every transport shares.
-func (s *Server) process(ctx context.Context, conn *Conn, data []byte, sc *wire.Scanner, m *wire.Message) []byte {
-	reply, _ := s.processInto(ctx, conn, data, sc, m, nil, s.handlerTimeout(false), nil)
-	return reply
-}
-
-// processInto is process rendering a single reply into out (reused by the
-// caller). refused is Admit's error when it refused the message.
-// The requests run under timeout d, and late answers those that pass it
-// (see serveTimed).
-func (s *Server) processInto(ctx context.Context, conn *Conn, data []byte, sc *wire.Scanner, m *wire.Message, out []byte, d time.Duration, late func([]byte)) (reply []byte, refused error) {
-	return s.processTimed(nil, ctx, conn, data, sc, m, out, d, late)
-}
-
-// processTimed is processInto serving the requests with ts (see serveTimed).
-func (s *Server) processTimed(ts *timedServe, ctx context.Context, conn *Conn, data []byte, sc *wire.Scanner, m *wire.Message, out []byte, d time.Duration, late func([]byte)) (reply []byte, refused error) {
-	if int64(len(data)) > s.maxMessageSize() {
-		// The transport's own limit may be larger (a Channel built with
-		// other options): MaxMessageSize holds on every path.
-		return s.logReply(ctx, errMessageTooLarge(s.maxMessageSize())), nil
-	}
-	m.Limit = s.maxBatchLen()
-	if err := sc.Parse(data, s.maxDepth(), m); err != nil {
-		return s.logReply(ctx, parseError(err)), nil
-	}
-	if m.Batch && len(m.Elems) == 0 {
-		return s.logReply(ctx, errEmptyBatch), nil
-	}
-	if m.N > s.maxBatchLen() {
-		return s.logReply(ctx, errBatchTooLong(m.N, s.maxBatchLen())), nil
-	}
-	if ok, reply, err := s.admit(ctx, data, m.Elems, m.Batch); !ok {
-		return reply, err
-	}
-	if !m.Batch {
-		var req *Request
-		if ts != nil {
-			req = &ts.req
-		}
-		return s.serveTimed(ts, ctx, conn, data, &m.Elems[0], req, nil, out, d, late), nil
-	}
-	return s.serveTimed(ts, ctx, conn, data, nil, nil, m.Elems, nil, d, late), nil
-}
-
 // streamOptions are the options of the streams s serves.
 func (s *Server) streamOptions(f Framing) StreamOptions {
 	return StreamOptions{Framing: f, MaxMessageSize: s.maxMessageSize(), WriteTimeout: s.WriteTimeout}

@@ -556,9 +556,7 @@ func (h *streamableHandler) cancel(client string, id ID) bool {
 // answerJSON serves a POST's messages with one JSON answer (no event
 // stream): a refusal by Admit is 429, as on plain HTTP.
 func (s *Server) answerJSON(ctx context.Context, w http.ResponseWriter, data []byte, pi *peerInfo) {
-	st := httpStatePool.Get().(*httpState)
-	defer httpStatePool.Put(st)
-	reply, refused := s.processInto(ctx, nil, data, &st.sc, &st.msg, nil, 0, nil)
+	reply, refused := s.exchangeOnce(ctx, data, 0)
 	if refused != nil {
 		tooManyRequests(w, refused)
 		return
@@ -672,9 +670,7 @@ func singleResponse(data []byte, e *wire.Envelope) []byte {
 
 // notifications serves the notifications of a POST (no reply can go back).
 func (h *streamableHandler) notifications(ctx context.Context, data []byte) {
-	var sc wire.Scanner
-	var m wire.Message
-	h.srv.processInto(ctx, nil, data, &sc, &m, nil, 0, nil)
+	h.srv.exchangeOnce(ctx, data, 0)
 }
 
 func (h *streamableHandler) addPost(ps *postStream) bool {
@@ -984,11 +980,14 @@ func (ps *postStream) Close() error {
 	return nil
 }
 
-// Send writes a message of the connection: a call or notification to the
-// client goes as an event (the answer becomes an event stream); the reply
-// ends the answer.
-func (ps *postStream) Send(msg []byte) error {
-	reply := !isOutgoingCall(msg)
+// Send writes a call or notification of the connection to the client: it
+// goes as an event (the answer becomes an event stream).
+func (ps *postStream) Send(msg []byte) error { return ps.write(msg, false) }
+
+// sendReply writes the reply to the POST's message, which ends the answer.
+func (ps *postStream) sendReply(msg []byte) error { return ps.write(msg, true) }
+
+func (ps *postStream) write(msg []byte, reply bool) error {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if ps.finished {
@@ -1011,18 +1010,6 @@ func (ps *postStream) Send(msg []byte) error {
 		ps.finish()
 	}
 	return err
-}
-
-// isOutgoingCall reports whether a message the connection sends is a
-// request or notification to the peer (not a reply to the peer's requests).
-func isOutgoingCall(msg []byte) bool {
-	var sc wire.Scanner
-	var m wire.Message
-	m.Limit = 1
-	if sc.Parse(msg, DefaultMaxDepth, &m) != nil || len(m.Elems) == 0 {
-		return false
-	}
-	return m.Elems[0].Kind == wire.KindRequest
 }
 
 // closedIfEnded gives the error of a message sent on an event stream that

@@ -148,59 +148,74 @@ func (dt *deadlineTimer) stop() {
 	}
 }
 
-// serveTimed serves a single request e (or the batch elems) like serveOne
-// (serveBatch) under the timeout d (0: none). When d passes first, the
-// handlers' context is cancelled and the reply due then (the timeout error
-// for each request not answered yet) goes to late at once, and serveTimed
-// returns nil once the handlers have returned; with a nil late, serveTimed
-// returns that reply itself, once they have.
+// serving is one message to serve: a single request or a batch's, and
+// how (see serveTimed).
+type serving struct {
+	conn  *Conn // the connection it arrived on (nil: a message transport)
+	data  []byte
+	e     *wire.Envelope  // a single request
+	req   *Request        // its Request to fill in (nil: one is allocated)
+	elems []wire.Envelope // or a batch's requests
+	out   []byte          // where a single request's reply is rendered
+	d     time.Duration   // the handler timeout (0: none)
+	late  func([]byte)    // answers at the deadline (nil: serveTimed returns that answer)
+}
+
+// serve serves sv without a timeout.
+func (s *Server) serve(ctx context.Context, sv *serving) []byte {
+	if sv.elems != nil {
+		return s.serveBatch(ctx, sv.conn, sv.data, sv.elems, nil)
+	}
+	return s.serveOne(ctx, sv.conn, sv.data, sv.e, sv.req, sv.out)
+}
+
+// serveTimed serves a single request sv.e (or the batch sv.elems) like
+// serveOne (serveBatch) under the timeout sv.d (0: none). When sv.d passes
+// first, the handlers' context is cancelled and the reply due then (the
+// timeout error for each request not answered yet) goes to sv.late at
+// once, and serveTimed returns nil once the handlers have returned; with a
+// nil late, serveTimed returns that reply itself, once they have.
 //
 // ts, when not nil, is the storage to use, its context (ctx) set up by
 // ts.ctx.init (HTTP, whose context carries the peer, even without a
-// timeout); otherwise one is allocated when d > 0. Either way the handlers'
-// context is cancelled once the message is answered.
-func (s *Server) serveTimed(ts *timedServe, ctx context.Context, conn *Conn, data []byte, e *wire.Envelope, req *Request, elems []wire.Envelope, out []byte, d time.Duration, late func([]byte)) []byte {
+// timeout); otherwise one is allocated when sv.d > 0. Either way the
+// handlers' context is cancelled once the message is answered.
+func (s *Server) serveTimed(ctx context.Context, ts *timedServe, sv *serving) []byte {
 	if ts == nil {
-		if d <= 0 {
-			if elems != nil {
-				return s.serveBatch(ctx, conn, data, elems, nil)
-			}
-			return s.serveOne(ctx, conn, data, e, req, out)
+		if sv.d <= 0 {
+			return s.serve(ctx, sv)
 		}
 		ts = new(timedServe)
 		ts.ctx.init(ctx, nil)
 	}
-	ts.srv, ts.d, ts.data, ts.e, ts.elems, ts.late = s, d, data, e, elems, late
-	defer ts.endCtx(req)
-	if d <= 0 {
-		if elems != nil {
-			return s.serveBatch(&ts.ctx, conn, data, elems, nil)
-		}
-		return s.serveOne(&ts.ctx, conn, data, e, req, out)
+	ts.srv, ts.d, ts.data, ts.e, ts.elems, ts.late = s, sv.d, sv.data, sv.e, sv.elems, sv.late
+	defer ts.endCtx(sv.req)
+	if sv.d <= 0 {
+		return s.serve(&ts.ctx, sv)
 	}
-	ts.ctx.deadline = time.Now().Add(d)
-	if elems != nil {
-		ts.resps, ts.done = make([][]byte, len(elems)), make([]bool, len(elems))
+	ts.ctx.deadline = time.Now().Add(sv.d)
+	if sv.elems != nil {
+		ts.resps, ts.done = make([][]byte, len(sv.elems)), make([]bool, len(sv.elems))
 	}
-	timer := armDeadline(ts, d)
+	timer := armDeadline(ts, sv.d)
 	var reply []byte
-	if elems != nil {
-		s.serveBatch(&ts.ctx, conn, data, elems, ts)
+	if sv.elems != nil {
+		s.serveBatch(&ts.ctx, sv.conn, sv.data, sv.elems, ts)
 	} else {
-		reply = s.serveOne(&ts.ctx, conn, data, e, req, out)
+		reply = s.serveOne(&ts.ctx, sv.conn, sv.data, sv.e, sv.req, sv.out)
 	}
 	timer.stop()
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	switch {
 	case ts.answered:
-		req.dropStream()
+		sv.req.dropStream()
 		return nil // late has answered
 	case ts.timedOut:
-		req.dropStream()
+		sv.req.dropStream()
 		reply = ts.lateReply()
-	case elems != nil:
-		reply = s.joinBatch(data, elems, ts.resps, nil)
+	case sv.elems != nil:
+		reply = s.joinBatch(sv.data, sv.elems, ts.resps, nil)
 	}
 	ts.answered = true
 	return reply

@@ -172,9 +172,8 @@ func (s *Server) isClosing() bool {
 // answered with -32600. msg must not be modified until Process returns; the
 // reply is the caller's.
 func (s *Server) Process(ctx context.Context, msg []byte) []byte {
-	r := scanPool.Get().(*scanState)
-	defer func() { r.sc.Data = nil; scanPool.Put(r) }()
-	return s.process(ctx, nil, msg, &r.sc, &r.m)
+	reply, _ := s.exchangeOnce(ctx, msg, s.handlerTimeout(false))
+	return reply
 }
 
 // Exchange carries one message to the server and returns the reply: nil or

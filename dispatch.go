@@ -1,0 +1,204 @@
+package jsonrpc
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
+)
+
+// The inbound path. Every transport hands each message it receives to
+// [Server.dispatch], which owns the rules every message passes, in order:
+//
+//	size → scan → route responses → batch rules → Admit → serve
+//
+// The transports differ only in their sink: where an answer decided before
+// any handler runs goes, and how the admitted requests are served. A
+// connection (every stream, WebSocket, a Streamable HTTP POST's event
+// stream, a client's connection) serves them on its workers and writes the
+// replies itself (connInbound); a message transport (HTTP, Streamable
+// HTTP's JSON answers, Process and so NATS) serves them at once and hands
+// the reply back to its caller (exchange). What follows dispatch, serving
+// one request (serveOne) or a batch (serveBatch) under the handler timeout
+// (serveTimed), is shared as well.
+
+// inbound is one message to dispatch, with its scanning state.
+type inbound struct {
+	scanState
+	data []byte
+	conn *Conn // the connection it arrived on: responses go to its calls (nil: HTTP, Process)
+}
+
+// sink is a transport's side of the inbound path.
+type sink interface {
+	// early takes the answer decided before any handler runs: the error
+	// for a message that is too large, cannot be parsed or breaks a batch
+	// rule, or Admit's refusal (refused, its error; reply then holds the
+	// refused requests' errors, nil when they are all notifications).
+	early(reply []byte, refused error)
+	// serve serves the admitted requests: e alone, or a batch's.
+	serve(ctx context.Context, e *wire.Envelope, batch []wire.Envelope)
+}
+
+// dispatch takes one message through the inbound path (see the top of
+// this file) and gives what it needs to to. ctx is the message's: its
+// values (the peer) are those of the handlers' contexts.
+func (s *Server) dispatch(ctx context.Context, in *inbound, to sink) {
+	if e := s.scan(in); e != nil {
+		to.early(s.logReply(ctx, e), nil)
+		return
+	}
+	m := &in.m
+	requests := m.Elems
+	if in.conn != nil {
+		if requests = in.conn.takeInbound(in.data, m); len(requests) == 0 && !m.Batch {
+			return // a response, an event or a convention's notification: taken
+		}
+	}
+	if e := s.batchError(m); e != nil {
+		to.early(s.logReply(ctx, e), nil)
+		return
+	}
+	if len(requests) == 0 {
+		return // a batch of responses only
+	}
+	if ok, reply, err := s.admit(ctx, in.data, requests, m.Batch); !ok {
+		to.early(reply, err)
+		return
+	}
+	if m.Batch {
+		to.serve(ctx, nil, requests)
+	} else {
+		to.serve(ctx, &requests[0], nil)
+	}
+}
+
+// scan checks the message's size against MaxMessageSize and scans it into
+// in.m; it returns the error to answer when either fails.
+func (s *Server) scan(in *inbound) *Error {
+	if int64(len(in.data)) > s.maxMessageSize() {
+		// The transport's own limit may be larger (a Channel built with
+		// other options): MaxMessageSize holds on every path.
+		return errMessageTooLarge(s.maxMessageSize())
+	}
+	in.m.Limit = s.maxBatchLen()
+	if err := in.sc.Parse(in.data, s.maxDepth(), &in.m); err != nil {
+		return parseError(err)
+	}
+	return nil
+}
+
+// batchError is the error to answer for a scanned batch that breaks a rule
+// of its own: empty, or longer than MaxBatchLen.
+func (s *Server) batchError(m *wire.Message) *Error {
+	switch {
+	case !m.Batch:
+		return nil
+	case len(m.Elems) == 0:
+		return errEmptyBatch
+	case m.N > s.maxBatchLen():
+		return errBatchTooLong(m.N, s.maxBatchLen())
+	}
+	return nil
+}
+
+// exchange is the sink of a message transport: the message is served at
+// once and its reply (nil: none is due) handed back to the caller.
+type exchange struct {
+	inbound
+	srv  *Server
+	ts   *timedServe   // the timeout's storage (nil: allocated when d > 0)
+	d    time.Duration // the handler timeout (0: none)
+	late func([]byte)  // answers at the deadline (see serveTimed)
+	out  []byte        // where a single reply is rendered
+
+	reply   []byte
+	refused error // Admit's error when it refused the message
+}
+
+func (x *exchange) early(reply []byte, refused error) { x.reply, x.refused = reply, refused }
+
+func (x *exchange) serve(ctx context.Context, e *wire.Envelope, batch []wire.Envelope) {
+	sv := serving{data: x.data, e: e, elems: batch, out: x.out, d: x.d, late: x.late}
+	if e != nil && x.ts != nil {
+		sv.req = &x.ts.req
+	}
+	x.reply = x.srv.serveTimed(ctx, x.ts, &sv)
+}
+
+// exchangeMessage serves data on x (whose srv, ts, d, late and out are
+// set) and returns the reply, and Admit's error when it refused the message.
+func (x *exchange) exchangeMessage(ctx context.Context, data []byte) ([]byte, error) {
+	x.data, x.reply, x.refused = data, nil, nil
+	x.srv.dispatch(ctx, &x.inbound, x)
+	x.data, x.sc.Data = nil, nil // do not pin the message
+	return x.reply, x.refused
+}
+
+var exchangePool = sync.Pool{New: func() any { return new(exchange) }}
+
+// exchangeOnce serves the message data as a message transport does, under
+// the handler timeout d, and returns its reply (see exchange).
+func (s *Server) exchangeOnce(ctx context.Context, data []byte, d time.Duration) ([]byte, error) {
+	x := exchangePool.Get().(*exchange)
+	defer exchangePool.Put(x)
+	x.srv, x.d = s, d
+	return x.exchangeMessage(ctx, data)
+}
+
+// connInbound is the sink of a connection: the requests are served by a
+// task on the connection (see Conn.run), which writes the reply; an early
+// answer is written at once.
+type connInbound struct {
+	inbound
+	t        *task // the task to run, if any
+	draining bool  // Shutdown has begun: t is answered, not run
+}
+
+var connInboundPool = sync.Pool{New: func() any { return new(connInbound) }}
+
+func (ci *connInbound) early(reply []byte, _ error) {
+	if len(reply) > 0 {
+		ci.conn.sendReply(reply)
+	}
+}
+
+func (ci *connInbound) serve(_ context.Context, e *wire.Envelope, batch []wire.Envelope) {
+	t := &task{conn: ci.conn, data: ci.data, batch: batch}
+	if e != nil {
+		t.env = *e
+	}
+	ci.t, ci.draining = ci.conn.start(t)
+}
+
+// takeInbound takes what of a scanned message is for the connection
+// itself: the responses to its calls, and, alone, an event of one of its
+// subscriptions (subscribe.go) or a notification of its Server's
+// convention (taken in order, without a slot: cancel.go). It returns the
+// rest, the requests to serve (a batch's in a slice of their own).
+func (c *Conn) takeInbound(data []byte, m *wire.Message) []wire.Envelope {
+	if !m.Batch {
+		e := &m.Elems[0]
+		switch {
+		case e.Kind == wire.KindResponse || e.Kind == wire.KindBadResponse:
+			c.deliver(data, m.Elems, false)
+			return nil
+		case !e.ID.Present() && c.subs.Load() != nil && c.subs.Load().take(data, e):
+			return nil
+		case c.srv.conventionNotification(c.ctx, c, data, e):
+			return nil
+		}
+		return m.Elems
+	}
+	requests := make([]wire.Envelope, 0, len(m.Elems)) // the task keeps them: m goes back to its pool
+	for i := range m.Elems {
+		if k := m.Elems[i].Kind; k != wire.KindResponse && k != wire.KindBadResponse {
+			requests = append(requests, m.Elems[i])
+		}
+	}
+	if len(requests) < len(m.Elems) {
+		c.deliver(data, m.Elems, true)
+	}
+	return requests
+}
