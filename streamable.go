@@ -420,80 +420,120 @@ func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 	// listener's read timeout.
 	setReadDeadline(w, time.Time{})
 
-	var sc wire.Scanner
-	var m wire.Message
-	m.Limit = s.maxBatchLen()
-	parsed := sc.Parse(data, s.maxDepth(), &m) == nil
-	requests, initialize := 0, false
-	var responses []wire.Envelope
-	if parsed {
-		for i := range m.Elems {
-			e := &m.Elems[i]
-			switch {
-			case e.Kind == wire.KindResponse || e.Kind == wire.KindBadResponse:
-				responses = append(responses, *e)
-			case e.Kind != wire.KindRequest || e.ID.Present():
-				requests++ // a call, or an invalid element that gets an error
-				initialize = initialize || (!m.Batch && e.Kind == wire.KindRequest && string(e.MethodName(data)) == h.opts.InitializeMethod)
-			}
-		}
+	p := h.scanPOST(data)
+	sess, session, ok := h.postSession(w, r, p.initialize)
+	if !ok {
+		return
 	}
-	session := ""
-	var sess *streamSession
-	if h.opts.Sessions {
-		session = r.Header.Get(sessionHeader)
-		switch {
-		case session == "" && initialize:
-			sess = h.newSession()
-			if sess == nil {
-				w.Header().Set("Retry-After", "1")
-				http.Error(w, "jsonrpc: too many sessions", http.StatusServiceUnavailable)
-				return
-			}
-			session = sess.id
-			w.Header().Set(sessionHeader, session)
-		case session == "":
-			http.Error(w, "jsonrpc: missing "+sessionHeader+" header (initialize first)", http.StatusBadRequest)
-			return
-		default:
-			if sess = h.touchSession(session); sess == nil {
-				http.Error(w, "jsonrpc: unknown or ended session", http.StatusNotFound)
-				return
-			}
-		}
-	}
-	if len(responses) > 0 {
-		h.route(data, responses, session, len(responses) < len(m.Elems))
+	if len(p.responses) > 0 {
+		h.route(data, p.responses, session, len(p.responses) < p.elems)
 	}
 	pi := &peerInfo{peer: s.httpPeer(r, "http"), srv: s}
-	ctx := context.WithValue(r.Context(), peerKey{}, pi)
-	if sess != nil && sess.standalone != nil {
-		ctx = context.WithValue(ctx, sessionKey{}, sess)
-	}
 	client := clientKey(r, pi.peer.RemoteAddr, session, h.opts.Sessions)
-	if s.Convention != ConventionNone {
-		ctx = context.WithValue(ctx, cancelRouterKey{}, func(id ID) bool { return h.cancel(client, id) })
-	}
-	needsReply := !parsed || requests > 0 || (m.Batch && (len(m.Elems) == 0 || m.N > s.maxBatchLen()))
-	if !needsReply {
+	ctx := h.postContext(r.Context(), pi, sess, client)
+	switch {
+	case !p.needsReply:
 		// Notifications and responses only: accepted, nothing to answer.
-		if len(responses) < len(m.Elems) {
+		if len(p.responses) < p.elems {
 			h.notifications(ctx, data)
 		}
 		w.WriteHeader(http.StatusAccepted)
-		return
-	}
-	if !acceptsSSE {
+	case !acceptsSSE:
 		// A session client that takes JSON only: no connection to call back on.
 		s.answerJSON(ctx, w, data, pi)
-		return
+	default:
+		if p.admit {
+			if ctx, ok = h.admitPOST(ctx, w, data, &p.m); !ok {
+				return
+			}
+		}
+		h.serveStream(ctx, w, data, sess, client, p.requests, pi, r.Header.Get(versionHeader) >= "2025-11-25")
 	}
-	if parsed {
-		if ctx, ok = h.admitPOST(ctx, w, data, &m); !ok {
-			return
+}
+
+// postScan is what post learns of a POST's message before it is served.
+type postScan struct {
+	m          wire.Message
+	elems      int             // the message's elements
+	requests   int             // calls, and invalid elements that get an error
+	responses  []wire.Envelope // answers to our calls, routed to the POSTs that made them
+	initialize bool            // a single call of the initialize method
+	needsReply bool            // something is answered: a request, or an error for the whole message
+	admit      bool            // Admit is asked about it here (see admitPOST)
+}
+
+// scanPOST scans a POST's message with the inbound path's scan and batch
+// rules (dispatch.go).
+func (h *streamableHandler) scanPOST(data []byte) *postScan {
+	s := h.srv
+	p := new(postScan)
+	var in inbound
+	in.data = data
+	if s.scan(&in) != nil {
+		p.needsReply = true // a parse error
+		return p
+	}
+	p.m = in.m
+	m := &p.m
+	p.elems = len(m.Elems)
+	for i := range m.Elems {
+		e := &m.Elems[i]
+		switch {
+		case e.Kind == wire.KindResponse || e.Kind == wire.KindBadResponse:
+			p.responses = append(p.responses, *e)
+		case e.Kind != wire.KindRequest || e.ID.Present():
+			p.requests++
+			p.initialize = !m.Batch && e.Kind == wire.KindRequest && string(e.MethodName(data)) == h.opts.InitializeMethod
 		}
 	}
-	h.serveStream(ctx, w, data, sess, client, requests, pi, r.Header.Get(versionHeader) >= "2025-11-25")
+	wholeError := s.batchError(m) != nil // answered whole by the POST's connection
+	p.needsReply = p.requests > 0 || wholeError
+	p.admit = !wholeError
+	return p
+}
+
+// postSession finds (or, for an initialize without one, starts) the
+// session of a POST when the handler has sessions. When it reports false
+// it has written the error response.
+func (h *streamableHandler) postSession(w http.ResponseWriter, r *http.Request, initialize bool) (*streamSession, string, bool) {
+	if !h.opts.Sessions {
+		return nil, "", true
+	}
+	session := r.Header.Get(sessionHeader)
+	switch {
+	case session == "" && initialize:
+		sess := h.newSession()
+		if sess == nil {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "jsonrpc: too many sessions", http.StatusServiceUnavailable)
+			return nil, "", false
+		}
+		w.Header().Set(sessionHeader, sess.id)
+		return sess, sess.id, true
+	case session == "":
+		http.Error(w, "jsonrpc: missing "+sessionHeader+" header (initialize first)", http.StatusBadRequest)
+		return nil, "", false
+	}
+	sess := h.touchSession(session)
+	if sess == nil {
+		http.Error(w, "jsonrpc: unknown or ended session", http.StatusNotFound)
+		return nil, "", false
+	}
+	return sess, session, true
+}
+
+// postContext is the context of a POST's handlers: the peer, the session
+// (for SessionConn) and, under a convention, the router of the client's
+// cancels.
+func (h *streamableHandler) postContext(ctx context.Context, pi *peerInfo, sess *streamSession, client string) context.Context {
+	ctx = context.WithValue(ctx, peerKey{}, pi)
+	if sess != nil && sess.standalone != nil {
+		ctx = context.WithValue(ctx, sessionKey{}, sess)
+	}
+	if h.srv.Convention != ConventionNone {
+		ctx = context.WithValue(ctx, cancelRouterKey{}, func(id ID) bool { return h.cancel(client, id) })
+	}
+	return ctx
 }
 
 // admitPOST asks Server.Admit about the requests of a POST that its own
@@ -502,8 +542,8 @@ func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 // with Retry-After, on every HTTP flavour. The returned context tells the
 // POST's connection that the message was admitted (it does not ask again).
 func (h *streamableHandler) admitPOST(ctx context.Context, w http.ResponseWriter, data []byte, m *wire.Message) (context.Context, bool) {
-	if h.srv.Admit == nil || (m.Batch && (len(m.Elems) == 0 || m.N > h.srv.maxBatchLen())) {
-		return ctx, true // no hook, or a batch its connection refuses whole
+	if h.srv.Admit == nil {
+		return ctx, true
 	}
 	if ok, _, err := h.srv.admit(ctx, data, m.Elems, m.Batch); !ok {
 		tooManyRequests(w, err)
