@@ -155,6 +155,12 @@ func (s *Server) admit(ctx context.Context, data []byte, elems []wire.Envelope, 
 	}
 	p, _ := PeerFromContext(ctx)
 	s.logger().Debug("jsonrpc: message refused", "requests", n, "remote", p.RemoteAddr, "reason", err.Error())
+	return false, refusal(data, elems, batch, rpcErr), err
+}
+
+// refusal is the reply to a refused message: rpcErr for each of its calls
+// (nil when it has none).
+func refusal(data []byte, elems []wire.Envelope, batch bool, rpcErr *Error) (reply []byte) {
 	for i := range elems {
 		e := &elems[i]
 		if k := e.Kind; k == wire.KindResponse || k == wire.KindBadResponse {
@@ -174,7 +180,7 @@ func (s *Server) admit(ctx context.Context, data []byte, elems []wire.Envelope, 
 	if batch && len(reply) > 0 {
 		reply = append(reply, ']')
 	}
-	return false, reply, err
+	return reply
 }
 
 // retryAfter renders the Retry-After header value of a refusal.

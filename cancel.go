@@ -336,60 +336,78 @@ type Progress struct {
 // parseProgress reads a progress notification's params.
 func parseProgress(params []byte, cv Convention) (Progress, bool) {
 	p := Progress{Params: json.RawMessage(append([]byte(nil), params...))}
-	num := func(v []byte) float64 {
-		f, _ := strconv.ParseFloat(string(v), 64)
-		return f
-	}
-	str := func(v []byte) string {
-		if len(v) < 2 || v[0] != '"' {
-			return ""
-		}
-		return string(wire.Unquote(v[1 : len(v)-1]))
-	}
 	var tok []byte
 	if cv == ConventionMCP {
-		wire.Members(params, func(name, v []byte) {
-			switch string(name) {
-			case "progressToken":
-				tok = v
-			case "progress":
-				p.Progress = num(v)
-			case "total":
-				p.Total = num(v)
-			case "message":
-				p.Message = str(v)
-			}
-		})
+		tok = p.readMCP(params)
 	} else {
-		wire.Members(params, func(name, v []byte) {
-			switch string(name) {
-			case "token":
-				tok = v
-			case "value":
-				title := ""
-				wire.Members(v, func(name, v []byte) {
-					switch string(name) {
-					case "kind":
-						p.Kind = str(v)
-					case "percentage":
-						p.Progress, p.Total = num(v), 100
-					case "message":
-						p.Message = str(v)
-					case "title":
-						title = str(v)
-					}
-				})
-				if p.Message == "" {
-					p.Message = title
-				}
-			}
-		})
+		tok = p.readLSP(params)
 	}
 	if tok == nil {
 		return Progress{}, false
 	}
 	p.Token = json.RawMessage(append([]byte(nil), tok...))
 	return p, true
+}
+
+// readMCP reads the members of MCP's notifications/progress params into p
+// and returns the token (nil: none).
+func (p *Progress) readMCP(params []byte) (tok []byte) {
+	wire.Members(params, func(name, v []byte) {
+		switch string(name) {
+		case "progressToken":
+			tok = v
+		case "progress":
+			p.Progress = jsonNumber(v)
+		case "total":
+			p.Total = jsonNumber(v)
+		case "message":
+			p.Message = jsonString(v)
+		}
+	})
+	return tok
+}
+
+// readLSP reads the members of LSP's $/progress params into p and returns
+// the token (nil: none).
+func (p *Progress) readLSP(params []byte) (tok []byte) {
+	wire.Members(params, func(name, v []byte) {
+		switch string(name) {
+		case "token":
+			tok = v
+		case "value":
+			title := ""
+			wire.Members(v, func(name, v []byte) {
+				switch string(name) {
+				case "kind":
+					p.Kind = jsonString(v)
+				case "percentage":
+					p.Progress, p.Total = jsonNumber(v), 100
+				case "message":
+					p.Message = jsonString(v)
+				case "title":
+					title = jsonString(v)
+				}
+			})
+			if p.Message == "" {
+				p.Message = title
+			}
+		}
+	})
+	return tok
+}
+
+// jsonNumber is the JSON number v (0 for anything else).
+func jsonNumber(v []byte) float64 {
+	f, _ := strconv.ParseFloat(string(v), 64)
+	return f
+}
+
+// jsonString is the JSON string v, unquoted ("" for anything else).
+func jsonString(v []byte) string {
+	if len(v) < 2 || v[0] != '"' {
+		return ""
+	}
+	return string(wire.Unquote(v[1 : len(v)-1]))
 }
 
 // sendCancel tells the peer that our call id is cancelled, in the

@@ -252,41 +252,10 @@ func parseError(err error) *Error {
 // serveOne serves one element; it returns the response bytes appended to
 // out, or out unchanged. req, when not nil, is the Request to fill in.
 func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *wire.Envelope, req *Request, out []byte) []byte {
-	switch e.Kind {
-	case wire.KindResponse, wire.KindBadResponse:
-		if conn != nil {
-			conn.deliver(data, []wire.Envelope{*e}, false) // (a Conn delivers responses before they get here)
-			return out
-		}
-		return s.invalid(ctx, out, idOf(e, data), &Error{Code: CodeInvalidRequest, Message: "invalid request: a response was sent to a server"})
-	case wire.KindInvalid:
-		return s.invalid(ctx, out, idOf(e, data), &Error{Code: CodeInvalidRequest, Message: e.Err.Msg})
-	}
 	id := idOf(e, data)
-	name := e.MethodName(data)
-	if len(name) > s.maxMethodLen() {
-		if id.IsZero() {
-			id = NullID // an invalid request is answered even without an id
-		}
-		return s.invalid(ctx, out, id, &Error{Code: CodeInvalidRequest, Message: "invalid request: method name longer than " + strconv.Itoa(s.maxMethodLen()) + " bytes"})
-	}
-	if e.ParamsDup {
-		if id.IsZero() {
-			return out
-		}
-		return appendResponse(out, id, nil, invalidParams("", "duplicate member name"))
-	}
-	if id.IsZero() && s.Convention != ConventionNone && s.conventionMessage(ctx, conn, name, paramsOf(data, e)) {
-		return out // a cancel or progress notification of the convention, handled
-	}
-	if ctx.Err() != nil {
-		if id.IsZero() {
-			return out
-		}
-		return appendResponse(out, id, nil, &Error{Code: CodeRequestCanceled, Message: "request canceled: the server is shutting down"})
-	}
-	if rerr := s.authorize(ctx, name); rerr != nil {
-		if id.IsZero() {
+	name, rerr, stop := s.vet(ctx, conn, data, e, &id)
+	if stop {
+		if rerr == nil || id.IsZero() {
 			return out
 		}
 		return appendResponse(out, id, nil, rerr)
@@ -324,7 +293,54 @@ func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *wire.
 	if st, ok := v.(streamer); ok {
 		return s.appendStream(out, id, req, st)
 	}
-	// Encode the result in place, after the response's head.
+	return s.appendResult(out, id, v, entry, req)
+}
+
+// vet applies the rules an element meets before its handler runs, and
+// returns the method's name. When it reports stop, the element is not
+// served: rerr is its answer (nil, or an absent id: none). A response
+// reaches the calls of conn; an invalid element is answered even without
+// an id (*id becomes null).
+func (s *Server) vet(ctx context.Context, conn *Conn, data []byte, e *wire.Envelope, id *ID) (name []byte, rerr *Error, stop bool) {
+	var invalid *Error
+	switch e.Kind {
+	case wire.KindResponse, wire.KindBadResponse:
+		if conn != nil {
+			conn.deliver(data, []wire.Envelope{*e}, false) // (a Conn delivers responses before they get here)
+			return nil, nil, true
+		}
+		invalid = &Error{Code: CodeInvalidRequest, Message: "invalid request: a response was sent to a server"}
+	case wire.KindInvalid:
+		invalid = &Error{Code: CodeInvalidRequest, Message: e.Err.Msg}
+	default:
+		if name = e.MethodName(data); len(name) > s.maxMethodLen() {
+			invalid = &Error{Code: CodeInvalidRequest, Message: "invalid request: method name longer than " + strconv.Itoa(s.maxMethodLen()) + " bytes"}
+		}
+	}
+	if invalid != nil {
+		if id.IsZero() {
+			*id = NullID
+		}
+		s.logProtocol(ctx, "jsonrpc: "+protocolMessage(invalid.Code), invalid, nil)
+		return nil, invalid, true
+	}
+	switch {
+	case e.ParamsDup:
+		return nil, invalidParams("", "duplicate member name"), true
+	case id.IsZero() && s.Convention != ConventionNone && s.conventionMessage(ctx, conn, name, paramsOf(data, e)):
+		return nil, nil, true // a cancel or progress notification of the convention, handled
+	case ctx.Err() != nil:
+		return nil, &Error{Code: CodeRequestCanceled, Message: "request canceled: the server is shutting down"}, true
+	}
+	if rerr := s.authorize(ctx, name); rerr != nil {
+		return nil, rerr, true
+	}
+	return name, nil, false
+}
+
+// appendResult appends the response carrying the handler's result v,
+// encoded in place after the response's head.
+func (s *Server) appendResult(out []byte, id ID, v any, entry *methodEntry, req *Request) []byte {
 	start := len(out)
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, id.raw...)
@@ -339,12 +355,6 @@ func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *wire.
 		return appendResponse(out[:start], id, nil, &Error{Code: CodeInternalError, Message: "internal error: the result cannot be encoded as JSON"})
 	}
 	return append(out, '}')
-}
-
-// invalid logs an invalid request and appends its answer to out.
-func (s *Server) invalid(ctx context.Context, out []byte, id ID, e *Error) []byte {
-	s.logProtocol(ctx, "jsonrpc: "+protocolMessage(e.Code), e, nil)
-	return appendResponse(out, id, nil, e)
 }
 
 func paramsOf(data []byte, e *wire.Envelope) []byte {
