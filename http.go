@@ -633,7 +633,7 @@ func (c *HTTPClient) Close() error {
 // sent none. It maps HTTP-level failures to errors.
 func (c *HTTPClient) post(ctx context.Context, msg, into []byte, wantReply bool) ([]byte, error) {
 	if c.closed.Load() {
-		return nil, ErrClosed
+		return nil, errNotSent // matches ErrClosed; nothing left (a FailoverClient sends it elsewhere)
 	}
 	if c.send != nil {
 		return c.exchange(ctx, msg, wantReply)
