@@ -200,35 +200,46 @@ func ReportProgress(ctx context.Context, progress, total float64, message string
 	}
 	var p []byte
 	if r.conv == ConventionMCP {
-		p = append(append([]byte(`{"progressToken":`), r.token...), `,"progress":`...)
-		p = strconv.AppendFloat(p, progress, 'g', -1, 64)
-		if total > 0 && !math.IsInf(total, 0) {
-			p = strconv.AppendFloat(append(p, `,"total":`...), total, 'g', -1, 64)
-		}
+		p = appendMCPProgress(r.token, progress, total, message)
+	} else {
+		p = appendLSPProgress(r.token, progress, total, message, !r.reported)
+	}
+	r.last, r.reported = progress, true
+	return r.send(p)
+}
+
+// appendMCPProgress renders the params of MCP's notifications/progress.
+func appendMCPProgress(token []byte, progress, total float64, message string) []byte {
+	p := append(append([]byte(`{"progressToken":`), token...), `,"progress":`...)
+	p = strconv.AppendFloat(p, progress, 'g', -1, 64)
+	if total > 0 && !math.IsInf(total, 0) {
+		p = strconv.AppendFloat(append(p, `,"total":`...), total, 'g', -1, 64)
+	}
+	if message != "" {
+		p = wire.AppendString(append(p, `,"message":`...), message)
+	}
+	return append(p, '}')
+}
+
+// appendLSPProgress renders the params of LSP's $/progress: a percentage
+// of total, beginning with the first report.
+func appendLSPProgress(token []byte, progress, total float64, message string, first bool) []byte {
+	pct := progress
+	if total > 0 {
+		pct = 100 * progress / total
+	}
+	pct = math.Round(min(max(pct, 0), 100))
+	p := append(append([]byte(`{"token":`), token...), `,"value":{"kind":`...)
+	if first {
+		p = wire.AppendString(append(p, `"begin","title":`...), message)
+	} else {
+		p = append(p, `"report"`...)
 		if message != "" {
 			p = wire.AppendString(append(p, `,"message":`...), message)
 		}
-	} else {
-		pct := progress
-		if total > 0 {
-			pct = 100 * progress / total
-		}
-		pct = math.Round(min(max(pct, 0), 100))
-		p = append(append([]byte(`{"token":`), r.token...), `,"value":{"kind":`...)
-		if !r.reported {
-			p = wire.AppendString(append(p, `"begin","title":`...), message)
-		} else {
-			p = append(p, `"report"`...)
-			if message != "" {
-				p = wire.AppendString(append(p, `,"message":`...), message)
-			}
-		}
-		p = strconv.AppendInt(append(p, `,"percentage":`...), int64(pct), 10)
-		p = append(p, '}')
 	}
-	p = append(p, '}')
-	r.last, r.reported = progress, true
-	return r.send(p)
+	p = strconv.AppendInt(append(p, `,"percentage":`...), int64(pct), 10)
+	return append(p, "}}"...)
 }
 
 // progressToken returns the progress token in params (MCP:

@@ -57,21 +57,12 @@ func headID(b []byte) (id uint64, found, request bool) {
 	}
 	b = b[1:]
 	for {
-		b = bytes.TrimLeft(b, " \t\r\n,")
-		if len(b) == 0 || b[0] != '"' {
+		var key []byte
+		var ok bool
+		if key, b, ok = headMember(b); !ok {
 			return 0, false, false
 		}
-		end := bytes.IndexByte(b[1:], '"')
-		if end < 0 {
-			return 0, false, false
-		}
-		key := string(b[1 : 1+end])
-		b = bytes.TrimLeft(b[2+end:], " \t\r\n")
-		if len(b) == 0 || b[0] != ':' {
-			return 0, false, false
-		}
-		b = bytes.TrimLeft(b[1:], " \t\r\n")
-		switch key {
+		switch string(key) {
 		case "method":
 			return 0, false, true
 		case "id":
@@ -82,16 +73,37 @@ func headID(b []byte) (id uint64, found, request bool) {
 			id, ok := parseOurID(b[:i])
 			return id, ok, false
 		case "jsonrpc":
-			if len(b) == 0 || b[0] != '"' {
+			if _, b, ok = headString(b); !ok {
 				return 0, false, false
 			}
-			end := bytes.IndexByte(b[1:], '"')
-			if end < 0 {
-				return 0, false, false
-			}
-			b = b[2+end:]
 		default: // the result or the error: the id, if any, comes after it
 			return 0, false, false
 		}
 	}
+}
+
+// headMember reads the name of the next member of an object and its colon
+// (the separating comma before it, if any), and returns the rest.
+func headMember(b []byte) (name, rest []byte, ok bool) {
+	if name, b, ok = headString(bytes.TrimLeft(b, " \t\r\n,")); !ok {
+		return nil, nil, false
+	}
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 || b[0] != ':' {
+		return nil, nil, false
+	}
+	return name, bytes.TrimLeft(b[1:], " \t\r\n"), true
+}
+
+// headString reads a string without escapes and returns its contents and
+// the rest.
+func headString(b []byte) (s, rest []byte, ok bool) {
+	if len(b) == 0 || b[0] != '"' {
+		return nil, nil, false
+	}
+	end := bytes.IndexByte(b[1:], '"')
+	if end < 0 {
+		return nil, nil, false
+	}
+	return b[1 : 1+end], b[2+end:], true
 }

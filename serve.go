@@ -360,68 +360,9 @@ func (s *Server) Listen(rawURL string, opts ...ListenOption) (*Listener, error) 
 	l := &Listener{done: make(chan struct{})}
 	switch u.Scheme {
 	case "http", "ws", "https", "wss":
-		var tlsCfg *tls.Config
-		switch u.Scheme {
-		case "https":
-			tlsCfg, err = cfg.serverTLS(u.Scheme, "h2", "http/1.1")
-		case "wss":
-			tlsCfg, err = cfg.serverTLS(u.Scheme, "http/1.1") // WebSocket upgrades are HTTP/1.1
-		}
-		if err != nil {
-			return nil, err
-		}
-		nl, err := net.Listen("tcp", u.Host)
-		if err != nil {
-			return nil, err
-		}
-		path := u.Path
-		if path == "" {
-			path = "/"
-		}
-		l.URL = u.Scheme + "://" + nl.Addr().String() + path
-		var h http.Handler = s
-		if cfg.streamable != nil {
-			h = s.StreamableHTTPHandler(*cfg.streamable)
-		}
-		extra := cfg.extra
-		if u.Scheme == "ws" || u.Scheme == "wss" {
-			h, extra = s.WebSocketHandler(cfg.ws...), nil
-		}
-		go func() { l.stop(s.serveHTTP(nl, path, h, extra, tlsCfg, cfg.wrap)) }()
-	case "tls":
-		tlsCfg, err := cfg.serverTLS(u.Scheme)
-		if err != nil {
-			return nil, err
-		}
-		nl, err := net.Listen("tcp", u.Host)
-		if err != nil {
-			return nil, err
-		}
-		l.URL = "tls://" + nl.Addr().String()
-		go func() { l.stop(s.Serve(tls.NewListener(nl, tlsCfg), cfg.framing)) }()
-	case "tcp", "unix":
-		var nl net.Listener
-		if u.Scheme == "unix" {
-			addr := unixPath(u)
-			if addr == "" {
-				return nil, errors.New("jsonrpc: URL " + rawURL + " names no socket")
-			}
-			nl, err = listenUnix(addr, cfg.socketMode)
-			l.URL = "unix://" + addr
-		} else {
-			nl, err = net.Listen("tcp", u.Host)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if u.Scheme == "tcp" {
-			l.URL = "tcp://" + nl.Addr().String()
-		}
-		go func() {
-			err := s.Serve(nl, cfg.framing)
-			nl.Close() // a unix socket file goes with it
-			l.stop(err)
-		}()
+		err = s.listenHTTP(l, u, cfg)
+	case "tcp", "tls", "unix":
+		err = s.listenStream(l, u, cfg)
 	case "stdio":
 		l.URL = "stdio:"
 		c := newConnContext(withPeer(context.Background(), s, Peer{Transport: "stdio"}), NewStream(stdio{}, s.streamOptions(cfg.framing)), s, nil)
@@ -435,7 +376,81 @@ func (s *Server) Listen(rawURL string, opts ...ListenOption) (*Listener, error) 
 		}
 		return nil, errors.New("jsonrpc: unsupported URL scheme " + u.Scheme + " in " + rawURL + " (want http, https, ws, wss, tcp, tls, unix or stdio" + orRegistered(func(t transport) bool { return t.listen != nil }) + ")")
 	}
+	if err != nil {
+		return nil, err
+	}
 	return l, nil
+}
+
+// listenHTTP makes l serve the http, https, ws or wss URL u.
+func (s *Server) listenHTTP(l *Listener, u *url.URL, cfg *listenConfig) error {
+	var tlsCfg *tls.Config
+	var err error
+	switch u.Scheme {
+	case "https":
+		tlsCfg, err = cfg.serverTLS(u.Scheme, "h2", "http/1.1")
+	case "wss":
+		tlsCfg, err = cfg.serverTLS(u.Scheme, "http/1.1") // WebSocket upgrades are HTTP/1.1
+	}
+	if err != nil {
+		return err
+	}
+	nl, err := net.Listen("tcp", u.Host)
+	if err != nil {
+		return err
+	}
+	path := u.Path
+	if path == "" {
+		path = "/"
+	}
+	l.URL = u.Scheme + "://" + nl.Addr().String() + path
+	var h http.Handler = s
+	if cfg.streamable != nil {
+		h = s.StreamableHTTPHandler(*cfg.streamable)
+	}
+	extra := cfg.extra
+	if u.Scheme == "ws" || u.Scheme == "wss" {
+		h, extra = s.WebSocketHandler(cfg.ws...), nil
+	}
+	go func() { l.stop(s.serveHTTP(nl, path, h, extra, tlsCfg, cfg.wrap)) }()
+	return nil
+}
+
+// listenStream makes l serve the tcp, tls or unix URL u.
+func (s *Server) listenStream(l *Listener, u *url.URL, cfg *listenConfig) error {
+	var nl net.Listener
+	var err error
+	switch u.Scheme {
+	case "unix":
+		addr := unixPath(u)
+		if addr == "" {
+			return errors.New("jsonrpc: URL " + u.String() + " names no socket")
+		}
+		nl, err = listenUnix(addr, cfg.socketMode)
+		l.URL = "unix://" + addr
+	case "tls":
+		var tlsCfg *tls.Config
+		if tlsCfg, err = cfg.serverTLS(u.Scheme); err != nil {
+			return err
+		}
+		if nl, err = net.Listen("tcp", u.Host); err == nil {
+			l.URL = "tls://" + nl.Addr().String()
+			nl = tls.NewListener(nl, tlsCfg)
+		}
+	default:
+		if nl, err = net.Listen("tcp", u.Host); err == nil {
+			l.URL = "tcp://" + nl.Addr().String()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	go func() {
+		err := s.Serve(nl, cfg.framing)
+		nl.Close() // a unix socket file goes with it
+		l.stop(err)
+	}()
+	return nil
 }
 
 // stdio is standard input and output as one stream. Close closes standard
