@@ -323,12 +323,30 @@ func describe(g *Generator, mi jsonrpc.MethodInfo) *Method {
 	for _, e := range d.Errors {
 		m.Errors = append(m.Errors, ErrorObject{Code: e.Code, Message: e.Message, Data: e.Data})
 	}
+	if !m.describeParams(g, mi) {
+		return m
+	}
+	if mi.ResultType != nil {
+		m.Result = &ContentDescriptor{Name: "result", Schema: g.SchemaOf(mi.ResultType)}
+	} else {
+		m.Result = &ContentDescriptor{Name: "result", Schema: &Schema{}}
+	}
+	for i, ex := range d.Examples {
+		m.Examples = append(m.Examples, examplePairing(m, i, ex))
+	}
+	return m
+}
+
+// describeParams describes the params of the method mi; it reports false
+// when m is complete (the discovery method: no result to add).
+func (m *Method) describeParams(g *Generator, mi jsonrpc.MethodInfo) bool {
+	d := mi.Doc
 	switch kindOf(mi.ParamsType) {
 	case kindNone:
 		if mi.Name == DiscoverMethod {
 			m.ParamStructure = "either"
 			m.Result = &ContentDescriptor{Name: "OpenRPC document", Schema: &Schema{Type: "object", Description: "An OpenRPC document (https://spec.open-rpc.org)."}}
-			return m
+			return false
 		}
 		m.ParamStructure, m.ParamsSchema = "either", &Schema{}
 	case kindRaw:
@@ -354,29 +372,26 @@ func describe(g *Generator, mi jsonrpc.MethodInfo) *Method {
 		m.ParamStructure = "by-position"
 		m.Params = append(m.Params, &ContentDescriptor{Name: paramName(d.ParamNames, 0, "value"), Schema: g.SchemaOf(mi.ParamsType), Required: true})
 	case kindStruct:
-		switch {
-		case mi.ByName && mi.ByPosition:
-			m.ParamStructure = "either"
-		case mi.ByName:
-			m.ParamStructure = "by-name"
-		default:
-			m.ParamStructure = "by-position"
-		}
-		for _, p := range mi.Params {
-			s := g.FieldSchema(p.Field)
-			cd := &ContentDescriptor{Name: p.Name, Schema: s, Required: p.Required, Description: s.Description, Deprecated: s.Deprecated}
-			m.Params = append(m.Params, cd)
-		}
+		m.describeStructParams(g, mi)
 	}
-	if mi.ResultType != nil {
-		m.Result = &ContentDescriptor{Name: "result", Schema: g.SchemaOf(mi.ResultType)}
-	} else {
-		m.Result = &ContentDescriptor{Name: "result", Schema: &Schema{}}
+	return true
+}
+
+// describeStructParams describes params that are a struct's fields.
+func (m *Method) describeStructParams(g *Generator, mi jsonrpc.MethodInfo) {
+	switch {
+	case mi.ByName && mi.ByPosition:
+		m.ParamStructure = "either"
+	case mi.ByName:
+		m.ParamStructure = "by-name"
+	default:
+		m.ParamStructure = "by-position"
 	}
-	for i, ex := range d.Examples {
-		m.Examples = append(m.Examples, examplePairing(m, i, ex))
+	for _, p := range mi.Params {
+		s := g.FieldSchema(p.Field)
+		cd := &ContentDescriptor{Name: p.Name, Schema: s, Required: p.Required, Description: s.Description, Deprecated: s.Deprecated}
+		m.Params = append(m.Params, cd)
 	}
-	return m
 }
 
 func examplePairing(m *Method, i int, ex jsonrpc.Example) ExamplePairing {

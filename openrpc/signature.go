@@ -16,52 +16,31 @@ import (
 func TypeString(s *Schema) string { return typeString(s, 0) }
 
 func typeString(s *Schema, depth int) string {
-	if s == nil || schema.IsTrue(s) {
+	switch {
+	case s == nil || schema.IsTrue(s):
 		return "any"
-	}
-	if s.Not != nil && schema.IsFalseOnly(s) {
+	case s.Not != nil && schema.IsFalseOnly(s):
 		return "never"
-	}
-	if s.Ref != "" {
+	case s.Ref != "":
 		return s.Ref[strings.LastIndexByte(s.Ref, '/')+1:]
-	}
-	if s.Const != nil {
+	case s.Const != nil:
 		b, _ := json.Marshal(*s.Const)
 		return string(b)
-	}
-	if s.Enum != nil {
+	case s.Enum != nil:
 		var parts []string
 		for _, e := range s.Enum {
 			b, _ := json.Marshal(e)
 			parts = append(parts, string(b))
 		}
 		return strings.Join(parts, "|")
-	}
-	alts := func(list []*Schema) string {
-		var parts []string
-		for _, a := range list {
-			parts = append(parts, typeString(a, depth))
-		}
-		return strings.Join(parts, "|")
-	}
-	switch {
 	case s.AnyOf != nil:
-		return alts(s.AnyOf)
+		return alternatives(s.AnyOf, depth)
 	case s.OneOf != nil:
-		return alts(s.OneOf)
+		return alternatives(s.OneOf, depth)
 	}
-	types := s.Types
-	if s.Type != "" {
-		types = []string{s.Type}
-	}
+	types := typesOf(s)
 	if len(types) == 0 {
-		if s.Properties != nil {
-			types = []string{"object"}
-		} else if s.Items != nil {
-			types = []string{"array"}
-		} else {
-			return "any"
-		}
+		return "any"
 	}
 	var parts []string
 	for _, t := range types {
@@ -74,6 +53,31 @@ func typeString(s *Schema, depth int) string {
 		parts = append(parts, "null")
 	}
 	return strings.Join(parts, "|")
+}
+
+// alternatives renders the schemas of an anyOf or oneOf as T|U.
+func alternatives(list []*Schema, depth int) string {
+	var parts []string
+	for _, a := range list {
+		parts = append(parts, typeString(a, depth))
+	}
+	return strings.Join(parts, "|")
+}
+
+// typesOf lists the types s allows: its type or types, else those its
+// keywords imply (none: any).
+func typesOf(s *Schema) []string {
+	switch {
+	case s.Type != "":
+		return []string{s.Type}
+	case len(s.Types) > 0:
+		return s.Types
+	case s.Properties != nil:
+		return []string{"object"}
+	case s.Items != nil:
+		return []string{"array"}
+	}
+	return nil
 }
 
 func oneType(s *Schema, t string, depth int) string {
@@ -95,32 +99,37 @@ func oneType(s *Schema, t string, depth int) string {
 		}
 		return "[]" + item
 	case "object":
-		if len(s.Properties) == 0 {
-			if s.AdditionalProperties != nil && !isFalseSchema(s.AdditionalProperties) {
-				return "map[string]" + typeString(s.AdditionalProperties, depth+1)
-			}
-			return "object"
-		}
-		if depth > 2 {
-			return "{…}"
-		}
-		var b strings.Builder
-		b.WriteByte('{')
-		for i, name := range propertyNames(s) {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(name)
-			if !slices.Contains(s.Required, name) {
-				b.WriteByte('?')
-			}
-			b.WriteString(": ")
-			b.WriteString(typeString(s.Properties[name], depth+1))
-		}
-		b.WriteByte('}')
-		return b.String()
+		return objectType(s, depth)
 	}
 	return t
+}
+
+// objectType renders an object schema: {a: T, b?: U}, map[string]T or object.
+func objectType(s *Schema, depth int) string {
+	if len(s.Properties) == 0 {
+		if s.AdditionalProperties != nil && !isFalseSchema(s.AdditionalProperties) {
+			return "map[string]" + typeString(s.AdditionalProperties, depth+1)
+		}
+		return "object"
+	}
+	if depth > 2 {
+		return "{…}"
+	}
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, name := range propertyNames(s) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(name)
+		if !slices.Contains(s.Required, name) {
+			b.WriteByte('?')
+		}
+		b.WriteString(": ")
+		b.WriteString(typeString(s.Properties[name], depth+1))
+	}
+	b.WriteByte('}')
+	return b.String()
 }
 
 func isFalseSchema(s *Schema) bool { return s.Not != nil && schema.IsFalseOnly(s) }
@@ -213,60 +222,22 @@ func (d *Doc) Describe(m *Method) string {
 		}
 	}
 	if m.Deprecated {
-		l := "deprecated: it still works"
-		if m.Replacement != "" {
-			l += "; call " + m.Replacement + " instead"
-		}
-		if m.Sunset != "" {
-			l += "; to be removed at " + m.Sunset
-		}
-		line(l)
+		line(deprecationLine(m))
 	}
-	switch ps := m.ParamStructure; {
-	case m.ParamsSchema != nil:
-		line("params: ", TypeString(m.ParamsSchema), " (by position or by name)")
-	case len(m.Params) == 0:
-		line("params: none")
-	case m.Variadic:
-		line("params: any number of ", TypeString(m.Params[0].Schema), ", by position")
-	case ps == "by-name":
-		line("params: by name")
-	case ps == "by-position":
-		line("params: by position")
-	default:
-		line("params: by position or by name")
-	}
+	line(paramsLine(m))
 	var refs []string
-	collect := func(s *Schema) { refs = collectRefs(s, refs) }
 	for i, p := range m.Params {
-		req := "optional"
-		if p.Required || m.Variadic {
-			req = "required"
-		}
-		if m.Variadic {
-			req = "repeated"
-		}
-		l := "  " + strconv.Itoa(i) + ". " + p.Name + " " + TypeString(p.Schema) + " (" + req
-		if p.Deprecated {
-			l += ", deprecated"
-		}
-		l += ")"
-		if desc := firstNonEmpty(p.Description, p.Summary, p.Schema.Description); desc != "" {
-			l += ": " + desc
-		}
-		line(l)
-		collect(p.Schema)
+		line(paramLine(m, i, p))
+		refs = collectRefs(p.Schema, refs)
 	}
-	if m.ParamsSchema != nil {
-		collect(m.ParamsSchema)
-	}
+	refs = collectRefs(m.ParamsSchema, refs)
 	if m.Result != nil {
 		l := "result: " + TypeString(m.Result.Schema)
 		if desc := firstNonEmpty(m.Result.Description, m.Result.Summary, m.Result.Schema.Description); desc != "" {
 			l += ": " + desc
 		}
 		line(l)
-		collect(m.Result.Schema)
+		refs = collectRefs(m.Result.Schema, refs)
 	}
 	if len(m.Errors) > 0 {
 		line("errors:")
@@ -274,36 +245,97 @@ func (d *Doc) Describe(m *Method) string {
 			line("  ", strconv.FormatInt(e.Code, 10), " ", e.Message)
 		}
 	}
-	for _, ex := range m.Examples {
-		var args []string
-		for _, p := range ex.Params {
-			if m.Variadic || m.ParamStructure == "by-position" {
-				args = append(args, string(p.Value)) // positional: the names are no params'
-			} else {
-				args = append(args, p.Name+"="+string(p.Value))
-			}
-		}
-		l := "example " + strconv.Quote(ex.Name) + ": (" + strings.Join(args, ", ") + ")"
-		if ex.Result != nil {
-			l += " → " + string(ex.Result.Value)
-		}
-		line(l)
+	for i := range m.Examples {
+		line(exampleLine(m, &m.Examples[i]))
 	}
-	if d != nil && d.Components != nil {
-		done := map[string]bool{}
-		for len(refs) > 0 {
-			name := refs[0]
-			refs = refs[1:]
-			s := d.Components.Schemas[name]
-			if done[name] || s == nil {
-				continue
-			}
-			done[name] = true
-			line(name, ": ", typeString(s, 0))
-			refs = collectRefs(s, refs)
-		}
-	}
+	d.describeShared(refs, line)
 	return b.String()
+}
+
+// deprecationLine tells that m is deprecated, and what replaces it when.
+func deprecationLine(m *Method) string {
+	l := "deprecated: it still works"
+	if m.Replacement != "" {
+		l += "; call " + m.Replacement + " instead"
+	}
+	if m.Sunset != "" {
+		l += "; to be removed at " + m.Sunset
+	}
+	return l
+}
+
+// paramsLine tells how m's params may be given.
+func paramsLine(m *Method) string {
+	switch ps := m.ParamStructure; {
+	case m.ParamsSchema != nil:
+		return "params: " + TypeString(m.ParamsSchema) + " (by position or by name)"
+	case len(m.Params) == 0:
+		return "params: none"
+	case m.Variadic:
+		return "params: any number of " + TypeString(m.Params[0].Schema) + ", by position"
+	case ps == "by-name":
+		return "params: by name"
+	case ps == "by-position":
+		return "params: by position"
+	}
+	return "params: by position or by name"
+}
+
+// paramLine describes m's param p, the i-th.
+func paramLine(m *Method, i int, p *ContentDescriptor) string {
+	req := "optional"
+	switch {
+	case m.Variadic:
+		req = "repeated"
+	case p.Required:
+		req = "required"
+	}
+	l := "  " + strconv.Itoa(i) + ". " + p.Name + " " + TypeString(p.Schema) + " (" + req
+	if p.Deprecated {
+		l += ", deprecated"
+	}
+	l += ")"
+	if desc := firstNonEmpty(p.Description, p.Summary, p.Schema.Description); desc != "" {
+		l += ": " + desc
+	}
+	return l
+}
+
+// exampleLine shows one of m's examples as a call and its result.
+func exampleLine(m *Method, ex *ExamplePairing) string {
+	var args []string
+	for _, p := range ex.Params {
+		if m.Variadic || m.ParamStructure == "by-position" {
+			args = append(args, string(p.Value)) // positional: the names are no params'
+		} else {
+			args = append(args, p.Name+"="+string(p.Value))
+		}
+	}
+	l := "example " + strconv.Quote(ex.Name) + ": (" + strings.Join(args, ", ") + ")"
+	if ex.Result != nil {
+		l += " → " + string(ex.Result.Value)
+	}
+	return l
+}
+
+// describeShared describes the shared schemas named in refs, and those
+// they name, from the document's components (none when d is nil).
+func (d *Doc) describeShared(refs []string, line func(...string)) {
+	if d == nil || d.Components == nil {
+		return
+	}
+	done := map[string]bool{}
+	for len(refs) > 0 {
+		name := refs[0]
+		refs = refs[1:]
+		s := d.Components.Schemas[name]
+		if done[name] || s == nil {
+			continue
+		}
+		done[name] = true
+		line(name, ": ", typeString(s, 0))
+		refs = collectRefs(s, refs)
+	}
 }
 
 func firstNonEmpty(s ...string) string {

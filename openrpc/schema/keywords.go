@@ -621,46 +621,76 @@ func (mc membersCheck) run(w *walker, v *value) bool {
 	if v.kind != tObject {
 		return true
 	}
-	var seen uint64
-	var more []bool
-	if len(mc.required) > 64 {
-		more = make([]bool, len(mc.required))
-	}
+	seen := newSeenSet(len(mc.required))
 	for it := w.elements(v); w.next(&it); {
-		e := it.e
-		name := memberName(e.name)
-		m, listed := mc.props[name]
-		known := listed && m.node != nil
-		if known {
-			w.checkElem(e, 0, m.node)
-		}
-		if listed && m.req >= 0 {
-			if m.req < 64 {
-				seen |= 1 << m.req
-			} else {
-				more[m.req] = true
-			}
-		}
-		for _, p := range mc.patterns {
-			if p.re.MatchString(name) {
-				known = true
-				w.checkElem(e, 0, p.node)
-			}
-		}
-		switch {
-		case known || mc.addl == nil:
-		case mc.addl.never:
-			w.reportIn(e, 0, "unknown member")
-		default:
-			w.checkElem(e, 0, mc.addl)
+		if req := mc.checkMember(w, it.e); req >= 0 {
+			seen.mark(req)
 		}
 	}
 	for i, r := range mc.required {
-		if (i < 64 && seen&(1<<i) == 0) || (i >= 64 && !more[i]) {
+		if !seen.has(i) {
 			w.reportAt(r, "missing required member")
 		}
 	}
 	return true
+}
+
+// checkMember checks member e against its property's schema, those of the
+// patterns its name matches, or additionalProperties. It returns the index
+// of its name among the required members (-1: not required).
+func (mc membersCheck) checkMember(w *walker, e elem) int {
+	name := memberName(e.name)
+	m, listed := mc.props[name]
+	known := listed && m.node != nil
+	if known {
+		w.checkElem(e, 0, m.node)
+	}
+	for _, p := range mc.patterns {
+		if p.re.MatchString(name) {
+			known = true
+			w.checkElem(e, 0, p.node)
+		}
+	}
+	switch {
+	case known || mc.addl == nil:
+	case mc.addl.never:
+		w.reportIn(e, 0, "unknown member")
+	default:
+		w.checkElem(e, 0, mc.addl)
+	}
+	if !listed {
+		return -1
+	}
+	return m.req
+}
+
+// seenSet records which of the required members were seen: in one word
+// for up to 64.
+type seenSet struct {
+	bits uint64
+	more []bool
+}
+
+func newSeenSet(n int) seenSet {
+	if n > 64 {
+		return seenSet{more: make([]bool, n)}
+	}
+	return seenSet{}
+}
+
+func (s *seenSet) mark(i int) {
+	if i < 64 {
+		s.bits |= 1 << i
+	} else {
+		s.more[i] = true
+	}
+}
+
+func (s *seenSet) has(i int) bool {
+	if i < 64 {
+		return s.bits&(1<<i) != 0
+	}
+	return s.more[i]
 }
 
 // has reports whether object v has a member named name.

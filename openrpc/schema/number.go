@@ -36,41 +36,12 @@ func parseDecimal(lit, buf []byte) (decimal, bool) {
 	}
 	start := len(buf)
 	var intChars, fracDigits int64
-	for ; i < len(lit) && lit[i] >= '0' && lit[i] <= '9'; i++ {
-		intChars++
-		if len(buf) > start || lit[i] != '0' {
-			buf = append(buf, lit[i])
-		}
-	}
+	buf, intChars, i = appendDigits(buf, start, lit, i)
 	if i < len(lit) && lit[i] == '.' {
-		for i++; i < len(lit) && lit[i] >= '0' && lit[i] <= '9'; i++ {
-			if len(buf) > start || lit[i] != '0' {
-				buf = append(buf, lit[i])
-			}
-			fracDigits++
-		}
+		buf, fracDigits, i = appendDigits(buf, start, lit, i+1)
 	}
-	var e int64
-	if i < len(lit) && (lit[i] == 'e' || lit[i] == 'E') {
-		i++
-		neg := false
-		if i < len(lit) && (lit[i] == '+' || lit[i] == '-') {
-			neg = lit[i] == '-'
-			i++
-		}
-		if i == len(lit) {
-			return d, false
-		}
-		for ; i < len(lit) && lit[i] >= '0' && lit[i] <= '9'; i++ {
-			if e < maxExp {
-				e = e*10 + int64(lit[i]-'0')
-			}
-		}
-		if neg {
-			e = -e
-		}
-	}
-	if i != len(lit) || intChars == 0 {
+	e, i, ok := parseExponent(lit, i)
+	if !ok || i != len(lit) || intChars == 0 {
 		return d, false
 	}
 	digits := buf[start:]
@@ -80,13 +51,49 @@ func parseDecimal(lit, buf []byte) (decimal, bool) {
 		return decimal{}, true // zero (of either sign)
 	}
 	d.digits = trimmed
-	d.exp = int64(len(digits)) - fracDigits + e
-	if d.exp > maxExp {
-		d.exp = maxExp
-	} else if d.exp < -maxExp {
-		d.exp = -maxExp
-	}
+	d.exp = min(max(int64(len(digits))-fracDigits+e, -maxExp), maxExp)
 	return d, true
+}
+
+// appendDigits appends the run of digits at lit[i:] to buf, without the
+// number's leading zeros (those while buf[start:] is empty). It returns
+// buf, how many digits it read and the index after them.
+func appendDigits(buf []byte, start int, lit []byte, i int) ([]byte, int64, int) {
+	var n int64
+	for ; i < len(lit) && lit[i] >= '0' && lit[i] <= '9'; i++ {
+		n++
+		if len(buf) > start || lit[i] != '0' {
+			buf = append(buf, lit[i])
+		}
+	}
+	return buf, n, i
+}
+
+// parseExponent reads the exponent at lit[i:], if there is one (0
+// otherwise): it returns its value (saturated at maxExp) and the index
+// after it, or false for an exponent without digits.
+func parseExponent(lit []byte, i int) (e int64, next int, ok bool) {
+	if i >= len(lit) || (lit[i] != 'e' && lit[i] != 'E') {
+		return 0, i, true
+	}
+	i++
+	neg := false
+	if i < len(lit) && (lit[i] == '+' || lit[i] == '-') {
+		neg = lit[i] == '-'
+		i++
+	}
+	if i == len(lit) {
+		return 0, i, false
+	}
+	for ; i < len(lit) && lit[i] >= '0' && lit[i] <= '9'; i++ {
+		if e < maxExp {
+			e = e*10 + int64(lit[i]-'0')
+		}
+	}
+	if neg {
+		e = -e
+	}
+	return e, i, true
 }
 
 // floatDecimal returns the shortest decimal that rounds to f.
@@ -185,62 +192,73 @@ func canonical(dst, raw []byte) ([]byte, bool) {
 	case 't', 'f':
 		return append(dst, raw[0]), true
 	case '"':
-		s := raw[1 : len(raw)-1]
-		if hasEscape(raw) {
-			u, err := jsontext.AppendUnquote(nil, raw)
-			if err != nil {
-				return dst, false
-			}
-			s = u
-		}
-		dst = append(dst, 's')
-		dst = strconv.AppendInt(dst, int64(len(s)), 10)
-		dst = append(dst, ':')
-		return append(dst, s...), true
+		return canonicalString(dst, raw)
 	case '[', '{':
-		sc := walker{data: raw, pos: 1}
-		closer := byte(']')
-		if raw[0] == '{' {
-			closer = '}'
-		}
-		type member struct{ name, value []byte }
-		var members []member
-		for !sc.expect(closer) {
-			var name []byte
-			if closer == '}' {
-				n, ok := canonical(nil, sc.skip())
-				if !ok || !sc.expect(':') {
-					return dst, false
-				}
-				name = n
-			}
-			v, ok := canonical(nil, sc.skip())
-			if !ok || sc.err {
-				return dst, false
-			}
-			members = append(members, member{name, v})
-			if !sc.expect(',') {
-				if !sc.expect(closer) {
-					return dst, false
-				}
-				break
-			}
-		}
-		if closer == '}' {
-			slices.SortFunc(members, func(a, b member) int { return bytes.Compare(a.name, b.name) })
-		}
-		dst = append(dst, raw[0])
-		for _, m := range members {
-			dst = append(dst, m.name...)
-			dst = append(dst, m.value...)
-		}
-		return append(dst, closer), true
+		return canonicalContainer(dst, raw)
 	}
 	d, ok := parseDecimal(raw, nil)
 	if !ok {
 		return dst, false
 	}
 	return d.appendCanonical(dst), true
+}
+
+// canonicalString appends the canonical form of the JSON string raw.
+func canonicalString(dst, raw []byte) ([]byte, bool) {
+	s := raw[1 : len(raw)-1]
+	if hasEscape(raw) {
+		u, err := jsontext.AppendUnquote(nil, raw)
+		if err != nil {
+			return dst, false
+		}
+		s = u
+	}
+	dst = append(dst, 's')
+	dst = strconv.AppendInt(dst, int64(len(s)), 10)
+	dst = append(dst, ':')
+	return append(dst, s...), true
+}
+
+// canonicalContainer appends the canonical form of the JSON array or
+// object raw: its items in order, or its members sorted by name.
+func canonicalContainer(dst, raw []byte) ([]byte, bool) {
+	sc := walker{data: raw, pos: 1}
+	closer := byte(']')
+	if raw[0] == '{' {
+		closer = '}'
+	}
+	type member struct{ name, value []byte }
+	var members []member
+	for !sc.expect(closer) {
+		var name []byte
+		if closer == '}' {
+			n, ok := canonical(nil, sc.skip())
+			if !ok || !sc.expect(':') {
+				return dst, false
+			}
+			name = n
+		}
+		v, ok := canonical(nil, sc.skip())
+		if !ok || sc.err {
+			return dst, false
+		}
+		members = append(members, member{name, v})
+		if !sc.expect(',') {
+			if !sc.expect(closer) {
+				return dst, false
+			}
+			break
+		}
+	}
+	if closer == '}' {
+		slices.SortFunc(members, func(a, b member) int { return bytes.Compare(a.name, b.name) })
+	}
+	dst = append(dst, raw[0])
+	for _, m := range members {
+		dst = append(dst, m.name...)
+		dst = append(dst, m.value...)
+	}
+	return append(dst, closer), true
 }
 
 func (d decimal) appendCanonical(dst []byte) []byte {

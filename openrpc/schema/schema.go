@@ -247,38 +247,66 @@ func (g *Generator) typeSchema(t reflect.Type) *Schema {
 }
 
 func (g *Generator) baseSchema(t reflect.Type) *Schema {
-	switch t {
-	case timeType:
-		return &Schema{Type: "string", Format: "date-time"}
-	case rawMessageType, jsontextValue:
-		return &Schema{}
+	if s := encodedSchema(t); s != nil {
+		return s
 	}
-	if implements(t, jsonMarshaler) || implements(t, jsonUnmarshaler) || implements(t, jsonMarshalerTo) || implements(t, jsonUnmarshalFro) {
-		return &Schema{} // a custom encoding we cannot see into
-	}
-	if implements(t, textMarshaler) || implements(t, textUnmarshaler) {
-		return &Schema{Type: "string"}
+	if s := scalarSchema(t.Kind()); s != nil {
+		return s
 	}
 	switch t.Kind() {
-	case reflect.Bool:
-		return &Schema{Type: "boolean"}
 	case reflect.Int, reflect.Int64:
 		if t.PkgPath() == "time" && t.Name() == "Duration" {
 			return g.fail("time.Duration has no default JSON representation; give the field a JSONSchema method or another type")
 		}
 		return &Schema{Type: "integer"}
-	case reflect.Int8:
-		return intRange(math.MinInt8, math.MaxInt8)
-	case reflect.Int16:
-		return intRange(math.MinInt16, math.MaxInt16)
-	case reflect.Int32:
-		return intRange(math.MinInt32, math.MaxInt32)
-	case reflect.Uint8:
-		return intRange(0, math.MaxUint8)
-	case reflect.Uint16:
-		return intRange(0, math.MaxUint16)
-	case reflect.Uint32:
-		return intRange(0, math.MaxUint32)
+	case reflect.Slice, reflect.Array:
+		return g.listSchema(t)
+	case reflect.Map:
+		return g.mapSchema(t)
+	case reflect.Struct:
+		if t.Name() == "" {
+			return g.structSchema(t)
+		}
+		return g.ref(t)
+	}
+	return g.fail("type %v has no JSON representation", t)
+}
+
+// encodedSchema is the schema of a type whose encoding is its own (a
+// time, raw JSON, a JSON or text marshaler), nil for others.
+func encodedSchema(t reflect.Type) *Schema {
+	switch {
+	case t == timeType:
+		return &Schema{Type: "string", Format: "date-time"}
+	case t == rawMessageType, t == jsontextValue:
+		return &Schema{}
+	case implements(t, jsonMarshaler), implements(t, jsonUnmarshaler), implements(t, jsonMarshalerTo), implements(t, jsonUnmarshalFro):
+		return &Schema{} // a custom encoding we cannot see into
+	case implements(t, textMarshaler), implements(t, textUnmarshaler):
+		return &Schema{Type: "string"}
+	}
+	return nil
+}
+
+// intRanges are the bounds of the sized integer kinds.
+var intRanges = map[reflect.Kind][2]float64{
+	reflect.Int8:   {math.MinInt8, math.MaxInt8},
+	reflect.Int16:  {math.MinInt16, math.MaxInt16},
+	reflect.Int32:  {math.MinInt32, math.MaxInt32},
+	reflect.Uint8:  {0, math.MaxUint8},
+	reflect.Uint16: {0, math.MaxUint16},
+	reflect.Uint32: {0, math.MaxUint32},
+}
+
+// scalarSchema is the schema of a kind that needs nothing of its type (nil
+// for the others).
+func scalarSchema(k reflect.Kind) *Schema {
+	if r, ok := intRanges[k]; ok {
+		return intRange(r[0], r[1])
+	}
+	switch k {
+	case reflect.Bool:
+		return &Schema{Type: "boolean"}
 	case reflect.Uint, reflect.Uint64, reflect.Uintptr:
 		return &Schema{Type: "integer", Minimum: jsonschema.Ptr(0.0)}
 	case reflect.Float32, reflect.Float64:
@@ -287,32 +315,34 @@ func (g *Generator) baseSchema(t reflect.Type) *Schema {
 		return &Schema{Type: "string"}
 	case reflect.Interface:
 		return &Schema{}
-	case reflect.Slice, reflect.Array:
-		if t.Elem().Kind() == reflect.Uint8 && !implements(t.Elem(), jsonMarshaler) && !implements(t.Elem(), textMarshaler) {
-			return &Schema{Type: "string", ContentEncoding: "base64"}
-		}
-		s := &Schema{Type: "array", Items: g.schema(t.Elem(), nil)}
-		if t.Kind() == reflect.Array {
-			s.MinItems, s.MaxItems = jsonschema.Ptr(t.Len()), jsonschema.Ptr(t.Len())
-		}
-		return s
-	case reflect.Map:
-		k := t.Key()
-		switch {
-		case k.Kind() == reflect.String, implements(k, textMarshaler):
-		case k.Kind() >= reflect.Int && k.Kind() <= reflect.Uintptr:
-			// Integer keys encode as decimal strings.
-		default:
-			return g.fail("map key type %v cannot be a JSON object name", k)
-		}
-		return &Schema{Type: "object", AdditionalProperties: g.schema(t.Elem(), nil)}
-	case reflect.Struct:
-		if t.Name() == "" {
-			return g.structSchema(t)
-		}
-		return g.ref(t)
 	}
-	return g.fail("type %v has no JSON representation", t)
+	return nil
+}
+
+// listSchema is the schema of a slice or array type: an array, or a base64
+// string for bytes.
+func (g *Generator) listSchema(t reflect.Type) *Schema {
+	if t.Elem().Kind() == reflect.Uint8 && !implements(t.Elem(), jsonMarshaler) && !implements(t.Elem(), textMarshaler) {
+		return &Schema{Type: "string", ContentEncoding: "base64"}
+	}
+	s := &Schema{Type: "array", Items: g.schema(t.Elem(), nil)}
+	if t.Kind() == reflect.Array {
+		s.MinItems, s.MaxItems = jsonschema.Ptr(t.Len()), jsonschema.Ptr(t.Len())
+	}
+	return s
+}
+
+// mapSchema is the schema of a map type whose keys can be JSON names.
+func (g *Generator) mapSchema(t reflect.Type) *Schema {
+	k := t.Key()
+	switch {
+	case k.Kind() == reflect.String, implements(k, textMarshaler):
+	case k.Kind() >= reflect.Int && k.Kind() <= reflect.Uintptr:
+		// Integer keys encode as decimal strings.
+	default:
+		return g.fail("map key type %v cannot be a JSON object name", k)
+	}
+	return &Schema{Type: "object", AdditionalProperties: g.schema(t.Elem(), nil)}
 }
 
 func intRange(lo, hi float64) *Schema {
@@ -389,67 +419,83 @@ type Field struct {
 // that occurs more than once resolved by Go's rules (the shallowest wins;
 // at equal depth a tagged one wins; otherwise none).
 func StructFields(t reflect.Type) []Field {
-	type cand struct {
-		Field
-		depth  int
-		tagged bool
-	}
-	var all []cand
-	var walk func(t reflect.Type, index []int, depth int, visiting map[reflect.Type]bool)
-	walk = func(t reflect.Type, index []int, depth int, visiting map[reflect.Type]bool) {
-		if visiting[t] {
-			return
-		}
-		visiting[t] = true
-		defer delete(visiting, t)
-		for i := range t.NumField() {
-			f := t.Field(i)
-			tag := f.Tag.Get("json")
-			if tag == "-" {
-				continue
-			}
-			name, opts, _ := strings.Cut(tag, ",")
-			path := append(append([]int(nil), index...), i)
-			if f.Anonymous && name == "" {
-				ft := f.Type
-				if ft.Kind() == reflect.Pointer {
-					ft = ft.Elem()
-				}
-				if ft.Kind() == reflect.Struct && !isSpecial(ft) {
-					walk(ft, path, depth+1, visiting)
-					continue
-				}
-			}
-			if !f.IsExported() {
-				continue
-			}
-			tagged := name != ""
-			if name == "" {
-				name = f.Name
-			}
-			optional := f.Type.Kind() == reflect.Pointer || hasOpt(opts, "omitempty") || hasOpt(opts, "omitzero")
-			all = append(all, cand{Field{Name: name, Required: !optional, Field: f, Index: path}, depth, tagged})
-		}
-	}
-	walk(t, nil, 0, map[reflect.Type]bool{})
+	var w fieldWalker
+	w.walk(t, nil, 0, map[reflect.Type]bool{})
 	var out []Field
-	for i, c := range all {
-		keep := true
-		for j, d := range all {
-			if i == j || d.Name != c.Name {
-				continue
-			}
-			if d.depth < c.depth || (d.depth == c.depth && d.tagged && !c.tagged) ||
-				(d.depth == c.depth && d.tagged == c.tagged) {
-				keep = false
-				break
-			}
-		}
-		if keep {
+	for i, c := range w.all {
+		if w.wins(i, c) {
 			out = append(out, c.Field)
 		}
 	}
 	return out
+}
+
+// fieldWalker collects the candidate members of a struct type, its
+// embedded structs' included (see StructFields).
+type fieldWalker struct {
+	all []fieldCandidate
+}
+
+type fieldCandidate struct {
+	Field
+	depth  int
+	tagged bool
+}
+
+func (w *fieldWalker) walk(t reflect.Type, index []int, depth int, visiting map[reflect.Type]bool) {
+	if visiting[t] {
+		return
+	}
+	visiting[t] = true
+	defer delete(visiting, t)
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		path := append(append([]int(nil), index...), i)
+		if f.Anonymous && name == "" {
+			if ft := derefType(f.Type); ft.Kind() == reflect.Struct && !isSpecial(ft) {
+				w.walk(ft, path, depth+1, visiting)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		tagged := name != ""
+		if name == "" {
+			name = f.Name
+		}
+		optional := f.Type.Kind() == reflect.Pointer || hasOpt(opts, "omitempty") || hasOpt(opts, "omitzero")
+		w.all = append(w.all, fieldCandidate{Field{Name: name, Required: !optional, Field: f, Index: path}, depth, tagged})
+	}
+}
+
+// wins reports whether candidate i, c, is the member of its name: no
+// other is shallower, or as deep and tagged when c is not, or as deep and
+// as tagged (then none is).
+func (w *fieldWalker) wins(i int, c fieldCandidate) bool {
+	for j, d := range w.all {
+		if i == j || d.Name != c.Name {
+			continue
+		}
+		if d.depth < c.depth || (d.depth == c.depth && d.tagged && !c.tagged) ||
+			(d.depth == c.depth && d.tagged == c.tagged) {
+			return false
+		}
+	}
+	return true
+}
+
+// derefType is t, or the type it points to.
+func derefType(t reflect.Type) reflect.Type {
+	if t.Kind() == reflect.Pointer {
+		return t.Elem()
+	}
+	return t
 }
 
 func hasOpt(opts, opt string) bool {
@@ -509,66 +555,82 @@ func (g *Generator) applyField(s *Schema, t reflect.Type, f *reflect.StructField
 	if !ok || tag == "" {
 		return
 	}
-	target := s
 	for k, v := range parseTag(tag) {
-		switch k {
-		case "description":
-			target.Description = v
-		case "title":
-			target.Title = v
-		case "format":
-			target.Format = v
-		case "pattern":
-			if _, err := regexp.Compile(v); err != nil {
-				g.fail("field %s: bad pattern: %v", f.Name, err)
-				continue
-			}
-			target.Pattern = v
-		case "deprecated":
-			target.Deprecated = true
-		case "minimum", "maximum":
-			x, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				g.fail("field %s: bad %s %q", f.Name, k, v)
-				continue
-			}
-			if k == "minimum" {
-				target.Minimum = &x
-			} else {
-				target.Maximum = &x
-			}
-		case "minLength", "maxLength", "minItems", "maxItems":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				g.fail("field %s: bad %s %q", f.Name, k, v)
-				continue
-			}
-			switch k {
-			case "minLength":
-				target.MinLength = &n
-			case "maxLength":
-				target.MaxLength = &n
-			case "minItems":
-				target.MinItems = &n
-			case "maxItems":
-				target.MaxItems = &n
-			}
-		case "enum":
-			var vals []any
-			for _, e := range strings.Split(v, "|") {
-				val, err := enumValue(derefKind(t), e)
-				if err != nil {
-					g.fail("field %s: bad enum value %q: %v", f.Name, e, err)
-					continue
-				}
-				vals = append(vals, val)
-			}
-			if t.Kind() == reflect.Pointer {
-				vals = append(vals, nil)
-			}
-			target.Enum = vals
-		}
+		g.applyKeyword(s, t, f, k, v)
 	}
+}
+
+// applyKeyword applies the setting k=v of field f's jsonschema tag to s,
+// the schema of the field's type t.
+func (g *Generator) applyKeyword(s *Schema, t reflect.Type, f *reflect.StructField, k, v string) {
+	switch k {
+	case "description":
+		s.Description = v
+	case "title":
+		s.Title = v
+	case "format":
+		s.Format = v
+	case "pattern":
+		if _, err := regexp.Compile(v); err != nil {
+			g.fail("field %s: bad pattern: %v", f.Name, err)
+			return
+		}
+		s.Pattern = v
+	case "deprecated":
+		s.Deprecated = true
+	case "minimum", "maximum":
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			g.fail("field %s: bad %s %q", f.Name, k, v)
+			return
+		}
+		if k == "minimum" {
+			s.Minimum = &x
+		} else {
+			s.Maximum = &x
+		}
+	case "minLength", "maxLength", "minItems", "maxItems":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			g.fail("field %s: bad %s %q", f.Name, k, v)
+			return
+		}
+		*lengthField(s, k) = &n
+	case "enum":
+		s.Enum = g.enumOf(t, f, v)
+	}
+}
+
+// lengthField is the member of s that the keyword k (minLength,
+// maxLength, minItems or maxItems) sets.
+func lengthField(s *Schema, k string) **int {
+	switch k {
+	case "minLength":
+		return &s.MinLength
+	case "maxLength":
+		return &s.MaxLength
+	case "minItems":
+		return &s.MinItems
+	}
+	return &s.MaxItems
+}
+
+// enumOf is the enum of field f, of type t, given as "a|b|c" in its tag
+// (with null for a pointer).
+func (g *Generator) enumOf(t reflect.Type, f *reflect.StructField, v string) []any {
+	var vals []any
+	for _, e := range strings.Split(v, "|") {
+		val, err := enumValue(derefKind(t), e)
+		if err != nil {
+			g.fail("field %s: bad enum value %q: %v", f.Name, e, err)
+			continue
+		}
+		vals = append(vals, val)
+	}
+	if t.Kind() == reflect.Pointer {
+		vals = append(vals, nil)
+	}
+	return vals
 }
 
 func derefKind(t reflect.Type) reflect.Kind {

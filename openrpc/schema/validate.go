@@ -538,23 +538,8 @@ func (w *walker) next(it *elemIter) bool {
 	if v.kind == tObject {
 		closer = '}'
 	}
-	if it.i == 0 {
-		w.pos = v.start + 1
-		if w.expect(closer) {
-			return w.indexed(it)
-		}
-	} else {
-		if w.elemStart == it.e.start && w.elemEnd > it.e.start {
-			w.pos = w.elemEnd // checked: its end is known
-		} else if w.pos = it.e.start; w.skip() == nil || w.err {
-			return w.invalid()
-		}
-		if !w.expect(',') {
-			if w.expect(closer) {
-				return w.indexed(it)
-			}
-			return w.invalid()
-		}
+	if ended, ok := w.step(it, closer); ended {
+		return ok
 	}
 	var e elem
 	if closer == '}' {
@@ -574,6 +559,31 @@ func (w *walker) next(it *elemIter) bool {
 	it.e = e
 	it.i++
 	return true
+}
+
+// step moves past the opening bracket or the current element and its
+// comma. It reports whether the container ended there, and then what next
+// returns.
+func (w *walker) step(it *elemIter, closer byte) (ended, ok bool) {
+	if it.i == 0 {
+		w.pos = it.v.start + 1
+		if w.expect(closer) {
+			return true, w.indexed(it)
+		}
+		return false, false
+	}
+	if w.elemStart == it.e.start && w.elemEnd > it.e.start {
+		w.pos = w.elemEnd // checked: its end is known
+	} else if w.pos = it.e.start; w.skip() == nil || w.err {
+		return true, w.invalid()
+	}
+	if !w.expect(',') {
+		if w.expect(closer) {
+			return true, w.indexed(it)
+		}
+		return true, w.invalid()
+	}
+	return false, false
 }
 
 // indexed records the elements read, ending the first pass.
