@@ -69,28 +69,44 @@ func (rs *ResourceServer) Authenticate(r *http.Request) (Principal, error) {
 }
 
 func (rs *ResourceServer) verify(ctx context.Context, tok string, now time.Time) (Principal, error) {
+	c, all, err := rs.verifySignature(ctx, tok)
+	if err != nil {
+		return Principal{}, err
+	}
+	if err := rs.validate(&c, now); err != nil {
+		return Principal{}, err
+	}
+	return principalOf(&c, all), nil
+}
+
+// verifySignature parses the JWT tok and checks its signature with the
+// keys of its key id; it returns its registered claims and all of them.
+func (rs *ResourceServer) verifySignature(ctx context.Context, tok string) (jwt.Claims, map[string]any, error) {
+	var c jwt.Claims
+	var all map[string]any
 	parsed, err := jwt.ParseSigned(tok, oauthAlgorithms)
 	if err != nil {
-		return Principal{}, invalidToken("the access token is not a JWT signed with RS256, ES256 or EdDSA", err)
+		return c, nil, invalidToken("the access token is not a JWT signed with RS256, ES256 or EdDSA", err)
 	}
 	if len(parsed.Headers) != 1 {
-		return Principal{}, invalidToken("the access token has more than one signature", nil)
+		return c, nil, invalidToken("the access token has more than one signature", nil)
 	}
 	keys, err := rs.Keys.lookup(ctx, parsed.Headers[0].KeyID)
 	if err != nil {
-		return Principal{}, invalidToken("no key to verify the access token", err)
+		return c, nil, invalidToken("no key to verify the access token", err)
 	}
-	var c jwt.Claims
-	var all map[string]any
 	verr := errors.New("no key")
 	for _, k := range keys {
 		if verr = parsed.Claims(k.Key, &c, &all); verr == nil {
-			break
+			return c, all, nil
 		}
 	}
-	if verr != nil {
-		return Principal{}, invalidToken("the access token's signature does not verify", verr)
-	}
+	return c, nil, invalidToken("the access token's signature does not verify", verr)
+}
+
+// validate checks the claims c at now: an expiry, the issuer and the
+// audience, within the leeway.
+func (rs *ResourceServer) validate(c *jwt.Claims, now time.Time) error {
 	leeway := rs.Leeway
 	if leeway == 0 {
 		leeway = DefaultLeeway
@@ -100,28 +116,34 @@ func (rs *ResourceServer) verify(ctx context.Context, tok string, now time.Time)
 		aud = rs.Resource
 	}
 	if c.Expiry == nil {
-		return Principal{}, invalidToken("the access token has no exp claim", nil)
+		return invalidToken("the access token has no exp claim", nil)
 	}
-	if err := c.ValidateWithLeeway(jwt.Expected{Issuer: rs.Issuer, AnyAudience: jwt.Audience{aud}, Time: now}, leeway); err != nil {
-		desc := "the access token is not valid here"
-		switch {
-		case errors.Is(err, jwt.ErrExpired):
-			desc = "the access token has expired"
-		case errors.Is(err, jwt.ErrInvalidIssuer):
-			desc = "the access token is from another issuer"
-		case errors.Is(err, jwt.ErrInvalidAudience):
-			desc = "the access token is for another audience"
-		case errors.Is(err, jwt.ErrNotValidYet), errors.Is(err, jwt.ErrIssuedInTheFuture):
-			desc = "the access token is not valid yet"
-		}
-		return Principal{}, invalidToken(desc, err)
+	err := c.ValidateWithLeeway(jwt.Expected{Issuer: rs.Issuer, AnyAudience: jwt.Audience{aud}, Time: now}, leeway)
+	if err == nil {
+		return nil
 	}
+	desc := "the access token is not valid here"
+	switch {
+	case errors.Is(err, jwt.ErrExpired):
+		desc = "the access token has expired"
+	case errors.Is(err, jwt.ErrInvalidIssuer):
+		desc = "the access token is from another issuer"
+	case errors.Is(err, jwt.ErrInvalidAudience):
+		desc = "the access token is for another audience"
+	case errors.Is(err, jwt.ErrNotValidYet), errors.Is(err, jwt.ErrIssuedInTheFuture):
+		desc = "the access token is not valid yet"
+	}
+	return invalidToken(desc, err)
+}
+
+// principalOf is the caller a verified token names: its subject (or
+// client_id) and its scopes (scope, or scp as a list).
+func principalOf(c *jwt.Claims, all map[string]any) Principal {
 	p := Principal{Subject: c.Subject, Claims: all, Method: "oauth"}
 	if p.Subject == "" {
 		p.Subject, _ = all["client_id"].(string)
 	}
-	switch s := all["scope"].(type) {
-	case string:
+	if s, ok := all["scope"].(string); ok {
 		p.Scopes = strings.Fields(s)
 	}
 	if scp, ok := all["scp"].([]any); ok && p.Scopes == nil {
@@ -131,7 +153,7 @@ func (rs *ResourceServer) verify(ctx context.Context, tok string, now time.Time)
 			}
 		}
 	}
-	return p, nil
+	return p
 }
 
 // MetadataURL is the URL of the metadata document (RFC 9728 §3.1): the

@@ -83,26 +83,31 @@ func (r *Reader) Next() (Event, error) {
 			continue // a comment (a keep-alive, usually)
 		}
 		r.partial = true
-		name, value := line, []byte(nil)
-		if i := bytes.IndexByte(line, ':'); i >= 0 {
-			name, value = line[:i], line[i+1:]
-			if len(value) > 0 && value[0] == ' ' {
-				value = value[1:]
-			}
+		r.field(line)
+	}
+}
+
+// field takes one field line of the event being read.
+func (r *Reader) field(line []byte) {
+	name, value := line, []byte(nil)
+	if i := bytes.IndexByte(line, ':'); i >= 0 {
+		name, value = line[:i], line[i+1:]
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
 		}
-		switch string(name) {
-		case "event":
-			r.typ = append(r.typ[:0], value...)
-		case "data":
-			r.data = append(append(r.data, value...), '\n')
-		case "id":
-			if bytes.IndexByte(value, 0) < 0 {
-				r.LastID, r.HasID = string(value), true
-			}
-		case "retry":
-			if ms, err := strconv.ParseUint(string(value), 10, 31); err == nil {
-				r.Retry = time.Duration(ms) * time.Millisecond
-			}
+	}
+	switch string(name) {
+	case "event":
+		r.typ = append(r.typ[:0], value...)
+	case "data":
+		r.data = append(append(r.data, value...), '\n')
+	case "id":
+		if bytes.IndexByte(value, 0) < 0 {
+			r.LastID, r.HasID = string(value), true
+		}
+	case "retry":
+		if ms, err := strconv.ParseUint(string(value), 10, 31); err == nil {
+			r.Retry = time.Duration(ms) * time.Millisecond
 		}
 	}
 }
