@@ -447,7 +447,7 @@ func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		h.serveStream(ctx, w, data, sess, client, p.requests, pi, r.Header.Get(versionHeader) >= "2025-11-25")
+		h.serveStream(ctx, streamPOST{w: w, data: data, sess: sess, client: client, requests: p.requests, pi: pi, withData: r.Header.Get(versionHeader) >= "2025-11-25"})
 	}
 }
 
@@ -606,7 +606,19 @@ func (s *Server) answerJSON(ctx context.Context, w http.ResponseWriter, data []b
 	w.Write(reply)
 }
 
-func (h *streamableHandler) serveStream(ctx context.Context, w http.ResponseWriter, data []byte, sess *streamSession, client string, requests int, pi *peerInfo, withData bool) {
+// streamPOST is a POST that serveStream serves.
+type streamPOST struct {
+	w        http.ResponseWriter
+	data     []byte         // its message
+	sess     *streamSession // its session (nil: none)
+	client   string         // see clientKey
+	requests int            // the requests in its message
+	pi       *peerInfo
+	withData bool // the client takes MCP 2025-11-25's priming event
+}
+
+func (h *streamableHandler) serveStream(ctx context.Context, p streamPOST) {
+	w, sess := p.w, p.sess
 	es := &sse.Stream{Timeout: h.writeTimeout(), KeepAlive: h.opts.KeepAlive}
 	session, base := "", ctx
 	if sess != nil {
@@ -621,12 +633,12 @@ func (h *streamableHandler) serveStream(ctx context.Context, w http.ResponseWrit
 	es.Open(out)
 	ps := &postStream{
 		w:        w,
-		pi:       pi,
+		pi:       p.pi,
 		events:   es,
-		withData: withData,
+		withData: p.withData,
 		session:  session,
-		client:   client,
-		requests: requests,
+		client:   p.client,
+		requests: p.requests,
 		always:   h.opts.SSE == SSEAlways,
 		done:     make(chan struct{}),
 	}
@@ -643,7 +655,7 @@ func (h *streamableHandler) serveStream(ctx context.Context, w http.ResponseWrit
 	// Our calls to this client get ids whose high bits name this POST, so
 	// that the client's answers, POSTed separately, find their way back.
 	conn.seq.Store(ps.key << 32)
-	ps.in <- data
+	ps.in <- p.data
 	es.Hold(ctx, out, ps.closed)
 	if ps.resumable() {
 		// The response went away (the client, a failed write, a resumed

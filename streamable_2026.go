@@ -102,7 +102,7 @@ func (h *streamableHandler) serveStateless(w http.ResponseWriter, r *http.Reques
 	if ctx, ok = h.admitPOST(ctx, w, data, &m); !ok {
 		return
 	}
-	h.serveStream(ctx, sw, data, nil, client, 1, pi, false)
+	h.serveStream(ctx, streamPOST{w: sw, data: data, client: client, requests: 1, pi: pi})
 }
 
 // checkStateless checks a stateless request's headers against its body
