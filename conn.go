@@ -318,6 +318,9 @@ func (c *Conn) start(t *task) (*task, bool) {
 // run serves a task and sends the reply.
 func (c *Conn) run(t *task, draining bool) {
 	defer c.wg.Done()
+	if t.batch == nil {
+		defer c.giveBack(t.data) // served and answered: nothing holds the message any more
+	}
 	defer c.end()
 	defer t.release()
 	defer t.replied()
@@ -610,16 +613,20 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 }
 
 func (c *Conn) callDirect(ctx context.Context, method string, params, result any) error {
-	raw, err := c.call(ctx, method, params)
+	r, err := c.call(ctx, method, params)
 	if err != nil {
 		return err
 	}
-	return decodeResult(method, raw, result, c.strictResults)
+	err = decodeResult(method, r.result, result, c.strictResults)
+	if r.msg != nil {
+		c.giveBack(r.msg) // decoded: nothing refers to the message any more
+	}
+	return err
 }
 
-func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, error) {
+func (c *Conn) call(ctx context.Context, method string, params any) (callResult, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err // a call whose context has ended is not sent
+		return callResult{}, err // a call whose context has ended is not sent
 	}
 	n := c.seq.Add(1)
 	var idBuf [20]byte
@@ -628,13 +635,13 @@ func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, err
 	var err error
 	*buf, err = wire.AppendRequest(*buf, strconv.AppendUint(idBuf[:0], n, 10), method, params, &c.paramsSize)
 	if err != nil {
-		return nil, err
+		return callResult{}, err
 	}
 	p := newPending(n)
 	c.mu.Lock()
 	if c.closed || c.pending.ended {
 		c.mu.Unlock()
-		return nil, c.errClosed()
+		return callResult{}, c.errClosed()
 	}
 	c.rd.noteOverlap()
 	c.pending.add(n, p)
@@ -649,17 +656,17 @@ func (c *Conn) call(ctx context.Context, method string, params any) ([]byte, err
 			// need not take that as a cancellation (MCP).
 			c.sendCancel(ctx, strconv.AppendUint(idBuf[:0], n, 10))
 		}
-		return nil, err
+		return callResult{}, err
 	}
 	c.rd.takeOver(ctx, p)
 	select {
 	case r := <-p.ch:
 		pendingPool.Put(p) // nothing else can send on it now
-		return r.result, r.err
+		return r, r.err
 	case <-ctx.Done():
 		c.forget(n)
 		c.sendCancel(ctx, strconv.AppendUint(idBuf[:0], n, 10))
-		return nil, ctx.Err()
+		return callResult{}, ctx.Err()
 	}
 }
 

@@ -32,6 +32,7 @@ type pendingCall struct {
 type callResult struct {
 	result []byte
 	err    error
+	msg    []byte // the message, when it was this one response alone: its reader may give it back (Conn.giveBack)
 }
 
 // pendingPool recycles the records of calls that received their response.
@@ -95,7 +96,11 @@ func (s *pendingSet) answer(data []byte, elems []wire.Envelope, batch bool) (unm
 		} else if n, ok := parseOurID(raw); ok {
 			if p := s.take(n); p != nil {
 				group = p.group // read before p is handed back: its caller may recycle it
-				p.ch <- outcome(data, e)
+				r := outcome(data, e)
+				if !batch && r.err == nil {
+					r.msg = data // an error's data may point into it: only a result's message goes back
+				}
+				p.ch <- r
 				continue
 			}
 		}

@@ -413,3 +413,16 @@ func (m connMessage) Write(p []byte) error {
 	}
 	return err
 }
+
+// messageGiver is a Channel that reuses the memory of the messages its
+// caller is done with (the stream's large read buffers).
+type messageGiver interface{ GiveBack(msg []byte) }
+
+// giveBack hands a served request's message back to the channel. Only a
+// message that is one request (no responses in it, which callers may still
+// be decoding) and whose handler has returned, its stream written, is.
+func (c *Conn) giveBack(msg []byte) {
+	if g, ok := c.ch.(messageGiver); ok {
+		g.GiveBack(msg)
+	}
+}

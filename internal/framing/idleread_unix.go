@@ -62,7 +62,7 @@ func (s *Stream) readSocket() (int, error) {
 		}
 		// Input arrived with no buffer to read it into: make one now
 		// (not in readFD, whose frames sit deeper in the stack).
-		s.buf = make([]byte, s.bufferSize())
+		s.buf, s.cur = s.newBuf(s.bufferSize())
 		if sr.n == 1 {
 			s.buf[0] = sr.first[0]
 			return 1, nil

@@ -98,6 +98,10 @@ type Stream struct {
 	skipping    bool          // an oversize line is being skipped
 	hint        int           // size of the last message, to size the next buffer
 	sock        *socketReader // TCP and unix sockets: read with no buffer held while waiting (idleread_unix.go)
+	cur         *lentBuf      // buf's record, when large (reuse.go)
+
+	rmu  sync.Mutex // guards live
+	live []*lentBuf // large buffers some of whose messages are still out (reuse.go)
 
 	// write side: the first writer writes, later ones queue behind it
 	wmu      sync.Mutex
@@ -147,9 +151,10 @@ func (s *Stream) fill() error {
 			}
 		}
 		if s.lent || size != len(s.buf) {
-			nb := make([]byte, size)
+			nb, lb := s.newBuf(size)
 			copy(nb, s.buf[s.r:s.w])
-			s.buf, s.lent = nb, false
+			s.leave()
+			s.buf, s.cur, s.lent = nb, lb, false
 		} else {
 			copy(s.buf, s.buf[s.r:s.w])
 		}
@@ -172,6 +177,7 @@ func (s *Stream) fill() error {
 		s.rwc.(interface{ SetReadDeadline(time.Time) error }).SetReadDeadline(time.Time{})
 		if s.sock != nil && s.r == s.w {
 			// The idle refresh: wait on without a buffer (idleread_unix.go).
+			s.leave()
 			s.buf, s.r, s.w, s.lent = nil, 0, 0, false
 		}
 		return ErrInterrupted
@@ -220,6 +226,9 @@ func (s *Stream) Buffered() int { return s.w - s.r }
 func (s *Stream) lend(b []byte) []byte {
 	s.lent = true
 	s.hint = len(b)
+	if s.cur != nil {
+		s.cur.users.Add(1) // until the caller gives it back (GiveBack)
+	}
 	return b[:len(b):len(b)]
 }
 
@@ -229,6 +238,7 @@ var errFull = errors.New("buffer full")
 // does not keep the memory of its largest message.
 func (s *Stream) shrink() {
 	if s.r == s.w && len(s.buf) > 64<<10 {
+		s.leave()
 		s.buf, s.r, s.w, s.lent = nil, 0, 0, false
 	}
 }

@@ -1,0 +1,113 @@
+package framing
+
+import (
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Reusing large read buffers. A message is lent to the caller as a slice
+// of the read buffer, so a buffer is never written again once a message
+// was lent from it; a large message therefore costs a fresh buffer, whose
+// pages the kernel must supply and zero (a 1 MiB echo spent a sixth of
+// its time there). A caller that is done with a message may give it back
+// (GiveBack): a large buffer (reuseMin and up) whose messages have all
+// come back, and that the stream has moved past, goes to a pool for the
+// next large message. A buffer some of whose messages never come back is
+// simply left to the garbage collector.
+
+// reuseMin is the size from which read buffers are tracked and reused.
+const reuseMin = 64 << 10
+
+// maxLive bounds the buffers tracked at once; past it the oldest is
+// forgotten (never reused).
+const maxLive = 4
+
+// lentBuf is a large read buffer and the count of its users: the messages
+// lent from it and not given back, plus one while the stream reads into it.
+type lentBuf struct {
+	buf   []byte
+	users atomic.Int32
+}
+
+// contains reports whether p points into the buffer.
+func (b *lentBuf) contains(p *byte) bool {
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b.buf)))
+	at := uintptr(unsafe.Pointer(p))
+	return at >= start && at < start+uintptr(cap(b.buf))
+}
+
+var readBufs sync.Pool // *[]byte of reuseMin bytes and up
+
+// newBuf returns a read buffer of size bytes, from the pool when large,
+// with its record (nil when small), which becomes s.cur once the stream
+// moves to it.
+func (s *Stream) newBuf(size int) ([]byte, *lentBuf) {
+	if size < reuseMin {
+		return make([]byte, size), nil
+	}
+	var b []byte
+	if p, _ := readBufs.Get().(*[]byte); p != nil && cap(*p) >= size && cap(*p) <= 4*size {
+		b = (*p)[:cap(*p)]
+	} else {
+		b = make([]byte, size)
+	}
+	lb := &lentBuf{buf: b}
+	lb.users.Store(1) // the stream's own use
+	s.rmu.Lock()
+	if len(s.live) == maxLive {
+		s.live = append(s.live[:0], s.live[1:]...) // the oldest is forgotten
+	}
+	s.live = append(s.live, lb)
+	s.rmu.Unlock()
+	return b, lb
+}
+
+// leave ends the stream's use of its buffer (it moves to another one, or none).
+func (s *Stream) leave() {
+	if s.cur != nil {
+		s.drop(s.cur)
+		s.cur = nil
+	}
+}
+
+// drop ends one use of lb; the last returns its buffer to the pool.
+func (s *Stream) drop(lb *lentBuf) {
+	if lb.users.Add(-1) != 0 {
+		return
+	}
+	s.rmu.Lock()
+	for i, l := range s.live {
+		if l == lb {
+			s.live = append(s.live[:i], s.live[i+1:]...)
+			break
+		}
+	}
+	s.rmu.Unlock()
+	b := lb.buf
+	readBufs.Put(&b)
+}
+
+// GiveBack tells the stream that the caller is done with msg, a message
+// Recv returned: nothing reads or keeps any part of it any more. Each
+// message may be given back at most once; one never given back costs
+// nothing but the reuse of its buffer. It may be called from any
+// goroutine.
+func (s *Stream) GiveBack(msg []byte) {
+	if cap(msg) == 0 {
+		return
+	}
+	p := unsafe.SliceData(msg)
+	s.rmu.Lock()
+	var found *lentBuf
+	for _, l := range s.live {
+		if l.contains(p) {
+			found = l
+			break
+		}
+	}
+	s.rmu.Unlock()
+	if found != nil {
+		s.drop(found)
+	}
+}

@@ -1,0 +1,71 @@
+package framing
+
+import (
+	"bytes"
+	"net"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// A large read buffer is reused only once every message lent from it has
+// been given back and the stream has moved past it: a message still out
+// keeps its bytes, whatever the stream reads next.
+func TestGiveBackReusesOnlyWhenAllBack(t *testing.T) {
+	client, server := net.Pipe()
+	defer client.Close()
+	s := New(server, Line, 8<<20, 30*time.Second)
+	defer s.Close()
+	big := func(c byte) string { return `"` + strings.Repeat(string(c), 200<<10) + `"` }
+	go func() {
+		// Two large messages read into one buffer, then more of them.
+		client.Write([]byte(big('a') + "\n" + big('b') + "\n"))
+		for _, c := range []byte("cdefgh") {
+			client.Write([]byte(big(c) + "\n"))
+		}
+	}()
+	recv := func() []byte {
+		t.Helper()
+		m, err := s.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	a, b := recv(), recv()
+	keepA := bytes.Clone(a)
+	s.GiveBack(b) // a is still out: the buffer holding both must not be reused
+	var kept [][]byte
+	for range 6 {
+		m := recv()
+		kept = append(kept, m)
+		if !bytes.Equal(a, keepA) {
+			t.Fatal("a message still out was overwritten by a later read")
+		}
+	}
+	// The others, given back once read, are reused: some later message
+	// lands in memory a message given back had.
+	for _, m := range kept {
+		s.GiveBack(m)
+	}
+	s.GiveBack(a)
+	seen := map[*byte]bool{}
+	for _, m := range append(kept, a) {
+		seen[unsafe.SliceData(m)] = true
+	}
+	go func() {
+		for range 4 {
+			client.Write([]byte(big('z') + "\n"))
+		}
+	}()
+	reused := false
+	for range 4 {
+		m := recv()
+		reused = reused || seen[unsafe.SliceData(m)]
+		s.GiveBack(m)
+	}
+	if !reused {
+		t.Log("no buffer was reused (the pool may have been emptied by a collection)")
+	}
+}
