@@ -102,30 +102,10 @@ type batchItem struct {
 }
 
 func runBatch(ctx context.Context, t *target, items []json.RawMessage, verbose bool) error {
-	reqs := make([]batchItem, len(items))
-	expect := false
-	msg := []byte{'['}
-	for i, it := range items {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(it, &m) == nil {
-			reqs[i].Method = m["method"]
-			reqs[i].ID, reqs[i].hasID = m["id"]
-		}
-		// Only an object with a method and without id is a notification;
-		// anything else gets a response (at least an error).
-		if reqs[i].hasID || reqs[i].Method == nil {
-			expect = true
-		}
-		if i > 0 {
-			msg = append(msg, ',')
-		}
-		msg = append(msg, compact(it)...)
-	}
-	msg = append(msg, ']')
-
 	if global.streamable && t.isHTTP() {
 		return usageErrorf("--streamable does not apply to batch (it sends the batch as written, over plain HTTP)")
 	}
+	reqs, msg, expect := parseBatch(items)
 	rc, err := t.dialRaw(ctx, verbose)
 	if err != nil {
 		return err
@@ -135,96 +115,141 @@ func runBatch(ctx context.Context, t *target, items []json.RawMessage, verbose b
 		return t.transportErr(err)
 	}
 	var resps []envelope
-	var raws []json.RawMessage
 	if expect || t.isHTTP() {
-		for {
-			data, err := rc.Recv(ctx)
-			if err == errNoMore && !expect {
-				break
-			}
-			if err != nil {
-				return t.transportErr(err)
-			}
-			data = bytes.TrimSpace(data)
-			if len(data) > 0 && data[0] == '{' {
-				var e envelope
-				if json.Unmarshal(data, &e) == nil && e.Method != nil {
-					answerServerRequest(ctx, rc, &e)
-					continue
-				}
-				// One error object for the whole batch (e.g. too many requests).
-				raws = []json.RawMessage{data}
-			} else if err := json.Unmarshal(data, &raws); err != nil {
-				return transportError(fmt.Errorf("invalid batch response from %s: %v: %s", t, err, snippet(data)), "")
-			}
-			break
-		}
-		resps = make([]envelope, len(raws))
-		for i, r := range raws {
-			if err := json.Unmarshal(r, &resps[i]); err != nil {
-				return transportError(fmt.Errorf("invalid response in the batch from %s: %v: %s", t, err, snippet(r)), "")
-			}
+		if resps, err = recvBatch(ctx, t, rc, expect); err != nil {
+			return err
 		}
 	}
-
-	out := outputFor(os.Stdout)
-	out.pretty = false
-	used := make([]bool, len(resps))
-	failed := false
-	line := func(b []byte) { out.print(os.Stdout, b) }
-	for _, r := range reqs {
-		var b []byte
-		switch {
-		case r.hasID:
-			b = append(b, `{"id":`...)
-			b = append(b, compact(r.ID)...)
-			if r.Method != nil {
-				b = append(b, `,"method":`...)
-				b = append(b, r.Method...)
-			}
-			found := false
-			for j := range resps {
-				if !used[j] && bytes.Equal(compact(resps[j].ID), compact(r.ID)) {
-					used[j] = true
-					found = true
-					b = appendOutcome(b, &resps[j])
-					failed = failed || resps[j].Error != nil
-					break
-				}
-			}
-			if !found {
-				b = append(b, `,"missing":true`...)
-				failed = true
-			}
-			b = append(b, '}')
-		case r.Method != nil:
-			b = append(b, `{"method":`...)
-			b = append(b, r.Method...)
-			b = append(b, `,"notification":true}`...)
-		default:
-			continue // an invalid entry: its error comes back unmatched
-		}
-		line(b)
-	}
-	for j := range resps {
-		if used[j] {
-			continue
-		}
-		b := []byte(`{"id":`)
-		if resps[j].ID == nil {
-			b = append(b, "null"...)
-		} else {
-			b = append(b, compact(resps[j].ID)...)
-		}
-		b = appendOutcome(b, &resps[j])
-		b = append(b, `,"unmatched":true}`...)
-		failed = true
-		line(b)
-	}
-	if failed {
+	if printBatch(reqs, resps) {
 		return &exitError{code: exitRPCError, err: fmt.Errorf("some requests of the batch failed"), quiet: true}
 	}
 	return nil
+}
+
+// parseBatch reads what jrpc needs of each request and joins them into
+// one batch message; expect says whether any of them gets a response.
+func parseBatch(items []json.RawMessage) (reqs []batchItem, msg []byte, expect bool) {
+	reqs = make([]batchItem, len(items))
+	msg = []byte{'['}
+	for i, it := range items {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(it, &m) == nil {
+			reqs[i].Method = m["method"]
+			reqs[i].ID, reqs[i].hasID = m["id"]
+		}
+		// Only an object with a method and without id is a notification;
+		// anything else gets a response (at least an error).
+		expect = expect || reqs[i].hasID || reqs[i].Method == nil
+		if i > 0 {
+			msg = append(msg, ',')
+		}
+		msg = append(msg, compact(it)...)
+	}
+	return reqs, append(msg, ']'), expect
+}
+
+// recvBatch reads the batch's responses, answering the server's own
+// requests that come first; over HTTP no reply is fine when none is
+// expected.
+func recvBatch(ctx context.Context, t *target, rc rawConn, expect bool) ([]envelope, error) {
+	var raws []json.RawMessage
+	for {
+		data, err := rc.Recv(ctx)
+		if err == errNoMore && !expect {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, t.transportErr(err)
+		}
+		data = bytes.TrimSpace(data)
+		var e envelope
+		if len(data) > 0 && data[0] == '{' && json.Unmarshal(data, &e) == nil && e.Method != nil {
+			answerServerRequest(ctx, rc, &e)
+			continue
+		}
+		if raws, err = batchReplies(t, data); err != nil {
+			return nil, err
+		}
+		break
+	}
+	resps := make([]envelope, len(raws))
+	for i, r := range raws {
+		if err := json.Unmarshal(r, &resps[i]); err != nil {
+			return nil, transportError(fmt.Errorf("invalid response in the batch from %s: %v: %s", t, err, snippet(r)), "")
+		}
+	}
+	return resps, nil
+}
+
+// batchReplies splits a reply to a batch: an array of responses, or one
+// error object for the whole batch (e.g. too many requests).
+func batchReplies(t *target, data []byte) ([]json.RawMessage, error) {
+	if len(data) > 0 && data[0] == '{' {
+		return []json.RawMessage{data}, nil
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(data, &raws); err != nil {
+		return nil, transportError(fmt.Errorf("invalid batch response from %s: %v: %s", t, err, snippet(data)), "")
+	}
+	return raws, nil
+}
+
+// printBatch prints one line per request of the batch with its outcome,
+// then the responses no request matched; it reports whether any failed.
+func printBatch(reqs []batchItem, resps []envelope) (failed bool) {
+	out := outputFor(os.Stdout)
+	out.pretty = false
+	used := make([]bool, len(resps))
+	for _, r := range reqs {
+		b, ok := r.line(resps, used)
+		if b != nil {
+			out.print(os.Stdout, b)
+		}
+		failed = failed || !ok
+	}
+	for j := range resps {
+		if !used[j] {
+			out.print(os.Stdout, unmatchedLine(&resps[j]))
+			failed = true
+		}
+	}
+	return failed
+}
+
+// line is the request's line: its id and method with the outcome of the
+// response of the same id (marked used), or "missing"; a notification's
+// line; nil for an invalid entry (its error comes back unmatched). ok is
+// false for an error or a missing response.
+func (r batchItem) line(resps []envelope, used []bool) (b []byte, ok bool) {
+	if !r.hasID {
+		if r.Method == nil {
+			return nil, true
+		}
+		return fmt.Appendf(nil, `{"method":%s,"notification":true}`, r.Method), true
+	}
+	b = append([]byte(`{"id":`), compact(r.ID)...)
+	if r.Method != nil {
+		b = append(append(b, `,"method":`...), r.Method...)
+	}
+	for j := range resps {
+		if !used[j] && bytes.Equal(compact(resps[j].ID), compact(r.ID)) {
+			used[j] = true
+			return append(appendOutcome(b, &resps[j]), '}'), resps[j].Error == nil
+		}
+	}
+	return append(b, `,"missing":true}`...), false
+}
+
+// unmatchedLine is the line of a response that matched no request.
+func unmatchedLine(e *envelope) []byte {
+	b := []byte(`{"id":`)
+	if e.ID == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, compact(e.ID)...)
+	}
+	b = appendOutcome(b, e)
+	return append(b, `,"unmatched":true}`...)
 }
 
 func appendOutcome(b []byte, e *envelope) []byte {

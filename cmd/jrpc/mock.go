@@ -46,7 +46,7 @@ Without --listen it serves ` + strings.Join(defaultListen, " and ") + `.`,
 			if err != nil {
 				return err
 			}
-			return runServe(cmd.Context(), &jsonrpc.Server{Handler: m}, listen, verbose, shutdown, &obs)
+			return runServe(cmd.Context(), &jsonrpc.Server{Handler: m}, serving{listen: listen, verbose: verbose, shutdown: shutdown, obs: &obs})
 		},
 	}
 	cmd.Flags().StringArrayVarP(&listen, "listen", "l", nil, "serve on `URL` (http://, ws://, tcp://, unix://, stdio:); repeatable")

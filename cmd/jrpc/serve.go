@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -117,7 +118,7 @@ only when it fails itself (it cannot listen or write).`,
 				// (and a matching Origin). --allow-host replaces this list.
 				srv.AllowedHosts = []string{"localhost", "127.0.0.1", "[::1]"}
 			}
-			return runServe(cmd.Context(), srv, listen, verbose, shutdown, &obs, append(append(dopts, secOpts...), opts...)...)
+			return runServe(cmd.Context(), srv, serving{listen: listen, verbose: verbose, shutdown: shutdown, obs: &obs, opts: append(append(dopts, secOpts...), opts...)})
 		},
 	}
 	cmd.Flags().StringArrayVarP(&listen, "listen", "l", nil, "serve on `URL` (http://, ws://, tcp://, unix://, stdio:, nats://host:port/subject); repeatable")
@@ -159,31 +160,25 @@ func loopbackHTTPOnly(listen []string) bool {
 	return seen
 }
 
+// serving is how serve (and mock) serve: where, how loud, how long a
+// shutdown waits for calls in flight, the observability flags and the
+// listen options.
+type serving struct {
+	listen   []string
+	verbose  bool
+	shutdown time.Duration
+	obs      *observeFlags
+	opts     []jsonrpc.ListenOption
+}
+
 // runServe serves srv on every listen URL until a signal, or until stdio:
 // input ends.
-func runServe(ctx context.Context, srv *jsonrpc.Server, listen []string, verbose bool, shutdownTimeout time.Duration, obs *observeFlags, opts ...jsonrpc.ListenOption) error {
-	if global.exec != "" {
-		return usageErrorf("serve does not take --exec")
-	}
-	framing, err := parseClientFraming(global.framing, true)
+func runServe(ctx context.Context, srv *jsonrpc.Server, s serving) error {
+	framing, logger, err := s.setUp(srv)
 	if err != nil {
 		return err
 	}
-	logger, err := obs.logger(verbose)
-	if err != nil {
-		return err
-	}
-	if len(listen) == 0 {
-		listen = defaultListen
-	}
-	if err := checkDuplicateListeners(listen); err != nil {
-		return err
-	}
-	srv.Logger = logger
-	if verbose {
-		srv.Middleware = append(srv.Middleware, jsonrpc.LogCalls(logger, nil))
-	}
-	tel, err := newTelemetry(ctx, obs.metrics)
+	tel, err := newTelemetry(ctx, s.obs.metrics)
 	if err != nil {
 		return err
 	}
@@ -196,74 +191,142 @@ func runServe(ctx context.Context, srv *jsonrpc.Server, listen []string, verbose
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 
-	var stdio *jsonrpc.Listener
+	listeners, err := s.listenAll(srv, framing)
+	if err != nil {
+		return err
+	}
+	cause := awaitStop(ctx, logger, sigs, listeners, s.shutdown)
+	return shutDown(srv, logger, sigs, s.shutdown, cause)
+}
+
+// setUp checks the flags and gives srv its logger.
+func (s *serving) setUp(srv *jsonrpc.Server) (jsonrpc.Framing, *slog.Logger, error) {
+	if global.exec != "" {
+		return 0, nil, usageErrorf("serve does not take --exec")
+	}
+	framing, err := parseClientFraming(global.framing, true)
+	if err != nil {
+		return 0, nil, err
+	}
+	logger, err := s.obs.logger(s.verbose)
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(s.listen) == 0 {
+		s.listen = defaultListen
+	}
+	if err := checkDuplicateListeners(s.listen); err != nil {
+		return 0, nil, err
+	}
+	srv.Logger = logger
+	if s.verbose {
+		srv.Middleware = append(srv.Middleware, jsonrpc.LogCalls(logger, nil))
+	}
+	return framing, logger, nil
+}
+
+// listenAll starts a listener on every URL, or none.
+func (s *serving) listenAll(srv *jsonrpc.Server, framing jsonrpc.Framing) ([]*jsonrpc.Listener, error) {
 	var listeners []*jsonrpc.Listener
-	for _, u := range listen {
-		if err := checkListenURL(u); err != nil {
-			return err
-		}
-		lopts := append([]jsonrpc.ListenOption{jsonrpc.ListenFraming(framing)}, opts...)
-		if serveExplorer {
-			lopts = append(lopts, explorerOption(u))
-		}
-		if strings.HasPrefix(u, "nats://") {
-			if pu, err := url.Parse(u); err == nil {
-				u = withNATSCreds(pu).String()
-			}
-		}
-		l, err := srv.Listen(u, lopts...)
+	for _, u := range s.listen {
+		l, err := s.listenOn(srv, u, framing)
 		if err != nil {
 			srv.Shutdown(context.Background())
-			hint := "pick another address, or port 0 for a free one (e.g. tcp://127.0.0.1:0)"
-			switch {
-			case tlsListenHint(u) != "" && strings.Contains(err.Error(), "ListenTLS"):
-				hint = tlsListenHint(u)
-			case strings.HasPrefix(u, "nats://"):
-				hint = "start a NATS server (nats-server -a 127.0.0.1) or name one that runs: nats://HOST:4222/SUBJECT"
-			case strings.HasPrefix(u, "unix:") && errors.Is(err, syscall.EADDRINUSE):
-				hint = "another server answers on this socket: stop it, or pick another path"
-			case strings.HasPrefix(u, "unix:") && errors.Is(err, fs.ErrExist):
-				hint = "the path holds something that is not a socket (left untouched): pick another path"
-			case strings.HasPrefix(u, "unix:"):
-				hint = "check that the socket's directory exists and is writable"
-			}
-			return &exitError{code: exitTransport, err: fmt.Errorf("cannot listen on %s: %v", u, err), hint: hint}
-		}
-		if l.URL != "stdio:" || verbose {
-			fmt.Fprintf(os.Stderr, "listening on %s\n", l.URL)
-		}
-		if serveExplorer && (strings.HasPrefix(l.URL, "http://") || strings.HasPrefix(l.URL, "https://")) {
-			if pu, err := url.Parse(l.URL); err == nil {
-				fmt.Fprintf(os.Stderr, "explorer on %s://%s/explorer/\n", pu.Scheme, pu.Host)
-			}
+			return nil, err
 		}
 		listeners = append(listeners, l)
-		if l.URL == "stdio:" {
-			stdio = l
+	}
+	return listeners, nil
+}
+
+// listenOn starts one listener and says where it listens.
+func (s *serving) listenOn(srv *jsonrpc.Server, u string, framing jsonrpc.Framing) (*jsonrpc.Listener, error) {
+	if err := checkListenURL(u); err != nil {
+		return nil, err
+	}
+	lopts := append([]jsonrpc.ListenOption{jsonrpc.ListenFraming(framing)}, s.opts...)
+	if serveExplorer {
+		lopts = append(lopts, explorerOption(u))
+	}
+	if strings.HasPrefix(u, "nats://") {
+		if pu, err := url.Parse(u); err == nil {
+			u = withNATSCreds(pu).String()
 		}
 	}
+	l, err := srv.Listen(u, lopts...)
+	if err != nil {
+		return nil, &exitError{code: exitTransport, err: fmt.Errorf("cannot listen on %s: %v", u, err), hint: listenHint(u, err)}
+	}
+	announce(l, s.verbose)
+	return l, nil
+}
 
+// announce prints where l listens ("listening on URL", on stderr: stdio:
+// only when verbose), and the explorer's address beside it.
+func announce(l *jsonrpc.Listener, verbose bool) {
+	if l.URL != "stdio:" || verbose {
+		fmt.Fprintf(os.Stderr, "listening on %s\n", l.URL)
+	}
+	if serveExplorer && (strings.HasPrefix(l.URL, "http://") || strings.HasPrefix(l.URL, "https://")) {
+		if pu, err := url.Parse(l.URL); err == nil {
+			fmt.Fprintf(os.Stderr, "explorer on %s://%s/explorer/\n", pu.Scheme, pu.Host)
+		}
+	}
+}
+
+// listenHint says what to do when u cannot be listened on.
+func listenHint(u string, err error) string {
+	switch {
+	case tlsListenHint(u) != "" && strings.Contains(err.Error(), "ListenTLS"):
+		return tlsListenHint(u)
+	case strings.HasPrefix(u, "nats://"):
+		return "start a NATS server (nats-server -a 127.0.0.1) or name one that runs: nats://HOST:4222/SUBJECT"
+	case strings.HasPrefix(u, "unix:") && errors.Is(err, syscall.EADDRINUSE):
+		return "another server answers on this socket: stop it, or pick another path"
+	case strings.HasPrefix(u, "unix:") && errors.Is(err, fs.ErrExist):
+		return "the path holds something that is not a socket (left untouched): pick another path"
+	case strings.HasPrefix(u, "unix:"):
+		return "check that the socket's directory exists and is writable"
+	}
+	return "pick another address, or port 0 for a free one (e.g. tcp://127.0.0.1:0)"
+}
+
+// awaitStop waits for a signal, the end of ctx or a listener stopping,
+// and returns why a listener failed (nil for the others, and for the end
+// of standard input).
+func awaitStop(ctx context.Context, logger *slog.Logger, sigs <-chan os.Signal, listeners []*jsonrpc.Listener, timeout time.Duration) error {
 	stopped := make(chan *jsonrpc.Listener, len(listeners))
 	for _, l := range listeners {
 		go func() { <-l.Done(); stopped <- l }()
 	}
-	var cause error
 	select {
 	case s := <-sigs:
-		logger.Info("shutting down: finishing calls in flight", "signal", s.String(), "timeout", shutdownTimeout)
+		logger.Info("shutting down: finishing calls in flight", "signal", s.String(), "timeout", timeout)
 	case l := <-stopped:
-		if l == stdio && l.Err() == nil {
-			logger.Debug("standard input ended; shutting down")
-		} else {
-			cause = l.Err()
-			if cause == nil {
-				cause = errors.New("stopped")
-			}
-			logger.Error("listener failed", "url", l.URL, "err", cause)
-		}
+		return listenerStopped(logger, l)
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	return nil
+}
+
+// listenerStopped says why l stopped: nil when standard input ended.
+func listenerStopped(logger *slog.Logger, l *jsonrpc.Listener) error {
+	if l.URL == "stdio:" && l.Err() == nil {
+		logger.Debug("standard input ended; shutting down")
+		return nil
+	}
+	cause := l.Err()
+	if cause == nil {
+		cause = errors.New("stopped")
+	}
+	logger.Error("listener failed", "url", l.URL, "err", cause)
+	return cause
+}
+
+// shutDown finishes the calls in flight (a second signal exits at once)
+// and returns the listener failure that ended the serving, if any.
+func shutDown(srv *jsonrpc.Server, logger *slog.Logger, sigs <-chan os.Signal, timeout time.Duration, cause error) error {
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	go func() {
 		select {
