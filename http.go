@@ -351,13 +351,10 @@ func (s *Server) serveHTTP(nl net.Listener, path string, h http.Handler, extra *
 		MaxHeaderBytes:    httpMaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.logger().Handler(), slog.LevelWarn),
 	}
-	if !s.onShutdown(func(ctx context.Context) error {
-		err := hs.Shutdown(ctx)
-		if err != nil {
-			hs.Close()
-		}
-		return err
-	}) {
+	drain := newHTTPDrain(hs, nl)
+	drain.h2 = tlsCfg != nil && slices.Contains(tlsCfg.NextProtos, "h2")
+	defer close(drain.served)
+	if !s.onShutdown(drain.shutdown) {
 		nl.Close()
 		return ErrServerClosed
 	}
@@ -367,11 +364,11 @@ func (s *Server) serveHTTP(nl net.Listener, path string, h http.Handler, extra *
 		if !slices.Contains(tlsCfg.NextProtos, "h2") {
 			hs.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){} // HTTP/1.1 only
 		}
-		err = hs.ServeTLS(nl, "", "")
+		err = hs.ServeTLS(drain.l, "", "")
 	} else {
-		err = hs.Serve(nl)
+		err = hs.Serve(drain.l)
 	}
-	if errors.Is(err, http.ErrServerClosed) {
+	if errors.Is(err, http.ErrServerClosed) || drain.l.stopping.Load() && errors.Is(err, net.ErrClosed) {
 		return ErrServerClosed
 	}
 	return err

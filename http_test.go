@@ -815,3 +815,42 @@ func BenchmarkHTTPClientCall(b *testing.B) {
 		}
 	}
 }
+
+// A connection accepted before Shutdown whose request arrives after it
+// began is answered (http.Server.Shutdown alone would close it unanswered,
+// which a proxy reports as 502 and cannot resend: the request was sent).
+func TestHTTPShutdownAnswersARequestSentDuringIt(t *testing.T) {
+	srv := newDemoServer()
+	l, err := srv.Listen("http://127.0.0.1:0/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := net.DialTimeout("tcp", strings.TrimPrefix(strings.TrimSuffix(l.URL, "/"), "http://"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	time.Sleep(50 * time.Millisecond) // accepted, nothing read yet
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		done <- srv.Shutdown(ctx)
+	}()
+	time.Sleep(200 * time.Millisecond) // Shutdown is under way
+	body := `{"jsonrpc":"2.0","method":"echo","params":["late"],"id":7}`
+	fmt.Fprintf(nc, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
+	if err != nil {
+		t.Fatalf("no answer to a request sent during Shutdown: %v", err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(got), `"late"`) || !resp.Close {
+		t.Fatalf("answer: %d close=%v %s", resp.StatusCode, resp.Close, got)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

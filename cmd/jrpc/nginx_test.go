@@ -22,7 +22,8 @@ import (
 // `jrpc serve` instances on loopback ports chosen now. The config's
 // proxy_read_timeout for WebSocket (60 s, nginx's default) is cut to 3 s
 // and the instances ping every 1 s, so "idle past the timeout" takes 5 s
-// instead of 90.
+// instead of 90; fail_timeout is cut from 5 s to 1 s, so that a restarted
+// instance is back in the rotation sooner.
 func TestNginx(t *testing.T) {
 	nginx, err := exec.LookPath("nginx")
 	if err != nil {
@@ -43,8 +44,9 @@ func TestNginx(t *testing.T) {
 		http, ws string
 		log      *syncBuffer
 	}
-	start := func() inst {
-		cmd := exec.Command(bin, "serve", "-v", "--listen", "http://127.0.0.1:0/", "--listen", "ws://127.0.0.1:0/ws",
+	// start runs an instance on the given host:port pair (":0" ports: new).
+	start := func(httpAddr, wsAddr string) *inst {
+		cmd := exec.Command(bin, "serve", "-v", "--listen", "http://"+httpAddr+"/", "--listen", "ws://"+wsAddr+"/ws",
 			"--ws-ping", "1s", "--trusted-proxy", "127.0.0.1")
 		stderr, _ := cmd.StderrPipe()
 		if err := cmd.Start(); err != nil {
@@ -56,9 +58,9 @@ func TestNginx(t *testing.T) {
 		if err := readListening(stderr, 2, u, log); err != nil {
 			t.Fatal(err, log.String())
 		}
-		return inst{cmd, strings.TrimPrefix(strings.TrimSuffix(u["http"], "/"), "http://"), strings.TrimPrefix(strings.TrimSuffix(u["ws"], "/ws"), "ws://"), log}
+		return &inst{cmd, strings.TrimPrefix(strings.TrimSuffix(u["http"], "/"), "http://"), strings.TrimPrefix(strings.TrimSuffix(u["ws"], "/ws"), "ws://"), log}
 	}
-	a, b := start(), start()
+	a, b := start("127.0.0.1:0", "127.0.0.1:0"), start("127.0.0.1:0", "127.0.0.1:0")
 	mcpA, mcpLogA := startNginxMCP(t)
 	mcpB, mcpLogB := startNginxMCP(t)
 
@@ -80,6 +82,7 @@ func TestNginx(t *testing.T) {
 		"127.0.0.1:8083 ": mcpA + " ", "127.0.0.1:8084 ": mcpB + " ",
 		"listen 127.0.0.1:8080;":  "listen " + front + ";",
 		"proxy_read_timeout 60s;": "proxy_read_timeout 3s;",
+		"fail_timeout=5s;":        "fail_timeout=1s;",
 	} {
 		if !strings.Contains(text, old) {
 			t.Fatalf("deploy/nginx/jsonrpc.conf has no %q", old)
@@ -157,23 +160,31 @@ func TestNginx(t *testing.T) {
 		}
 	})
 
+	// A rolling restart, 20 times in a row with the CPU busy: each instance
+	// in turn gets SIGTERM and a new one starts on its ports, while four
+	// clients call through nginx. No call may fail: nginx resends a call
+	// only when its connect was refused, so every call an instance
+	// accepted must be answered.
 	t.Run("RollingSIGTERMUnderLoad", func(t *testing.T) {
+		var stop atomic.Bool
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer stop.Store(true)
+		for range 2 {
+			wg.Go(func() { // CPU hogs
+				for !stop.Load() {
+				}
+			})
+		}
 		var ok atomic.Int64
 		var mu sync.Mutex
 		var failures []error
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
 		for range 4 {
 			c := jsonrpc.NewHTTPClient("http://" + front + "/")
 			defer c.Close()
 			wg.Go(func() {
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					if err := c.Call(ctx, "sleep", map[string]int{"ms": 5}, nil); err != nil {
+				for !stop.Load() {
+					if err := c.Call(ctx, "sleep", map[string]int{"ms": 2}, nil); err != nil {
 						mu.Lock()
 						failures = append(failures, err)
 						mu.Unlock()
@@ -183,22 +194,38 @@ func TestNginx(t *testing.T) {
 				}
 			})
 		}
-		for ok.Load() < 100 {
-			time.Sleep(5 * time.Millisecond)
+		// served waits until in has logged n calls: it is in nginx's rotation.
+		served := func(in *inst, n int) {
+			for strings.Count(in.log.String(), "method=sleep") < n && ctx.Err() == nil {
+				time.Sleep(5 * time.Millisecond)
+			}
 		}
-		a.cmd.Process.Signal(syscall.SIGTERM)
-		if err := a.cmd.Wait(); err != nil {
-			t.Errorf("instance a exited with %v", err)
+		served(a, 10)
+		served(b, 10)
+		insts := []*inst{a, b}
+		const restarts = 20
+		for i := range restarts {
+			old := insts[i%2]
+			old.cmd.Process.Signal(syscall.SIGTERM)
+			if err := old.cmd.Wait(); err != nil {
+				t.Errorf("restart %d: the instance exited with %v", i, err)
+			}
+			insts[i%2] = start(old.http, old.ws)
+			served(insts[i%2], 10) // nginx tries it again after fail_timeout
 		}
-		before := ok.Load()
-		for ok.Load() < before+100 {
-			time.Sleep(5 * time.Millisecond)
-		}
-		close(stop)
+		stop.Store(true)
 		wg.Wait()
-		for _, err := range failures {
+		for i, err := range failures {
+			if i == 5 {
+				t.Errorf("and %d more", len(failures)-5)
+				break
+			}
 			t.Error(err)
 		}
-		fmt.Fprintf(os.Stderr, "nginx rolling SIGTERM: %d calls, %d failed\n", ok.Load(), len(failures))
+		if len(failures) > 0 {
+			errLog, _ := os.ReadFile(filepath.Join(prefix, "logs", "error.log"))
+			t.Logf("nginx error.log:\n%s", errLog)
+		}
+		fmt.Fprintf(os.Stderr, "nginx: %d rolling restarts, %d calls, %d failed\n", restarts, ok.Load(), len(failures))
 	})
 }

@@ -1,0 +1,161 @@
+package jsonrpc
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// How an HTTP listener stops (Server.Shutdown) without losing a request a
+// proxy has already sent:
+//
+//  1. Keep-alives end: idle connections close, and every answer from now on
+//     carries "Connection: close".
+//  2. The listener stops listening, and the connections the kernel had
+//     already completed are accepted and served. A plain close would reset
+//     them after their clients had sent a request, which a proxy cannot
+//     resend; a connect that comes later is refused, which it can. On Linux
+//     the last accept and the end of listening are two system calls in a
+//     row, so almost nothing completes in between; elsewhere the listener
+//     is simply closed.
+//  3. Every accepted connection is served until it closes (one silent for
+//     longer than drainSilentConn does not count), and only then does
+//     http.Server.Shutdown run: it drops a request read after it has begun.
+const (
+	drainSilentConn = 5 * time.Second // like net/http: a new connection silent this long is idle
+	drainPoll       = 5 * time.Millisecond
+)
+
+// drainListener hands out, once stop is called, the connections the kernel
+// had queued, then reports net.ErrClosed.
+type drainListener struct {
+	net.Listener
+	stopping  atomic.Bool
+	stopped   chan struct{} // closed when queued is final
+	queued    []net.Conn    // guarded by mu
+	mu        sync.Mutex
+	closeOnce sync.Once
+	closeErr  error
+}
+
+func newDrainListener(l net.Listener) *drainListener {
+	return &drainListener{Listener: l, stopped: make(chan struct{})}
+}
+
+func (l *drainListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil || !l.stopping.Load() {
+		return c, err
+	}
+	<-l.stopped
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.queued) > 0 {
+		c, l.queued = l.queued[0], l.queued[1:]
+		return c, nil
+	}
+	l.Close()
+	return nil, net.ErrClosed
+}
+
+func (l *drainListener) Close() error {
+	l.closeOnce.Do(func() { l.closeErr = l.Listener.Close() })
+	return l.closeErr
+}
+
+// stop ends listening and queues for Accept the connections the kernel had
+// completed; where that cannot be done, it closes the listener.
+func (l *drainListener) stop() {
+	if l.stopping.Swap(true) {
+		return
+	}
+	conns, ok := unlisten(l.Listener)
+	l.mu.Lock()
+	l.queued = conns
+	l.mu.Unlock()
+	close(l.stopped)
+	if !ok {
+		l.Close()
+	}
+}
+
+// connTracker counts an http.Server's connections that may still carry a
+// request: new, active and idle ones (hijacked ones belong to their Conn).
+type connTracker struct {
+	mu    sync.Mutex
+	conns map[net.Conn]connEntry
+}
+
+type connEntry struct {
+	state http.ConnState
+	since time.Time
+}
+
+func (t *connTracker) track(c net.Conn, st http.ConnState) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch st {
+	case http.StateClosed, http.StateHijacked:
+		delete(t.conns, c)
+	default:
+		if t.conns == nil {
+			t.conns = map[net.Conn]connEntry{}
+		}
+		t.conns[c] = connEntry{st, time.Now()}
+	}
+}
+
+// busy tells whether a connection may still bring or be serving a request.
+func (t *connTracker) busy() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, e := range t.conns {
+		if e.state == http.StateActive || e.state == http.StateNew && time.Since(e.since) < drainSilentConn {
+			return true
+		}
+	}
+	return false
+}
+
+// httpDrain stops an http.Server as described at the top of this file.
+type httpDrain struct {
+	hs     *http.Server
+	l      *drainListener
+	conns  connTracker
+	served chan struct{} // closed when hs.Serve has returned: every accepted connection is tracked
+	h2     bool          // HTTP/2 may be served: its GOAWAY tells a client what was served, so no drain
+}
+
+func newHTTPDrain(hs *http.Server, l net.Listener) *httpDrain {
+	d := &httpDrain{hs: hs, l: newDrainListener(l), served: make(chan struct{})}
+	hs.ConnState = d.conns.track
+	return d
+}
+
+// shutdown stops the server; at ctx's end it closes what remains.
+func (d *httpDrain) shutdown(ctx context.Context) error {
+	if !d.h2 {
+		d.hs.SetKeepAlivesEnabled(false)
+		d.l.stop()
+		select {
+		case <-d.served:
+		case <-ctx.Done():
+		}
+		tick := time.NewTicker(drainPoll)
+		defer tick.Stop()
+		for d.conns.busy() && ctx.Err() == nil {
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+			}
+		}
+	}
+	err := d.hs.Shutdown(ctx)
+	if err != nil {
+		d.hs.Close()
+	}
+	return err
+}
