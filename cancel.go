@@ -115,12 +115,16 @@ func (c *Conn) newRequestCtx(ctx context.Context, params []byte) *callCtx {
 	return &callCtx{Context: inner, cancel: cancel, conn: c, conv: cv, params: params}
 }
 
-// cancelIncoming cancels the peer's request id if it is being served; it
-// reports whether that cancelled a running handler (false for unknown ids,
-// for requests already answered and for a second cancel).
+// cancelIncoming cancels the peer's request id if it is being served, or
+// read and waiting to be; it reports whether that cancelled it (false for
+// unknown ids, for requests already answered and for a second cancel).
 func (c *Conn) cancelIncoming(id ID) bool {
 	c.mu.Lock()
 	r := c.inflight.get(id.key())
+	if r == nil && c.queued.cancel(id.key()) {
+		c.mu.Unlock()
+		return true // read before the cancel, not yet started: it starts cancelled
+	}
 	c.mu.Unlock()
 	if r == nil || context.Cause(r) == errPeerCancelled {
 		return false
@@ -456,4 +460,86 @@ func WithConvention(cv Convention) DialOption { return func(c *dialConfig) { c.c
 // Server.OnProgress does beside Server.Handler.
 func WithProgress(f func(ctx context.Context, p Progress)) DialOption {
 	return func(c *dialConfig) { c.onProgress = f }
+}
+
+// queuedSet counts, by id key, the requests of a connection under a
+// Convention that were read but whose handlers have not started: a cancel
+// read after such a request, which the reading goroutine handles at once,
+// must still reach it. Guarded by Conn.mu; nil until needed.
+type queuedSet map[string]*queuedID
+
+type queuedID struct {
+	n         int  // requests with this id read and not yet served
+	cancelled bool // a cancel came for them
+}
+
+// cancel marks k cancelled if it is queued, and reports whether it is.
+func (q queuedSet) cancel(k string) bool {
+	if e := q[k]; e != nil && !e.cancelled {
+		e.cancelled = true
+		return true
+	}
+	return false
+}
+
+// cancelled reports whether a cancel came for the queued k.
+func (q queuedSet) cancelled(k string) bool {
+	e := q[k]
+	return e != nil && e.cancelled
+}
+
+// queue records the ids of t's requests as queued, when a Convention lets
+// the peer cancel them; it passes start's results through.
+func (c *Conn) queue(t *task, draining bool) (*task, bool) {
+	if t == nil || c.srv.Convention == ConventionNone {
+		return t, draining
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t.eachID(func(k string) {
+		if c.queued == nil {
+			c.queued = queuedSet{}
+		}
+		e := c.queued[k]
+		if e == nil {
+			e = &queuedID{}
+			c.queued[k] = e
+		}
+		e.n++
+	})
+	return t, draining
+}
+
+// unqueue forgets t's ids once it has been served.
+func (c *Conn) unqueue(t *task) {
+	if c.srv.Convention == ConventionNone {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t.eachID(func(k string) {
+		if e := c.queued[k]; e != nil {
+			if e.n--; e.n <= 0 {
+				delete(c.queued, k)
+			}
+		}
+	})
+	if len(c.queued) == 0 {
+		c.queued = nil
+	}
+}
+
+// eachID calls f with the id key of each of t's requests that has an id.
+func (t *task) eachID(f func(k string)) {
+	if t.batch == nil {
+		if t.env.ID.Present() {
+			f(idOf(&t.env, t.data).key())
+		}
+		return
+	}
+	for i := range t.batch {
+		if t.batch[i].ID.Present() {
+			f(idOf(&t.batch[i], t.data).key())
+		}
+	}
 }

@@ -3,6 +3,7 @@ package jsonrpc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -501,5 +502,58 @@ func TestCancelStreamableHTTPStateless(t *testing.T) {
 	}
 	if p.cancelled.Load() != 1 {
 		t.Fatal("the handler was not cancelled")
+	}
+}
+
+// A cancel read right behind its request, before the request's handler has
+// started (both in one write), still cancels it: the reading goroutine
+// handles the cancel at once, so the request must be known from the moment
+// it is read. Single requests and batch members, on every transport.
+func TestCancelRightBehindTheRequest(t *testing.T) {
+	mux := jsonrpc.NewMux()
+	mux.HandleFunc("hold", func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(10 * time.Second):
+			return "ran to the end: the cancel was lost", nil
+		}
+	})
+	srv := &jsonrpc.Server{Handler: mux, Convention: jsonrpc.ConventionLSP}
+	const (
+		req    = `{"jsonrpc":"2.0","id":7,"method":"hold"}`
+		batch  = `[{"jsonrpc":"2.0","id":8,"method":"hold"},{"jsonrpc":"2.0","id":9,"method":"hold"}]`
+		cancel = `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":%d}}`
+	)
+	for name, dial := range rawTransports(t, srv) {
+		t.Run(name, func(t *testing.T) {
+			send, read := dial()
+			for range 20 {
+				msgs := []string{req, fmt.Sprintf(cancel, 7)}
+				if name == "websocket" {
+					send(msgs[0]) // one message a frame, sent back to back
+					send(msgs[1])
+				} else {
+					send(strings.Join(msgs, "\n")) // one write
+				}
+				if got, want := string(read()), `{"jsonrpc":"2.0","id":7,"error":{"code":-32800,"message":"request cancelled"}}`; got != want {
+					t.Fatalf("\n got %s\nwant %s", got, want)
+				}
+			}
+			msgs := []string{batch, fmt.Sprintf(cancel, 8), fmt.Sprintf(cancel, 9)}
+			if name == "websocket" {
+				for _, m := range msgs {
+					send(m)
+				}
+			} else {
+				send(strings.Join(msgs, "\n"))
+			}
+			got := string(read())
+			for _, id := range []string{"8", "9"} {
+				if !strings.Contains(got, `{"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32800,"message":"request cancelled"}}`) {
+					t.Fatalf("batch member %s not cancelled: %s", id, got)
+				}
+			}
+		})
 	}
 }

@@ -38,6 +38,7 @@ type Conn struct {
 	mu       sync.Mutex
 	pending  pendingSet    // our calls awaiting a response (pending.go)
 	inflight inflightSet   // the peer's requests being served, by id
+	queued   queuedSet     // the peer's requests read but not yet served (under a Convention)
 	draining bool          // Shutdown: answer new requests with an error
 	stopping bool          // Shutdown found the connection idle: take no more messages
 	busy     int           // messages taken and not yet answered (dispatch and handlers)
@@ -322,6 +323,7 @@ func (c *Conn) run(t *task, draining bool) {
 		defer c.giveBack(t.data) // served and answered: nothing holds the message any more
 	}
 	defer c.end()
+	defer c.unqueue(t)
 	defer t.release()
 	defer t.replied()
 	var ctx context.Context = t
@@ -429,6 +431,9 @@ func (c *Conn) startRequest(ctx context.Context, id ID, params []byte) (*callCtx
 		return nil, false
 	}
 	r := c.newRequestCtx(ctx, params)
+	if r != nil && c.queued.cancelled(k) {
+		r.cancel(errPeerCancelled)
+	}
 	c.inflight.add(k, r)
 	return r, true
 }

@@ -169,7 +169,7 @@ func (ci *connInbound) serve(_ context.Context, e *wire.Envelope, batch []wire.E
 	if e != nil {
 		t.env = *e
 	}
-	ci.t, ci.draining = ci.conn.start(t)
+	ci.t, ci.draining = ci.conn.queue(ci.conn.start(t))
 }
 
 // takeInbound takes what of a scanned message is for the connection
