@@ -51,99 +51,117 @@ const (
 // format appends src (valid JSON) to dst, indented and/or coloured as o says.
 // It keeps the text of numbers and strings and the order of members exactly.
 func (o output) format(dst, src []byte) []byte {
-	depth := 0
-	newline := func() {
-		if o.pretty {
-			dst = append(dst, '\n')
-			for range depth {
-				dst = append(dst, "  "...)
-			}
-		}
-	}
-	paint := func(col string, text []byte) {
-		if o.color {
-			dst = append(dst, col...)
-			dst = append(dst, text...)
-			dst = append(dst, colReset...)
-		} else {
-			dst = append(dst, text...)
-		}
-	}
-	skipWS := func(i int) int {
-		for i < len(src) && (src[i] == ' ' || src[i] == '\t' || src[i] == '\n' || src[i] == '\r') {
-			i++
-		}
-		return i
-	}
+	f := jsonFormatter{o: o, src: src, dst: dst}
 	for i := 0; i < len(src); {
-		c := src[i]
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			i++
-		case '{', '[':
-			j := skipWS(i + 1)
-			if j < len(src) && (src[j] == '}' || src[j] == ']') {
-				dst = append(dst, c, src[j])
-				i = j + 1
-				continue
-			}
-			dst = append(dst, c)
-			depth++
-			newline()
-			i++
-		case '}', ']':
-			depth--
-			newline()
-			dst = append(dst, c)
-			i++
-		case ',':
-			dst = append(dst, ',')
-			newline()
-			i++
-		case ':':
-			dst = append(dst, ':')
-			if o.pretty {
-				dst = append(dst, ' ')
-			}
-			i++
-		case '"':
-			j := i + 1
-			for j < len(src) && src[j] != '"' {
-				if src[j] == '\\' {
-					j++
-				}
-				j++
-			}
+		i = f.token(i)
+	}
+	return f.dst
+}
+
+// jsonFormatter is one run of output.format: it copies src's tokens to
+// dst, at depth levels of nesting.
+type jsonFormatter struct {
+	o        output
+	src, dst []byte
+	depth    int
+}
+
+// token copies the token at src[i] and returns where the next begins.
+func (f *jsonFormatter) token(i int) int {
+	switch c := f.src[i]; c {
+	case ' ', '\t', '\n', '\r':
+	case '{', '[':
+		return f.open(i)
+	case '}', ']':
+		f.depth--
+		f.newline()
+		f.dst = append(f.dst, c)
+	case ',':
+		f.dst = append(f.dst, ',')
+		f.newline()
+	case ':':
+		f.dst = append(f.dst, ':')
+		if f.o.pretty {
+			f.dst = append(f.dst, ' ')
+		}
+	case '"':
+		return f.str(i)
+	default:
+		return f.literal(i)
+	}
+	return i + 1
+}
+
+// open copies an object or array's opening, or the whole of an empty one.
+func (f *jsonFormatter) open(i int) int {
+	c := f.src[i]
+	if j := f.skipWS(i + 1); j < len(f.src) && (f.src[j] == '}' || f.src[j] == ']') {
+		f.dst = append(f.dst, c, f.src[j])
+		return j + 1
+	}
+	f.dst = append(f.dst, c)
+	f.depth++
+	f.newline()
+	return i + 1
+}
+
+// str copies a string, coloured as a member name when a colon follows.
+func (f *jsonFormatter) str(i int) int {
+	j := i + 1
+	for j < len(f.src) && f.src[j] != '"' {
+		if f.src[j] == '\\' {
 			j++
-			if j > len(src) {
-				j = len(src)
-			}
-			col := colString
-			if k := skipWS(j); k < len(src) && src[k] == ':' {
-				col = colKey
-			}
-			paint(col, src[i:j])
-			i = j
-		default:
-			j := i
-			for j < len(src) && !bytes.ContainsRune([]byte(" \t\r\n,]}:"), rune(src[j])) {
-				j++
-			}
-			if j == i {
-				j++
-			}
-			col := colNumber
-			switch src[i] {
-			case 't', 'f':
-				col = colBool
-			case 'n':
-				col = colNull
-			}
-			paint(col, src[i:j])
-			i = j
+		}
+		j++
+	}
+	j = min(j+1, len(f.src))
+	col := colString
+	if k := f.skipWS(j); k < len(f.src) && f.src[k] == ':' {
+		col = colKey
+	}
+	f.paint(col, f.src[i:j])
+	return j
+}
+
+// literal copies a number, true, false or null.
+func (f *jsonFormatter) literal(i int) int {
+	j := i + 1
+	for j < len(f.src) && !bytes.ContainsRune([]byte(" \t\r\n,]}:"), rune(f.src[j])) {
+		j++
+	}
+	col := colNumber
+	switch f.src[i] {
+	case 't', 'f':
+		col = colBool
+	case 'n':
+		col = colNull
+	}
+	f.paint(col, f.src[i:j])
+	return j
+}
+
+func (f *jsonFormatter) newline() {
+	if f.o.pretty {
+		f.dst = append(f.dst, '\n')
+		for range f.depth {
+			f.dst = append(f.dst, "  "...)
 		}
 	}
-	return dst
+}
+
+func (f *jsonFormatter) paint(col string, text []byte) {
+	if f.o.color {
+		f.dst = append(append(append(f.dst, col...), text...), colReset...)
+		return
+	}
+	f.dst = append(f.dst, text...)
+}
+
+func (f *jsonFormatter) skipWS(i int) int {
+	for i < len(f.src) && (f.src[i] == ' ' || f.src[i] == '\t' || f.src[i] == '\n' || f.src[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // print writes v (valid JSON) and a newline to w.

@@ -32,16 +32,41 @@ func marshal(v any) json.RawMessage {
 }
 
 func (sp sampler) value(s *openrpc.Schema, depth int) json.RawMessage {
-	if s == nil || depth > 8 {
+	switch {
+	case s == nil || depth > 8:
 		return json.RawMessage("null")
+	case s.Ref != "":
+		return sp.value(sp.defs[s.Ref[strings.LastIndexByte(s.Ref, '/')+1:]], depth+1)
 	}
-	if s.Ref != "" {
-		name := s.Ref[strings.LastIndexByte(s.Ref, '/')+1:]
-		if d := sp.defs[name]; d != nil {
-			return sp.value(d, depth+1)
-		}
-		return json.RawMessage("null")
+	if v := given(s); v != nil {
+		return v
 	}
+	if v, ok := sp.alternative(s, depth); ok {
+		return v
+	}
+	return sp.ofType(s, depth)
+}
+
+// ofType is the simplest value of the schema's type within its bounds.
+func (sp sampler) ofType(s *openrpc.Schema, depth int) json.RawMessage {
+	switch typ := schemaType(s); typ {
+	case "string":
+		return marshal(sampleString(s))
+	case "integer", "number":
+		return json.RawMessage(sampleNumber(s, typ == "integer"))
+	case "boolean":
+		return json.RawMessage("true")
+	case "array":
+		return sp.array(s, depth)
+	case "object":
+		return sp.object(s, depth)
+	}
+	return json.RawMessage("null")
+}
+
+// given is the value the schema gives itself: its const, first enum
+// value, default or first example; nil when it gives none.
+func given(s *openrpc.Schema) json.RawMessage {
 	switch {
 	case s.Const != nil:
 		return marshal(*s.Const)
@@ -52,79 +77,85 @@ func (sp sampler) value(s *openrpc.Schema, depth int) json.RawMessage {
 	case len(s.Examples) > 0:
 		return marshal(s.Examples[0])
 	}
+	return nil
+}
+
+// alternative is the first of oneOf, anyOf or allOf's schemas with a
+// value other than null (or the only one).
+func (sp sampler) alternative(s *openrpc.Schema, depth int) (json.RawMessage, bool) {
 	for _, alts := range [][]*openrpc.Schema{s.OneOf, s.AnyOf, s.AllOf} {
 		for _, alt := range alts {
 			if v := sp.value(alt, depth+1); string(v) != "null" || len(alts) == 1 {
-				return v
+				return v, true
 			}
 		}
 	}
-	typ := s.Type
+	return nil, false
+}
+
+// schemaType is the schema's type (the first but null of a list), or the
+// one its keywords imply.
+func schemaType(s *openrpc.Schema) string {
 	for _, t := range s.Types {
 		if t != "null" {
-			typ = t
-			break
+			return t
 		}
 	}
-	if typ == "" {
-		switch {
-		case s.Properties != nil:
-			typ = "object"
-		case s.Items != nil || s.PrefixItems != nil:
-			typ = "array"
+	switch {
+	case s.Type != "":
+		return s.Type
+	case s.Properties != nil:
+		return "object"
+	case s.Items != nil || s.PrefixItems != nil:
+		return "array"
+	}
+	return ""
+}
+
+// array is the prefix items' values, then the items' up to minItems (at
+// least one, at most maxItems).
+func (sp sampler) array(s *openrpc.Schema, depth int) json.RawMessage {
+	var vals []json.RawMessage
+	for _, p := range s.PrefixItems {
+		vals = append(vals, sp.value(p, depth+1))
+	}
+	n := len(vals)
+	want := max(n, 1)
+	if s.MinItems != nil {
+		want = max(n, *s.MinItems)
+	}
+	if s.MaxItems != nil {
+		want = min(want, *s.MaxItems)
+	}
+	for ; n < want && s.Items != nil; n++ {
+		vals = append(vals, sp.value(s.Items, depth+1))
+	}
+	return joinJSON('[', vals, ']')
+}
+
+// object has the required properties (every one with all), in name order
+// (PropertyOrder is not read from JSON).
+func (sp sampler) object(s *openrpc.Schema, depth int) json.RawMessage {
+	var members []json.RawMessage
+	for _, name := range sortedKeys(s.Properties) {
+		if sp.all || slices.Contains(s.Required, name) {
+			m := append(marshal(name), ':')
+			members = append(members, append(m, sp.value(s.Properties[name], depth+1)...))
 		}
 	}
-	switch typ {
-	case "string":
-		return marshal(sampleString(s))
-	case "integer", "number":
-		return json.RawMessage(sampleNumber(s, typ == "integer"))
-	case "boolean":
-		return json.RawMessage("true")
-	case "null":
-		return json.RawMessage("null")
-	case "array":
-		b := []byte{'['}
-		n := 0
-		for _, p := range s.PrefixItems {
-			if n > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, sp.value(p, depth+1)...)
-			n++
+	return joinJSON('{', members, '}')
+}
+
+// joinJSON joins values with commas between open and close.
+func joinJSON(open byte, vals []json.RawMessage, close byte) json.RawMessage {
+	b := []byte{open}
+	for i, v := range vals {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		want := max(n, 1)
-		if s.MinItems != nil {
-			want = max(n, *s.MinItems)
-		}
-		if s.MaxItems != nil {
-			want = min(want, *s.MaxItems)
-		}
-		for ; n < want && s.Items != nil; n++ {
-			if n > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, sp.value(s.Items, depth+1)...)
-		}
-		return append(b, ']')
-	case "object":
-		b := []byte{'{'}
-		n := 0
-		for _, name := range sortedKeys(s.Properties) { // PropertyOrder is not read from JSON
-			if !sp.all && !slices.Contains(s.Required, name) {
-				continue
-			}
-			if n > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, marshal(name)...)
-			b = append(b, ':')
-			b = append(b, sp.value(s.Properties[name], depth+1)...)
-			n++
-		}
-		return append(b, '}')
+		b = append(b, v...)
 	}
-	return json.RawMessage("null")
+	return append(b, close)
 }
 
 func sampleString(s *openrpc.Schema) string {
@@ -186,54 +217,64 @@ func sampleNumber(s *openrpc.Schema, integer bool) string {
 // from its first example, else built from its schemas. Named params become
 // key=value pairs, positional ones one JSON array.
 func exampleArgs(m *openrpc.Method, defs map[string]*openrpc.Schema) []string {
-	type param struct {
-		name  string
-		value json.RawMessage
+	if len(m.Examples) == 0 && m.ParamsSchema != nil {
+		v := sampler{defs: defs}.sample(m.ParamsSchema)
+		if k := jsonKind(v); k != "an object" && k != "an array" {
+			return nil // any params at all: call it without
+		}
+		return []string{shellQuote(string(v))}
 	}
-	var ps []param
-	if len(m.Examples) > 0 {
-		for _, p := range m.Examples[0].Params {
-			ps = append(ps, param{p.Name, p.Value})
-		}
-	} else {
-		sp := sampler{defs: defs}
-		if m.ParamsSchema != nil {
-			v := sp.sample(m.ParamsSchema)
-			if k := jsonKind(v); k != "an object" && k != "an array" {
-				return nil // any params at all: call it without
-			}
-			return []string{shellQuote(string(v))}
-		}
-		for _, p := range m.Params {
-			if p.Required || m.Variadic {
-				ps = append(ps, param{p.Name, sp.sample(p.Schema)})
-			}
-		}
-	}
-	if len(ps) == 0 {
+	ps := exampleParams(m, defs)
+	switch {
+	case len(ps) == 0:
 		return nil
-	}
-	if m.Variadic || m.ParamStructure == "by-position" {
-		b := []byte{'['}
+	case m.Variadic || m.ParamStructure == "by-position":
+		vals := make([]json.RawMessage, len(ps))
 		for i, p := range ps {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, compact(p.value)...)
+			vals[i] = compact(p.value)
 		}
-		return []string{shellQuote(string(append(b, ']')))}
+		return []string{shellQuote(string(joinJSON('[', vals, ']')))}
 	}
 	var args []string
 	for _, p := range ps {
-		v := string(compact(p.value))
-		// A string that is not JSON itself can go bare: name=text.
-		var str string
-		if json.Unmarshal(p.value, &str) == nil && str != "" && checkJSON([]byte(str), "") != nil && !strings.Contains(str, "=") {
-			v = str
-		}
-		args = append(args, shellQuote(p.name+"="+v))
+		args = append(args, shellQuote(p.name+"="+pairValue(p.value)))
 	}
 	return args
+}
+
+// exampleParam is one param of an example command line.
+type exampleParam struct {
+	name  string
+	value json.RawMessage
+}
+
+// exampleParams are the params of the method's first example, or else
+// sampled values of its required params (all of a variadic's).
+func exampleParams(m *openrpc.Method, defs map[string]*openrpc.Schema) []exampleParam {
+	var ps []exampleParam
+	if len(m.Examples) > 0 {
+		for _, p := range m.Examples[0].Params {
+			ps = append(ps, exampleParam{p.Name, p.Value})
+		}
+		return ps
+	}
+	sp := sampler{defs: defs}
+	for _, p := range m.Params {
+		if p.Required || m.Variadic {
+			ps = append(ps, exampleParam{p.Name, sp.sample(p.Schema)})
+		}
+	}
+	return ps
+}
+
+// pairValue is a value as name=value shows it: a string that is not JSON
+// itself (nor holds "=") bare, anything else as compact JSON.
+func pairValue(raw json.RawMessage) string {
+	var str string
+	if json.Unmarshal(raw, &str) == nil && str != "" && checkJSON([]byte(str), "") != nil && !strings.Contains(str, "=") {
+		return str
+	}
+	return string(compact(raw))
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
