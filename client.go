@@ -28,6 +28,7 @@ type Client interface {
 //	if sum.Err != nil { ... }                           // this call's error
 type Batch struct {
 	elems []*BatchCall
+	slab  []BatchCall // where the next BatchCalls are made, several per allocation
 }
 
 // BatchCall is one element of a [Batch]. After the batch has been sent, Err
@@ -44,14 +45,27 @@ type BatchCall struct {
 
 // Call adds a call whose result is decoded into result (a pointer, or nil).
 func (b *Batch) Call(method string, params, result any) *BatchCall {
-	c := &BatchCall{Method: method, Params: params, result: result}
+	c := b.newCall()
+	*c = BatchCall{Method: method, Params: params, result: result}
 	b.elems = append(b.elems, c)
 	return c
 }
 
+// newCall returns a fresh BatchCall from the slab (a full slab is left to
+// the calls already made from it, whose pointers stay valid).
+func (b *Batch) newCall() *BatchCall {
+	if len(b.slab) == cap(b.slab) {
+		b.slab = make([]BatchCall, 0, min(max(2*cap(b.slab), 8), 256))
+	}
+	b.slab = b.slab[:len(b.slab)+1]
+	return &b.slab[len(b.slab)-1]
+}
+
 // Notify adds a notification.
 func (b *Batch) Notify(method string, params any) {
-	b.elems = append(b.elems, &BatchCall{Method: method, Params: params, notify: true})
+	c := b.newCall()
+	*c = BatchCall{Method: method, Params: params, notify: true}
+	b.elems = append(b.elems, c)
 }
 
 // Calls returns the batch's calls and notifications, in order. Middleware

@@ -436,6 +436,7 @@ func (s *Server) toError(req *Request, err error) *Error {
 // returns nil.
 func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems []wire.Envelope, ts *timedServe) []byte {
 	resps := make([][]byte, len(elems))
+	reqs := make([]Request, len(elems)) // one allocation for the batch's Requests, not one each
 	nworkers := 1
 	if len(elems) > 1 {
 		nworkers = min(len(elems), s.maxConcurrency())
@@ -449,7 +450,7 @@ func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems 
 				return
 			}
 			start := len(bufs[w])
-			bufs[w] = s.serveOne(ctx, conn, data, &elems[i], nil, bufs[w])
+			bufs[w] = s.serveOne(ctx, conn, data, &elems[i], &reqs[i], bufs[w])
 			r := bufs[w][start:len(bufs[w]):len(bufs[w])] // later appends never touch it
 			if ts != nil {
 				ts.record(i, r)
