@@ -318,10 +318,26 @@ func (m *mcpClient) initialize(ctx context.Context, version string) (mcpEra, str
 	return eraSession, res.ProtocolVersion, nil
 }
 
-// statelessCall makes a call of a stateless revision, answering the
+// statelessCall makes a call of a stateless revision. A tools/call
+// refused with -32020 (its Mcp-Param-* headers missing or different: the
+// tool was not listed yet, or its inputSchema changed) is sent again once
+// after tools/list, as the revision advises.
+func (m *mcpClient) statelessCall(ctx context.Context, version, method string, params, result any) error {
+	err := m.statelessRounds(ctx, version, method, params, result)
+	var e *Error
+	if method != "tools/call" || !errors.As(err, &e) || e.Code != CodeHeaderMismatch {
+		return err
+	}
+	if m.statelessRounds(ctx, version, "tools/list", nil, nil) != nil {
+		return err
+	}
+	return m.statelessRounds(ctx, version, method, params, result)
+}
+
+// statelessRounds makes a call of a stateless revision, answering the
 // server's requests for input with the connection's handler and sending
 // the call again with them, as many rounds as allowed.
-func (m *mcpClient) statelessCall(ctx context.Context, version, method string, params, result any) error {
+func (m *mcpClient) statelessRounds(ctx context.Context, version, method string, params, result any) error {
 	p, hctx, err := m.stateless(ctx, version, method, params)
 	if err != nil {
 		return err

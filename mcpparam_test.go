@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/seedhq/jsonrpc"
@@ -129,15 +130,19 @@ func TestMcpParamHeaders(t *testing.T) {
 // TestMcpParamHeadersFromTheClient: an MCP client of 2026-07-28 learns
 // the x-mcp-header annotations from tools/list and mirrors the arguments
 // into Mcp-Param-* headers (encoded when needed), so the server's checks
-// pass; before tools/list it sends none and the server refuses the call.
+// pass; before tools/list it sends none, and after the server's -32020
+// it lists the tools and sends the call again.
 func TestMcpParamHeadersFromTheClient(t *testing.T) {
 	noLeaks(t)
 	mux := jsonrpc.NewMux()
+	var lists, calls atomic.Int32
 	jsonrpc.Register(mux, "tools/list", func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		lists.Add(1)
 		return json.RawMessage(`{"tools":[{"name":"sql","inputSchema":` + sqlSchema + `},{"name":"plain","inputSchema":{"type":"object"}}]}`), nil
 	})
 	var seen http.Header
 	jsonrpc.Register(mux, "tools/call", func(ctx context.Context, _ json.RawMessage) (string, error) {
+		calls.Add(1)
 		if p, ok := jsonrpc.PeerFromContext(ctx); ok {
 			seen = p.Header.Clone()
 		}
@@ -161,16 +166,21 @@ func TestMcpParamHeadersFromTheClient(t *testing.T) {
 	}
 	defer c.Close()
 	args := map[string]any{"name": "sql", "arguments": map[string]any{"region": " padded ", "limit": 7, "dry": false, "opts": map[string]any{"tenant": "Grüße"}, "query": "SELECT 1"}}
-	var e *jsonrpc.Error
-	if err := c.Call(ctx, "tools/call", args, nil); !errors.As(err, &e) || e.Code != jsonrpc.CodeHeaderMismatch {
-		t.Fatalf("before tools/list: %v", err)
-	}
-	if err := c.Call(ctx, "tools/list", nil, nil); err != nil {
-		t.Fatal(err)
-	}
+	// Before any tools/list the client knows no annotation: the server
+	// refuses the call (-32020), and the client lists the tools and sends
+	// it again, with the headers.
 	var got string
-	if err := c.Call(ctx, "tools/call", args, &got); err != nil || got != "ok" {
-		t.Fatalf("after tools/list: %q %v", got, err)
+	if err := c.Call(ctx, "tools/call", args, &got); err != nil || got != "ok" || lists.Load() != 1 || calls.Load() != 1 {
+		t.Fatalf("first call: %q %v (tools/list %d times, tools/call ran %d times)", got, err, lists.Load(), calls.Load())
+	}
+	if err := c.Call(ctx, "tools/call", args, &got); err != nil || got != "ok" || lists.Load() != 1 || calls.Load() != 2 {
+		t.Fatalf("second call: %q %v (tools/list %d times)", got, err, lists.Load())
+	}
+	// A refusal that tools/list does not cure is the call's error.
+	var e *jsonrpc.Error
+	bad := map[string]any{"name": "sql", "arguments": map[string]any{"region": 5}}
+	if err := c.Call(ctx, "tools/call", bad, nil); !errors.As(err, &e) || e.Code != jsonrpc.CodeHeaderMismatch || lists.Load() != 2 {
+		t.Fatalf("uncurable: %v (tools/list %d times)", err, lists.Load())
 	}
 	want := map[string]string{"Mcp-Param-Region": "=?base64?IHBhZGRlZCA=?=", "Mcp-Param-Limit": "7", "Mcp-Param-Dry": "false", "Mcp-Param-Tenant": "=?base64?R3LDvMOfZQ==?="}
 	for k, v := range want {

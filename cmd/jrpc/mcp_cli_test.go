@@ -29,6 +29,12 @@ func TestMCPFromTheCLI(t *testing.T) {
 	if strings.Contains(r.stderr, "Mcp-Session-Id") || strings.Contains(r.stderr, `"initialize"`) {
 		t.Fatalf("--streamable -v (2026-07-28): a session:\n%s", r.stderr)
 	}
+	// echo's text goes in Mcp-Param-Text: refused (-32020) before the
+	// client knows it, then sent again after tools/list with the header.
+	r = run(t, "", "--streamable", "call", "-v", u, "tools/call", "name=echo", `arguments={"text":"héllo"}`)
+	if r.code != 0 || !strings.Contains(r.stdout, `"text":"héllo"`) || !strings.Contains(r.stderr, `"code":-32020`) || !strings.Contains(r.stderr, "> Mcp-Param-Text: =?base64?aMOpbGxv?=\n") {
+		t.Fatalf("echo under 2026-07-28: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
 	// Pinned to the session era: initialize, the session, a plain result.
 	r = run(t, "", "--streamable", "--mcp-version", "2025-11-25", "call", "-v", u, "tools/call", "name=add", `arguments={"a":1,"b":2}`)
 	expect(t, r, 0, `{"content":[{"type":"text","text":"3"}],"structuredContent":{"sum":3},"isError":false}`+"\n")

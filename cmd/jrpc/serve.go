@@ -101,6 +101,7 @@ only when it fails itself (it cannot listen or write).`,
 					Sessions:          true,
 					ProtocolVersions:  demo.MCPProtocolVersions,
 					StatelessVersions: demo.MCPStatelessVersions,
+					ToolInputSchema:   demo.ToolInputSchema,
 				}))
 			}
 			srv.HandlerTimeout, srv.HTTPBodyTimeout = timeouts.handler, timeouts.body

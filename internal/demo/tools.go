@@ -100,6 +100,41 @@ func AddTool[A, R any](ts *Tools, name, description string, fn func(ctx context.
 	ts.tools[name] = t
 }
 
+// MirrorInHeader marks the top-level argument property of tool with
+// "x-mcp-header": header in its inputSchema: MCP 2026-07-28 clients then
+// send its value in the Mcp-Param-<header> HTTP header too, and the server
+// checks it (StreamableHTTPOptions.ToolInputSchema). It panics when the
+// tool or the property does not exist.
+func (ts *Tools) MirrorInHeader(tool, property, header string) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	t, ok := ts.tools[tool]
+	if !ok || t.info.InputSchema.Properties[property] == nil {
+		panic("demo: no tool " + tool + " with argument " + property)
+	}
+	p := t.info.InputSchema.Properties[property]
+	if p.Extra == nil {
+		p.Extra = map[string]any{}
+	}
+	p.Extra["x-mcp-header"] = header
+}
+
+// InputSchema returns the inputSchema of the tool named, nil when there is
+// none (the shape of StreamableHTTPOptions.ToolInputSchema).
+func (ts *Tools) InputSchema(name string) json.RawMessage {
+	ts.mu.RLock()
+	defer ts.mu.RUnlock()
+	t, ok := ts.tools[name]
+	if !ok {
+		return nil
+	}
+	b, err := jsonv2.Marshal(t.info.InputSchema)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
 // List returns the tools, sorted by name.
 func (ts *Tools) List() []ToolInfo {
 	ts.mu.RLock()
@@ -285,7 +320,15 @@ func (r SleepResult) Text() string { return "slept " + strconv.FormatInt(r.Slept
 // Text returns the echoed text.
 func (r EchoResult) Text() string { return r.Echo }
 
-// DemoTools returns the demo's tools: add, echo, now and sleep.
+// ToolInputSchema returns the inputSchema of the demo tool named (nil for
+// none): for StreamableHTTPOptions.ToolInputSchema, so that the server
+// checks the Mcp-Param-* headers of echo's calls.
+func ToolInputSchema(name string) json.RawMessage { return demoTools().InputSchema(name) }
+
+var demoTools = sync.OnceValue(DemoTools)
+
+// DemoTools returns the demo's tools: add, echo, now and sleep; echo's
+// text is mirrored in the Mcp-Param-Text header (MCP 2026-07-28).
 func DemoTools() *Tools {
 	ts := &Tools{}
 	AddTool(ts, "add", "Adds two numbers.", func(_ context.Context, a AddArgs) (AddResult, error) {
@@ -294,6 +337,7 @@ func DemoTools() *Tools {
 	AddTool(ts, "echo", "Returns the text it is given.", func(_ context.Context, a EchoArgs) (EchoResult, error) {
 		return EchoResult{Echo: a.Text}, nil
 	})
+	ts.MirrorInHeader("echo", "text", "Text") // MCP 2026-07-28: Mcp-Param-Text
 	AddTool(ts, "now", "Returns the server's time (RFC 3339).", func(_ context.Context, _ NowArgs) (NowResult, error) {
 		return NowResult{Time: time.Now()}, nil
 	})

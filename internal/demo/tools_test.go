@@ -156,7 +156,7 @@ func TestToolsList(t *testing.T) {
 	}
 	want := map[string]string{
 		"add":   `{"type":"object","properties":{"a":{"type":"number","description":"The first number."},"b":{"type":"number","description":"The second number."}},"required":["a","b"],"additionalProperties":false}`,
-		"echo":  `{"type":"object","properties":{"text":{"type":"string","description":"The text to echo."}},"required":["text"],"additionalProperties":false}`,
+		"echo":  `{"type":"object","properties":{"text":{"type":"string","description":"The text to echo.","x-mcp-header":"Text"}},"required":["text"],"additionalProperties":false}`,
 		"now":   `{"type":"object","properties":{},"additionalProperties":false}`,
 		"sleep": `{"type":"object","properties":{"ms":{"type":"integer","description":"How long to sleep, in milliseconds.","minimum":0,"maximum":600000}},"required":["ms"],"additionalProperties":false}`,
 	}
