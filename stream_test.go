@@ -484,3 +484,44 @@ func TestStreamHeapBounded(t *testing.T) {
 		t.Fatalf("%d elements (want %d), peak heap in use %.1f MiB (want under 16)", n, p.N, mib)
 	}
 }
+
+// HandlerTimeout bounds the handler until it returns its Stream, not the
+// writing: a stream that takes longer than the timeout to write is
+// written whole, its context alive until the end, on HTTP and on a
+// connection.
+func TestStreamOutlivesHandlerTimeout(t *testing.T) {
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "slow", func(ctx context.Context, n int) (jsonrpc.Stream[int], error) {
+		return func(yield func(int, error) bool) {
+			for i := range n {
+				time.Sleep(time.Millisecond)
+				if ctx.Err() != nil {
+					yield(0, ctx.Err())
+					return
+				}
+				if !yield(i, nil) {
+					return
+				}
+			}
+		}, nil
+	})
+	srv := &jsonrpc.Server{Handler: mux, HandlerTimeout: 100 * time.Millisecond}
+	defer srv.Shutdown(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, url := range []string{"http://127.0.0.1:0", "tcp://127.0.0.1:0"} {
+		l, err := srv.Listen(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := jsonrpc.Dial(ctx, l.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		var got []int
+		if err := c.Call(ctx, "slow", []int{300}, &got); err != nil || len(got) != 300 || got[299] != 299 {
+			t.Fatalf("%s: %d elements, %v", url, len(got), err)
+		}
+	}
+}
