@@ -224,7 +224,7 @@ func (s *Server) checkOrigin(r *http.Request) (ok, cors bool, why string) {
 
 // matchOrigin matches an origin against patterns in path.Match syntax: a
 // pattern with "://" is matched against the whole origin, others against
-// its host (as WebSocketOriginPatterns does); "*" allows any origin.
+// its host (as WebSocketOptions.OriginPatterns does); "*" allows any origin.
 func matchOrigin(patterns []string, origin, host string) bool {
 	for _, p := range patterns {
 		target := host

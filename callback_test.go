@@ -137,7 +137,7 @@ func TestMutualCallbacksNeverDeadlock(t *testing.T) {
 			peer <- jsonrpc.ConnFromContext(ctx)
 			return true, nil
 		})
-		ts := httptest.NewServer(srv.WebSocketHandler())
+		ts := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketOptions{}))
 		defer ts.Close()
 		defer srv.Shutdown(context.Background())
 		url := "ws" + strings.TrimPrefix(ts.URL, "http")

@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/coder/websocket"
 )
 
 // Compression of HTTP bodies (gzip, negotiated with Accept-Encoding and
@@ -169,16 +167,7 @@ var gzipEncoding = []string{"gzip"}
 // accept (ours does; go-ethereum's and most others do not: leave it off
 // for them). WebSocket: the handshake offers permessage-deflate (no context
 // takeover), used both ways if the server accepts it (ours does with
-// WebSocketCompression); messages under 512 bytes go uncompressed.
+// WebSocketOptions.Compression); messages under 512 bytes go uncompressed.
 // Without it, HTTP requests go uncompressed and WebSocket messages are never
 // compressed. Gzip replies are accepted either way.
 func WithCompression() DialOption { return func(c *dialConfig) { c.compress = true } }
-
-// WebSocketCompression lets the server accept permessage-deflate
-// (RFC 7692, no context takeover) from clients that offer it: each message
-// of 512 bytes or more is then compressed on its own. It is off by default:
-// it costs CPU on both ends for every large message, and buys nothing on a
-// fast network. Message size limits count decompressed bytes.
-func WebSocketCompression() WebSocketOption {
-	return func(c *wsConfig) { c.accept.CompressionMode = websocket.CompressionNoContextTakeover }
-}

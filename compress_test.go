@@ -352,12 +352,12 @@ func TestWebSocketCompression(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv := &jsonrpc.Server{Handler: demo.NewMux()}
-			var opts []jsonrpc.WebSocketOption
+			var opts jsonrpc.WebSocketOptions
 			if c.server {
-				opts = append(opts, jsonrpc.WebSocketCompression())
+				opts.Compression = true
 			}
 			var read atomic.Int64
-			ts := httptest.NewUnstartedServer(srv.WebSocketHandler(opts...))
+			ts := httptest.NewUnstartedServer(srv.WebSocketHandler(opts))
 			ts.Listener = countListener{ts.Listener, &read}
 			ts.Start()
 			defer ts.Close()
@@ -390,7 +390,7 @@ func TestWebSocketCompression(t *testing.T) {
 func TestWebSocketDeflateBomb(t *testing.T) {
 	noLeaks(t)
 	srv := &jsonrpc.Server{Handler: demo.NewMux(), MaxMessageSize: 64 << 10}
-	ts := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketCompression()))
+	ts := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketOptions{Compression: true}))
 	defer ts.Close()
 	defer srv.Shutdown(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

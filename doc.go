@@ -181,14 +181,13 @@
 //   - A server's policy and limits are plain fields, net/http style: the
 //     fields of [Server] (every transport), and of the one options struct of
 //     a server transport or feature ([StreamableHTTPOptions],
-//     [StreamOptions], [SubscribeOptions], [LogOptions]). Fields are set once,
-//     before serving, and read concurrently; the zero value of each is its
-//     default. [Server.Listen] takes [ListenOption]s (named ListenX) for
+//     [StreamOptions], [WebSocketOptions], [SubscribeOptions],
+//     [LogOptions]). Fields are set once, before serving, and read
+//     concurrently; the zero value of each is its default. [Server.Listen] takes [ListenOption]s (named ListenX) for
 //     what belongs to one listener rather than to the server, for the same
-//     reason as Dial: the URL picks the transport. [WebSocketOption]s
-//     (WebSocketX) configure [Server.WebSocketHandler], and
-//     [SubscriptionsOption]/[SubscriptionOption] [NewSubscriptions] and
-//     [AddSubscription].
+//     reason as Dial: the URL picks the transport.
+//     [SubscriptionsOption]/[SubscriptionOption] configure
+//     [NewSubscriptions] and [AddSubscription].
 //
 // Every DialOption, with its default:
 //
@@ -228,15 +227,15 @@
 //	ListenHTTPMiddleware   none (http, https, ws, wss: wraps the listener's HTTP handler, e.g. authentication)
 //	ListenSocketMode       0600 (unix)
 //	ListenStreamableHTTP   off: http(s) serves plain HTTP; with it, Streamable HTTP with those options
-//	ListenWebSocket        the WebSocketOption defaults below (ws, wss)
+//	ListenWebSocket        the WebSocketOptions defaults below (ws, wss)
 //
-// Every WebSocketOption ([Server.WebSocketHandler], [ListenWebSocket]):
+// Every field of [WebSocketOptions] ([Server.WebSocketHandler], [ListenWebSocket]):
 //
-//	WebSocketOriginPatterns       none: only same-origin handshakes and Server.AllowedOrigins
-//	WebSocketInsecureSkipVerify   off (origin checks on)
-//	WebSocketPing                 DefaultPingInterval, DefaultPingTimeout (the server's side of WithPing)
-//	WebSocketBufferSize           DefaultWebSocketBufferSize
-//	WebSocketCompression          off (the server's side of WithCompression)
+//	OriginPatterns                none: only same-origin handshakes and Server.AllowedOrigins
+//	InsecureSkipVerify            off (origin checks on)
+//	PingInterval, PingTimeout     DefaultPingInterval, DefaultPingTimeout (the server's side of WithPing)
+//	BufferSize                    DefaultWebSocketBufferSize
+//	Compression                   off (the server's side of WithCompression)
 //
 // Results are decoded leniently (members a type does not name are
 // ignored; see WithStrictResults). With WithReconnect, Dial returns a

@@ -160,7 +160,7 @@ func TestTrustedProxyClientIsTheSameOnEveryHTTPFlavour(t *testing.T) {
 	srv := whoServer()
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	ws := httptest.NewServer(srv.WebSocketHandler())
+	ws := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketOptions{}))
 	defer ws.Close()
 	sh := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{}))
 	defer sh.Close()
@@ -297,7 +297,7 @@ func TestDuplicateIDsInOneBatchAreBothAnswered(t *testing.T) {
 		check(t, string(b))
 	})
 	t.Run("ws", func(t *testing.T) {
-		hs := httptest.NewServer(inboundServer().WebSocketHandler())
+		hs := httptest.NewServer(inboundServer().WebSocketHandler(jsonrpc.WebSocketOptions{}))
 		defer hs.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

@@ -76,7 +76,7 @@ func TestReconnectAfterCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv.WebSocketHandler())
+	hs := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketOptions{}))
 	defer func() { hs.Close(); srv.Shutdown(context.Background()) }()
 	opts := []jsonrpc.DialOption{jsonrpc.WithBackoff(5*time.Millisecond, 50*time.Millisecond), jsonrpc.WithHandler(clientHandler())}
 	dialURL := func(url string) func(ctx context.Context) (*jsonrpc.ReconnectClient, error) {

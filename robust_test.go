@@ -371,7 +371,7 @@ func TestMessageClassesEveryTransport(t *testing.T) {
 	srv := &Server{Handler: rulesMux(), Logger: quietLogger}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	ws := httptest.NewServer(srv.WebSocketHandler())
+	ws := httptest.NewServer(srv.WebSocketHandler(WebSocketOptions{}))
 	t.Cleanup(ws.Close)
 	t.Run("http", func(t *testing.T) {
 		hc := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}

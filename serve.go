@@ -221,14 +221,14 @@ type listenConfig struct {
 	extra      *http.ServeMux // ListenHandler's handlers (nil: none)
 	streamable *StreamableHTTPOptions
 	wrap       []func(http.Handler) http.Handler
-	ws         []WebSocketOption
+	ws         WebSocketOptions
 }
 
 // ListenWebSocket sets the options of ws:// and wss:// listeners (e.g.
-// WebSocketPing: keep the pings under a proxy's idle timeout, which is 60 s
+// PingInterval: keep the pings under a proxy's idle timeout, which is 60 s
 // in nginx by default; the default interval, 30 s, is).
-func ListenWebSocket(opts ...WebSocketOption) ListenOption {
-	return func(c *listenConfig) { c.ws = append(c.ws, opts...) }
+func ListenWebSocket(opts WebSocketOptions) ListenOption {
+	return func(c *listenConfig) { c.ws = opts }
 }
 
 // ListenHandler serves h for pattern (an http.ServeMux pattern such as
@@ -410,7 +410,7 @@ func (s *Server) listenHTTP(l *Listener, u *url.URL, cfg *listenConfig) error {
 	}
 	extra := cfg.extra
 	if u.Scheme == "ws" || u.Scheme == "wss" {
-		h, extra = s.WebSocketHandler(cfg.ws...), nil
+		h, extra = s.WebSocketHandler(cfg.ws), nil
 	}
 	go func() { l.stop(s.serveHTTP(nl, path, h, extra, tlsCfg, cfg.wrap)) }()
 	return nil

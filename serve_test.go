@@ -149,7 +149,7 @@ func TestWebSocketOutlivesHTTPReadTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: srv.WebSocketHandler(), ReadTimeout: 100 * time.Millisecond, WriteTimeout: 100 * time.Millisecond}
+	hs := &http.Server{Handler: srv.WebSocketHandler(jsonrpc.WebSocketOptions{}), ReadTimeout: 100 * time.Millisecond, WriteTimeout: 100 * time.Millisecond}
 	go hs.Serve(nl)
 	defer hs.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

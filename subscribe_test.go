@@ -134,7 +134,7 @@ func rawTransports(t *testing.T, srv *jsonrpc.Server) map[string]func() (send fu
 		wg.Add(1)
 		go func() { defer wg.Done(); srv.Serve(l, jsonrpc.FramingLine) }()
 	}
-	hs := httptest.NewServer(srv.WebSocketHandler())
+	hs := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketOptions{}))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -269,7 +269,7 @@ func TestSubscribeDemoTickerClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	go srv.Serve(l, jsonrpc.FramingAuto)
-	hs := httptest.NewServer(srv.WebSocketHandler())
+	hs := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketOptions{}))
 	defer hs.Close()
 	defer srv.Shutdown(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -28,47 +28,39 @@ const (
 	DefaultPingTimeout  = 15 * time.Second
 )
 
-// WebSocketOption configures Server.WebSocketHandler.
-type WebSocketOption func(*wsConfig)
-
-type wsConfig struct {
-	accept       websocket.AcceptOptions
-	bufferSize   int
-	pingInterval time.Duration
-	pingTimeout  time.Duration
-}
-
-// WebSocketOriginPatterns allows cross-origin handshakes from the given
-// host patterns, besides Server.AllowedOrigins (which HTTP shares) (path.Match syntax, e.g. "*.example.com"; with a scheme,
-// "https://app.example.com"). By default only same-origin browsers (and
-// clients that send no Origin header) are accepted. Allowing other origins
-// exposes the server to cross-site requests from those origins: only list
-// ones you trust.
-func WebSocketOriginPatterns(patterns ...string) WebSocketOption {
-	return func(c *wsConfig) { c.accept.OriginPatterns = append(c.accept.OriginPatterns, patterns...) }
-}
-
-// WebSocketInsecureSkipVerify accepts handshakes from any origin. Any web
-// page a user visits can then talk to the server with the user's cookies:
-// use it only when the server authenticates requests by other means.
-func WebSocketInsecureSkipVerify() WebSocketOption {
-	return func(c *wsConfig) { c.accept.InsecureSkipVerify = true }
-}
-
-// WebSocketBufferSize sets the size of each socket's read buffer and of
-// its write buffer (default DefaultWebSocketBufferSize). An idle socket
-// holds both; a message larger than a buffer costs one more system call to
-// read or write.
-func WebSocketBufferSize(n int) WebSocketOption {
-	return func(c *wsConfig) { c.bufferSize = n }
-}
-
-// WebSocketPing sets how often the server pings each client
-// (default DefaultPingInterval) and how long it waits for the pong (default
-// DefaultPingTimeout) before closing the socket. An interval below zero
-// turns pings off.
-func WebSocketPing(interval, timeout time.Duration) WebSocketOption {
-	return func(c *wsConfig) { c.pingInterval, c.pingTimeout = interval, timeout }
+// WebSocketOptions configures [Server.WebSocketHandler] and the ws:// and
+// wss:// listeners of [Server.Listen] ([ListenWebSocket]). The zero value
+// is the default.
+type WebSocketOptions struct {
+	// OriginPatterns allows cross-origin handshakes from the given host
+	// patterns, besides Server.AllowedOrigins (which HTTP shares)
+	// (path.Match syntax, e.g. "*.example.com"; with a scheme,
+	// "https://app.example.com"). By default only same-origin browsers
+	// (and clients that send no Origin header) are accepted. Allowing
+	// other origins exposes the server to cross-site requests from those
+	// origins: only list ones you trust.
+	OriginPatterns []string
+	// InsecureSkipVerify accepts handshakes from any origin. Any web page
+	// a user visits can then talk to the server with the user's cookies:
+	// use it only when the server authenticates requests by other means.
+	InsecureSkipVerify bool
+	// BufferSize is the size of each socket's read buffer and of its write
+	// buffer (0: DefaultWebSocketBufferSize). An idle socket holds both; a
+	// message larger than a buffer costs one more system call to read or
+	// write.
+	BufferSize int
+	// PingInterval is how often the server pings each client (0:
+	// DefaultPingInterval; negative: no pings), and PingTimeout how long
+	// it waits for the pong (0: DefaultPingTimeout) before closing the
+	// socket: the server's side of WithPing.
+	PingInterval, PingTimeout time.Duration
+	// Compression lets the server accept permessage-deflate (RFC 7692, no
+	// context takeover) from clients that offer it (the server's side of
+	// WithCompression): each message of 512 bytes or more is then
+	// compressed on its own. Off by default: it costs CPU on both ends for
+	// every large message, and buys nothing on a fast network. Message
+	// size limits count decompressed bytes.
+	Compression bool
 }
 
 // WebSocketHandler returns an http.Handler that upgrades requests to
@@ -85,15 +77,18 @@ func WebSocketPing(interval, timeout time.Duration) WebSocketOption {
 // The handler returns as soon as the socket is open: the connection is
 // served in the background, with no goroutine of net/http's kept for it.
 // Beyond Server.MaxConns sockets at once, handshakes get 503.
-func (s *Server) WebSocketHandler(opts ...WebSocketOption) http.Handler {
-	cfg := &wsConfig{}
-	for _, o := range opts {
-		o(cfg)
+func (s *Server) WebSocketHandler(opts WebSocketOptions) http.Handler {
+	bufferSize := opts.BufferSize
+	if bufferSize <= 0 {
+		bufferSize = DefaultWebSocketBufferSize
 	}
-	if cfg.bufferSize <= 0 {
-		cfg.bufferSize = DefaultWebSocketBufferSize
+	accept := websocket.AcceptOptions{
+		OriginPatterns:     append(slices.Clip(s.AllowedOrigins), opts.OriginPatterns...),
+		InsecureSkipVerify: opts.InsecureSkipVerify,
 	}
-	cfg.accept.OriginPatterns = append(slices.Clip(s.AllowedOrigins), cfg.accept.OriginPatterns...)
+	if opts.Compression {
+		accept.CompressionMode = websocket.CompressionNoContextTakeover
+	}
 	var open atomic.Int64 // sockets served by this handler
 	limit := int64(s.maxConns())
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -108,7 +103,7 @@ func (s *Server) WebSocketHandler(opts ...WebSocketOption) http.Handler {
 			http.Error(w, "server busy: too many connections", http.StatusServiceUnavailable)
 			return
 		}
-		wc, err := websocket.Accept(smallBuffers{w, cfg.bufferSize}, r, &cfg.accept)
+		wc, err := websocket.Accept(smallBuffers{w, bufferSize}, r, &accept)
 		if err != nil {
 			open.Add(-1)
 			s.logger().Debug("jsonrpc: websocket handshake refused", "remote", r.RemoteAddr, "error", err)
@@ -119,7 +114,7 @@ func (s *Server) WebSocketHandler(opts ...WebSocketOption) http.Handler {
 		// Handlers see the peer and the values the handshake's middleware
 		// stored (an authenticated principal), not its cancellation.
 		ctx := withPeer(context.WithoutCancel(r.Context()), s, s.wsPeer(r))
-		c := newConnContext(ctx, newWSChannel(wc, s.maxMessageSize(), cfg.pingInterval, cfg.pingTimeout), s, func() { open.Add(-1) })
+		c := newConnContext(ctx, newWSChannel(wc, s.maxMessageSize(), opts.PingInterval, opts.PingTimeout), s, func() { open.Add(-1) })
 		// A socket accepted while the server shuts down may have missed
 		// Shutdown's list of connections: close it here.
 		s.mu.Lock()

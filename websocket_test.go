@@ -260,7 +260,7 @@ func TestWebSocketPingDetectsDeadPeer(t *testing.T) {
 	noLeaks(t)
 	srv := &jsonrpc.Server{Handler: demo.NewMux()}
 	defer srv.Shutdown(context.Background())
-	ts := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketPing(50*time.Millisecond, 100*time.Millisecond)))
+	ts := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketOptions{PingInterval: 50 * time.Millisecond, PingTimeout: 100 * time.Millisecond}))
 	defer ts.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -323,7 +323,7 @@ func TestWebSocketClientPing(t *testing.T) {
 	// Our server reads, so it answers: the client stays connected.
 	srv := &jsonrpc.Server{Handler: demo.NewMux()}
 	defer srv.Shutdown(context.Background())
-	live := httptest.NewServer(srv.WebSocketHandler())
+	live := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketOptions{}))
 	defer live.Close()
 	c, err := jsonrpc.Dial(ctx, "ws"+strings.TrimPrefix(live.URL, "http"), jsonrpc.WithPing(30*time.Millisecond, time.Second))
 	if err != nil {
@@ -350,7 +350,7 @@ func TestWebSocketHandshake(t *testing.T) {
 			h.ServeHTTP(w, r)
 		})
 	}
-	ts := httptest.NewServer(wrap(srv.WebSocketHandler()))
+	ts := httptest.NewServer(wrap(srv.WebSocketHandler(jsonrpc.WebSocketOptions{})))
 	defer ts.Close()
 	url := "ws" + strings.TrimPrefix(ts.URL, "http")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -375,7 +375,7 @@ func TestWebSocketHandshake(t *testing.T) {
 		t.Fatalf("cross-origin: %v", err)
 	}
 	// ...unless its origin is allowed.
-	ts2 := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketOriginPatterns("app.example")))
+	ts2 := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketOptions{OriginPatterns: []string{"app.example"}}))
 	defer ts2.Close()
 	conn, err = jsonrpc.DialWebSocket(ctx, "ws"+strings.TrimPrefix(ts2.URL, "http"), jsonrpc.WithHeader("Origin", "https://app.example"))
 	if err != nil {
@@ -437,7 +437,7 @@ func TestWebSocketShutdown(t *testing.T) {
 func TestWebSocketTLS(t *testing.T) {
 	noLeaks(t)
 	srv := &jsonrpc.Server{Handler: demo.NewMux()}
-	ts := httptest.NewUnstartedServer(srv.WebSocketHandler())
+	ts := httptest.NewUnstartedServer(srv.WebSocketHandler(jsonrpc.WebSocketOptions{}))
 	ts.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is expected
 	ts.StartTLS()
 	defer ts.Close()
@@ -472,7 +472,7 @@ func TestWebSocketFramesSentWithTheHandshake(t *testing.T) {
 func testFramesWithHandshake(t *testing.T, bufferSize int) {
 	srv := &jsonrpc.Server{Handler: demo.NewMux()}
 	defer srv.Shutdown(context.Background())
-	ts := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketBufferSize(bufferSize)))
+	ts := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketOptions{BufferSize: bufferSize}))
 	defer ts.Close()
 	nc, err := net.DialTimeout("tcp", ts.Listener.Addr().String(), 5*time.Second)
 	if err != nil {

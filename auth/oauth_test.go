@@ -21,6 +21,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
+	"github.com/seedhq/jsonrpc"
 	"github.com/seedhq/jsonrpc/auth"
 )
 
@@ -80,7 +81,7 @@ func oauthServer(t *testing.T, keys *oauthKeys) (*auth.ResourceServer, string) {
 	srv := newServer(t)
 	mux := http.NewServeMux()
 	mux.Handle("/rpc", srv)
-	mux.Handle("/ws", srv.WebSocketHandler())
+	mux.Handle("/ws", srv.WebSocketHandler(jsonrpc.WebSocketOptions{}))
 	ts := httptest.NewUnstartedServer(nil)
 	base := "http://" + ts.Listener.Addr().String()
 	rs := &auth.ResourceServer{

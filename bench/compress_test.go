@@ -59,15 +59,15 @@ func runCompression(b *testing.B, tr string, params any, result func() any) {
 	}
 	srv := &jsonrpc.Server{Handler: mux}
 	var opts []jsonrpc.DialOption
-	var wsOpts []jsonrpc.WebSocketOption
+	var wsOpts jsonrpc.WebSocketOptions
 	switch tr {
 	case "http":
 		srv.HTTPCompressMinSize = -1
 	case "http-gzip", "ws-deflate":
 		opts = append(opts, jsonrpc.WithCompression())
-		wsOpts = append(wsOpts, jsonrpc.WebSocketCompression())
+		wsOpts.Compression = true
 	}
-	h := srv.WebSocketHandler(wsOpts...)
+	h := srv.WebSocketHandler(wsOpts)
 	scheme := "ws"
 	if strings.HasPrefix(tr, "http") {
 		h, scheme = srv, "http"

@@ -31,7 +31,7 @@ func Ours() *Impl {
 		},
 		WSHandler: func() (http.Handler, func()) {
 			srv := oursServer()
-			return srv.WebSocketHandler(), func() { shutdown(srv) }
+			return srv.WebSocketHandler(jsonrpc.WebSocketOptions{}), func() { shutdown(srv) }
 		},
 		DialWS: func(ctx context.Context, url string, _ Params) (Client, error) {
 			return oursDial(ctx, url)

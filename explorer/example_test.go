@@ -18,7 +18,7 @@ func Example() {
 	srv := &jsonrpc.Server{Handler: demo.NewMux()}
 	routes := http.NewServeMux()
 	routes.Handle("/rpc", srv)
-	routes.Handle("/ws", srv.WebSocketHandler())
+	routes.Handle("/ws", srv.WebSocketHandler(jsonrpc.WebSocketOptions{}))
 	routes.Handle("/explorer/", http.StripPrefix("/explorer", explorer.New(explorer.Config{Endpoint: "/rpc", WebSocket: "/ws"})))
 	ts := httptest.NewServer(routes)
 	defer ts.Close()

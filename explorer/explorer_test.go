@@ -86,7 +86,7 @@ func TestBrowser(t *testing.T) {
 	srv := &jsonrpc.Server{Handler: demo.NewMux()}
 	routes := http.NewServeMux()
 	routes.Handle("/rpc", srv)
-	routes.Handle("/ws", srv.WebSocketHandler())
+	routes.Handle("/ws", srv.WebSocketHandler(jsonrpc.WebSocketOptions{}))
 	routes.Handle("/http/", http.StripPrefix("/http", explorer.New(explorer.Config{Endpoint: "/rpc"})))
 	routes.Handle("/ws-explorer/", http.StripPrefix("/ws-explorer", explorer.New(explorer.Config{WebSocket: "/ws"})))
 	ts := httptest.NewServer(routes)

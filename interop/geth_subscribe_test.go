@@ -31,7 +31,7 @@ func TestGethClientSubscribes(t *testing.T) {
 		return nil
 	})
 	srv := &jsonrpc.Server{Handler: mux, Logger: testLogger(t)}
-	hs := httptest.NewServer(srv.WebSocketHandler())
+	hs := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketOptions{}))
 	defer hs.Close()
 	sock := filepath.Join(t.TempDir(), "geth.ipc")
 	l, err := net.Listen("unix", sock)

@@ -44,7 +44,7 @@ func (f *deployFlags) apply(srv *jsonrpc.Server) ([]jsonrpc.ListenOption, error)
 		srv.TrustedProxies = append(srv.TrustedProxies, pfx.Masked())
 	}
 	if f.wsPing <= 0 {
-		return []jsonrpc.ListenOption{jsonrpc.ListenWebSocket(jsonrpc.WebSocketPing(-1, 0))}, nil
+		return []jsonrpc.ListenOption{jsonrpc.ListenWebSocket(jsonrpc.WebSocketOptions{PingInterval: -1})}, nil
 	}
-	return []jsonrpc.ListenOption{jsonrpc.ListenWebSocket(jsonrpc.WebSocketPing(f.wsPing, 0))}, nil
+	return []jsonrpc.ListenOption{jsonrpc.ListenWebSocket(jsonrpc.WebSocketOptions{PingInterval: f.wsPing})}, nil
 }

@@ -82,7 +82,7 @@ func transports(t *testing.T) map[string]exchange {
 		return strings.TrimSpace(string(body))
 	}
 
-	ws := httptest.NewServer(newServer().WebSocketHandler())
+	ws := httptest.NewServer(newServer().WebSocketHandler(jsonrpc.WebSocketOptions{}))
 	t.Cleanup(ws.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)

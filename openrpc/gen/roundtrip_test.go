@@ -24,7 +24,7 @@ func demoDocument(t *testing.T) (string, string, []byte) {
 	server := &jsonrpc.Server{Handler: mux}
 	srv := httptest.NewServer(server)
 	t.Cleanup(srv.Close)
-	ws := httptest.NewServer(server.WebSocketHandler())
+	ws := httptest.NewServer(server.WebSocketHandler(jsonrpc.WebSocketOptions{}))
 	t.Cleanup(ws.Close)
 	d, err := openrpc.Document(mux, demo.Info)
 	if err != nil {

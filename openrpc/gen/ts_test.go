@@ -92,7 +92,7 @@ func TestTypeScript(t *testing.T) {
 	srv := &jsonrpc.Server{Handler: mux}
 	httpSrv := httptest.NewServer(srv)
 	defer httpSrv.Close()
-	wsSrv := httptest.NewServer(srv.WebSocketHandler())
+	wsSrv := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketOptions{}))
 	defer wsSrv.Close()
 	script, err := os.ReadFile(filepath.Join("testdata", "roundtrip", "demo_client.mjs"))
 	if err != nil {
