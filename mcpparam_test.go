@@ -26,6 +26,23 @@ const sqlSchema = `{"type":"object","properties":{
 	"list":{"type":"array","items":{"type":"object","properties":{"x":{"type":"string","x-mcp-header":"Item"}}}},
 	"query":{"type":"string"}}}`
 
+// sqlServer serves mux under 2026-07-28 with sqlSchema as the inputSchema
+// of the tool "sql" (ToolInputSchema); it stops with the test.
+func sqlServer(t *testing.T, mux *jsonrpc.Mux) *httptest.Server {
+	srv := &jsonrpc.Server{Handler: mux}
+	ts := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{
+		StatelessVersions: []string{jsonrpc.MCPVersion2026},
+		ToolInputSchema: func(tool string) json.RawMessage {
+			if tool == "sql" {
+				return json.RawMessage(sqlSchema)
+			}
+			return nil
+		},
+	}))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
 // TestMcpParamHeaders: under 2026-07-28, with ToolInputSchema, each
 // argument a tool's schema marks with x-mcp-header must come in its
 // Mcp-Param-* header, once, with valid characters, equal to the body's
@@ -39,17 +56,7 @@ func TestMcpParamHeaders(t *testing.T) {
 		ran++
 		return "ok", nil
 	})
-	srv := &jsonrpc.Server{Handler: mux}
-	ts := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{
-		StatelessVersions: []string{jsonrpc.MCPVersion2026},
-		ToolInputSchema: func(tool string) json.RawMessage {
-			if tool == "sql" {
-				return json.RawMessage(sqlSchema)
-			}
-			return nil
-		},
-	}))
-	defer ts.Close()
+	ts := sqlServer(t, mux)
 	call := func(t *testing.T, args string, params ...string) (int, string) {
 		t.Helper()
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sql","arguments":` + args + `,` + meta2026 + `}}`
@@ -148,17 +155,7 @@ func TestMcpParamHeadersFromTheClient(t *testing.T) {
 		}
 		return "ok", nil
 	})
-	srv := &jsonrpc.Server{Handler: mux}
-	ts := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{
-		StatelessVersions: []string{jsonrpc.MCPVersion2026},
-		ToolInputSchema: func(tool string) json.RawMessage {
-			if tool == "sql" {
-				return json.RawMessage(sqlSchema)
-			}
-			return nil
-		},
-	}))
-	defer ts.Close()
+	ts := sqlServer(t, mux)
 	ctx := context.Background()
 	c, err := jsonrpc.DialStreamableHTTP(ctx, ts.URL, jsonrpc.WithMCPVersion(jsonrpc.MCPVersion2026))
 	if err != nil {
