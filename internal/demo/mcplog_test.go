@@ -2,6 +2,7 @@ package demo_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -19,7 +20,20 @@ import (
 // or a more severe one, gets none.
 func TestMCPLogCancelledTool(t *testing.T) {
 	srvSide, cliSide := net.Pipe()
-	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
+	// ended hears of each tools/call whose handler has returned (its log,
+	// if any, decided): a cancelled call's handler may end after the
+	// requests that follow the cancel, and then log under their level.
+	ended := make(chan struct{}, 8)
+	toolEnded := func(next jsonrpc.Handler) jsonrpc.Handler {
+		return jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+			v, err := next.ServeRPC(ctx, req)
+			if req.Method == "tools/call" {
+				ended <- struct{}{}
+			}
+			return v, err
+		})
+	}
+	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Convention: jsonrpc.ConventionMCP, Middleware: []jsonrpc.Middleware{toolEnded}}
 	c := jsonrpc.NewConn(jsonrpc.NewStream(srvSide, jsonrpc.StreamOptions{Framing: jsonrpc.FramingLine}), srv)
 	defer func() {
 		cliSide.Close()
@@ -68,6 +82,11 @@ func TestMCPLogCancelledTool(t *testing.T) {
 		send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}`)
 		time.Sleep(50 * time.Millisecond) // let it start (a cancel for an unknown id is ignored)
 		send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"test"}}`)
+		select {
+		case <-ended:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("tools/call %s still running 10 s after its cancel", id)
+		}
 	}
 
 	cancelSleep("1") // no level set: no log
