@@ -182,12 +182,9 @@ func (rl *relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// A page on another site must not drive the relay: the WebSocket
 	// library refuses cross-origin handshakes, and on a loopback address
 	// the Host must be a loopback name too (DNS rebinding).
-	if rl.loopback {
-		host, _, err := net.SplitHostPort(r.Host)
-		if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
-			http.Error(w, "jrpc explore: Host "+r.Host+" is not a loopback address", http.StatusForbidden)
-			return
-		}
+	if rl.loopback && !loopbackHost(r.Host) {
+		http.Error(w, "jrpc explore: Host "+r.Host+" is not a loopback address", http.StatusForbidden)
+		return
 	}
 	ws, err := websocket.Accept(w, r, nil)
 	if err != nil {
@@ -205,20 +202,15 @@ func (rl *relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !rl.t.isHTTP() {
 		go func() { // the target's messages, as they come
 			defer cancel()
-			for {
-				msg, err := up.Recv(ctx)
-				if err != nil {
-					if ctx.Err() == nil { // not the page leaving
-						ws.Close(websocket.StatusGoingAway, truncateReason("the target closed: "+err.Error()))
-					}
-					return
-				}
-				if ws.Write(ctx, websocket.MessageText, msg) != nil {
-					return
-				}
-			}
+			relayDown(ctx, up, ws)
 		}()
 	}
+	rl.relayUp(ctx, up, ws)
+}
+
+// relayUp passes the page's messages to the target (over HTTP, with the
+// replies back) until either ends.
+func (rl *relay) relayUp(ctx context.Context, up rawConn, ws *websocket.Conn) {
 	for {
 		_, msg, err := ws.Read(ctx)
 		if err != nil {
@@ -228,17 +220,48 @@ func (rl *relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ws.Close(websocket.StatusInternalError, truncateReason("sending to the target: "+err.Error()))
 			return
 		}
-		if !rl.t.isHTTP() {
-			continue
+		if rl.t.isHTTP() && !relayReplies(ctx, up, ws) {
+			return
 		}
-		for { // over HTTP, the replies to what was just sent
-			reply, err := up.Recv(ctx)
-			if errors.Is(err, errNoMore) {
-				break
+	}
+}
+
+// loopbackHost tells whether a request's Host is a loopback name.
+func loopbackHost(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
+}
+
+// relayDown passes the target's messages to the page until either ends.
+func relayDown(ctx context.Context, up rawConn, ws *websocket.Conn) {
+	for {
+		msg, err := up.Recv(ctx)
+		if err != nil {
+			if ctx.Err() == nil { // not the page leaving
+				ws.Close(websocket.StatusGoingAway, truncateReason("the target closed: "+err.Error()))
 			}
-			if err != nil || ws.Write(ctx, websocket.MessageText, reply) != nil {
-				return
-			}
+			return
+		}
+		if ws.Write(ctx, websocket.MessageText, msg) != nil {
+			return
+		}
+	}
+}
+
+// relayReplies passes the replies to what was just sent over HTTP; it
+// reports whether the relay goes on.
+func relayReplies(ctx context.Context, up rawConn, ws *websocket.Conn) bool {
+	for {
+		reply, err := up.Recv(ctx)
+		if errors.Is(err, errNoMore) {
+			return true
+		}
+		if err != nil || ws.Write(ctx, websocket.MessageText, reply) != nil {
+			return false
 		}
 	}
 }

@@ -103,72 +103,122 @@ func newTarget(args []string) (*target, []string, error) {
 		return nil, nil, err
 	}
 	t := &target{headers: http.Header{}}
-	framing, headers, command := global.framing, global.headers, global.exec
+	s := targetSettings{arg: arg, framing: global.framing, headers: global.headers, command: global.exec}
 	if name, ok := strings.CutPrefix(arg, "@"); ok {
-		ep, err := lookupEndpoint(name)
-		if err != nil {
+		if err := s.fromEndpoint(t, name); err != nil {
 			return nil, nil, err
 		}
-		if t.tls, err = ep.tlsConfig(); err != nil {
-			return nil, nil, err
-		}
-		if framing == "" {
-			framing = ep.framing
-		}
-		headers = append(slices.Clone(ep.headers), headers...)
-		arg, command = ep.url, ep.exec
 	}
-	if t.framing, err = parseClientFraming(framing, false); err != nil {
+	if err := t.configure(s); err != nil {
 		return nil, nil, err
 	}
-	for _, h := range headers {
+	if s.command != "" {
+		err = t.setCommand(s.command)
+	} else {
+		t.raw = s.arg
+		t.url, err = parseTargetURL(s.arg)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, rest, nil
+}
+
+// targetSettings are what the command line (or a named endpoint) says of
+// the target.
+type targetSettings struct {
+	arg, framing, command string
+	headers               []string
+}
+
+// fromEndpoint takes the settings of the named endpoint @name: its URL or
+// command, TLS files and headers; the command line's framing and headers
+// win.
+func (s *targetSettings) fromEndpoint(t *target, name string) error {
+	ep, err := lookupEndpoint(name)
+	if err != nil {
+		return err
+	}
+	if t.tls, err = ep.tlsConfig(); err != nil {
+		return err
+	}
+	if s.framing == "" {
+		s.framing = ep.framing
+	}
+	s.headers = append(slices.Clone(ep.headers), s.headers...)
+	s.arg, s.command = ep.url, ep.exec
+	return nil
+}
+
+// configure sets the target's framing, headers and security.
+func (t *target) configure(s targetSettings) error {
+	var err error
+	if t.framing, err = parseClientFraming(s.framing, false); err != nil {
+		return err
+	}
+	for _, h := range s.headers {
 		k, v, ok := strings.Cut(h, ":")
 		if !ok || strings.TrimSpace(k) == "" {
-			return nil, nil, usageErrorf("--header %q is not K:V (e.g. --header 'Authorization: Bearer TOKEN')", h)
+			return usageErrorf("--header %q is not K:V (e.g. --header 'Authorization: Bearer TOKEN')", h)
 		}
 		t.headers.Set(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
-	if err := t.applySecurity(); err != nil {
-		return nil, nil, err
+	return t.applySecurity()
+}
+
+// setCommand makes the target the --exec command line.
+func (t *target) setCommand(command string) error {
+	argv, err := splitCommand(command)
+	if err != nil {
+		return err
 	}
-	if command != "" {
-		t.command, err = splitCommand(command)
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(t.command) == 0 {
-			return nil, nil, usageErrorf("--exec names no command")
-		}
-		t.raw = "command '" + command + "'"
-		return t, rest, nil
+	if len(argv) == 0 {
+		return usageErrorf("--exec names no command")
 	}
-	t.raw = arg
+	t.command, t.raw = argv, "command '"+command+"'"
+	return nil
+}
+
+// dialable tells whether arg parsed (as u, err) is a URL at all: a
+// scheme, and a host after :// (unix: a path will do).
+func dialable(arg string, u *url.URL, err error) bool {
+	switch {
+	case err != nil || u.Scheme == "":
+		return false
+	case u.Scheme == "unix":
+		return true
+	}
+	return u.Host != "" && strings.Contains(arg, "://")
+}
+
+// parseTargetURL parses a target's URL, refusing (with a hint) what jrpc
+// cannot dial.
+func parseTargetURL(arg string) (*url.URL, error) {
 	u, err := url.Parse(arg)
-	if err != nil || u.Scheme == "" || (u.Host == "" && u.Scheme != "unix") || !strings.Contains(arg, "://") && u.Scheme != "unix" {
+	if !dialable(arg, u, err) {
 		hint := "a URL such as http://127.0.0.1:8080/, ws://127.0.0.1:8080/, tcp://127.0.0.1:9090 or unix:///path/to/socket, or --exec 'COMMAND'"
 		if _, _, herr := net.SplitHostPort(arg); herr == nil { // host:port
 			hint = fmt.Sprintf("http://%s/, ws://%s/ or tcp://%s", arg, arg, arg)
 		}
-		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("%q is not a URL jrpc can dial", arg), hint: hint}
+		return nil, &exitError{code: exitUsage, err: fmt.Errorf("%q is not a URL jrpc can dial", arg), hint: hint}
 	}
 	switch u.Scheme {
-	case "http", "https", "ws", "wss", "tcp", "tls", "unix", "nats":
-	default:
-		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("unsupported URL scheme %q in %s", u.Scheme, arg),
-			hint: "http://, https://, ws://, wss://, tcp://, tls://, unix:// or nats://host:port/subject (or --exec 'COMMAND' for stdio)"}
-	}
-	if (u.Scheme == "tcp" || u.Scheme == "tls") && u.Port() == "" {
-		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("%s names no port (%s:// has no default port)", arg, u.Scheme),
-			hint: "tcp://" + u.Hostname() + ":9090 (the port jrpc serve uses)"}
-	}
-	if u.Scheme == "nats" {
-		if strings.Trim(u.Path, "/") == "" {
-			return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("%s names no subject", arg), hint: "nats://" + u.Host + "/SUBJECT"}
+	case "http", "https", "ws", "wss", "unix":
+		return u, nil
+	case "tcp", "tls":
+		if u.Port() == "" {
+			return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s names no port (%s:// has no default port)", arg, u.Scheme),
+				hint: "tcp://" + u.Hostname() + ":9090 (the port jrpc serve uses)"}
 		}
-		u = withNATSCreds(u)
+		return u, nil
+	case "nats":
+		if strings.Trim(u.Path, "/") == "" {
+			return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s names no subject", arg), hint: "nats://" + u.Host + "/SUBJECT"}
+		}
+		return withNATSCreds(u), nil
 	}
-	t.url = u
-	return t, rest, nil
+	return nil, &exitError{code: exitUsage, err: fmt.Errorf("unsupported URL scheme %q in %s", u.Scheme, arg),
+		hint: "http://, https://, ws://, wss://, tcp://, tls://, unix:// or nats://host:port/subject (or --exec 'COMMAND' for stdio)"}
 }
 
 // withNATSCreds adds --nats-creds to a nats:// URL that names no
