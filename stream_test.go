@@ -3,6 +3,7 @@ package jsonrpc_test
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"io"
@@ -523,5 +524,74 @@ func TestStreamOutlivesHandlerTimeout(t *testing.T) {
 		if err := c.Call(ctx, "slow", []int{300}, &got); err != nil || len(got) != 300 || got[299] != 299 {
 			t.Fatalf("%s: %d elements, %v", url, len(got), err)
 		}
+	}
+}
+
+// CallIter over HTTP against hostile or odd replies: each fails with an
+// error saying why, after the elements that were whole, and an element
+// over WithMaxMessageSize is refused as it is read, never held.
+func TestCallIterHostileHTTP(t *testing.T) {
+	huge := `{"jsonrpc":"2.0","id":1,"result":[1,"` + strings.Repeat("x", 256<<10) + `"]}`
+	for _, tc := range []struct {
+		name, body string
+		n          int // elements yielded before the error
+		check      func(error) bool
+	}{
+		{"not an array", `{"jsonrpc":"2.0","id":1,"result":{"a":1}}`, 0, func(err error) bool { return errors.Is(err, jsonrpc.ErrInvalidResponse) }},
+		{"element too large", huge, 1, func(err error) bool { return errors.Is(err, jsonrpc.ErrMessageTooLarge) }},
+		{"duplicate member", `{"jsonrpc":"2.0","id":1,"result":[1,2],"result":[3]}`, 2, func(err error) bool { return errors.Is(err, jsonrpc.ErrInvalidResponse) }},
+		{"wrong id", `{"jsonrpc":"2.0","id":7,"result":[1]}`, 0, func(err error) bool { return errors.Is(err, jsonrpc.ErrInvalidResponse) }},
+		{"cut short", `{"jsonrpc":"2.0","id":1,"result":[1,2,`, 2, func(err error) bool { return errors.Is(err, jsonrpc.ErrInvalidResponse) }},
+		{"error response", `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"no"}}`, 0, func(err error) bool {
+			var e *jsonrpc.Error
+			return errors.As(err, &e) && e.Code == -32000
+		}},
+		{"element of the wrong type", `{"jsonrpc":"2.0","id":1,"result":[1,"two"]}`, 1, func(err error) bool { return err != nil }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, tc.body)
+			}))
+			defer hs.Close()
+			c := jsonrpc.NewHTTPClient(hs.URL, jsonrpc.WithMaxMessageSize(64<<10))
+			defer c.Close()
+			n := 0
+			var last error
+			for _, err := range jsonrpc.CallIter[int](context.Background(), c, "m", nil) {
+				if err != nil {
+					last = err
+					break
+				}
+				n++
+			}
+			if n != tc.n || !tc.check(last) {
+				t.Fatalf("%d elements then %v", n, last)
+			}
+		})
+	}
+}
+
+// CallIter over HTTP reads a gzipped reply as it arrives.
+func TestCallIterGzipHTTP(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		io.WriteString(zw, `{"jsonrpc":"2.0","id":1,"result":[1,2,3]}`)
+		zw.Close()
+	}))
+	defer hs.Close()
+	c := jsonrpc.NewHTTPClient(hs.URL)
+	defer c.Close()
+	var got []int
+	for v, err := range jsonrpc.CallIter[int](context.Background(), c, "m", nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, v)
+	}
+	if len(got) != 3 || got[2] != 3 {
+		t.Fatalf("got %v", got)
 	}
 }
