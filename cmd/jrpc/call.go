@@ -72,40 +72,68 @@ func runCall(ctx context.Context, args []string, f *callFlags, notify bool) (err
 	if err != nil {
 		return err
 	}
-	method := rest[0]
-	if strings.TrimSpace(method) == "" {
-		return &exitError{code: exitUsage, err: errors.New("the method name is empty"), hint: t.commandLine("list") + " lists the methods"}
-	}
-	t.notices = true
-	params, err := buildParams(rest[1:], f.data, os.Stdin)
-	if err != nil {
-		return err
-	}
-	id, err := parseID(f.id)
+	rq, err := f.request(t, rest, notify)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := callContext(ctx)
 	defer cancel()
-	ctx, traced := traceCall(ctx, t, method, f.verbose)
+	ctx, traced := traceCall(ctx, t, rq.method, f.verbose)
 	defer func() { traced(err) }()
 	if f.check {
-		if err := checkParams(ctx, t, method, params); err != nil {
+		if err := checkParams(ctx, t, rq.method, rq.params); err != nil {
 			return err
 		}
 	}
+	raw, err := rq.asWritten(t)
+	if err != nil {
+		return err
+	}
+	if raw {
+		return rawCall(ctx, t, rq)
+	}
+	return clientCall(ctx, t, rq.method, rq.params, notify)
+}
+
+// callRequest is the request call or notify sends, and how it is shown.
+type callRequest struct {
+	method               string
+	params               json.RawMessage
+	id                   []byte // --id, or nil
+	verbose, raw, notify bool
+}
+
+// request builds the request from METHOD [PARAMS...] and the flags.
+func (f *callFlags) request(t *target, rest []string, notify bool) (callRequest, error) {
+	rq := callRequest{method: rest[0], verbose: f.verbose, raw: f.raw, notify: notify}
+	if strings.TrimSpace(rq.method) == "" {
+		return rq, &exitError{code: exitUsage, err: errors.New("the method name is empty"), hint: t.commandLine("list") + " lists the methods"}
+	}
+	t.notices = true
+	var err error
+	if rq.params, err = buildParams(rest[1:], f.data, os.Stdin); err != nil {
+		return rq, err
+	}
+	rq.id, err = parseID(f.id)
+	return rq, err
+}
+
+// asWritten tells whether the request goes as written here (-v, --raw,
+// --id; a call's id then defaults to 1) rather than through the library's
+// client, which Streamable HTTP needs (-v then shows its exchange).
+func (rq *callRequest) asWritten(t *target) (bool, error) {
 	streamable := global.streamable && t.isHTTP()
-	if streamable && (f.raw || id != nil) {
-		return usageErrorf("--streamable does not combine with --raw or --id (they send the request as written, over plain HTTP); -v shows a Streamable HTTP exchange")
+	if streamable && (rq.raw || rq.id != nil) {
+		return false, usageErrorf("--streamable does not combine with --raw or --id (they send the request as written, over plain HTTP); -v shows a Streamable HTTP exchange")
 	}
-	t.verboseHTTP = streamable && f.verbose
-	if !streamable && (f.verbose || f.raw || id != nil) {
-		if id == nil && !notify {
-			id = []byte("1")
-		}
-		return rawCall(ctx, t, method, params, id, f, notify)
+	t.verboseHTTP = streamable && rq.verbose
+	if streamable || !(rq.verbose || rq.raw || rq.id != nil) {
+		return false, nil
 	}
-	return clientCall(ctx, t, method, params, notify)
+	if rq.id == nil && !rq.notify {
+		rq.id = []byte("1")
+	}
+	return true, nil
 }
 
 // parseID parses --id: nil when it is not given.
@@ -239,55 +267,69 @@ func logWire(dir string, msg []byte) {
 
 // rawCall sends the request exactly as built here and reads messages until
 // the response with our id arrives, printing both with -v.
-func rawCall(ctx context.Context, t *target, method string, params json.RawMessage, id []byte, f *callFlags, notify bool) error {
-	rc, err := t.dialRaw(ctx, f.verbose)
+func rawCall(ctx context.Context, t *target, rq callRequest) error {
+	rc, err := t.dialRaw(ctx, rq.verbose)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
-	msg := appendEnvelope(nil, id, method, params)
-	if err := rc.Send(ctx, msg); err != nil {
+	if err := rc.Send(ctx, appendEnvelope(nil, rq.id, rq.method, rq.params)); err != nil {
 		return t.transportErr(err)
 	}
-	if notify && !t.isHTTP() {
+	if rq.notify && !t.isHTTP() {
 		return nil
 	}
 	for {
 		data, err := rc.Recv(ctx)
 		if err != nil {
-			if notify && errors.Is(err, errNoMore) {
+			if rq.notify && errors.Is(err, errNoMore) {
 				return nil
 			}
 			return t.transportErr(err)
 		}
-		e, err := decodeMessage(t, data)
-		if err != nil {
+		if done, err := rq.reply(ctx, t, rc, data); done {
 			return err
 		}
-		if e == nil {
-			continue // a batch: not ours
-		}
-		if e.Method != nil {
-			if !f.verbose && e.ID == nil {
-				logWire("<--", data) // a notification during the call (-v shows every message)
-			}
-			answerServerRequest(ctx, rc, e)
-			continue
-		}
-		if notify {
-			// The server answered a notification (e.g. a parse error).
-			if e.Error != nil {
-				return rpcErrorExit(e.Error)
-			}
-			return nil
-		}
-		sameID := bytes.Equal(compact(e.ID), compact(id))
-		if !sameID && !(e.Error != nil && string(e.ID) == "null") {
-			continue
-		}
-		t.watch.check(method)
-		return printReply(t, method, data, e, f.raw)
 	}
+}
+
+// reply handles one message of a raw exchange; done when it is the
+// answer (printed, and its exit error returned).
+func (rq callRequest) reply(ctx context.Context, t *target, rc rawConn, data []byte) (done bool, err error) {
+	e, err := decodeMessage(t, data)
+	switch {
+	case err != nil:
+		return true, err
+	case e == nil:
+		return false, nil // a batch: not ours
+	case e.Method != nil:
+		if !rq.verbose && e.ID == nil {
+			logWire("<--", data) // a notification during the call (-v shows every message)
+		}
+		answerServerRequest(ctx, rc, e)
+		return false, nil
+	case rq.notify:
+		return true, answeredNotification(e)
+	case !rq.answeredBy(e):
+		return false, nil
+	}
+	t.watch.check(rq.method)
+	return true, printReply(t, rq.method, data, e, rq.raw)
+}
+
+// answeredBy tells whether e answers the request: the same id, or an
+// error with a null id (the request could not be read).
+func (rq callRequest) answeredBy(e *envelope) bool {
+	return bytes.Equal(compact(e.ID), compact(rq.id)) || e.Error != nil && string(e.ID) == "null"
+}
+
+// answeredNotification is the exit of a notification the server answered
+// (e.g. a parse error).
+func answeredNotification(e *envelope) error {
+	if e.Error != nil {
+		return rpcErrorExit(e.Error)
+	}
+	return nil
 }
 
 // decodeMessage decodes a message of a raw exchange: nil for a batch.
