@@ -195,6 +195,9 @@ func readStreamedResponse(dec *jsontext.Decoder, id, method string, each func([]
 	if _, err := dec.ReadToken(); err != nil { // '}'
 		return invalidStream(err)
 	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return invalidStream(errors.New("more data after the response"))
+	}
 	if !sawResult {
 		return invalidStream(errors.New("the response has neither result nor error"))
 	}

@@ -1,0 +1,64 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
+)
+
+// FuzzStreamedResponse feeds any body to CallIter's HTTP decoder: it never
+// panics; a body it reads to the end without error is a valid JSON
+// response (strict: no duplicate names, valid UTF-8) whose result is an
+// array, and the elements it handed out are that array's, in order.
+func FuzzStreamedResponse(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":[1,2,3]}`,
+		`{"result":[],"id":1,"jsonrpc":"2.0"}`,
+		`{"jsonrpc":"2.0","id":1,"result":[{"a":"\u00e9"},[null],"x"]}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"no"}}`,
+		`{"jsonrpc":"2.0","id":1,"result":[1,2],"result":[3]}`,
+		`{"jsonrpc":"2.0","id":null,"result":[1]}`,
+		`[{"jsonrpc":"2.0","id":1,"result":[1]}]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var elems [][]byte
+		err := readStreamedResponse(jsontext.NewDecoder(bytes.NewReader(body)), "1", "m", func(e []byte) (bool, error) {
+			elems = append(elems, bytes.Clone(e))
+			return true, nil
+		})
+		var rpcErr *Error
+		if err != nil && !errors.Is(err, ErrInvalidResponse) && !errors.As(err, &rpcErr) {
+			t.Fatalf("an error neither invalid nor an error response: %v", err)
+		}
+		if err != nil {
+			return
+		}
+		trimmed := bytes.TrimSpace(body)
+		if !wire.Valid(trimmed) {
+			t.Fatalf("accepted an invalid body: %q", body)
+		}
+		var sc wire.Scanner
+		var m wire.Message
+		if sc.Parse(trimmed, DefaultMaxDepth, &m) != nil || m.Batch || !m.Elems[0].Result.Present() {
+			t.Fatalf("accepted a body that is not a response with a result: %q", body)
+		}
+		var want []jsontext.Value
+		if err := wire.Unmarshal(m.Elems[0].Result.Of(trimmed), &want); err != nil {
+			t.Fatalf("accepted a result that is not an array: %q", body)
+		}
+		if len(want) != len(elems) {
+			t.Fatalf("%d elements, the array has %d: %q", len(elems), len(want), body)
+		}
+		for i := range want {
+			if !bytes.Equal(want[i], elems[i]) {
+				t.Fatalf("element %d is %q, want %q", i, elems[i], want[i])
+			}
+		}
+	})
+}
