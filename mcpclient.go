@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -121,6 +122,7 @@ type mcpClient struct {
 	era         mcpEra
 	version     string
 	toolHeaders map[string][]paramHeader // x-mcp-header annotations, by tool (from tools/list)
+	metas       map[string][]byte        // the client's _meta object, by revision (meta)
 }
 
 // newMCPClient returns the MCP client of conn, or an error for options
@@ -355,7 +357,7 @@ func (m *mcpClient) statelessRounds(ctx context.Context, version, method string,
 			} `json:"inputRequests"`
 			RequestState *string `json:"requestState"`
 		}
-		if len(raw) == 0 || raw[0] != '{' || jsonv2.Unmarshal(raw, &ir) != nil || ir.ResultType != "input_required" {
+		if !bytes.Contains(raw, inputRequired) || jsonv2.Unmarshal(raw, &ir) != nil || ir.ResultType != "input_required" {
 			if method == "tools/list" {
 				m.learnTools(raw)
 			}
@@ -378,6 +380,10 @@ func (m *mcpClient) statelessRounds(ctx context.Context, version, method string,
 	}
 }
 
+// inputRequired is in every InputRequiredResult (a complete result is not
+// decoded twice when it lacks it).
+var inputRequired = []byte(`"input_required"`)
+
 // answer serves a server's request for input with the connection's
 // handler, as under the session era it would serve the request itself.
 func (m *mcpClient) answer(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
@@ -395,29 +401,71 @@ func (m *mcpClient) answer(ctx context.Context, method string, params json.RawMe
 // (the caller's _meta members kept) and a context carrying the headers
 // that mirror them.
 func (m *mcpClient) stateless(ctx context.Context, version, method string, params any) (json.RawMessage, context.Context, error) {
-	obj := map[string]json.RawMessage{}
+	raw := []byte("{}")
 	if params != nil {
-		raw, err := wire.Marshal(params)
-		if err != nil {
+		var err error
+		if raw, err = wire.Marshal(params); err != nil {
 			return nil, ctx, err
 		}
-		if string(raw) != "null" && jsonv2.Unmarshal(raw, &obj) != nil {
-			return nil, ctx, errors.New("jsonrpc: MCP " + version + " params must be an object, not " + truncate(string(raw), 40))
+		if string(raw) == "null" {
+			raw = []byte("{}")
 		}
 	}
-	meta := map[string]json.RawMessage{}
-	if raw, ok := obj["_meta"]; ok && jsonv2.Unmarshal(raw, &meta) != nil {
-		return nil, ctx, errors.New("jsonrpc: params._meta must be an object")
-	}
-	meta[MetaProtocolVersion] = json.RawMessage(strconv.Quote(version))
-	meta[MetaClientInfo] = m.info
-	meta[MetaClientCapabilities] = m.caps
-	obj["_meta"], _ = jsonv2.Marshal(meta, jsonv2.Deterministic(true))
-	p, err := jsonv2.Marshal(obj, jsonv2.Deterministic(true))
+	p, err := m.withMeta(raw, version)
 	if err != nil {
 		return nil, ctx, err
 	}
 	return p, ContextWithHeader(ctx, m.headers(headerFromContext(ctx), version, method, p)), nil
+}
+
+// meta returns the client's _meta members under revision version (the
+// protocol version, clientInfo, clientCapabilities), encoded once.
+func (m *mcpClient) meta(version string) []byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if b, ok := m.metas[version]; ok {
+		return b
+	}
+	b, _ := jsonv2.Marshal(map[string]json.RawMessage{MetaProtocolVersion: json.RawMessage(strconv.Quote(version)), MetaClientInfo: m.info, MetaClientCapabilities: m.caps}, jsonv2.Deterministic(true))
+	if m.metas == nil {
+		m.metas = map[string][]byte{}
+	}
+	m.metas[version] = b
+	return b
+}
+
+// withMeta returns the params object raw with the request's _meta: the
+// client's members put in front when raw has no _meta (the common case,
+// with no decoding), else merged into the caller's _meta.
+func (m *mcpClient) withMeta(raw []byte, version string) ([]byte, error) {
+	if len(raw) == 0 || raw[0] != '{' || !wire.Valid(raw) {
+		return nil, errors.New("jsonrpc: MCP " + version + " params must be an object, not " + truncate(string(raw), 40))
+	}
+	members := 0
+	hasMeta := false
+	wire.Members(raw, func(name, _ []byte) {
+		members++
+		hasMeta = hasMeta || string(name) == "_meta"
+	})
+	if !hasMeta {
+		meta := m.meta(version)
+		p := make([]byte, 0, len(raw)+len(meta)+10)
+		p = append(append(p, `{"_meta":`...), meta...)
+		if members > 0 {
+			p = append(p, ',')
+		}
+		return append(p, raw[1:]...), nil
+	}
+	obj := map[string]json.RawMessage{}
+	meta := map[string]json.RawMessage{}
+	if jsonv2.Unmarshal(raw, &obj) != nil || jsonv2.Unmarshal(obj["_meta"], &meta) != nil {
+		return nil, errors.New("jsonrpc: params._meta must be an object")
+	}
+	if jsonv2.Unmarshal(m.meta(version), &meta) != nil {
+		return nil, errors.New("jsonrpc: the client's _meta does not decode")
+	}
+	obj["_meta"], _ = jsonv2.Marshal(meta, jsonv2.Deterministic(true))
+	return jsonv2.Marshal(obj, jsonv2.Deterministic(true))
 }
 
 // headers returns the caller's headers (h) with those a stateless request

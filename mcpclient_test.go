@@ -256,3 +256,68 @@ func TestMCPClientRefusals(t *testing.T) {
 		t.Fatal("capabilities that are no object accepted")
 	}
 }
+
+// BenchmarkMCPClientCall: a tools/call of the demo's add over loopback
+// Streamable HTTP, by a client sending it as it is (session era, after
+// initialize) and by a client of 2026-07-28 (_meta added to the params,
+// the mirrored headers): what the stateless era costs the client.
+func BenchmarkMCPClientCall(b *testing.B) {
+	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
+	ts := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{
+		Sessions: true, ProtocolVersions: demo.MCPProtocolVersions, StatelessVersions: demo.MCPStatelessVersions, SSE: jsonrpc.SSENever,
+	}))
+	defer ts.Close()
+	args := map[string]any{"name": "add", "arguments": map[string]any{"a": 2, "b": 3}}
+	for _, mode := range []string{jsonrpc.MCPVersion2025, jsonrpc.MCPVersion2026} {
+		b.Run(mode, func(b *testing.B) {
+			c, err := jsonrpc.DialStreamableHTTP(context.Background(), ts.URL, jsonrpc.WithMCPVersion(mode))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			var res toolResult
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := c.Call(context.Background(), "tools/call", args, &res); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestMCPClientMeta: under 2026-07-28 the client's _meta goes in front of
+// the caller's params, as they were; a caller's own _meta keeps its
+// members (progressToken) beside the client's; params that are no object
+// are refused.
+func TestMCPClientMeta(t *testing.T) {
+	noLeaks(t)
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "tools/call", func(_ context.Context, p json.RawMessage) (json.RawMessage, error) { return p, nil })
+	ts := httptest.NewServer((&jsonrpc.Server{Handler: mux}).StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{StatelessVersions: []string{jsonrpc.MCPVersion2026}}))
+	defer ts.Close()
+	c, err := jsonrpc.DialStreamableHTTP(context.Background(), ts.URL, jsonrpc.WithMCPVersion(jsonrpc.MCPVersion2026), jsonrpc.WithMCPClientInfo("t", "1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	meta := `"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+	for _, tc := range []struct {
+		params any
+		want   string
+	}{
+		{json.RawMessage(`{"name":"x","arguments":{"a":1}}`), `{` + meta + `,"name":"x","arguments":{"a":1}}`},
+		{json.RawMessage(`{ "name" : "x" }`), `{` + meta + `, "name" : "x" }`},
+		{map[string]any{"name": "x", "_meta": map[string]any{"progressToken": 7}}, `{"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":7},"name":"x"}`},
+	} {
+		var got json.RawMessage
+		if err := c.Call(context.Background(), "tools/call", tc.params, &got); err != nil || string(got) != tc.want {
+			t.Errorf("params %v:\n got %s %v\nwant %s", tc.params, got, err, tc.want)
+		}
+	}
+	for _, bad := range []any{[]int{1}, "x", json.RawMessage(`{"_meta":[1],"name":"x"}`)} {
+		if err := c.Call(context.Background(), "tools/call", bad, nil); err == nil {
+			t.Errorf("params %v accepted", bad)
+		}
+	}
+}
