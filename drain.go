@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"sync"
@@ -133,6 +134,21 @@ func newHTTPDrain(hs *http.Server, l net.Listener) *httpDrain {
 	d := &httpDrain{hs: hs, l: newDrainListener(l), served: make(chan struct{})}
 	hs.ConnState = d.conns.track
 	return d
+}
+
+// serve runs the server until shutdown.
+func (d *httpDrain) serve() error {
+	defer close(d.served)
+	var err error
+	if d.hs.TLSConfig != nil {
+		err = d.hs.ServeTLS(d.l, "", "")
+	} else {
+		err = d.hs.Serve(d.l)
+	}
+	if errors.Is(err, http.ErrServerClosed) || d.l.stopping.Load() && errors.Is(err, net.ErrClosed) {
+		return ErrServerClosed
+	}
+	return err
 }
 
 // shutdown stops the server; at ctx's end it closes what remains.

@@ -308,11 +308,10 @@ const (
 	httpMaxHeaderBytes    = 64 << 10
 )
 
-// serveHTTP runs an http.Server with h at path on nl (over TLS when tlsCfg
-// is set; HTTP/2 only if it offers "h2") until Shutdown, which
-// stops it gracefully (http.Server.Shutdown; at ctx's end it closes the
-// remaining connections). Other paths get 404.
-func (s *Server) serveHTTP(nl net.Listener, path string, h http.Handler, extra *http.ServeMux, tlsCfg *tls.Config, wrap []func(http.Handler) http.Handler) error {
+// httpServer returns the http.Server that serves h at path on nl (over TLS
+// when tlsCfg is set; HTTP/2 only if it offers "h2"), ready to run until
+// Shutdown, which stops it gracefully (drain.go). Other paths get 404.
+func (s *Server) httpServer(nl net.Listener, path string, h http.Handler, extra *http.ServeMux, tlsCfg *tls.Config, wrap []func(http.Handler) http.Handler) *httpDrain {
 	var inFlight atomic.Int64 // requests, or WebSocket sockets, being served
 	limit := int64(s.maxConns())
 	health, healthPath := s.HealthHandler(), s.healthPath()
@@ -351,27 +350,15 @@ func (s *Server) serveHTTP(nl net.Listener, path string, h http.Handler, extra *
 		MaxHeaderBytes:    httpMaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.logger().Handler(), slog.LevelWarn),
 	}
-	drain := newHTTPDrain(hs, nl)
-	drain.h2 = tlsCfg != nil && slices.Contains(tlsCfg.NextProtos, "h2")
-	defer close(drain.served)
-	if !s.onShutdown(drain.shutdown) {
-		nl.Close()
-		return ErrServerClosed
-	}
-	var err error
 	if tlsCfg != nil {
 		hs.TLSConfig = tlsCfg
 		if !slices.Contains(tlsCfg.NextProtos, "h2") {
 			hs.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){} // HTTP/1.1 only
 		}
-		err = hs.ServeTLS(drain.l, "", "")
-	} else {
-		err = hs.Serve(drain.l)
 	}
-	if errors.Is(err, http.ErrServerClosed) || drain.l.stopping.Load() && errors.Is(err, net.ErrClosed) {
-		return ErrServerClosed
-	}
-	return err
+	drain := newHTTPDrain(hs, nl)
+	drain.h2 = tlsCfg != nil && slices.Contains(tlsCfg.NextProtos, "h2")
+	return drain
 }
 
 // HTTPError is returned by HTTPClient when the server answers with a status

@@ -412,7 +412,14 @@ func (s *Server) listenHTTP(l *Listener, u *url.URL, cfg *listenConfig) error {
 	if u.Scheme == "ws" || u.Scheme == "wss" {
 		h, extra = s.WebSocketHandler(cfg.ws), nil
 	}
-	go func() { l.stop(s.serveHTTP(nl, path, h, extra, tlsCfg, cfg.wrap)) }()
+	srv := s.httpServer(nl, path, h, extra, tlsCfg, cfg.wrap)
+	// Registered before Listen returns, so that a Shutdown right after it
+	// stops this listener too.
+	if !s.onShutdown(srv.shutdown) {
+		nl.Close()
+		return ErrServerClosed
+	}
+	go func() { l.stop(srv.serve()) }()
 	return nil
 }
 
@@ -444,6 +451,13 @@ func (s *Server) listenStream(l *Listener, u *url.URL, cfg *listenConfig) error 
 	}
 	if err != nil {
 		return err
+	}
+	// Registered before Listen returns (Serve registers too, once it runs),
+	// so that a Shutdown right after it closes nl, and a unix socket's file
+	// is gone when Shutdown returns.
+	if !s.onShutdown(func(context.Context) error { return nl.Close() }) {
+		nl.Close()
+		return ErrServerClosed
 	}
 	go func() {
 		err := s.Serve(nl, cfg.framing)

@@ -239,3 +239,35 @@ func TestUnixSocketModeBeforeBind(t *testing.T) {
 		t.Fatalf("created with mode %v (%v)", fi.Mode(), err)
 	}
 }
+
+// A Shutdown right after Listen returns stops the listener it started: the
+// unix socket's file is gone when Shutdown returns, and an HTTP listener's
+// port no longer answers.
+func TestShutdownRightAfterListen(t *testing.T) {
+	dir := shortTempDir(t)
+	for i := range 20 {
+		srv := &Server{Handler: rulesMux(), Logger: quietLogger}
+		path := filepath.Join(dir, "s"+strconv.Itoa(i))
+		if _, err := srv.Listen("unix://" + path); err != nil {
+			t.Fatal(err)
+		}
+		h, err := srv.Listen("http://127.0.0.1:0/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = srv.Shutdown(ctx)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("round %d: the socket file is still there after Shutdown (%v)", i, err)
+		}
+		select {
+		case <-h.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: the HTTP listener did not stop", i)
+		}
+	}
+}
