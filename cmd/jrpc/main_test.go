@@ -784,6 +784,14 @@ func TestSplitCommand(t *testing.T) {
 			t.Errorf("splitCommand(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
+	for _, in := range []string{`a 'b`, `a "b`, `a "b\"`} {
+		if got, err := splitCommand(in); err == nil {
+			t.Errorf("splitCommand(%q) = %q, want an unterminated quote", in, got)
+		}
+	}
+	if got, err := splitCommand(`a\`); err != nil || strings.Join(got, "|") != "a" {
+		t.Errorf("a trailing backslash: %q %v", got, err)
+	}
 }
 
 // TestServeStdioPeerFaultsExitZero: over stdio the one connection is the

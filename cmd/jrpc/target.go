@@ -841,53 +841,81 @@ func (p *pipeRWC) Close() error                { return p.w.Close() }
 // splitCommand splits a command line like a POSIX shell would (quotes and
 // backslashes; no expansions).
 func splitCommand(s string) ([]string, error) {
-	var args []string
-	var cur strings.Builder
-	inArg := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '\\':
-			i++
-			if i < len(s) {
-				cur.WriteByte(s[i])
-			}
-			inArg = true
-		case c == '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				return nil, usageErrorf("--exec %q: unterminated single quote", s)
-			}
-			cur.WriteString(s[i+1 : i+1+j])
-			i += j + 1
-			inArg = true
-		case c == '"':
-			i++
-			for ; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
-					i++
-				}
-				cur.WriteByte(s[i])
-			}
-			if i >= len(s) {
-				return nil, usageErrorf("--exec %q: unterminated double quote", s)
-			}
-			inArg = true
-		case c == ' ' || c == '\t' || c == '\n':
-			if inArg {
-				args = append(args, cur.String())
-				cur.Reset()
-				inArg = false
-			}
-		default:
-			cur.WriteByte(c)
-			inArg = true
+	w := shellWords{s: s}
+	for i := 0; i < len(s); {
+		var err error
+		if i, err = w.next(i); err != nil {
+			return nil, err
 		}
 	}
-	if inArg {
-		args = append(args, cur.String())
+	w.endWord()
+	return w.args, nil
+}
+
+// shellWords is splitCommand's state: the words so far and the one being
+// read (inArg: one has begun, maybe empty as in ”).
+type shellWords struct {
+	s     string
+	args  []string
+	cur   strings.Builder
+	inArg bool
+}
+
+// next reads what begins at s[i] and returns where the next begins.
+func (w *shellWords) next(i int) (int, error) {
+	switch c := w.s[i]; c {
+	case '\\':
+		if i+1 < len(w.s) {
+			w.cur.WriteByte(w.s[i+1])
+		}
+		w.inArg = true
+		return i + 2, nil
+	case '\'':
+		return w.singleQuoted(i)
+	case '"':
+		return w.doubleQuoted(i)
+	case ' ', '\t', '\n':
+		w.endWord()
+	default:
+		w.cur.WriteByte(c)
+		w.inArg = true
 	}
-	return args, nil
+	return i + 1, nil
+}
+
+// singleQuoted reads '…' (nothing escaped inside).
+func (w *shellWords) singleQuoted(i int) (int, error) {
+	j := strings.IndexByte(w.s[i+1:], '\'')
+	if j < 0 {
+		return 0, usageErrorf("--exec %q: unterminated single quote", w.s)
+	}
+	w.cur.WriteString(w.s[i+1 : i+1+j])
+	w.inArg = true
+	return i + j + 2, nil
+}
+
+// doubleQuoted reads "…", where a backslash escapes " \ $ and `.
+func (w *shellWords) doubleQuoted(i int) (int, error) {
+	for i++; i < len(w.s) && w.s[i] != '"'; i++ {
+		if w.s[i] == '\\' && i+1 < len(w.s) && strings.IndexByte("\"\\$`", w.s[i+1]) >= 0 {
+			i++
+		}
+		w.cur.WriteByte(w.s[i])
+	}
+	if i >= len(w.s) {
+		return 0, usageErrorf("--exec %q: unterminated double quote", w.s)
+	}
+	w.inArg = true
+	return i + 1, nil
+}
+
+// endWord ends the word being read, if one has begun.
+func (w *shellWords) endWord() {
+	if w.inArg {
+		w.args = append(w.args, w.cur.String())
+		w.cur.Reset()
+		w.inArg = false
+	}
 }
 
 // natsRaw is a raw exchange over NATS request/reply: each message sent is a
