@@ -192,64 +192,96 @@ func loadReplay(path string) (*replayer, error) {
 		return nil, &exitError{code: exitUsage, err: fmt.Errorf("cannot read the recording: %v", err)}
 	}
 	defer f.Close()
-	rp := &replayer{calls: map[string][]*recordedCall{}, methods: map[string][]string{}, next: map[string]int{}}
-	type key struct {
-		conn int64
-		id   string
+	ld := replayLoader{
+		rp:    &replayer{calls: map[string][]*recordedCall{}, methods: map[string][]string{}, next: map[string]int{}},
+		asked: map[replayKey]string{},
+		last:  map[int64]*recordedCall{},
 	}
-	asked := map[key]string{} // request (conn, id) → match key
-	last := map[int64]*recordedCall{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 64<<20)
 	for n := 1; sc.Scan(); n++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var l recordLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil || (l.From != "client" && l.From != "server") {
-			return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s:%d is not a line of a jrpc recording", path, n), hint: "jrpc record --out FILE writes them"}
-		}
-		for _, m := range splitBatch(l.bytes()) {
-			var e struct {
-				ID     json.RawMessage `json:"id"`
-				Method *string         `json:"method"`
-				Params json.RawMessage `json:"params"`
-			}
-			if json.Unmarshal(m, &e) != nil {
-				continue
-			}
-			switch {
-			case l.From == "client" && e.Method != nil && e.ID != nil:
-				k := matchKey(*e.Method, e.Params)
-				asked[key{l.Conn, string(compact(e.ID))}] = k
-				if _, ok := rp.methods[*e.Method]; !ok || !containsString(rp.methods[*e.Method], string(canonical(e.Params))) {
-					rp.methods[*e.Method] = append(rp.methods[*e.Method], string(canonical(e.Params)))
-				}
-			case l.From == "server" && e.Method == nil && e.ID != nil:
-				k, ok := asked[key{l.Conn, string(compact(e.ID))}]
-				if !ok {
-					continue
-				}
-				delete(asked, key{l.Conn, string(compact(e.ID))})
-				c := &recordedCall{response: m}
-				rp.calls[k] = append(rp.calls[k], c)
-				last[l.Conn] = c
-			case l.From == "server" && e.Method != nil && e.ID == nil:
-				if c := last[l.Conn]; c != nil {
-					c.then = append(c.then, m)
-				}
-			case l.From == "client":
-				delete(last, l.Conn) // the server's notifications after this follow another message
-			}
+		if err := ld.line(sc.Bytes(), path, n); err != nil {
+			return nil, err
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, &exitError{code: exitUsage, err: fmt.Errorf("cannot read the recording: %v", err)}
 	}
-	if len(rp.calls) == 0 {
+	if len(ld.rp.calls) == 0 {
 		return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s holds no answered request", path)}
 	}
-	return rp, nil
+	return ld.rp, nil
+}
+
+// replayKey names a request: its connection and id.
+type replayKey struct {
+	conn int64
+	id   string
+}
+
+// replayLoader pairs a recording's requests with their responses, and
+// the server's notifications with the call they followed.
+type replayLoader struct {
+	rp    *replayer
+	asked map[replayKey]string    // an unanswered request → its match key
+	last  map[int64]*recordedCall // a connection's last answer, the server's notifications follow it
+}
+
+// line reads line n of the recording.
+func (ld *replayLoader) line(b []byte, path string, n int) error {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	var l recordLine
+	if err := json.Unmarshal(b, &l); err != nil || (l.From != "client" && l.From != "server") {
+		return &exitError{code: exitUsage, err: fmt.Errorf("%s:%d is not a line of a jrpc recording", path, n), hint: "jrpc record --out FILE writes them"}
+	}
+	for _, m := range splitBatch(l.bytes()) {
+		ld.message(l.From, l.Conn, m)
+	}
+	return nil
+}
+
+// message files one message the client or the server sent on conn.
+func (ld *replayLoader) message(from string, conn int64, m []byte) {
+	var e struct {
+		ID     json.RawMessage `json:"id"`
+		Method *string         `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(m, &e) != nil {
+		return
+	}
+	switch {
+	case from == "client" && e.Method != nil && e.ID != nil:
+		ld.request(conn, *e.Method, e.ID, e.Params)
+	case from == "server" && e.Method == nil && e.ID != nil:
+		ld.response(conn, e.ID, m)
+	case from == "server" && e.Method != nil && e.ID == nil:
+		if c := ld.last[conn]; c != nil {
+			c.then = append(c.then, m)
+		}
+	case from == "client":
+		delete(ld.last, conn) // the server's notifications after this follow another message
+	}
+}
+
+func (ld *replayLoader) request(conn int64, method string, id, params json.RawMessage) {
+	ld.asked[replayKey{conn, string(compact(id))}] = matchKey(method, params)
+	if p := string(canonical(params)); !containsString(ld.rp.methods[method], p) {
+		ld.rp.methods[method] = append(ld.rp.methods[method], p)
+	}
+}
+
+func (ld *replayLoader) response(conn int64, id, m json.RawMessage) {
+	k, ok := ld.asked[replayKey{conn, string(compact(id))}]
+	if !ok {
+		return
+	}
+	delete(ld.asked, replayKey{conn, string(compact(id))})
+	c := &recordedCall{response: m}
+	ld.rp.calls[k] = append(ld.rp.calls[k], c)
+	ld.last[conn] = c
 }
 
 func containsString(list []string, s string) bool {
