@@ -26,8 +26,9 @@ import (
 // inbound is one message to dispatch, with its scanning state.
 type inbound struct {
 	scanState
-	data []byte
-	conn *Conn // the connection it arrived on: responses go to its calls (nil: HTTP, Process)
+	data    []byte
+	conn    *Conn // the connection it arrived on: responses go to its calls (nil: HTTP, Process)
+	scanned bool  // m holds data's scan already (a Streamable HTTP POST's: see postStream.takeScan)
 }
 
 // sink is a transport's side of the inbound path.
@@ -45,7 +46,9 @@ type sink interface {
 // this file) and gives what it needs to to. ctx is the message's: its
 // values (the peer) are those of the handlers' contexts.
 func (s *Server) dispatch(ctx context.Context, in *inbound, to sink) {
-	if e := s.scan(in); e != nil {
+	if in.scanned {
+		in.scanned = false
+	} else if e := s.scan(in); e != nil {
 		to.early(s.logReply(ctx, e), nil)
 		return
 	}

@@ -447,19 +447,28 @@ func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		h.serveStream(ctx, streamPOST{w: w, data: data, sess: sess, client: client, requests: p.requests, pi: pi, withData: r.Header.Get(versionHeader) >= "2025-11-25"})
+		h.serveStream(ctx, streamPOST{w: w, data: data, scan: p.scan(), sess: sess, client: client, requests: p.requests, pi: pi, withData: r.Header.Get(versionHeader) >= "2025-11-25"})
 	}
 }
 
 // postScan is what post learns of a POST's message before it is served.
 type postScan struct {
 	m          wire.Message
+	scanned    bool            // m holds the message's scan (false: a parse error)
 	elems      int             // the message's elements
 	requests   int             // calls, and invalid elements that get an error
 	responses  []wire.Envelope // answers to our calls, routed to the POSTs that made them
 	initialize bool            // a single call of the initialize method
 	needsReply bool            // something is answered: a request, or an error for the whole message
 	admit      bool            // Admit is asked about it here (see admitPOST)
+}
+
+// scan is the message's scan, nil when it failed.
+func (p *postScan) scan() *wire.Message {
+	if !p.scanned {
+		return nil
+	}
+	return &p.m
 }
 
 // scanPOST scans a POST's message with the inbound path's scan and batch
@@ -473,7 +482,7 @@ func (h *streamableHandler) scanPOST(data []byte) *postScan {
 		p.needsReply = true // a parse error
 		return p
 	}
-	p.m = in.m
+	p.m, p.scanned = in.m, true
 	m := &p.m
 	p.elems = len(m.Elems)
 	for i := range m.Elems {
@@ -610,6 +619,7 @@ func (s *Server) answerJSON(ctx context.Context, w http.ResponseWriter, data []b
 type streamPOST struct {
 	w        http.ResponseWriter
 	data     []byte         // its message
+	scan     *wire.Message  // data's scan (nil: not scanned yet, or it failed)
 	sess     *streamSession // its session (nil: none)
 	client   string         // see clientKey
 	requests int            // the requests in its message
@@ -655,6 +665,7 @@ func (h *streamableHandler) serveStream(ctx context.Context, p streamPOST) {
 	// Our calls to this client get ids whose high bits name this POST, so
 	// that the client's answers, POSTed separately, find their way back.
 	conn.seq.Store(ps.key << 32)
+	ps.scanned, ps.scannedData = p.scan, p.data
 	ps.in <- p.data
 	es.Hold(ctx, out, ps.closed)
 	if ps.resumable() {
@@ -982,6 +993,12 @@ type postStream struct {
 	conn     *Conn
 	inbox
 
+	// The POST's message and its scan, for the connection's first take
+	// (see takeScan): set before the message is delivered, then the
+	// connection's reading goroutine's alone.
+	scanned     *wire.Message
+	scannedData []byte
+
 	mu       sync.Mutex
 	sse      bool          // the response is an event stream
 	finished bool          // the reply has been written
@@ -1025,6 +1042,19 @@ func (ps *postStream) resumable() bool {
 func (ps *postStream) startEvents() {
 	ps.sse = true
 	ps.events.Begin(ps.pi.copyReplyHeader, ps.withData)
+}
+
+// takeScan gives the connection the POST's scan of data, once, so that
+// its message is not scanned twice: it copies it to m and reports true
+// when data is the POST's message and it was scanned.
+func (ps *postStream) takeScan(data []byte, m *wire.Message) bool {
+	s := ps.scanned
+	if s == nil || len(data) == 0 || len(data) != len(ps.scannedData) || &data[0] != &ps.scannedData[0] {
+		return false
+	}
+	ps.scanned, ps.scannedData = nil, nil
+	*m = *s
+	return true
 }
 
 func (ps *postStream) Close() error {
