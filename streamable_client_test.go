@@ -426,7 +426,11 @@ func ExampleDialStreamableHTTP() {
 	mux := jsonrpc.NewMux()
 	jsonrpc.Register(mux, "count", func(ctx context.Context, p struct{ N int }) (string, error) {
 		for i := 1; i <= p.N; i++ {
-			jsonrpc.ConnFromContext(ctx).Notify(ctx, "tick", []int{i})
+			// A call (not a notification): it returns once the client has
+			// served it, so the ticks come before the result.
+			if err := jsonrpc.ConnFromContext(ctx).Call(ctx, "tick", []int{i}, nil); err != nil {
+				return "", err
+			}
 		}
 		return "done", nil
 	})
@@ -434,7 +438,7 @@ func ExampleDialStreamableHTTP() {
 	hs := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{}))
 	defer hs.Close()
 
-	// The client's own Server serves what the server sends it, one at a time.
+	// The client's handler serves what the server sends it, one at a time.
 	client := jsonrpc.HandlerFunc(func(_ context.Context, req *jsonrpc.Request) (any, error) {
 		fmt.Println(req.Method, string(req.Params))
 		return nil, nil
