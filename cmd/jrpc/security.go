@@ -106,18 +106,35 @@ func (t *target) handshakeHeaders() (http.Header, error) {
 // tlsFailure explains a TLS failure, or an Origin or Host refusal, and
 // names the flag that fixes it; it returns nil for other errors.
 func (t *target) tlsFailure(err error) error {
-	var unknownCA x509.UnknownAuthorityError
-	var badHost x509.HostnameError
-	var invalid x509.CertificateInvalidError
 	if t.url == nil {
 		return nil
 	}
-	msg := err.Error()
 	var httpErr *jsonrpc.HTTPError
-	switch {
-	case errors.As(err, &httpErr) && httpErr.StatusCode == http.StatusForbidden && strings.Contains(httpErr.Body, "Server.AllowedHosts"):
+	if errors.As(err, &httpErr) && httpErr.StatusCode == http.StatusForbidden && strings.Contains(httpErr.Body, "Server.AllowedHosts") {
 		return transportError(fmt.Errorf("HTTP 403 Forbidden from %s: %s", t, strings.TrimSpace(strings.TrimPrefix(httpErr.Body, "jsonrpc: "))),
 			"the server refuses this request's Origin or Host: start it with --allow-origin PATTERN or --allow-host PATTERN")
+	}
+	if cerr := t.serverCertFailure(err); cerr != nil {
+		return cerr
+	}
+	if cerr := t.clientCertFailure(err); cerr != nil {
+		return cerr
+	}
+	if msg := err.Error(); strings.Contains(msg, "server gave HTTP response to HTTPS client") || strings.Contains(msg, "first record does not look like a TLS handshake") {
+		plain := *t.url
+		plain.Scheme = map[string]string{"https": "http", "wss": "ws", "tls": "tcp"}[plain.Scheme]
+		return transportError(fmt.Errorf("cannot connect to %s: the server does not speak TLS on this port", t), "use "+plain.String())
+	}
+	return nil
+}
+
+// serverCertFailure explains a server certificate this side does not
+// trust, or returns nil.
+func (t *target) serverCertFailure(err error) error {
+	var unknownCA x509.UnknownAuthorityError
+	var badHost x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	switch {
 	case errors.As(err, &unknownCA):
 		issuer := "an unknown issuer"
 		if unknownCA.Cert != nil {
@@ -131,13 +148,19 @@ func (t *target) tlsFailure(err error) error {
 	case errors.As(err, &invalid) && invalid.Reason == x509.Expired:
 		return transportError(fmt.Errorf("cannot connect to %s: expired: %v", t, invalid),
 			"renew the server's certificate (and check this machine's clock); -k skips the check (testing only)")
+	}
+	return nil
+}
+
+// clientCertFailure explains a server that wants (another) client
+// certificate, or returns nil.
+func (t *target) clientCertFailure(err error) error {
+	msg := err.Error()
+	switch {
 	case strings.Contains(msg, "tls: certificate required"):
 		return transportError(fmt.Errorf("cannot connect to %s: client certificate required: the server wants mutual TLS", t),
 			"present a certificate signed by a CA the server trusts: --cert FILE --key FILE")
-	case t.overTLS() && (t.tls == nil || len(t.tls.Certificates) == 0) &&
-		(errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-			errors.Is(err, net.ErrClosed) || errors.Is(err, jsonrpc.ErrClosed) ||
-			strings.Contains(msg, "http2: client conn could not be established")):
+	case t.overTLS() && (t.tls == nil || len(t.tls.Certificates) == 0) && closedEarly(err):
 		// With TLS 1.3 a refused client learns it on its first write or
 		// read, often as a closed connection rather than the alert.
 		return transportError(fmt.Errorf("cannot talk to %s: the server closed the TLS connection (%v); it may require a client certificate", t, err),
@@ -145,12 +168,18 @@ func (t *target) tlsFailure(err error) error {
 	case strings.Contains(msg, "tls: bad certificate"), strings.Contains(msg, "tls: unknown certificate authority"), strings.Contains(msg, "tls: certificate expired"):
 		return transportError(fmt.Errorf("cannot connect to %s: the server refused the client certificate (%v)", t, err),
 			"use --cert FILE --key FILE signed by a CA in the server's --client-ca, and not expired")
-	case strings.Contains(msg, "server gave HTTP response to HTTPS client"), strings.Contains(msg, "first record does not look like a TLS handshake"):
-		plain := *t.url
-		plain.Scheme = map[string]string{"https": "http", "wss": "ws", "tls": "tcp"}[plain.Scheme]
-		return transportError(fmt.Errorf("cannot connect to %s: the server does not speak TLS on this port", t), "use "+plain.String())
 	}
 	return nil
+}
+
+// closedEarly tells whether err is a connection the peer closed (or reset).
+func closedEarly(err error) bool {
+	for _, e := range []error{syscall.EPIPE, syscall.ECONNRESET, io.EOF, io.ErrUnexpectedEOF, net.ErrClosed, jsonrpc.ErrClosed} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return strings.Contains(err.Error(), "http2: client conn could not be established")
 }
 
 // overTLS reports whether the target is reached over TLS.
