@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -133,9 +134,29 @@ func (b *bridge) serve(ctx context.Context, listen string) error {
 	if listen == "stdio:" {
 		return b.serveStdio(ctx)
 	}
+	u, l, err := bridgeListen(listen)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	if b.router != nil {
+		if err := b.router.connect(ctx); err != nil {
+			return err
+		}
+		defer b.router.close()
+	}
+	go func() { <-ctx.Done(); l.Close() }()
+	if u.Scheme == "ws" || u.Scheme == "http" {
+		return b.serveHTTPOn(ctx, l, u)
+	}
+	return b.acceptStreams(ctx, l)
+}
+
+// bridgeListen listens on a tcp, unix, ws or http URL and says where.
+func bridgeListen(listen string) (*url.URL, net.Listener, error) {
 	u, err := url.Parse(listen)
 	if err != nil || u.Host == "" && u.Scheme != "unix" {
-		return &exitError{code: exitUsage, err: fmt.Errorf("cannot listen on %q", listen), hint: "tcp://127.0.0.1:7000, unix:///tmp/bridge.sock, ws://127.0.0.1:8081/, http://127.0.0.1:8080/ or stdio:"}
+		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("cannot listen on %q", listen), hint: "tcp://127.0.0.1:7000, unix:///tmp/bridge.sock, ws://127.0.0.1:8081/, http://127.0.0.1:8080/ or stdio:"}
 	}
 	var l net.Listener
 	switch u.Scheme {
@@ -144,43 +165,39 @@ func (b *bridge) serve(ctx context.Context, listen string) error {
 	case "unix":
 		l, err = net.Listen("unix", unixPath(u))
 	default:
-		return &exitError{code: exitUsage, err: fmt.Errorf("cannot listen on %q: bridge listens on a tcp, unix, ws or http URL, or stdio", listen)}
+		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("cannot listen on %q: bridge listens on a tcp, unix, ws or http URL, or stdio", listen)}
 	}
 	if err != nil {
-		return &exitError{code: exitTransport, err: fmt.Errorf("cannot listen on %s: %v", listen, err), hint: "pick another address, or port 0 for a free one"}
+		return nil, nil, &exitError{code: exitTransport, err: fmt.Errorf("cannot listen on %s: %v", listen, err), hint: "pick another address, or port 0 for a free one"}
 	}
-	defer l.Close()
 	actual := *u
 	if u.Scheme != "unix" {
 		actual.Host = l.Addr().String()
 	}
 	fmt.Fprintf(os.Stderr, "listening on %s\n", actual.String())
-	if b.router != nil {
-		if err := b.router.connect(ctx); err != nil {
-			return err
-		}
-		defer b.router.close()
+	return u, l, nil
+}
+
+// serveHTTPOn serves WebSocket clients (ws://) or HTTP POSTs (http://) at
+// the URL's path until ctx ends.
+func (b *bridge) serveHTTPOn(ctx context.Context, l net.Listener, u *url.URL) error {
+	path := cmp.Or(u.Path, "/")
+	mux := http.NewServeMux()
+	if u.Scheme == "ws" {
+		mux.HandleFunc(path, b.serveWebSocket)
+	} else {
+		mux.HandleFunc(path, b.router.serveHTTP)
 	}
-	go func() { <-ctx.Done(); l.Close() }()
-	switch u.Scheme {
-	case "ws", "http":
-		path := u.Path
-		if path == "" {
-			path = "/"
-		}
-		mux := http.NewServeMux()
-		if u.Scheme == "ws" {
-			mux.HandleFunc(path, b.serveWebSocket)
-		} else {
-			mux.HandleFunc(path, b.router.serveHTTP)
-		}
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go func() { <-ctx.Done(); srv.Close() }()
-		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) && ctx.Err() == nil {
-			return transportError(fmt.Errorf("bridge listener stopped: %v", err), "")
-		}
-		return nil
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { <-ctx.Done(); srv.Close() }()
+	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) && ctx.Err() == nil {
+		return transportError(fmt.Errorf("bridge listener stopped: %v", err), "")
 	}
+	return nil
+}
+
+// acceptStreams serves each stream connection until ctx ends.
+func (b *bridge) acceptStreams(ctx context.Context, l net.Listener) error {
 	for {
 		nc, err := l.Accept()
 		if err != nil {
