@@ -115,72 +115,109 @@ func readEndpoints(path string) (map[string]*endpoint, error) {
 		return nil, err
 	}
 	defer f.Close()
-	eps := map[string]*endpoint{}
-	var cur *endpoint
+	rd := endpointsReader{path: path, eps: map[string]*endpoint{}}
 	sc := bufio.NewScanner(f)
-	bad := func(n int, format string, args ...any) error {
-		return &exitError{code: exitUsage, err: fmt.Errorf("%s:%d: %s", path, n, fmt.Sprintf(format, args...)), hint: "jrpc help config shows the format"}
-	}
 	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if i := strings.Index(line, " #"); i >= 0 {
-			line = strings.TrimSpace(line[:i])
-		}
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		if name, ok := strings.CutPrefix(line, "["); ok {
-			name, ok = strings.CutSuffix(name, "]")
-			name = strings.TrimSpace(name)
-			if !ok || name == "" || strings.ContainsAny(name, " \t@") {
-				return nil, bad(n, "%q is not a section header like [name]", line)
-			}
-			if eps[name] != nil {
-				return nil, bad(n, "endpoint [%s] defined twice", name)
-			}
-			cur = &endpoint{name: name}
-			eps[name] = cur
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if !ok || v == "" {
-			return nil, bad(n, "%q is not key = value", line)
-		}
-		if cur == nil {
-			return nil, bad(n, "%s = … comes before any [name] section", k)
-		}
-		switch k {
-		case "url":
-			cur.url = v
-		case "exec":
-			cur.exec = v
-		case "header":
-			cur.headers = append(cur.headers, v)
-		case "framing":
-			cur.framing = v
-		case "ca":
-			cur.ca = expandHome(v)
-		case "cert":
-			cur.cert = expandHome(v)
-		case "key":
-			cur.key = expandHome(v)
-		default:
-			return nil, bad(n, "unknown key %q (url, exec, header, framing, ca, cert, key)", k)
+		if err := rd.line(n, sc.Text()); err != nil {
+			return nil, err
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
-	for _, ep := range eps {
+	if err := rd.check(); err != nil {
+		return nil, err
+	}
+	return rd.eps, nil
+}
+
+// endpointsReader reads the config file's sections into endpoints.
+type endpointsReader struct {
+	path string
+	eps  map[string]*endpoint
+	cur  *endpoint // the section being read
+}
+
+func (rd *endpointsReader) bad(n int, format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf("%s:%d: %s", rd.path, n, fmt.Sprintf(format, args...)), hint: "jrpc help config shows the format"}
+}
+
+// line reads line n: a [name] section header, a key = value, a comment
+// or nothing.
+func (rd *endpointsReader) line(n int, text string) error {
+	line := strings.TrimSpace(text)
+	if i := strings.Index(line, " #"); i >= 0 {
+		line = strings.TrimSpace(line[:i])
+	}
+	if line == "" || line[0] == '#' {
+		return nil
+	}
+	if strings.HasPrefix(line, "[") {
+		return rd.section(n, line)
+	}
+	k, v, ok := strings.Cut(line, "=")
+	k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+	switch {
+	case !ok || v == "":
+		return rd.bad(n, "%q is not key = value", line)
+	case rd.cur == nil:
+		return rd.bad(n, "%s = … comes before any [name] section", k)
+	case !rd.cur.set(k, v):
+		return rd.bad(n, "unknown key %q (url, exec, header, framing, ca, cert, key)", k)
+	}
+	return nil
+}
+
+// section starts the endpoint of a [name] header.
+func (rd *endpointsReader) section(n int, line string) error {
+	name, ok := strings.CutSuffix(line[1:], "]")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" || strings.ContainsAny(name, " \t@") {
+		return rd.bad(n, "%q is not a section header like [name]", line)
+	}
+	if rd.eps[name] != nil {
+		return rd.bad(n, "endpoint [%s] defined twice", name)
+	}
+	rd.cur = &endpoint{name: name}
+	rd.eps[name] = rd.cur
+	return nil
+}
+
+// set sets the endpoint's key to v; false for an unknown key.
+func (ep *endpoint) set(k, v string) bool {
+	switch k {
+	case "url":
+		ep.url = v
+	case "exec":
+		ep.exec = v
+	case "header":
+		ep.headers = append(ep.headers, v)
+	case "framing":
+		ep.framing = v
+	case "ca":
+		ep.ca = expandHome(v)
+	case "cert":
+		ep.cert = expandHome(v)
+	case "key":
+		ep.key = expandHome(v)
+	default:
+		return false
+	}
+	return true
+}
+
+// check refuses an endpoint with both or neither of url and exec, or half
+// a client certificate.
+func (rd *endpointsReader) check() error {
+	for _, ep := range rd.eps {
 		if (ep.url == "") == (ep.exec == "") {
-			return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s: endpoint [%s] needs exactly one of url = … and exec = …", path, ep.name)}
+			return &exitError{code: exitUsage, err: fmt.Errorf("%s: endpoint [%s] needs exactly one of url = … and exec = …", rd.path, ep.name)}
 		}
 		if (ep.cert == "") != (ep.key == "") {
-			return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s: endpoint [%s] has cert without key or key without cert", path, ep.name)}
+			return &exitError{code: exitUsage, err: fmt.Errorf("%s: endpoint [%s] has cert without key or key without cert", rd.path, ep.name)}
 		}
 	}
-	return eps, nil
+	return nil
 }
 
 func expandHome(p string) string {

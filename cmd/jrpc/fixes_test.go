@@ -315,3 +315,29 @@ func TestListFitsTheTerminal(t *testing.T) {
 		t.Fatalf("list on a terminal:\n%s", out)
 	}
 }
+
+// TestReadEndpointsRefusals: each malformed config file is refused with
+// the line and what is wrong; a good one reads whole.
+func TestReadEndpointsRefusals(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ text, say string }{
+		{"[a b]\nurl = tcp://x:1\n", `:1: "[a b]" is not a section header`},
+		{"[a]\nurl = tcp://x:1\n[a]\n", ":3: endpoint [a] defined twice"},
+		{"url = tcp://x:1\n", ":1: url = … comes before any [name] section"},
+		{"[a]\nurl\n", `:2: "url" is not key = value`},
+		{"[a]\nurl = tcp://x:1\nexec = cat\n", "needs exactly one of url"},
+		{"[a]\nurl = tcp://x:1\ncert = c.pem\n", "cert without key"},
+	} {
+		path := filepath.Join(dir, "config")
+		os.WriteFile(path, []byte(c.text), 0o600)
+		if _, err := readEndpoints(path); err == nil || !strings.Contains(err.Error(), c.say) {
+			t.Errorf("%q: %v, want %q", c.text, err, c.say)
+		}
+	}
+	path := filepath.Join(dir, "good")
+	os.WriteFile(path, []byte("# endpoints\n[local]\nurl = tcp://127.0.0.1:9090  # the demo\nheader = A: 1\nheader = B: 2\n\n[lsp]\nexec = gopls serve\nframing = lsp\n"), 0o600)
+	eps, err := readEndpoints(path)
+	if err != nil || len(eps) != 2 || eps["local"].url != "tcp://127.0.0.1:9090" || len(eps["local"].headers) != 2 || eps["lsp"].framing != "lsp" {
+		t.Fatalf("%v %+v", err, eps)
+	}
+}
