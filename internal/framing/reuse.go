@@ -48,7 +48,7 @@ func (s *Stream) newBuf(size int) ([]byte, *lentBuf) {
 	}
 	var b []byte
 	if p, _ := readBufs.Get().(*[]byte); p != nil && cap(*p) >= size && cap(*p) <= 4*size {
-		b = (*p)[:cap(*p)]
+		b = (*p)[:size] // not its whole capacity: one read must not pass the size asked for (a line over the limit is cut there)
 	} else {
 		b = make([]byte, size)
 	}

@@ -69,3 +69,37 @@ func TestGiveBackReusesOnlyWhenAllBack(t *testing.T) {
 		t.Log("no buffer was reused (the pool may have been emptied by a collection)")
 	}
 }
+
+// endlessReader is a stream that never sends a newline; it counts what it
+// gave.
+type endlessReader struct{ n int }
+
+func (r *endlessReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	r.n += len(p)
+	return len(p), nil
+}
+func (r *endlessReader) Write(p []byte) (int, error) { return len(p), nil }
+func (r *endlessReader) Close() error                { return nil }
+
+// A reused read buffer larger than the one asked for is used only up to
+// the size asked for: a line with no end is cut at the limit, not after a
+// read as large as the reused buffer (4 MiB read before a 1 MiB limit
+// was reported, when an earlier stream had left a 4 MiB buffer in the
+// pool).
+func TestReusedBufferKeepsTheLimit(t *testing.T) {
+	for range 8 { // one for each size the buffer grows through (those too large for one are dropped)
+		big := make([]byte, 4<<20)
+		readBufs.Put(&big)
+	}
+	r := &endlessReader{}
+	s := New(r, Line, 1<<20, 0)
+	if _, err := s.Recv(); err == nil {
+		t.Fatal("an endless line was taken")
+	}
+	if r.n > 1<<20+(64<<10) {
+		t.Fatalf("%d bytes read before the line was reported", r.n)
+	}
+}
