@@ -40,6 +40,12 @@ const DefaultMaxInputRounds = 8
 // for input after the rounds WithMaxInputRounds allows.
 var ErrTooManyInputRounds = errors.New("jsonrpc: the server still asks for input after the rounds allowed (WithMaxInputRounds)")
 
+// ErrToolRejected is returned, before sending, by a 2026-07-28 tools/call
+// of a tool whose inputSchema (in tools/list) has an x-mcp-header
+// annotation the revision forbids; the client leaves such a tool out of
+// the tools/list results it returns, as the revision requires.
+var ErrToolRejected = errors.New("jsonrpc: MCP tool rejected")
+
 // WithMCPVersion makes a Streamable HTTP client (DialStreamableHTTP,
 // WithStreamableHTTP) an MCP client of the revision version: MCPAuto, a
 // stateless revision (MCPVersion2026: no session, per-request _meta and
@@ -122,6 +128,7 @@ type mcpClient struct {
 	era         mcpEra
 	version     string
 	toolHeaders map[string][]paramHeader // x-mcp-header annotations, by tool (from tools/list)
+	rejected    map[string]bool          // tools rejected for an invalid x-mcp-header (from tools/list)
 	metas       map[string][]byte        // the client's _meta object, by revision (meta)
 }
 
@@ -344,6 +351,9 @@ func (m *mcpClient) statelessRounds(ctx context.Context, version, method string,
 	if err != nil {
 		return err
 	}
+	if err := m.refuseRejected(method, p); err != nil {
+		return err
+	}
 	for round := 0; ; round++ {
 		var raw json.RawMessage
 		if err := m.next.Call(hctx, method, p, &raw); err != nil {
@@ -359,7 +369,7 @@ func (m *mcpClient) statelessRounds(ctx context.Context, version, method string,
 		}
 		if !bytes.Contains(raw, inputRequired) || jsonv2.Unmarshal(raw, &ir) != nil || ir.ResultType != "input_required" {
 			if method == "tools/list" {
-				m.learnTools(raw)
+				raw = m.learnTools(raw)
 			}
 			return decodeResult(method, raw, result, m.conn.strictResults)
 		}
@@ -508,8 +518,10 @@ func (m *mcpClient) headers(h http.Header, version, method string, params []byte
 }
 
 // learnTools keeps the x-mcp-header annotations of the tools a tools/list
-// result describes, for the Mcp-Param-* headers of their calls.
-func (m *mcpClient) learnTools(result []byte) {
+// result describes, for the Mcp-Param-* headers of their calls, and
+// returns the result without the tools whose annotations the revision
+// forbids: a client must reject those definitions.
+func (m *mcpClient) learnTools(result []byte) []byte {
 	var list struct {
 		Tools []struct {
 			Name        string          `json:"name"`
@@ -517,20 +529,77 @@ func (m *mcpClient) learnTools(result []byte) {
 		} `json:"tools"`
 	}
 	if jsonv2.Unmarshal(result, &list) != nil {
-		return
+		return result
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.toolHeaders == nil || len(m.toolHeaders) > 4096 {
 		m.toolHeaders = map[string][]paramHeader{}
 	}
+	if m.rejected == nil || len(m.rejected) > 4096 {
+		m.rejected = map[string]bool{}
+	}
+	var rejected []string
 	for _, t := range list.Tools {
-		if a := paramHeadersOf(t.InputSchema); a != nil {
+		a, valid := paramHeadersOf(t.InputSchema)
+		delete(m.toolHeaders, t.Name)
+		delete(m.rejected, t.Name)
+		switch {
+		case !valid:
+			m.rejected[t.Name] = true
+			rejected = append(rejected, t.Name)
+		case a != nil:
 			m.toolHeaders[t.Name] = a
-		} else {
-			delete(m.toolHeaders, t.Name)
 		}
 	}
+	if len(rejected) == 0 {
+		return result
+	}
+	m.ch.srv.logger().Warn("jsonrpc: MCP tools left out of tools/list: invalid x-mcp-header annotation", "tools", rejected)
+	return withoutTools(result, m.rejected)
+}
+
+// withoutTools returns a tools/list result without the tools named in drop.
+func withoutTools(result []byte, drop map[string]bool) []byte {
+	var obj map[string]json.RawMessage
+	var tools []json.RawMessage
+	if jsonv2.Unmarshal(result, &obj) != nil || jsonv2.Unmarshal(obj["tools"], &tools) != nil {
+		return result
+	}
+	kept := tools[:0]
+	for _, t := range tools {
+		var named struct {
+			Name string `json:"name"`
+		}
+		if jsonv2.Unmarshal(t, &named) != nil || !drop[named.Name] {
+			kept = append(kept, t)
+		}
+	}
+	obj["tools"], _ = jsonv2.Marshal(kept)
+	out, err := jsonv2.Marshal(obj, jsonv2.Deterministic(true))
+	if err != nil {
+		return result
+	}
+	return out
+}
+
+// refuseRejected refuses, before sending, a tools/call of a tool that
+// tools/list showed with an invalid x-mcp-header annotation.
+func (m *mcpClient) refuseRejected(method string, params []byte) error {
+	if method != "tools/call" {
+		return nil
+	}
+	var named struct {
+		Name string `json:"name"`
+	}
+	_ = jsonv2.Unmarshal(params, &named)
+	m.mu.Lock()
+	rejected := m.rejected[named.Name]
+	m.mu.Unlock()
+	if rejected {
+		return fmt.Errorf("%w: tool %q: its inputSchema has an x-mcp-header annotation that MCP 2026-07-28 forbids", ErrToolRejected, named.Name)
+	}
+	return nil
 }
 
 // withInput returns params with the client's answers and the server's

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -36,13 +37,51 @@ type headerSchema struct {
 // paramHeadersOf returns the x-mcp-header annotations of an inputSchema
 // that the revision allows: on properties reached through properties keys
 // only, of type string, integer or boolean, named by an HTTP token, unique
-// without regard to case. Others are left out (a client must not use a
-// tool that has them; a server does not expect them).
-func paramHeadersOf(schema []byte) []paramHeader {
+// without regard to case. Others are left out, and valid reports whether
+// there were none (a client must reject a tool that has one; a server
+// does not expect them).
+func paramHeadersOf(schema []byte) (out []paramHeader, valid bool) {
 	var root headerSchema
 	if len(schema) == 0 || jsonv2.Unmarshal(schema, &root) != nil {
-		return nil
+		return nil, true
 	}
+	out = allowedHeaders(&root)
+	return out, len(out) == countHeaderAnnotations(schema)
+}
+
+// countHeaderAnnotations counts the x-mcp-header members anywhere in a
+// JSON document.
+func countHeaderAnnotations(doc []byte) int {
+	if !bytes.Contains(doc, []byte(`x-mcp-header`)) {
+		return 0
+	}
+	var v any
+	if jsonv2.Unmarshal(doc, &v) != nil {
+		return 0
+	}
+	n := 0
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				if k == "x-mcp-header" {
+					n++
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return n
+}
+
+// allowedHeaders returns the annotations of root that the revision allows.
+func allowedHeaders(root *headerSchema) []paramHeader {
 	var out []paramHeader
 	seen := map[string]bool{}
 	var walk func(s *headerSchema, path []string)
@@ -61,7 +100,7 @@ func paramHeadersOf(schema []byte) []paramHeader {
 			walk(&p, at)
 		}
 	}
-	walk(&root, nil)
+	walk(root, nil)
 	return out
 }
 
@@ -175,7 +214,7 @@ func (ps *paramSchemas) of(tool string, schema []byte) []paramHeader {
 	if ps.tools == nil || len(ps.tools) >= 4096 {
 		ps.tools = map[string]paramSchemaEntry{}
 	}
-	a := paramHeadersOf(schema)
+	a, _ := paramHeadersOf(schema)
 	ps.tools[tool] = paramSchemaEntry{schema: string(schema), annotations: a}
 	return a
 }

@@ -32,7 +32,7 @@ func FuzzMcpParamHeaders(f *testing.F) {
 	f.Add(`{"properties":{"r":{"type":"string","x-mcp-header":"R"},"o":{"properties":{"n":{"type":"integer","x-mcp-header":"N"}}}}}`, `{"r":"x","o":{"n":3}}`, "x")
 	f.Add(`{"properties":{"b":{"type":"boolean","x-mcp-header":"B"}}}`, `{"b":true}`, "true")
 	f.Fuzz(func(t *testing.T, schema, args, value string) {
-		annotations := paramHeadersOf([]byte(schema))
+		annotations, _ := paramHeadersOf([]byte(schema))
 		hd := http.Header{}
 		for _, a := range annotations {
 			hd.Set(mcpParamPrefix+a.name, value)

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -24,6 +26,15 @@ const sqlSchema = `{"type":"object","properties":{
 	"opts":{"type":"object","properties":{"tenant":{"type":"string","x-mcp-header":"Tenant"}}},
 	"ratio":{"type":"number","x-mcp-header":"Ratio"},
 	"list":{"type":"array","items":{"type":"object","properties":{"x":{"type":"string","x-mcp-header":"Item"}}}},
+	"query":{"type":"string"}}}`
+
+// clientSQLSchema is sqlSchema as a tools/list shows it to clients: without
+// the forbidden annotations, which make a client reject the tool.
+const clientSQLSchema = `{"type":"object","properties":{
+	"region":{"type":"string","x-mcp-header":"Region"},
+	"limit":{"type":"integer","x-mcp-header":"Limit"},
+	"dry":{"type":"boolean","x-mcp-header":"Dry"},
+	"opts":{"type":"object","properties":{"tenant":{"type":"string","x-mcp-header":"Tenant"}}},
 	"query":{"type":"string"}}}`
 
 // sqlServer serves mux under 2026-07-28 with sqlSchema as the inputSchema
@@ -145,7 +156,7 @@ func TestMcpParamHeadersFromTheClient(t *testing.T) {
 	var lists, calls atomic.Int32
 	jsonrpc.Register(mux, "tools/list", func(context.Context, json.RawMessage) (json.RawMessage, error) {
 		lists.Add(1)
-		return json.RawMessage(`{"tools":[{"name":"sql","inputSchema":` + sqlSchema + `},{"name":"plain","inputSchema":{"type":"object"}}]}`), nil
+		return json.RawMessage(`{"tools":[{"name":"sql","inputSchema":` + clientSQLSchema + `},{"name":"plain","inputSchema":{"type":"object"}}]}`), nil
 	})
 	var seen http.Header
 	jsonrpc.Register(mux, "tools/call", func(ctx context.Context, _ json.RawMessage) (string, error) {
@@ -189,5 +200,71 @@ func TestMcpParamHeadersFromTheClient(t *testing.T) {
 		if strings.HasPrefix(k, "Mcp-Param-") && want[k] == "" {
 			t.Errorf("unexpected header %s", k)
 		}
+	}
+}
+
+// TestMcpToolWithInvalidHeaderRejected: under 2026-07-28 the client must
+// reject a tool definition with an x-mcp-header annotation the revision
+// forbids: tools/list comes back without it, and a call of it fails before
+// it is sent.
+func TestMcpToolWithInvalidHeaderRejected(t *testing.T) {
+	noLeaks(t)
+	tools := map[string]string{
+		"good":     `{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Region"}}}`,
+		"plain":    `{"type":"object"}`,
+		"inItems":  `{"type":"object","properties":{"l":{"type":"array","items":{"type":"string","x-mcp-header":"L"}}}}`,
+		"onObject": `{"type":"object","properties":{"o":{"type":"object","x-mcp-header":"O"}}}`,
+		"twice":    `{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"Same"},"b":{"type":"string","x-mcp-header":"same"}}}`,
+		"notToken": `{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"Bad Name"}}}`,
+		"inAnyOf":  `{"type":"object","anyOf":[{"properties":{"a":{"type":"string","x-mcp-header":"A"}}}]}`,
+	}
+	var list []string
+	for name, schema := range tools {
+		list = append(list, `{"name":"`+name+`","inputSchema":`+schema+`}`)
+	}
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "tools/list", func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"tools":[` + strings.Join(list, ",") + `],"nextCursor":"c2"}`), nil
+	})
+	var calls atomic.Int32
+	jsonrpc.Register(mux, "tools/call", func(context.Context, json.RawMessage) (string, error) {
+		calls.Add(1)
+		return "ok", nil
+	})
+	ts := sqlServer(t, mux)
+	ctx := context.Background()
+	c, err := jsonrpc.DialStreamableHTTP(ctx, ts.URL, jsonrpc.WithMCPVersion(jsonrpc.MCPVersion2026), jsonrpc.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var got struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+		NextCursor string `json:"nextCursor"`
+	}
+	if err := c.Call(ctx, "tools/list", nil, &got); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range got.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	if strings.Join(names, ",") != "good,plain" || got.NextCursor != "c2" {
+		t.Fatalf("tools/list kept %v (cursor %q), want good,plain (c2)", names, got.NextCursor)
+	}
+	for _, name := range []string{"inItems", "onObject", "twice", "notToken", "inAnyOf"} {
+		err := c.Call(ctx, "tools/call", map[string]any{"name": name, "arguments": map[string]any{}}, nil)
+		if !errors.Is(err, jsonrpc.ErrToolRejected) || !strings.Contains(err.Error(), name) {
+			t.Errorf("call of %s: %v, want ErrToolRejected naming it", name, err)
+		}
+	}
+	if n := calls.Load(); n != 0 {
+		t.Fatalf("a rejected tool was called %d times", n)
+	}
+	if err := c.Call(ctx, "tools/call", map[string]any{"name": "good", "arguments": map[string]any{"r": "eu"}}, nil); err != nil || calls.Load() != 1 {
+		t.Fatalf("call of good: %v", err)
 	}
 }
