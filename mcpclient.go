@@ -143,7 +143,10 @@ func newMCPClient(conn *Conn, ch *streamableChannel, cfg *dialConfig) (*mcpClien
 	if name == "" {
 		name = "seedhq-jsonrpc"
 	}
-	m.info, _ = jsonv2.Marshal(map[string]string{"name": name, "version": cfg.mcpInfo[1]})
+	m.info, _ = jsonv2.Marshal(struct { // a struct: its members always in this order
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	}{name, cfg.mcpInfo[1]})
 	m.caps = json.RawMessage("{}")
 	if cfg.mcpCaps != nil {
 		caps, err := jsonv2.Marshal(cfg.mcpCaps)
