@@ -97,10 +97,9 @@ func (s Stream[T]) encodeStream(e *streamEncoder) error {
 // response's head in the reply and the stream here, and the transport
 // writes the rest after the head (writeStream).
 type streamSlot struct {
-	st     streamer
-	id     ID
-	method string
-	ctx    *lazyCtx // the handlers' context, cancelled once the stream is written (nil: not ours)
+	st  streamer
+	req *Request // the request whose handler returned it (its ID and Method)
+	ctx *lazyCtx // the handlers' context, cancelled once the stream is written (nil: not ours)
 }
 
 // pending reports whether a stream waits to be written.
@@ -125,7 +124,7 @@ func (s *Server) appendStream(out []byte, id ID, req *Request, st streamer) []by
 	out = append(out, id.raw...)
 	out = append(out, `,"result":`...)
 	if slot := req.stream; slot != nil {
-		slot.st, slot.id, slot.method = st, id, req.Method
+		slot.st, slot.req = st, req
 		return out
 	}
 	e := streamEncoder{buf: append(out, '[')}
@@ -242,7 +241,7 @@ func (e *streamEncoder) flush() error {
 func (s *Server) writeStream(slot *streamSlot, head []byte, open func() (messageWriter, error)) (reply []byte, err error) {
 	// Room for a chunk and the element that crosses it, once.
 	e := streamEncoder{buf: append(slices.Grow(head, StreamChunk+StreamChunk/4), '['), open: open}
-	start := len(head) - len(`{"jsonrpc":"2.0","id":,"result":`) - len(slot.id.raw)
+	start := len(head) - len(`{"jsonrpc":"2.0","id":,"result":`) - len(slot.req.ID.raw)
 	err = slot.st.encodeStream(&e)
 	if err == nil {
 		e.buf = append(e.buf, "]}"...)
@@ -257,13 +256,13 @@ func (s *Server) writeStream(slot *streamSlot, head []byte, open func() (message
 		}
 	}
 	if e.w == nil && e.werr == nil {
-		return appendResponse(e.buf[:start], slot.id, nil, s.streamError(slot.method, err)), nil
+		return appendResponse(e.buf[:start], slot.req.ID, nil, s.streamError(slot.req.Method, err)), nil
 	}
 	if e.werr == nil {
-		s.logger().Error("jsonrpc: a stream failed after its response began; cutting it short", "method", slot.method, "error", err)
+		s.logger().Error("jsonrpc: a stream failed after its response began; cutting it short", "method", slot.req.Method, "error", err)
 		e.w.Abort(err)
 	} else {
-		s.logger().Debug("jsonrpc: writing a stream failed", "method", slot.method, "error", err)
+		s.logger().Debug("jsonrpc: writing a stream failed", "method", slot.req.Method, "error", err)
 	}
 	return nil, err
 }
