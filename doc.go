@@ -181,13 +181,15 @@
 //   - A server's policy and limits are plain fields, net/http style: the
 //     fields of [Server] (every transport), and of the one options struct of
 //     a server transport or feature ([StreamableHTTPOptions],
-//     [StreamOptions], [WebSocketOptions], [SubscribeOptions],
-//     [LogOptions]). Fields are set once, before serving, and read
-//     concurrently; the zero value of each is its default. [Server.Listen] takes [ListenOption]s (named ListenX) for
+//     [StreamOptions], [WebSocketOptions], [SubscriptionsOptions] and
+//     [SubscriptionKindOptions] (for [NewSubscriptions] and
+//     [AddSubscription]), [LogOptions]). Fields are set once, before
+//     serving, and read concurrently; the zero value of each is its
+//     default. [Server.Listen] takes [ListenOption]s (named ListenX) for
 //     what belongs to one listener rather than to the server, for the same
 //     reason as Dial: the URL picks the transport.
-//     [SubscriptionsOption]/[SubscriptionOption] configure
-//     [NewSubscriptions] and [AddSubscription].
+//   - Options of one call are a struct too: [SubscribeOptions]
+//     ([SubscribeWith]), the client's side of a subscription.
 //
 // Every DialOption, with its default:
 //
@@ -267,10 +269,12 @@
 // EventStoreBytes (DefaultEventStoreSize, DefaultEventStoreBytes; negative:
 // no store), KeepAlive (DefaultKeepAlive), RetryDelay (DefaultRetryDelay).
 //
-// Subscriptions: SubscriptionMethodNames (go-ethereum's <ns>_subscribe,
-// <ns>_unsubscribe, <ns>_subscription), MaxSubscriptionsPerConn
-// (DefaultMaxSubscriptionsPerConn), SubscriptionBuffer
-// (DefaultSubscriptionBuffer), SubscriptionOverflow (OverflowBlock);
+// [SubscriptionsOptions] ([NewSubscriptions], the server side): Namespace
+// (go-ethereum's <ns>_subscribe, <ns>_unsubscribe, <ns>_subscription), or
+// SubscribeMethod, UnsubscribeMethod and NotificationMethod (which replace
+// the names it makes), MaxPerConn (DefaultMaxSubscriptionsPerConn);
+// [SubscriptionKindOptions] ([AddSubscription]): Buffer
+// (DefaultSubscriptionBuffer), Overflow (OverflowBlock);
 // [SubscribeOptions] on the client: Namespace (or SubscribeMethod,
 // UnsubscribeMethod and NotificationMethod, which replace the names it
 // makes), Buffer (DefaultClientSubscriptionBuffer). [LogOptions] ([LogCalls]): Params

@@ -25,8 +25,8 @@ func TestDocListsEveryOption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	optionTypes := map[string]bool{"DialOption": true, "ListenOption": true, "SubscriptionOption": true, "SubscriptionsOption": true}
-	structs := map[string]bool{"Server": true, "StreamOptions": true, "StreamableHTTPOptions": true, "WebSocketOptions": true, "SubscribeOptions": true, "LogOptions": true}
+	optionTypes := map[string]bool{"DialOption": true, "ListenOption": true}
+	structs := map[string]bool{"Server": true, "StreamOptions": true, "StreamableHTTPOptions": true, "WebSocketOptions": true, "SubscribeOptions": true, "SubscriptionsOptions": true, "SubscriptionKindOptions": true, "LogOptions": true}
 	var names []string
 	for _, path := range paths {
 		if strings.HasSuffix(path, "_test.go") {

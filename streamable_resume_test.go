@@ -193,7 +193,7 @@ func TestStreamableHTTPResumeEndToEnd(t *testing.T) {
 func TestStreamableHTTPSubscription(t *testing.T) {
 	mux := jsonrpc.NewMux()
 	jsonrpc.Register(mux, "initialize", func(context.Context, map[string]any) (string, error) { return "ready", nil })
-	subs := jsonrpc.NewSubscriptions(mux, "t")
+	subs := jsonrpc.NewSubscriptions(mux, jsonrpc.SubscriptionsOptions{Namespace: "t"})
 	jsonrpc.AddSubscription(subs, "count", func(ctx context.Context, p struct{ N int }, sink *jsonrpc.Sink[int]) error {
 		for i := range p.N {
 			if err := sink.Send(i); err != nil {

@@ -129,7 +129,7 @@ func TestStreamableHTTPStatelessExchanges(t *testing.T) {
 	}
 	// Subscriptions need a connection that outlives the call.
 	mux := jsonrpc.NewMux()
-	jsonrpc.AddSubscription(jsonrpc.NewSubscriptions(mux, "t"), "k", func(ctx context.Context, _ struct{}, sink *jsonrpc.Sink[int]) error { return nil })
+	jsonrpc.AddSubscription(jsonrpc.NewSubscriptions(mux, jsonrpc.SubscriptionsOptions{Namespace: "t"}), "k", func(ctx context.Context, _ struct{}, sink *jsonrpc.Sink[int]) error { return nil })
 	hs2 := httptest.NewServer((&jsonrpc.Server{Handler: mux}).StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{}))
 	defer hs2.Close()
 	resp = (&streamClient{t: t, url: hs2.URL}).post(`{"jsonrpc":"2.0","id":1,"method":"t_subscribe","params":["k"]}`, bothAccept)

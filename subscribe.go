@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -47,7 +48,7 @@ const (
 	// subscription ended by OverflowClose.
 	CodeSubscriptionOverflow = -32011
 	// CodeSubscriptionLimit answers <ns>_subscribe on a connection that
-	// already holds MaxSubscriptionsPerConn live subscriptions.
+	// already holds SubscriptionsOptions.MaxPerConn live subscriptions.
 	CodeSubscriptionLimit = -32012
 )
 
@@ -98,44 +99,51 @@ type Subscriptions struct {
 	conns map[*Conn]map[string]*subscription // live subscriptions by connection and id
 }
 
-// SubscriptionsOption configures NewSubscriptions.
-type SubscriptionsOption func(*Subscriptions)
-
-// SubscriptionMethodNames replaces the three method names of go-ethereum's
-// convention (<ns>_subscribe, <ns>_unsubscribe, <ns>_subscription).
-func SubscriptionMethodNames(subscribe, unsubscribe, notification string) SubscriptionsOption {
-	return func(s *Subscriptions) {
-		s.namespace, s.subscribe, s.unsubscribe, s.method = subscribe, subscribe, unsubscribe, notification
-	}
+// SubscriptionsOptions is the server side's configuration of one
+// namespace of subscriptions (NewSubscriptions); the client's, for one
+// subscribe call, is SubscribeOptions. The zero value of each field is its
+// default.
+type SubscriptionsOptions struct {
+	// Namespace names the methods, go-ethereum's convention:
+	// <ns>_subscribe, <ns>_unsubscribe and the <ns>_subscription
+	// notifications.
+	Namespace string
+	// SubscribeMethod, UnsubscribeMethod and NotificationMethod, when set,
+	// replace the names Namespace makes.
+	SubscribeMethod, UnsubscribeMethod, NotificationMethod string
+	// MaxPerConn caps the live subscriptions of one connection (default
+	// DefaultMaxSubscriptionsPerConn); a subscribe call over the cap is
+	// answered with CodeSubscriptionLimit.
+	MaxPerConn int
 }
 
-// MaxSubscriptionsPerConn caps the live subscriptions of one connection
-// (default DefaultMaxSubscriptionsPerConn); a subscribe call over the cap is
-// answered with CodeSubscriptionLimit.
-func MaxSubscriptionsPerConn(n int) SubscriptionsOption {
-	return func(s *Subscriptions) { s.maxPerConn = n }
+// subscriptionMethods returns the three method names of a namespace, each
+// replaced by the one given when it is not empty: the same rule on both
+// sides (SubscriptionsOptions, SubscribeOptions).
+func subscriptionMethods(namespace, subscribe, unsubscribe, notification string) (string, string, string) {
+	return cmp.Or(subscribe, namespace+"_subscribe"),
+		cmp.Or(unsubscribe, namespace+"_unsubscribe"),
+		cmp.Or(notification, namespace+"_subscription")
 }
 
-// NewSubscriptions registers namespace+"_subscribe" and
-// namespace+"_unsubscribe" on mux. Over Streamable HTTP with sessions, a
+// NewSubscriptions registers the subscribe and unsubscribe methods of
+// opts's namespace on mux. Over Streamable HTTP with sessions, a
 // subscription belongs to the session (SessionConn) and its events go on
 // the session's standalone GET stream. Over a transport without a
 // connection that outlives the call (plain HTTP, stateless Streamable
 // HTTP), subscribing is answered with -32601 "notifications not
 // supported", as go-ethereum does.
-func NewSubscriptions(mux *Mux, namespace string, opts ...SubscriptionsOption) *Subscriptions {
+func NewSubscriptions(mux *Mux, opts SubscriptionsOptions) *Subscriptions {
 	s := &Subscriptions{
-		namespace:   namespace,
-		subscribe:   namespace + "_subscribe",
-		unsubscribe: namespace + "_unsubscribe",
-		method:      namespace + "_subscription",
-		maxPerConn:  DefaultMaxSubscriptionsPerConn,
-		kinds:       make(map[string]subscriptionKind),
-		conns:       make(map[*Conn]map[string]*subscription),
+		namespace:  cmp.Or(opts.Namespace, opts.SubscribeMethod),
+		maxPerConn: opts.MaxPerConn,
+		kinds:      make(map[string]subscriptionKind),
+		conns:      make(map[*Conn]map[string]*subscription),
 	}
-	for _, o := range opts {
-		o(s)
+	if s.maxPerConn <= 0 {
+		s.maxPerConn = DefaultMaxSubscriptionsPerConn
 	}
+	s.subscribe, s.unsubscribe, s.method = subscriptionMethods(opts.Namespace, opts.SubscribeMethod, opts.UnsubscribeMethod, opts.NotificationMethod)
 	Register(mux, s.subscribe, s.serveSubscribe, MethodDoc{
 		Summary: "Starts a subscription: params are the kind of events, then its arguments; the result is the subscription id.",
 	})
@@ -166,19 +174,16 @@ func (k *Sink[E]) Send(ev E) error {
 	return k.sub.push(raw)
 }
 
-// SubscriptionOption configures one kind of subscription (AddSubscription).
-type SubscriptionOption func(*subscriptionKind)
-
-// SubscriptionBuffer sets how many events a subscription holds unsent
-// (default DefaultSubscriptionBuffer).
-func SubscriptionBuffer(n int) SubscriptionOption {
-	return func(k *subscriptionKind) { k.buffer = max(1, n) }
-}
-
-// SubscriptionOverflow sets what happens when the buffer is full (default
-// OverflowBlock).
-func SubscriptionOverflow(p OverflowPolicy) SubscriptionOption {
-	return func(k *subscriptionKind) { k.policy = p }
+// SubscriptionKindOptions is the server side's configuration of one kind
+// of subscription (AddSubscription): the queue of events each of its
+// subscriptions holds unsent. The zero value of each field is its default.
+type SubscriptionKindOptions struct {
+	// Buffer is how many events a subscription holds unsent (default
+	// DefaultSubscriptionBuffer).
+	Buffer int
+	// Overflow is what happens when the buffer is full (default
+	// OverflowBlock).
+	Overflow OverflowPolicy
 }
 
 type subscriptionKind struct {
@@ -203,12 +208,17 @@ type subscriptionKind struct {
 // params: one argument is P's params (an object by name, an array by
 // position); several arguments are an array by position; none is the zero P
 // (unless P has required fields). Arguments that do not fit give -32602.
-func AddSubscription[P, E any](s *Subscriptions, kind string, fn func(ctx context.Context, params P, sink *Sink[E]) error, opts ...SubscriptionOption) {
+// opts, at most one, sets the kind's buffer and overflow policy.
+func AddSubscription[P, E any](s *Subscriptions, kind string, fn func(ctx context.Context, params P, sink *Sink[E]) error, opts ...SubscriptionKindOptions) {
 	pd := newParamsDecoder(reflect.TypeFor[P]())
-	k := subscriptionKind{buffer: DefaultSubscriptionBuffer, policy: OverflowBlock, params: reflect.TypeFor[P](), event: reflect.TypeFor[E]()}
-	for _, o := range opts {
-		o(&k)
+	var o SubscriptionKindOptions
+	if len(opts) > 0 {
+		o = opts[0]
 	}
+	if o.Buffer <= 0 {
+		o.Buffer = DefaultSubscriptionBuffer
+	}
+	k := subscriptionKind{buffer: o.Buffer, policy: o.Overflow, params: reflect.TypeFor[P](), event: reflect.TypeFor[E]()}
 	k.start = func(ctx context.Context, args []byte, sub *subscription) error {
 		var p P
 		if err := pd.decode(args, &p); err != nil {
@@ -585,12 +595,13 @@ type Subscription[E any] struct {
 	cs          *clientSub
 }
 
-// SubscribeOptions configures SubscribeWith.
+// SubscribeOptions is the client side's configuration of one subscribe
+// call (SubscribeWith); the server's is SubscriptionsOptions.
 type SubscribeOptions struct {
 	// Namespace selects the methods <ns>_subscribe, <ns>_unsubscribe and
 	// <ns>_subscription.
 	Namespace string
-	// Methods, when set, replace those three names (as SubscriptionMethodNames).
+	// Methods, when set, replace those three names (as on the server).
 	SubscribeMethod, UnsubscribeMethod, NotificationMethod string
 	// Buffer is how many events wait to be taken before the subscription
 	// ends with ErrSubscriptionOverflow (default DefaultClientSubscriptionBuffer).
@@ -609,16 +620,7 @@ func Subscribe[E any](ctx context.Context, c *Conn, namespace string, args ...an
 
 // SubscribeWith is Subscribe with options.
 func SubscribeWith[E any](ctx context.Context, c *Conn, opts SubscribeOptions, args ...any) (*Subscription[E], error) {
-	sub, unsub, notif := opts.SubscribeMethod, opts.UnsubscribeMethod, opts.NotificationMethod
-	if sub == "" {
-		sub = opts.Namespace + "_subscribe"
-	}
-	if unsub == "" {
-		unsub = opts.Namespace + "_unsubscribe"
-	}
-	if notif == "" {
-		notif = opts.Namespace + "_subscription"
-	}
+	sub, unsub, notif := subscriptionMethods(opts.Namespace, opts.SubscribeMethod, opts.UnsubscribeMethod, opts.NotificationMethod)
 	buffer := opts.Buffer
 	if buffer <= 0 {
 		buffer = DefaultClientSubscriptionBuffer

@@ -2,6 +2,7 @@ package jsonrpc_test
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -49,7 +50,11 @@ type floodParams struct {
 	Size int `json:"size"`
 }
 
-func newSubsFixture(delay time.Duration, opts ...jsonrpc.SubscriptionOption) *subsFixture {
+func newSubsFixture(delay time.Duration, opts ...jsonrpc.SubscriptionKindOptions) *subsFixture {
+	var kind jsonrpc.SubscriptionKindOptions // of "flood"; "count" holds 2000 events unless it says otherwise
+	if len(opts) > 0 {
+		kind = opts[0]
+	}
 	f := &subsFixture{mux: jsonrpc.NewMux(), sendErr: make(chan error, 100)}
 	f.mux.Use(func(next jsonrpc.Handler) jsonrpc.Handler {
 		return jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
@@ -60,7 +65,7 @@ func newSubsFixture(delay time.Duration, opts ...jsonrpc.SubscriptionOption) *su
 			return v, err
 		})
 	})
-	f.subs = jsonrpc.NewSubscriptions(f.mux, "test", jsonrpc.MaxSubscriptionsPerConn(200))
+	f.subs = jsonrpc.NewSubscriptions(f.mux, jsonrpc.SubscriptionsOptions{Namespace: "test", MaxPerConn: 200})
 	jsonrpc.AddSubscription(f.subs, "count", func(ctx context.Context, p countParams, sink *jsonrpc.Sink[int]) error {
 		f.started.Add(1)
 		for i := 1; i <= p.N; i++ {
@@ -72,7 +77,7 @@ func newSubsFixture(delay time.Duration, opts ...jsonrpc.SubscriptionOption) *su
 		<-ctx.Done()
 		f.canceled.Add(1)
 		return nil
-	}, append([]jsonrpc.SubscriptionOption{jsonrpc.SubscriptionBuffer(2000)}, opts...)...)
+	}, jsonrpc.SubscriptionKindOptions{Buffer: cmp.Or(kind.Buffer, 2000), Overflow: kind.Overflow})
 	jsonrpc.AddSubscription(f.subs, "flood", func(ctx context.Context, p floodParams, sink *jsonrpc.Sink[string]) error {
 		f.started.Add(1)
 		ev := strings.Repeat("x", p.Size)
@@ -83,7 +88,7 @@ func newSubsFixture(delay time.Duration, opts ...jsonrpc.SubscriptionOption) *su
 			}
 			f.sent.Add(1)
 		}
-	}, opts...)
+	}, kind)
 	jsonrpc.AddSubscription(f.subs, "fail", func(ctx context.Context, _ struct{}, sink *jsonrpc.Sink[string]) error {
 		sink.Send("last words")
 		return jsonrpc.Errorf(-32042, "the source went away")
@@ -467,7 +472,7 @@ func TestSubscribeSlowConsumerPolicies(t *testing.T) {
 		policy jsonrpc.OverflowPolicy
 	}{{"block", jsonrpc.OverflowBlock}, {"drop-oldest", jsonrpc.OverflowDropOldest}, {"close", jsonrpc.OverflowClose}} {
 		t.Run(c.name, func(t *testing.T) {
-			f := newSubsFixture(0, jsonrpc.SubscriptionBuffer(16), jsonrpc.SubscriptionOverflow(c.policy))
+			f := newSubsFixture(0, jsonrpc.SubscriptionKindOptions{Buffer: 16, Overflow: c.policy})
 			srv := &jsonrpc.Server{Handler: f.mux}
 			dial := rawTransports(t, srv)["tcp"]
 			before := heapInUse()
@@ -664,5 +669,42 @@ func TestSubscribeEndedByShutdown(t *testing.T) {
 	}
 	if _, err := sub.Next(ctx); !errors.Is(err, jsonrpc.ErrClosed) {
 		t.Fatalf("client after Shutdown: %v", err)
+	}
+}
+
+// Method names of one's own on both sides: the server's
+// SubscriptionsOptions and the client's SubscribeOptions replace the three
+// names a namespace makes, and nothing answers under the namespace's.
+func TestSubscribeMethodNamesOfOnesOwn(t *testing.T) {
+	mux := jsonrpc.NewMux()
+	subs := jsonrpc.NewSubscriptions(mux, jsonrpc.SubscriptionsOptions{SubscribeMethod: "watch", UnsubscribeMethod: "unwatch", NotificationMethod: "changed"})
+	jsonrpc.AddSubscription(subs, "n", func(ctx context.Context, _ struct{}, sink *jsonrpc.Sink[int]) error {
+		sink.Send(7)
+		<-ctx.Done()
+		return nil
+	})
+	if sub, unsub, notif := subs.MethodNames(); sub != "watch" || unsub != "unwatch" || notif != "changed" {
+		t.Fatalf("MethodNames: %s %s %s", sub, unsub, notif)
+	}
+	srv := &jsonrpc.Server{Handler: mux}
+	ctx, c := dialSubsServer(t, srv)
+	if _, err := jsonrpc.Subscribe[int](ctx, c, "", "n"); !errors.Is(err, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound}) {
+		t.Fatalf("_subscribe: %v", err)
+	}
+	sub, err := jsonrpc.SubscribeWith[int](ctx, c, jsonrpc.SubscribeOptions{SubscribeMethod: "watch", UnsubscribeMethod: "unwatch", NotificationMethod: "changed"}, "n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev, err := sub.Next(ctx); ev != 7 || err != nil {
+		t.Fatalf("Next: %d, %v", ev, err)
+	}
+	if err := sub.Unsubscribe(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for subs.Live() != 0 {
+		if ctx.Err() != nil {
+			t.Fatal("unwatch did not end the subscription")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -65,7 +65,7 @@ func oursSubscribe() subscribeImpl {
 		name: "ours",
 		serve: func(l net.Listener) func() {
 			mux := jsonrpc.NewMux()
-			subs := jsonrpc.NewSubscriptions(mux, "bench")
+			subs := jsonrpc.NewSubscriptions(mux, jsonrpc.SubscriptionsOptions{Namespace: "bench"})
 			jsonrpc.AddSubscription(subs, "events", func(ctx context.Context, p eventsParams, sink *jsonrpc.Sink[Params]) error {
 				for i := range p.N {
 					if err := sink.Send(Params{A: i, B: "hello"}); err != nil {

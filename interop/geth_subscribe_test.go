@@ -20,7 +20,7 @@ import (
 // EthSubscribe, over WebSocket and over a unix socket (geth's IPC).
 func TestGethClientSubscribes(t *testing.T) {
 	mux := demo.NewMux()
-	eth := jsonrpc.NewSubscriptions(mux, "eth")
+	eth := jsonrpc.NewSubscriptions(mux, jsonrpc.SubscriptionsOptions{Namespace: "eth"})
 	jsonrpc.AddSubscription(eth, "newHeads", func(ctx context.Context, _ struct{}, sink *jsonrpc.Sink[map[string]string]) error {
 		for i := 1; i <= 3; i++ {
 			if err := sink.Send(map[string]string{"number": "0x" + string(rune('0'+i))}); err != nil {

@@ -111,7 +111,7 @@ func TestDiscoverDeprecated(t *testing.T) {
 // "x-subscription": each kind's params and event schemas.
 func TestSubscriptionsDescribed(t *testing.T) {
 	mux := jsonrpc.NewMux()
-	subs := jsonrpc.NewSubscriptions(mux, "feed")
+	subs := jsonrpc.NewSubscriptions(mux, jsonrpc.SubscriptionsOptions{Namespace: "feed"})
 	type filter struct {
 		Address string `json:"address"`
 	}

@@ -30,7 +30,7 @@ const MaxLargeEvent = 4 << 20
 // their result every N ms; demo_unsubscribe [id] ends a subscription.
 // The "large" kind sends strings of a given size, for tests.
 func RegisterSubscriptions(mux *jsonrpc.Mux) *jsonrpc.Subscriptions {
-	subs := jsonrpc.NewSubscriptions(mux, "demo")
+	subs := jsonrpc.NewSubscriptions(mux, jsonrpc.SubscriptionsOptions{Namespace: "demo"})
 	jsonrpc.AddSubscription(subs, "ticker", func(ctx context.Context, p TickerParams, sink *jsonrpc.Sink[int64]) error {
 		if p.IntervalMS < 1 || p.Count < 0 {
 			return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: interval_ms must be at least 1 and count not negative")
@@ -43,7 +43,7 @@ func RegisterSubscriptions(mux *jsonrpc.Mux) *jsonrpc.Subscriptions {
 		}
 		ev := strings.Repeat("x", p.Size)
 		return tick(ctx, p.IntervalMS, p.Count, func(int64) error { return sink.Send(ev) })
-	}, jsonrpc.SubscriptionBuffer(16))
+	}, jsonrpc.SubscriptionKindOptions{Buffer: 16})
 	return subs
 }
 
