@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +23,11 @@ import (
 // an array, an element that does not decode) is yielded once, last.
 // Breaking out of the loop ends the call.
 //
+// The call goes through c's Call, so its interceptors (WithInterceptors,
+// Intercept) see it as any call: its result is a value of CallIter's own
+// that they pass on to the next Invoker, and the loop's body runs while
+// that Call runs (see [Interceptor]).
+//
 // On an [HTTPClient] the body is decoded as it arrives, so a result of any
 // size is read in the memory of one element: the response's size limit
 // (WithMaxMessageSize) bounds each element rather than the whole. On
@@ -32,42 +36,77 @@ import (
 // stream: any array result reads the same (see [Stream]).
 func CallIter[T any](ctx context.Context, c Client, method string, params any) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
-		each := func(elem []byte) (bool, error) {
+		r := &iterResult{method: method}
+		r.each = func(elem []byte) (bool, error) {
 			var v T
-			if err := decodeResult(method, elem, &v, strictResultsOf(c)); err != nil {
+			if err := decodeResult(method, elem, &v, r.strict); err != nil {
 				return false, err
 			}
 			return yield(v, nil), nil
 		}
-		var err error
-		if hc, ok := c.(*HTTPClient); ok && hc.send == nil && hc.inv == nil {
-			err = hc.callIter(ctx, method, params, each)
-		} else {
-			var raw json.RawMessage
-			if err = c.Call(ctx, method, params, &raw); err == nil {
-				err = eachElement(jsontext.NewDecoder(bytes.NewReader(raw)), method, each)
-			}
-		}
-		if err != nil && !errors.Is(err, errStopped) {
+		if err := c.Call(ctx, method, params, r); err != nil && !r.stopped {
 			var zero T
 			yield(zero, err)
 		}
 	}
 }
 
+// iterResult is the result CallIter passes to a client's Call: whoever
+// decodes the result into it (an HTTPClient as the body arrives, any other
+// client once it has the response) hands it the array's elements, which
+// go to the loop.
+type iterResult struct {
+	method  string
+	each    func(elem []byte) (bool, error) // decodes an element and yields it
+	strict  bool                            // WithStrictResults, of the client that decodes
+	begun   bool                            // an element went to the loop
+	stopped bool                            // the loop broke off
+}
+
 // errStopped: the loop over CallIter's sequence broke off.
 var errStopped = errors.New("jsonrpc: stopped by the caller")
 
-// strictResultsOf reports whether c decodes results strictly.
-func strictResultsOf(c Client) bool {
-	switch c := c.(type) {
-	case *HTTPClient:
-		return c.strictResults
-	case *Conn:
-		return c.strictResults
+// errCalledTwice: an interceptor retried a CallIter call whose elements
+// had begun to reach the loop; the loop cannot take them twice.
+var errCalledTwice = errors.New("jsonrpc: a CallIter call was made again after its elements had begun (an interceptor retried it)")
+
+// element hands one element to the loop.
+func (r *iterResult) element(elem []byte) (bool, error) {
+	r.begun = true
+	more, err := r.each(elem)
+	if err == nil && !more {
+		r.stopped = true
+		err = errStopped
 	}
-	return false
+	return more, err
 }
+
+// read reads the result, a JSON array, from dec and hands its elements to
+// the loop; strict is the decoding client's WithStrictResults. next, if
+// not nil, is called before each element is handed out.
+func (r *iterResult) read(dec *jsontext.Decoder, strict bool, next func()) error {
+	if r.begun {
+		return errCalledTwice
+	}
+	r.strict = strict
+	each := r.element
+	if next != nil {
+		each = func(elem []byte) (bool, error) {
+			next()
+			return r.element(elem)
+		}
+	}
+	return eachElement(dec, r.method, each)
+}
+
+// decode hands the elements of a whole result to the loop.
+func (r *iterResult) decode(result []byte, strict bool) error {
+	return r.read(jsontext.NewDecoder(bytes.NewReader(result)), strict, nil)
+}
+
+// UnmarshalJSON lets a Client of another package (which decodes results
+// with encoding/json or go-json-experiment) serve CallIter too.
+func (r *iterResult) UnmarshalJSON(result []byte) error { return r.decode(result, false) }
 
 // eachElement reads a JSON array from dec and hands each element to each.
 func eachElement(dec *jsontext.Decoder, method string, each func([]byte) (bool, error)) error {
@@ -105,9 +144,9 @@ func invalidStream(err error) error {
 
 // callIter posts the request and decodes the response from the body as it
 // arrives, handing each element of the result to each.
-func (c *HTTPClient) callIter(ctx context.Context, method string, params any, each func([]byte) (bool, error)) error {
+func (c *HTTPClient) callIter(ctx context.Context, method string, params any, r *iterResult) error {
 	if c.closed.Load() {
-		return ErrClosed
+		return errNotSent // matches ErrClosed, as post's
 	}
 	id := strconv.FormatUint(c.seq.Add(1), 10)
 	buf := wire.GetBuf()
@@ -134,11 +173,9 @@ func (c *HTTPClient) callIter(ctx context.Context, method string, params any, ea
 	if err != nil {
 		return err
 	}
-	counted := func(elem []byte) (bool, error) {
-		body.n = 0 // the limit is per element
-		return each(elem)
-	}
-	return readStreamedResponse(jsontext.NewDecoder(body), id, method, counted)
+	return readStreamedResponse(jsontext.NewDecoder(body), id, func(dec *jsontext.Decoder) error {
+		return r.read(dec, c.strictResults, func() { body.n = 0 }) // the limit is per element
+	})
 }
 
 // streamBody checks the response to a CallIter POST and returns its body,
@@ -163,10 +200,9 @@ func (c *HTTPClient) streamBody(resp *http.Response) (*elemLimitReader, error) {
 	return &elemLimitReader{r: r, limit: c.maxSize}, nil
 }
 
-// readStreamedResponse reads a response object from dec: the result's
-// elements go to each as they are read; an error object is returned as
-// *Error.
-func readStreamedResponse(dec *jsontext.Decoder, id, method string, each func([]byte) (bool, error)) error {
+// readStreamedResponse reads a response object from dec: its result is
+// read by readResult as it arrives; an error object is returned as *Error.
+func readStreamedResponse(dec *jsontext.Decoder, id string, readResult func(*jsontext.Decoder) error) error {
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return invalidStream(errors.New("the response is not a JSON object"))
 	}
@@ -178,7 +214,7 @@ func readStreamedResponse(dec *jsontext.Decoder, id, method string, each func([]
 		}
 		name := tok.String() // before the next read voids tok
 		if name == "result" {
-			if err := eachElement(dec, method, each); err != nil {
+			if err := readResult(dec); err != nil {
 				return err
 			}
 			sawResult = true

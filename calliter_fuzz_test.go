@@ -28,9 +28,11 @@ func FuzzStreamedResponse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var elems [][]byte
-		err := readStreamedResponse(jsontext.NewDecoder(bytes.NewReader(body)), "1", "m", func(e []byte) (bool, error) {
-			elems = append(elems, bytes.Clone(e))
-			return true, nil
+		err := readStreamedResponse(jsontext.NewDecoder(bytes.NewReader(body)), "1", func(dec *jsontext.Decoder) error {
+			return eachElement(dec, "m", func(e []byte) (bool, error) {
+				elems = append(elems, bytes.Clone(e))
+				return true, nil
+			})
 		})
 		var rpcErr *Error
 		if err != nil && !errors.Is(err, ErrInvalidResponse) && !errors.As(err, &rpcErr) {

@@ -461,6 +461,9 @@ func (c *HTTPClient) Call(ctx context.Context, method string, params, result any
 }
 
 func (c *HTTPClient) callDirect(ctx context.Context, method string, params, result any) error {
+	if r, ok := result.(*iterResult); ok && c.send == nil {
+		return c.callIter(ctx, method, params, r) // CallIter: the body is read as it arrives
+	}
 	id := c.seq.Add(1)
 	var idBuf [20]byte
 	idText := strconv.AppendUint(idBuf[:0], id, 10)

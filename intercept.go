@@ -14,6 +14,12 @@ type Invoker interface {
 // retries of methods the caller knows to be idempotent) around next's.
 // An interceptor may change a batch's elements' Params (Batch.Calls) before
 // calling next, and must put them back after.
+//
+// A [CallIter] call comes as a Call whose result is CallIter's own value:
+// pass it on to next as is. The loop's body runs inside next's Call, as
+// the elements arrive, and a loop that breaks off makes next's Call
+// return an error. Once elements have reached the loop the call cannot be
+// made again: a retry fails, saying so, and CallIter yields that error.
 type Interceptor func(next Invoker) Invoker
 
 // WithInterceptors makes the client's Call, Notify and Batch go through
