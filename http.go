@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seedhq/jsonrpc/internal/netx"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -310,8 +311,8 @@ const (
 
 // httpServer returns the http.Server that serves h at path on nl (over TLS
 // when tlsCfg is set; HTTP/2 only if it offers "h2"), ready to run until
-// Shutdown, which stops it gracefully (drain.go). Other paths get 404.
-func (s *Server) httpServer(nl net.Listener, path string, h http.Handler, extra *http.ServeMux, tlsCfg *tls.Config, wrap []func(http.Handler) http.Handler) *httpDrain {
+// Shutdown, which stops it gracefully (internal/netx). Other paths get 404.
+func (s *Server) httpServer(nl net.Listener, path string, h http.Handler, extra *http.ServeMux, tlsCfg *tls.Config, wrap []func(http.Handler) http.Handler) *netx.HTTPDrain {
 	var inFlight atomic.Int64 // requests, or WebSocket sockets, being served
 	limit := int64(s.maxConns())
 	health, healthPath := s.HealthHandler(), s.healthPath()
@@ -356,9 +357,7 @@ func (s *Server) httpServer(nl net.Listener, path string, h http.Handler, extra 
 			hs.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){} // HTTP/1.1 only
 		}
 	}
-	drain := newHTTPDrain(hs, nl)
-	drain.h2 = tlsCfg != nil && slices.Contains(tlsCfg.NextProtos, "h2")
-	return drain
+	return netx.NewHTTPDrain(hs, nl, tlsCfg != nil && slices.Contains(tlsCfg.NextProtos, "h2"))
 }
 
 // HTTPError is returned by HTTPClient when the server answers with a status

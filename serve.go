@@ -415,11 +415,11 @@ func (s *Server) listenHTTP(l *Listener, u *url.URL, cfg *listenConfig) error {
 	srv := s.httpServer(nl, path, h, extra, tlsCfg, cfg.wrap)
 	// Registered before Listen returns, so that a Shutdown right after it
 	// stops this listener too.
-	if !s.onShutdown(srv.shutdown) {
+	if !s.onShutdown(srv.Shutdown) {
 		nl.Close()
 		return ErrServerClosed
 	}
-	go func() { l.stop(srv.serve()) }()
+	go func() { l.stop(srv.Serve()) }()
 	return nil
 }
 

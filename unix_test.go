@@ -218,28 +218,6 @@ func TestUnixAbstractSocket(t *testing.T) {
 	shutdown(t, srv)
 }
 
-// TestUnixSocketModeBeforeBind: on Linux the socket file is created with
-// its final mode (never wider, not even between bind and chmod).
-func TestUnixSocketModeBeforeBind(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("elsewhere the mode is set right after bind")
-	}
-	old := syscall.Umask(0)
-	defer syscall.Umask(old)
-	path := filepath.Join(shortTempDir(t), "s")
-	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
-		return c.Control(func(fd uintptr) { presetSocketMode(fd, 0o600) })
-	}}
-	nl, err := lc.Listen(context.Background(), "unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nl.Close()
-	if fi, err := os.Lstat(path); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("created with mode %v (%v)", fi.Mode(), err)
-	}
-}
-
 // A Shutdown right after Listen returns stops the listener it started: the
 // unix socket's file is gone when Shutdown returns, and an HTTP listener's
 // port no longer answers.

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package jsonrpc
+package netx
 
 import "io/fs"
 

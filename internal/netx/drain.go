@@ -1,4 +1,4 @@
-package jsonrpc
+package netx
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// How an HTTP listener stops (Server.Shutdown) without losing a request a
+// How an HTTP listener stops (HTTPDrain.Shutdown) without losing a request a
 // proxy has already sent:
 //
 //  1. Keep-alives end: idle connections close, and every answer from now on
@@ -121,8 +121,9 @@ func (t *connTracker) busy() bool {
 	return false
 }
 
-// httpDrain stops an http.Server as described at the top of this file.
-type httpDrain struct {
+// HTTPDrain runs an http.Server and stops it as described at the top of
+// this file.
+type HTTPDrain struct {
 	hs     *http.Server
 	l      *drainListener
 	conns  connTracker
@@ -130,14 +131,16 @@ type httpDrain struct {
 	h2     bool          // HTTP/2 may be served: its GOAWAY tells a client what was served, so no drain
 }
 
-func newHTTPDrain(hs *http.Server, l net.Listener) *httpDrain {
-	d := &httpDrain{hs: hs, l: newDrainListener(l), served: make(chan struct{})}
+// NewHTTPDrain prepares hs to serve on l (over TLS when hs.TLSConfig is
+// set; h2 tells that it may serve HTTP/2). It takes hs.ConnState for itself.
+func NewHTTPDrain(hs *http.Server, l net.Listener, h2 bool) *HTTPDrain {
+	d := &HTTPDrain{hs: hs, l: newDrainListener(l), served: make(chan struct{}), h2: h2}
 	hs.ConnState = d.conns.track
 	return d
 }
 
-// serve runs the server until shutdown.
-func (d *httpDrain) serve() error {
+// Serve runs the server until Shutdown, then returns http.ErrServerClosed.
+func (d *HTTPDrain) Serve() error {
 	defer close(d.served)
 	var err error
 	if d.hs.TLSConfig != nil {
@@ -145,14 +148,14 @@ func (d *httpDrain) serve() error {
 	} else {
 		err = d.hs.Serve(d.l)
 	}
-	if errors.Is(err, http.ErrServerClosed) || d.l.stopping.Load() && errors.Is(err, net.ErrClosed) {
-		return ErrServerClosed
+	if d.l.stopping.Load() && errors.Is(err, net.ErrClosed) {
+		return http.ErrServerClosed
 	}
 	return err
 }
 
-// shutdown stops the server; at ctx's end it closes what remains.
-func (d *httpDrain) shutdown(ctx context.Context) error {
+// Shutdown stops the server; at ctx's end it closes what remains.
+func (d *HTTPDrain) Shutdown(ctx context.Context) error {
 	if !d.h2 {
 		d.hs.SetKeepAlivesEnabled(false)
 		d.l.stop()

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package jsonrpc
+package netx
 
 import "net"
 
