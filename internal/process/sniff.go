@@ -1,4 +1,4 @@
-package jsonrpc
+package process
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/seedhq/jsonrpc/internal/framing"
 )
 
 // sniffLen is how much of a command's first output outputSniffer keeps.
@@ -20,7 +22,7 @@ const sniffLen = 120
 // line before speaking JSON-RPC still works.
 type outputSniffer struct {
 	command string
-	framing Framing // FramingLine or FramingHeader
+	framing framing.Framing // framing.Line or framing.Header
 	logger  *slog.Logger
 
 	mu     sync.Mutex // Read observes, a failed Write asks
@@ -46,11 +48,11 @@ func (s *outputSniffer) observe(b []byte) error {
 	header := hasPrefixFold(text, "content-")
 	json := text[0] == '{' || text[0] == '['
 	switch {
-	case s.framing == FramingLine && header:
+	case s.framing == framing.Line && header:
 		return fmt.Errorf("jsonrpc: command %s writes Content-Length framed messages (it wrote %s), not newline-delimited JSON: dial it with WithFraming(FramingHeader)", s.command, s.quote())
-	case s.framing == FramingHeader && json:
+	case s.framing == framing.Header && json:
 		return fmt.Errorf("jsonrpc: command %s writes newline-delimited JSON (it wrote %s), not Content-Length framed messages: dial it with WithFraming(FramingLine)", s.command, s.quote())
-	case s.framing == FramingLine && !json, s.framing == FramingHeader && !header:
+	case s.framing == framing.Line && !json, s.framing == framing.Header && !header:
 		s.notRPC = true
 		s.log().Warn("jsonrpc: the command's output is not JSON-RPC", "command", s.command, "wrote", s.firstLine())
 	}
@@ -65,7 +67,7 @@ func (s *outputSniffer) atEnd() error {
 		return nil
 	}
 	what := "JSON"
-	if s.framing == FramingHeader {
+	if s.framing == framing.Header {
 		what = "a Content-Length framed message"
 	}
 	return fmt.Errorf("jsonrpc: command %s wrote %s, which is not %s: is it a JSON-RPC server on its standard input and output?", s.command, s.quote(), what)

@@ -1,0 +1,136 @@
+package process
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/seedhq/jsonrpc/internal/framing"
+)
+
+// Options says how Start runs a command.
+type Options struct {
+	Stderr  io.Writer       // where its standard error goes (nil: os.Stderr)
+	Grace   time.Duration   // how long Close waits for it to exit before killing it (> 0)
+	Framing framing.Framing // how its output should be framed: framing.Line or framing.Header
+	Logger  *slog.Logger    // where output that is not JSON-RPC is reported (nil: slog.Default)
+}
+
+// Process is a running command as an io.ReadWriteCloser: reads from its
+// standard output, writes to its standard input.
+type Process struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *os.File
+	grace  time.Duration
+
+	exited  chan struct{} // closed once the process has been reaped
+	waitErr error         // why it exited, set before exited closes
+	once    sync.Once
+	sniff   outputSniffer
+}
+
+// Start starts the command name with args. The process is reaped as soon
+// as it exits, so it never lingers as a zombie.
+func Start(name string, args []string, o Options) (*Process, error) {
+	cmd := exec.Command(name, args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	// Our own pipe for stdout (not cmd.StdoutPipe): cmd.Wait would close it
+	// at exit, racing with the reads of the last responses.
+	stdout, childOut, err := os.Pipe()
+	if err != nil {
+		stdin.Close()
+		return nil, err
+	}
+	cmd.Stdout = childOut
+	cmd.Stderr = o.Stderr
+	if cmd.Stderr == nil {
+		cmd.Stderr = os.Stderr
+	}
+	// After exit, stop copying stderr (when it is not a file) even if a
+	// grandchild still holds it open.
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		stdin.Close()
+		stdout.Close()
+		childOut.Close()
+		return nil, err
+	}
+	childOut.Close() // the child has its copy; ours would hide its EOF
+	p := &Process{cmd: cmd, stdin: stdin, stdout: stdout, grace: o.Grace, exited: make(chan struct{}),
+		sniff: outputSniffer{command: name, framing: o.Framing, logger: o.Logger}}
+	go p.wait()
+	return p, nil
+}
+
+// wait reaps the process as soon as it exits, so it never lingers as a zombie.
+func (p *Process) wait() {
+	p.waitErr = p.cmd.Wait()
+	close(p.exited)
+}
+
+func (p *Process) Read(b []byte) (int, error) {
+	n, err := p.stdout.Read(b)
+	if serr := p.sniff.observe(b[:n]); serr != nil {
+		return 0, serr
+	}
+	if err == io.EOF {
+		// The command closed its output: it has exited or is about to.
+		// Report a failed exit rather than a plain end of input, and
+		// output that was not JSON-RPC.
+		notRPC := p.sniff.atEnd()
+		select {
+		case <-p.exited:
+			if p.waitErr != nil {
+				return n, errors.Join(fmt.Errorf("jsonrpc: command %s ended: %w", p.cmd.Path, p.waitErr), notRPC)
+			}
+		case <-time.After(time.Second):
+		}
+		if notRPC != nil {
+			return n, notRPC
+		}
+	}
+	return n, err
+}
+
+// Write writes to the command's input. When the command has gone, the
+// error also says what it wrote, if that was not JSON-RPC.
+func (p *Process) Write(b []byte) (int, error) {
+	n, err := p.stdin.Write(b)
+	if err != nil {
+		select {
+		case <-p.exited:
+		case <-time.After(time.Second):
+		}
+		if notRPC := p.sniff.began(); notRPC != nil {
+			return n, errors.Join(err, notRPC)
+		}
+	}
+	return n, err
+}
+
+// Close closes the command's standard input, gives it the grace period to
+// finish, kills it if needed and waits until it has been reaped.
+func (p *Process) Close() error {
+	p.once.Do(func() {
+		p.stdin.Close()
+		t := time.NewTimer(p.grace)
+		defer t.Stop()
+		select {
+		case <-p.exited:
+		case <-t.C:
+			p.cmd.Process.Kill()
+			<-p.exited
+		}
+		p.stdout.Close()
+	})
+	return nil
+}
