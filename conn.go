@@ -111,7 +111,7 @@ type task struct {
 
 	after []func() // run once the reply is sent (see afterReply); guarded by conn.mu
 
-	stream streamSlot // a Stream the handler returned, written in pieces (stream.go)
+	stream *streamSlot // a Stream the handler returned, written in pieces (stream.go); nil: none
 }
 
 // Value returns the task itself for connKey (see ConnFromContext).
@@ -361,7 +361,7 @@ func (c *Conn) run(t *task, draining bool) {
 		}
 	}
 	c.rd.quick.Store(time.Since(start) < quickRequest)
-	if t.stream.pending() {
+	if t.stream != nil {
 		c.sendStream(t, reply)
 		return
 	}

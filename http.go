@@ -73,7 +73,7 @@ func setReadDeadline(w http.ResponseWriter, t time.Time) bool {
 type httpRequest struct {
 	ts     timedServe
 	pi     peerInfo
-	stream streamSlot // a Stream the handler returned (stream.go)
+	stream *streamSlot // a Stream the handler returned (stream.go); nil: none
 }
 
 var httpStatePool = sync.Pool{New: func() any { return new(httpState) }}
@@ -143,8 +143,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		tooManyRequests(w, refused)
 		return
 	}
-	if hr.stream.pending() {
-		s.serveHTTPStream(w, pi, &hr.stream, reply)
+	if hr.stream != nil {
+		s.serveHTTPStream(w, pi, hr.stream, reply)
 		return
 	}
 	if cap(reply) > 0 && cap(reply) <= maxPooledBody {

@@ -109,8 +109,8 @@ type Request struct {
 	Method string
 	Params json.RawMessage
 
-	target Handler     // the handler Server.Middleware leads to
-	stream *streamSlot // where a returned Stream goes, when the transport writes it in pieces (nil: encoded whole)
+	target Handler      // the handler Server.Middleware leads to
+	stream **streamSlot // where a returned Stream goes, when the transport writes it in pieces (nil: encoded whole)
 }
 
 // IsNotification reports whether the request carries no id (no response is sent).

@@ -92,18 +92,17 @@ func (s Stream[T]) encodeStream(e *streamEncoder) error {
 	return err
 }
 
-// streamSlot is where a transport that can write a reply in pieces takes
+// streamSlot is how a transport that can write a reply in pieces takes
 // the Stream a handler returned (see Request.stream): serveOne leaves the
-// response's head in the reply and the stream here, and the transport
-// writes the rest after the head (writeStream).
+// response's head in the reply and the stream in a new slot, and the
+// transport writes the rest after the head (writeStream). It is allocated
+// only for a handler that returns a Stream: a call that does not pays for
+// one pointer in the transport's per-request state.
 type streamSlot struct {
 	st  streamer
 	req *Request // the request whose handler returned it (its ID and Method)
 	ctx *lazyCtx // the handlers' context, cancelled once the stream is written (nil: not ours)
 }
-
-// pending reports whether a stream waits to be written.
-func (sl *streamSlot) pending() bool { return sl != nil && sl.st != nil }
 
 // finish ends the stream's context (if ours) and empties the slot.
 func (sl *streamSlot) finish() {
@@ -123,8 +122,8 @@ func (s *Server) appendStream(out []byte, id ID, req *Request, st streamer) []by
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, id.raw...)
 	out = append(out, `,"result":`...)
-	if slot := req.stream; slot != nil {
-		slot.st, slot.req = st, req
+	if req.stream != nil {
+		*req.stream = &streamSlot{st: st, req: req}
 		return out
 	}
 	e := streamEncoder{buf: append(out, '[')}
@@ -271,7 +270,7 @@ func (s *Server) writeStream(slot *streamSlot, head []byte, open func() (message
 // the connection: in pieces when the channel can, as one message
 // otherwise. A stream cut short closes the connection.
 func (c *Conn) sendStream(t *task, head []byte) {
-	slot := &t.stream
+	slot := t.stream
 	defer slot.finish()
 	if c.ctx.Err() != nil {
 		return
@@ -378,8 +377,8 @@ func (m *wsMessage) Abort(error) { m.ch.wc.CloseNow() }
 // unless a Stream waits to be written under it: then the stream's slot
 // cancels it once written.
 func (ts *timedServe) endCtx(req *Request) {
-	if req != nil && req.stream.pending() {
-		req.stream.ctx = &ts.ctx
+	if req != nil && req.stream != nil && *req.stream != nil {
+		(*req.stream).ctx = &ts.ctx
 		return
 	}
 	ts.ctx.cancel(context.Canceled, context.Canceled)
@@ -389,7 +388,7 @@ func (ts *timedServe) endCtx(req *Request) {
 // timeout answered first).
 func (r *Request) dropStream() {
 	if r != nil && r.stream != nil {
-		r.stream.st = nil
+		*r.stream = nil
 	}
 }
 
