@@ -6,13 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"slices"
-	"strconv"
 	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
 
+	"github.com/seedhq/jsonrpc/internal/mcp"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -44,7 +42,7 @@ var ErrTooManyInputRounds = errors.New("jsonrpc: the server still asks for input
 // of a tool whose inputSchema (in tools/list) has an x-mcp-header
 // annotation the revision forbids; the client leaves such a tool out of
 // the tools/list results it returns, as the revision requires.
-var ErrToolRejected = errors.New("jsonrpc: MCP tool rejected")
+var ErrToolRejected = mcp.ErrToolRejected
 
 // WithMCPVersion makes a Streamable HTTP client (DialStreamableHTTP,
 // WithStreamableHTTP) an MCP client of the revision version: MCPAuto, a
@@ -97,39 +95,19 @@ func (c *Conn) MCPVersion() string {
 	return ch.mcp.version
 }
 
-// isStatelessVersion reports whether an MCP revision is of the stateless
-// era: revisions are dates, and the era begins with MCPVersion2026.
-func isStatelessVersion(v string) bool {
-	return len(v) == len(MCPVersion2026) && v[0] >= '0' && v[0] <= '9' && v >= MCPVersion2026
-}
-
-// mcpEra is what the client found of its server.
-type mcpEra int
-
-const (
-	eraUnknown   mcpEra = iota
-	eraStateless        // per-request _meta and headers
-	eraSession          // initialize done, or done by the caller
-	eraNone             // no MCP server: messages go as they are
-)
-
 // mcpClient is the Invoker of an MCP client, below its interceptors.
 type mcpClient struct {
 	next   Invoker // the connection's own sending
 	conn   *Conn
 	ch     *streamableChannel
 	want   string // MCPAuto or a revision
-	info   json.RawMessage
-	caps   json.RawMessage
 	rounds int
+	state  *mcp.ClientState // its _meta, the tools' Mcp-Param-* annotations
 
-	settle      sync.Mutex // held while the era is found
-	mu          sync.Mutex
-	era         mcpEra
-	version     string
-	toolHeaders map[string][]paramHeader // x-mcp-header annotations, by tool (from tools/list)
-	rejected    map[string]bool          // tools rejected for an invalid x-mcp-header (from tools/list)
-	metas       map[string][]byte        // the client's _meta object, by revision (meta)
+	settle  sync.Mutex // held while the era is found
+	mu      sync.Mutex
+	era     mcp.Era
+	version string
 }
 
 // newMCPClient returns the MCP client of conn, or an error for options
@@ -143,34 +121,14 @@ func newMCPClient(conn *Conn, ch *streamableChannel, cfg *dialConfig) (*mcpClien
 	if name == "" {
 		name = "seedhq-jsonrpc"
 	}
-	m.info, _ = jsonv2.Marshal(struct { // a struct: its members always in this order
-		Name    string `json:"name"`
-		Version string `json:"version"`
-	}{name, cfg.mcpInfo[1]})
-	m.caps = json.RawMessage("{}")
-	if cfg.mcpCaps != nil {
-		caps, err := jsonv2.Marshal(cfg.mcpCaps)
-		if err != nil || len(caps) == 0 || caps[0] != '{' {
-			return nil, fmt.Errorf("jsonrpc: WithMCPCapabilities needs a JSON object (%v)", err)
-		}
-		m.caps = caps
+	var err error
+	if m.state, err = mcp.NewClientState(name, cfg.mcpInfo[1], cfg.mcpCaps); err != nil {
+		return nil, err
 	}
-	if m.want != MCPAuto && m.want != "" {
-		if err := checkHeaderValue(m.want); err != nil {
-			return nil, fmt.Errorf("jsonrpc: WithMCPVersion %q: %w", m.want, err)
-		}
+	if m.want != MCPAuto && m.want != "" && !mcp.IsHeaderValue(m.want) {
+		return nil, fmt.Errorf("jsonrpc: WithMCPVersion %q: not a protocol version", m.want)
 	}
 	return m, nil
-}
-
-// checkHeaderValue refuses what cannot be an MCP-Protocol-Version value.
-func checkHeaderValue(v string) error {
-	for i := 0; i < len(v); i++ {
-		if v[i] <= ' ' || v[i] > '~' {
-			return errors.New("not a protocol version")
-		}
-	}
-	return nil
 }
 
 func (m *mcpClient) Call(ctx context.Context, method string, params, result any) error {
@@ -178,7 +136,7 @@ func (m *mcpClient) Call(ctx context.Context, method string, params, result any)
 	if err != nil {
 		return err
 	}
-	if era != eraStateless {
+	if era != mcp.EraStateless {
 		return m.next.Call(ctx, method, params, result)
 	}
 	return m.statelessCall(ctx, version, method, params, result)
@@ -189,7 +147,7 @@ func (m *mcpClient) Notify(ctx context.Context, method string, params any) error
 	if err != nil {
 		return err
 	}
-	if era != eraStateless {
+	if era != mcp.EraStateless {
 		return m.next.Notify(ctx, method, params)
 	}
 	p, hctx, err := m.stateless(ctx, version, method, params)
@@ -204,7 +162,7 @@ func (m *mcpClient) Batch(ctx context.Context, b *Batch) error {
 	if err != nil {
 		return err
 	}
-	if era == eraStateless {
+	if era == mcp.EraStateless {
 		return errors.New("jsonrpc: MCP " + version + " has no batches: send each message on its own")
 	}
 	return m.next.Batch(ctx, b)
@@ -213,11 +171,11 @@ func (m *mcpClient) Batch(ctx context.Context, b *Batch) error {
 // eraFor returns the era of the server, finding it first when needed.
 // Concurrent first messages wait for one finding; a failure to reach the
 // server settles nothing (the next message tries again).
-func (m *mcpClient) eraFor(ctx context.Context, method string) (mcpEra, string, error) {
+func (m *mcpClient) eraFor(ctx context.Context, method string) (mcp.Era, string, error) {
 	m.mu.Lock()
 	era, version := m.era, m.version
 	m.mu.Unlock()
-	if era != eraUnknown {
+	if era != mcp.EraUnknown {
 		return era, version, nil
 	}
 	m.settle.Lock()
@@ -225,91 +183,74 @@ func (m *mcpClient) eraFor(ctx context.Context, method string) (mcpEra, string, 
 	m.mu.Lock()
 	era, version = m.era, m.version
 	m.mu.Unlock()
-	if era != eraUnknown {
+	if era != mcp.EraUnknown {
 		return era, version, nil
 	}
 	switch {
 	case method == "initialize":
-		era, version = eraSession, "" // the caller's handshake; the channel keeps its version
-	case isStatelessVersion(m.want):
-		era, version = eraStateless, m.want
+		era, version = mcp.EraSession, "" // the caller's handshake; the channel keeps its version
+	case mcp.IsStatelessVersion(m.want):
+		era, version = mcp.EraStateless, m.want
 	case m.want == MCPAuto:
 		var err error
 		if era, version, err = m.probe(ctx); err != nil {
-			return eraUnknown, "", err
+			return mcp.EraUnknown, "", err
 		}
 	default:
-		era, version = eraSession, m.want
+		era, version = mcp.EraSession, m.want
 	}
-	if era == eraSession && method != "initialize" {
+	if era == mcp.EraSession && method != "initialize" {
 		var err error
 		if era, version, err = m.initialize(ctx, version); err != nil {
-			return eraUnknown, "", err
+			return mcp.EraUnknown, "", err
 		}
 	}
 	m.mu.Lock()
 	m.era, m.version = era, version
 	m.mu.Unlock()
-	m.ch.holdGET(era == eraStateless)
-	m.ch.srv.logger().Debug("jsonrpc: MCP era found", "version", version, "stateless", era == eraStateless)
+	m.ch.holdGET(era == mcp.EraStateless)
+	m.ch.srv.logger().Debug("jsonrpc: MCP era found", "version", version, "stateless", era == mcp.EraStateless)
 	return era, version, nil
 }
 
 // probe asks server/discover under MCPVersion2026 and tells the era from
 // the answer.
-func (m *mcpClient) probe(ctx context.Context) (mcpEra, string, error) {
+func (m *mcpClient) probe(ctx context.Context) (mcp.Era, string, error) {
 	var d struct {
 		SupportedVersions []string `json:"supportedVersions"`
 	}
 	err := m.statelessCall(ctx, MCPVersion2026, "server/discover", nil, &d)
 	if err == nil {
 		if len(d.SupportedVersions) == 0 {
-			return eraStateless, MCPVersion2026, nil
+			return mcp.EraStateless, MCPVersion2026, nil
 		}
-		return eraAmong(d.SupportedVersions, err)
+		return mcp.EraAmong(d.SupportedVersions, err)
 	}
 	var e *Error
 	var he *HTTPError
 	switch {
 	case !errors.As(err, &e) && !errors.As(err, &he):
-		return eraUnknown, "", err // the server was not reached
+		return mcp.EraUnknown, "", err // the server was not reached
 	case e != nil && e.Code == CodeUnsupportedProtocolVersion:
 		var data struct {
 			Supported []string `json:"supported"`
 		}
 		_ = e.DecodeData(&data)
-		return eraAmong(data.Supported, err)
+		return mcp.EraAmong(data.Supported, err)
 	case e != nil && (e.Code == CodeHeaderMismatch || e.Code == CodeMissingClientCapability):
-		return eraUnknown, "", fmt.Errorf("jsonrpc: the MCP server refused server/discover: %w", err)
+		return mcp.EraUnknown, "", fmt.Errorf("jsonrpc: the MCP server refused server/discover: %w", err)
 	}
-	return eraSession, MCPVersion2025, nil // a 4xx without an MCP error, or -32601: no stateless server
-}
-
-// eraAmong picks the era of the revisions a server names (in its
-// DiscoverResult, or in the UnsupportedProtocolVersionError err): the
-// stateless one when MCPVersion2026 is among them, else the session era
-// when one of its revisions is.
-func eraAmong(supported []string, err error) (mcpEra, string, error) {
-	switch {
-	case slices.Contains(supported, MCPVersion2026):
-		return eraStateless, MCPVersion2026, nil
-	case slices.ContainsFunc(supported, func(v string) bool { return !isStatelessVersion(v) }):
-		return eraSession, MCPVersion2025, nil
-	}
-	if err == nil {
-		err = errors.New("server/discover: supportedVersions " + strconv.Quote(fmt.Sprint(supported)))
-	}
-	return eraUnknown, "", fmt.Errorf("jsonrpc: the MCP server speaks none of the revisions this client does (%s, %s): %w", MCPVersion2026, MCPVersion2025, err)
+	return mcp.EraSession, MCPVersion2025, nil // a 4xx without an MCP error, or -32601: no stateless server
 }
 
 // initialize opens a session of revision version; a server that refuses
-// it is no MCP server (eraNone).
-func (m *mcpClient) initialize(ctx context.Context, version string) (mcpEra, string, error) {
+// it is no MCP server (mcp.EraNone).
+func (m *mcpClient) initialize(ctx context.Context, version string) (mcp.Era, string, error) {
 	params := struct {
 		ProtocolVersion string          `json:"protocolVersion"`
 		Capabilities    json.RawMessage `json:"capabilities"`
 		ClientInfo      json.RawMessage `json:"clientInfo"`
-	}{version, m.caps, m.info}
+	}{version, m.state.Caps, m.state.Info}
 	var res struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
@@ -320,14 +261,14 @@ func (m *mcpClient) initialize(ctx context.Context, version string) (mcpEra, str
 	case err == nil:
 	case errors.As(err, &e) || errors.As(err, &he):
 		m.ch.srv.logger().Debug("jsonrpc: the server refused initialize: no MCP server", "error", err)
-		return eraNone, "", nil
+		return mcp.EraNone, "", nil
 	default:
-		return eraUnknown, "", err
+		return mcp.EraUnknown, "", err
 	}
 	if err := m.next.Notify(ctx, "notifications/initialized", nil); err != nil {
-		return eraUnknown, "", err
+		return mcp.EraUnknown, "", err
 	}
-	return eraSession, res.ProtocolVersion, nil
+	return mcp.EraSession, res.ProtocolVersion, nil
 }
 
 // statelessCall makes a call of a stateless revision. A tools/call
@@ -354,7 +295,7 @@ func (m *mcpClient) statelessRounds(ctx context.Context, version, method string,
 	if err != nil {
 		return err
 	}
-	if err := m.refuseRejected(method, p); err != nil {
+	if err := m.state.RefuseRejected(method, p); err != nil {
 		return err
 	}
 	for round := 0; ; round++ {
@@ -372,7 +313,10 @@ func (m *mcpClient) statelessRounds(ctx context.Context, version, method string,
 		}
 		if !bytes.Contains(raw, inputRequired) || jsonv2.Unmarshal(raw, &ir) != nil || ir.ResultType != "input_required" {
 			if method == "tools/list" {
-				raw = m.learnTools(raw)
+				var rejected []string
+				if raw, rejected = m.state.LearnTools(raw); rejected != nil {
+					m.ch.srv.logger().Warn("jsonrpc: MCP tools left out of tools/list: invalid x-mcp-header annotation", "tools", rejected)
+				}
 			}
 			return decodeResult(method, raw, result, m.conn.strictResults)
 		}
@@ -387,7 +331,7 @@ func (m *mcpClient) statelessRounds(ctx context.Context, version, method string,
 			}
 			answers[key] = a
 		}
-		if p, err = withInput(p, answers, ir.RequestState); err != nil {
+		if p, err = mcp.WithInput(p, answers, ir.RequestState); err != nil {
 			return err
 		}
 	}
@@ -424,198 +368,9 @@ func (m *mcpClient) stateless(ctx context.Context, version, method string, param
 			raw = []byte("{}")
 		}
 	}
-	p, err := m.withMeta(raw, version)
+	p, err := m.state.WithMeta(raw, version)
 	if err != nil {
 		return nil, ctx, err
 	}
-	return p, ContextWithHeader(ctx, m.headers(headerFromContext(ctx), version, method, p)), nil
-}
-
-// meta returns the client's _meta members under revision version (the
-// protocol version, clientInfo, clientCapabilities), encoded once.
-func (m *mcpClient) meta(version string) []byte {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if b, ok := m.metas[version]; ok {
-		return b
-	}
-	b, _ := jsonv2.Marshal(map[string]json.RawMessage{MetaProtocolVersion: json.RawMessage(strconv.Quote(version)), MetaClientInfo: m.info, MetaClientCapabilities: m.caps}, jsonv2.Deterministic(true))
-	if m.metas == nil {
-		m.metas = map[string][]byte{}
-	}
-	m.metas[version] = b
-	return b
-}
-
-// withMeta returns the params object raw with the request's _meta: the
-// client's members put in front when raw has no _meta (the common case,
-// with no decoding), else merged into the caller's _meta.
-func (m *mcpClient) withMeta(raw []byte, version string) ([]byte, error) {
-	if len(raw) == 0 || raw[0] != '{' || !wire.Valid(raw) {
-		return nil, errors.New("jsonrpc: MCP " + version + " params must be an object, not " + truncate(string(raw), 40))
-	}
-	members := 0
-	hasMeta := false
-	wire.Members(raw, func(name, _ []byte) {
-		members++
-		hasMeta = hasMeta || string(name) == "_meta"
-	})
-	if !hasMeta {
-		meta := m.meta(version)
-		p := make([]byte, 0, len(raw)+len(meta)+10)
-		p = append(append(p, `{"_meta":`...), meta...)
-		if members > 0 {
-			p = append(p, ',')
-		}
-		return append(p, raw[1:]...), nil
-	}
-	obj := map[string]json.RawMessage{}
-	meta := map[string]json.RawMessage{}
-	if jsonv2.Unmarshal(raw, &obj) != nil || jsonv2.Unmarshal(obj["_meta"], &meta) != nil {
-		return nil, errors.New("jsonrpc: params._meta must be an object")
-	}
-	if jsonv2.Unmarshal(m.meta(version), &meta) != nil {
-		return nil, errors.New("jsonrpc: the client's _meta does not decode")
-	}
-	obj["_meta"], _ = jsonv2.Marshal(meta, jsonv2.Deterministic(true))
-	return jsonv2.Marshal(obj, jsonv2.Deterministic(true))
-}
-
-// headers returns the caller's headers (h) with those a stateless request
-// carries: the revision, Mcp-Method, Mcp-Name of what it names and, for a
-// tools/call, the Mcp-Param-* headers of the arguments the tool's
-// inputSchema (from tools/list) marks with x-mcp-header.
-func (m *mcpClient) headers(h http.Header, version, method string, params []byte) http.Header {
-	h = h.Clone()
-	if h == nil {
-		h = http.Header{}
-	}
-	h.Set(versionHeader, version)
-	h.Set(mcpMethodHeader, EncodeMCPHeaderValue(method))
-	var named struct {
-		Name      *string         `json:"name"`
-		URI       *string         `json:"uri"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	_ = jsonv2.Unmarshal(params, &named)
-	switch {
-	case (method == "tools/call" || method == "prompts/get") && named.Name != nil:
-		h.Set(mcpNameHeader, EncodeMCPHeaderValue(*named.Name))
-	case method == "resources/read" && named.URI != nil:
-		h.Set(mcpNameHeader, EncodeMCPHeaderValue(*named.URI))
-	}
-	if method != "tools/call" || named.Name == nil {
-		return h
-	}
-	m.mu.Lock()
-	annotations := m.toolHeaders[*named.Name]
-	m.mu.Unlock()
-	for _, a := range annotations {
-		if v, ok := valueAt(named.Arguments, a.path); ok {
-			if text, ok := headerText(v, a.kind); ok {
-				h.Set(mcpParamPrefix+a.name, EncodeMCPHeaderValue(text))
-			}
-		}
-	}
-	return h
-}
-
-// learnTools keeps the x-mcp-header annotations of the tools a tools/list
-// result describes, for the Mcp-Param-* headers of their calls, and
-// returns the result without the tools whose annotations the revision
-// forbids: a client must reject those definitions.
-func (m *mcpClient) learnTools(result []byte) []byte {
-	var list struct {
-		Tools []struct {
-			Name        string          `json:"name"`
-			InputSchema json.RawMessage `json:"inputSchema"`
-		} `json:"tools"`
-	}
-	if jsonv2.Unmarshal(result, &list) != nil {
-		return result
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.toolHeaders == nil || len(m.toolHeaders) > 4096 {
-		m.toolHeaders = map[string][]paramHeader{}
-	}
-	if m.rejected == nil || len(m.rejected) > 4096 {
-		m.rejected = map[string]bool{}
-	}
-	var rejected []string
-	for _, t := range list.Tools {
-		a, valid := paramHeadersOf(t.InputSchema)
-		delete(m.toolHeaders, t.Name)
-		delete(m.rejected, t.Name)
-		switch {
-		case !valid:
-			m.rejected[t.Name] = true
-			rejected = append(rejected, t.Name)
-		case a != nil:
-			m.toolHeaders[t.Name] = a
-		}
-	}
-	if len(rejected) == 0 {
-		return result
-	}
-	m.ch.srv.logger().Warn("jsonrpc: MCP tools left out of tools/list: invalid x-mcp-header annotation", "tools", rejected)
-	return withoutTools(result, m.rejected)
-}
-
-// withoutTools returns a tools/list result without the tools named in drop.
-func withoutTools(result []byte, drop map[string]bool) []byte {
-	var obj map[string]json.RawMessage
-	var tools []json.RawMessage
-	if jsonv2.Unmarshal(result, &obj) != nil || jsonv2.Unmarshal(obj["tools"], &tools) != nil {
-		return result
-	}
-	kept := tools[:0]
-	for _, t := range tools {
-		var named struct {
-			Name string `json:"name"`
-		}
-		if jsonv2.Unmarshal(t, &named) != nil || !drop[named.Name] {
-			kept = append(kept, t)
-		}
-	}
-	obj["tools"], _ = jsonv2.Marshal(kept)
-	out, err := jsonv2.Marshal(obj, jsonv2.Deterministic(true))
-	if err != nil {
-		return result
-	}
-	return out
-}
-
-// refuseRejected refuses, before sending, a tools/call of a tool that
-// tools/list showed with an invalid x-mcp-header annotation.
-func (m *mcpClient) refuseRejected(method string, params []byte) error {
-	if method != "tools/call" {
-		return nil
-	}
-	var named struct {
-		Name string `json:"name"`
-	}
-	_ = jsonv2.Unmarshal(params, &named)
-	m.mu.Lock()
-	rejected := m.rejected[named.Name]
-	m.mu.Unlock()
-	if rejected {
-		return fmt.Errorf("%w: tool %q: its inputSchema has an x-mcp-header annotation that MCP 2026-07-28 forbids", ErrToolRejected, named.Name)
-	}
-	return nil
-}
-
-// withInput returns params with the client's answers and the server's
-// requestState, for the call's next round.
-func withInput(params json.RawMessage, answers map[string]json.RawMessage, state *string) (json.RawMessage, error) {
-	obj := map[string]json.RawMessage{}
-	if err := jsonv2.Unmarshal(params, &obj); err != nil {
-		return nil, err
-	}
-	obj["inputResponses"], _ = jsonv2.Marshal(answers)
-	delete(obj, "requestState")
-	if state != nil {
-		obj["requestState"], _ = jsonv2.Marshal(*state)
-	}
-	return jsonv2.Marshal(obj, jsonv2.Deterministic(true))
+	return p, ContextWithHeader(ctx, m.state.Headers(headerFromContext(ctx), version, method, p)), nil
 }

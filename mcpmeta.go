@@ -3,9 +3,8 @@ package jsonrpc
 import (
 	"context"
 	"encoding/json"
-	"slices"
 
-	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/seedhq/jsonrpc/internal/mcp"
 )
 
 // MCP's stateless revision (2026-07-28 on): no initialize handshake and no
@@ -65,12 +64,7 @@ type MCPMeta struct {
 // HasCapability reports whether the client declared capability name
 // (e.g. "elicitation", "sampling") as an object in its capabilities.
 func (m *MCPMeta) HasCapability(name string) bool {
-	var caps map[string]json.RawMessage
-	if jsonv2.Unmarshal(m.ClientCapabilities, &caps) != nil {
-		return false
-	}
-	v, ok := caps[name]
-	return ok && len(v) > 0 && v[0] == '{'
+	return mcp.HasCapability(m.ClientCapabilities, name)
 }
 
 type mcpMetaKey struct{}
@@ -84,67 +78,20 @@ func MCPMetaFromContext(ctx context.Context) *MCPMeta {
 	return m
 }
 
-// mcpParams is what the transport reads of a request's params: the _meta
-// and the fields mirrored in HTTP headers.
-type mcpParams struct {
-	Name           *string                    `json:"name"`
-	URI            *string                    `json:"uri"`
-	Meta           map[string]json.RawMessage `json:"_meta"`
-	Arguments      json.RawMessage            `json:"arguments"`
-	InputResponses map[string]json.RawMessage `json:"inputResponses"`
-	RequestState   string                     `json:"requestState"`
+// newMCPMeta returns the MCPMeta of a request's _meta.
+func newMCPMeta(m *mcp.Meta) *MCPMeta {
+	return &MCPMeta{ProtocolVersion: m.ProtocolVersion, ClientInfo: m.ClientInfo, ClientCapabilities: m.ClientCapabilities,
+		LogLevel: m.LogLevel, Raw: m.Raw, InputResponses: m.InputResponses, RequestState: m.RequestState,
+		Method: m.Method, target: m.Target, arguments: m.Arguments}
 }
 
-// parseMCPParams reads params; ok is false when they are not an object.
-func parseMCPParams(params []byte) (p mcpParams, ok bool) {
-	if len(params) == 0 {
-		return p, true
+// mcpError returns the JSON-RPC error of a refusal by an MCP rule (nil
+// for none).
+func mcpError(e *mcp.Error) *Error {
+	if e == nil {
+		return nil
 	}
-	err := jsonv2.Unmarshal(params, &p)
-	return p, err == nil
-}
-
-// meta returns the request's MCP _meta; present is false when _meta does
-// not name a protocol version (a session-era request).
-func (p *mcpParams) meta(method string) (m *MCPMeta, present bool) {
-	raw, ok := p.Meta[MetaProtocolVersion]
-	if !ok {
-		return nil, false
-	}
-	m = &MCPMeta{ClientInfo: p.Meta[MetaClientInfo], ClientCapabilities: p.Meta[MetaClientCapabilities],
-		InputResponses: p.InputResponses, RequestState: p.RequestState,
-		Method: method, target: deref(p.Name) + deref(p.URI), arguments: compactJSON(p.Arguments)}
-	_ = jsonv2.Unmarshal(raw, &m.ProtocolVersion)
-	if lv, ok := p.Meta[MetaLogLevel]; ok {
-		_ = jsonv2.Unmarshal(lv, &m.LogLevel)
-	}
-	m.Raw, _ = jsonv2.Marshal(p.Meta)
-	return m, true
-}
-
-// check validates a stateless request's _meta: a revision the server
-// speaks (-32022) and the required fields (-32602).
-func (m *MCPMeta) check(supported []string, also []string) *Error {
-	if m.ProtocolVersion == "" {
-		return &Error{Code: CodeInvalidParams, Message: "invalid params: _meta." + MetaProtocolVersion + " must be a protocol version"}
-	}
-	if !slices.Contains(supported, m.ProtocolVersion) {
-		return unsupportedVersion(m.ProtocolVersion, supported, also)
-	}
-	if len(m.ClientCapabilities) == 0 || m.ClientCapabilities[0] != '{' {
-		return &Error{Code: CodeInvalidParams, Message: "invalid params: _meta." + MetaClientCapabilities + " is required (an object)"}
-	}
-	return nil
-}
-
-// unsupportedVersion is MCP's UnsupportedProtocolVersionError: the
-// supported revisions are the stateless ones, then the session era's.
-func unsupportedVersion(requested string, supported, also []string) *Error {
-	all := append(slices.Clone(supported), also...)
-	return (&Error{Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version"}).WithData(struct {
-		Supported []string `json:"supported"`
-		Requested string   `json:"requested"`
-	}{all, requested})
+	return (*Error)(e)
 }
 
 // MCPStateless returns a Server middleware (Server.Middleware) that serves
@@ -162,18 +109,18 @@ func MCPStateless(versions ...string) Middleware {
 			if MCPMetaFromContext(ctx) != nil {
 				return next.ServeRPC(ctx, req)
 			}
-			p, ok := parseMCPParams(req.Params)
+			p, ok := mcp.ParseParams(req.Params)
 			if !ok {
 				return next.ServeRPC(ctx, req)
 			}
-			m, present := p.meta(req.Method)
+			m, present := p.RequestMeta(req.Method)
 			if !present {
 				return next.ServeRPC(ctx, req)
 			}
-			if e := m.check(versions, nil); e != nil {
-				return nil, e
+			if e := m.Check(versions, nil); e != nil {
+				return nil, mcpError(e)
 			}
-			return next.ServeRPC(context.WithValue(ctx, mcpMetaKey{}, m), req)
+			return next.ServeRPC(context.WithValue(ctx, mcpMetaKey{}, newMCPMeta(m)), req)
 		})
 	}
 }

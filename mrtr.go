@@ -1,18 +1,11 @@
 package jsonrpc
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
-	"strings"
 	"time"
 
-	jsonv2 "github.com/go-json-experiment/json"
-
+	"github.com/seedhq/jsonrpc/internal/mcp"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -33,8 +26,8 @@ const DefaultRequestStateTTL = 10 * time.Minute
 // Errors of a requestState that cannot be trusted; the request gets
 // -32602 (invalid params) wrapping one of them.
 var (
-	ErrRequestStateInvalid = errors.New("jsonrpc: requestState is malformed, forged or for another request")
-	ErrRequestStateExpired = errors.New("jsonrpc: requestState expired")
+	ErrRequestStateInvalid = mcp.ErrStateInvalid
+	ErrRequestStateExpired = mcp.ErrStateExpired
 )
 
 // InputRequest is one request for input from the client: elicitation/create,
@@ -75,14 +68,6 @@ type InputRounds struct {
 	Now func() time.Time
 }
 
-// statePayload is what a requestState carries, authenticated.
-type statePayload struct {
-	Answers map[string]json.RawMessage `json:"a"`           // every answer so far, by key
-	Binding string                     `json:"b"`           // digest of method, subject and params
-	Expires int64                      `json:"x"`           // unix seconds
-	Data    json.RawMessage            `json:"d,omitempty"` // reserved
-}
-
 // Ask asks the client the request under key and decodes its answer into
 // result. Under 2025-11-25 (no MCPMeta in ctx) it calls the client over
 // the request's connection (the session's stream) and waits. Under
@@ -100,7 +85,7 @@ func (ir *InputRounds) Ask(ctx context.Context, key string, req InputRequest, re
 		}
 		return c.Call(ctx, req.Method, req.Params, result)
 	}
-	if capName := capabilityOf(req.Method); capName != "" && !m.HasCapability(capName) {
+	if capName := mcp.CapabilityOf(req.Method); capName != "" && !m.HasCapability(capName) {
 		return (&Error{Code: CodeMissingClientCapability, Message: "Missing required client capability: " + capName}).WithData(map[string]any{"requiredCapabilities": map[string]any{capName: map[string]any{}}})
 	}
 	answers, err := ir.answers(ctx, m)
@@ -117,28 +102,16 @@ func (ir *InputRounds) Ask(ctx context.Context, key string, req InputRequest, re
 	return &InputRequiredError{Result: InputRequiredResult{ResultType: "input_required", InputRequests: map[string]InputRequest{key: req}, RequestState: state}}
 }
 
-func capabilityOf(method string) string {
-	switch method {
-	case "elicitation/create":
-		return "elicitation"
-	case "sampling/createMessage":
-		return "sampling"
-	case "roots/list":
-		return "roots"
-	}
-	return ""
-}
-
 // answers returns the answers of the request: those its verified
 // requestState carries, and its inputResponses.
 func (ir *InputRounds) answers(ctx context.Context, m *MCPMeta) (map[string]json.RawMessage, error) {
 	answers := map[string]json.RawMessage{}
 	if m.RequestState != "" {
-		p, err := ir.open(ctx, m, m.RequestState)
+		given, err := mcp.OpenState(ir.Keys, m.RequestState, ir.binding(ctx, m), ir.now())
 		if err != nil {
 			return nil, &Error{Code: CodeInvalidParams, Message: "invalid params: " + err.Error()}
 		}
-		for k, v := range p.Answers {
+		for k, v := range given {
 			answers[k] = v
 		}
 	}
@@ -164,70 +137,17 @@ func (ir *InputRounds) binding(ctx context.Context, m *MCPMeta) string {
 	} else if p, ok := PeerFromContext(ctx); ok && p.Header != nil {
 		subject = p.Header.Get("Authorization")
 	}
-	h := sha256.New()
-	for _, s := range []string{m.Method, subject, m.target} {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
-	}
-	h.Write(m.arguments)
-	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+	return mcp.Binding(m.Method, subject, m.target, m.arguments)
 }
 
 // seal returns the requestState carrying answers, signed with Keys[0].
 func (ir *InputRounds) seal(ctx context.Context, m *MCPMeta, answers map[string]json.RawMessage) (string, error) {
-	if len(ir.Keys) == 0 || len(ir.Keys[0]) < 16 {
-		return "", errors.New("jsonrpc: InputRounds needs a key of 16 bytes or more")
+	if len(ir.Keys) == 0 {
+		return "", mcp.ErrStateKey
 	}
 	ttl := ir.TTL
 	if ttl <= 0 {
 		ttl = DefaultRequestStateTTL
 	}
-	body, err := jsonv2.Marshal(statePayload{Answers: answers, Binding: ir.binding(ctx, m), Expires: ir.now().Add(ttl).Unix()})
-	if err != nil {
-		return "", err
-	}
-	enc := base64.RawURLEncoding.EncodeToString(body)
-	return enc + "." + base64.RawURLEncoding.EncodeToString(stateMAC(ir.Keys[0], enc)), nil
-}
-
-// open verifies a requestState: a MAC by one of Keys, not expired, bound
-// to this method, principal and params.
-func (ir *InputRounds) open(ctx context.Context, m *MCPMeta, state string) (*statePayload, error) {
-	enc, sig, ok := strings.Cut(state, ".")
-	mac, err := base64.RawURLEncoding.DecodeString(sig)
-	if !ok || err != nil {
-		return nil, ErrRequestStateInvalid
-	}
-	valid := false
-	for _, k := range ir.Keys {
-		valid = valid || hmac.Equal(mac, stateMAC(k, enc))
-	}
-	body, err := base64.RawURLEncoding.DecodeString(enc)
-	var p statePayload
-	if !valid || err != nil || jsonv2.Unmarshal(body, &p) != nil || p.Binding != ir.binding(ctx, m) {
-		return nil, ErrRequestStateInvalid
-	}
-	if ir.now().Unix() >= p.Expires {
-		return nil, ErrRequestStateExpired
-	}
-	return &p, nil
-}
-
-func stateMAC(key []byte, enc string) []byte {
-	h := hmac.New(sha256.New, key)
-	h.Write([]byte("mcp-request-state-v1\x00"))
-	h.Write([]byte(enc))
-	return h.Sum(nil)
-}
-
-// compactJSON returns raw without insignificant white space (nil stays nil).
-func compactJSON(raw []byte) []byte {
-	if len(raw) == 0 {
-		return nil
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return raw
-	}
-	return b.Bytes()
+	return mcp.SealState(ir.Keys[0], answers, ir.binding(ctx, m), ir.now().Add(ttl))
 }

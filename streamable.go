@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seedhq/jsonrpc/internal/mcp"
 	"github.com/seedhq/jsonrpc/internal/sse"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
@@ -132,8 +133,8 @@ const (
 )
 
 const (
-	sessionHeader  = "Mcp-Session-Id"
-	versionHeader  = "Mcp-Protocol-Version"
+	sessionHeader  = mcp.SessionHeader
+	versionHeader  = mcp.VersionHeader
 	eventStream    = sse.ContentType
 	maxPostStreams = 1 << 31 // keys of live POST streams: the high bits of our call ids
 )
@@ -195,6 +196,7 @@ func (s *Server) StreamableHTTPHandler(opts StreamableHTTPOptions) http.Handler 
 		opts.RetryDelay = DefaultRetryDelay
 	}
 	h := &streamableHandler{srv: s, opts: opts, sessions: map[string]*streamSession{}, posts: map[uint64]*postStream{}, sessionConns: map[uint64]*sessionChannel{}, stop: make(chan struct{})}
+	h.rules.Versions, h.rules.SessionVersions, h.rules.ToolInputSchema = opts.StatelessVersions, opts.ProtocolVersions, opts.ToolInputSchema
 	// Shutdown ends the open streams (their clients reconnect elsewhere), so
 	// that an HTTP server's graceful shutdown does not wait for them.
 	s.onShutdown(func(context.Context) error {
@@ -216,7 +218,7 @@ type streamableHandler struct {
 	sessionConns map[uint64]*sessionChannel // the sessions' connections (SessionConn), by key
 	next         uint64
 
-	paramSchemas paramSchemas // the tools' Mcp-Param-* annotations (ToolInputSchema)
+	rules mcp.Stateless // the stateless revisions' checks
 }
 
 // writeTimeout bounds one write of an event stream: Server.WriteTimeout,
@@ -260,7 +262,7 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if cors && serveCORS(w, r) {
 		return
 	}
-	if h.stateless(r) {
+	if h.rules.Serves(r.Header.Get(versionHeader)) {
 		h.serveStateless(w, r)
 		return
 	}

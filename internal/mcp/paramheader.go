@@ -1,4 +1,4 @@
-package jsonrpc
+package mcp
 
 import (
 	"bytes"
@@ -18,29 +18,27 @@ import (
 // against the body, as it checks Mcp-Name: missing, repeated, with
 // invalid characters or different, the request is refused (400, -32020).
 
-const mcpParamPrefix = "Mcp-Param-"
-
-// paramHeader is one x-mcp-header annotation of a tool's inputSchema.
-type paramHeader struct {
-	name string   // the NAME of Mcp-Param-NAME
-	path []string // the chain of properties keys leading to the value
-	kind string   // "string", "integer" or "boolean"
+// ParamHeader is one x-mcp-header annotation of a tool's inputSchema.
+type ParamHeader struct {
+	Name string   // the NAME of Mcp-Param-NAME
+	Path []string // the chain of properties keys leading to the value
+	Kind string   // "string", "integer" or "boolean"
 }
 
-// headerSchema is what paramHeadersOf reads of a JSON Schema.
+// headerSchema is what ParamHeadersOf reads of a JSON Schema.
 type headerSchema struct {
 	Type       json.RawMessage         `json:"type"`
 	Header     *string                 `json:"x-mcp-header"`
 	Properties map[string]headerSchema `json:"properties"`
 }
 
-// paramHeadersOf returns the x-mcp-header annotations of an inputSchema
+// ParamHeadersOf returns the x-mcp-header annotations of an inputSchema
 // that the revision allows: on properties reached through properties keys
 // only, of type string, integer or boolean, named by an HTTP token, unique
 // without regard to case. Others are left out, and valid reports whether
 // there were none (a client must reject a tool that has one; a server
 // does not expect them).
-func paramHeadersOf(schema []byte) (out []paramHeader, valid bool) {
+func ParamHeadersOf(schema []byte) (out []ParamHeader, valid bool) {
 	var root headerSchema
 	if len(schema) == 0 || jsonv2.Unmarshal(schema, &root) != nil {
 		return nil, true
@@ -81,8 +79,8 @@ func countHeaderAnnotations(doc []byte) int {
 }
 
 // allowedHeaders returns the annotations of root that the revision allows.
-func allowedHeaders(root *headerSchema) []paramHeader {
-	var out []paramHeader
+func allowedHeaders(root *headerSchema) []ParamHeader {
+	var out []ParamHeader
 	seen := map[string]bool{}
 	var walk func(s *headerSchema, path []string)
 	walk = func(s *headerSchema, path []string) {
@@ -94,7 +92,7 @@ func allowedHeaders(root *headerSchema) []paramHeader {
 				lower := strings.ToLower(*p.Header)
 				if isToken(*p.Header) && !seen[lower] && (kind == "string" || kind == "integer" || kind == "boolean") {
 					seen[lower] = true
-					out = append(out, paramHeader{name: *p.Header, path: at, kind: kind})
+					out = append(out, ParamHeader{Name: *p.Header, Path: at, Kind: kind})
 				}
 			}
 			walk(&p, at)
@@ -119,9 +117,9 @@ func isToken(s string) bool {
 	return true
 }
 
-// valueAt returns the JSON value at path in arguments; ok is false when
+// ValueAt returns the JSON value at path in arguments; ok is false when
 // there is none (or it is null).
-func valueAt(arguments []byte, path []string) (json.RawMessage, bool) {
+func ValueAt(arguments []byte, path []string) (json.RawMessage, bool) {
 	v := json.RawMessage(arguments)
 	for _, key := range path {
 		var obj map[string]json.RawMessage
@@ -135,10 +133,10 @@ func valueAt(arguments []byte, path []string) (json.RawMessage, bool) {
 	return v, string(v) != "null"
 }
 
-// headerText returns a primitive argument value as an Mcp-Param-* header
+// HeaderText returns a primitive argument value as an Mcp-Param-* header
 // carries it before encoding: a string as it is, an integer in decimal,
 // a boolean as true or false; ok is false for any other value.
-func headerText(v json.RawMessage, kind string) (string, bool) {
+func HeaderText(v json.RawMessage, kind string) (string, bool) {
 	switch kind {
 	case "string":
 		var s string
@@ -166,46 +164,46 @@ func sameValue(header, body, kind string) bool {
 	return err1 == nil && err2 == nil && h == b
 }
 
-// checkParamHeaders checks the Mcp-Param-* headers a tool's annotations
+// CheckParamHeaders checks the Mcp-Param-* headers a tool's annotations
 // call for against the call's arguments: a value in the body needs its
 // header, once, matching; no value (absent or null) needs no header, and
 // a header there anyway does not match. Headers no annotation names are
 // ignored.
-func checkParamHeaders(hd http.Header, annotations []paramHeader, arguments []byte) *Error {
+func CheckParamHeaders(hd http.Header, annotations []ParamHeader, arguments []byte) *Error {
 	for _, a := range annotations {
-		name := mcpParamPrefix + a.name
-		v, present := valueAt(arguments, a.path)
+		name := ParamPrefix + a.Name
+		v, present := ValueAt(arguments, a.Path)
 		if !present {
 			if len(hd.Values(name)) > 0 {
-				return &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + name + " header present but the body has no value at " + strings.Join(a.path, ".")}
+				return &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + name + " header present but the body has no value at " + strings.Join(a.Path, ".")}
 			}
 			continue
 		}
-		want, ok := headerText(v, a.kind)
+		want, ok := HeaderText(v, a.Kind)
 		if !ok {
-			return &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: the body value of " + name + " is not of type " + a.kind}
+			return &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: the body value of " + name + " is not of type " + a.Kind}
 		}
-		if e := headerMatchesBy(hd, name, want, func(got string) bool { return sameValue(got, want, a.kind) }); e != nil {
+		if e := headerMatchesBy(hd, name, want, func(got string) bool { return sameValue(got, want, a.Kind) }); e != nil {
 			return e
 		}
 	}
 	return nil
 }
 
-// paramSchemas caches the annotations of the tools' inputSchemas, by tool
+// ParamSchemas caches the annotations of the tools' inputSchemas, by tool
 // name, while the schema stays the same.
-type paramSchemas struct {
+type ParamSchemas struct {
 	mu    sync.Mutex
 	tools map[string]paramSchemaEntry
 }
 
 type paramSchemaEntry struct {
 	schema      string
-	annotations []paramHeader
+	annotations []ParamHeader
 }
 
-// of returns the annotations of schema, the inputSchema of tool.
-func (ps *paramSchemas) of(tool string, schema []byte) []paramHeader {
+// Of returns the annotations of schema, the inputSchema of tool.
+func (ps *ParamSchemas) Of(tool string, schema []byte) []ParamHeader {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if e, ok := ps.tools[tool]; ok && e.schema == string(schema) {
@@ -214,7 +212,7 @@ func (ps *paramSchemas) of(tool string, schema []byte) []paramHeader {
 	if ps.tools == nil || len(ps.tools) >= 4096 {
 		ps.tools = map[string]paramSchemaEntry{}
 	}
-	a, _ := paramHeadersOf(schema)
+	a, _ := ParamHeadersOf(schema)
 	ps.tools[tool] = paramSchemaEntry{schema: string(schema), annotations: a}
 	return a
 }

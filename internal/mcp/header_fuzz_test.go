@@ -1,26 +1,26 @@
-package jsonrpc
+package mcp
 
 import (
 	"net/http"
 	"testing"
 )
 
-// FuzzMCPHeaderValue: any string survives EncodeMCPHeaderValue and the
-// server's decoding unchanged, and the encoded value is a valid header
+// FuzzMCPHeaderValue: any string survives EncodeHeaderValue and
+// DecodeHeaderValue unchanged, and the encoded value is a valid header
 // value (visible ASCII and space).
 func FuzzMCPHeaderValue(f *testing.F) {
 	for _, s := range []string{"us-west1", " padded ", "Grüße", "=?base64?literal?=", "=?base64?", "line1\nline2", "\x00", ""} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		enc := EncodeMCPHeaderValue(s)
+		enc := EncodeHeaderValue(s)
 		for i := 0; i < len(enc); i++ {
 			if enc[i] < 0x20 || enc[i] > 0x7e {
-				t.Fatalf("EncodeMCPHeaderValue(%q) = %q: byte %#x", s, enc, enc[i])
+				t.Fatalf("EncodeHeaderValue(%q) = %q: byte %#x", s, enc, enc[i])
 			}
 		}
-		if got, ok := decodeHeaderValue(enc); !ok || got != s {
-			t.Fatalf("EncodeMCPHeaderValue(%q) = %q decodes to %q, %v", s, enc, got, ok)
+		if got, ok := DecodeHeaderValue(enc); !ok || got != s {
+			t.Fatalf("EncodeHeaderValue(%q) = %q decodes to %q, %v", s, enc, got, ok)
 		}
 	})
 }
@@ -32,21 +32,21 @@ func FuzzMcpParamHeaders(f *testing.F) {
 	f.Add(`{"properties":{"r":{"type":"string","x-mcp-header":"R"},"o":{"properties":{"n":{"type":"integer","x-mcp-header":"N"}}}}}`, `{"r":"x","o":{"n":3}}`, "x")
 	f.Add(`{"properties":{"b":{"type":"boolean","x-mcp-header":"B"}}}`, `{"b":true}`, "true")
 	f.Fuzz(func(t *testing.T, schema, args, value string) {
-		annotations, _ := paramHeadersOf([]byte(schema))
+		annotations, _ := ParamHeadersOf([]byte(schema))
 		hd := http.Header{}
 		for _, a := range annotations {
-			hd.Set(mcpParamPrefix+a.name, value)
+			hd.Set(ParamPrefix+a.Name, value)
 		}
-		_ = checkParamHeaders(hd, annotations, []byte(args))
+		_ = CheckParamHeaders(hd, annotations, []byte(args))
 		mirrored := http.Header{}
 		for _, a := range annotations {
-			if v, ok := valueAt([]byte(args), a.path); ok {
-				if text, ok := headerText(v, a.kind); ok {
-					mirrored.Set(mcpParamPrefix+a.name, EncodeMCPHeaderValue(text))
+			if v, ok := ValueAt([]byte(args), a.Path); ok {
+				if text, ok := HeaderText(v, a.Kind); ok {
+					mirrored.Set(ParamPrefix+a.Name, EncodeHeaderValue(text))
 				}
 			}
 		}
-		if e := checkParamHeaders(mirrored, annotations, []byte(args)); e != nil && !valueOfOtherType(annotations, args) {
+		if e := CheckParamHeaders(mirrored, annotations, []byte(args)); e != nil && !valueOfOtherType(annotations, args) {
 			t.Fatalf("mirrored headers %v refused: %v", mirrored, e)
 		}
 	})
@@ -54,10 +54,10 @@ func FuzzMcpParamHeaders(f *testing.F) {
 
 // valueOfOtherType reports whether an annotated argument holds a value
 // its type does not allow (which no header can mirror).
-func valueOfOtherType(annotations []paramHeader, args string) bool {
+func valueOfOtherType(annotations []ParamHeader, args string) bool {
 	for _, a := range annotations {
-		if v, ok := valueAt([]byte(args), a.path); ok {
-			if _, ok := headerText(v, a.kind); !ok {
+		if v, ok := ValueAt([]byte(args), a.Path); ok {
+			if _, ok := HeaderText(v, a.Kind); !ok {
 				return true
 			}
 		}

@@ -1,0 +1,266 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+
+	jsonv2 "github.com/go-json-experiment/json"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
+)
+
+// Era is what a client found of its server.
+type Era int
+
+const (
+	EraUnknown   Era = iota
+	EraStateless     // per-request _meta and headers
+	EraSession       // initialize done, or done by the caller
+	EraNone          // no MCP server: messages go as they are
+)
+
+// EraAmong picks the era of the revisions a server names (in its
+// DiscoverResult, or in the UnsupportedProtocolVersionError err): the
+// stateless one when Version2026 is among them, else the session era
+// when one of its revisions is; with neither, an error wrapping err.
+func EraAmong(supported []string, err error) (Era, string, error) {
+	switch {
+	case slices.Contains(supported, Version2026):
+		return EraStateless, Version2026, nil
+	case slices.ContainsFunc(supported, func(v string) bool { return !IsStatelessVersion(v) }):
+		return EraSession, Version2025, nil
+	}
+	if err == nil {
+		err = errors.New("server/discover: supportedVersions " + strconv.Quote(fmt.Sprint(supported)))
+	}
+	return EraUnknown, "", fmt.Errorf("jsonrpc: the MCP server speaks none of the revisions this client does (%s, %s): %w", Version2026, Version2025, err)
+}
+
+// ErrToolRejected is returned, before sending, by a stateless tools/call
+// of a tool whose inputSchema has an x-mcp-header annotation the revision
+// forbids.
+var ErrToolRejected = errors.New("jsonrpc: MCP tool rejected")
+
+// ClientState is what an MCP client keeps to write the requests of a
+// stateless revision: its _meta members, and the x-mcp-header annotations
+// of the tools tools/list described. Its methods may be called
+// concurrently.
+type ClientState struct {
+	Info, Caps json.RawMessage // clientInfo and clientCapabilities, encoded
+
+	mu          sync.Mutex
+	toolHeaders map[string][]ParamHeader // x-mcp-header annotations, by tool (from tools/list)
+	rejected    map[string]bool          // tools rejected for an invalid x-mcp-header (from tools/list)
+	metas       map[string][]byte        // the client's _meta object, by revision (meta)
+}
+
+// NewClientState returns the state of a client named name and version
+// that declares caps (nil: {}); caps must marshal to a JSON object.
+func NewClientState(name, version string, caps any) (*ClientState, error) {
+	cs := &ClientState{Caps: json.RawMessage("{}")}
+	cs.Info, _ = jsonv2.Marshal(struct { // a struct: its members always in this order
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	}{name, version})
+	if caps != nil {
+		b, err := jsonv2.Marshal(caps)
+		if err != nil || len(b) == 0 || b[0] != '{' {
+			return nil, fmt.Errorf("jsonrpc: WithMCPCapabilities needs a JSON object (%v)", err)
+		}
+		cs.Caps = b
+	}
+	return cs, nil
+}
+
+// meta returns the client's _meta members under revision version (the
+// protocol version, clientInfo, clientCapabilities), encoded once.
+func (cs *ClientState) meta(version string) []byte {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if b, ok := cs.metas[version]; ok {
+		return b
+	}
+	b, _ := jsonv2.Marshal(map[string]json.RawMessage{MetaProtocolVersion: json.RawMessage(strconv.Quote(version)), MetaClientInfo: cs.Info, MetaClientCapabilities: cs.Caps}, jsonv2.Deterministic(true))
+	if cs.metas == nil {
+		cs.metas = map[string][]byte{}
+	}
+	cs.metas[version] = b
+	return b
+}
+
+// WithMeta returns the params object raw with the request's _meta: the
+// client's members put in front when raw has no _meta (the common case,
+// with no decoding), else merged into the caller's _meta.
+func (cs *ClientState) WithMeta(raw []byte, version string) ([]byte, error) {
+	if len(raw) == 0 || raw[0] != '{' || !wire.Valid(raw) {
+		return nil, fmt.Errorf("jsonrpc: MCP %s params must be an object, not %.40s", version, raw)
+	}
+	members := 0
+	hasMeta := false
+	wire.Members(raw, func(name, _ []byte) {
+		members++
+		hasMeta = hasMeta || string(name) == "_meta"
+	})
+	if !hasMeta {
+		meta := cs.meta(version)
+		p := make([]byte, 0, len(raw)+len(meta)+10)
+		p = append(append(p, `{"_meta":`...), meta...)
+		if members > 0 {
+			p = append(p, ',')
+		}
+		return append(p, raw[1:]...), nil
+	}
+	obj := map[string]json.RawMessage{}
+	meta := map[string]json.RawMessage{}
+	if jsonv2.Unmarshal(raw, &obj) != nil || jsonv2.Unmarshal(obj["_meta"], &meta) != nil {
+		return nil, errors.New("jsonrpc: params._meta must be an object")
+	}
+	if jsonv2.Unmarshal(cs.meta(version), &meta) != nil {
+		return nil, errors.New("jsonrpc: the client's _meta does not decode")
+	}
+	obj["_meta"], _ = jsonv2.Marshal(meta, jsonv2.Deterministic(true))
+	return jsonv2.Marshal(obj, jsonv2.Deterministic(true))
+}
+
+// Headers returns the caller's headers (h) with those a stateless request
+// carries: the revision, Mcp-Method, Mcp-Name of what it names and, for a
+// tools/call, the Mcp-Param-* headers of the arguments the tool's
+// inputSchema (from tools/list) marks with x-mcp-header.
+func (cs *ClientState) Headers(h http.Header, version, method string, params []byte) http.Header {
+	h = h.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Set(VersionHeader, version)
+	h.Set(MethodHeader, EncodeHeaderValue(method))
+	var named struct {
+		Name      *string         `json:"name"`
+		URI       *string         `json:"uri"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	_ = jsonv2.Unmarshal(params, &named)
+	switch {
+	case (method == "tools/call" || method == "prompts/get") && named.Name != nil:
+		h.Set(NameHeader, EncodeHeaderValue(*named.Name))
+	case method == "resources/read" && named.URI != nil:
+		h.Set(NameHeader, EncodeHeaderValue(*named.URI))
+	}
+	if method != "tools/call" || named.Name == nil {
+		return h
+	}
+	cs.mu.Lock()
+	annotations := cs.toolHeaders[*named.Name]
+	cs.mu.Unlock()
+	for _, a := range annotations {
+		if v, ok := ValueAt(named.Arguments, a.Path); ok {
+			if text, ok := HeaderText(v, a.Kind); ok {
+				h.Set(ParamPrefix+a.Name, EncodeHeaderValue(text))
+			}
+		}
+	}
+	return h
+}
+
+// LearnTools keeps the x-mcp-header annotations of the tools a tools/list
+// result describes, for the Mcp-Param-* headers of their calls, and
+// returns the result without the tools whose annotations the revision
+// forbids (a client must reject those definitions), and their names.
+func (cs *ClientState) LearnTools(result []byte) (out []byte, rejected []string) {
+	var list struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if jsonv2.Unmarshal(result, &list) != nil {
+		return result, nil
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.toolHeaders == nil || len(cs.toolHeaders) > 4096 {
+		cs.toolHeaders = map[string][]ParamHeader{}
+	}
+	if cs.rejected == nil || len(cs.rejected) > 4096 {
+		cs.rejected = map[string]bool{}
+	}
+	for _, t := range list.Tools {
+		a, valid := ParamHeadersOf(t.InputSchema)
+		delete(cs.toolHeaders, t.Name)
+		delete(cs.rejected, t.Name)
+		switch {
+		case !valid:
+			cs.rejected[t.Name] = true
+			rejected = append(rejected, t.Name)
+		case a != nil:
+			cs.toolHeaders[t.Name] = a
+		}
+	}
+	if len(rejected) == 0 {
+		return result, nil
+	}
+	return withoutTools(result, cs.rejected), rejected
+}
+
+// withoutTools returns a tools/list result without the tools named in drop.
+func withoutTools(result []byte, drop map[string]bool) []byte {
+	var obj map[string]json.RawMessage
+	var tools []json.RawMessage
+	if jsonv2.Unmarshal(result, &obj) != nil || jsonv2.Unmarshal(obj["tools"], &tools) != nil {
+		return result
+	}
+	kept := tools[:0]
+	for _, t := range tools {
+		var named struct {
+			Name string `json:"name"`
+		}
+		if jsonv2.Unmarshal(t, &named) != nil || !drop[named.Name] {
+			kept = append(kept, t)
+		}
+	}
+	obj["tools"], _ = jsonv2.Marshal(kept)
+	out, err := jsonv2.Marshal(obj, jsonv2.Deterministic(true))
+	if err != nil {
+		return result
+	}
+	return out
+}
+
+// RefuseRejected refuses, before sending, a tools/call of a tool that
+// tools/list showed with an invalid x-mcp-header annotation
+// (ErrToolRejected).
+func (cs *ClientState) RefuseRejected(method string, params []byte) error {
+	if method != "tools/call" {
+		return nil
+	}
+	var named struct {
+		Name string `json:"name"`
+	}
+	_ = jsonv2.Unmarshal(params, &named)
+	cs.mu.Lock()
+	rejected := cs.rejected[named.Name]
+	cs.mu.Unlock()
+	if rejected {
+		return fmt.Errorf("%w: tool %q: its inputSchema has an x-mcp-header annotation that MCP 2026-07-28 forbids", ErrToolRejected, named.Name)
+	}
+	return nil
+}
+
+// WithInput returns params with the client's answers and the server's
+// requestState, for a call's next round.
+func WithInput(params json.RawMessage, answers map[string]json.RawMessage, state *string) (json.RawMessage, error) {
+	obj := map[string]json.RawMessage{}
+	if err := jsonv2.Unmarshal(params, &obj); err != nil {
+		return nil, err
+	}
+	obj["inputResponses"], _ = jsonv2.Marshal(answers)
+	delete(obj, "requestState")
+	if state != nil {
+		obj["requestState"], _ = jsonv2.Marshal(*state)
+	}
+	return jsonv2.Marshal(obj, jsonv2.Deterministic(true))
+}

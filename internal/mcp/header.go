@@ -1,0 +1,86 @@
+package mcp
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// The HTTP headers of Streamable HTTP that carry MCP's values.
+const (
+	SessionHeader = "Mcp-Session-Id"
+	VersionHeader = "Mcp-Protocol-Version"
+	MethodHeader  = "Mcp-Method"
+	NameHeader    = "Mcp-Name"
+	ParamPrefix   = "Mcp-Param-" // followed by the NAME of an x-mcp-header annotation
+)
+
+// HeaderMatches checks that header name is present, made of visible ASCII
+// (after decoding MCP's base64 sentinel, =?base64?…?=), and equal to want.
+func HeaderMatches(hd http.Header, name, want string) *Error {
+	return headerMatchesBy(hd, name, want, func(got string) bool { return got == want })
+}
+
+// headerMatchesBy is HeaderMatches with a comparison of its own (of the
+// decoded header value with the body's).
+func headerMatchesBy(hd http.Header, name, want string, same func(got string) bool) *Error {
+	vals := hd.Values(name)
+	if len(vals) != 1 {
+		what := "missing"
+		if len(vals) > 1 {
+			what = "repeated"
+		}
+		return &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + name + " header " + what}
+	}
+	got, ok := DecodeHeaderValue(vals[0])
+	if !ok {
+		return &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + name + " header has invalid characters or encoding"}
+	}
+	if !same(got) {
+		return &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + name + " header value " + strconv.Quote(got) + " does not match body value " + strconv.Quote(want)}
+	}
+	return nil
+}
+
+// DecodeHeaderValue decodes an Mcp-Name (or Mcp-Param-*) value: plain
+// visible ASCII, space and tab, or =?base64?…?= holding UTF-8.
+func DecodeHeaderValue(v string) (string, bool) {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < 0x20 && c != '\t') || c > 0x7e {
+			return "", false
+		}
+	}
+	if b64, ok := strings.CutPrefix(v, "=?base64?"); ok {
+		if b64, ok = strings.CutSuffix(b64, "?="); ok {
+			b, err := base64.StdEncoding.DecodeString(b64)
+			return string(b), err == nil
+		}
+	}
+	return v, true
+}
+
+// EncodeHeaderValue returns s as an MCP request header value (Mcp-Name,
+// Mcp-Param-*): as it is when it is plain visible ASCII without leading or
+// trailing white space, else base64 in MCP's sentinel, =?base64?…?=.
+func EncodeHeaderValue(s string) string {
+	plain := s == strings.TrimSpace(s) && !(strings.HasPrefix(s, "=?base64?") && strings.HasSuffix(s, "?="))
+	for i := 0; plain && i < len(s); i++ {
+		plain = s[i] >= 0x20 && s[i] <= 0x7e
+	}
+	if plain {
+		return s
+	}
+	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
+}
+
+// IsHeaderValue reports whether v can be sent as it is in a header that
+// names a revision (MCP-Protocol-Version): visible ASCII, no space.
+func IsHeaderValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if v[i] <= ' ' || v[i] > '~' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,161 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+
+	jsonv2 "github.com/go-json-experiment/json"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
+)
+
+// Error is a JSON-RPC error object a rule answers a request with. Its
+// fields are those of the root package's Error (a pointer converts).
+type Error struct {
+	Code    int64
+	Message string
+	Data    json.RawMessage // raw JSON, nil when absent
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// JSON-RPC error codes the rules answer with: the spec's, and those of
+// MCP's stateless revision (its -32020 to -32099 range).
+const (
+	CodeInvalidParams              = -32602
+	CodeMethodNotFound             = -32601
+	CodeHeaderMismatch             = -32020
+	CodeMissingClientCapability    = -32021
+	CodeUnsupportedProtocolVersion = -32022
+)
+
+// Revisions: the first of the stateless era, the last of the session era.
+const (
+	Version2026 = "2026-07-28"
+	Version2025 = "2025-11-25"
+)
+
+// Keys of MCP's per-request _meta.
+const (
+	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
+)
+
+// IsStatelessVersion reports whether an MCP revision is of the stateless
+// era: revisions are dates, and the era begins with Version2026.
+func IsStatelessVersion(v string) bool {
+	return len(v) == len(Version2026) && v[0] >= '0' && v[0] <= '9' && v >= Version2026
+}
+
+// Params is what the transport reads of a request's params: the _meta
+// and the fields mirrored in HTTP headers.
+type Params struct {
+	Name           *string                    `json:"name"`
+	URI            *string                    `json:"uri"`
+	Meta           map[string]json.RawMessage `json:"_meta"`
+	Arguments      json.RawMessage            `json:"arguments"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses"`
+	RequestState   string                     `json:"requestState"`
+}
+
+// ParseParams reads params; ok is false when they are not an object.
+func ParseParams(params []byte) (p Params, ok bool) {
+	if len(params) == 0 {
+		return p, true
+	}
+	err := jsonv2.Unmarshal(params, &p)
+	return p, err == nil
+}
+
+// Meta is the _meta of a request of a stateless revision, with what of
+// the request a requestState is bound to (the root's MCPMeta is made of it).
+type Meta struct {
+	ProtocolVersion    string
+	ClientInfo         json.RawMessage
+	ClientCapabilities json.RawMessage
+	LogLevel           string
+	Raw                json.RawMessage // the whole _meta object
+	InputResponses     map[string]json.RawMessage
+	RequestState       string
+	Method             string // the request's method
+	Target             string // params.name or params.uri
+	Arguments          []byte // params.arguments, compacted
+}
+
+// RequestMeta returns the request's MCP _meta; present is false when _meta does
+// not name a protocol version (a session-era request).
+func (p *Params) RequestMeta(method string) (m *Meta, present bool) {
+	raw, ok := p.Meta[MetaProtocolVersion]
+	if !ok {
+		return nil, false
+	}
+	m = &Meta{ClientInfo: p.Meta[MetaClientInfo], ClientCapabilities: p.Meta[MetaClientCapabilities],
+		InputResponses: p.InputResponses, RequestState: p.RequestState,
+		Method: method, Target: deref(p.Name) + deref(p.URI), Arguments: compactJSON(p.Arguments)}
+	_ = jsonv2.Unmarshal(raw, &m.ProtocolVersion)
+	if lv, ok := p.Meta[MetaLogLevel]; ok {
+		_ = jsonv2.Unmarshal(lv, &m.LogLevel)
+	}
+	m.Raw, _ = jsonv2.Marshal(p.Meta)
+	return m, true
+}
+
+// Check validates a stateless request's _meta: a revision the server
+// speaks (supported; else -32022 naming supported, then also) and the
+// required fields (-32602).
+func (m *Meta) Check(supported []string, also []string) *Error {
+	if m.ProtocolVersion == "" {
+		return &Error{Code: CodeInvalidParams, Message: "invalid params: _meta." + MetaProtocolVersion + " must be a protocol version"}
+	}
+	if !slices.Contains(supported, m.ProtocolVersion) {
+		return UnsupportedVersion(m.ProtocolVersion, supported, also)
+	}
+	if len(m.ClientCapabilities) == 0 || m.ClientCapabilities[0] != '{' {
+		return &Error{Code: CodeInvalidParams, Message: "invalid params: _meta." + MetaClientCapabilities + " is required (an object)"}
+	}
+	return nil
+}
+
+// HasCapability reports whether capabilities (a JSON object) declare
+// capability name as an object.
+func HasCapability(capabilities []byte, name string) bool {
+	var caps map[string]json.RawMessage
+	if jsonv2.Unmarshal(capabilities, &caps) != nil {
+		return false
+	}
+	v, ok := caps[name]
+	return ok && len(v) > 0 && v[0] == '{'
+}
+
+// UnsupportedVersion is MCP's UnsupportedProtocolVersionError: the
+// supported revisions are the stateless ones, then the session era's.
+func UnsupportedVersion(requested string, supported, also []string) *Error {
+	all := append(slices.Clone(supported), also...)
+	data, _ := wire.Marshal(struct {
+		Supported []string `json:"supported"`
+		Requested string   `json:"requested"`
+	}{all, requested})
+	return &Error{Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version", Data: data}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// compactJSON returns raw without insignificant white space (nil stays nil).
+func compactJSON(raw []byte) []byte {
+	if len(raw) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}

@@ -1,0 +1,107 @@
+package mcp
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+)
+
+// The requestState of a multi round-trip request (MCP 2026-07-28,
+// basic/patterns/mrtr): the answers a client gave so far, bound to the
+// request and its principal, with an expiry, authenticated with
+// HMAC-SHA256 so that any instance holding the key trusts it and a client
+// cannot forge or move it.
+
+// Errors of a requestState that cannot be trusted.
+var (
+	ErrStateInvalid = errors.New("jsonrpc: requestState is malformed, forged or for another request")
+	ErrStateExpired = errors.New("jsonrpc: requestState expired")
+	ErrStateKey     = errors.New("jsonrpc: InputRounds needs a key of 16 bytes or more")
+)
+
+// statePayload is what a requestState carries, authenticated.
+type statePayload struct {
+	Answers map[string]json.RawMessage `json:"a"`           // every answer so far, by key
+	Binding string                     `json:"b"`           // digest of method, subject and params
+	Expires int64                      `json:"x"`           // unix seconds
+	Data    json.RawMessage            `json:"d,omitempty"` // reserved
+}
+
+// Binding digests what a state is bound to: the method, the principal
+// (subject) and the request's salient params (target: its name or uri,
+// and its arguments, compacted).
+func Binding(method, subject, target string, arguments []byte) string {
+	h := sha256.New()
+	for _, s := range []string{method, subject, target} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	h.Write(arguments)
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+}
+
+// SealState returns the requestState carrying answers, bound to binding,
+// valid until expires, signed with key (ErrStateKey when it is shorter
+// than 16 bytes).
+func SealState(key []byte, answers map[string]json.RawMessage, binding string, expires time.Time) (string, error) {
+	if len(key) < 16 {
+		return "", ErrStateKey
+	}
+	body, err := jsonv2.Marshal(statePayload{Answers: answers, Binding: binding, Expires: expires.Unix()})
+	if err != nil {
+		return "", err
+	}
+	enc := base64.RawURLEncoding.EncodeToString(body)
+	return enc + "." + base64.RawURLEncoding.EncodeToString(stateMAC(key, enc)), nil
+}
+
+// OpenState verifies a requestState and returns its answers: a MAC by one
+// of keys, bound to binding (else ErrStateInvalid), not expired at now
+// (else ErrStateExpired).
+func OpenState(keys [][]byte, state, binding string, now time.Time) (map[string]json.RawMessage, error) {
+	enc, sig, ok := strings.Cut(state, ".")
+	mac, err := base64.RawURLEncoding.DecodeString(sig)
+	if !ok || err != nil {
+		return nil, ErrStateInvalid
+	}
+	valid := false
+	for _, k := range keys {
+		valid = valid || hmac.Equal(mac, stateMAC(k, enc))
+	}
+	body, err := base64.RawURLEncoding.DecodeString(enc)
+	var p statePayload
+	if !valid || err != nil || jsonv2.Unmarshal(body, &p) != nil || p.Binding != binding {
+		return nil, ErrStateInvalid
+	}
+	if now.Unix() >= p.Expires {
+		return nil, ErrStateExpired
+	}
+	return p.Answers, nil
+}
+
+func stateMAC(key []byte, enc string) []byte {
+	h := hmac.New(sha256.New, key)
+	h.Write([]byte("mcp-request-state-v1\x00"))
+	h.Write([]byte(enc))
+	return h.Sum(nil)
+}
+
+// CapabilityOf returns the client capability a server's request for input
+// needs ("" for none it knows).
+func CapabilityOf(method string) string {
+	switch method {
+	case "elicitation/create":
+		return "elicitation"
+	case "sampling/createMessage":
+		return "sampling"
+	case "roots/list":
+		return "roots"
+	}
+	return ""
+}

@@ -1,0 +1,114 @@
+package mcp
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+)
+
+// Stateless is a server's rules for the requests of MCP's stateless
+// revisions over Streamable HTTP (2026-07-28 on): each POST is checked
+// against its headers and its _meta. Its methods may be called
+// concurrently; it is not copied once used.
+type Stateless struct {
+	// Versions are the stateless revisions served; SessionVersions the
+	// session era's (the MCP-Protocol-Version values accepted).
+	Versions, SessionVersions []string
+	// ToolInputSchema returns the inputSchema of a tool, for its
+	// Mcp-Param-* headers (nil: they are not checked).
+	ToolInputSchema func(tool string) json.RawMessage
+
+	schemas ParamSchemas
+}
+
+// Serves reports whether a request whose MCP-Protocol-Version is v is
+// served under the stateless revision: v names a stateless revision, or a
+// revision the server does not speak at all (which gets
+// UnsupportedVersion, a JSON-RPC error, as that revision asks).
+func (s *Stateless) Serves(v string) bool {
+	if len(s.Versions) == 0 || v == "" || slices.Contains(s.SessionVersions, v) {
+		return false
+	}
+	return slices.Contains(s.Versions, v) || len(s.SessionVersions) > 0
+}
+
+// Check checks a stateless request's headers against its body and its
+// _meta: -32022 for a revision the server does not speak, -32020 for a
+// header missing or not matching, -32602 for _meta without its required
+// fields; the methods of the session era are unknown (-32601, 404). A
+// notification without _meta needs only a known revision. It returns the
+// request's _meta (nil for such a notification).
+func (s *Stateless) Check(hd http.Header, method string, params []byte, notification bool) (*Meta, *Error) {
+	version := hd.Get(VersionHeader)
+	if !slices.Contains(s.Versions, version) {
+		return nil, UnsupportedVersion(version, s.Versions, s.SessionVersions)
+	}
+	p, ok := ParseParams(params)
+	if !ok {
+		return nil, &Error{Code: CodeInvalidParams, Message: "invalid params: params must be an object"}
+	}
+	if sessionEraMethods[method] {
+		return nil, &Error{Code: CodeMethodNotFound, Message: "method not found: " + method + " is not part of MCP " + version + " (no sessions)"}
+	}
+	meta, present := p.RequestMeta(method)
+	if !present && notification {
+		return nil, nil // no header rule covers notifications
+	}
+	if e := HeaderMatches(hd, MethodHeader, method); e != nil {
+		return nil, e
+	}
+	if e := s.checkNames(hd, method, &p); e != nil {
+		return nil, e
+	}
+	if !present {
+		return nil, &Error{Code: CodeInvalidParams, Message: "invalid params: _meta." + MetaProtocolVersion + " is required"}
+	}
+	if meta.ProtocolVersion != version {
+		return nil, &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + VersionHeader + " " + strconv.Quote(version) + " does not match _meta." + MetaProtocolVersion + " " + strconv.Quote(meta.ProtocolVersion)}
+	}
+	if e := meta.Check(s.Versions, s.SessionVersions); e != nil {
+		return nil, e
+	}
+	return meta, nil
+}
+
+// checkNames checks the headers that mirror what a request names:
+// Mcp-Name (the tool, prompt or resource) and a tool's Mcp-Param-*
+// headers (ToolInputSchema).
+func (s *Stateless) checkNames(hd http.Header, method string, p *Params) *Error {
+	switch method {
+	case "tools/call":
+		if e := HeaderMatches(hd, NameHeader, deref(p.Name)); e != nil {
+			return e
+		}
+		if s.ToolInputSchema == nil || p.Name == nil {
+			return nil
+		}
+		return CheckParamHeaders(hd, s.schemas.Of(*p.Name, s.ToolInputSchema(*p.Name)), p.Arguments)
+	case "prompts/get":
+		return HeaderMatches(hd, NameHeader, deref(p.Name))
+	case "resources/read":
+		return HeaderMatches(hd, NameHeader, deref(p.URI))
+	}
+	return nil
+}
+
+// sessionEraMethods are the methods the stateless revision removed.
+var sessionEraMethods = map[string]bool{
+	"initialize": true, "notifications/initialized": true, "ping": true, "logging/setLevel": true,
+	"resources/subscribe": true, "resources/unsubscribe": true,
+}
+
+// HTTPStatus returns the HTTP status of a stateless revision's answer
+// whose error has code: 404 for an unknown method, 400 for the
+// revision's own errors, 0 (the transport's own) for the rest.
+func HTTPStatus(code int64) int {
+	switch code {
+	case CodeMethodNotFound:
+		return http.StatusNotFound
+	case CodeHeaderMismatch, CodeMissingClientCapability, CodeUnsupportedProtocolVersion:
+		return http.StatusBadRequest
+	}
+	return 0
+}

@@ -1,0 +1,82 @@
+package mcp
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+)
+
+func TestStatelessServes(t *testing.T) {
+	both := &Stateless{Versions: []string{Version2026}, SessionVersions: []string{Version2025}}
+	onlyStateless := &Stateless{Versions: []string{Version2026}}
+	none := &Stateless{SessionVersions: []string{Version2025}}
+	for _, c := range []struct {
+		s       *Stateless
+		version string
+		want    bool
+	}{
+		{both, Version2026, true},
+		{both, Version2025, false},
+		{both, "", false},
+		{both, "1999-01-01", true}, // spoken by neither: a JSON-RPC error from the stateless path
+		{onlyStateless, "1999-01-01", false},
+		{onlyStateless, Version2026, true},
+		{none, Version2026, false},
+	} {
+		if got := c.s.Serves(c.version); got != c.want {
+			t.Errorf("%v/%v Serves(%q) = %v, want %v", c.s.Versions, c.s.SessionVersions, c.version, got, c.want)
+		}
+	}
+}
+
+func TestStatelessCheck(t *testing.T) {
+	s := &Stateless{Versions: []string{Version2026}, SessionVersions: []string{Version2025},
+		ToolInputSchema: func(string) json.RawMessage {
+			return json.RawMessage(`{"properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)
+		}}
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	headers := func(kv ...string) http.Header {
+		h := http.Header{VersionHeader: {Version2026}, MethodHeader: {"tools/call"}}
+		for i := 0; i < len(kv); i += 2 {
+			h.Set(kv[i], kv[i+1])
+		}
+		return h
+	}
+	call := `{` + meta + `,"name":"deploy","arguments":{"region":"eu"}}`
+	m, e := s.Check(headers(NameHeader, "deploy", "Mcp-Param-Region", "eu"), "tools/call", []byte(call), false)
+	if e != nil || m.ProtocolVersion != Version2026 || m.Target != "deploy" || string(m.Arguments) != `{"region":"eu"}` {
+		t.Fatalf("a matching call: %+v, %v", m, e)
+	}
+	for name, c := range map[string]struct {
+		h      http.Header
+		method string
+		params string
+		code   int64
+	}{
+		"Mcp-Name differs":     {headers(NameHeader, "other", "Mcp-Param-Region", "eu"), "tools/call", call, CodeHeaderMismatch},
+		"Mcp-Param missing":    {headers(NameHeader, "deploy"), "tools/call", call, CodeHeaderMismatch},
+		"Mcp-Param differs":    {headers(NameHeader, "deploy", "Mcp-Param-Region", "us"), "tools/call", call, CodeHeaderMismatch},
+		"no _meta":             {headers(NameHeader, "deploy", "Mcp-Param-Region", "eu"), "tools/call", `{"name":"deploy","arguments":{"region":"eu"}}`, CodeInvalidParams},
+		"session-era method":   {headers(), "initialize", `{}`, CodeMethodNotFound},
+		"unknown revision":     {http.Header{VersionHeader: {"1999-01-01"}}, "tools/list", `{}`, CodeUnsupportedProtocolVersion},
+		"params not an object": {headers(), "tools/call", `[1]`, CodeInvalidParams},
+	} {
+		if _, e := s.Check(c.h, c.method, []byte(c.params), false); e == nil || e.Code != c.code {
+			t.Errorf("%s: %v, want code %d", name, e, c.code)
+		}
+	}
+	// A notification without _meta needs only a known revision.
+	if m, e := s.Check(http.Header{VersionHeader: {Version2026}}, "notifications/cancelled", []byte(`{"requestId":1}`), true); m != nil || e != nil {
+		t.Errorf("a notification without _meta: %v, %v", m, e)
+	}
+}
+
+func TestUnsupportedVersionData(t *testing.T) {
+	e := UnsupportedVersion("1999-01-01", []string{Version2026}, []string{Version2025})
+	if e.Code != CodeUnsupportedProtocolVersion || string(e.Data) != `{"supported":["2026-07-28","2025-11-25"],"requested":"1999-01-01"}` {
+		t.Fatalf("%d %s", e.Code, e.Data)
+	}
+	if HTTPStatus(e.Code) != http.StatusBadRequest || HTTPStatus(CodeMethodNotFound) != http.StatusNotFound || HTTPStatus(-32603) != 0 {
+		t.Fatal("HTTPStatus")
+	}
+}
