@@ -173,6 +173,7 @@ func (c *HTTPClient) callIter(ctx context.Context, method string, params any, r 
 	if err != nil {
 		return err
 	}
+	defer body.release()
 	return readStreamedResponse(jsontext.NewDecoder(body), id, func(dec *jsontext.Decoder) error {
 		return r.read(dec, c.strictResults, func() { body.n = 0 }) // the limit is per element
 	})
@@ -191,13 +192,20 @@ func (c *HTTPClient) streamBody(resp *http.Response) (*elemLimitReader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jsonrpc: the server's reply: %w", err)
 	}
-	var r io.Reader = resp.Body
+	body := &elemLimitReader{r: resp.Body, limit: c.maxSize}
 	if gzipped {
-		if r, err = gzip.NewReader(resp.Body); err != nil {
+		zr, _ := gzipReaders.Get().(*gzip.Reader)
+		if zr == nil {
+			zr, err = gzip.NewReader(resp.Body)
+		} else {
+			err = zr.Reset(resp.Body)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("jsonrpc: reading the response: gzip: %w", err)
 		}
+		body.r, body.zr = zr, zr
 	}
-	return &elemLimitReader{r: r, limit: c.maxSize}, nil
+	return body, nil
 }
 
 // readStreamedResponse reads a response object from dec: its result is
@@ -271,6 +279,15 @@ type elemLimitReader struct {
 	r     io.Reader
 	n     int64 // read since the last reset
 	limit int64
+	zr    *gzip.Reader // decompressing r, from gzipReaders (nil: not gzipped)
+}
+
+// release gives the decompressor back.
+func (l *elemLimitReader) release() {
+	if l.zr != nil {
+		gzipReaders.Put(l.zr)
+		l.zr = nil
+	}
 }
 
 func (l *elemLimitReader) Read(p []byte) (int, error) {

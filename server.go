@@ -97,8 +97,9 @@ type Server struct {
 	HTTPBodyTimeout time.Duration
 	// HTTPCompressMinSize is the size from which an HTTP reply is sent
 	// gzip-compressed to a client whose Accept-Encoding admits gzip
-	// (default DefaultHTTPCompressMinSize, 1 KiB; negative: never). A
-	// gzip request body is accepted whatever this says; its decompressed
+	// (default DefaultHTTPCompressMinSize, 1 KiB; negative: never); a
+	// streamed reply (Stream) written in chunks is compressed whatever its
+	// size, unless negative. A gzip request body is accepted whatever this says; its decompressed
 	// size counts against MaxMessageSize (over it: 413), and another
 	// Content-Encoding gets 415.
 	HTTPCompressMinSize int

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -31,7 +32,8 @@ import (
 // closes), and a write that waits for a slow peer holds the sequence back.
 // docs/streaming.md has the rules per transport; in short:
 //
-//   - HTTP (ServeHTTP): a chunked body, written as elements are encoded.
+//   - HTTP (ServeHTTP): a chunked body, written as elements are encoded
+//     (gzipped, chunk by chunk, for a client that accepts gzip).
 //   - Connections (tcp, unix, stdio with newline framing, WebSocket): one
 //     message, written in pieces; other messages to the peer wait behind
 //     it. Content-Length framing needs the length first, so there the
@@ -309,8 +311,9 @@ func (c *Conn) sendStream(t *task, head []byte) {
 }
 
 // serveHTTPStream writes the stream a handler returned as the body of
-// the response, chunked; a stream that fits in StreamChunk goes as any
-// reply (with its length, compressed if asked). A stream cut short
+// the response, chunked, gzipped for a client that accepts gzip (unless
+// HTTPCompressMinSize says never); a stream that fits in StreamChunk goes
+// as any reply (with its length, compressed if asked). A stream cut short
 // aborts the body (http.ErrAbortHandler).
 func (s *Server) serveHTTPStream(w http.ResponseWriter, pi *peerInfo, slot *streamSlot, head []byte) {
 	defer slot.finish()
@@ -318,8 +321,17 @@ func (s *Server) serveHTTPStream(w http.ResponseWriter, pi *peerInfo, slot *stre
 		h := w.Header()
 		pi.copyReplyHeader(h)
 		h["Content-Type"] = jsonContentType
+		body := &httpBody{w: w}
+		if s.httpCompressMinSize() >= 0 { // a stream is never too small to gain
+			h.Add("Vary", "Accept-Encoding")
+			if acceptsGzip(pi.peer.Header) {
+				h["Content-Encoding"] = gzipEncoding
+				body.zw = gzipWriters.Get().(*gzip.Writer)
+				body.zw.Reset(w)
+			}
+		}
 		w.WriteHeader(http.StatusOK)
-		return httpBody{w}, nil
+		return body, nil
 	}
 	reply, err := s.writeStream(slot, head, open)
 	if err != nil {
@@ -330,16 +342,51 @@ func (s *Server) serveHTTPStream(w http.ResponseWriter, pi *peerInfo, slot *stre
 	}
 }
 
-// httpBody is a response body as a messageWriter.
-type httpBody struct{ w http.ResponseWriter }
+// httpBody is a response body as a messageWriter, gzipped through zw if
+// not nil.
+type httpBody struct {
+	w  http.ResponseWriter
+	zw *gzip.Writer
+}
 
-func (b httpBody) Write(p []byte) error {
-	_, err := b.w.Write(p)
+// Write writes a chunk of the stream. A gzipped chunk is flushed (to the
+// compressor's byte boundary, then out of net/http's buffers) so that the
+// client gets each chunk when it is written and a slow client holds the
+// stream back, as without compression.
+func (b *httpBody) Write(p []byte) error {
+	if b.zw == nil {
+		_, err := b.w.Write(p)
+		return err
+	}
+	if _, err := b.zw.Write(p); err != nil {
+		return err
+	}
+	if err := b.zw.Flush(); err != nil {
+		return err
+	}
+	return http.NewResponseController(b.w).Flush()
+}
+
+// Close ends the gzip stream; the handler's return ends the body.
+func (b *httpBody) Close() error {
+	if b.zw == nil {
+		return nil
+	}
+	err := b.zw.Close()
+	b.release()
 	return err
 }
 
-func (b httpBody) Close() error { return nil } // the handler's return ends the body
-func (b httpBody) Abort(error)  {}             // serveHTTPStream aborts it
+// Abort gives the compressor back; serveHTTPStream aborts the body.
+func (b *httpBody) Abort(error) { b.release() }
+
+func (b *httpBody) release() {
+	if b.zw != nil {
+		b.zw.Reset(io.Discard) // no reference to the response kept in the pool
+		gzipWriters.Put(b.zw)
+		b.zw = nil
+	}
+}
 
 // openMessage writes one WebSocket text message in frames.
 func (ch *wsChannel) openMessage() (messageWriter, error) {

@@ -5,11 +5,13 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"runtime/metrics"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,11 +60,26 @@ func (h *heapPeak) done() float64 {
 var streamBenchParams = streamParams{N: 1024, Size: 1000}
 
 // BenchmarkStreamHTTP serves and consumes 1 MiB per op over HTTP: the
-// handler returns a Stream, the client reads it with CallIter. Server and
-// client share the process, so peak-heap-MiB bounds both heaps. With
-// -benchtime=1024x it is a 1 GiB result served and consumed.
-func BenchmarkStreamHTTP(b *testing.B) {
-	hs := httptest.NewServer(newStreamServer())
+// handler returns a Stream, the client reads it with CallIter; the body
+// is gzipped (our client accepts gzip, as net/http's does). Server and
+// client share the process, so peak-heap-MiB bounds both heaps; wire-B/op
+// is the body's bytes as sent. With -benchtime=1024x it is a 1 GiB
+// result served and consumed.
+func BenchmarkStreamHTTP(b *testing.B) { benchStreamHTTP(b, newStreamServer()) }
+
+// BenchmarkStreamHTTPPlain is BenchmarkStreamHTTP with the server's
+// compression off (HTTPCompressMinSize -1): what gzip costs and saves.
+func BenchmarkStreamHTTPPlain(b *testing.B) {
+	srv := newStreamServer()
+	srv.HTTPCompressMinSize = -1
+	benchStreamHTTP(b, srv)
+}
+
+func benchStreamHTTP(b *testing.B, srv *jsonrpc.Server) {
+	var wire atomic.Int64
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		srv.ServeHTTP(countingWriter{w, &wire}, r)
+	}))
 	defer hs.Close()
 	c := jsonrpc.NewHTTPClient(hs.URL)
 	defer c.Close()
@@ -85,6 +102,7 @@ func BenchmarkStreamHTTP(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(peak.done(), "peak-heap-MiB")
+	b.ReportMetric(float64(wire.Load())/float64(b.N), "wire-B/op")
 }
 
 // BenchmarkStreamTCP serves 1 MiB per op on a TCP connection (one
