@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seedhq/jsonrpc/internal/pubsub"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -50,8 +51,8 @@ type Conn struct {
 	strictResults bool    // WithStrictResults: unknown members of results are errors
 	inv           Invoker // WithInterceptors: the chain Call, Notify and Batch go through (nil: none)
 
-	subs    atomic.Pointer[clientSubs] // our subscriptions' events, once Subscribe was called (subscribe.go)
-	backlog backlog                    // unwritten reply bytes; admission waits on it (see backpressure.go)
+	subs    atomic.Pointer[pubsub.Registry] // our subscriptions' events, once Subscribe was called (subscribe.go)
+	backlog backlog                         // unwritten reply bytes; admission waits on it (see backpressure.go)
 }
 
 // NewConn starts serving ch: it reads messages until the channel ends,

@@ -187,7 +187,7 @@ func (c *Conn) takeInbound(data []byte, m *wire.Message) []wire.Envelope {
 		case e.Kind == wire.KindResponse || e.Kind == wire.KindBadResponse:
 			c.deliver(data, m.Elems, false)
 			return nil
-		case !e.ID.Present() && c.subs.Load() != nil && c.subs.Load().take(data, e):
+		case !e.ID.Present() && c.takeEvent(data, e):
 			return nil
 		case c.srv.conventionNotification(c.ctx, c, data, e):
 			return nil

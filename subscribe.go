@@ -9,10 +9,10 @@ import (
 	"errors"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/seedhq/jsonrpc/internal/pubsub"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -83,7 +83,7 @@ var ErrSubscriptionClosed = errors.New("jsonrpc: subscription closed")
 // ErrSubscriptionOverflow ends a subscription whose buffer overflowed: on
 // the server under OverflowClose, on the client when events arrive faster
 // than they are taken.
-var ErrSubscriptionOverflow = errors.New("jsonrpc: subscription buffer overflow")
+var ErrSubscriptionOverflow = pubsub.ErrOverflow
 
 // Subscriptions serves the subscriptions of one namespace on a Mux. Create
 // it with NewSubscriptions and add kinds with AddSubscription.
@@ -294,11 +294,11 @@ func (s *Subscriptions) serveSubscribe(ctx context.Context, params []json.RawMes
 		return "", err
 	}
 	if err := k.start(ctx, args, sub); err != nil {
-		sub.end(nil, false)
+		sub.End(nil, false)
 		return "", err
 	}
 	// Events wait for the subscribe response to be on its way.
-	afterReply(ctx, sub.replied)
+	afterReply(ctx, sub.Ready)
 	return sub.id, nil
 }
 
@@ -317,7 +317,7 @@ func (s *Subscriptions) serveUnsubscribe(ctx context.Context, p unsubscribeParam
 	if sub == nil {
 		return false, Errorf(CodeSubscriptionNotFound, "subscription not found: %q", p.ID)
 	}
-	sub.end(nil, false)
+	sub.End(nil, false)
 	return true, nil
 }
 
@@ -385,7 +385,7 @@ func (s *Subscriptions) dropConn(conn *Conn) {
 	delete(s.conns, conn)
 	s.mu.Unlock()
 	for _, sub := range m {
-		sub.end(ErrClosed, false)
+		sub.End(ErrClosed, false)
 	}
 }
 
@@ -406,28 +406,15 @@ func newSubscriptionID() string {
 	return "0x" + hex.EncodeToString(b[:])
 }
 
-// subscription is one live subscription on the server. Its events wait in
-// a bounded queue; a sender goroutine, started while there is something to
-// send and the subscribe response has gone, writes them in order.
+// subscription is one live subscription on the server; its events wait
+// in its Outbox.
 type subscription struct {
+	pubsub.Outbox
 	id     string
 	owner  *Subscriptions
 	conn   *Conn
 	ctx    context.Context // the producer's
 	cancel context.CancelCauseFunc
-	buffer int
-	policy OverflowPolicy
-	prefix []byte // {"jsonrpc":"2.0","method":"…","params":{"subscription":"…"
-
-	mu      sync.Mutex
-	room    *sync.Cond // signalled when the queue shrinks or the subscription ends
-	queue   [][]byte   // encoded events, oldest first
-	dropped int64      // events dropped since the last one sent
-	ready   bool       // the subscribe response has been sent
-	sending bool       // a sender goroutine runs
-	ended   bool       // no more events are taken
-	final   *Error     // sent after the queue, when the subscription ended with an error
-	drop    bool       // the queue is discarded (unsubscribed, disconnected)
 }
 
 func (s *Subscriptions) newSubscription(ctx context.Context, conn *Conn, k subscriptionKind) *subscription {
@@ -440,40 +427,18 @@ func (s *Subscriptions) newSubscription(ctx context.Context, conn *Conn, k subsc
 		conn:   conn,
 		ctx:    pctx,
 		cancel: cancel,
-		buffer: k.buffer,
-		policy: k.policy,
 	}
-	sub.room = sync.NewCond(&sub.mu)
 	p := wire.AppendString([]byte(`{"jsonrpc":"2.0","method":`), s.method)
 	p = append(p, `,"params":{"subscription":"`...)
-	sub.prefix = append(append(p, sub.id...), '"')
+	sub.Init(k.buffer, pubsub.Policy(k.policy), append(append(p, sub.id...), '"'), sub)
 	return sub
 }
 
 // push queues one encoded event, applying the overflow policy.
 func (sub *subscription) push(raw []byte) error {
-	sub.mu.Lock()
-	defer sub.mu.Unlock()
-	for !sub.ended && len(sub.queue) >= sub.buffer {
-		switch sub.policy {
-		case OverflowBlock:
-			sub.room.Wait()
-			continue
-		case OverflowDropOldest:
-			sub.queue[0] = nil
-			sub.queue = sub.queue[1:]
-			sub.dropped++
-			continue
-		}
-		// OverflowClose
-		sub.endLocked(ErrSubscriptionOverflow, true)
+	if !sub.Push(raw) {
 		return sub.closedErr()
 	}
-	if sub.ended {
-		return sub.closedErr()
-	}
-	sub.queue = append(sub.queue, raw)
-	sub.kick()
 	return nil
 }
 
@@ -484,95 +449,31 @@ func (sub *subscription) closedErr() error {
 	return ErrSubscriptionClosed
 }
 
-// kick starts the sender if there is something to send; sub.mu is held.
-func (sub *subscription) kick() {
-	if sub.ready && !sub.sending && (len(sub.queue) > 0 || sub.final != nil) {
-		sub.sending = true
-		go sub.send()
-	}
-}
-
-// replied runs once the subscribe response is sent: events may follow.
-func (sub *subscription) replied() {
-	sub.mu.Lock()
-	defer sub.mu.Unlock()
-	sub.ready = true
-	sub.kick()
-}
-
-// send writes the queued events in order until the queue is empty.
-func (sub *subscription) send() {
-	var msg []byte
-	for {
-		sub.mu.Lock()
-		if sub.drop || (len(sub.queue) == 0 && sub.final == nil) {
-			sub.sending = false
-			sub.mu.Unlock()
-			return
-		}
-		msg = append(msg[:0], sub.prefix...)
-		if len(sub.queue) > 0 {
-			if sub.dropped > 0 {
-				msg = append(msg, `,"dropped":`...)
-				msg = strconv.AppendInt(msg, sub.dropped, 10)
-				sub.dropped = 0
-			}
-			msg = append(msg, `,"result":`...)
-			msg = append(msg, sub.queue[0]...)
-			sub.queue[0] = nil
-			sub.queue = sub.queue[1:]
-			sub.room.Signal()
-		} else {
-			msg = append(msg, `,"error":`...)
-			msg = appendError(msg, sub.final)
-			sub.final = nil
-		}
-		sub.mu.Unlock()
-		msg = append(msg, "}}"...)
-		if err := sub.conn.ch.Send(msg); err != nil {
-			sub.end(err, false)
-			sub.conn.close(err)
-			return
-		}
-	}
-}
-
 // producerDone ends the subscription when its producer returns: what it
 // sent is still delivered, then its error if it failed.
 func (sub *subscription) producerDone(err error) {
 	if err != nil && sub.ctx.Err() == nil {
-		sub.end(err, true)
+		sub.End(err, true)
 		return
 	}
-	sub.end(nil, true)
+	sub.End(nil, true)
 }
 
-// end ends the subscription: the producer's context is cancelled and no
-// more events are taken. With deliver, the queued events are still sent
-// (then the error, if any); without, they are discarded.
-func (sub *subscription) end(err error, deliver bool) {
-	sub.mu.Lock()
-	sub.endLocked(err, deliver)
-	sub.mu.Unlock()
-}
+// Send, Ended, AppendError and Broken make a subscription its Outbox's
+// pubsub.Subscriber.
 
-func (sub *subscription) endLocked(err error, deliver bool) {
-	if sub.ended {
-		return
-	}
-	sub.ended = true
+func (sub *subscription) Send(msg []byte) error { return sub.conn.ch.Send(msg) }
+
+func (sub *subscription) Ended(err error) {
 	sub.cancel(err)
-	sub.room.Broadcast()
-	if deliver && err != nil {
-		sub.final = sub.errorObject(err)
-	}
-	if !deliver {
-		sub.drop = true
-		sub.queue = nil
-	}
-	sub.kick()
-	sub.owner.remove(sub) // lock order: sub.mu, then the owner's
+	sub.owner.remove(sub) // lock order: the Outbox's, then the owner's
 }
+
+func (sub *subscription) AppendError(b []byte, err error) []byte {
+	return appendError(b, sub.errorObject(err))
+}
+
+func (sub *subscription) Broken(err error) { sub.conn.close(err) }
 
 func (sub *subscription) errorObject(err error) *Error {
 	if errors.Is(err, ErrSubscriptionOverflow) {
@@ -592,7 +493,7 @@ type Subscription[E any] struct {
 	conn        *Conn
 	id          string
 	unsubscribe string
-	cs          *clientSub
+	cs          *pubsub.Queue
 }
 
 // SubscribeOptions is the client side's configuration of one subscribe
@@ -626,8 +527,8 @@ func SubscribeWith[E any](ctx context.Context, c *Conn, opts SubscribeOptions, a
 		buffer = DefaultClientSubscriptionBuffer
 	}
 	subs := c.clientSubs()
-	subs.expect(notif, buffer)
-	defer subs.expectDone(notif)
+	subs.Expect(notif, buffer)
+	defer subs.ExpectDone(notif)
 	if args == nil {
 		args = []any{}
 	}
@@ -635,7 +536,7 @@ func SubscribeWith[E any](ctx context.Context, c *Conn, opts SubscribeOptions, a
 	if err := c.Call(ctx, sub, args, &id); err != nil {
 		return nil, err
 	}
-	cs := subs.claim(notif, id, buffer, func() {
+	cs := subs.Claim(notif, id, buffer, func() {
 		// Tell the server, from a goroutine of its own: this runs on the
 		// connection's reader, which must go on reading.
 		go c.Call(context.Background(), unsub, []string{id}, nil)
@@ -650,7 +551,7 @@ func (s *Subscription[E]) ID() string { return s.id }
 // queued events are taken, it returns the reason (see Err).
 func (s *Subscription[E]) Next(ctx context.Context) (E, error) {
 	var ev E
-	raw, err := s.cs.next(ctx)
+	raw, err := s.cs.Next(ctx)
 	if err != nil {
 		return ev, err
 	}
@@ -677,272 +578,41 @@ func (s *Subscription[E]) Events() func(yield func(E) bool) {
 // after Unsubscribe or when the connection ended; the server's *Error when it
 // ended the subscription with one; ErrSubscriptionOverflow when events were
 // not taken fast enough.
-func (s *Subscription[E]) Err() error {
-	s.cs.mu.Lock()
-	defer s.cs.mu.Unlock()
-	return s.cs.err
-}
+func (s *Subscription[E]) Err() error { return s.cs.Err() }
 
 // Dropped returns how many events the server reported dropped
 // (OverflowDropOldest).
-func (s *Subscription[E]) Dropped() int64 {
-	s.cs.mu.Lock()
-	defer s.cs.mu.Unlock()
-	return s.cs.dropped
-}
+func (s *Subscription[E]) Dropped() int64 { return s.cs.Dropped() }
 
 // Unsubscribe ends the subscription and tells the server. Events already
 // queued are discarded.
 func (s *Subscription[E]) Unsubscribe(ctx context.Context) error {
-	s.conn.clientSubs().forget(s.cs)
-	s.cs.finish(ErrClosed, true)
+	s.conn.clientSubs().Forget(s.cs)
+	s.cs.Finish(ErrClosed, true)
 	var ok bool
 	return s.conn.Call(ctx, s.unsubscribe, []string{s.id}, &ok)
 }
 
 // clientSubs returns the connection's subscription registry, creating it.
-func (c *Conn) clientSubs() *clientSubs {
+func (c *Conn) clientSubs() *pubsub.Registry {
 	if s := c.subs.Load(); s != nil {
 		return s
 	}
-	s := &clientSubs{methods: make(map[string]*clientMethod)}
+	s := pubsub.NewRegistry(func(o *pubsub.ErrorObject) error {
+		return &Error{Code: o.Code, Message: o.Message, Data: o.Data}
+	})
 	if !c.subs.CompareAndSwap(nil, s) {
 		return c.subs.Load()
 	}
-	context.AfterFunc(c.ctx, func() { s.closeAll(ErrClosed) })
+	context.AfterFunc(c.ctx, func() { s.CloseAll(ErrClosed) })
 	return s
 }
 
-// clientSubs routes the events of a connection's subscriptions. Events are
-// taken on the read goroutine, so they keep their order; an event whose id
-// is not known yet (its subscribe call's answer was read, but the caller has
-// not claimed the id) is held while a subscribe call is in flight.
-type clientSubs struct {
-	mu      sync.Mutex
-	methods map[string]*clientMethod
-	closed  error
-}
-
-type clientMethod struct {
-	subs    map[string]*clientSub
-	calls   int                   // subscribe calls in flight
-	early   map[string]*clientSub // events for ids not yet claimed
-	pending int                   // the largest buffer of the calls in flight
-}
-
-func (r *clientSubs) expect(method string, buffer int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	m := r.methods[method]
-	if m == nil {
-		m = &clientMethod{subs: make(map[string]*clientSub)}
-		r.methods[method] = m
-	}
-	m.calls++
-	m.pending = max(m.pending, buffer)
-}
-
-func (r *clientSubs) expectDone(method string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	m := r.methods[method]
-	m.calls--
-	if m.calls == 0 {
-		m.early, m.pending = nil, 0 // events for ids nobody claimed
-	}
-}
-
-// claim takes the events that arrived for id before its caller could claim
-// it, and routes the next ones to it.
-func (r *clientSubs) claim(method, id string, buffer int, onOverflow func()) *clientSub {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	m := r.methods[method]
-	cs := m.early[id]
-	delete(m.early, id)
-	if cs == nil {
-		cs = &clientSub{}
-	}
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	cs.method, cs.id, cs.buffer, cs.onOverflow = method, id, buffer, onOverflow
-	cs.wake = make(chan struct{}, 1)
-	switch {
-	case errors.Is(cs.err, ErrSubscriptionOverflow):
-		onOverflow() // it overflowed before it was claimed
-	case r.closed != nil:
-		cs.endLocked(r.closed, false)
-	case !cs.ended:
-		m.subs[id] = cs
-	}
-	if len(cs.queue) > 0 || cs.ended {
-		cs.signal()
-	}
-	return cs
-}
-
-func (r *clientSubs) forget(cs *clientSub) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if m := r.methods[cs.method]; m != nil {
-		delete(m.subs, cs.id)
-	}
-}
-
-func (r *clientSubs) closeAll(err error) {
-	r.mu.Lock()
-	r.closed = err
-	var all []*clientSub
-	for _, m := range r.methods {
-		for _, cs := range m.subs {
-			all = append(all, cs)
-		}
-		m.subs = map[string]*clientSub{}
-	}
-	r.mu.Unlock()
-	for _, cs := range all {
-		cs.finish(err, false)
-	}
-}
-
-// eventParams is the params object of a subscription notification.
-type eventParams struct {
-	Subscription string          `json:"subscription"`
-	Result       json.RawMessage `json:"result"`
-	Error        *Error          `json:"error"`
-	Dropped      int64           `json:"dropped"`
-}
-
-// take routes a notification on the read goroutine; it reports whether it
-// was an event of one of our subscriptions.
-func (r *clientSubs) take(data []byte, e *wire.Envelope) bool {
-	if e.Kind != wire.KindRequest {
-		return false
-	}
-	method := e.MethodName(data)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	m := r.methods[string(method)]
-	if m == nil {
-		return false
-	}
-	var p eventParams
-	if err := unmarshalLoose(paramsOf(data, e), &p); err != nil || p.Subscription == "" {
-		return false
-	}
-	cs := m.subs[p.Subscription]
-	if cs == nil {
-		if m.calls == 0 {
-			return true // a subscription we no longer have: dropped
-		}
-		// Its subscribe call's answer was read; the caller claims the id next.
-		if m.early == nil {
-			m.early = make(map[string]*clientSub)
-		}
-		cs = m.early[p.Subscription]
-		if cs == nil {
-			if len(m.early) >= 64 {
-				return true
-			}
-			cs = &clientSub{buffer: m.pending}
-			m.early[p.Subscription] = cs
-		}
-	}
-	if cs.add(&p) {
-		delete(m.subs, p.Subscription)
-	}
-	return true
-}
-
-// clientSub is the queue of one subscription's events on the client.
-type clientSub struct {
-	method, id string
-	buffer     int
-	onOverflow func()
-
-	mu      sync.Mutex
-	queue   []json.RawMessage
-	wake    chan struct{}
-	err     error
-	ended   bool
-	dropped int64
-}
-
-// add queues an event; it reports whether the subscription ended.
-func (cs *clientSub) add(p *eventParams) bool {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	if cs.ended {
-		return true
-	}
-	cs.dropped += p.Dropped
-	if p.Error != nil {
-		cs.endLocked(p.Error, false)
-		return true
-	}
-	if cs.buffer > 0 && len(cs.queue) >= cs.buffer {
-		cs.endLocked(ErrSubscriptionOverflow, false)
-		if cs.onOverflow != nil {
-			cs.onOverflow()
-		}
-		return true
-	}
-	cs.queue = append(cs.queue, append(json.RawMessage(nil), p.Result...))
-	cs.signal()
-	return false
-}
-
-func (cs *clientSub) signal() {
-	if cs.wake != nil {
-		select {
-		case cs.wake <- struct{}{}:
-		default:
-		}
-	}
-}
-
-func (cs *clientSub) finish(err error, discard bool) {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	cs.endLocked(err, discard)
-}
-
-func (cs *clientSub) endLocked(err error, discard bool) {
-	if cs.ended {
-		return
-	}
-	cs.ended, cs.err = true, err
-	if discard {
-		cs.queue = nil
-	}
-	cs.signal()
-}
-
-func (cs *clientSub) next(ctx context.Context) (json.RawMessage, error) {
-	for {
-		cs.mu.Lock()
-		if len(cs.queue) > 0 {
-			raw := cs.queue[0]
-			cs.queue[0] = nil
-			cs.queue = cs.queue[1:]
-			if len(cs.queue) > 0 {
-				cs.signal()
-			}
-			cs.mu.Unlock()
-			return raw, nil
-		}
-		if cs.ended {
-			err := cs.err
-			cs.mu.Unlock()
-			return nil, err
-		}
-		cs.mu.Unlock()
-		select {
-		case <-cs.wake:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
+// takeEvent routes a notification that may be an event of one of our
+// subscriptions, on the read goroutine (see pubsub.Registry.Take).
+func (c *Conn) takeEvent(data []byte, e *wire.Envelope) bool {
+	r := c.subs.Load()
+	return r != nil && e.Kind == wire.KindRequest && r.Take(e.MethodName(data), paramsOf(data, e))
 }
 
 // unmarshalLoose decodes JSON into v, ignoring unknown members: events and

@@ -1,0 +1,11 @@
+// Package pubsub holds the buffers of the jsonrpc package's subscriptions,
+// with nothing of a connection in them. On the server, an Outbox is the
+// bounded queue of one subscription's events with its overflow policy
+// (wait, drop the oldest, or end), and the goroutine that writes them in
+// order once the subscribe response has gone (server.go). On the client,
+// a Registry routes each event notification, on the read goroutine and in
+// order, to the bounded Queue of its subscription, holding the events that
+// arrive before the subscribe call's caller has claimed the id (client.go).
+// Memory stays bounded however fast events come: a queue that overflows
+// ends its subscription with ErrOverflow.
+package pubsub
