@@ -14,6 +14,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
+	"strings"
 
 	"github.com/seedhq/jsonrpc"
 	"github.com/seedhq/jsonrpc/internal/demo"
@@ -35,6 +37,10 @@ type PeerCall struct {
 //	ask_peer   {"method", "params"}: calls the peer back on the same connection
 //	           and returns the peer's result, or the peer's error as is.
 //	tell_peer  {"method", "params"}: sends the peer a notification; returns true.
+//
+//	items       {"n"}: a jsonrpc.Stream of n elements {"i", "s"} (s holds
+//	            multi-byte UTF-8), written as it is encoded.
+//	items_slice {"n"}: the same elements in a slice: the same result.
 //
 // ask_peer and tell_peer fail with -32603 on HTTP, which has no connection
 // to call back on.
@@ -70,7 +76,45 @@ func NewMux(rec func(params json.RawMessage)) *jsonrpc.Mux {
 		}
 		return err == nil, err
 	}, jsonrpc.MethodDoc{Summary: "Sends the peer a notification."})
+	registerItems(mux)
 	return mux
+}
+
+// Item is an element of the items and items_slice results.
+type Item struct {
+	I int    `json:"i"`
+	S string `json:"s"`
+}
+
+// ItemsParams are the params of items and items_slice.
+type ItemsParams struct {
+	N int `json:"n"`
+}
+
+// item is element i of items: about 200 bytes, with multi-byte UTF-8 (so
+// that chunks and compressed blocks split characters) and a little
+// variety (so that it does not compress to nothing).
+func item(i int) Item {
+	return Item{I: i, S: strconv.Itoa(i*7919) + " h\u00e9llo \u2028 \U0001F600 " + strings.Repeat(string(rune('a'+i%26)), 150)}
+}
+
+func registerItems(mux *jsonrpc.Mux) {
+	jsonrpc.Register(mux, "items", func(ctx context.Context, p ItemsParams) (jsonrpc.Stream[Item], error) {
+		return func(yield func(Item, error) bool) {
+			for i := range p.N {
+				if !yield(item(i), nil) {
+					return
+				}
+			}
+		}, nil
+	}, jsonrpc.MethodDoc{Summary: "Streams n items."})
+	jsonrpc.Register(mux, "items_slice", func(ctx context.Context, p ItemsParams) ([]Item, error) {
+		out := make([]Item, p.N)
+		for i := range out {
+			out[i] = item(i)
+		}
+		return out, nil
+	}, jsonrpc.MethodDoc{Summary: "Returns the n items of items in a slice."})
 }
 
 // paramsOrNil turns absent params into a nil interface, so that no params
