@@ -239,7 +239,7 @@ func TestMaxQueuedBytesOption(t *testing.T) {
 func TestWriteTimeoutCountsProgress(t *testing.T) {
 	sc, cc := net.Pipe()
 	defer cc.Close()
-	conn := NewConn(NewStream(sc, StreamOptions{WriteTimeout: 500 * time.Millisecond}), &Server{Handler: bigMux(), Logger: quietLogger})
+	conn := NewConn(NewStream(sc, StreamOptions{}), &Server{Handler: bigMux(), WriteTimeout: 500 * time.Millisecond, Logger: quietLogger})
 	defer conn.Close()
 	const size = 128 << 10
 	go cc.Write([]byte(req("big", "["+strconv.Itoa(size)+"]", "1") + "\n"))

@@ -17,7 +17,8 @@ import (
 //
 // Send writes one message and does not retain msg. It may be called
 // concurrently, by many goroutines at once. It may block while the peer does
-// not read: a Channel should bound how long ([NewStream]'s WriteTimeout does),
+// not read: a Channel should bound how long ([NewStream]'s channel does, by
+// its Conn's Server.WriteTimeout),
 // since a [Conn] does not count replies waiting in Send against
 // [Server.MaxConcurrency] (a peer busy calling us back would otherwise
 // deadlock with us).
@@ -76,6 +77,14 @@ type QueuedSender interface {
 	// then waits for the write. It calls queued exactly once, at the latest
 	// before it returns, whether or not msg is written.
 	SendQueued(msg []byte, queued func()) error
+}
+
+// limitedChannel is implemented by a [Channel] whose size limit and write
+// timeout the Conn that takes it sets from its Server (NewStream's): each
+// limit is stated in one place per side, and set once per connection, not
+// checked per message.
+type limitedChannel interface {
+	takenBy(srv *Server)
 }
 
 // orderedSender is a [QueuedSender] over a [Channel] that is not one: a reply

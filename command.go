@@ -58,5 +58,5 @@ func DialCommand(ctx context.Context, name string, args []string, opts ...DialOp
 	if err != nil {
 		return nil, err
 	}
-	return cfg.newConn(NewStream(p, StreamOptions{Framing: fr, MaxMessageSize: cfg.maxMessageSize})), nil
+	return cfg.newConn(NewStream(p, StreamOptions{Framing: fr})), nil
 }

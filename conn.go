@@ -72,6 +72,9 @@ func newConnContext(base context.Context, ch Channel, srv *Server, onDone func()
 	if srv == nil {
 		srv = &Server{Handler: NewMux()}
 	}
+	if l, ok := ch.(limitedChannel); ok {
+		l.takenBy(srv)
+	}
 	ctx, cancel := context.WithCancel(base)
 	c := &Conn{
 		ch:     ch,

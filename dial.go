@@ -193,7 +193,7 @@ func dialConfigured(ctx context.Context, rawURL string, cfg *dialConfig) (Client
 		if framing == FramingAuto {
 			framing = FramingLine
 		}
-		return cfg.newConn(NewStream(nc, StreamOptions{Framing: framing, MaxMessageSize: cfg.maxMessageSize})), nil
+		return cfg.newConn(NewStream(nc, StreamOptions{Framing: framing})), nil
 	}
 	if c, ok, err := dialRegistered(ctx, u, cfg); ok {
 		return c, err

@@ -256,9 +256,12 @@
 // (DefaultHealthPath, under Listen), DrainDelay (0), TrustedProxies (none:
 // X-Forwarded-For ignored), Logger (none).
 //
-// [StreamOptions] ([NewStream]): Framing (FramingLine), MaxMessageSize
-// (DefaultMaxMessageSize), WriteTimeout (DefaultWriteTimeout on a socket,
-// none on pipes and stdio).
+// [StreamOptions] ([NewStream]): Framing (FramingLine), the one setting
+// that belongs to the byte stream itself. Its size limit and write timeout
+// are those of the Conn that takes it, stated once per side:
+// Server.MaxMessageSize and Server.WriteTimeout ([Server.ServeConn],
+// [NewConn]; DefaultWriteTimeout on a socket, none on pipes and stdio),
+// WithMaxMessageSize on a client.
 //
 // [StreamableHTTPOptions]: Sessions (off: stateless), InitializeMethod
 // ("initialize"), SessionIdleTimeout (DefaultSessionIdleTimeout),

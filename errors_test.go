@@ -125,7 +125,7 @@ func TestErrorStreamTruncatedMessageIsUnexpectedEOF(t *testing.T) {
 func TestErrorWriteTimeoutIsDeadlineExceeded(t *testing.T) {
 	a, b := loopbackPair(t) // a never reads
 	_ = a
-	c := jsonrpc.NewConn(jsonrpc.NewStream(b, jsonrpc.StreamOptions{WriteTimeout: 50 * time.Millisecond}), nil)
+	c := jsonrpc.NewConn(jsonrpc.NewStream(b, jsonrpc.StreamOptions{}), &jsonrpc.Server{Handler: jsonrpc.NewMux(), WriteTimeout: 50 * time.Millisecond})
 	defer c.Close()
 	big := map[string]string{"s": strings.Repeat("x", 32<<20)} // more than the socket buffers hold
 	err := c.Notify(context.Background(), "x", big)

@@ -85,39 +85,53 @@ func (e *FrameError) Is(target error) bool {
 	return target == ErrMessageTooLarge && e.Code == CodeInvalidRequest && strings.HasPrefix(e.Msg, "message too large")
 }
 
-// StreamOptions configure NewStream. The zero value is newline framing with
-// the default size limit.
+// StreamOptions configure NewStream: what belongs to the byte stream
+// itself, the way its messages are cut. The limits a connection imposes
+// are not here but where each side states them, applied by the [Conn] that
+// takes the channel ([NewConn], [Server.ServeConn]): the size limit and the
+// write timeout of its Server (Server.MaxMessageSize and
+// Server.WriteTimeout; a client's: WithMaxMessageSize). A channel used
+// without a Conn keeps the defaults. The zero value is newline framing.
 type StreamOptions struct {
-	Framing        Framing
-	MaxMessageSize int64 // default DefaultMaxMessageSize
-	// WriteTimeout bounds how long a write may make no progress (the peer
-	// accepts no bytes at all; a slow but moving reader is never cut)
-	// before the stream fails and its connection closes. Zero means
-	// DefaultWriteTimeout on a net.Conn (a socket) and no timeout on
-	// anything else (pipes, stdio: the peer is a parent process, which may
-	// pause and read later); negative means no timeout.
-	WriteTimeout time.Duration
+	Framing Framing
 }
 
-// DefaultWriteTimeout is the default StreamOptions.WriteTimeout of a socket:
-// a peer that accepts no bytes for this long is disconnected.
+// DefaultWriteTimeout is the default Server.WriteTimeout of a socket: a
+// peer that accepts no bytes for this long is disconnected.
 const DefaultWriteTimeout = 30 * time.Second
 
-// NewStream returns a Channel that frames messages on rwc.
+// NewStream returns a Channel that frames messages on rwc, up to
+// DefaultMaxMessageSize bytes each, bounding a stalled write on a socket
+// (a net.Conn) by DefaultWriteTimeout and on anything else (pipes, stdio)
+// not at all, until a Conn takes it and applies its Server's limits.
 func NewStream(rwc io.ReadWriteCloser, opts StreamOptions) Channel {
-	wto := opts.WriteTimeout
-	if _, socket := rwc.(net.Conn); socket && wto == 0 {
-		wto = DefaultWriteTimeout
-	}
-	limit := orDefault(opts.MaxMessageSize, DefaultMaxMessageSize)
-	return stream{framing.New(rwc, framing.Framing(opts.Framing), limit, max(wto, 0))}
+	_, socket := rwc.(net.Conn)
+	st := stream{framing.New(rwc, framing.Framing(opts.Framing), 0, 0), socket}
+	st.setLimits(DefaultMaxMessageSize, 0)
+	return st
 }
 
 // stream is the Channel of NewStream: the framing engine (internal/framing)
 // answering with this package's errors. It also implements RecvInterrupter,
 // BufferedChannel and QueuedSender, and holds replies back for a read loop
 // (replyHolder).
-type stream struct{ *framing.Stream }
+type stream struct {
+	*framing.Stream
+	socket bool // a net.Conn: a stalled write is bounded by default
+}
+
+// setLimits sets the size limit and the write timeout: zero means
+// DefaultWriteTimeout on a socket and none on anything else, negative none.
+func (s stream) setLimits(maxSize int64, writeTimeout time.Duration) {
+	if writeTimeout == 0 && s.socket {
+		writeTimeout = DefaultWriteTimeout
+	}
+	s.SetLimits(maxSize, max(writeTimeout, 0))
+}
+
+// takenBy applies the limits of the Server of the Conn that takes the
+// channel (see limitedChannel), once, before the Conn reads or writes.
+func (s stream) takenBy(srv *Server) { s.setLimits(srv.maxMessageSize(), srv.WriteTimeout) }
 
 func (s stream) Recv() ([]byte, error) {
 	msg, err := s.Stream.Recv()
@@ -147,4 +161,5 @@ var (
 	_ BufferedChannel = stream{}
 	_ QueuedSender    = stream{}
 	_ replyHolder     = stream{}
+	_ limitedChannel  = stream{}
 )

@@ -195,14 +195,22 @@ func (r *wholeReader) Close() error                { return nil }
 // larger than the input, line messages hold no newline; and what comes out
 // does not depend on how the input was cut, nor on reads interrupted
 // anywhere in it (the same stream read whole gives the same messages).
+// newLimitedStream is NewStream's channel with the size limit a Conn's
+// Server would give it, for tests that read it without a Conn.
+func newLimitedStream(rwc io.ReadWriteCloser, f Framing, limit int64) stream {
+	st := NewStream(rwc, StreamOptions{Framing: f}).(stream)
+	st.setLimits(limit, 0)
+	return st
+}
+
 func recvAll(t *testing.T, framing Framing, data, sizes []byte) {
 	cut := &cutReader{chunkReader: chunkReader{data: data, sizes: sizes}}
-	ch := NewStream(cut, StreamOptions{Framing: framing, MaxMessageSize: 256})
-	cut.s = ch.(stream).Stream
+	ch := newLimitedStream(cut, framing, 256)
+	cut.s = ch.Stream
 	got := recvOutcomes(t, ch, framing, len(data), true)
 	whole := &wholeReader{}
 	whole.Reset(data)
-	want := recvOutcomes(t, NewStream(whole, StreamOptions{Framing: framing, MaxMessageSize: 256}), framing, len(data), false)
+	want := recvOutcomes(t, newLimitedStream(whole, framing, 256), framing, len(data), false)
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("cut and interrupted input read as\n%q\nwhole as\n%q", got, want)
 	}
@@ -308,7 +316,7 @@ func FuzzAutoFraming(f *testing.F) {
 		recvAll(t, FramingAuto, data, sizes)
 		// The choice itself: a header only when the first bytes (after
 		// white space and a byte-order mark) are a header name.
-		ch := NewStream(&chunkReader{data: bytes.Clone(data), sizes: sizes}, StreamOptions{MaxMessageSize: 256}).(stream)
+		ch := newLimitedStream(&chunkReader{data: bytes.Clone(data), sizes: sizes}, FramingAuto, 256)
 		ch.Recv() // detects first
 		start := bytes.TrimPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte(wire.BOM))
 		isHeader := false
@@ -378,13 +386,14 @@ func FuzzConn(f *testing.F) {
 	f.Add([]byte("Content-Length: 2\r\n\r\n{}"), []byte{5}, true)
 	srv := fuzzServer()
 	srv.MaxConcurrency = 2
+	srv.MaxMessageSize = 512
 	f.Fuzz(func(t *testing.T, data, sizes []byte, auto bool) {
 		framing := FramingLine
 		if auto {
 			framing = FramingAuto
 		}
 		rwc := &connRWC{chunkReader: chunkReader{data: bytes.Clone(data), sizes: sizes}, mu: make(chan struct{}, 1)}
-		conn := NewConn(NewStream(rwc, StreamOptions{Framing: framing, MaxMessageSize: 512}), srv)
+		conn := NewConn(NewStream(rwc, StreamOptions{Framing: framing}), srv)
 		select {
 		case <-conn.Done():
 		case <-time.After(10 * time.Second):

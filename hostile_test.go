@@ -420,7 +420,7 @@ func bigMux() *Mux {
 
 // slowReaderPair returns a server Conn on one end of a TCP loopback
 // connection and the raw client end, which the test never reads.
-func slowReaderPair(t *testing.T, opts StreamOptions) (*Conn, net.Conn) {
+func slowReaderPair(t *testing.T, writeTimeout time.Duration) (*Conn, net.Conn) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -436,7 +436,7 @@ func slowReaderPair(t *testing.T, opts StreamOptions) (*Conn, net.Conn) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cc.Close() })
-	conn := NewConn(NewStream(sc, opts), &Server{Handler: bigMux(), MaxConcurrency: 4, Logger: quietLogger})
+	conn := NewConn(NewStream(sc, StreamOptions{}), &Server{Handler: bigMux(), MaxConcurrency: 4, WriteTimeout: writeTimeout, Logger: quietLogger})
 	t.Cleanup(func() { conn.Close() })
 	return conn, cc
 }
@@ -462,7 +462,7 @@ func flood(nc net.Conn, stop <-chan struct{}) {
 }
 
 func TestHostileSlowReaderWriteTimeout(t *testing.T) {
-	conn, cc := slowReaderPair(t, StreamOptions{WriteTimeout: 200 * time.Millisecond})
+	conn, cc := slowReaderPair(t, 200*time.Millisecond)
 	stop := make(chan struct{})
 	defer close(stop)
 	go flood(cc, stop)
@@ -475,7 +475,7 @@ func TestHostileSlowReaderWriteTimeout(t *testing.T) {
 		t.Fatalf("Err = %v, want a write timeout", err)
 	}
 	// A fresh connection is served normally.
-	conn2, cc2 := slowReaderPair(t, StreamOptions{WriteTimeout: 200 * time.Millisecond})
+	conn2, cc2 := slowReaderPair(t, 200*time.Millisecond)
 	_ = conn2
 	c := &client{t: t, nc: cc2, br: bufio.NewReader(cc2)}
 	cc2.SetDeadline(time.Now().Add(5 * time.Second))
@@ -490,7 +490,8 @@ func (d deadlineless) SetWriteDeadline(time.Time) error { return errors.New("not
 func TestHostileSlowReaderNoDeadlineSupport(t *testing.T) {
 	a, b := net.Pipe() // never read b
 	defer b.Close()
-	s := NewStream(deadlineless{a}, StreamOptions{WriteTimeout: 100 * time.Millisecond})
+	s := NewStream(deadlineless{a}, StreamOptions{}).(stream)
+	s.setLimits(DefaultMaxMessageSize, 100*time.Millisecond)
 	errc := make(chan error, 1)
 	go func() { errc <- s.Send([]byte(okReq)) }()
 	select {
@@ -687,7 +688,7 @@ func TestLineAtLimitWithCRLF(t *testing.T) {
 	}
 	in := []byte(body + "\r\n" + body + "\n")
 	for _, sizes := range [][]byte{{byte(len(in) - 1)}, {limit - 1}, {0}, {limit}, {limit + 1}, {3}} {
-		ch := NewStream(&chunkReader{data: bytes.Clone(in), sizes: sizes}, StreamOptions{MaxMessageSize: limit})
+		ch := newLimitedStream(&chunkReader{data: bytes.Clone(in), sizes: sizes}, FramingLine, limit)
 		for i := range 2 {
 			msg, err := ch.Recv()
 			if err != nil || string(msg) != body {

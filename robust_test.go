@@ -513,7 +513,7 @@ func (r *endless) Close() error                { return nil }
 func TestOversizeLineReportedAtTheLimit(t *testing.T) {
 	for _, f := range []Framing{FramingLine, FramingAuto} {
 		r := &endless{}
-		ch := NewStream(r, StreamOptions{Framing: f, MaxMessageSize: 1 << 20})
+		ch := newLimitedStream(r, f, 1<<20)
 		_, err := ch.Recv()
 		if !errors.Is(err, ErrMessageTooLarge) {
 			t.Fatalf("%v: Recv: %v", f, err)
@@ -616,5 +616,34 @@ func TestStdioPeerEndsExitZero(t *testing.T) {
 				t.Fatalf("stderr lacks %q:\n%s", tc.log, p.stderr)
 			}
 		})
+	}
+}
+
+// TestStreamTakesItsServersLimit: a NewStream channel given to ServeConn
+// cuts a line at the Server's MaxMessageSize as the line crosses it (the
+// stream holds the limit, not only the dispatch of whole messages): the
+// answer comes while the line is still open, and the next line is served.
+func TestStreamTakesItsServersLimit(t *testing.T) {
+	sc, cc := net.Pipe()
+	defer cc.Close()
+	srv := &Server{Handler: rulesMux(), MaxMessageSize: 4096, Logger: quietLogger}
+	done := make(chan error, 1)
+	go func() {
+		done <- srv.ServeConn(context.Background(), NewStream(sc, StreamOptions{Framing: FramingLine}))
+	}()
+	cc.SetDeadline(time.Now().Add(10 * time.Second))
+	go cc.Write(bytes.Repeat([]byte{'x'}, 8192)) // no newline yet
+	br := bufio.NewReader(cc)
+	line, err := br.ReadString('\n')
+	if want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"message too large: the limit is 4096 bytes"}}` + "\n"; err != nil || line != want {
+		t.Fatalf("got %q, %v; want %q", line, err, want)
+	}
+	go cc.Write([]byte("\n" + okReq + "\n"))
+	if line, err = br.ReadString('\n'); err != nil || !strings.Contains(line, `"id":"ok"`) {
+		t.Fatalf("after the long line: %q, %v", line, err)
+	}
+	cc.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -160,7 +160,7 @@ func (s *Server) serveStream(nc net.Conn, state *tls.ConnectionState, framing Fr
 		remote, transport = a.String(), a.Network()
 	}
 	ctx := withPeer(context.Background(), s, Peer{Transport: transport, RemoteAddr: remote, TLS: state})
-	return newConnContext(ctx, NewStream(nc, s.streamOptions(framing)), s, onDone)
+	return newConnContext(ctx, NewStream(nc, StreamOptions{Framing: framing}), s, onDone)
 }
 
 // Shutdown stops the server gracefully: listeners stop accepting, every
@@ -365,7 +365,7 @@ func (s *Server) Listen(rawURL string, opts ...ListenOption) (*Listener, error) 
 		err = s.listenStream(l, u, cfg)
 	case "stdio":
 		l.URL = "stdio:"
-		c := newConnContext(withPeer(context.Background(), s, Peer{Transport: "stdio"}), NewStream(stdio{}, s.streamOptions(cfg.framing)), s, nil)
+		c := newConnContext(withPeer(context.Background(), s, Peer{Transport: "stdio"}), NewStream(stdio{}, StreamOptions{Framing: cfg.framing}), s, nil)
 		go func() {
 			<-c.Done()
 			l.stop(s.stdioEnded(c.Err()))

@@ -66,9 +66,10 @@ type Server struct {
 	// http:// and sockets on ws:// (over it: HTTP 503 with Retry-After).
 	MaxConns int
 
-	// WriteTimeout bounds how long a write to a socket (tcp, unix) may make
-	// no progress, the peer accepting no bytes at all, before that
-	// connection closes. Zero means 30 s on sockets and none on stdio,
+	// WriteTimeout bounds how long a write to a stream (tcp, unix, stdio, a
+	// NewStream channel given to ServeConn or NewConn) may make no
+	// progress, the peer accepting no bytes at all, before that connection
+	// closes. Zero means 30 s on sockets and none on stdio,
 	// whose peer is the parent process; negative means none. A slow but
 	// moving reader is never cut.
 	WriteTimeout time.Duration
@@ -235,11 +236,6 @@ var (
 		return &Error{Code: CodeInvalidRequest, Message: "batch too long: " + strconv.Itoa(n) + " requests, the limit is " + strconv.Itoa(limit)}
 	}
 )
-
-// streamOptions are the options of the streams s serves.
-func (s *Server) streamOptions(f Framing) StreamOptions {
-	return StreamOptions{Framing: f, MaxMessageSize: s.maxMessageSize(), WriteTimeout: s.WriteTimeout}
-}
 
 // parseError is the error object for a message that could not be scanned.
 func parseError(err error) *Error {

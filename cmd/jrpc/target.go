@@ -25,6 +25,7 @@ import (
 	"github.com/coder/websocket"
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/internal/framing"
 	jnats "github.com/seedhq/jsonrpc/nats" // also registers nats:// with Dial and Listen
 )
 
@@ -606,29 +607,46 @@ func (t *target) httpClient() *http.Client {
 	return &http.Client{Transport: t.watch}
 }
 
-// streamRaw is a raw exchange over a byte stream.
+// streamRaw is a raw exchange over a byte stream, framed as a jsonrpc.Conn
+// frames it (internal/framing), with no Conn: --max-message-size is its
+// size limit, and a stalled write on a socket fails after
+// jsonrpc.DefaultWriteTimeout.
 type streamRaw struct {
-	ch     jsonrpc.Channel
+	st     *framing.Stream
 	closer func() error
 	once   sync.Once
 }
 
 func newStreamRaw(rwc io.ReadWriteCloser, f jsonrpc.Framing, closer func() error) *streamRaw {
-	return &streamRaw{ch: jsonrpc.NewStream(rwc, jsonrpc.StreamOptions{Framing: f, MaxMessageSize: global.maxSize}), closer: closer}
+	var wto time.Duration
+	if _, socket := rwc.(net.Conn); socket {
+		wto = jsonrpc.DefaultWriteTimeout
+	}
+	return &streamRaw{st: framing.New(rwc, framing.Framing(f), global.maxSize, wto), closer: closer}
 }
 
-func (s *streamRaw) Send(ctx context.Context, msg []byte) error { return s.ch.Send(msg) }
+func (s *streamRaw) Send(ctx context.Context, msg []byte) error { return s.st.Send(msg) }
+
+// recv reads the next message; a message the stream could not take is a
+// *jsonrpc.FrameError, as from a jsonrpc.Channel.
+func (s *streamRaw) recv() ([]byte, error) {
+	msg, err := s.st.Recv()
+	if fe, ok := err.(*framing.Error); ok {
+		return nil, &jsonrpc.FrameError{Fatal: fe.Fatal, Code: fe.Code, Msg: fe.Msg}
+	}
+	return msg, err
+}
 
 func (s *streamRaw) Recv(ctx context.Context) ([]byte, error) {
 	if ctx.Done() == nil { // nothing to wait for but the message (Close unblocks it)
-		return s.ch.Recv()
+		return s.recv()
 	}
 	type res struct {
 		b   []byte
 		err error
 	}
 	done := make(chan res, 1)
-	go func() { b, err := s.ch.Recv(); done <- res{b, err} }()
+	go func() { b, err := s.recv(); done <- res{b, err} }()
 	select {
 	case r := <-done:
 		return r.b, r.err
@@ -641,7 +659,7 @@ func (s *streamRaw) Recv(ctx context.Context) ([]byte, error) {
 func (s *streamRaw) Close() error {
 	var err error
 	s.once.Do(func() {
-		err = s.ch.Close()
+		err = s.st.Close()
 		if s.closer != nil {
 			err = s.closer()
 		}

@@ -78,6 +78,11 @@ func New(rwc io.ReadWriteCloser, f Framing, max int64, wto time.Duration) *Strea
 	return s
 }
 
+// SetLimits sets the size limit and the write timeout (0: none) of a stream
+// not yet in use: it is called before the first Recv or Send, by the
+// goroutine that created the stream or one it handed it to.
+func (s *Stream) SetLimits(max int64, wto time.Duration) { s.max, s.wto = max, wto }
+
 // Stream cuts messages from a byte stream and frames the messages written
 // to it. Recv is called by one goroutine at a time; Send, SendQueued and
 // Close by any number at once. Hold, HoldCalls, Release and Flush let a
