@@ -333,6 +333,8 @@ func (c *Conn) run(t *task, draining bool) {
 	defer c.wg.Done()
 	if t.batch == nil {
 		defer c.giveBack(t.data) // served and answered: nothing holds the message any more
+	} else {
+		defer putEnvelopes(t.batch) // last: unqueue reads it
 	}
 	defer c.end()
 	defer c.unqueue(t)
@@ -348,21 +350,18 @@ func (c *Conn) run(t *task, draining bool) {
 	buf := wire.GetBuf()
 	defer wire.PutBuf(buf)
 	d := c.srv.handlerTimeout(false)
-	sv := serving{conn: c, data: t.data, elems: t.batch, d: d}
+	sv := serving{conn: c, data: t.data, elems: t.batch, out: (*buf)[:0], d: d}
 	if d > 0 {
 		sv.late = c.sendReply // only then: the method value costs an allocation
 	}
-	var reply []byte
-	start := time.Now()
-	if t.batch != nil {
-		reply = c.srv.serveTimed(ctx, nil, &sv)
-	} else {
+	if t.batch == nil {
 		t.req.stream = &t.stream
-		sv.e, sv.req, sv.out = &t.env, &t.req, (*buf)[:0]
-		reply = c.srv.serveTimed(ctx, nil, &sv)
-		if cap(reply) > cap(*buf) {
-			*buf = reply[:0] // keep the grown buffer for the next reply
-		}
+		sv.e, sv.req = &t.env, &t.req
+	}
+	start := time.Now()
+	reply := c.srv.serveTimed(ctx, nil, &sv)
+	if cap(reply) > cap(*buf) {
+		*buf = reply[:0] // keep the grown buffer for the next reply
 	}
 	c.rd.quick.Store(time.Since(start) < quickRequest)
 	if t.stream != nil {

@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -194,7 +195,7 @@ func (c *Conn) takeInbound(data []byte, m *wire.Message) []wire.Envelope {
 		}
 		return m.Elems
 	}
-	requests := make([]wire.Envelope, 0, len(m.Elems)) // the task keeps them: m goes back to its pool
+	requests := getEnvelopes(len(m.Elems)) // the task keeps them (m goes back to its pool) and gives them back
 	for i := range m.Elems {
 		if k := m.Elems[i].Kind; k != wire.KindResponse && k != wire.KindBadResponse {
 			requests = append(requests, m.Elems[i])
@@ -204,4 +205,26 @@ func (c *Conn) takeInbound(data []byte, m *wire.Message) []wire.Envelope {
 		c.deliver(data, m.Elems, true)
 	}
 	return requests
+}
+
+// envelopesPool recycles the slices holding a batch's requests while it is
+// served (see takeInbound and Conn.run).
+var envelopesPool = sync.Pool{New: func() any { return new([]wire.Envelope) }}
+
+// maxPooledEnvelopes bounds the slices kept in envelopesPool.
+const maxPooledEnvelopes = 1024
+
+func getEnvelopes(n int) []wire.Envelope {
+	p := envelopesPool.Get().(*[]wire.Envelope)
+	return slices.Grow((*p)[:0], n)
+}
+
+// putEnvelopes gives back a slice of getEnvelopes once nothing uses it.
+func putEnvelopes(s []wire.Envelope) {
+	if cap(s) > maxPooledEnvelopes {
+		return
+	}
+	clear(s) // nothing pinned by an element's error
+	s = s[:0]
+	envelopesPool.Put(&s)
 }

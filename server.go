@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -261,7 +262,9 @@ func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *wire.
 		req = new(Request)
 	}
 	*req = Request{ID: id, Params: paramsOf(data, e), stream: req.stream}
-	tracked := conn != nil && !id.IsZero()
+	// Ids in flight are tracked for the Convention's cancels alone: with
+	// none, nothing looks them up.
+	tracked := conn != nil && !id.IsZero() && s.Convention != ConventionNone
 	if tracked {
 		// An id already in flight on the connection (the same id twice in
 		// a batch, or a peer reusing one) is served and answered all the
@@ -427,32 +430,33 @@ func (s *Server) toError(req *Request, err error) *Error {
 }
 
 // serveBatch serves the elements of a batch, several at once when the
-// connection has spare capacity, and joins their responses in one array.
-// Each worker appends the responses it renders to a buffer of its own.
-// With a deadline (see serveTimed) the responses go to it and serveBatch
-// returns nil.
-func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems []wire.Envelope, ts *timedServe) []byte {
-	resps := make([][]byte, len(elems))
+// connection has spare capacity, and joins their responses in one array,
+// appended to out. Each worker appends the responses it renders to a
+// pooled buffer of its own. With a deadline (see serveTimed) the
+// responses go to it and serveBatch returns nil.
+func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems []wire.Envelope, ts *timedServe, out []byte) []byte {
 	reqs := make([]Request, len(elems)) // one allocation for the batch's Requests, not one each
 	nworkers := 1
 	if len(elems) > 1 {
 		nworkers = min(len(elems), s.maxConcurrency())
 	}
-	bufs := make([][]byte, nworkers)
+	bs := newBatchState(len(elems), nworkers)
 	var next atomic.Int64
 	work := func(w int) {
+		buf := wire.GetBuf()
+		bs.bufs[w] = buf
 		for {
 			i := int(next.Add(1) - 1)
 			if i >= len(elems) {
 				return
 			}
-			start := len(bufs[w])
-			bufs[w] = s.serveOne(ctx, conn, data, &elems[i], &reqs[i], bufs[w])
-			r := bufs[w][start:len(bufs[w]):len(bufs[w])] // later appends never touch it
+			start := len(*buf)
+			*buf = s.serveOne(ctx, conn, data, &elems[i], &reqs[i], *buf)
+			r := (*buf)[start:len(*buf):len(*buf)] // later appends never touch it
 			if ts != nil {
 				ts.record(i, r)
 			} else {
-				resps[i] = r
+				bs.resps[i] = r
 			}
 		}
 	}
@@ -473,23 +477,56 @@ func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems 
 	work(0)
 	wg.Wait()
 	if ts != nil {
-		return nil
+		return nil // ts's responses keep the buffers: bs is left to the collector
 	}
-	return s.joinBatch(data, elems, resps, nil)
+	out = s.joinBatch(out, data, elems, bs.resps, nil)
+	bs.release()
+	return out
 }
 
-// joinBatch joins the responses of a batch's elements in one array (nil
-// when there are none: all notifications), replacing those past
-// MaxResponseBytes with errors. With done (not nil), a request whose
-// element is not done gets the timeout error.
-func (s *Server) joinBatch(data []byte, elems []wire.Envelope, resps [][]byte, done []bool) []byte {
+// batchState is where a batch's responses are rendered: a pooled buffer
+// per worker, and each element's response in one of them.
+type batchState struct {
+	resps [][]byte
+	bufs  []*[]byte
+}
+
+var batchStatePool = sync.Pool{New: func() any { return new(batchState) }}
+
+func newBatchState(elems, workers int) *batchState {
+	bs := batchStatePool.Get().(*batchState)
+	bs.resps = slices.Grow(bs.resps[:0], elems)[:elems]
+	bs.bufs = slices.Grow(bs.bufs[:0], workers)[:workers]
+	return bs
+}
+
+// release gives the buffers back, once the responses are joined.
+func (bs *batchState) release() {
+	for i, b := range bs.bufs {
+		if b != nil {
+			wire.PutBuf(b)
+		}
+		bs.bufs[i] = nil
+	}
+	clear(bs.resps)
+	if cap(bs.resps) > 1024 {
+		bs.resps = nil // a huge batch's slice is not kept
+	}
+	batchStatePool.Put(bs)
+}
+
+// joinBatch appends to out the responses of a batch's elements as one
+// array (nil when there are none: all notifications),
+// replacing those past MaxResponseBytes with errors. With done (not nil),
+// a request whose element is not done gets the timeout error.
+func (s *Server) joinBatch(out, data []byte, elems []wire.Envelope, resps [][]byte, done []bool) []byte {
 	limit := s.maxResponseBytes()
 	size := 2
 	for _, r := range resps {
 		size += len(r) + 1
 	}
-	out := make([]byte, 1, min(size+len(elems)*64, limit+1024))
-	out[0] = '['
+	start := len(out)
+	out = append(slices.Grow(out, min(size+len(elems)*64, limit+1024)), '[')
 	for i, r := range resps {
 		if done != nil && !done[i] {
 			if id := idOf(&elems[i], data); elems[i].Kind == wire.KindRequest && !id.IsZero() {
@@ -499,15 +536,15 @@ func (s *Server) joinBatch(data []byte, elems []wire.Envelope, resps [][]byte, d
 		if len(r) == 0 {
 			continue
 		}
-		if len(out)+len(r) > limit {
+		if len(out)-start+len(r) > limit {
 			r = appendResponse(nil, idOf(&elems[i], data), nil, &Error{Code: CodeInternalError, Message: "response dropped: the batch's responses exceed " + strconv.Itoa(limit) + " bytes"})
 		}
-		if len(out) > 1 {
+		if len(out)-start > 1 {
 			out = append(out, ',')
 		}
 		out = append(out, r...)
 	}
-	if len(out) == 1 {
+	if len(out)-start == 1 {
 		return nil // all notifications: no reply at all
 	}
 	return append(out, ']')

@@ -105,7 +105,7 @@ func (ts *timedServe) fire() {
 func (ts *timedServe) lateReply() []byte {
 	ts.srv.logger().Warn("jsonrpc: a handler ran past the handler timeout; answered with -32002", "timeout", ts.d)
 	if ts.elems != nil {
-		return ts.srv.joinBatch(ts.data, ts.elems, ts.resps, ts.done)
+		return ts.srv.joinBatch(nil, ts.data, ts.elems, ts.resps, ts.done)
 	}
 	if id := idOf(ts.e, ts.data); ts.e.Kind == wire.KindRequest && !id.IsZero() {
 		return appendResponse(nil, id, nil, errRequestTimeout) // not into out: serveOne may still use it
@@ -156,7 +156,7 @@ type serving struct {
 	e     *wire.Envelope  // a single request
 	req   *Request        // its Request to fill in (nil: one is allocated)
 	elems []wire.Envelope // or a batch's requests
-	out   []byte          // where a single request's reply is rendered
+	out   []byte          // where the reply is rendered (appended)
 	d     time.Duration   // the handler timeout (0: none)
 	late  func([]byte)    // answers at the deadline (nil: serveTimed returns that answer)
 }
@@ -164,7 +164,7 @@ type serving struct {
 // serve serves sv without a timeout.
 func (s *Server) serve(ctx context.Context, sv *serving) []byte {
 	if sv.elems != nil {
-		return s.serveBatch(ctx, sv.conn, sv.data, sv.elems, nil)
+		return s.serveBatch(ctx, sv.conn, sv.data, sv.elems, nil, sv.out)
 	}
 	return s.serveOne(ctx, sv.conn, sv.data, sv.e, sv.req, sv.out)
 }
@@ -200,7 +200,7 @@ func (s *Server) serveTimed(ctx context.Context, ts *timedServe, sv *serving) []
 	timer := armDeadline(ts, sv.d)
 	var reply []byte
 	if sv.elems != nil {
-		s.serveBatch(&ts.ctx, sv.conn, sv.data, sv.elems, ts)
+		s.serveBatch(&ts.ctx, sv.conn, sv.data, sv.elems, ts, nil)
 	} else {
 		reply = s.serveOne(&ts.ctx, sv.conn, sv.data, sv.e, sv.req, sv.out)
 	}
@@ -215,7 +215,7 @@ func (s *Server) serveTimed(ctx context.Context, ts *timedServe, sv *serving) []
 		sv.req.dropStream()
 		reply = ts.lateReply()
 	case sv.elems != nil:
-		reply = s.joinBatch(sv.data, sv.elems, ts.resps, nil)
+		reply = s.joinBatch(sv.out, sv.data, sv.elems, ts.resps, nil)
 	}
 	ts.answered = true
 	return reply
