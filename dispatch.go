@@ -195,14 +195,23 @@ func (c *Conn) takeInbound(data []byte, m *wire.Message) []wire.Envelope {
 		}
 		return m.Elems
 	}
-	requests := getEnvelopes(len(m.Elems)) // the task keeps them (m goes back to its pool) and gives them back
+	n := 0
+	for i := range m.Elems {
+		if k := m.Elems[i].Kind; k != wire.KindResponse && k != wire.KindBadResponse {
+			n++
+		}
+	}
+	if n < len(m.Elems) {
+		c.deliver(data, m.Elems, true)
+	}
+	if n == 0 {
+		return nil // a batch of responses (the client's usual case)
+	}
+	requests := getEnvelopes(n) // the task keeps them (m goes back to its pool) and gives them back
 	for i := range m.Elems {
 		if k := m.Elems[i].Kind; k != wire.KindResponse && k != wire.KindBadResponse {
 			requests = append(requests, m.Elems[i])
 		}
-	}
-	if len(requests) < len(m.Elems) {
-		c.deliver(data, m.Elems, true)
 	}
 	return requests
 }
