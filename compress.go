@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // Compression of HTTP bodies (gzip, negotiated with Accept-Encoding and
@@ -141,6 +143,27 @@ func (s *Server) httpCompressMinSize() int {
 		return DefaultHTTPCompressMinSize
 	}
 	return s.HTTPCompressMinSize
+}
+
+// writeJSON writes reply as the 200 JSON body of a response to a request
+// whose header is req (plain HTTP, and Streamable HTTP's JSON answers):
+// gzipped when it is large enough and the request accepts gzip.
+func (s *Server) writeJSON(w http.ResponseWriter, req http.Header, reply []byte) error {
+	h := w.Header()
+	h["Content-Type"] = jsonContentType
+	if m := s.httpCompressMinSize(); m >= 0 && len(reply) >= m {
+		zbuf := wire.GetBuf()
+		defer wire.PutBuf(zbuf)
+		reply = s.compressReply(h, req, reply, zbuf)
+	}
+	if len(reply) > 2048 {
+		// Smaller replies get their length from net/http, which buffers
+		// them; a larger one would otherwise go chunked.
+		h.Set("Content-Length", strconv.Itoa(len(reply)))
+	}
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(reply)
+	return err
 }
 
 // compressReply returns the body to send for a reply large enough to

@@ -218,19 +218,7 @@ func (s *Server) writeHTTPReply(w http.ResponseWriter, pi *peerInfo, reply []byt
 		w.WriteHeader(status)
 		return
 	}
-	h["Content-Type"] = jsonContentType
-	if m := s.httpCompressMinSize(); m >= 0 && len(reply) >= m {
-		zbuf := wire.GetBuf()
-		defer wire.PutBuf(zbuf)
-		reply = s.compressReply(h, pi.peer.Header, reply, zbuf)
-	}
-	if len(reply) > 2048 {
-		// Smaller replies get their length from net/http, which buffers
-		// them; a larger one would otherwise go chunked.
-		h.Set("Content-Length", strconv.Itoa(len(reply)))
-	}
-	w.WriteHeader(http.StatusOK)
-	w.Write(reply)
+	s.writeJSON(w, pi.peer.Header, reply)
 }
 
 // tooManyRequests answers a message that Server.Admit refused: 429 with

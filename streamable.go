@@ -613,8 +613,7 @@ func (s *Server) answerJSON(ctx context.Context, w http.ResponseWriter, data []b
 		return
 	}
 	pi.copyReplyHeader(w.Header())
-	w.Header()["Content-Type"] = jsonContentType
-	w.Write(reply)
+	s.writeJSON(w, pi.peer.Header, reply) // gzipped as plain HTTP replies are
 }
 
 // streamPOST is a POST that serveStream serves.
@@ -1086,9 +1085,8 @@ func (ps *postStream) write(msg []byte, reply bool) error {
 	} else {
 		h := ps.w.Header()
 		ps.pi.copyReplyHeader(h)
-		h["Content-Type"] = jsonContentType
-		h.Set("Content-Length", strconv.Itoa(len(msg)))
-		_, err = ps.w.Write(msg)
+		h.Set("Content-Length", strconv.Itoa(len(msg)))         // gzipped: writeJSON sets the new length
+		err = ps.pi.srv.writeJSON(ps.w, ps.pi.peer.Header, msg) // gzipped as plain HTTP replies are
 	}
 	if reply {
 		ps.finish()
