@@ -26,7 +26,7 @@ func tcpPair(b *testing.B, srv *jsonrpc.Server) jsonrpc.Client {
 	if err != nil {
 		b.Fatal(err)
 	}
-	go srv.Serve(l, jsonrpc.FramingLine)
+	go srv.Serve(l, jsonrpc.ListenFraming(jsonrpc.FramingLine))
 	b.Cleanup(func() { srv.Shutdown(context.Background()) })
 	c, err := jsonrpc.Dial(context.Background(), "tcp://"+l.Addr().String())
 	if err != nil {
@@ -77,7 +77,7 @@ func BenchmarkServerTCPRawClient(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	go srv.Serve(l, jsonrpc.FramingLine)
+	go srv.Serve(l, jsonrpc.ListenFraming(jsonrpc.FramingLine))
 	defer srv.Shutdown(context.Background())
 	lineRoundTrips(b, l.Addr().String())
 }

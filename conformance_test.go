@@ -219,7 +219,7 @@ func TestConformanceTCP(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := newDemoServer()
-	go srv.Serve(l, jsonrpc.FramingAuto)
+	go srv.Serve(l)
 	defer srv.Shutdown(context.Background())
 	nc, err := net.Dial("tcp", l.Addr().String())
 	if err != nil {

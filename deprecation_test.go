@@ -111,7 +111,7 @@ func TestDeprecatedPerConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go srv.Serve(ln, jsonrpc.FramingLine)
+	go srv.Serve(ln, jsonrpc.ListenFraming(jsonrpc.FramingLine))
 	defer srv.Shutdown(context.Background())
 	ctx := context.Background()
 	for conn := range 2 {

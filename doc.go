@@ -221,10 +221,12 @@
 //	WithConvention         ConventionNone                      yes    yes             yes          yes
 //	WithProgress           none                                yes    yes             yes          yes
 //
-// Every ListenOption ([Server.Listen]), with its default:
+// Every ListenOption ([Server.Listen], and [Server.Serve] for a
+// net.Listener of one's own, where ListenFraming and ListenTLS mean what
+// they mean for tcp:// and tls://), with its default:
 //
-//	ListenFraming          FramingAuto (tcp, tls, unix, stdio)
-//	ListenTLS              none; required for https, wss, tls
+//	ListenFraming          FramingAuto (tcp, tls, unix, stdio, Serve)
+//	ListenTLS              none; required for https, wss, tls (Serve: a TLS handshake on each connection)
 //	ListenHandler          none (http, https: another handler on a path of the same listener)
 //	ListenHTTPMiddleware   none (http, https, ws, wss: wraps the listener's HTTP handler, e.g. authentication)
 //	ListenSocketMode       0600 (unix)

@@ -30,7 +30,7 @@ func hostileServer(t *testing.T, srv *Server, framing Framing) string {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
-	go func() { defer close(done); srv.Serve(l, framing) }()
+	go func() { defer close(done); srv.Serve(l, ListenFraming(framing)) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -586,7 +586,7 @@ func TestServerShutdownAnswersEveryRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l, FramingLine) }()
+	go func() { served <- srv.Serve(l, ListenFraming(FramingLine)) }()
 	const n = 5
 	var clients []*client
 	for i := range n {

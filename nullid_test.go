@@ -56,7 +56,7 @@ func TestConnBrokenTransportCancelsHandlers(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := &jsonrpc.Server{Handler: mux}
-	go srv.Serve(l, jsonrpc.FramingLine)
+	go srv.Serve(l, jsonrpc.ListenFraming(jsonrpc.FramingLine))
 	defer srv.Shutdown(context.Background())
 	nc, err := net.Dial("tcp", l.Addr().String())
 	if err != nil {

@@ -41,7 +41,7 @@ func TestIdleReaderRefreshLosesNothing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			go srv.Serve(l, tc.framing)
+			go srv.Serve(l, jsonrpc.ListenFraming(tc.framing))
 			defer srv.Shutdown(context.Background())
 			nc, err := net.Dial("tcp", l.Addr().String())
 			if err != nil {
@@ -114,7 +114,7 @@ func TestSlowInlineHandlerDoesNotBlockTheNext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go srv.Serve(l, jsonrpc.FramingLine)
+	go srv.Serve(l, jsonrpc.ListenFraming(jsonrpc.FramingLine))
 	defer srv.Shutdown(context.Background())
 	nc, err := net.Dial("tcp", l.Addr().String())
 	if err != nil {

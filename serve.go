@@ -83,10 +83,26 @@ func (s *Server) stdioEnded(err error) error {
 	return err
 }
 
-// Serve accepts stream connections (TCP, unix) on l and serves each with the
-// given framing (FramingAuto detects it per connection). It returns
-// ErrServerClosed after Shutdown.
-func (s *Server) Serve(l net.Listener, framing Framing) error {
+// Serve accepts stream connections (TCP, unix) on l and serves each, as
+// [Server.Listen] serves a tcp:// or unix:// URL: opts are the listener's,
+// with the same meaning (ListenFraming, default FramingAuto: detected per
+// connection; ListenTLS: a TLS handshake on each connection, as tls://;
+// options of other transports are ignored). It returns ErrServerClosed
+// after Shutdown.
+func (s *Server) Serve(l net.Listener, opts ...ListenOption) error {
+	cfg := newListenConfig(opts)
+	if cfg.tls != nil {
+		tlsCfg, err := cfg.serverTLS("tls")
+		if err != nil {
+			return err
+		}
+		l = tls.NewListener(l, tlsCfg)
+	}
+	return s.acceptStreams(l, cfg.framing)
+}
+
+// acceptStreams accepts and serves the stream connections of l with framing.
+func (s *Server) acceptStreams(l net.Listener, framing Framing) error {
 	if !s.onShutdown(func(context.Context) error { return l.Close() }) {
 		l.Close()
 		return ErrServerClosed
@@ -211,8 +227,17 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// ListenOption configures [Server.Listen].
+// ListenOption configures one listener: of [Server.Listen], or of
+// [Server.Serve] (a net.Listener of one's own).
 type ListenOption func(*listenConfig)
+
+func newListenConfig(opts []ListenOption) *listenConfig {
+	cfg := &listenConfig{}
+	for _, o := range opts {
+		o(cfg)
+	}
+	return cfg
+}
 
 type listenConfig struct {
 	framing    Framing
@@ -289,8 +314,9 @@ func (c *listenConfig) serverTLS(scheme string, protos ...string) (*tls.Config, 
 	return cfg, nil
 }
 
-// ListenFraming sets the framing of tcp://, unix:// and stdio: listeners
-// (default [FramingAuto]: detected from the first bytes the peer sends).
+// ListenFraming sets the framing of tcp://, tls://, unix:// and stdio:
+// listeners and of [Server.Serve] (default [FramingAuto]: detected from the
+// first bytes the peer sends).
 func ListenFraming(f Framing) ListenOption { return func(c *listenConfig) { c.framing = f } }
 
 // Listener is a transport a [Server] serves, started by Server.Listen.
@@ -349,10 +375,7 @@ func (l *Listener) stop(err error) {
 // Any scheme registered with [RegisterTransport] works too. Shutdown stops
 // every listener.
 func (s *Server) Listen(rawURL string, opts ...ListenOption) (*Listener, error) {
-	cfg := &listenConfig{}
-	for _, o := range opts {
-		o(cfg)
-	}
+	cfg := newListenConfig(opts)
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("jsonrpc: invalid URL: %w", err)
@@ -452,7 +475,7 @@ func (s *Server) listenStream(l *Listener, u *url.URL, cfg *listenConfig) error 
 	if err != nil {
 		return err
 	}
-	// Registered before Listen returns (Serve registers too, once it runs),
+	// Registered before Listen returns (acceptStreams registers too, once it runs),
 	// so that a Shutdown right after it closes nl, and a unix socket's file
 	// is gone when Shutdown returns.
 	if !s.onShutdown(func(context.Context) error { return nl.Close() }) {
@@ -460,7 +483,7 @@ func (s *Server) listenStream(l *Listener, u *url.URL, cfg *listenConfig) error 
 		return ErrServerClosed
 	}
 	go func() {
-		err := s.Serve(nl, cfg.framing)
+		err := s.acceptStreams(nl, cfg.framing)
 		nl.Close() // a unix socket file goes with it
 		l.stop(err)
 	}()

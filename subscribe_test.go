@@ -137,7 +137,7 @@ func rawTransports(t *testing.T, srv *jsonrpc.Server) map[string]func() (send fu
 	var wg sync.WaitGroup
 	for _, l := range []net.Listener{tcp, unix} {
 		wg.Add(1)
-		go func() { defer wg.Done(); srv.Serve(l, jsonrpc.FramingLine) }()
+		go func() { defer wg.Done(); srv.Serve(l, jsonrpc.ListenFraming(jsonrpc.FramingLine)) }()
 	}
 	hs := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketOptions{}))
 	t.Cleanup(func() {
@@ -273,7 +273,7 @@ func TestSubscribeDemoTickerClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go srv.Serve(l, jsonrpc.FramingAuto)
+	go srv.Serve(l)
 	hs := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketOptions{}))
 	defer hs.Close()
 	defer srv.Shutdown(context.Background())
@@ -433,7 +433,7 @@ func serveSubs(t *testing.T, srv *jsonrpc.Server) (addr string, served <-chan st
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
-	go func() { defer close(done); srv.Serve(l, jsonrpc.FramingLine) }()
+	go func() { defer close(done); srv.Serve(l, jsonrpc.ListenFraming(jsonrpc.FramingLine)) }()
 	return l.Addr().String(), done
 }
 

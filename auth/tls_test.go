@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -149,5 +150,46 @@ func TestCertificateReload(t *testing.T) {
 	os.WriteFile(p.serverCert, []byte("not a certificate"), 0o600)
 	if got := served(); got != now {
 		t.Fatalf("serving %s after a broken renewal, want %s", got, now)
+	}
+}
+
+// Server.Serve on a listener of one's own takes the listener options with
+// the meaning Listen gives them: ListenTLS makes it a tls:// listener (mutual
+// TLS included), and a configuration without a certificate is refused.
+func TestServeTakesListenTLS(t *testing.T) {
+	p := newPKI(t)
+	srv := newServer(t)
+	cfg, err := auth.ServerTLS(p.serverCert, p.serverKey, p.ca.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Serve(nil, jsonrpc.ListenTLS(&tls.Config{})); err == nil || !strings.Contains(err.Error(), "no certificate") {
+		t.Fatalf("Serve with a TLS configuration without a certificate: %v", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l, jsonrpc.ListenTLS(cfg), jsonrpc.ListenFraming(jsonrpc.FramingHeader)) }()
+	url := "tls://" + l.Addr().String()
+	ctx := context.Background()
+	if who, err := whoami(ctx, url, clientTLS(t, p.ca.file, "", "")); err == nil {
+		t.Errorf("without a client certificate: served as %q", who)
+	}
+	c, err := jsonrpc.Dial(ctx, url, jsonrpc.WithTLSConfig(clientTLS(t, p.ca.file, p.clientCert, p.clientKey)), jsonrpc.WithFraming(jsonrpc.FramingHeader))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var who string
+	if err := c.Call(ctx, "whoami", nil, &who); err != nil || who != "mtls:client-1" {
+		t.Errorf("with the client certificate: %q, %v", who, err)
+	}
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	srv.Shutdown(sctx)
+	if err := <-served; !errors.Is(err, jsonrpc.ErrServerClosed) {
+		t.Errorf("Serve after Shutdown: %v", err)
 	}
 }

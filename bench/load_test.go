@@ -25,7 +25,7 @@ func BenchmarkLoadIdle(b *testing.B) {
 	srv := oursServer()
 	srv.MaxConns = *loadConns + 64
 	done := make(chan struct{})
-	go func() { defer close(done); srv.Serve(l, jsonrpc.FramingLine) }()
+	go func() { defer close(done); srv.Serve(l, jsonrpc.ListenFraming(jsonrpc.FramingLine)) }()
 	defer func() { shutdown(srv); <-done }()
 
 	before := snapshot()

@@ -60,7 +60,7 @@ func shutdown(srv *jsonrpc.Server) {
 func oursServeTCP(l net.Listener) func() {
 	srv := oursServer()
 	done := make(chan struct{})
-	go func() { defer close(done); srv.Serve(l, jsonrpc.FramingLine) }()
+	go func() { defer close(done); srv.Serve(l, jsonrpc.ListenFraming(jsonrpc.FramingLine)) }()
 	return func() { shutdown(srv); l.Close(); <-done }
 }
 

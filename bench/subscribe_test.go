@@ -77,7 +77,7 @@ func oursSubscribe() subscribeImpl {
 			})
 			srv := &jsonrpc.Server{Handler: mux}
 			done := make(chan struct{})
-			go func() { defer close(done); srv.Serve(l, jsonrpc.FramingLine) }()
+			go func() { defer close(done); srv.Serve(l, jsonrpc.ListenFraming(jsonrpc.FramingLine)) }()
 			return func() { shutdown(srv); l.Close(); <-done }
 		},
 		run: func(b *testing.B, addr string, subs, n int) {

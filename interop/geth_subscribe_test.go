@@ -38,7 +38,7 @@ func TestGethClientSubscribes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go srv.Serve(l, jsonrpc.FramingAuto)
+	go srv.Serve(l)
 	defer srv.Shutdown(context.Background())
 
 	ctx, cancel := context.WithTimeout(testContext(t), 20*time.Second)

@@ -57,7 +57,7 @@ func transports(t *testing.T) map[string]exchange {
 		t.Fatal(err)
 	}
 	srv := newServer()
-	go srv.Serve(l, jsonrpc.FramingAuto)
+	go srv.Serve(l)
 	t.Cleanup(func() { l.Close() })
 	nc, err := net.Dial("tcp", l.Addr().String())
 	if err != nil {
