@@ -168,28 +168,42 @@
 //
 // # Options
 //
-// Two styles, one per side, and a name says which family it belongs to:
+// Three families, one per place a setting belongs, and a name says which:
 //
-//   - A client is configured with functional options, [DialOption], all
-//     named WithX, one family for every client ([Dial], [DialConn],
-//     [DialWebSocket], [DialStreamableHTTP], [DialCommand], [NewHTTPClient],
-//     [NewMessageClient]). Dial picks the transport from a URL at run time,
-//     so one list of options must carry the settings of every transport it
-//     may reach; an option that does not concern the transport dialled is
-//     ignored. A client's connection is configured by these options alone
-//     (its handler, limits and convention), never by a [Server].
+//   - A client's settings are functional options, [DialOption], all named
+//     WithX, one family for every client ([Dial], [DialConn],
+//     [DialWebSocket], [DialStreamableHTTP], [DialCommand], [DialFailover],
+//     [NewHTTPClient], [NewMessageClient], [NewReconnectClient], and a
+//     registered transport through [DialSettings]). Why: Dial picks the
+//     transport from a URL at run time, so one list of options must carry
+//     the settings of every transport it may reach (an option that does not
+//     concern the transport dialled is ignored). A client's connection is
+//     configured by these options alone (its handler, limits and
+//     convention), never by a [Server].
 //   - A server's policy and limits are plain fields, net/http style: the
-//     fields of [Server] (every transport), and of the one options struct of
-//     a server transport or feature ([StreamableHTTPOptions],
-//     [StreamOptions], [WebSocketOptions], [SubscriptionsOptions] and
-//     [SubscriptionKindOptions] (for [NewSubscriptions] and
-//     [AddSubscription]), [LogOptions]). Fields are set once, before
-//     serving, and read concurrently; the zero value of each is its
-//     default. [Server.Listen] takes [ListenOption]s (named ListenX) for
-//     what belongs to one listener rather than to the server, for the same
-//     reason as Dial: the URL picks the transport.
-//   - Options of one call are a struct too: [SubscribeOptions]
-//     ([SubscribeWith]), the client's side of a subscription.
+//     fields of [Server] (every transport), and of the one options struct
+//     of a server transport or feature ([StreamableHTTPOptions],
+//     [WebSocketOptions], [SubscriptionsOptions] for [NewSubscriptions],
+//     [SubscriptionKindOptions] for [AddSubscription], [LogOptions] for
+//     [LogCalls]). Why: a server is built once and read by every
+//     connection, so its settings are a value one can print, copy and
+//     check; fields are set before serving and read concurrently, and the
+//     zero value of each is its default.
+//   - What belongs to one listener rather than to the server is a
+//     [ListenOption], named ListenX, given to [Server.Listen] (or to
+//     [Server.Serve] with a net.Listener of one's own): its framing, TLS,
+//     socket mode, HTTP handlers and middleware. Why: one Server listens on
+//     several URLs at once (tcp:// with line framing beside tls:// with
+//     Content-Length, https:// beside a unix socket), each needing its own,
+//     and the URL picks the transport as it does for Dial.
+//
+// Options of one call or one value are structs named for what they
+// configure: [SubscribeOptions] ([SubscribeWith], the client's side of a
+// subscription) and [StreamOptions] ([NewStream]). Each setting has one
+// name per side: the message size is Server.MaxMessageSize on a server
+// and WithMaxMessageSize on a client, wherever the messages come from
+// ([DialSettings] hands the client's to a registered transport); the
+// framing is ListenFraming on a server and WithFraming on a client.
 //
 // Every DialOption, with its default:
 //
@@ -317,8 +331,8 @@
 // A module of its own adds a URL scheme with [RegisterTransport] from its
 // init, as database/sql drivers do, so the core never imports it. The
 // contract: its DialFunc returns a [Client] (a *Conn when it has a
-// connection, so that [DialConn] works) and honours the [DialSettings] it
-// names; its ListenFunc serves every message with [Server.Process], so the
+// connection, started with [DialSettings.NewConn] so that every DialOption
+// holds and [DialConn] works) and honours the [DialSettings] it names; its ListenFunc serves every message with [Server.Process], so the
 // server's limits, Admit and Authorize hold, and returns an [Endpoint] that
 // Server.Shutdown drains. A built-in scheme cannot be replaced.
 //

@@ -72,7 +72,7 @@ func WithOnReconnect(f func(err error)) DialOption {
 // again when it drops. Calls in flight at the drop fail with an error
 // matching [ErrConnectionLost] (they are never resent); calls made while
 // it reconnects wait for the new connection, up to their context. A
-// server given with WithServer serves the peer's calls on every connection,
+// handler given with WithHandler serves the peer's calls on every connection,
 // and subscriptions made with [Resubscribe] are made again. Safe for
 // concurrent use.
 type ReconnectClient struct {

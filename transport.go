@@ -25,11 +25,28 @@ import (
 type DialFunc func(ctx context.Context, u *url.URL, set DialSettings) (Client, error)
 
 // DialSettings are the settings of Dial's options that a registered
-// transport may honour (each says which).
+// transport may honour (each says which). A transport whose client is a
+// connection starts it with NewConn, which honours the rest.
 type DialSettings struct {
 	Header         http.Header // WithHeader (nil when none)
 	TLSConfig      *tls.Config // WithTLSConfig (nil when none)
 	MaxMessageSize int64       // WithMaxMessageSize; 0: DefaultMaxMessageSize
+
+	cfg *dialConfig // every option, for NewConn
+}
+
+// NewConn starts the client connection over ch that Dial's options
+// describe, as Dial does for its own stream transports: the handler of the
+// peer's calls and its limits (WithHandler, WithMaxConcurrency, WithAdmit,
+// WithLogger, WithConvention, WithProgress), WithMaxMessageSize,
+// WithStrictResults and WithInterceptors. A DialFunc whose transport has a
+// connection returns it, so that DialConn and Subscribe work.
+func (s DialSettings) NewConn(ch Channel) *Conn {
+	cfg := s.cfg
+	if cfg == nil { // DialSettings{}: the defaults
+		cfg = newDialConfig(nil)
+	}
+	return cfg.newConn(ch)
 }
 
 // ListenFunc starts serving s at u in the background, for Server.Listen.
@@ -117,7 +134,7 @@ func dialRegistered(ctx context.Context, u *url.URL, cfg *dialConfig) (c Client,
 	if !ok || t.dial == nil {
 		return nil, false, nil
 	}
-	c, err = t.dial(ctx, u, DialSettings{Header: cfg.header.Clone(), TLSConfig: cfg.tlsConfig, MaxMessageSize: cfg.maxMessageSize})
+	c, err = t.dial(ctx, u, DialSettings{Header: cfg.header.Clone(), TLSConfig: cfg.tlsConfig, MaxMessageSize: cfg.maxMessageSize, cfg: cfg})
 	if err != nil {
 		return nil, true, err
 	}

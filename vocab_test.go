@@ -3,8 +3,11 @@ package jsonrpc_test
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http/httptest"
 	"net/url"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,9 +81,11 @@ func TestDialConn(t *testing.T) {
 		c.Close()
 	}
 
-	jsonrpc.RegisterTransport("vocab-message", func(_ context.Context, _ *url.URL, _ jsonrpc.DialSettings) (jsonrpc.Client, error) {
-		return jsonrpc.NewMessageClient(func(ctx context.Context, msg []byte, _ bool) ([]byte, error) { return srv.Process(ctx, msg), nil }), nil
-	}, nil)
+	registerVocabMessage.Do(func() { // once per process: -count=N runs the test N times
+		jsonrpc.RegisterTransport("vocab-message", func(_ context.Context, _ *url.URL, _ jsonrpc.DialSettings) (jsonrpc.Client, error) {
+			return jsonrpc.NewMessageClient(func(ctx context.Context, msg []byte, _ bool) ([]byte, error) { return nil, errors.New("not sent") }), nil
+		}, nil)
+	})
 	if _, err := jsonrpc.DialConn(ctx, "vocab-message://x"); !errors.Is(err, jsonrpc.ErrNoConnection) {
 		t.Fatalf("a message client: %v", err)
 	}
@@ -123,3 +128,51 @@ func TestWithConventionBesideWithHandler(t *testing.T) {
 		t.Fatal("the server's handler was not cancelled: WithConvention was ignored beside WithHandler")
 	}
 }
+
+// A registered transport whose client is a connection starts it with
+// DialSettings.NewConn, so that every DialOption holds as on the built-in
+// schemes: the peer's call back reaches WithHandler's handler, and
+// WithMaxMessageSize bounds the responses read.
+func TestRegisteredStreamTransportHonoursDialOptions(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	registerVocabStream.Do(func() {
+		jsonrpc.RegisterTransport("vocab-stream", func(ctx context.Context, u *url.URL, set jsonrpc.DialSettings) (jsonrpc.Client, error) {
+			var d net.Dialer
+			nc, err := d.DialContext(ctx, "tcp", u.Host)
+			if err != nil {
+				return nil, err
+			}
+			return set.NewConn(jsonrpc.NewStream(nc, jsonrpc.StreamOptions{})), nil
+		}, nil)
+	})
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "callback", func(ctx context.Context, _ struct{}) (string, error) {
+		var s string
+		err := jsonrpc.ConnFromContext(ctx).Call(ctx, "hello", nil, &s)
+		return s, err
+	})
+	jsonrpc.Register(mux, "big", func(context.Context, struct{}) (string, error) { return strings.Repeat("x", 1000), nil })
+	srv := &jsonrpc.Server{Handler: mux}
+	defer srv.Shutdown(ctx)
+	l, err := srv.Listen("tcp://127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := jsonrpc.NewMux()
+	jsonrpc.Register(client, "hello", func(context.Context, struct{}) (string, error) { return "hi", nil })
+	c, err := jsonrpc.DialConn(ctx, "vocab-stream://"+strings.TrimPrefix(l.URL, "tcp://"), jsonrpc.WithHandler(client), jsonrpc.WithMaxMessageSize(512))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var got string
+	if err := c.Call(ctx, "callback", nil, &got); err != nil || got != "hi" {
+		t.Fatalf("callback: %q, %v", got, err)
+	}
+	if err := c.Call(ctx, "big", nil, &got); !errors.Is(err, jsonrpc.ErrMessageTooLarge) {
+		t.Fatalf("a response over WithMaxMessageSize: %v", err)
+	}
+}
+
+var registerVocabStream, registerVocabMessage sync.Once

@@ -127,7 +127,7 @@ func (s *Server) WebSocketHandler(opts WebSocketOptions) http.Handler {
 }
 
 // DefaultWebSocketBufferSize is the default size of a server socket's
-// read buffer and of its write buffer (see WebSocketBufferSize). net/http
+// read buffer and of its write buffer (see WebSocketOptions.BufferSize). net/http
 // hands a hijacked socket 4 KiB of each, which an idle connection would
 // hold for its lifetime; 1 KiB holds a typical message.
 const DefaultWebSocketBufferSize = 1 << 10
