@@ -432,9 +432,12 @@ func (c *Conn) tryAcquire() bool {
 func (c *Conn) release() { <-c.sem }
 
 // startRequest records an incoming id as in flight; it reports false if it
-// already is. Under a Convention it returns the request's own context (see
+// already is, or if no Convention is set (then nothing is recorded). Under a Convention it returns the request's own context (see
 // cancel.go), which the peer can cancel.
 func (c *Conn) startRequest(ctx context.Context, id ID, params []byte) (*callCtx, bool) {
+	if c.srv.Convention == ConventionNone {
+		return nil, false // ids in flight are for a Convention's cancels: nothing else looks them up
+	}
 	k := id.key()
 	c.mu.Lock()
 	defer c.mu.Unlock()

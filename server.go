@@ -262,9 +262,7 @@ func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *wire.
 		req = new(Request)
 	}
 	*req = Request{ID: id, Params: paramsOf(data, e), stream: req.stream}
-	// Ids in flight are tracked for the Convention's cancels alone: with
-	// none, nothing looks them up.
-	tracked := conn != nil && !id.IsZero() && s.Convention != ConventionNone
+	tracked := conn != nil && !id.IsZero()
 	if tracked {
 		// An id already in flight on the connection (the same id twice in
 		// a batch, or a peer reusing one) is served and answered all the
