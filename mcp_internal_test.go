@@ -4,10 +4,12 @@ import (
 	"testing"
 
 	"github.com/seedhq/jsonrpc/internal/mcp"
+	"github.com/seedhq/jsonrpc/internal/streamable"
 )
 
 // TestMCPConstantsMatch: the public codes, revisions and _meta keys are
-// those internal/mcp applies its rules with.
+// those internal/mcp applies its rules with, and the depth bound is
+// internal/streamable's.
 func TestMCPConstantsMatch(t *testing.T) {
 	for _, c := range []struct{ public, internal any }{
 		{CodeHeaderMismatch, mcp.CodeHeaderMismatch},
@@ -21,6 +23,7 @@ func TestMCPConstantsMatch(t *testing.T) {
 		{MetaClientInfo, mcp.MetaClientInfo},
 		{MetaClientCapabilities, mcp.MetaClientCapabilities},
 		{MetaLogLevel, mcp.MetaLogLevel},
+		{DefaultMaxDepth, streamable.MaxDepth},
 	} {
 		if c.public != c.internal {
 			t.Errorf("public %v, internal/mcp %v", c.public, c.internal)

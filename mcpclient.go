@@ -208,7 +208,7 @@ func (m *mcpClient) eraFor(ctx context.Context, method string) (mcp.Era, string,
 	m.mu.Lock()
 	m.era, m.version = era, version
 	m.mu.Unlock()
-	m.ch.holdGET(era == mcp.EraStateless)
+	m.ch.HoldGET(era == mcp.EraStateless)
 	m.ch.srv.logger().Debug("jsonrpc: MCP era found", "version", version, "stateless", era == mcp.EraStateless)
 	return era, version, nil
 }
