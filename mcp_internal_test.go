@@ -23,6 +23,7 @@ func TestMCPConstantsMatch(t *testing.T) {
 		{MetaClientInfo, mcp.MetaClientInfo},
 		{MetaClientCapabilities, mcp.MetaClientCapabilities},
 		{MetaLogLevel, mcp.MetaLogLevel},
+		{MetaSubscriptionID, mcp.MetaSubscriptionID},
 		{DefaultMaxDepth, streamable.MaxDepth},
 	} {
 		if c.public != c.internal {

@@ -1,14 +1,10 @@
 package jsonrpc
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
-
-	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/seedhq/jsonrpc/internal/mcp"
 	"github.com/seedhq/jsonrpc/internal/wire"
@@ -90,9 +86,8 @@ func (c *Conn) MCPVersion() string {
 	if !ok || ch.mcp == nil {
 		return ""
 	}
-	ch.mcp.mu.Lock()
-	defer ch.mcp.mu.Unlock()
-	return ch.mcp.version
+	_, version := ch.mcp.eras.Get()
+	return version
 }
 
 // mcpClient is the Invoker of an MCP client, below its interceptors.
@@ -103,11 +98,7 @@ type mcpClient struct {
 	want   string // MCPAuto or a revision
 	rounds int
 	state  *mcp.ClientState // its _meta, the tools' Mcp-Param-* annotations
-
-	settle  sync.Mutex // held while the era is found
-	mu      sync.Mutex
-	era     mcp.Era
-	version string
+	eras   mcp.EraFinder
 }
 
 // newMCPClient returns the MCP client of conn, or an error for options
@@ -168,49 +159,37 @@ func (m *mcpClient) Batch(ctx context.Context, b *Batch) error {
 	return m.next.Batch(ctx, b)
 }
 
-// eraFor returns the era of the server, finding it first when needed.
-// Concurrent first messages wait for one finding; a failure to reach the
-// server settles nothing (the next message tries again).
+// eraFor returns the era of the server, finding it first when needed
+// (see mcp.EraFinder).
 func (m *mcpClient) eraFor(ctx context.Context, method string) (mcp.Era, string, error) {
-	m.mu.Lock()
-	era, version := m.era, m.version
-	m.mu.Unlock()
-	if era != mcp.EraUnknown {
+	return m.eras.Find(func() (mcp.Era, string, error) {
+		era, version, err := m.find(ctx, method)
+		if err != nil {
+			return mcp.EraUnknown, "", err
+		}
+		m.ch.HoldGET(era == mcp.EraStateless)
+		m.ch.srv.logger().Debug("jsonrpc: MCP era found", "version", version, "stateless", era == mcp.EraStateless)
 		return era, version, nil
-	}
-	m.settle.Lock()
-	defer m.settle.Unlock()
-	m.mu.Lock()
-	era, version = m.era, m.version
-	m.mu.Unlock()
-	if era != mcp.EraUnknown {
-		return era, version, nil
-	}
+	})
+}
+
+// find finds the era of the server: the one WithMCPVersion names, or the
+// one probe finds; the session era after an initialize handshake (unless
+// the caller's first message is its own).
+func (m *mcpClient) find(ctx context.Context, method string) (era mcp.Era, version string, err error) {
 	switch {
 	case method == "initialize":
-		era, version = mcp.EraSession, "" // the caller's handshake; the channel keeps its version
+		return mcp.EraSession, "", nil // the caller's handshake; the channel keeps its version
 	case mcp.IsStatelessVersion(m.want):
-		era, version = mcp.EraStateless, m.want
+		return mcp.EraStateless, m.want, nil
 	case m.want == MCPAuto:
-		var err error
-		if era, version, err = m.probe(ctx); err != nil {
-			return mcp.EraUnknown, "", err
+		if era, version, err = m.probe(ctx); err != nil || era != mcp.EraSession {
+			return era, version, err
 		}
 	default:
-		era, version = mcp.EraSession, m.want
+		version = m.want
 	}
-	if era == mcp.EraSession && method != "initialize" {
-		var err error
-		if era, version, err = m.initialize(ctx, version); err != nil {
-			return mcp.EraUnknown, "", err
-		}
-	}
-	m.mu.Lock()
-	m.era, m.version = era, version
-	m.mu.Unlock()
-	m.ch.HoldGET(era == mcp.EraStateless)
-	m.ch.srv.logger().Debug("jsonrpc: MCP era found", "version", version, "stateless", era == mcp.EraStateless)
-	return era, version, nil
+	return m.initialize(ctx, version)
 }
 
 // probe asks server/discover under MCPVersion2026 and tells the era from
@@ -303,15 +282,8 @@ func (m *mcpClient) statelessRounds(ctx context.Context, version, method string,
 		if err := m.next.Call(hctx, method, p, &raw); err != nil {
 			return err
 		}
-		var ir struct {
-			ResultType    string `json:"resultType"`
-			InputRequests map[string]struct {
-				Method string          `json:"method"`
-				Params json.RawMessage `json:"params"`
-			} `json:"inputRequests"`
-			RequestState *string `json:"requestState"`
-		}
-		if !bytes.Contains(raw, inputRequired) || jsonv2.Unmarshal(raw, &ir) != nil || ir.ResultType != "input_required" {
+		queries, state, asked := mcp.InputRequired(raw)
+		if !asked {
 			if method == "tools/list" {
 				var rejected []string
 				if raw, rejected = m.state.LearnTools(raw); rejected != nil {
@@ -323,23 +295,19 @@ func (m *mcpClient) statelessRounds(ctx context.Context, version, method string,
 		if round == m.rounds {
 			return fmt.Errorf("%w (%d rounds of %s)", ErrTooManyInputRounds, m.rounds, method)
 		}
-		answers := make(map[string]json.RawMessage, len(ir.InputRequests))
-		for key, q := range ir.InputRequests {
+		answers := make(map[string]json.RawMessage, len(queries))
+		for key, q := range queries {
 			a, err := m.answer(ctx, q.Method, q.Params)
 			if err != nil {
 				return fmt.Errorf("jsonrpc: answering the server's %s (input %q of %s): %w", q.Method, key, method, err)
 			}
 			answers[key] = a
 		}
-		if p, err = mcp.WithInput(p, answers, ir.RequestState); err != nil {
+		if p, err = mcp.WithInput(p, answers, state); err != nil {
 			return err
 		}
 	}
 }
-
-// inputRequired is in every InputRequiredResult (a complete result is not
-// decoded twice when it lacks it).
-var inputRequired = []byte(`"input_required"`)
 
 // answer serves a server's request for input with the connection's
 // handler, as under the session era it would serve the request itself.

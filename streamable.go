@@ -2,20 +2,17 @@ package jsonrpc
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/seedhq/jsonrpc/internal/mcp"
 	"github.com/seedhq/jsonrpc/internal/sse"
+	"github.com/seedhq/jsonrpc/internal/streamable"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -195,30 +192,38 @@ func (s *Server) StreamableHTTPHandler(opts StreamableHTTPOptions) http.Handler 
 	if opts.RetryDelay == 0 {
 		opts.RetryDelay = DefaultRetryDelay
 	}
-	h := &streamableHandler{srv: s, opts: opts, sessions: map[string]*streamSession{}, posts: map[uint64]*postStream{}, sessionConns: map[uint64]*sessionChannel{}, stop: make(chan struct{})}
+	h := &streamableHandler{srv: s, opts: opts}
 	h.rules.Versions, h.rules.SessionVersions, h.rules.ToolInputSchema = opts.StatelessVersions, opts.ProtocolVersions, opts.ToolInputSchema
+	h.sessions = streamable.NewSessions(streamable.ServerConfig{
+		IdleTimeout: opts.SessionIdleTimeout, MaxSessions: opts.MaxSessions, Standalone: !opts.NoStandaloneStream,
+		OutboxSize: opts.OutboxSize, OutboxBytes: opts.OutboxBytes, StoreSize: opts.EventStoreSize, StoreBytes: opts.EventStoreBytes,
+		KeepAlive: opts.KeepAlive, Retry: opts.RetryDelay, WriteTimeout: h.writeTimeout,
+		OnEnd: h.endPOSTs,
+	})
 	// Shutdown ends the open streams (their clients reconnect elsewhere), so
 	// that an HTTP server's graceful shutdown does not wait for them.
 	s.onShutdown(func(context.Context) error {
-		h.stopOnce.Do(func() { close(h.stop) })
+		h.sessions.Shutdown()
 		return nil
 	})
 	return h
 }
 
+// streamableHandler is Streamable HTTP's http.Handler: the JSON-RPC side;
+// the sessions and their streams are internal/streamable's.
 type streamableHandler struct {
 	srv      *Server
 	opts     StreamableHTTPOptions
-	stop     chan struct{} // closed at the Server's Shutdown: open streams end
-	stopOnce sync.Once
+	sessions *streamable.Sessions
+	routes   streamable.Routes[routed] // the connections that call the client, by the high bits of their call ids
+	rules    mcp.Stateless             // the stateless revisions' checks
+}
 
-	mu           sync.Mutex
-	sessions     map[string]*streamSession
-	posts        map[uint64]*postStream     // live POSTs with a connection, by key
-	sessionConns map[uint64]*sessionChannel // the sessions' connections (SessionConn), by key
-	next         uint64
-
-	rules mcp.Stateless // the stateless revisions' checks
+// routed is a connection of the handler that calls the client: a POST's
+// (*postStream) or a session's (*sessionChannel).
+type routed interface {
+	Deliver(data []byte) // a POSTed message answering its calls
+	sessionID() string
 }
 
 // writeTimeout bounds one write of an event stream: Server.WriteTimeout,
@@ -235,22 +240,6 @@ func (h *streamableHandler) writeTimeout() time.Duration {
 }
 
 const defaultStreamWriteTimeout = 30 * time.Second
-
-// streamSession is one session: its standalone stream, its event store,
-// the event streams of its POSTs still live, and its connection.
-type streamSession struct {
-	id         string
-	h          *streamableHandler
-	timer      *time.Timer
-	standalone *sse.Stream // nil with NoStandaloneStream
-	store      *sse.Store  // nil without resumption
-
-	mu      sync.Mutex
-	streams map[uint32]*sse.Stream // the POSTs' streams still live
-	last    uint32                 // the last stream number given
-	conn    *Conn                  // SessionConn's, made on first use
-	ended   bool
-}
 
 func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := h.srv
@@ -274,37 +263,24 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPost:
 		h.post(w, r)
 	case http.MethodDelete:
-		h.delete(w, r)
+		if !h.opts.Sessions {
+			w.Header().Set("Allow", http.MethodPost)
+			http.Error(w, "jsonrpc: this server keeps no sessions", http.StatusMethodNotAllowed)
+			return
+		}
+		h.sessions.ServeDELETE(w, r)
 	case http.MethodGet:
 		if !h.opts.Sessions || h.opts.NoStandaloneStream {
 			h.notAllowed(w, r)
 			return
 		}
-		h.get(w, r)
+		h.sessions.ServeGET(w, r)
 	default:
 		h.notAllowed(w, r)
 	}
 }
 
-// delete ends the session a DELETE names.
-func (h *streamableHandler) delete(w http.ResponseWriter, r *http.Request) {
-	if !h.opts.Sessions {
-		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "jsonrpc: this server keeps no sessions", http.StatusMethodNotAllowed)
-		return
-	}
-	id := r.Header.Get(sessionHeader)
-	if id == "" {
-		http.Error(w, "jsonrpc: DELETE needs the "+sessionHeader+" header", http.StatusBadRequest)
-		return
-	}
-	if !h.endSession(id) {
-		http.Error(w, "jsonrpc: unknown or ended session", http.StatusNotFound)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
+// notAllowed answers a method the endpoint does not serve with 405.
 func (h *streamableHandler) notAllowed(w http.ResponseWriter, r *http.Request) {
 	allow := http.MethodPost
 	if h.opts.Sessions && !h.opts.NoStandaloneStream {
@@ -321,95 +297,9 @@ func (h *streamableHandler) notAllowed(w http.ResponseWriter, r *http.Request) {
 	http.Error(w, "jsonrpc: method "+r.Method+" not allowed: "+what, http.StatusMethodNotAllowed)
 }
 
-// get serves GET: the session's standalone stream, or the resumption of
-// one of its streams (Last-Event-ID).
-func (h *streamableHandler) get(w http.ResponseWriter, r *http.Request) {
-	if !acceptsEventStream(r.Header.Get("Accept")) {
-		http.Error(w, "jsonrpc: GET opens an event stream: Accept must list "+eventStream, http.StatusNotAcceptable)
-		return
-	}
-	id := r.Header.Get(sessionHeader)
-	if id == "" {
-		http.Error(w, "jsonrpc: GET needs the "+sessionHeader+" header (initialize first)", http.StatusBadRequest)
-		return
-	}
-	sess := h.touchSession(id)
-	if sess == nil {
-		http.Error(w, "jsonrpc: unknown or ended session", http.StatusNotFound)
-		return
-	}
-	defer h.touchSession(id) // the idle time counts from the stream's end
-	es, from := sess.standalone, (*uint64)(nil)
-	if last := r.Header.Get("Last-Event-ID"); last != "" {
-		stream, seq, ok := sse.ParseEventID(last)
-		if ok && sess.store != nil {
-			es = sess.stream(stream)
-		}
-		if !ok || es == nil {
-			http.Error(w, "jsonrpc: Last-Event-ID "+strconv.Quote(last)+" names no stream of this session", http.StatusBadRequest)
-			return
-		}
-		from = &seq
-	}
-	setReadDeadline(w, time.Time{}) // a long stream is not cut by the listener's read timeout
-	out := sse.NewOut(w)
-	ended, err := es.Attach(out, nil, from, es != sess.standalone, r.Header.Get(versionHeader) >= "2025-11-25")
-	if err == sse.ErrStreamDone {
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusGone)
-		return
-	}
-	if !ended {
-		es.Hold(r.Context(), out, h.stop)
-	}
-}
-
-// stream returns the session's stream numbered n: the standalone stream,
-// a POST's still live, or one that has ended (what is stored of it), or
-// nil when the session never had it.
-func (ss *streamSession) stream(n uint32) *sse.Stream {
-	if n == 0 {
-		return ss.standalone
-	}
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if es := ss.streams[n]; es != nil {
-		return es
-	}
-	if n > ss.last {
-		return nil
-	}
-	es := &sse.Stream{Num: n, Store: ss.store, Retry: ss.h.opts.RetryDelay, Timeout: ss.h.writeTimeout()}
-	es.End()
-	return es
-}
-
-// openStream numbers a POST's event stream and keeps it for resumption
-// while it lives.
-func (ss *streamSession) openStream(es *sse.Stream) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	ss.last++
-	es.Num, es.Store, es.Retry = ss.last, ss.store, ss.h.opts.RetryDelay
-	if ss.streams == nil {
-		ss.streams = map[uint32]*sse.Stream{}
-	}
-	ss.streams[es.Num] = es
-}
-
-func (ss *streamSession) closeStream(es *sse.Stream) {
-	es.End()
-	ss.mu.Lock()
-	delete(ss.streams, es.Num)
-	ss.mu.Unlock()
-}
-
 func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 	s := h.srv
-	acceptsSSE := h.opts.SSE != SSENever && acceptsEventStream(r.Header.Get("Accept"))
+	acceptsSSE := h.opts.SSE != SSENever && streamable.AcceptsEventStream(r.Header.Get("Accept"))
 	if !acceptsSSE && !h.opts.Sessions {
 		s.ServeHTTP(w, r) // a plain JSON-RPC client: exactly as ServeHTTP
 		return
@@ -423,15 +313,19 @@ func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 	setReadDeadline(w, time.Time{})
 
 	p := h.scanPOST(data)
-	sess, session, ok := h.postSession(w, r, p.initialize)
-	if !ok {
-		return
+	var sess *streamable.Session
+	session := ""
+	if h.opts.Sessions {
+		if sess, ok = h.sessions.ForPOST(w, r, p.initialize); !ok {
+			return
+		}
+		session = sess.ID
 	}
 	if len(p.responses) > 0 {
 		h.route(data, p.responses, session, len(p.responses) < p.elems)
 	}
 	pi := &peerInfo{peer: s.httpPeer(r, "http"), srv: s}
-	client := clientKey(r, pi.peer.RemoteAddr, session, h.opts.Sessions)
+	client := streamable.ClientKey(r, pi.peer.RemoteAddr, session, h.opts.Sessions)
 	ctx := h.postContext(r.Context(), pi, sess, client)
 	switch {
 	case !p.needsReply:
@@ -503,43 +397,13 @@ func (h *streamableHandler) scanPOST(data []byte) *postScan {
 	return p
 }
 
-// postSession finds (or, for an initialize without one, starts) the
-// session of a POST when the handler has sessions. When it reports false
-// it has written the error response.
-func (h *streamableHandler) postSession(w http.ResponseWriter, r *http.Request, initialize bool) (*streamSession, string, bool) {
-	if !h.opts.Sessions {
-		return nil, "", true
-	}
-	session := r.Header.Get(sessionHeader)
-	switch {
-	case session == "" && initialize:
-		sess := h.newSession()
-		if sess == nil {
-			w.Header().Set("Retry-After", "1")
-			http.Error(w, "jsonrpc: too many sessions", http.StatusServiceUnavailable)
-			return nil, "", false
-		}
-		w.Header().Set(sessionHeader, sess.id)
-		return sess, sess.id, true
-	case session == "":
-		http.Error(w, "jsonrpc: missing "+sessionHeader+" header (initialize first)", http.StatusBadRequest)
-		return nil, "", false
-	}
-	sess := h.touchSession(session)
-	if sess == nil {
-		http.Error(w, "jsonrpc: unknown or ended session", http.StatusNotFound)
-		return nil, "", false
-	}
-	return sess, session, true
-}
-
 // postContext is the context of a POST's handlers: the peer, the session
 // (for SessionConn) and, under a convention, the router of the client's
 // cancels.
-func (h *streamableHandler) postContext(ctx context.Context, pi *peerInfo, sess *streamSession, client string) context.Context {
+func (h *streamableHandler) postContext(ctx context.Context, pi *peerInfo, sess *streamable.Session, client string) context.Context {
 	ctx = context.WithValue(ctx, peerKey{}, pi)
-	if sess != nil && sess.standalone != nil {
-		ctx = context.WithValue(ctx, sessionKey{}, sess)
+	if sess != nil && sess.Standalone != nil {
+		ctx = context.WithValue(ctx, sessionKey{}, &streamSession{sess, h})
 	}
 	if h.srv.Convention != ConventionNone {
 		ctx = context.WithValue(ctx, cancelRouterKey{}, func(id ID) bool { return h.cancel(client, id) })
@@ -563,35 +427,12 @@ func (h *streamableHandler) admitPOST(ctx context.Context, w http.ResponseWriter
 	return context.WithValue(ctx, admittedKey{}, true), true
 }
 
-// clientKey names the client of a POST, so that a cancel reaches only the
-// requests of the client that sent it: its session, or without sessions
-// its IP address (remote: the forwarded client's behind a trusted proxy)
-// and credentials.
-func clientKey(r *http.Request, remote, session string, sessions bool) string {
-	if sessions {
-		return session
-	}
-	host := remote
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	return host + "\x00" + r.Header.Get("Authorization")
-}
-
 // cancel routes a cancel from client to the POST serving its request id.
 func (h *streamableHandler) cancel(client string, id ID) bool {
-	h.mu.Lock()
-	var streams []*postStream
-	for _, ps := range h.posts {
-		if ps.client == client {
-			streams = append(streams, ps)
-		}
-	}
-	h.mu.Unlock()
-	for _, ps := range streams {
+	for _, ps := range h.posts(func(ps *postStream) bool { return ps.client == client }) {
 		if ps.conn.cancelIncoming(id) {
 			if h.srv.Convention == ConventionMCP {
-				ps.cancelled()
+				ps.Cancelled()
 			}
 			return true
 		}
@@ -599,11 +440,6 @@ func (h *streamableHandler) cancel(client string, id ID) bool {
 	return false
 }
 
-// serveStream serves a POST carrying requests on a connection of its own,
-// whose output is this response: JSON, or events once the handler sends the
-// client anything before its reply. In a session that keeps events, a
-// client that goes away once the events have begun does not cancel the
-// call: its events are stored for a GET with Last-Event-ID to resume.
 // answerJSON serves a POST's messages with one JSON answer (no event
 // stream): a refusal by Admit is 429, as on plain HTTP.
 func (s *Server) answerJSON(ctx context.Context, w http.ResponseWriter, data []byte, pi *peerInfo) {
@@ -619,23 +455,28 @@ func (s *Server) answerJSON(ctx context.Context, w http.ResponseWriter, data []b
 // streamPOST is a POST that serveStream serves.
 type streamPOST struct {
 	w        http.ResponseWriter
-	data     []byte         // its message
-	scan     *wire.Message  // data's scan (nil: not scanned yet, or it failed)
-	sess     *streamSession // its session (nil: none)
-	client   string         // see clientKey
-	requests int            // the requests in its message
+	data     []byte              // its message
+	scan     *wire.Message       // data's scan (nil: not scanned yet, or it failed)
+	sess     *streamable.Session // its session (nil: none)
+	client   string              // see streamable.ClientKey
+	requests int                 // the requests in its message
 	pi       *peerInfo
 	withData bool // the client takes MCP 2025-11-25's priming event
 }
 
+// serveStream serves a POST carrying requests on a connection of its own,
+// whose output is this response: JSON, or events once the handler sends the
+// client anything before its reply. In a session that keeps events, a
+// client that goes away once the events have begun does not cancel the
+// call: its events are stored for a GET with Last-Event-ID to resume.
 func (h *streamableHandler) serveStream(ctx context.Context, p streamPOST) {
 	w, sess := p.w, p.sess
-	es := &sse.Stream{Timeout: h.writeTimeout(), KeepAlive: h.opts.KeepAlive}
+	es := h.sessions.PostStream()
 	session, base := "", ctx
 	if sess != nil {
-		session = sess.id
-		sess.openStream(es)
-		defer sess.closeStream(es)
+		session = sess.ID
+		sess.OpenStream(es)
+		defer sess.CloseStream(es)
 		if es.Store != nil {
 			base = context.WithoutCancel(ctx) // the call outlives a dropped connection
 		}
@@ -643,38 +484,36 @@ func (h *streamableHandler) serveStream(ctx context.Context, p streamPOST) {
 	out := sse.NewOut(w)
 	es.Open(out)
 	ps := &postStream{
-		w:        w,
-		pi:       p.pi,
-		events:   es,
-		withData: p.withData,
-		session:  session,
-		client:   p.client,
-		requests: p.requests,
-		always:   h.opts.SSE == SSEAlways,
-		done:     make(chan struct{}),
+		Answer: streamable.NewAnswer(w, streamable.AnswerConfig{
+			Events: es, Reply: p.pi, WithData: p.withData,
+			Always: h.opts.SSE == SSEAlways, Requests: p.requests,
+		}),
+		session: session,
+		client:  p.client,
 	}
-	ps.inbox.init()
+	ps.Init()
 	conn := newConnContext(base, ps, h.srv, nil)
-	ps.conn = conn // before addPost: cancel reads it
-	if !h.addPost(ps) {
+	ps.conn = conn // before it is routed: cancel reads it
+	key, ok := h.routes.Add(ps)
+	if !ok {
 		conn.Close()
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "jsonrpc: too many streams", http.StatusServiceUnavailable)
 		return
 	}
-	defer h.removePost(ps)
+	defer h.routes.Remove(key)
 	// Our calls to this client get ids whose high bits name this POST, so
 	// that the client's answers, POSTed separately, find their way back.
-	conn.seq.Store(ps.key << 32)
+	conn.seq.Store(key << 32)
 	ps.scanned, ps.scannedData = p.scan, p.data
-	ps.in <- p.data
-	es.Hold(ctx, out, ps.closed)
-	if ps.resumable() {
+	ps.Put(p.data)
+	es.Hold(ctx, out, ps.Closed())
+	if ps.Resumable() {
 		// The response went away (the client, a failed write, a resumed
 		// stream taking over): serve on, into the store.
 		select {
-		case <-ps.done:
-		case <-ps.closed: // the session ended
+		case <-ps.Done():
+		case <-ps.Closed(): // the session ended
 		}
 	}
 	conn.Close() // handlers still running are cancelled
@@ -685,51 +524,27 @@ func (h *streamableHandler) serveStream(ctx context.Context, p streamPOST) {
 // its own POST's connection, and only there: each of its responses is
 // routed as a message of its own.
 func (h *streamableHandler) route(data []byte, responses []wire.Envelope, session string, mixed bool) {
-	seen := map[any]bool{}
+	seen := map[routed]bool{}
 	for i := range responses {
 		n, ok := parseOurID(responses[i].ID.Of(data))
 		if !ok {
 			continue
 		}
-		h.mu.Lock()
-		ps, sc := h.posts[n>>32], h.sessionConns[n>>32]
-		h.mu.Unlock()
-		var deliver func([]byte)
-		var target any
-		switch {
-		case ps != nil && ps.session == session:
-			deliver, target = ps.deliver, ps
-		case sc != nil && sc.sess.id == session:
-			deliver, target = sc.deliver, sc
-		default:
+		target, ok := h.routes.Get(n >> 32)
+		if !ok || target.sessionID() != session {
 			continue
 		}
 		if !mixed {
 			if !seen[target] {
 				seen[target] = true
-				deliver(data)
+				target.Deliver(data)
 			}
 			continue
 		}
-		if msg := singleResponse(data, &responses[i]); msg != nil {
-			deliver(msg)
+		if msg := streamable.SingleResponse(data, &responses[i]); msg != nil {
+			target.Deliver(msg)
 		}
 	}
-}
-
-// singleResponse returns a response of a POSTed batch as a message of its
-// own (nil for a malformed one).
-func singleResponse(data []byte, e *wire.Envelope) []byte {
-	if e.Kind != wire.KindResponse {
-		return nil
-	}
-	b := append([]byte(`{"jsonrpc":"2.0","id":`), e.ID.Of(data)...)
-	if e.Result.Present() {
-		b = append(append(b, `,"result":`...), e.Result.Of(data)...)
-	} else {
-		b = append(append(b, `,"error":`...), e.ErrObj.Of(data)...)
-	}
-	return append(b, '}')
 }
 
 // notifications serves the notifications of a POST (no reply can go back).
@@ -737,112 +552,20 @@ func (h *streamableHandler) notifications(ctx context.Context, data []byte) {
 	h.srv.exchangeOnce(ctx, data, 0)
 }
 
-func (h *streamableHandler) addPost(ps *postStream) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	key, ok := h.newKeyLocked()
-	if !ok {
-		return false
+// posts returns the live POSTs that keep keeps.
+func (h *streamableHandler) posts(keep func(*postStream) bool) []*postStream {
+	var out []*postStream
+	for _, t := range h.routes.Filter(func(t routed) bool { ps, ok := t.(*postStream); return ok && keep(ps) }) {
+		out = append(out, t.(*postStream))
 	}
-	ps.key = key
-	h.posts[key] = ps
-	return true
+	return out
 }
 
-// newKeyLocked returns a free key for the high bits of our call ids (h.mu held).
-func (h *streamableHandler) newKeyLocked() (uint64, bool) {
-	if len(h.posts)+len(h.sessionConns) >= maxPostStreams-1 {
-		return 0, false
-	}
-	for {
-		h.next = (h.next + 1) % maxPostStreams
-		if h.next != 0 && h.posts[h.next] == nil && h.sessionConns[h.next] == nil {
-			return h.next, true
-		}
-	}
-}
-
-func (h *streamableHandler) removePost(ps *postStream) {
-	h.mu.Lock()
-	delete(h.posts, ps.key)
-	h.mu.Unlock()
-}
-
-func (h *streamableHandler) newSession() *streamSession {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if len(h.sessions) >= h.opts.MaxSessions {
-		return nil
-	}
-	var b [16]byte
-	rand.Read(b[:])
-	id := hex.EncodeToString(b[:]) // visible ASCII, 128 random bits
-	ss := &streamSession{id: id, h: h}
-	if h.opts.EventStoreSize > 0 {
-		ss.store = sse.NewStore(h.opts.EventStoreSize, h.opts.EventStoreBytes)
-	}
-	if !h.opts.NoStandaloneStream {
-		ss.standalone = (&sse.Stream{Store: ss.store, Retry: h.opts.RetryDelay, Timeout: h.writeTimeout(), KeepAlive: h.opts.KeepAlive}).
-			WithOutbox(h.opts.OutboxSize, h.opts.OutboxBytes)
-	}
-	ss.timer = time.AfterFunc(h.opts.SessionIdleTimeout, func() { h.expire(ss) })
-	h.sessions[id] = ss
-	return ss
-}
-
-// expire ends a session idle for SessionIdleTimeout, unless its client
-// listens on its standalone stream.
-func (h *streamableHandler) expire(ss *streamSession) {
-	if ss.standalone != nil && ss.standalone.Attached() {
-		ss.timer.Reset(h.opts.SessionIdleTimeout)
-		return
-	}
-	h.endSession(ss.id)
-}
-
-// touchSession returns the live session id and restarts its idle time.
-func (h *streamableHandler) touchSession(id string) *streamSession {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	ss := h.sessions[id]
-	if ss != nil {
-		ss.timer.Reset(h.opts.SessionIdleTimeout)
-	}
-	return ss
-}
-
-// endSession ends a session: its POSTs still in flight are cancelled, its
-// streams end and its connection closes.
-func (h *streamableHandler) endSession(id string) bool {
-	h.mu.Lock()
-	ss := h.sessions[id]
-	delete(h.sessions, id)
-	var streams []*postStream
-	for _, ps := range h.posts {
-		if ps.session == id {
-			streams = append(streams, ps)
-		}
-	}
-	h.mu.Unlock()
-	if ss == nil {
-		return false
-	}
-	ss.timer.Stop()
-	for _, ps := range streams {
+// endPOSTs cancels the POSTs of a session that ends.
+func (h *streamableHandler) endPOSTs(session string) {
+	for _, ps := range h.posts(func(ps *postStream) bool { return ps.session == session }) {
 		ps.Close()
 	}
-	ss.mu.Lock()
-	ss.ended = true
-	conn := ss.conn
-	ss.conn = nil
-	ss.mu.Unlock()
-	if ss.standalone != nil {
-		ss.standalone.End()
-	}
-	if conn != nil {
-		conn.Close()
-	}
-	return true
 }
 
 type sessionKey struct{}
@@ -868,38 +591,34 @@ func SessionConn(ctx context.Context) *Conn {
 	return nil
 }
 
+// streamSession is a session in the context of its POSTs' handlers, for
+// SessionConn.
+type streamSession struct {
+	*streamable.Session
+	h *streamableHandler
+}
+
 // connection returns the session's connection, made on first use with the
 // peer of the request ctx belongs to.
 func (ss *streamSession) connection(ctx context.Context) *Conn {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if ss.ended {
-		return nil
-	}
-	if ss.conn != nil {
-		return ss.conn
-	}
-	h := ss.h
-	ch := &sessionChannel{sess: ss}
-	ch.inbox.init()
-	h.mu.Lock()
-	key, ok := h.newKeyLocked()
-	if ok {
+	c, _ := ss.Conn(func() io.Closer {
+		h := ss.h
+		ch := &sessionChannel{sess: ss.Session, h: h}
+		ch.Init()
+		key, ok := h.routes.Add(ch)
+		if !ok {
+			return nil
+		}
 		ch.key = key
-		h.sessionConns[key] = ch
-	}
-	h.mu.Unlock()
-	if !ok {
-		return nil
-	}
-	base := context.Background()
-	if pi, ok := ctx.Value(peerKey{}).(*peerInfo); ok {
-		base = context.WithValue(base, peerKey{}, &peerInfo{peer: pi.peer, srv: pi.srv})
-	}
-	c := newConnContext(base, ch, h.srv, nil)
-	c.seq.Store(key << 32) // the client's answers find their way back (route)
-	ch.conn = c
-	ss.conn = c
+		base := context.Background()
+		if pi, ok := ctx.Value(peerKey{}).(*peerInfo); ok {
+			base = context.WithValue(base, peerKey{}, &peerInfo{peer: pi.peer, srv: pi.srv})
+		}
+		c := newConnContext(base, ch, h.srv, nil)
+		c.seq.Store(key << 32) // the client's answers find their way back (route)
+		ch.conn = c
+		return c
+	}).(*Conn)
 	return c
 }
 
@@ -907,143 +626,47 @@ func (ss *streamSession) connection(ctx context.Context) *Conn {
 // goes to the session's outbox, for the standalone stream; it receives the
 // client's answers to its calls, POSTed and routed to it by id.
 type sessionChannel struct {
-	sess *streamSession
+	sess *streamable.Session
+	h    *streamableHandler
 	conn *Conn
 	key  uint64
-	inbox
+	streamable.Inbox
 }
+
+func (c *sessionChannel) sessionID() string { return c.sess.ID }
 
 // Send queues msg for the standalone stream; it never waits, and fails
 // with ErrStreamBacklog when the outbox is full.
-func (c *sessionChannel) Send(msg []byte) error { return closedIfEnded(c.sess.standalone.Enqueue(msg)) }
+func (c *sessionChannel) Send(msg []byte) error { return closedIfEnded(c.sess.Standalone.Enqueue(msg)) }
 
 // Close ends the connection's channel; the session lives on, and the next
 // SessionConn makes a new connection.
 func (c *sessionChannel) Close() error {
-	if c.shut() {
-		h := c.sess.h
-		h.mu.Lock()
-		delete(h.sessionConns, c.key)
-		h.mu.Unlock()
-		c.sess.mu.Lock()
-		if c.sess.conn == c.conn {
-			c.sess.conn = nil
-		}
-		c.sess.mu.Unlock()
+	if c.Shut() {
+		c.h.routes.Remove(c.key)
+		c.sess.DropConn(c.conn)
 	}
 	return nil
 }
 
-// inbox is the receiving side of the Channels of Streamable HTTP's
-// connections (a POST's, a session's): the messages POSTed to them, until
-// the channel closes.
-type inbox struct {
-	in     chan []byte
-	closed chan struct{}
-	once   sync.Once
-}
-
-func (b *inbox) init() { b.in, b.closed = make(chan []byte, 4), make(chan struct{}) }
-
-func (b *inbox) Recv() ([]byte, error) {
-	select {
-	case msg := <-b.in:
-		return msg, nil
-	case <-b.closed:
-		return nil, io.EOF
-	}
-}
-
-// deliver passes a POSTed message (with answers to our calls) to the connection.
-func (b *inbox) deliver(data []byte) {
-	select {
-	case b.in <- data:
-	case <-b.closed:
-	}
-}
-
-// shut closes the inbox; it reports whether this call did.
-func (b *inbox) shut() (first bool) {
-	b.once.Do(func() { close(b.closed); first = true })
-	return first
-}
-
-func acceptsEventStream(accept string) bool {
-	for part := range strings.SplitSeq(accept, ",") {
-		mt, _, _ := strings.Cut(part, ";")
-		if strings.EqualFold(strings.TrimSpace(mt), eventStream) {
-			return true
-		}
-	}
-	return false
-}
-
 // postStream is the Channel of one POST's connection: it reads the POST's
 // body (and the answers to our calls, routed to it) and writes to the
-// POST's response.
+// POST's answer.
 type postStream struct {
-	key      uint64
-	session  string
-	client   string // see clientKey
-	requests int    // the requests of the POST (see cancelled)
-	w        http.ResponseWriter
-	pi       *peerInfo
-	events   *sse.Stream // the answer's event stream, once it is one
-	withData bool        // the client takes MCP 2025-11-25's priming event
-	always   bool
-	conn     *Conn
-	inbox
+	*streamable.Answer
+	session string
+	client  string // see streamable.ClientKey
+	conn    *Conn
+	streamable.Inbox
 
 	// The POST's message and its scan, for the connection's first take
 	// (see takeScan): set before the message is delivered, then the
 	// connection's reading goroutine's alone.
 	scanned     *wire.Message
 	scannedData []byte
-
-	mu       sync.Mutex
-	sse      bool          // the response is an event stream
-	finished bool          // the reply has been written
-	done     chan struct{} // closed then
-	dropped  int           // requests cancelled by the client (MCP: no answer)
 }
 
-// cancelled counts a request of the POST that the client cancelled under
-// MCP's convention, where it gets no answer: once every request of the POST
-// is cancelled, the answer ends without a response (an event stream with
-// no event when nothing was sent yet).
-func (ps *postStream) cancelled() {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	ps.dropped++
-	if ps.finished || ps.dropped < ps.requests {
-		return
-	}
-	if !ps.sse {
-		ps.startEvents()
-	}
-	ps.finish()
-}
-
-// finish marks the reply written and ends the answer (ps.mu held).
-func (ps *postStream) finish() {
-	ps.finished = true
-	close(ps.done)
-	ps.events.End()
-}
-
-// resumable reports whether the call goes on once its response is gone:
-// its answer is an event stream whose events are stored.
-func (ps *postStream) resumable() bool {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	return ps.sse && !ps.finished && ps.events.Store != nil
-}
-
-// startEvents makes the answer an event stream (ps.mu held).
-func (ps *postStream) startEvents() {
-	ps.sse = true
-	ps.events.Begin(ps.pi.copyReplyHeader, ps.withData)
-}
+func (ps *postStream) sessionID() string { return ps.session }
 
 // takeScan gives the connection the POST's scan of data, once, so that
 // its message is not scanned twice: it copies it to m and reports true
@@ -1059,39 +682,24 @@ func (ps *postStream) takeScan(data []byte, m *wire.Message) bool {
 }
 
 func (ps *postStream) Close() error {
-	ps.shut()
+	ps.Shut()
 	return nil
 }
 
 // Send writes a call or notification of the connection to the client: it
 // goes as an event (the answer becomes an event stream).
-func (ps *postStream) Send(msg []byte) error { return ps.write(msg, false) }
+func (ps *postStream) Send(msg []byte) error { return closedIfEnded(ps.Write(msg, false)) }
 
 // sendReply writes the reply to the POST's message, which ends the answer.
-func (ps *postStream) sendReply(msg []byte) error { return ps.write(msg, true) }
+func (ps *postStream) sendReply(msg []byte) error { return closedIfEnded(ps.Write(msg, true)) }
 
-func (ps *postStream) write(msg []byte, reply bool) error {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	if ps.finished {
-		return ErrClosed
-	}
-	if !ps.sse && (!reply || ps.always) {
-		ps.startEvents()
-	}
-	var err error
-	if ps.sse {
-		err = closedIfEnded(ps.events.Send(msg))
-	} else {
-		h := ps.w.Header()
-		ps.pi.copyReplyHeader(h)
-		h.Set("Content-Length", strconv.Itoa(len(msg)))         // gzipped: writeJSON sets the new length
-		err = ps.pi.srv.writeJSON(ps.w, ps.pi.peer.Header, msg) // gzipped as plain HTTP replies are
-	}
-	if reply {
-		ps.finish()
-	}
-	return err
+// ReplyHeader adds the headers handlers set to h (streamable.Replier).
+func (pi *peerInfo) ReplyHeader(h http.Header) { pi.copyReplyHeader(h) }
+
+// WriteJSON writes msg as a JSON answer, gzipped as plain HTTP replies are
+// (streamable.Replier).
+func (pi *peerInfo) WriteJSON(w http.ResponseWriter, msg []byte) error {
+	return pi.srv.writeJSON(w, pi.peer.Header, msg)
 }
 
 // closedIfEnded gives the error of a message sent on an event stream that

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/seedhq/jsonrpc/internal/mcp"
+	"github.com/seedhq/jsonrpc/internal/streamable"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -60,7 +61,7 @@ func (h *streamableHandler) serveStateless(w http.ResponseWriter, r *http.Reques
 	if meta != nil {
 		ctx = context.WithValue(ctx, mcpMetaKey{}, newMCPMeta(meta))
 	}
-	client := clientKey(r, pi.peer.RemoteAddr, "", false)
+	client := streamable.ClientKey(r, pi.peer.RemoteAddr, "", false)
 	if s.Convention != ConventionNone {
 		ctx = context.WithValue(ctx, cancelRouterKey{}, func(id ID) bool { return h.cancel(client, id) })
 	}
@@ -71,8 +72,8 @@ func (h *streamableHandler) serveStateless(w http.ResponseWriter, r *http.Reques
 	}
 	// The call lives as long as the POST: a client that closes the answer
 	// (its event stream) cancels it.
-	sw := &statusByError{ResponseWriter: w}
-	if h.opts.SSE == SSENever || !acceptsEventStream(r.Header.Get("Accept")) {
+	sw := &streamable.StatusByError{ResponseWriter: w}
+	if h.opts.SSE == SSENever || !streamable.AcceptsEventStream(r.Header.Get("Accept")) {
 		s.answerJSON(ctx, sw, data, pi)
 		return
 	}
@@ -92,47 +93,4 @@ func writeStatelessError(w http.ResponseWriter, status int, id ID, e *Error) {
 	w.Header()["Content-Type"] = jsonContentType
 	w.WriteHeader(status)
 	w.Write(appendResponse(nil, id, nil, e))
-}
-
-// statusByError gives a JSON answer of the stateless revision the HTTP
-// status its error asks: 404 for an unknown method (-32601), 400 for the
-// revision's own errors; 200 otherwise.
-type statusByError struct {
-	http.ResponseWriter
-	wrote bool
-}
-
-func (w *statusByError) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-func (w *statusByError) WriteHeader(code int) {
-	w.wrote = true
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusByError) Write(b []byte) (int, error) {
-	if !w.wrote {
-		w.wrote = true
-		if isJSONMediaType(w.Header().Get("Content-Type"), false) {
-			if status := errorStatus(b); status != 0 {
-				w.ResponseWriter.WriteHeader(status)
-			}
-		}
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// errorStatus returns the HTTP status of a single error response (0 for
-// anything else).
-func errorStatus(msg []byte) int {
-	var sc wire.Scanner
-	var m wire.Message
-	m.Limit = 1
-	if sc.Parse(msg, DefaultMaxDepth, &m) != nil || m.Batch || len(m.Elems) != 1 || !m.Elems[0].ErrObj.Present() {
-		return 0
-	}
-	var e Error
-	if wire.Unmarshal(m.Elems[0].ErrObj.Of(msg), &e) != nil {
-		return 0
-	}
-	return mcp.HTTPStatus(e.Code)
 }

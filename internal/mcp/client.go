@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -263,4 +264,68 @@ func WithInput(params json.RawMessage, answers map[string]json.RawMessage, state
 		obj["requestState"], _ = jsonv2.Marshal(*state)
 	}
 	return jsonv2.Marshal(obj, jsonv2.Deterministic(true))
+}
+
+// EraFinder holds the era a client found of its server, found once:
+// concurrent first messages wait for one finding, and a failure settles
+// nothing (the next message tries again). Its methods may be called
+// concurrently.
+type EraFinder struct {
+	settle  sync.Mutex // held while the era is found
+	mu      sync.Mutex
+	era     Era
+	version string
+}
+
+// Get returns the era found (EraUnknown before) and its revision.
+func (f *EraFinder) Get() (Era, string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.era, f.version
+}
+
+// Find returns the era, found with find while it is unknown.
+func (f *EraFinder) Find(find func() (Era, string, error)) (Era, string, error) {
+	if era, version := f.Get(); era != EraUnknown {
+		return era, version, nil
+	}
+	f.settle.Lock()
+	defer f.settle.Unlock()
+	if era, version := f.Get(); era != EraUnknown {
+		return era, version, nil
+	}
+	era, version, err := find()
+	if err != nil {
+		return EraUnknown, "", err
+	}
+	f.mu.Lock()
+	f.era, f.version = era, version
+	f.mu.Unlock()
+	return era, version, nil
+}
+
+// InputQuery is one request for input of an InputRequiredResult, as a
+// client reads it.
+type InputQuery struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// inputRequired is in every InputRequiredResult (a complete result is not
+// decoded twice when it lacks it).
+var inputRequired = []byte(`"input_required"`)
+
+// InputRequired returns the requests for input and the requestState of a
+// result that asks for input (multi round-trip); ok is false for a
+// complete result.
+func InputRequired(result []byte) (queries map[string]InputQuery, state *string, ok bool) {
+	var ir struct {
+		ResultType    string                `json:"resultType"`
+		InputRequests map[string]InputQuery `json:"inputRequests"`
+		RequestState  *string               `json:"requestState"`
+	}
+	if !bytes.Contains(result, inputRequired) || jsonv2.Unmarshal(result, &ir) != nil || ir.ResultType != "input_required" {
+		return nil, nil, false
+	}
+	return ir.InputRequests, ir.RequestState, true
 }

@@ -1,13 +1,25 @@
 // Package streamable is the HTTP side of the Streamable HTTP transport
-// (MCP's), with no JSON-RPC engine in it: the client's Channel (client.go:
-// a POST per message, its answer read as JSON or as an event stream, the
-// session and protocol-version headers, the standalone GET stream, the
-// resumption of a stream cut off with Last-Event-ID, DELETE at Close) and
-// the counting of the calls and responses a message holds (messages.go).
+// (MCP's), with no JSON-RPC engine in it.
+//
+// The server's side (server.go, answer.go): the session table (ids, idle
+// expiry, the bound on live sessions, each session's standalone stream,
+// event store and the numbered streams of its POSTs), GET (the standalone
+// stream, or the resumption of a stream with Last-Event-ID) and DELETE,
+// the answer to one POST (one JSON body, or an event stream once anything
+// but the reply is sent), the inbox of a server connection's Channel, and
+// the routes that bring the client's answers, POSTed apart, back to the
+// connection whose call they answer.
+//
+// The client's side (client.go): its Channel (a POST per message, its
+// answer read as JSON or as an event stream, the session and
+// protocol-version headers, the standalone GET stream, the resumption of a
+// stream cut off, DELETE at Close) and the counting of the calls and
+// responses a message holds (messages.go).
 //
 // It imports only internal/sse, internal/mcp and internal/wire. What it
-// needs of the root package comes in as funcs (ClientConfig): reading a
-// JSON answer under the size limit, the error of a non-2xx status, the
-// headers of a caller's context, the logger, the error of a closed
-// channel.
+// needs of the root package comes in as funcs (ServerConfig.WriteTimeout
+// and OnEnd; ClientConfig's ReadReply, Failed, ContextHeader, Logger) and
+// as the io.Closer of a session's connection. The root keeps the
+// JSON-RPC side: scanning a POST, Admit, serving it on a connection of its
+// own, the stateless revision's checks, SessionConn.
 package streamable

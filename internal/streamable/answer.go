@@ -1,0 +1,236 @@
+package streamable
+
+import (
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/seedhq/jsonrpc/internal/sse"
+	"github.com/seedhq/jsonrpc/internal/wire"
+)
+
+// AnswerConfig is what an Answer is made of, besides its response.
+type AnswerConfig struct {
+	Events   *sse.Stream // the answer's event stream, once it is one
+	Reply    Replier     // the reply's headers and JSON body
+	WithData bool        // the client takes MCP 2025-11-25's priming event
+	Always   bool        // an event stream from the start (SSEAlways)
+	Requests int         // the requests of the POST (see Cancelled)
+}
+
+// Replier is what an Answer needs of the server's reply.
+type Replier interface {
+	// ReplyHeader adds the headers the handlers set to h.
+	ReplyHeader(h http.Header)
+	// WriteJSON writes msg as the JSON body of the answer (compressed as
+	// the server's replies are), with its Content-Type.
+	WriteJSON(w http.ResponseWriter, msg []byte) error
+}
+
+// Answer is the answer to one POST carrying requests: one JSON body, or an
+// event stream once the server sends the client anything before the reply
+// (or always). Its methods may be called concurrently.
+type Answer struct {
+	w   http.ResponseWriter
+	cfg AnswerConfig
+
+	mu       sync.Mutex
+	sse      bool          // the response is an event stream
+	finished bool          // the reply has been written
+	done     chan struct{} // closed then
+	dropped  int           // requests cancelled by the client (MCP: no answer)
+}
+
+// NewAnswer returns the answer written to w.
+func NewAnswer(w http.ResponseWriter, cfg AnswerConfig) *Answer {
+	return &Answer{w: w, cfg: cfg, done: make(chan struct{})}
+}
+
+// Done is closed once the reply is written (or every request cancelled).
+func (a *Answer) Done() <-chan struct{} { return a.done }
+
+// Write writes msg: the reply to the POST's message (reply true), which
+// ends the answer, or a call or notification to the client, which goes as
+// an event (the answer becomes an event stream). Once the answer has
+// ended it fails with sse.ErrEnded.
+func (a *Answer) Write(msg []byte, reply bool) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.finished {
+		return sse.ErrEnded
+	}
+	if !a.sse && (!reply || a.cfg.Always) {
+		a.startEvents()
+	}
+	var err error
+	if a.sse {
+		err = a.cfg.Events.Send(msg)
+	} else {
+		h := a.w.Header()
+		a.cfg.Reply.ReplyHeader(h)
+		h.Set("Content-Length", strconv.Itoa(len(msg))) // compressed: WriteJSON sets the new length
+		err = a.cfg.Reply.WriteJSON(a.w, msg)
+	}
+	if reply {
+		a.finish()
+	}
+	return err
+}
+
+// Cancelled counts a request of the POST that the client cancelled under
+// MCP's convention, where it gets no answer: once every request of the POST
+// is cancelled, the answer ends without a response (an event stream with
+// no event when nothing was sent yet).
+func (a *Answer) Cancelled() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.dropped++
+	if a.finished || a.dropped < a.cfg.Requests {
+		return
+	}
+	if !a.sse {
+		a.startEvents()
+	}
+	a.finish()
+}
+
+// finish marks the reply written and ends the answer (a.mu held).
+func (a *Answer) finish() {
+	a.finished = true
+	close(a.done)
+	a.cfg.Events.End()
+}
+
+// Resumable reports whether the call goes on once its response is gone:
+// its answer is an event stream whose events are stored.
+func (a *Answer) Resumable() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.sse && !a.finished && a.cfg.Events.Store != nil
+}
+
+// startEvents makes the answer an event stream (a.mu held).
+func (a *Answer) startEvents() {
+	a.sse = true
+	a.cfg.Events.Begin(a.cfg.Reply.ReplyHeader, a.cfg.WithData)
+}
+
+// Inbox is the receiving side of the Channel of a server's connection (a
+// POST's, a session's): the messages POSTed to it, until it is shut. Init
+// makes it ready.
+type Inbox struct {
+	in     chan []byte
+	closed chan struct{}
+	once   sync.Once
+}
+
+// Init makes the inbox ready.
+func (b *Inbox) Init() { b.in, b.closed = make(chan []byte, 4), make(chan struct{}) }
+
+// Recv returns the next message delivered; io.EOF once the inbox is shut.
+func (b *Inbox) Recv() ([]byte, error) {
+	select {
+	case msg := <-b.in:
+		return msg, nil
+	case <-b.closed:
+		return nil, io.EOF
+	}
+}
+
+// Deliver passes a POSTed message (with answers to the connection's calls)
+// to Recv; it is dropped once the inbox is shut.
+func (b *Inbox) Deliver(data []byte) {
+	select {
+	case b.in <- data:
+	case <-b.closed:
+	}
+}
+
+// Put hands the first message, the POST's own, to Recv (the inbox has
+// room for it).
+func (b *Inbox) Put(data []byte) { b.in <- data }
+
+// Shut closes the inbox; it reports whether this call did.
+func (b *Inbox) Shut() (first bool) {
+	b.once.Do(func() { close(b.closed); first = true })
+	return first
+}
+
+// Closed is closed once the inbox is shut.
+func (b *Inbox) Closed() <-chan struct{} { return b.closed }
+
+// maxRoutes bounds the keys of live routes: the high bits of our call ids.
+const maxRoutes = 1 << 31
+
+// Routes names the server's connections that call the client (a POST's, a
+// session's) with keys that go in the high 32 bits of their call ids, so
+// that the client's answers, POSTed apart, find their way back (Get). Its
+// methods may be called concurrently.
+type Routes[T comparable] struct {
+	mu   sync.Mutex
+	m    map[uint64]T
+	next uint64
+}
+
+// Add gives v a free key; false when none is left.
+func (r *Routes[T]) Add(v T) (uint64, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.m) >= maxRoutes-1 {
+		return 0, false
+	}
+	if r.m == nil {
+		r.m = map[uint64]T{}
+	}
+	for {
+		r.next = (r.next + 1) % maxRoutes
+		if _, used := r.m[r.next]; r.next != 0 && !used {
+			r.m[r.next] = v
+			return r.next, true
+		}
+	}
+}
+
+// Remove frees key.
+func (r *Routes[T]) Remove(key uint64) {
+	r.mu.Lock()
+	delete(r.m, key)
+	r.mu.Unlock()
+}
+
+// Get returns the connection of key.
+func (r *Routes[T]) Get(key uint64) (T, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, ok := r.m[key]
+	return v, ok
+}
+
+// Filter returns the connections keep keeps (called with the routes locked).
+func (r *Routes[T]) Filter(keep func(T) bool) []T {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []T
+	for _, v := range r.m {
+		if keep(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// SingleResponse returns a response of a POSTed batch as a message of its
+// own (nil for a malformed one).
+func SingleResponse(data []byte, e *wire.Envelope) []byte {
+	if e.Kind != wire.KindResponse {
+		return nil
+	}
+	b := append([]byte(`{"jsonrpc":"2.0","id":`), e.ID.Of(data)...)
+	if e.Result.Present() {
+		b = append(append(b, `,"result":`...), e.Result.Of(data)...)
+	} else {
+		b = append(append(b, `,"error":`...), e.ErrObj.Of(data)...)
+	}
+	return append(b, '}')
+}

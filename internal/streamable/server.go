@@ -1,0 +1,331 @@
+package streamable
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/seedhq/jsonrpc/internal/mcp"
+	"github.com/seedhq/jsonrpc/internal/sse"
+)
+
+// ServerConfig is the session and stream settings of a server (the root's
+// StreamableHTTPOptions, defaults applied).
+type ServerConfig struct {
+	IdleTimeout             time.Duration // a session unused for that long ends
+	MaxSessions             int           // the live sessions; past it New refuses
+	Standalone              bool          // sessions have a standalone GET stream
+	OutboxSize, OutboxBytes int           // the bounds of a standalone stream's outbox
+	StoreSize, StoreBytes   int           // the bounds of a session's event store (StoreSize <= 0: none)
+	KeepAlive, Retry        time.Duration // of the event streams (negative: none)
+	// WriteTimeout returns the bound of one write of an event stream (0: none).
+	WriteTimeout func() time.Duration
+	// OnEnd is called when a session ends, before its streams and its
+	// connection end (the root ends the session's POSTs there).
+	OnEnd func(id string)
+}
+
+// Sessions is the session table of a server: each session's standalone
+// stream, its event store, the event streams of its POSTs still live, and
+// its connection; a session unused for IdleTimeout ends, unless its client
+// listens on its standalone stream. Its methods may be called
+// concurrently.
+type Sessions struct {
+	cfg      ServerConfig
+	stop     chan struct{} // closed at Shutdown: open streams end
+	stopOnce sync.Once
+
+	mu sync.Mutex
+	m  map[string]*Session
+}
+
+// NewSessions returns an empty table.
+func NewSessions(cfg ServerConfig) *Sessions {
+	return &Sessions{cfg: cfg, stop: make(chan struct{}), m: map[string]*Session{}}
+}
+
+// Shutdown ends the open standalone and resumed streams (their clients
+// reconnect elsewhere), so that an HTTP server's graceful shutdown does not
+// wait for them.
+func (t *Sessions) Shutdown() { t.stopOnce.Do(func() { close(t.stop) }) }
+
+// Session is one session of a server.
+type Session struct {
+	ID         string
+	Standalone *sse.Stream // nil without a standalone stream
+	Store      *sse.Store  // nil without resumption
+
+	t     *Sessions
+	timer *time.Timer
+
+	mu      sync.Mutex
+	streams map[uint32]*sse.Stream // the POSTs' streams still live
+	last    uint32                 // the last stream number given
+	conn    io.Closer              // the session's connection, made on first use (Conn)
+	ended   bool
+}
+
+// New starts a session; nil when MaxSessions are live.
+func (t *Sessions) New() *Session {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.m) >= t.cfg.MaxSessions {
+		return nil
+	}
+	var b [16]byte
+	rand.Read(b[:])
+	id := hex.EncodeToString(b[:]) // visible ASCII, 128 random bits
+	s := &Session{ID: id, t: t}
+	if t.cfg.StoreSize > 0 {
+		s.Store = sse.NewStore(t.cfg.StoreSize, t.cfg.StoreBytes)
+	}
+	if t.cfg.Standalone {
+		s.Standalone = (&sse.Stream{Store: s.Store, Retry: t.cfg.Retry, Timeout: t.cfg.WriteTimeout(), KeepAlive: t.cfg.KeepAlive}).
+			WithOutbox(t.cfg.OutboxSize, t.cfg.OutboxBytes)
+	}
+	s.timer = time.AfterFunc(t.cfg.IdleTimeout, func() { t.expire(s) })
+	t.m[id] = s
+	return s
+}
+
+// expire ends a session idle for IdleTimeout, unless its client listens
+// on its standalone stream.
+func (t *Sessions) expire(s *Session) {
+	if s.Standalone != nil && s.Standalone.Attached() {
+		s.timer.Reset(t.cfg.IdleTimeout)
+		return
+	}
+	t.End(s.ID)
+}
+
+// Touch returns the live session id (nil for none) and restarts its idle
+// time.
+func (t *Sessions) Touch(id string) *Session {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.m[id]
+	if s != nil {
+		s.timer.Reset(t.cfg.IdleTimeout)
+	}
+	return s
+}
+
+// End ends a session: OnEnd, then its streams end and its connection
+// closes. It reports false when id names no live session.
+func (t *Sessions) End(id string) bool {
+	t.mu.Lock()
+	s := t.m[id]
+	delete(t.m, id)
+	t.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	s.timer.Stop()
+	if t.cfg.OnEnd != nil {
+		t.cfg.OnEnd(id)
+	}
+	s.mu.Lock()
+	s.ended = true
+	conn := s.conn
+	s.conn = nil
+	s.mu.Unlock()
+	if s.Standalone != nil {
+		s.Standalone.End()
+	}
+	if conn != nil {
+		conn.Close()
+	}
+	return true
+}
+
+// Conn returns the session's connection, made with make on first use; nil
+// once the session ended, or when make returns nil.
+func (s *Session) Conn(make func() io.Closer) io.Closer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return nil
+	}
+	if s.conn == nil {
+		s.conn = make()
+	}
+	return s.conn
+}
+
+// DropConn forgets c, the session's connection that closed: the next Conn
+// makes another.
+func (s *Session) DropConn(c io.Closer) {
+	s.mu.Lock()
+	if s.conn == c {
+		s.conn = nil
+	}
+	s.mu.Unlock()
+}
+
+// PostStream returns a new event stream for the answer to a POST; in a
+// session, OpenStream numbers it.
+func (t *Sessions) PostStream() *sse.Stream {
+	return &sse.Stream{Timeout: t.cfg.WriteTimeout(), KeepAlive: t.cfg.KeepAlive}
+}
+
+// Stream returns the session's stream numbered n: the standalone stream,
+// a POST's still live, or one that has ended (what is stored of it), or
+// nil when the session never had it.
+func (s *Session) Stream(n uint32) *sse.Stream {
+	if n == 0 {
+		return s.Standalone
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if es := s.streams[n]; es != nil {
+		return es
+	}
+	if n > s.last {
+		return nil
+	}
+	es := &sse.Stream{Num: n, Store: s.Store, Retry: s.t.cfg.Retry, Timeout: s.t.cfg.WriteTimeout()}
+	es.End()
+	return es
+}
+
+// OpenStream numbers a POST's event stream and keeps it for resumption
+// while it lives.
+func (s *Session) OpenStream(es *sse.Stream) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.last++
+	es.Num, es.Store, es.Retry = s.last, s.Store, s.t.cfg.Retry
+	if s.streams == nil {
+		s.streams = map[uint32]*sse.Stream{}
+	}
+	s.streams[es.Num] = es
+}
+
+// CloseStream ends a POST's event stream.
+func (s *Session) CloseStream(es *sse.Stream) {
+	es.End()
+	s.mu.Lock()
+	delete(s.streams, es.Num)
+	s.mu.Unlock()
+}
+
+// ForPOST finds (or, for an initialize without one, starts) the session of
+// a POST. When it reports false it has written the error response: 400
+// without the session header, 404 for a session unknown or ended, 503 when
+// no session can start.
+func (t *Sessions) ForPOST(w http.ResponseWriter, r *http.Request, initialize bool) (*Session, bool) {
+	id := r.Header.Get(mcp.SessionHeader)
+	switch {
+	case id == "" && initialize:
+		s := t.New()
+		if s == nil {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "jsonrpc: too many sessions", http.StatusServiceUnavailable)
+			return nil, false
+		}
+		w.Header().Set(mcp.SessionHeader, s.ID)
+		return s, true
+	case id == "":
+		http.Error(w, "jsonrpc: missing "+mcp.SessionHeader+" header (initialize first)", http.StatusBadRequest)
+		return nil, false
+	}
+	s := t.Touch(id)
+	if s == nil {
+		http.Error(w, "jsonrpc: unknown or ended session", http.StatusNotFound)
+		return nil, false
+	}
+	return s, true
+}
+
+// ServeDELETE ends the session a DELETE names.
+func (t *Sessions) ServeDELETE(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get(mcp.SessionHeader)
+	if id == "" {
+		http.Error(w, "jsonrpc: DELETE needs the "+mcp.SessionHeader+" header", http.StatusBadRequest)
+		return
+	}
+	if !t.End(id) {
+		http.Error(w, "jsonrpc: unknown or ended session", http.StatusNotFound)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// ServeGET serves GET: the session's standalone stream, or the resumption
+// of one of its streams (Last-Event-ID).
+func (t *Sessions) ServeGET(w http.ResponseWriter, r *http.Request) {
+	if !AcceptsEventStream(r.Header.Get("Accept")) {
+		http.Error(w, "jsonrpc: GET opens an event stream: Accept must list "+sse.ContentType, http.StatusNotAcceptable)
+		return
+	}
+	id := r.Header.Get(mcp.SessionHeader)
+	if id == "" {
+		http.Error(w, "jsonrpc: GET needs the "+mcp.SessionHeader+" header (initialize first)", http.StatusBadRequest)
+		return
+	}
+	s := t.Touch(id)
+	if s == nil {
+		http.Error(w, "jsonrpc: unknown or ended session", http.StatusNotFound)
+		return
+	}
+	defer t.Touch(id) // the idle time counts from the stream's end
+	es, from := s.Standalone, (*uint64)(nil)
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		stream, seq, ok := sse.ParseEventID(last)
+		if ok && s.Store != nil {
+			es = s.Stream(stream)
+		}
+		if !ok || es == nil {
+			http.Error(w, "jsonrpc: Last-Event-ID "+strconv.Quote(last)+" names no stream of this session", http.StatusBadRequest)
+			return
+		}
+		from = &seq
+	}
+	// A long stream is not cut by the listener's read timeout.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	out := sse.NewOut(w)
+	ended, err := es.Attach(out, nil, from, es != s.Standalone, r.Header.Get(mcp.VersionHeader) >= mcp.Version2025)
+	if err == sse.ErrStreamDone {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusGone)
+		return
+	}
+	if !ended {
+		es.Hold(r.Context(), out, t.stop)
+	}
+}
+
+// AcceptsEventStream reports whether an Accept header lists text/event-stream.
+func AcceptsEventStream(accept string) bool {
+	for part := range strings.SplitSeq(accept, ",") {
+		mt, _, _ := strings.Cut(part, ";")
+		if strings.EqualFold(strings.TrimSpace(mt), sse.ContentType) {
+			return true
+		}
+	}
+	return false
+}
+
+// ClientKey names the client of a POST, so that a cancel reaches only the
+// requests of the client that sent it: its session, or without sessions
+// its IP address (remote: the forwarded client's behind a trusted proxy)
+// and credentials.
+func ClientKey(r *http.Request, remote, session string, sessions bool) string {
+	if sessions {
+		return session
+	}
+	host := remote
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return host + "\x00" + r.Header.Get("Authorization")
+}

@@ -1,0 +1,317 @@
+package streamable
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/seedhq/jsonrpc/internal/mcp"
+	"github.com/seedhq/jsonrpc/internal/sse"
+	"github.com/seedhq/jsonrpc/internal/wire"
+)
+
+func testConfig() ServerConfig {
+	return ServerConfig{IdleTimeout: time.Hour, MaxSessions: 2, Standalone: true, OutboxSize: 4, OutboxBytes: 1 << 10,
+		StoreSize: 8, StoreBytes: 1 << 10, KeepAlive: -1, Retry: time.Second, WriteTimeout: func() time.Duration { return time.Second }}
+}
+
+type closer struct{ closed atomic.Int32 }
+
+func (c *closer) Close() error { c.closed.Add(1); return nil }
+
+func TestSessionsLifecycle(t *testing.T) {
+	var ended []string
+	cfg := testConfig()
+	cfg.OnEnd = func(id string) { ended = append(ended, id) }
+	tab := NewSessions(cfg)
+	a, b := tab.New(), tab.New()
+	if a == nil || b == nil || a.ID == b.ID || len(a.ID) != 32 {
+		t.Fatalf("sessions %v %v", a, b)
+	}
+	if tab.New() != nil {
+		t.Fatal("a third session past MaxSessions 2")
+	}
+	conn := &closer{}
+	if got := a.Conn(func() io.Closer { return conn }); got != conn {
+		t.Fatal("Conn did not make the connection")
+	}
+	if got := a.Conn(func() io.Closer { t.Fatal("made twice"); return nil }); got != conn {
+		t.Fatal("Conn made another connection")
+	}
+	if !tab.End(a.ID) || tab.End(a.ID) || tab.Touch(a.ID) != nil {
+		t.Fatal("End")
+	}
+	if len(ended) != 1 || ended[0] != a.ID || conn.closed.Load() != 1 {
+		t.Fatalf("OnEnd %v, connection closed %d times", ended, conn.closed.Load())
+	}
+	if a.Conn(func() io.Closer { return &closer{} }) != nil {
+		t.Fatal("an ended session made a connection")
+	}
+	if err := a.Standalone.Enqueue([]byte("{}")); !errors.Is(err, sse.ErrEnded) {
+		t.Fatalf("the standalone stream of an ended session: %v", err)
+	}
+	if tab.New() == nil {
+		t.Fatal("no room after End")
+	}
+}
+
+func TestSessionsExpire(t *testing.T) {
+	cfg := testConfig()
+	cfg.IdleTimeout = 50 * time.Millisecond
+	ended := make(chan string, 1)
+	cfg.OnEnd = func(id string) { ended <- id }
+	tab := NewSessions(cfg)
+	s := tab.New()
+	select {
+	case id := <-ended:
+		if id != s.ID {
+			t.Fatalf("ended %s", id)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("an idle session never expired")
+	}
+	if tab.Touch(s.ID) != nil {
+		t.Fatal("an expired session is still live")
+	}
+}
+
+func TestSessionStreams(t *testing.T) {
+	tab := NewSessions(testConfig())
+	s := tab.New()
+	if s.Stream(0) != s.Standalone || s.Stream(1) != nil {
+		t.Fatal("before any POST stream")
+	}
+	es := tab.PostStream()
+	s.OpenStream(es)
+	if es.Num != 1 || s.Stream(1) != es || es.Store != s.Store {
+		t.Fatalf("stream %d", es.Num)
+	}
+	s.CloseStream(es)
+	if got := s.Stream(1); got == nil || got == es || got.Num != 1 {
+		t.Fatal("an ended stream is resumed from the store")
+	}
+	if s.Stream(2) != nil {
+		t.Fatal("a stream never opened")
+	}
+}
+
+func TestServeGETAndDELETE(t *testing.T) {
+	tab := NewSessions(testConfig())
+	s := tab.New()
+	for _, c := range []struct {
+		method, accept, session, last string
+		want                          int
+	}{
+		{http.MethodGet, "application/json", s.ID, "", http.StatusNotAcceptable},
+		{http.MethodGet, sse.ContentType, "", "", http.StatusBadRequest},
+		{http.MethodGet, sse.ContentType, "nope", "", http.StatusNotFound},
+		{http.MethodGet, sse.ContentType, s.ID, "7-1", http.StatusBadRequest},
+		{http.MethodGet, sse.ContentType, s.ID, "junk", http.StatusBadRequest},
+		{http.MethodDelete, "", "", "", http.StatusBadRequest},
+		{http.MethodDelete, "", "nope", "", http.StatusNotFound},
+		{http.MethodDelete, "", s.ID, "", http.StatusNoContent},
+		{http.MethodDelete, "", s.ID, "", http.StatusNotFound},
+	} {
+		r := httptest.NewRequest(c.method, "/", nil)
+		r.Header.Set("Accept", c.accept)
+		r.Header.Set(mcp.SessionHeader, c.session)
+		if c.last != "" {
+			r.Header.Set("Last-Event-ID", c.last)
+		}
+		w := httptest.NewRecorder()
+		if c.method == http.MethodGet {
+			tab.ServeGET(w, r)
+		} else {
+			tab.ServeDELETE(w, r)
+		}
+		if w.Code != c.want {
+			t.Errorf("%s session %q Last-Event-ID %q: %d, want %d", c.method, c.session, c.last, w.Code, c.want)
+		}
+	}
+}
+
+func TestForPOST(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxSessions = 1
+	tab := NewSessions(cfg)
+	post := func(session string, initialize bool) (*Session, *httptest.ResponseRecorder) {
+		r := httptest.NewRequest(http.MethodPost, "/", nil)
+		r.Header.Set(mcp.SessionHeader, session)
+		w := httptest.NewRecorder()
+		s, _ := tab.ForPOST(w, r, initialize)
+		return s, w
+	}
+	s, w := post("", true)
+	if s == nil || w.Header().Get(mcp.SessionHeader) != s.ID {
+		t.Fatalf("initialize: %d %v", w.Code, w.Header())
+	}
+	if got, _ := post(s.ID, false); got != s {
+		t.Fatal("the session's POST")
+	}
+	if _, w := post("", true); w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" {
+		t.Fatalf("past MaxSessions: %d", w.Code)
+	}
+	if _, w := post("", false); w.Code != http.StatusBadRequest {
+		t.Fatalf("no session header: %d", w.Code)
+	}
+	if _, w := post("nope", false); w.Code != http.StatusNotFound {
+		t.Fatalf("unknown session: %d", w.Code)
+	}
+}
+
+// replier sets a header of its own and writes JSON as it is.
+type replier struct{}
+
+func (replier) ReplyHeader(h http.Header) { h.Set("X-Reply", "1") }
+
+func (replier) WriteJSON(w http.ResponseWriter, msg []byte) error {
+	w.Header()["Content-Type"] = jsonContentType
+	_, err := w.Write(msg)
+	return err
+}
+
+func TestAnswer(t *testing.T) {
+	var header replier
+	// A reply alone is one JSON body.
+	w := httptest.NewRecorder()
+	a := NewAnswer(w, AnswerConfig{Events: &sse.Stream{}, Reply: header, Requests: 1})
+	a.cfg.Events.Open(sse.NewOut(w))
+	if err := a.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":1}`), true); err != nil {
+		t.Fatal(err)
+	}
+	if ct := w.Header().Get("Content-Type"); ct != "application/json" || w.Header().Get("X-Reply") != "1" || w.Body.String() != `{"jsonrpc":"2.0","id":1,"result":1}` {
+		t.Fatalf("JSON answer: %s %q", ct, w.Body)
+	}
+	if err := a.Write([]byte(`{}`), true); !errors.Is(err, sse.ErrEnded) {
+		t.Fatalf("a second reply: %v", err)
+	}
+	select {
+	case <-a.Done():
+	default:
+		t.Fatal("not done after the reply")
+	}
+	// A notification first makes it an event stream.
+	w = httptest.NewRecorder()
+	a = NewAnswer(w, AnswerConfig{Events: &sse.Stream{}, Reply: header, Requests: 1})
+	a.cfg.Events.Open(sse.NewOut(w))
+	if err := a.Write([]byte(`{"jsonrpc":"2.0","method":"n"}`), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":1}`), true); err != nil {
+		t.Fatal(err)
+	}
+	if ct := w.Header().Get("Content-Type"); ct != sse.ContentType || strings.Count(w.Body.String(), "event: message") != 2 {
+		t.Fatalf("event stream: %s %q", ct, w.Body)
+	}
+	// Every request cancelled: the answer ends with no response.
+	w = httptest.NewRecorder()
+	a = NewAnswer(w, AnswerConfig{Events: &sse.Stream{}, Reply: header, Requests: 2})
+	a.cfg.Events.Open(sse.NewOut(w))
+	a.Cancelled()
+	select {
+	case <-a.Done():
+		t.Fatal("done with one request of two cancelled")
+	default:
+	}
+	a.Cancelled()
+	<-a.Done()
+	if strings.Contains(w.Body.String(), "event: message") {
+		t.Fatalf("a cancelled answer carried %q", w.Body)
+	}
+}
+
+func TestInboxAndRoutes(t *testing.T) {
+	var b Inbox
+	b.Init()
+	b.Put([]byte("first"))
+	if msg, err := b.Recv(); err != nil || string(msg) != "first" {
+		t.Fatalf("Recv %q %v", msg, err)
+	}
+	if !b.Shut() || b.Shut() {
+		t.Fatal("Shut reports the first call only")
+	}
+	if _, err := b.Recv(); err != io.EOF {
+		t.Fatalf("Recv after Shut: %v", err)
+	}
+	for range 10 {
+		b.Deliver([]byte("late")) // more than the inbox holds: none blocks once it is shut
+	}
+
+	var r Routes[string]
+	k1, ok1 := r.Add("a")
+	k2, ok2 := r.Add("b")
+	if !ok1 || !ok2 || k1 == 0 || k1 == k2 || k1 >= maxRoutes || k2 >= maxRoutes {
+		t.Fatalf("keys %d %d", k1, k2)
+	}
+	if v, ok := r.Get(k2); !ok || v != "b" {
+		t.Fatal("Get")
+	}
+	r.Remove(k1)
+	if _, ok := r.Get(k1); ok {
+		t.Fatal("a removed key")
+	}
+	if got := r.Filter(func(v string) bool { return v == "b" }); len(got) != 1 {
+		t.Fatalf("Filter %v", got)
+	}
+	// Keys wrap around below maxRoutes and skip 0 and those in use.
+	r.next = maxRoutes - 1
+	if k, _ := r.Add("c"); k == 0 || k == k2 || k >= maxRoutes {
+		t.Fatalf("wrapped key %d", k)
+	}
+}
+
+func TestSingleResponse(t *testing.T) {
+	data := []byte(`[{"jsonrpc":"2.0","id":1,"result":{"a":1}},{"jsonrpc":"2.0","id":"x","error":{"code":-1,"message":"m"}},{"jsonrpc":"2.0","method":"n"}]`)
+	var sc wire.Scanner
+	var m wire.Message
+	if err := sc.Parse(data, MaxDepth, &m); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`{"jsonrpc":"2.0","id":1,"result":{"a":1}}`, `{"jsonrpc":"2.0","id":"x","error":{"code":-1,"message":"m"}}`, ""}
+	for i := range m.Elems {
+		if got := string(SingleResponse(data, &m.Elems[i])); got != want[i] {
+			t.Errorf("element %d: %s, want %s", i, got, want[i])
+		}
+	}
+}
+
+func TestStatusByError(t *testing.T) {
+	for _, c := range []struct {
+		ct, body string
+		want     int
+	}{
+		{"application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}`, http.StatusNotFound},
+		{"application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"Header mismatch","data":{}}}`, http.StatusBadRequest},
+		{"application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal"}}`, http.StatusOK},
+		{"application/json", `{"jsonrpc":"2.0","id":1,"result":null}`, http.StatusOK},
+		{"application/json", `[{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}]`, http.StatusOK},
+		{sse.ContentType, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}`, http.StatusOK},
+	} {
+		for _, gzipped := range []bool{false, true} {
+			rec := httptest.NewRecorder()
+			w := &StatusByError{ResponseWriter: rec}
+			w.Header().Set("Content-Type", c.ct)
+			body := []byte(c.body)
+			if gzipped {
+				var zb bytes.Buffer
+				zw := gzip.NewWriter(&zb)
+				zw.Write(body)
+				zw.Close()
+				body = zb.Bytes()
+				w.Header().Set("Content-Encoding", "gzip")
+			}
+			w.WriteHeader(http.StatusOK) // as the server's JSON writer does: held
+			w.Write(body)
+			if rec.Code != c.want {
+				t.Errorf("%s %s (gzipped %v): %d, want %d", c.ct, c.body, gzipped, rec.Code, c.want)
+			}
+		}
+	}
+}
