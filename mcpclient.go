@@ -32,7 +32,7 @@ const DefaultMaxInputRounds = 8
 
 // ErrTooManyInputRounds is the error of a call whose server still asks
 // for input after the rounds WithMaxInputRounds allows.
-var ErrTooManyInputRounds = errors.New("jsonrpc: the server still asks for input after the rounds allowed (WithMaxInputRounds)")
+var ErrTooManyInputRounds = mcp.ErrTooManyInputRounds
 
 // ErrToolRejected is returned, before sending, by a 2026-07-28 tools/call
 // of a tool whose inputSchema (in tools/list) has an x-mcp-header
@@ -277,36 +277,23 @@ func (m *mcpClient) statelessRounds(ctx context.Context, version, method string,
 	if err := m.state.RefuseRejected(method, p); err != nil {
 		return err
 	}
-	for round := 0; ; round++ {
+	raw, err := mcp.Rounds(method, p, m.rounds, func(p json.RawMessage) (json.RawMessage, error) {
 		var raw json.RawMessage
-		if err := m.next.Call(hctx, method, p, &raw); err != nil {
-			return err
-		}
-		queries, state, asked := mcp.InputRequired(raw)
-		if !asked {
-			if method == "tools/list" {
-				var rejected []string
-				if raw, rejected = m.state.LearnTools(raw); rejected != nil {
-					m.ch.srv.logger().Warn("jsonrpc: MCP tools left out of tools/list: invalid x-mcp-header annotation", "tools", rejected)
-				}
-			}
-			return decodeResult(method, raw, result, m.conn.strictResults)
-		}
-		if round == m.rounds {
-			return fmt.Errorf("%w (%d rounds of %s)", ErrTooManyInputRounds, m.rounds, method)
-		}
-		answers := make(map[string]json.RawMessage, len(queries))
-		for key, q := range queries {
-			a, err := m.answer(ctx, q.Method, q.Params)
-			if err != nil {
-				return fmt.Errorf("jsonrpc: answering the server's %s (input %q of %s): %w", q.Method, key, method, err)
-			}
-			answers[key] = a
-		}
-		if p, err = mcp.WithInput(p, answers, state); err != nil {
-			return err
+		err := m.next.Call(hctx, method, p, &raw)
+		return raw, err
+	}, func(method string, params json.RawMessage) (json.RawMessage, error) {
+		return m.answer(ctx, method, params)
+	})
+	if err != nil {
+		return err
+	}
+	if method == "tools/list" {
+		var rejected []string
+		if raw, rejected = m.state.LearnTools(raw); rejected != nil {
+			m.ch.srv.logger().Warn("jsonrpc: MCP tools left out of tools/list: invalid x-mcp-header annotation", "tools", rejected)
 		}
 	}
+	return decodeResult(method, raw, result, m.conn.strictResults)
 }
 
 // answer serves a server's request for input with the connection's

@@ -329,3 +329,39 @@ func InputRequired(result []byte) (queries map[string]InputQuery, state *string,
 	}
 	return ir.InputRequests, ir.RequestState, true
 }
+
+// ErrTooManyInputRounds is the error of a call whose server still asks
+// for input after the rounds allowed.
+var ErrTooManyInputRounds = errors.New("jsonrpc: the server still asks for input after the rounds allowed (WithMaxInputRounds)")
+
+// Rounds makes a call of a stateless revision (call, with params) and,
+// while its result asks for input (multi round-trip), answers each request
+// for input with answer and makes the call again with the answers and the
+// server's requestState, at most rounds times more (then
+// ErrTooManyInputRounds). It returns the complete result.
+func Rounds(method string, params json.RawMessage, rounds int, call func(params json.RawMessage) (json.RawMessage, error), answer func(method string, params json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
+	for round := 0; ; round++ {
+		raw, err := call(params)
+		if err != nil {
+			return nil, err
+		}
+		queries, state, asked := InputRequired(raw)
+		if !asked {
+			return raw, nil
+		}
+		if round == rounds {
+			return nil, fmt.Errorf("%w (%d rounds of %s)", ErrTooManyInputRounds, rounds, method)
+		}
+		answers := make(map[string]json.RawMessage, len(queries))
+		for key, q := range queries {
+			a, err := answer(q.Method, q.Params)
+			if err != nil {
+				return nil, fmt.Errorf("jsonrpc: answering the server's %s (input %q of %s): %w", q.Method, key, method, err)
+			}
+			answers[key] = a
+		}
+		if params, err = WithInput(params, answers, state); err != nil {
+			return nil, err
+		}
+	}
+}
