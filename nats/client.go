@@ -21,7 +21,7 @@ type Client struct {
 // Dial connects to the NATS server of rawURL (nats://host:port/subject, see
 // the package documentation) and returns a Client for its subject. ctx
 // bounds the connection only.
-func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
+func Dial(ctx context.Context, rawURL string, opts ...DialOption) (*Client, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, errors.New("jsonrpc/nats: invalid URL: " + err.Error())
@@ -38,7 +38,7 @@ func dialURL(ctx context.Context, u *url.URL, set jsonrpc.DialSettings) (jsonrpc
 	return c, nil
 }
 
-func dial(ctx context.Context, u *url.URL, set jsonrpc.DialSettings, opts []Option) (*Client, error) {
+func dial(ctx context.Context, u *url.URL, set jsonrpc.DialSettings, opts []DialOption) (*Client, error) {
 	cfg := newConfig()
 	t, urlOpts, err := parseURL(u, cfg, false)
 	if err != nil {

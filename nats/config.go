@@ -1,6 +1,7 @@
 package nats
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -27,8 +28,29 @@ const DefaultCallTimeout = 30 * time.Second
 // natsgo.ErrNoResponders.
 var ErrNoResponders = errors.New("jsonrpc/nats: no server serves the subject")
 
-// Option configures Listen and Dial.
-type Option func(*config)
+// ListenOptions configure an endpoint (Listen), as the fields of the
+// options struct of a server transport do in package jsonrpc. The zero
+// value of each is its default; a field set here wins over the URL's
+// query.
+type ListenOptions struct {
+	// QueueGroup is the queue group the endpoint joins (default
+	// DefaultQueueGroup; URL: ?queue=NAME). Endpoints on one subject in
+	// different groups each receive every message.
+	QueueGroup string
+	// Name, Version and Description are the micro service identity of the
+	// endpoint: its name (letters, digits, '-' and '_'; URL: ?name=NAME),
+	// its SemVer version and a description. Empty values keep the
+	// defaults: the OpenRPC info of the Server's handler if it has one,
+	// else "jsonrpc" and "0.0.0".
+	Name, Version, Description string
+	// NATSOptions are nats.go connection options (credentials, TLS,
+	// reconnect policy, ...), applied after those the URL implies.
+	NATSOptions []natsgo.Option
+}
+
+// DialOption configures Dial, as jsonrpc.DialOption configures jsonrpc.Dial
+// (a client's settings are functional options named WithX).
+type DialOption func(*config)
 
 type config struct {
 	natsOpts       []natsgo.Option
@@ -42,28 +64,24 @@ type config struct {
 	callTimeout    time.Duration
 }
 
-// QueueGroup sets the queue group an endpoint joins (default
-// DefaultQueueGroup; URL: ?queue=NAME). Endpoints on one subject in
-// different groups each receive every message.
-func QueueGroup(name string) Option { return func(c *config) { c.queue = name } }
-
-// Service sets the micro service identity of an endpoint: its name
-// (letters, digits, '-' and '_'), its SemVer version and a description. Empty
-// values keep the defaults: the OpenRPC info of the Server's handler if it
-// has one, else "jsonrpc" and "0.0.0".
-func Service(name, version, description string) Option {
-	return func(c *config) { c.name, c.version, c.description = name, version, description }
+// apply sets the fields of o that are set on c.
+func (o ListenOptions) apply(c *config) {
+	c.queue = cmp.Or(o.QueueGroup, c.queue)
+	c.name = cmp.Or(o.Name, c.name)
+	c.version, c.description = o.Version, o.Description
+	c.natsOpts = append(c.natsOpts, o.NATSOptions...)
 }
 
-// NATSOptions adds nats.go connection options (credentials, TLS, reconnect
-// policy, ...): they are applied after those the URL implies.
-func NATSOptions(opts ...natsgo.Option) Option {
+// WithNATSOptions adds nats.go connection options (credentials, TLS,
+// reconnect policy, ...) to a Client's: they are applied after those the
+// URL implies.
+func WithNATSOptions(opts ...natsgo.Option) DialOption {
 	return func(c *config) { c.natsOpts = append(c.natsOpts, opts...) }
 }
 
-// CallTimeout bounds the calls of a Client whose context has no deadline
-// (default DefaultCallTimeout; zero or less: no bound).
-func CallTimeout(d time.Duration) Option { return func(c *config) { c.callTimeout = d } }
+// WithCallTimeout bounds the calls of a Client whose context has no
+// deadline (default DefaultCallTimeout; zero or less: no bound).
+func WithCallTimeout(d time.Duration) DialOption { return func(c *config) { c.callTimeout = d } }
 
 // target is a parsed nats:// URL.
 type target struct {

@@ -11,8 +11,11 @@
 //	l, err := srv.Listen("nats://127.0.0.1:4222/math")        // serve subject "math"
 //	c, err := jsonrpc.Dial(ctx, "nats://127.0.0.1:4222/math") // call it
 //
-// Listen and Dial in this package do the same with options (QueueGroup,
-// Service, NATSOptions for any nats.go connection option).
+// Listen and Dial in this package do the same with options, in the
+// vocabulary of package jsonrpc: an endpoint's settings are the fields of
+// ListenOptions (QueueGroup, the micro service's Name, Version and
+// Description, NATSOptions for any nats.go connection option), a client's
+// are DialOptions named WithX (WithCallTimeout, WithNATSOptions).
 //
 // # URLs
 //
@@ -48,7 +51,7 @@
 // $SRV.PING, $SRV.INFO and $SRV.STATS, and so `nats micro ls|info|stats`,
 // list every instance with its request count. The name, version and
 // description come from the OpenRPC document (rpc.discover's info) when the
-// Server's handler has one, or from the Service option. micro measures
+// Server's handler has one, or from ListenOptions. micro measures
 // num_requests and processing_time up to the hand-off of a message to a
 // handler goroutine; the stats' data member carries the JSON-RPC view
 // (StatsData): error responses, notifications, messages in flight and the
@@ -66,7 +69,7 @@
 //
 // A Client sends each call, notification or batch as one NATS request and
 // waits for its reply until the call's context ends (with no deadline in
-// the context, DefaultCallTimeout). Notify waits for the endpoint's
+// the context, DefaultCallTimeout; WithCallTimeout). Notify waits for the endpoint's
 // acknowledgement, so it too reports a subject nobody serves. With no
 // endpoint subscribed, the NATS server says so at once and the call fails
 // with an error matching ErrNoResponders, not a timeout. Errors are those of

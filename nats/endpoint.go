@@ -61,7 +61,7 @@ type StatsData struct {
 // Listen serves srv on the subject of rawURL (see the package documentation)
 // until srv.Shutdown, which drains the endpoint. It is srv.Listen with
 // options.
-func Listen(srv *jsonrpc.Server, rawURL string, opts ...Option) (*jsonrpc.Listener, error) {
+func Listen(srv *jsonrpc.Server, rawURL string, opts ListenOptions) (*jsonrpc.Listener, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, errors.New("jsonrpc/nats: invalid URL: " + err.Error())
@@ -75,7 +75,7 @@ func Listen(srv *jsonrpc.Server, rawURL string, opts ...Option) (*jsonrpc.Listen
 
 // listenURL is the ListenFunc registered for nats://.
 func listenURL(srv *jsonrpc.Server, u *url.URL) (jsonrpc.Endpoint, error) {
-	ep, err := listen(srv, u, nil)
+	ep, err := listen(srv, u, ListenOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -88,15 +88,13 @@ var (
 	notNameChars = regexp.MustCompile(`[^A-Za-z0-9\-_]+`)
 )
 
-func listen(srv *jsonrpc.Server, u *url.URL, opts []Option) (*Endpoint, error) {
+func listen(srv *jsonrpc.Server, u *url.URL, opts ListenOptions) (*Endpoint, error) {
 	cfg := newConfig()
 	t, urlOpts, err := parseURL(u, cfg, true)
 	if err != nil {
 		return nil, err
 	}
-	for _, o := range opts {
-		o(cfg)
-	}
+	opts.apply(cfg)
 	name, version, description := serviceInfo(srv, cfg)
 	if !nameRegexp.MatchString(name) {
 		return nil, errors.New("jsonrpc/nats: service name " + name + " may hold only letters, digits, '-' and '_'")

@@ -56,7 +56,7 @@ type instance struct {
 	notes atomic.Int64
 }
 
-func newInstance(t testing.TB, name, url string, delay time.Duration, opts ...jnats.Option) *instance {
+func newInstance(t testing.TB, name, url string, delay time.Duration, opts ...jnats.ListenOptions) *instance {
 	t.Helper()
 	in := &instance{name: name}
 	mux := jsonrpc.NewMux()
@@ -84,7 +84,11 @@ func newInstance(t testing.TB, name, url string, delay time.Duration, opts ...jn
 	}))
 	in.srv = &jsonrpc.Server{Handler: mux}
 	var err error
-	in.l, err = jnats.Listen(in.srv, url, opts...)
+	var lo jnats.ListenOptions
+	if len(opts) > 0 {
+		lo = opts[0]
+	}
+	in.l, err = jnats.Listen(in.srv, url, lo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -460,7 +464,7 @@ func TestQueueGroupOption(t *testing.T) {
 	ns := runNATS(t)
 	url := natsURL(ns, "svc.groups")
 	a := newInstance(t, "a", url+"?queue=one", 0)
-	b := newInstance(t, "b", url, 0, jnats.QueueGroup("two"))
+	b := newInstance(t, "b", url, 0, jnats.ListenOptions{QueueGroup: "two"})
 	if a.l.URL != url+"?queue=one" {
 		t.Fatalf("listener URL %s", a.l.URL)
 	}
@@ -553,5 +557,37 @@ func TestOverMaxPayload(t *testing.T) {
 	var s string
 	if err := c.Call(ctx, "repeat", [1]int{10}, &s); err != nil || s != "xxxxxxxxxx" {
 		t.Fatalf("after: %q %v", s, err)
+	}
+}
+
+// ListenOptions set an endpoint's micro identity over its OpenRPC info, and
+// a client's WithCallTimeout bounds a call whose context has no deadline.
+func TestListenOptionsAndWithCallTimeout(t *testing.T) {
+	ns := runNATS(t)
+	url := natsURL(ns, "svc.opts")
+	newInstance(t, "slow", url, 3*time.Second, jnats.ListenOptions{Name: "Other-Name", Version: "2.0.0", Description: "set by options"})
+	nc, err := natsgo.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	for _, raw := range ask(t, nc, "$SRV.INFO.Other-Name", 1) {
+		var info micro.Info
+		if err := json.Unmarshal(raw, &info); err != nil || info.Version != "2.0.0" || info.Description != "set by options" {
+			t.Fatalf("info %s: %v", raw, err)
+		}
+	}
+	c, err := jnats.Dial(ctxTimeout(t, 10*time.Second), url, jnats.WithCallTimeout(300*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	err = c.Call(context.Background(), "who", []int{1}, nil)
+	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, natsgo.ErrTimeout) {
+		t.Fatalf("a call longer than WithCallTimeout: %v", err)
+	}
+	if d := time.Since(start); d > 2500*time.Millisecond {
+		t.Fatalf("the call waited %v, for the handler", d)
 	}
 }
