@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/seedhq/jsonrpc/internal/params"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -114,7 +115,7 @@ func eachElement(dec *jsontext.Decoder, method string, each func([]byte) (bool, 
 		if _, err := dec.ReadToken(); err != nil {
 			return invalidStream(err)
 		}
-		return fmt.Errorf("%w: the result of %s is %s, not an array", ErrInvalidResponse, method, kindName(k))
+		return fmt.Errorf("%w: the result of %s is %s, not an array", ErrInvalidResponse, method, params.KindName(k))
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return invalidStream(err)

@@ -8,6 +8,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/seedhq/jsonrpc/internal/params"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -72,7 +73,7 @@ func describeDecodeErr(err error) string {
 		case errors.Is(se.Err, jsonv2.ErrUnknownName):
 			return fmt.Sprintf("unknown member %q in %s", se.JSONPointer.LastToken(), pathOf(se.JSONPointer.Parent()))
 		case se.GoType != nil && se.JSONKind != 0:
-			return "at " + pathOf(se.JSONPointer) + ": expected " + jsonKindOf(se.GoType) + ", got " + kindName(se.JSONKind)
+			return "at " + pathOf(se.JSONPointer) + ": expected " + params.GoKind(se.GoType) + ", got " + params.KindName(se.JSONKind)
 		case se.Err != nil:
 			return "at " + pathOf(se.JSONPointer) + ": " + se.Err.Error()
 		}
