@@ -1,10 +1,9 @@
 package jsonrpc
 
 import (
-	"net"
 	"net/http"
-	"net/netip"
-	"strings"
+
+	"github.com/seedhq/jsonrpc/internal/netx"
 )
 
 // Running behind a load balancer or a reverse proxy (nginx, a cloud load
@@ -49,53 +48,13 @@ func (s *Server) healthPath() string {
 }
 
 // remoteAddr is the address of the client of r: r.RemoteAddr, or, when
-// that is a trusted proxy (Server.TrustedProxies), the rightmost address
-// of X-Forwarded-For that is not one (the client as the first trusted
-// proxy saw it; entries left of it could be forged by the client).
+// that is a trusted proxy (Server.TrustedProxies), the client as
+// X-Forwarded-For names it (see netx.ClientAddr).
 func (s *Server) remoteAddr(r *http.Request) string {
 	if len(s.TrustedProxies) == 0 {
 		return r.RemoteAddr
 	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	if ip, err := netip.ParseAddr(host); err != nil || !s.trusted(ip) {
-		return r.RemoteAddr
-	}
-	hops := r.Header.Values("X-Forwarded-For")
-	client := ""
-	for i := len(hops) - 1; i >= 0; i-- {
-		parts := strings.Split(hops[i], ",")
-		for j := len(parts) - 1; j >= 0; j-- {
-			ip, err := netip.ParseAddr(strings.TrimSpace(parts[j]))
-			if err != nil {
-				return orAddr(client, r.RemoteAddr) // a garbled entry: trust nothing left of it
-			}
-			client = ip.Unmap().String()
-			if !s.trusted(ip) {
-				return client
-			}
-		}
-	}
-	return orAddr(client, r.RemoteAddr)
-}
-
-func orAddr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-func (s *Server) trusted(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	for _, p := range s.TrustedProxies {
-		if p.Contains(ip) {
-			return true
-		}
-	}
-	return false
+	return netx.ClientAddr(r.RemoteAddr, r.Header.Values("X-Forwarded-For"), s.TrustedProxies)
 }
 
 // httpPeer is the Peer of an HTTP request, built here for every HTTP

@@ -2,6 +2,7 @@
 // servers that is pure net and operating system, with nothing of JSON-RPC
 // in it: the graceful stop of an HTTP listener that serves the connections
 // the kernel had already completed (drain.go, with the Linux system calls
-// in drain_linux.go), and unix socket listeners that never destroy a file
-// that is not their own (unix.go).
+// in drain_linux.go), unix socket listeners that never destroy a file
+// that is not their own (unix.go), and the client's address behind
+// trusted proxies (forwarded.go).
 package netx
