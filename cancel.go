@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"strconv"
 	"sync"
 
+	"github.com/seedhq/jsonrpc/internal/convention"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -144,7 +144,7 @@ func (r *callCtx) end() (cancelled bool) {
 	r.mu.Lock()
 	r.ended = true
 	if r.reported && r.token != nil && r.conv == ConventionLSP && !cancelled {
-		r.send(append(append([]byte(`{"token":`), r.token...), `,"value":{"kind":"end"}}`...))
+		r.send(convention.LSPEnd(r.token))
 	}
 	r.mu.Unlock()
 	r.cancel(nil)
@@ -204,70 +204,19 @@ func ReportProgress(ctx context.Context, progress, total float64, message string
 	}
 	var p []byte
 	if r.conv == ConventionMCP {
-		p = appendMCPProgress(r.token, progress, total, message)
+		p = convention.AppendMCPProgress(r.token, progress, total, message)
 	} else {
-		p = appendLSPProgress(r.token, progress, total, message, !r.reported)
+		p = convention.AppendLSPProgress(r.token, progress, total, message, !r.reported)
 	}
 	r.last, r.reported = progress, true
 	return r.send(p)
-}
-
-// appendMCPProgress renders the params of MCP's notifications/progress.
-func appendMCPProgress(token []byte, progress, total float64, message string) []byte {
-	p := append(append([]byte(`{"progressToken":`), token...), `,"progress":`...)
-	p = strconv.AppendFloat(p, progress, 'g', -1, 64)
-	if total > 0 && !math.IsInf(total, 0) {
-		p = strconv.AppendFloat(append(p, `,"total":`...), total, 'g', -1, 64)
-	}
-	if message != "" {
-		p = wire.AppendString(append(p, `,"message":`...), message)
-	}
-	return append(p, '}')
-}
-
-// appendLSPProgress renders the params of LSP's $/progress: a percentage
-// of total, beginning with the first report.
-func appendLSPProgress(token []byte, progress, total float64, message string, first bool) []byte {
-	pct := progress
-	if total > 0 {
-		pct = 100 * progress / total
-	}
-	pct = math.Round(min(max(pct, 0), 100))
-	p := append(append([]byte(`{"token":`), token...), `,"value":{"kind":`...)
-	if first {
-		p = wire.AppendString(append(p, `"begin","title":`...), message)
-	} else {
-		p = append(p, `"report"`...)
-		if message != "" {
-			p = wire.AppendString(append(p, `,"message":`...), message)
-		}
-	}
-	p = strconv.AppendInt(append(p, `,"percentage":`...), int64(pct), 10)
-	return append(p, "}}"...)
 }
 
 // progressToken returns the progress token in params (MCP:
 // _meta.progressToken, LSP: workDoneToken), a copy of its bytes, or nil
 // when there is none or it is neither a string nor an integer.
 func progressToken(params []byte, cv Convention) []byte {
-	var tok []byte
-	if cv == ConventionMCP {
-		wire.Members(params, func(name, v []byte) {
-			if string(name) == "_meta" {
-				wire.Members(v, func(name, v []byte) {
-					if string(name) == "progressToken" {
-						tok = v
-					}
-				})
-			}
-		})
-	} else {
-		wire.Members(params, func(name, v []byte) {
-			if string(name) == "workDoneToken" {
-				tok = v
-			}
-		})
-	}
+	tok := convention.TokenOf(params, convention.Convention(cv))
 	if id, ok := RawID(tok); !ok || id.IsNull() || (tok[0] != '"' && !canonicalInt(string(tok))) {
 		return nil
 	}
@@ -291,17 +240,7 @@ func (s *Server) conventionMessage(ctx context.Context, conn *Conn, name, params
 	cv := s.Convention
 	switch string(name) {
 	case cv.cancelMethod():
-		idName := "id"
-		if cv == ConventionMCP {
-			idName = "requestId"
-		}
-		var raw []byte
-		wire.Members(params, func(name, v []byte) {
-			if string(name) == idName {
-				raw = v
-			}
-		})
-		id, ok := RawID(raw)
+		id, ok := RawID(convention.CancelledID(params, convention.Convention(cv)))
 		if !ok || id.IsNull() {
 			s.logger().Debug("jsonrpc: ignoring a cancel notification without a valid id", "method", string(name))
 			return true
@@ -317,8 +256,8 @@ func (s *Server) conventionMessage(ctx context.Context, conn *Conn, name, params
 		if s.OnProgress == nil {
 			return false
 		}
-		if p, ok := parseProgress(params, cv); ok {
-			s.OnProgress(ctx, p)
+		if p, ok := convention.ParseProgress(params, convention.Convention(cv)); ok {
+			s.OnProgress(ctx, Progress(p))
 		}
 		return true
 	}
@@ -348,98 +287,14 @@ type Progress struct {
 	Params json.RawMessage
 }
 
-// parseProgress reads a progress notification's params.
-func parseProgress(params []byte, cv Convention) (Progress, bool) {
-	p := Progress{Params: json.RawMessage(append([]byte(nil), params...))}
-	var tok []byte
-	if cv == ConventionMCP {
-		tok = p.readMCP(params)
-	} else {
-		tok = p.readLSP(params)
-	}
-	if tok == nil {
-		return Progress{}, false
-	}
-	p.Token = json.RawMessage(append([]byte(nil), tok...))
-	return p, true
-}
-
-// readMCP reads the members of MCP's notifications/progress params into p
-// and returns the token (nil: none).
-func (p *Progress) readMCP(params []byte) (tok []byte) {
-	wire.Members(params, func(name, v []byte) {
-		switch string(name) {
-		case "progressToken":
-			tok = v
-		case "progress":
-			p.Progress = jsonNumber(v)
-		case "total":
-			p.Total = jsonNumber(v)
-		case "message":
-			p.Message = jsonString(v)
-		}
-	})
-	return tok
-}
-
-// readLSP reads the members of LSP's $/progress params into p and returns
-// the token (nil: none).
-func (p *Progress) readLSP(params []byte) (tok []byte) {
-	wire.Members(params, func(name, v []byte) {
-		switch string(name) {
-		case "token":
-			tok = v
-		case "value":
-			title := ""
-			wire.Members(v, func(name, v []byte) {
-				switch string(name) {
-				case "kind":
-					p.Kind = jsonString(v)
-				case "percentage":
-					p.Progress, p.Total = jsonNumber(v), 100
-				case "message":
-					p.Message = jsonString(v)
-				case "title":
-					title = jsonString(v)
-				}
-			})
-			if p.Message == "" {
-				p.Message = title
-			}
-		}
-	})
-	return tok
-}
-
-// jsonNumber is the JSON number v (0 for anything else).
-func jsonNumber(v []byte) float64 {
-	f, _ := strconv.ParseFloat(string(v), 64)
-	return f
-}
-
-// jsonString is the JSON string v, unquoted ("" for anything else).
-func jsonString(v []byte) string {
-	if len(v) < 2 || v[0] != '"' {
-		return ""
-	}
-	return string(wire.Unquote(v[1 : len(v)-1]))
-}
-
 // sendCancel tells the peer that our call id is cancelled, in the
 // convention of c's Server (nothing without one): ctx, the call's, has ended.
 func (c *Conn) sendCancel(ctx context.Context, id []byte) {
 	cv := c.srv.Convention
-	var p []byte
-	switch cv {
-	case ConventionLSP:
-		p = append(append([]byte(`{"id":`), id...), '}')
-	case ConventionMCP:
-		p = append(append([]byte(`{"requestId":`), id...), `,"reason":`...)
-		p = wire.AppendString(p, context.Cause(ctx).Error())
-		p = append(p, '}')
-	default:
+	if cv == ConventionNone {
 		return
 	}
+	p := convention.CancelParams(convention.Convention(cv), id, context.Cause(ctx).Error())
 	msg, err := wire.AppendRequest(nil, nil, cv.cancelMethod(), json.RawMessage(p), nil)
 	if err == nil {
 		c.send(msg)
