@@ -5,13 +5,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"net/http"
-	"net/url"
-	"path"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/seedhq/jsonrpc/internal/netx"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -192,91 +190,8 @@ func retryAfter(err error) string {
 	return "1"
 }
 
-// checkOrigin applies the Origin and Host rules to an HTTP request. It
-// reports whether the request may go on, and whether it is a cross-origin
-// request from an allowed origin (so that CORS headers are due). A request
-// without Origin (curl, servers) or from the same origin passes; another
-// origin passes only if AllowedOrigins matches it. With AllowedHosts set,
-// the Host header must match one of them.
+// checkOrigin applies the Origin and Host rules (Server.AllowedHosts,
+// Server.AllowedOrigins) to an HTTP request: see netx.CheckOrigin.
 func (s *Server) checkOrigin(r *http.Request) (ok, cors bool, why string) {
-	if len(s.AllowedHosts) > 0 && !matchHost(s.AllowedHosts, r.Host) {
-		return false, false, "host " + strconv.Quote(r.Host) + " is not allowed"
-	}
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return true, false, ""
-	}
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
-		if matchOrigin(s.AllowedOrigins, origin, origin) {
-			return true, true, "" // "null" (sandboxed pages, files) only if listed
-		}
-		return false, false, "origin " + strconv.Quote(origin) + " is not allowed"
-	}
-	if strings.EqualFold(u.Host, r.Host) {
-		return true, false, ""
-	}
-	if matchOrigin(s.AllowedOrigins, origin, u.Host) {
-		return true, true, ""
-	}
-	return false, false, "origin " + strconv.Quote(origin) + " is not allowed"
-}
-
-// matchOrigin matches an origin against patterns in path.Match syntax: a
-// pattern with "://" is matched against the whole origin, others against
-// its host (as WebSocketOptions.OriginPatterns does); "*" allows any origin.
-func matchOrigin(patterns []string, origin, host string) bool {
-	for _, p := range patterns {
-		target := host
-		if strings.Contains(p, "://") {
-			target = origin
-		}
-		if ok, _ := path.Match(strings.ToLower(p), strings.ToLower(target)); ok {
-			return true
-		}
-	}
-	return false
-}
-
-// matchHost matches a Host header (with or without its port) against
-// patterns in path.Match syntax.
-func matchHost(patterns []string, host string) bool {
-	host = strings.ToLower(host)
-	bare := host
-	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
-		bare = host[:i]
-	}
-	bare = strings.TrimSuffix(strings.TrimPrefix(bare, "["), "]")
-	for _, p := range patterns {
-		p = strings.ToLower(p)
-		if ok, _ := path.Match(p, host); ok {
-			return true
-		}
-		if ok, _ := path.Match(strings.TrimSuffix(strings.TrimPrefix(p, "["), "]"), bare); ok {
-			return true
-		}
-	}
-	return false
-}
-
-// corsHeaders are the request headers a cross-origin page may send.
-const corsHeaders = "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID"
-
-// serveCORS sets the CORS headers of a response to an allowed cross-origin
-// request and answers its preflight (OPTIONS). It reports whether the
-// request has been answered.
-func serveCORS(w http.ResponseWriter, r *http.Request) bool {
-	h := w.Header()
-	h.Set("Access-Control-Allow-Origin", r.Header.Get("Origin"))
-	h.Add("Vary", "Origin")
-	h.Set("Access-Control-Allow-Credentials", "true")
-	if r.Method != http.MethodOptions {
-		h.Set("Access-Control-Expose-Headers", "WWW-Authenticate, Retry-After, Mcp-Session-Id")
-		return false
-	}
-	h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
-	h.Set("Access-Control-Allow-Headers", corsHeaders)
-	h.Set("Access-Control-Max-Age", "600")
-	w.WriteHeader(http.StatusNoContent)
-	return true
+	return netx.CheckOrigin(r, s.AllowedHosts, s.AllowedOrigins)
 }

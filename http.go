@@ -106,7 +106,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "jsonrpc: "+why+" (see Server.AllowedOrigins, Server.AllowedHosts)", http.StatusForbidden)
 		return
 	}
-	if cors && serveCORS(w, r) {
+	if cors && netx.ServeCORS(w, r) {
 		return // a preflight, answered
 	}
 	if r.Method != http.MethodPost {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/seedhq/jsonrpc/internal/mcp"
+	"github.com/seedhq/jsonrpc/internal/netx"
 	"github.com/seedhq/jsonrpc/internal/sse"
 	"github.com/seedhq/jsonrpc/internal/streamable"
 	"github.com/seedhq/jsonrpc/internal/wire"
@@ -248,7 +249,7 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "jsonrpc: "+why+" (see Server.AllowedOrigins, Server.AllowedHosts)", http.StatusForbidden)
 		return
 	}
-	if cors && serveCORS(w, r) {
+	if cors && netx.ServeCORS(w, r) {
 		return
 	}
 	if h.rules.Serves(r.Header.Get(versionHeader)) {

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/seedhq/jsonrpc/internal/netx"
 )
 
 // The WebSocket transport: one JSON-RPC message per text frame, in both
@@ -92,7 +94,7 @@ func (s *Server) WebSocketHandler(opts WebSocketOptions) http.Handler {
 	var open atomic.Int64 // sockets served by this handler
 	limit := int64(s.maxConns())
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if len(s.AllowedHosts) > 0 && !matchHost(s.AllowedHosts, r.Host) {
+		if len(s.AllowedHosts) > 0 && !netx.MatchHost(s.AllowedHosts, r.Host) {
 			s.logger().Info("jsonrpc: websocket handshake refused", "remote", r.RemoteAddr, "reason", "host "+r.Host+" is not allowed")
 			http.Error(w, "jsonrpc: host "+strconv.Quote(r.Host)+" is not allowed (see Server.AllowedHosts)", http.StatusForbidden)
 			return
