@@ -272,8 +272,9 @@
 // (DefaultHealthPath, under Listen), DrainDelay (0), TrustedProxies (none:
 // X-Forwarded-For ignored), Logger (none).
 //
-// [StreamOptions] ([NewStream]): Framing (FramingLine), the one setting
-// that belongs to the byte stream itself. Its size limit and write timeout
+// [StreamOptions] ([NewStream]): Framing (FramingAuto: detected from the
+// peer's first bytes, newline framing until then), the one setting that
+// belongs to the byte stream itself. Its size limit and write timeout
 // are those of the Conn that takes it, stated once per side:
 // Server.MaxMessageSize and Server.WriteTimeout ([Server.ServeConn],
 // [NewConn]; DefaultWriteTimeout on a socket, none on pipes and stdio),

@@ -91,7 +91,7 @@ func (e *FrameError) Is(target error) bool {
 // takes the channel ([NewConn], [Server.ServeConn]): the size limit and the
 // write timeout of its Server (Server.MaxMessageSize and
 // Server.WriteTimeout; a client's: WithMaxMessageSize). A channel used
-// without a Conn keeps the defaults. The zero value is newline framing.
+// without a Conn keeps the defaults. The zero value is FramingAuto.
 type StreamOptions struct {
 	Framing Framing
 }
