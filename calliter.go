@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/seedhq/jsonrpc/internal/framing"
 	"github.com/seedhq/jsonrpc/internal/params"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
@@ -29,12 +30,16 @@ import (
 // that they pass on to the next Invoker, and the loop's body runs while
 // that Call runs (see [Interceptor]).
 //
-// On an [HTTPClient] the body is decoded as it arrives, so a result of any
-// size is read in the memory of one element: the response's size limit
-// (WithMaxMessageSize) bounds each element rather than the whole. On
-// other clients the response is read whole first, under that limit, and
-// its elements decoded one by one. Either way the server need not
-// stream: any array result reads the same (see [Stream]).
+// On an [HTTPClient], and on a [Conn] with newline framing (tcp, tls,
+// unix, stdio, DialCommand), the response is decoded as it arrives, so a
+// result of any size is read in the memory of one element: the response's
+// size limit (WithMaxMessageSize) bounds each element rather than the
+// whole. On a Conn the connection's reader is lent to the loop until the
+// response ends: nothing else is read from that connection meanwhile, so
+// a Call on the same connection from inside the loop waits for the loop
+// to end (docs/streaming.md). On other clients the response is read whole
+// first, under that limit, and its elements decoded one by one. Either way
+// the server need not stream: any array result reads the same (see [Stream]).
 func CallIter[T any](ctx context.Context, c Client, method string, params any) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		r := &iterResult{method: method}
@@ -298,4 +303,128 @@ func (l *elemLimitReader) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	l.n += int64(n)
 	return n, err
+}
+
+// Lending a connection's reader to CallIter (newline framing: tcp, tls,
+// unix, stdio, a command). When the reader of a connection meets a line
+// that begins as a response to a waiting CallIter call ({"jsonrpc", "id",
+// then "result": [ — the order we, go-ethereum and most servers write), it
+// lends itself to that call until the line ends: the call decodes the
+// result element by element from the connection, in the memory of one
+// element and the read buffer, and the reader reads on once the call has
+// read the line to its end (or discarded the rest, when the loop broke
+// off). Meanwhile nothing else is read from the connection: responses to
+// other calls and the peer's requests wait behind the stream, so a Call
+// on the same connection from inside the loop waits for the loop to end.
+// A response whose result comes before its id, or with Content-Length
+// framing, is read whole, under the size limit, as any response.
+
+// lineLender is a channel whose reader can be lent (the stream of
+// NewStream: internal/framing).
+type lineLender interface {
+	SetLendCheck(framing.LendCheck)
+	Lent() io.Reader
+	Discard() error
+	InterruptsWhileLent() int
+}
+
+// lentMessage is a response lent to the call it answers.
+type lentMessage struct {
+	id   uint64
+	l    lineLender
+	done chan struct{} // closed when the call is done with it
+}
+
+// end discards what the call did not read and gives the reader back.
+func (m *lentMessage) end() error {
+	err := m.l.Discard()
+	close(m.done)
+	return err
+}
+
+// readLent decodes a lent response into r, each element bounded by the
+// size limit, and gives the reader back.
+func (c *Conn) readLent(m *lentMessage, r *iterResult) error {
+	body := &elemLimitReader{r: m.l.Lent(), limit: c.srv.maxMessageSize()}
+	err := readStreamedResponse(jsontext.NewDecoder(body), strconv.FormatUint(m.id, 10), func(dec *jsontext.Decoder) error {
+		return r.read(dec, c.strictResults, func() { body.n = 0 }) // the limit is per element
+	})
+	if derr := m.end(); err == nil && derr != nil {
+		err = invalidStream(derr)
+	}
+	return err
+}
+
+// lendCheck decides, from the start of a line, whether it is lent: a
+// response to a waiting CallIter call whose id comes before its result,
+// and whose result is an array. It runs on the reading goroutine.
+func (c *Conn) lendCheck(head []byte) framing.Lend {
+	if c.iterCalls.Load() == 0 {
+		return framing.LendNo
+	}
+	id, lend := iterResponseID(head)
+	if lend != framing.LendYes {
+		return lend
+	}
+	c.mu.Lock()
+	p := c.pending.m[id]
+	c.mu.Unlock()
+	if p == nil || !p.iter {
+		return framing.LendNo
+	}
+	c.rd.lendID = id
+	return framing.LendYes
+}
+
+// iterResponseID reads the members of a response that come before its
+// result, from head (the start of a message): LendYes with the id when
+// "jsonrpc" and an id of ours come first and the result is an array,
+// LendUndecided when head ends before that is known.
+func iterResponseID(head []byte) (uint64, framing.Lend) {
+	dec := jsontext.NewDecoder(bytes.NewReader(head))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return 0, undecidedOrNo(err)
+	}
+	var id uint64
+	sawID := false
+	for {
+		tok, err := dec.ReadToken()
+		if err != nil || tok.Kind() != '"' {
+			return 0, undecidedOrNo(err)
+		}
+		switch tok.String() {
+		case "jsonrpc":
+			if _, err := dec.ReadValue(); err != nil {
+				return 0, undecidedOrNo(err)
+			}
+		case "id":
+			v, err := dec.ReadValue()
+			if err != nil {
+				return 0, undecidedOrNo(err)
+			}
+			if id, sawID = parseOurID(v); !sawID {
+				return 0, framing.LendNo
+			}
+		case "result":
+			switch k := dec.PeekKind(); {
+			case !sawID:
+				return 0, framing.LendNo
+			case k == '[':
+				return id, framing.LendYes
+			case k == 0:
+				return 0, framing.LendUndecided
+			}
+			return 0, framing.LendNo
+		default:
+			return 0, framing.LendNo // an error response, or a member we do not know
+		}
+	}
+}
+
+// undecidedOrNo: head ended too soon (undecided), or is not JSON we lend.
+func undecidedOrNo(err error) framing.Lend {
+	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+		return framing.LendUndecided
+	}
+	return framing.LendNo
 }

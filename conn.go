@@ -51,6 +51,8 @@ type Conn struct {
 	strictResults bool    // WithStrictResults: unknown members of results are errors
 	inv           Invoker // WithInterceptors: the chain Call, Notify and Batch go through (nil: none)
 
+	iterCalls atomic.Int32 // CallIter calls waiting, whose responses may be lent (calliter.go)
+
 	subs    atomic.Pointer[pubsub.Registry] // our subscriptions' events, once Subscribe was called (subscribe.go)
 	backlog backlog                         // unwritten reply bytes; admission waits on it (see backpressure.go)
 }
@@ -91,6 +93,9 @@ func newConnContext(base context.Context, ch Channel, srv *Server, onDone func()
 		c.qs = &orderedSender{ch: ch}
 	}
 	c.giveToken = func() { <-c.sem }
+	if l, ok := ch.(lineLender); ok {
+		l.SetLendCheck(c.lendCheck)
+	}
 	c.rd.init(c)
 	srv.track(c, true)
 	c.rd.hand(c.rd.load(), readLoop, true)
@@ -632,9 +637,16 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 }
 
 func (c *Conn) callDirect(ctx context.Context, method string, params, result any) error {
-	r, err := c.call(ctx, method, params)
+	ir, iter := result.(*iterResult)
+	if iter {
+		_, iter = c.ch.(lineLender) // CallIter: its response may be lent (calliter.go)
+	}
+	r, err := c.call(ctx, method, params, iter)
 	if err != nil {
 		return err
+	}
+	if r.lent != nil {
+		return c.readLent(r.lent, ir)
 	}
 	err = decodeResult(method, r.result, result, c.strictResults)
 	if r.msg != nil {
@@ -643,7 +655,10 @@ func (c *Conn) callDirect(ctx context.Context, method string, params, result any
 	return err
 }
 
-func (c *Conn) call(ctx context.Context, method string, params any) (callResult, error) {
+// call sends a request and waits for its response. With iter (CallIter
+// on a channel that lends), the response may come lent (callResult.lent):
+// the reader waits until the caller has read it.
+func (c *Conn) call(ctx context.Context, method string, params any, iter bool) (callResult, error) {
 	if err := ctx.Err(); err != nil {
 		return callResult{}, err // a call whose context has ended is not sent
 	}
@@ -657,6 +672,10 @@ func (c *Conn) call(ctx context.Context, method string, params any) (callResult,
 		return callResult{}, err
 	}
 	p := newPending(n)
+	if p.iter = iter; iter {
+		c.iterCalls.Add(1)
+		defer c.iterCalls.Add(-1)
+	}
 	c.mu.Lock()
 	if c.closed || c.pending.ended {
 		c.mu.Unlock()
@@ -677,13 +696,23 @@ func (c *Conn) call(ctx context.Context, method string, params any) (callResult,
 		}
 		return callResult{}, err
 	}
-	c.rd.takeOver(ctx, p)
+	if iter {
+		c.rd.wake() // a read loop reads, and lends the response to this goroutine
+	} else {
+		c.rd.takeOver(ctx, p)
+	}
 	select {
 	case r := <-p.ch:
 		pendingPool.Put(p) // nothing else can send on it now
 		return r, r.err
 	case <-ctx.Done():
-		c.forget(n)
+		if !c.forget(n) && iter {
+			// The reader took the call: its result comes at once, and a
+			// lent response must be read off for the reader to go on.
+			if r := <-p.ch; r.lent != nil {
+				r.lent.end()
+			}
+		}
 		c.sendCancel(ctx, strconv.AppendUint(idBuf[:0], n, 10))
 		return callResult{}, ctx.Err()
 	}
@@ -698,10 +727,13 @@ func yieldToken(ctx context.Context, c *Conn) {
 	}
 }
 
-func (c *Conn) forget(id uint64) {
+// forget forgets a call; it reports whether it was still waiting (false:
+// its response was taken).
+func (c *Conn) forget(id uint64) bool {
 	c.mu.Lock()
-	c.pending.take(id)
+	p := c.pending.take(id)
 	c.mu.Unlock()
+	return p != nil
 }
 
 // forgetBatch forgets the calls of a batch that will not be waited for.

@@ -27,12 +27,14 @@ import (
 type pendingCall struct {
 	ch    chan callResult // buffered: receives exactly one result
 	group uint64          // the message it was sent in: its own id, or a batch's first id
+	iter  bool            // a CallIter call: its response may be lent (calliter.go)
 }
 
 type callResult struct {
 	result []byte
 	err    error
-	msg    []byte // the message, when it was this one response alone: its reader may give it back (Conn.giveBack)
+	msg    []byte       // the message, when it was this one response alone: its reader may give it back (Conn.giveBack)
+	lent   *lentMessage // or the response, lent by the connection's reader (calliter.go)
 }
 
 // pendingPool recycles the records of calls that received their response.
@@ -40,7 +42,7 @@ var pendingPool = sync.Pool{New: func() any { return &pendingCall{ch: make(chan 
 
 func newPending(group uint64) *pendingCall {
 	p := pendingPool.Get().(*pendingCall)
-	p.group = group
+	p.group, p.iter = group, false
 	return p
 }
 

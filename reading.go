@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seedhq/jsonrpc/internal/framing"
 	"github.com/seedhq/jsonrpc/internal/workers"
 )
 
@@ -98,6 +99,8 @@ type readOwner struct {
 	served       atomic.Bool  // the peer sent a request or notification: reading never parks
 	quick        atomic.Bool  // the last request served took less than quickRequest
 	inRecv       atomic.Int32 // goroutines in Recv, counted when checkOneReader is set
+
+	lendID uint64 // the call whose response lendCheck chose to lend (the reading goroutine's)
 
 	// Guarded by c.mu.
 	overlapAt int64         // when a call was last made while others waited (Unix ns)
@@ -249,6 +252,10 @@ func (c *Conn) readLoop() {
 			return
 		}
 		data, err := o.recv()
+		if err == framing.ErrLent {
+			c.lendMessage()
+			continue
+		}
 		if err != nil {
 			if errors.Is(err, ErrRecvInterrupted) {
 				// An idle refresh, or a cut meant for a caller that has
@@ -447,6 +454,13 @@ func (o *readOwner) readFor(ctx context.Context, calls []*pendingCall) {
 	}
 	for !answered(calls) {
 		data, err := o.recv()
+		if err == framing.ErrLent {
+			c.lendMessage() // another caller's CallIter response
+			if ctx.Err() != nil {
+				break // its interrupt may have gone to the borrower
+			}
+			continue
+		}
 		if err != nil {
 			if errors.Is(err, ErrRecvInterrupted) {
 				o.interrupting.Store(false)
@@ -474,6 +488,37 @@ func (o *readOwner) readFor(ctx context.Context, calls []*pendingCall) {
 	}
 	if !answered(calls) || !o.park() {
 		o.hand(o.load(), readLoop, true)
+	}
+}
+
+// wake makes sure someone reads: parked reading goes to a read loop (a
+// CallIter call waits for its response there rather than read for it,
+// since its response may be lent to it).
+func (o *readOwner) wake() {
+	if w := o.load(); w.state() == readParked {
+		o.hand(w, readLoop, true)
+	}
+}
+
+// lendMessage lends the connection's reader to the CallIter call whose
+// response Recv has begun to read (lendCheck chose it), and waits until
+// that call has read it to its end or discarded it. A call given up on
+// meanwhile has its response discarded here. Whoever reads the connection
+// calls it; nothing else is read meanwhile (docs/streaming.md).
+func (c *Conn) lendMessage() {
+	l := c.ch.(lineLender)
+	c.mu.Lock()
+	p := c.pending.take(c.rd.lendID)
+	c.mu.Unlock()
+	if p == nil {
+		l.Discard()
+	} else {
+		m := &lentMessage{id: c.rd.lendID, l: l, done: make(chan struct{})}
+		p.ch <- callResult{lent: m}
+		<-m.done
+	}
+	if l.InterruptsWhileLent() > 0 {
+		c.rd.interrupting.Store(false) // the interrupt was spent on the borrower's read
 	}
 }
 

@@ -143,3 +143,42 @@ func BenchmarkStreamTCP(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(peak.done(), "peak-heap-MiB")
 }
+
+// BenchmarkStreamTCPCallIter serves and consumes one result of b.N MiB
+// (b.N × 1024 elements of about 1 KiB) on a TCP connection: the handler
+// returns a Stream, the client reads it with CallIter, which borrows the
+// connection's reader and decodes element by element. The result is far
+// over the client's size limit (10 MiB) from -benchtime=16x on: only the
+// incremental path can read it. Server and client share the process, so
+// peak-heap-MiB bounds both heaps. -benchtime=256x is a 256 MiB result.
+func BenchmarkStreamTCPCallIter(b *testing.B) {
+	srv := newStreamServer()
+	defer srv.Shutdown(context.Background())
+	l, err := srv.Listen("tcp://127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	c, err := jsonrpc.Dial(ctx, l.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	p := streamParams{N: b.N * streamBenchParams.N, Size: streamBenchParams.Size}
+	peak := startHeapPeak()
+	b.SetBytes(int64(streamBenchParams.N * (streamBenchParams.Size + 20)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	n := 0
+	for _, err := range jsonrpc.CallIter[streamItem](ctx, c, "items", p) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	b.StopTimer()
+	if n != p.N {
+		b.Fatalf("%d elements, want %d", n, p.N)
+	}
+	b.ReportMetric(peak.done(), "peak-heap-MiB")
+}

@@ -55,6 +55,7 @@ var streamedCancelled, streamedElems atomic.Int64
 // (the same elements in a slice) and "endless" (a Stream that ends only
 // when its context does) to mux.
 func registerStreamMethods(mux *jsonrpc.Mux) {
+	registerGatedStream(mux)
 	jsonrpc.Register(mux, "items", func(ctx context.Context, p streamParams) (jsonrpc.Stream[streamItem], error) {
 		return func(yield func(streamItem, error) bool) {
 			for i := range p.N {
@@ -95,6 +96,36 @@ func registerStreamMethods(mux *jsonrpc.Mux) {
 				}
 			}
 		}, nil
+	})
+}
+
+// streamGate holds back the "gated" streams until a "release" notification.
+var streamGate = make(chan struct{}, 1)
+
+// registerGatedStream adds "gated" (a Stream of n elements, then one more
+// once the peer has sent the notification "release") and "release".
+func registerGatedStream(mux *jsonrpc.Mux) {
+	jsonrpc.Register(mux, "gated", func(ctx context.Context, p streamParams) (jsonrpc.Stream[streamItem], error) {
+		return func(yield func(streamItem, error) bool) {
+			for i := range p.N {
+				if !yield(p.item(i), nil) {
+					return
+				}
+			}
+			select {
+			case <-streamGate:
+			case <-ctx.Done():
+				return
+			}
+			yield(p.item(p.N), nil)
+		}, nil
+	})
+	jsonrpc.Register(mux, "release", func(ctx context.Context, _ struct{}) (any, error) {
+		select {
+		case streamGate <- struct{}{}:
+		default:
+		}
+		return nil, nil
 	})
 }
 

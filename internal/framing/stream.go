@@ -105,6 +105,10 @@ type Stream struct {
 	sock        *socketReader // TCP and unix sockets: read with no buffer held while waiting (idleread_unix.go)
 	cur         *lentBuf      // buf's record, when large (reuse.go)
 
+	lendCheck      LendCheck // decides whether a line is lent (lend.go; nil: never)
+	lending        bool      // a line is lent: Lent reads it
+	lentInterrupts int       // reads interrupted while lent
+
 	rmu  sync.Mutex // guards live
 	live []*lentBuf // large buffers some of whose messages are still out (reuse.go)
 
@@ -326,7 +330,8 @@ func (s *Stream) recvLine() ([]byte, error) {
 			return nil, err
 		}
 	}
-	scanned := 0 // bytes of buf[r:w] known to hold no newline
+	scanned := 0     // bytes of buf[r:w] known to hold no newline
+	decided := false // the LendCheck said no to this line
 	for {
 		if i := bytes.IndexByte(s.buf[s.r+scanned:s.w], '\n'); i >= 0 {
 			end := s.r + scanned + i
@@ -353,6 +358,9 @@ func (s *Stream) recvLine() ([]byte, error) {
 			s.r = s.w
 			s.skipping = true
 			return nil, fe
+		}
+		if s.checkLend(&decided) {
+			return nil, ErrLent
 		}
 		if err := s.fill(); err != nil {
 			if err == io.EOF && !isBlank(s.buf[s.r:s.w]) {
