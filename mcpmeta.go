@@ -120,7 +120,7 @@ func MCPStateless(versions ...string) Middleware {
 			if e := m.Check(versions, nil); e != nil {
 				return nil, mcpError(e)
 			}
-			return next.ServeRPC(context.WithValue(ctx, mcpMetaKey{}, newMCPMeta(m)), req)
+			return next.ServeRPC(context.WithValue(ctx, mcpMetaKey{}, newMCPMeta(&m)), req)
 		})
 	}
 }

@@ -199,7 +199,7 @@ func (s *Server) StreamableHTTPHandler(opts StreamableHTTPOptions) http.Handler 
 		IdleTimeout: opts.SessionIdleTimeout, MaxSessions: opts.MaxSessions, Standalone: !opts.NoStandaloneStream,
 		OutboxSize: opts.OutboxSize, OutboxBytes: opts.OutboxBytes, StoreSize: opts.EventStoreSize, StoreBytes: opts.EventStoreBytes,
 		KeepAlive: opts.KeepAlive, Retry: opts.RetryDelay, WriteTimeout: h.writeTimeout,
-		OnEnd: h.endPOSTs,
+		OnEnd: h.endPOSTs, NewConn: h.sessionConn,
 	})
 	// Shutdown ends the open streams (their clients reconnect elsewhere), so
 	// that an HTTP server's graceful shutdown does not wait for them.
@@ -404,7 +404,7 @@ func (h *streamableHandler) scanPOST(data []byte) *postScan {
 func (h *streamableHandler) postContext(ctx context.Context, pi *peerInfo, sess *streamable.Session, client string) context.Context {
 	ctx = context.WithValue(ctx, peerKey{}, pi)
 	if sess != nil && sess.Standalone != nil {
-		ctx = context.WithValue(ctx, sessionKey{}, &streamSession{sess, h})
+		ctx = context.WithValue(ctx, sessionKey{}, sess)
 	}
 	if h.srv.Convention != ConventionNone {
 		ctx = context.WithValue(ctx, cancelRouterKey{}, func(id ID) bool { return h.cancel(client, id) })
@@ -484,15 +484,12 @@ func (h *streamableHandler) serveStream(ctx context.Context, p streamPOST) {
 	}
 	out := sse.NewOut(w)
 	es.Open(out)
-	ps := &postStream{
-		Answer: streamable.NewAnswer(w, streamable.AnswerConfig{
-			Events: es, Reply: p.pi, WithData: p.withData,
-			Always: h.opts.SSE == SSEAlways, Requests: p.requests,
-		}),
-		session: session,
-		client:  p.client,
-	}
-	ps.Init()
+	ps := &postStream{session: session, client: p.client}
+	ps.Answer.Init(w, streamable.AnswerConfig{
+		Events: es, Reply: p.pi, WithData: p.withData,
+		Always: h.opts.SSE == SSEAlways, Requests: p.requests,
+	})
+	ps.Inbox.Init()
 	conn := newConnContext(base, ps, h.srv, nil)
 	ps.conn = conn // before it is routed: cancel reads it
 	key, ok := h.routes.Add(ps)
@@ -583,8 +580,9 @@ type sessionKey struct{}
 // outlives the request: plain HTTP, stateless Streamable HTTP, or
 // NoStandaloneStream.
 func SessionConn(ctx context.Context) *Conn {
-	if ss, ok := ctx.Value(sessionKey{}).(*streamSession); ok {
-		return ss.connection(ctx)
+	if ss, ok := ctx.Value(sessionKey{}).(*streamable.Session); ok {
+		c, _ := ss.Conn(ctx).(*Conn)
+		return c
 	}
 	if c := connFromContext(ctx); c != nil && !c.callScoped() {
 		return c
@@ -592,34 +590,23 @@ func SessionConn(ctx context.Context) *Conn {
 	return nil
 }
 
-// streamSession is a session in the context of its POSTs' handlers, for
-// SessionConn.
-type streamSession struct {
-	*streamable.Session
-	h *streamableHandler
-}
-
-// connection returns the session's connection, made on first use with the
+// sessionConn makes the connection of session s (SessionConn), with the
 // peer of the request ctx belongs to.
-func (ss *streamSession) connection(ctx context.Context) *Conn {
-	c, _ := ss.Conn(func() io.Closer {
-		h := ss.h
-		ch := &sessionChannel{sess: ss.Session, h: h}
-		ch.Init()
-		key, ok := h.routes.Add(ch)
-		if !ok {
-			return nil
-		}
-		ch.key = key
-		base := context.Background()
-		if pi, ok := ctx.Value(peerKey{}).(*peerInfo); ok {
-			base = context.WithValue(base, peerKey{}, &peerInfo{peer: pi.peer, srv: pi.srv})
-		}
-		c := newConnContext(base, ch, h.srv, nil)
-		c.seq.Store(key << 32) // the client's answers find their way back (route)
-		ch.conn = c
-		return c
-	}).(*Conn)
+func (h *streamableHandler) sessionConn(ctx context.Context, s *streamable.Session) io.Closer {
+	ch := &sessionChannel{sess: s, h: h}
+	ch.Inbox.Init()
+	key, ok := h.routes.Add(ch)
+	if !ok {
+		return nil
+	}
+	ch.key = key
+	base := context.Background()
+	if pi, ok := ctx.Value(peerKey{}).(*peerInfo); ok {
+		base = context.WithValue(base, peerKey{}, &peerInfo{peer: pi.peer, srv: pi.srv})
+	}
+	c := newConnContext(base, ch, h.srv, nil)
+	c.seq.Store(key << 32) // the client's answers find their way back (route)
+	ch.conn = c
 	return c
 }
 
@@ -654,7 +641,7 @@ func (c *sessionChannel) Close() error {
 // body (and the answers to our calls, routed to it) and writes to the
 // POST's answer.
 type postStream struct {
-	*streamable.Answer
+	streamable.Answer
 	session string
 	client  string // see streamable.ClientKey
 	conn    *Conn

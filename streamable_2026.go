@@ -58,8 +58,8 @@ func (h *streamableHandler) serveStateless(w http.ResponseWriter, r *http.Reques
 	}
 	pi := &peerInfo{peer: s.httpPeer(r, "http"), srv: s}
 	ctx := context.WithValue(r.Context(), peerKey{}, pi)
-	if meta != nil {
-		ctx = context.WithValue(ctx, mcpMetaKey{}, newMCPMeta(meta))
+	if meta.ProtocolVersion != "" {
+		ctx = context.WithValue(ctx, mcpMetaKey{}, newMCPMeta(&meta))
 	}
 	client := streamable.ClientKey(r, pi.peer.RemoteAddr, "", false)
 	if s.Convention != ConventionNone {

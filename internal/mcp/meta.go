@@ -87,21 +87,38 @@ type Meta struct {
 
 // RequestMeta returns the request's MCP _meta; present is false when _meta does
 // not name a protocol version (a session-era request).
-func (p *Params) RequestMeta(method string) (m *Meta, present bool) {
+func (p *Params) RequestMeta(method string) (m Meta, present bool) {
 	raw, ok := p.Meta[MetaProtocolVersion]
 	if !ok {
-		return nil, false
+		return m, false
 	}
-	m = &Meta{ClientInfo: p.Meta[MetaClientInfo], ClientCapabilities: p.Meta[MetaClientCapabilities],
+	m = Meta{ProtocolVersion: jsonString(raw), LogLevel: jsonString(p.Meta[MetaLogLevel]),
+		ClientInfo: p.Meta[MetaClientInfo], ClientCapabilities: p.Meta[MetaClientCapabilities],
 		InputResponses: p.InputResponses, RequestState: p.RequestState,
 		Method: method, Target: deref(p.Name) + deref(p.URI), Arguments: compactJSON(p.Arguments)}
-	_ = jsonv2.Unmarshal(raw, &m.ProtocolVersion)
-	if lv, ok := p.Meta[MetaLogLevel]; ok {
-		_ = jsonv2.Unmarshal(lv, &m.LogLevel)
-	}
 	m.Raw, _ = jsonv2.Marshal(p.Meta)
 	return m, true
 }
+
+// jsonString returns the string a JSON value decodes to ("" for a value
+// that is no string). The value is valid JSON (params were scanned). The
+// revisions and log levels of MCP take no allocation.
+func jsonString(raw []byte) string {
+	if len(raw) < 2 || raw[0] != '"' {
+		return ""
+	}
+	b := wire.Unquote(raw[1 : len(raw)-1])
+	for _, known := range knownStrings {
+		if string(b) == known {
+			return known
+		}
+	}
+	return string(b)
+}
+
+// knownStrings are the values of _meta's protocol version and log level
+// that jsonString returns without allocating.
+var knownStrings = [...]string{Version2026, Version2025, "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
 // Check validates a stateless request's _meta: a revision the server
 // speaks (supported; else -32022 naming supported, then also) and the

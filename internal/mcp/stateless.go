@@ -38,39 +38,37 @@ func (s *Stateless) Serves(v string) bool {
 // header missing or not matching, -32602 for _meta without its required
 // fields; the methods of the session era are unknown (-32601, 404). A
 // notification without _meta needs only a known revision. It returns the
-// request's _meta (nil for such a notification).
-func (s *Stateless) Check(hd http.Header, method string, params []byte, notification bool) (*Meta, *Error) {
+// request's _meta (its zero value, with no ProtocolVersion, for such a
+// notification).
+func (s *Stateless) Check(hd http.Header, method string, params []byte, notification bool) (meta Meta, refused *Error) {
 	version := hd.Get(VersionHeader)
 	if !slices.Contains(s.Versions, version) {
-		return nil, UnsupportedVersion(version, s.Versions, s.SessionVersions)
+		return meta, UnsupportedVersion(version, s.Versions, s.SessionVersions)
 	}
 	p, ok := ParseParams(params)
 	if !ok {
-		return nil, &Error{Code: CodeInvalidParams, Message: "invalid params: params must be an object"}
+		return meta, &Error{Code: CodeInvalidParams, Message: "invalid params: params must be an object"}
 	}
 	if sessionEraMethods[method] {
-		return nil, &Error{Code: CodeMethodNotFound, Message: "method not found: " + method + " is not part of MCP " + version + " (no sessions)"}
+		return meta, &Error{Code: CodeMethodNotFound, Message: "method not found: " + method + " is not part of MCP " + version + " (no sessions)"}
 	}
 	meta, present := p.RequestMeta(method)
 	if !present && notification {
-		return nil, nil // no header rule covers notifications
+		return meta, nil // no header rule covers notifications
 	}
 	if e := HeaderMatches(hd, MethodHeader, method); e != nil {
-		return nil, e
+		return meta, e
 	}
 	if e := s.checkNames(hd, method, &p); e != nil {
-		return nil, e
+		return meta, e
 	}
 	if !present {
-		return nil, &Error{Code: CodeInvalidParams, Message: "invalid params: _meta." + MetaProtocolVersion + " is required"}
+		return meta, &Error{Code: CodeInvalidParams, Message: "invalid params: _meta." + MetaProtocolVersion + " is required"}
 	}
 	if meta.ProtocolVersion != version {
-		return nil, &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + VersionHeader + " " + strconv.Quote(version) + " does not match _meta." + MetaProtocolVersion + " " + strconv.Quote(meta.ProtocolVersion)}
+		return meta, &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + VersionHeader + " " + strconv.Quote(version) + " does not match _meta." + MetaProtocolVersion + " " + strconv.Quote(meta.ProtocolVersion)}
 	}
-	if e := meta.Check(s.Versions, s.SessionVersions); e != nil {
-		return nil, e
-	}
-	return meta, nil
+	return meta, meta.Check(s.Versions, s.SessionVersions)
 }
 
 // checkNames checks the headers that mirror what a request names:

@@ -30,7 +30,8 @@ type Replier interface {
 
 // Answer is the answer to one POST carrying requests: one JSON body, or an
 // event stream once the server sends the client anything before the reply
-// (or always). Its methods may be called concurrently.
+// (or always). Init makes it ready (it may be a part of a larger value);
+// then its methods may be called concurrently.
 type Answer struct {
 	w   http.ResponseWriter
 	cfg AnswerConfig
@@ -42,9 +43,9 @@ type Answer struct {
 	dropped  int           // requests cancelled by the client (MCP: no answer)
 }
 
-// NewAnswer returns the answer written to w.
-func NewAnswer(w http.ResponseWriter, cfg AnswerConfig) *Answer {
-	return &Answer{w: w, cfg: cfg, done: make(chan struct{})}
+// Init makes a the answer written to w.
+func (a *Answer) Init(w http.ResponseWriter, cfg AnswerConfig) {
+	a.w, a.cfg, a.done = w, cfg, make(chan struct{})
 }
 
 // Done is closed once the reply is written (or every request cancelled).

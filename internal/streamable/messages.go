@@ -75,10 +75,13 @@ func initializedVersion(msg []byte, id string) string {
 			result = e.Result.Of(msg)
 		}
 	})
+	if result == nil {
+		return ""
+	}
 	var res struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	if result == nil || wire.UnmarshalResult(result, &res, false) != nil || len(res.ProtocolVersion) > 64 || !mcp.IsHeaderValue(res.ProtocolVersion) {
+	if wire.UnmarshalResult(result, &res, false) != nil || len(res.ProtocolVersion) > 64 || !mcp.IsHeaderValue(res.ProtocolVersion) {
 		return ""
 	}
 	return res.ProtocolVersion

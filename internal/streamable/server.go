@@ -1,6 +1,7 @@
 package streamable
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"io"
@@ -29,6 +30,9 @@ type ServerConfig struct {
 	// OnEnd is called when a session ends, before its streams and its
 	// connection end (the root ends the session's POSTs there).
 	OnEnd func(id string)
+	// NewConn makes the connection of session s (see Session.Conn) for the
+	// request whose context is ctx; nil when it cannot.
+	NewConn func(ctx context.Context, s *Session) io.Closer
 }
 
 // Sessions is the session table of a server: each session's standalone
@@ -144,16 +148,17 @@ func (t *Sessions) End(id string) bool {
 	return true
 }
 
-// Conn returns the session's connection, made with make on first use; nil
-// once the session ended, or when make returns nil.
-func (s *Session) Conn(make func() io.Closer) io.Closer {
+// Conn returns the session's connection, made with NewConn on first use
+// (for the request whose context is ctx); nil once the session ended, or
+// when NewConn returns nil.
+func (s *Session) Conn(ctx context.Context) io.Closer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
 		return nil
 	}
 	if s.conn == nil {
-		s.conn = make()
+		s.conn = s.t.cfg.NewConn(ctx, s)
 	}
 	return s.conn
 }

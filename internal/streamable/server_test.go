@@ -3,6 +3,7 @@ package streamable
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -30,6 +31,12 @@ func TestSessionsLifecycle(t *testing.T) {
 	var ended []string
 	cfg := testConfig()
 	cfg.OnEnd = func(id string) { ended = append(ended, id) }
+	var conns []*closer
+	cfg.NewConn = func(context.Context, *Session) io.Closer {
+		c := &closer{}
+		conns = append(conns, c)
+		return c
+	}
 	tab := NewSessions(cfg)
 	a, b := tab.New(), tab.New()
 	if a == nil || b == nil || a.ID == b.ID || len(a.ID) != 32 {
@@ -38,20 +45,20 @@ func TestSessionsLifecycle(t *testing.T) {
 	if tab.New() != nil {
 		t.Fatal("a third session past MaxSessions 2")
 	}
-	conn := &closer{}
-	if got := a.Conn(func() io.Closer { return conn }); got != conn {
+	if got := a.Conn(context.Background()); got != conns[0] {
 		t.Fatal("Conn did not make the connection")
 	}
-	if got := a.Conn(func() io.Closer { t.Fatal("made twice"); return nil }); got != conn {
+	if got := a.Conn(context.Background()); got != conns[0] || len(conns) != 1 {
 		t.Fatal("Conn made another connection")
 	}
+	conn := conns[0]
 	if !tab.End(a.ID) || tab.End(a.ID) || tab.Touch(a.ID) != nil {
 		t.Fatal("End")
 	}
 	if len(ended) != 1 || ended[0] != a.ID || conn.closed.Load() != 1 {
 		t.Fatalf("OnEnd %v, connection closed %d times", ended, conn.closed.Load())
 	}
-	if a.Conn(func() io.Closer { return &closer{} }) != nil {
+	if a.Conn(context.Background()) != nil {
 		t.Fatal("an ended session made a connection")
 	}
 	if err := a.Standalone.Enqueue([]byte("{}")); !errors.Is(err, sse.ErrEnded) {
@@ -181,7 +188,8 @@ func TestAnswer(t *testing.T) {
 	var header replier
 	// A reply alone is one JSON body.
 	w := httptest.NewRecorder()
-	a := NewAnswer(w, AnswerConfig{Events: &sse.Stream{}, Reply: header, Requests: 1})
+	a := new(Answer)
+	a.Init(w, AnswerConfig{Events: &sse.Stream{}, Reply: header, Requests: 1})
 	a.cfg.Events.Open(sse.NewOut(w))
 	if err := a.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":1}`), true); err != nil {
 		t.Fatal(err)
@@ -199,7 +207,8 @@ func TestAnswer(t *testing.T) {
 	}
 	// A notification first makes it an event stream.
 	w = httptest.NewRecorder()
-	a = NewAnswer(w, AnswerConfig{Events: &sse.Stream{}, Reply: header, Requests: 1})
+	a = new(Answer)
+	a.Init(w, AnswerConfig{Events: &sse.Stream{}, Reply: header, Requests: 1})
 	a.cfg.Events.Open(sse.NewOut(w))
 	if err := a.Write([]byte(`{"jsonrpc":"2.0","method":"n"}`), false); err != nil {
 		t.Fatal(err)
@@ -212,7 +221,8 @@ func TestAnswer(t *testing.T) {
 	}
 	// Every request cancelled: the answer ends with no response.
 	w = httptest.NewRecorder()
-	a = NewAnswer(w, AnswerConfig{Events: &sse.Stream{}, Reply: header, Requests: 2})
+	a = new(Answer)
+	a.Init(w, AnswerConfig{Events: &sse.Stream{}, Reply: header, Requests: 2})
 	a.cfg.Events.Open(sse.NewOut(w))
 	a.Cancelled()
 	select {

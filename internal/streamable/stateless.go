@@ -42,9 +42,15 @@ func (w *StatusByError) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
+// errorMember is in every error response.
+var errorMember = []byte(`"error"`)
+
 // errorStatus returns the HTTP status of a single error response (0 for
 // anything else), msg gzipped or not.
 func errorStatus(msg []byte, gzipped bool) int {
+	if !gzipped && !bytes.Contains(msg, errorMember) {
+		return 0 // a result: not scanned
+	}
 	if gzipped {
 		zr, err := gzip.NewReader(bytes.NewReader(msg))
 		if err != nil {
