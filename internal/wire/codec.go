@@ -835,16 +835,24 @@ func escapeTables() (ours, v2 [0x5d]string) {
 	return ours, v2
 }
 
+// plainText reports whether b is plain string text to the end: printable
+// ASCII with no quote or backslash (see plainBody).
+func plainText(b []byte) bool {
+	return bytes.IndexByte(b, '"') < 0 && bytes.IndexByte(b, '\\') < 0 && printableASCII(b)
+}
+
 // appendQuote appends s as a JSON string. With v2Rules it writes what
 // encoding/json/v2 writes by default (\b and \f short, <, >, & and
 // U+2028/9 as they are) and reports false on invalid UTF-8 (which v2
 // refuses); otherwise \b and \f are \u escapes and invalid UTF-8 becomes
 // U+FFFD, so the output is always valid. Plain ASCII is checked eight bytes
-// at a time and copied in runs.
+// at a time and copied in runs; a long string that starts plain is first
+// checked whole (plainText).
 func appendQuote(b []byte, s string, v2Rules bool) ([]byte, bool) {
 	b = append(b, '"')
 	start, i := 0, 0
 	raw := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+	tried := false
 	for i < len(s) {
 		for i+32 <= len(raw) {
 			w := raw[i : i+32 : i+32]
@@ -853,6 +861,12 @@ func appendQuote(b []byte, s string, v2Rules bool) ([]byte, bool) {
 				break
 			}
 			i += 32
+			if !tried && len(raw)-i >= longString { // once: plainText
+				tried = true
+				if plainText(raw[i:]) {
+					i = len(raw)
+				}
+			}
 		}
 		for i+8 <= len(raw) && specials(binary.LittleEndian.Uint64(raw[i:])) == 0 {
 			i += 8

@@ -344,3 +344,14 @@ func BenchmarkCodec(b *testing.B) {
 type errorObject struct{ Code int }
 
 func (e *errorObject) MarshalJSON() ([]byte, error) { return []byte(`{"code":1}`), nil }
+
+// A long string (plainText's path) encodes as v2 encodes it, whichever
+// byte that needs a look comes at whichever offset.
+func TestQuoteLongStringAtEveryOffset(t *testing.T) {
+	for p := 0; p < 200; p++ {
+		for _, special := range []string{`"`, `\`, "\n", "\x7f", "\x1f", "\u00e9", "\u2028", "\xff", "<&>"} {
+			checkQuote(t, strings.Repeat("a", p)+special+strings.Repeat("b", 100))
+		}
+		checkQuote(t, strings.Repeat("c", p+64))
+	}
+}

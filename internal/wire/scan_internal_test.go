@@ -76,3 +76,36 @@ func TestScanStringStopsAtEveryOffset(t *testing.T) {
 		}
 	}
 }
+
+// A long string (plainBody's path) ends where the general loop ends it,
+// whichever special byte comes at whichever offset, or is refused alike.
+func TestScanLongStringStopsAtEveryOffset(t *testing.T) {
+	for p := 0; p < 300; p++ {
+		for _, tc := range []struct {
+			special string
+			ok      bool
+			escaped bool
+		}{
+			{`"`, true, false},
+			{`\n`, true, true},
+			{`\"`, true, true},
+			{"\u00e9", true, false},
+			{"\x7f", true, false},
+			{"\x1f", false, false},
+			{"\xff", false, false},
+			{"\xed\xa0\x80", false, false}, // a surrogate in UTF-8
+		} {
+			in := `"` + strings.Repeat("a", p) + tc.special + strings.Repeat("b", 100) + `"` + strings.Repeat(" ", 70)
+			end := len(in) - 70
+			if tc.special == `"` {
+				end = 1 + p + 1
+			}
+			var s Scanner
+			s.Reset([]byte(in), 10)
+			escaped, ok := s.str()
+			if ok != tc.ok || ok && (s.Pos != end || escaped != tc.escaped) {
+				t.Fatalf("%q at %d: ok %v, end %d, escaped %v; want %v, %d, %v", tc.special, p, ok, s.Pos, escaped, tc.ok, end, tc.escaped)
+			}
+		}
+	}
+}
