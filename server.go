@@ -427,59 +427,121 @@ func (s *Server) toError(req *Request, err error) *Error {
 	return &Error{Code: CodeInternalError, Message: "internal error"}
 }
 
-// serveBatch serves the elements of a batch, several at once when the
-// connection has spare capacity, and joins their responses in one array,
-// appended to out. Each worker appends the responses it renders to a
+// serveBatch serves the elements of a batch and joins their responses in
+// one array, appended to out. The elements are served in turn while they
+// are quick (a goroutine switch would cost more than each); once one has
+// run for batchWatch, the rest are served beside it on up to
+// MaxConcurrency workers, as the connection has spare capacity, so that a
+// slow element (or one that waits for another of the batch) holds up no
+// other for long. Each worker appends the responses it renders to a
 // pooled buffer of its own. With a deadline (see serveTimed) the
 // responses go to it and serveBatch returns nil.
 func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems []wire.Envelope, ts *timedServe, out []byte) []byte {
-	reqs := make([]Request, len(elems)) // one allocation for the batch's Requests, not one each
-	nworkers := 1
+	b := &batchRun{s: s, ctx: ctx, conn: conn, data: data, elems: elems, ts: ts, workers: 1}
+	b.reqs = make([]Request, len(elems)) // one allocation for the batch's Requests, not one each
 	if len(elems) > 1 {
-		nworkers = min(len(elems), s.maxConcurrency())
+		b.workers = min(len(elems), s.maxConcurrency())
 	}
-	bs := newBatchState(len(elems), nworkers)
-	var next atomic.Int64
-	work := func(w int) {
-		buf := wire.GetBuf()
-		bs.bufs[w] = buf
-		for {
-			i := int(next.Add(1) - 1)
-			if i >= len(elems) {
-				return
-			}
-			start := len(*buf)
-			*buf = s.serveOne(ctx, conn, data, &elems[i], &reqs[i], *buf)
-			r := (*buf)[start:len(*buf):len(*buf)] // later appends never touch it
-			if ts != nil {
-				ts.record(i, r)
-			} else {
-				bs.resps[i] = r
-			}
-		}
+	b.bs = newBatchState(len(elems), b.workers)
+	if b.workers > 1 {
+		b.mu.Lock()
+		b.timer = time.AfterFunc(batchWatch, b.watch)
+		b.mu.Unlock()
 	}
-	var wg sync.WaitGroup
-	for w := 1; w < nworkers; w++ {
-		if conn != nil && !conn.tryAcquire() {
-			break
-		}
-		wg.Add(1)
-		workers.Go(func() {
-			defer wg.Done()
-			if conn != nil {
-				defer conn.release()
-			}
-			work(w)
-		})
-	}
-	work(0)
-	wg.Wait()
+	b.work(0)
+	b.stop()
+	b.wg.Wait()
 	if ts != nil {
 		return nil // ts's responses keep the buffers: bs is left to the collector
 	}
-	out = s.joinBatch(out, data, elems, bs.resps, nil)
-	bs.release()
+	out = s.joinBatch(out, data, elems, b.bs.resps, nil)
+	b.bs.release()
 	return out
+}
+
+// batchWatch is how long an element of a batch served in turn may run
+// before the rest are served beside it (see serveBatch). Longer than
+// quickRequest: on a busy machine a quick element's goroutine can wait
+// that long for a core, and starting the workers for nothing costs more.
+const batchWatch = 500 * time.Microsecond
+
+// batchRun is a batch being served (see serveBatch).
+type batchRun struct {
+	s       *Server
+	ctx     context.Context
+	conn    *Conn // nil: a message transport
+	data    []byte
+	elems   []wire.Envelope
+	reqs    []Request
+	ts      *timedServe // nil: no deadline
+	bs      *batchState
+	workers int          // at most, the first included
+	next    atomic.Int64 // the next element to serve
+
+	mu      sync.Mutex // guards timer, seen and stopped
+	timer   *time.Timer
+	seen    int64 // next when watch last looked
+	stopped bool  // the first worker is done: no other starts any more
+	wg      sync.WaitGroup
+}
+
+// work serves elements until none is left, as worker w.
+func (b *batchRun) work(w int) {
+	buf := wire.GetBuf()
+	b.bs.bufs[w] = buf
+	for {
+		i := int(b.next.Add(1) - 1)
+		if i >= len(b.elems) {
+			return
+		}
+		start := len(*buf)
+		*buf = b.s.serveOne(b.ctx, b.conn, b.data, &b.elems[i], &b.reqs[i], *buf)
+		r := (*buf)[start:len(*buf):len(*buf)] // later appends never touch it
+		if b.ts != nil {
+			b.ts.record(i, r)
+		} else {
+			b.bs.resps[i] = r
+		}
+	}
+}
+
+// watch looks every batchWatch at the batch served in turn: when no
+// element was taken since it last looked, the one being served is slow,
+// and the other workers start.
+func (b *batchRun) watch() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped {
+		return
+	}
+	if n := b.next.Load(); n != b.seen {
+		b.seen = n
+		b.timer.Reset(batchWatch)
+		return
+	}
+	for w := 1; w < b.workers; w++ {
+		if b.conn != nil && !b.conn.tryAcquire() {
+			break
+		}
+		b.wg.Add(1) // before stop: serveBatch's Wait sees it
+		workers.Go(func() {
+			defer b.wg.Done()
+			if b.conn != nil {
+				defer b.conn.release()
+			}
+			b.work(w)
+		})
+	}
+}
+
+// stop ends the watch once the first worker is done.
+func (b *batchRun) stop() {
+	b.mu.Lock()
+	b.stopped = true
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+	b.mu.Unlock()
 }
 
 // batchState is where a batch's responses are rendered: a pooled buffer
