@@ -106,9 +106,11 @@
 //   - Ids. An id is the client's to choose: a request whose id is already
 //     in flight on the connection (the same id twice in one batch, or
 //     reused before its answer) is served and answered like any other, on
-//     every transport; a cancel by id reaches the first of them. The elements of a batch run concurrently
-//     while the connection has spare capacity; the batch's answer is one
-//     array, sent when the last element is done. Messages we send ([Conn.Call],
+//     every transport; a cancel by id reaches the first of them. The elements of a batch are served
+//     in turn while each is quick; once one has run 500 µs, the rest run
+//     beside it while the connection has spare capacity (so an element may
+//     wait for a later one); the batch's answer is one array, sent when the
+//     last element is done. Messages we send ([Conn.Call],
 //     [Conn.Notify], [Conn.Batch]) leave in the order they were sent; concurrent ones may
 //     be coalesced into one write.
 //   - Bounds. At most MaxConcurrency handlers run at once per connection;
