@@ -31,7 +31,8 @@ import (
 // that Call runs (see [Interceptor]).
 //
 // On an [HTTPClient], and on a [Conn] with newline framing (tcp, tls,
-// unix, stdio, DialCommand), the response is decoded as it arrives, so a
+// unix, stdio, DialCommand) or a WebSocket client's, the response is
+// decoded as it arrives, so a
 // result of any size is read in the memory of one element: the response's
 // size limit (WithMaxMessageSize) bounds each element rather than the
 // whole. On a Conn the connection's reader is lent to the loop until the
@@ -306,7 +307,7 @@ func (l *elemLimitReader) Read(p []byte) (int, error) {
 }
 
 // Lending a connection's reader to CallIter (newline framing: tcp, tls,
-// unix, stdio, a command). When the reader of a connection meets a line
+// unix, stdio, a command; a WebSocket client: websocket_lend.go). When the reader of a connection meets a line
 // that begins as a response to a waiting CallIter call ({"jsonrpc", "id",
 // then "result": [ — the order we, go-ethereum and most servers write), it
 // lends itself to that call until the line ends: the call decodes the

@@ -7,10 +7,14 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/seedhq/jsonrpc"
 )
@@ -127,11 +131,26 @@ func TestCallIterConnHostile(t *testing.T) {
 		"error":       `{"jsonrpc":"2.0","id":ID,"error":{"code":-32001,"message":"no ` + strings.Repeat("x", 1000) + `"}}`,
 		"next":        `{"jsonrpc":"2.0","id":ID,"result":[7]}`,
 	}
-	l, url := listenLoopback(t, "tcp")
-	rawLineServer(t, l, nil, func(id json.RawMessage, method string) []string {
+	reply := func(id json.RawMessage, method string) []string {
 		b := strings.Replace(bodies[method], "ID", string(id), 1)
 		return []string{b[:len(b)/2], b[len(b)/2:] + "\n"} // cut: the head arrives before the rest
-	})
+	}
+	for _, network := range []string{"tcp", "ws"} {
+		t.Run(network, func(t *testing.T) {
+			var url string
+			if network == "ws" {
+				url = rawWSServer(t, reply)
+			} else {
+				var l net.Listener
+				l, url = listenLoopback(t, "tcp")
+				rawLineServer(t, l, nil, reply)
+			}
+			checkCallIterHostile(t, url, limit)
+		})
+	}
+}
+
+func checkCallIterHostile(t *testing.T, url string, limit int64) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c, err := jsonrpc.Dial(ctx, url, jsonrpc.WithMaxMessageSize(limit))
@@ -175,19 +194,63 @@ func TestCallIterConnHostile(t *testing.T) {
 		t.Fatalf("an error response: %v", err)
 	}
 	next("an error response")
+	// A response read whole (Call) over the limit is refused as before.
+	var whole []any
+	if err := c.Call(ctx, "tooLarge", nil, &whole); !errors.Is(err, jsonrpc.ErrMessageTooLarge) {
+		t.Fatalf("Call of a result over the limit: %v", err)
+	}
 }
 
-// CallIter reads a streamed result as it arrives over HTTP and on every
-// connection with newline framing (tcp, unix, stdio): the server writes
+// rawWSServer serves one WebSocket client: each text message is a request,
+// answered with the pieces reply returns as the frames of one message.
+func rawWSServer(t *testing.T, reply func(id json.RawMessage, method string) []string) string {
+	t.Helper()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		wc, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer wc.CloseNow()
+		wc.SetReadLimit(1 << 20)
+		ctx := r.Context()
+		for {
+			_, msg, err := wc.Read(ctx)
+			if err != nil {
+				return
+			}
+			var req struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(msg, &req) != nil {
+				return
+			}
+			mw, err := wc.Writer(ctx, websocket.MessageText)
+			if err != nil {
+				return
+			}
+			for _, piece := range reply(req.ID, req.Method) {
+				if _, err := io.WriteString(mw, strings.TrimSuffix(piece, "\n")); err != nil {
+					return
+				}
+			}
+			if mw.Close() != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(hs.Close)
+	return "ws" + strings.TrimPrefix(hs.URL, "http")
+}
+
+// CallIter reads a streamed result as it arrives over HTTP, WebSocket and
+// on every connection with newline framing (tcp, unix, stdio): the server writes
 // its last element only once the client, having had the first, sends it a
 // notification (sending works while the connection's reader is lent). A
 // client that read the response whole would wait forever.
 func TestCallIterIncrementalEveryTransport(t *testing.T) {
 	p := streamParams{N: 400, Size: 100} // past StreamChunk: the first chunk is written at once
 	for name, dial := range streamDialers(t) {
-		if name == "ws" {
-			continue // a WebSocket message is read whole (docs/streaming.md)
-		}
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()

@@ -351,8 +351,8 @@
 //	                                                                 answers 413, Content-Length framing closes
 //	response size (client)    10 MiB         WithMaxMessageSize      the call fails at once: "response too large
 //	                                                                 (N bytes, limit M)", errors.Is ErrMessageTooLarge;
-//	                                                                 CallIter over HTTP and newline framing: the
-//	                                                                 limit is per element
+//	                                                                 CallIter over HTTP, WebSocket and newline
+//	                                                                 framing: the limit is per element
 //	batch length              1000           Server.MaxBatchLen      one -32600 object; nothing runs
 //	batch response size       10 MiB         Server.MaxResponseBytes responses past it become -32603 errors
 //	nesting depth             128            Server.MaxDepth         -32600 (id null); invalid JSON past the limit

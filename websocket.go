@@ -244,7 +244,7 @@ func dialWebSocketConn(ctx context.Context, url string, cfg *dialConfig) (*Conn,
 	if limit <= 0 {
 		limit = DefaultMaxMessageSize
 	}
-	return cfg.newConn(newWSChannel(wc, limit, cfg.pingInterval, cfg.pingTimeout)), nil
+	return cfg.newConn(newWSLending(newWSChannel(wc, limit, cfg.pingInterval, cfg.pingTimeout))), nil
 }
 
 // wsChannel is a Channel over a WebSocket. Writes are safe for concurrent
@@ -313,26 +313,36 @@ var errBinaryFrame = errors.New("jsonrpc: the peer sent a binary WebSocket frame
 func (ch *wsChannel) Recv() ([]byte, error) {
 	typ, data, err := ch.wc.Read(context.Background())
 	if err != nil {
-		if p := ch.pingErr.Load(); p != nil {
-			return nil, *p
-		}
-		switch websocket.CloseStatus(err) {
-		case websocket.StatusNormalClosure, websocket.StatusGoingAway, websocket.StatusNoStatusRcvd:
-			return nil, io.EOF
-		}
-		if errors.Is(err, websocket.ErrMessageTooBig) {
-			return nil, tooLarge(ch.limit, true) // the socket is closed with 1009
-		}
-		if errors.Is(err, net.ErrClosed) {
-			return nil, ErrClosed
-		}
-		return nil, fmt.Errorf("jsonrpc: websocket: %w", err)
+		return nil, ch.readError(err)
 	}
 	if typ != websocket.MessageText {
-		ch.wc.Close(websocket.StatusUnsupportedData, "binary frames are not supported: send JSON-RPC messages as text frames")
-		return nil, errBinaryFrame
+		return nil, ch.binaryFrame()
 	}
 	return data, nil
+}
+
+// readError is the error of a failed read.
+func (ch *wsChannel) readError(err error) error {
+	if p := ch.pingErr.Load(); p != nil {
+		return *p
+	}
+	switch websocket.CloseStatus(err) {
+	case websocket.StatusNormalClosure, websocket.StatusGoingAway, websocket.StatusNoStatusRcvd:
+		return io.EOF
+	}
+	if errors.Is(err, websocket.ErrMessageTooBig) {
+		return tooLarge(ch.limit, true) // the socket is closed with 1009
+	}
+	if errors.Is(err, net.ErrClosed) {
+		return ErrClosed
+	}
+	return fmt.Errorf("jsonrpc: websocket: %w", err)
+}
+
+// binaryFrame closes the socket of a peer that sent a binary frame.
+func (ch *wsChannel) binaryFrame() error {
+	ch.wc.Close(websocket.StatusUnsupportedData, "binary frames are not supported: send JSON-RPC messages as text frames")
+	return errBinaryFrame
 }
 
 func (ch *wsChannel) Send(msg []byte) error {
