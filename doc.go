@@ -133,7 +133,11 @@
 //     messages sent on the connection (replies, notifications, calls) wait
 //     behind it; handlers keep running meanwhile. A stream that fails
 //     after its first [StreamChunk] bytes closes the connection
-//     (docs/streaming.md).
+//     (docs/streaming.md). The mirror on the reading side: while a
+//     [CallIter] loop reads its response as it arrives (newline framing,
+//     WebSocket), the connection's reader is lent to it and nothing else
+//     is read from that connection; a Call on the same connection from
+//     inside the loop waits for the loop to end.
 //   - Nothing is left unread. However requests are scheduled, a message of
 //     the peer (a notification between our calls, a hang-up) is read
 //     promptly, and a caller whose context ends stops waiting at once,
