@@ -382,49 +382,95 @@ func (c *Conn) lendCheck(head []byte) framing.Lend {
 // "jsonrpc" and an id of ours come first and the result is an array,
 // LendUndecided when head ends before that is known.
 func iterResponseID(head []byte) (uint64, framing.Lend) {
-	dec := jsontext.NewDecoder(bytes.NewReader(head))
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+	switch first := bytes.TrimLeft(head, " \t\r\n"); {
+	case len(first) == 0:
+		return 0, framing.LendUndecided
+	case first[0] != '{':
+		return 0, framing.LendNo // not an object (a batch, or not JSON): read whole
+	}
+	h := responseHead{dec: jsontext.NewDecoder(bytes.NewReader(head)), head: head}
+	if _, err := h.dec.ReadToken(); err != nil { // '{'
 		return 0, undecidedOrNo(err)
 	}
 	var id uint64
 	sawID := false
 	for {
-		tok, err := dec.ReadToken()
-		if err != nil || tok.Kind() != '"' {
-			return 0, undecidedOrNo(err)
+		name, lend := h.name()
+		if lend != framing.LendYes {
+			return 0, lend
 		}
-		switch tok.String() {
-		case "jsonrpc":
-			if _, err := dec.ReadValue(); err != nil {
-				return 0, undecidedOrNo(err)
+		switch name {
+		case "jsonrpc", "id":
+			v, lend := h.value()
+			if lend != framing.LendYes {
+				return 0, lend
 			}
-		case "id":
-			v, err := dec.ReadValue()
-			if err != nil {
-				return 0, undecidedOrNo(err)
-			}
-			if id, sawID = parseOurID(v); !sawID {
-				return 0, framing.LendNo
+			if name == "id" {
+				if id, sawID = parseOurID(v); !sawID {
+					return 0, framing.LendNo
+				}
 			}
 		case "result":
-			switch k := dec.PeekKind(); {
-			case !sawID:
-				return 0, framing.LendNo
-			case k == '[':
-				return id, framing.LendYes
-			case k == 0:
-				return 0, framing.LendUndecided
+			if !sawID {
+				return 0, framing.LendNo // the result before the id: read whole
 			}
-			return 0, framing.LendNo
+			return id, h.array()
 		default:
 			return 0, framing.LendNo // an error response, or a member we do not know
 		}
 	}
 }
 
-// undecidedOrNo: head ended too soon (undecided), or is not JSON we lend.
+// responseHead reads the start of a response for iterResponseID. Each
+// read returns LendYes when it read what it was asked for.
+type responseHead struct {
+	dec  *jsontext.Decoder
+	head []byte
+}
+
+// atEnd reports whether the last read ended where head does: a number
+// there may go on in the next bytes.
+func (h *responseHead) atEnd() bool { return h.dec.InputOffset() == int64(len(h.head)) }
+
+// name reads the next member's name (after a comma); anything else is not lent.
+func (h *responseHead) name() (string, framing.Lend) {
+	switch rest := bytes.TrimLeft(h.head[h.dec.InputOffset():], " \t\r\n,"); {
+	case len(rest) == 0:
+		return "", framing.LendUndecided
+	case rest[0] != '"':
+		return "", framing.LendNo
+	}
+	tok, err := h.dec.ReadToken()
+	if err != nil || h.atEnd() {
+		return "", undecidedOrNo(err)
+	}
+	return tok.String(), framing.LendYes
+}
+
+// value reads a member's value.
+func (h *responseHead) value() (jsontext.Value, framing.Lend) {
+	v, err := h.dec.ReadValue()
+	if err != nil || h.atEnd() {
+		return nil, undecidedOrNo(err)
+	}
+	return v, framing.LendYes
+}
+
+// array reports whether the value next (the result) is an array.
+func (h *responseHead) array() framing.Lend {
+	switch h.dec.PeekKind() {
+	case '[':
+		return framing.LendYes
+	case 0:
+		return framing.LendUndecided
+	}
+	return framing.LendNo
+}
+
+// undecidedOrNo: head ended too soon (undecided: no error, or an end of
+// input), or is not JSON we lend.
 func undecidedOrNo(err error) framing.Lend {
-	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+	if err == nil || err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
 		return framing.LendUndecided
 	}
 	return framing.LendNo

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/seedhq/jsonrpc/internal/framing"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -60,6 +61,61 @@ func FuzzStreamedResponse(f *testing.F) {
 		for i := range want {
 			if !bytes.Equal(want[i], elems[i]) {
 				t.Fatalf("element %d is %q, want %q", i, elems[i], want[i])
+			}
+		}
+	})
+}
+
+// FuzzIterResponseID feeds any message to the check that decides whether
+// a connection lends a response to CallIter, one prefix at a time, as the
+// message arrives: it never panics, and once it has decided (lend, with an
+// id, or not) a longer prefix decides the same; what it lends is a
+// message whose id member, read whole, is that id.
+func FuzzIterResponseID(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":[1,2,3]}`,
+		`{"id":12,"jsonrpc":"2.0","result":[]}`,
+		` { "jsonrpc" : "2.0" , "id" : 7 , "result" : [ {"a":1} ] }`,
+		`{"result":[1],"id":1,"jsonrpc":"2.0"}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}`,
+		`{"jsonrpc":"2.0","id":"1","result":[1]}`,
+		`{"jsonrpc":"2.0","id":1,"id":2,"result":[1]}`,
+		`[{"jsonrpc":"2.0","id":1,"result":[1]}]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		if len(msg) > 512 {
+			msg = msg[:512]
+		}
+		var decidedAt int
+		var id uint64
+		var lend framing.Lend = framing.LendUndecided
+		for n := 1; n <= len(msg); n++ {
+			gotID, got := iterResponseID(msg[:n])
+			if lend == framing.LendUndecided {
+				if got != framing.LendUndecided {
+					lend, id, decidedAt = got, gotID, n
+				}
+				continue
+			}
+			if got != lend || gotID != id {
+				t.Fatalf("decided %v (id %d) at %d bytes, then %v (id %d) at %d: %q", lend, id, decidedAt, got, gotID, n, msg)
+			}
+		}
+		if lend != framing.LendYes {
+			return
+		}
+		var sc wire.Scanner
+		var m wire.Message
+		m.Limit = 1
+		head := msg[:decidedAt]
+		if !bytes.Contains(head, []byte(`"id"`)) || !bytes.Contains(head, []byte(`"result"`)) {
+			t.Fatalf("lent without an id and a result in %q", head)
+		}
+		if sc.Parse(msg, DefaultMaxDepth, &m) == nil && !m.Batch && m.Elems[0].ID.Present() {
+			if n, ok := parseOurID(m.Elems[0].ID.Of(msg)); !ok || n != id {
+				t.Fatalf("lent as id %d a message whose id is %s: %q", id, m.Elems[0].ID.Of(msg), msg)
 			}
 		}
 	})

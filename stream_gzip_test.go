@@ -17,18 +17,19 @@ import (
 	"github.com/seedhq/jsonrpc"
 )
 
-// postEncoded posts msg with the Accept-Encoding given ("": the transport's
-// own, which decompresses transparently) and returns the response and its
-// body as read (still compressed if the transport did not decompress).
-func postEncoded(t *testing.T, url, msg, acceptEncoding string) (*http.Response, []byte) {
+// postEncoded posts msg with the headers given (an Accept-Encoding set
+// here keeps net/http's transport from decompressing; none: the
+// transport's own, which does) and returns the response and its body as
+// read.
+func postEncoded(t *testing.T, url, msg string, header http.Header) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(msg))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if acceptEncoding != "" {
-		req.Header.Set("Accept-Encoding", acceptEncoding)
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -40,6 +41,14 @@ func postEncoded(t *testing.T, url, msg, acceptEncoding string) (*http.Response,
 		t.Fatal(err)
 	}
 	return resp, b
+}
+
+// acceptEncoding is the header of a request that accepts coding ("": none set).
+func acceptEncoding(coding string) http.Header {
+	if coding == "" {
+		return nil
+	}
+	return http.Header{"Accept-Encoding": {coding}}
 }
 
 // A streamed HTTP reply (chunked) is gzipped for a client that accepts
@@ -56,12 +65,12 @@ func TestStreamHTTPGzip(t *testing.T) {
 	defer hs.Close()
 	const stream = `{"jsonrpc":"2.0","method":"items","params":{"n":2000,"size":100},"id":1}`
 	const slice = `{"jsonrpc":"2.0","method":"itemsSlice","params":{"n":2000,"size":100},"id":1}`
-	_, want := postEncoded(t, hs.URL, slice, "identity")
+	_, want := postEncoded(t, hs.URL, slice, acceptEncoding("identity"))
 	if len(want) < 4*jsonrpc.StreamChunk {
 		t.Fatalf("the slice's reply is %d bytes", len(want))
 	}
 
-	resp, body := postEncoded(t, hs.URL, stream, "gzip")
+	resp, body := postEncoded(t, hs.URL, stream, acceptEncoding("gzip"))
 	if resp.Header.Get("Content-Encoding") != "gzip" || len(resp.TransferEncoding) != 1 || resp.Header.Get("Vary") != "Accept-Encoding" {
 		t.Fatalf("Content-Encoding %q, Transfer-Encoding %q, Vary %q", resp.Header.Get("Content-Encoding"), resp.TransferEncoding, resp.Header.Get("Vary"))
 	}
@@ -73,13 +82,13 @@ func TestStreamHTTPGzip(t *testing.T) {
 	}
 
 	// net/http's own client asks for gzip and decompresses it.
-	resp, body = postEncoded(t, hs.URL, stream, "")
+	resp, body = postEncoded(t, hs.URL, stream, acceptEncoding(""))
 	if !resp.Uncompressed || !bytes.Equal(body, want) {
 		t.Fatalf("net/http's client: uncompressed %v, %d bytes", resp.Uncompressed, len(body))
 	}
 
 	// A client that does not accept gzip gets the stream plain.
-	resp, body = postEncoded(t, hs.URL, stream, "identity")
+	resp, body = postEncoded(t, hs.URL, stream, acceptEncoding("identity"))
 	if resp.Header.Get("Content-Encoding") != "" || !bytes.Equal(body, want) {
 		t.Fatalf("identity: Content-Encoding %q, %d bytes", resp.Header.Get("Content-Encoding"), len(body))
 	}
@@ -105,7 +114,7 @@ func TestStreamHTTPGzip(t *testing.T) {
 	off.HTTPCompressMinSize = -1
 	hsOff := httptest.NewServer(off)
 	defer hsOff.Close()
-	resp, body = postEncoded(t, hsOff.URL, stream, "gzip")
+	resp, body = postEncoded(t, hsOff.URL, stream, acceptEncoding("gzip"))
 	if resp.Header.Get("Content-Encoding") != "" || !bytes.Equal(body, want) {
 		t.Fatalf("compression off: Content-Encoding %q, %d bytes", resp.Header.Get("Content-Encoding"), len(body))
 	}

@@ -2,7 +2,6 @@ package jsonrpc_test
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -31,24 +30,13 @@ func TestStreamableHTTPJSONGzip(t *testing.T) {
 	})
 	srv := &jsonrpc.Server{Handler: mux}
 	want := `{"jsonrpc":"2.0","id":1,"result":"` + big + `"}`
-	post := func(t *testing.T, url, body, accept, acceptEncoding, session string) (*http.Response, string) {
+	post := func(t *testing.T, url, body, accept, coding, session string) (*http.Response, string) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", accept)
-		req.Header.Set("Accept-Encoding", acceptEncoding) // set: the transport does not decompress
+		h := http.Header{"Accept": {accept}, "Accept-Encoding": {coding}} // set: the transport does not decompress
 		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
+			h.Set("Mcp-Session-Id", session)
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp, b := postEncoded(t, url, body, h)
 		if resp.Header.Get("Content-Encoding") == "gzip" {
 			b = gunzipped(t, b)
 		}
