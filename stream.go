@@ -11,8 +11,6 @@ import (
 	"reflect"
 	"slices"
 
-	"github.com/coder/websocket"
-
 	"github.com/seedhq/jsonrpc/internal/framing"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
@@ -387,38 +385,6 @@ func (b *httpBody) release() {
 		b.zw = nil
 	}
 }
-
-// openMessage writes one WebSocket text message in frames.
-func (ch *wsChannel) openMessage() (messageWriter, error) {
-	w, err := ch.wc.Writer(context.Background(), websocket.MessageText)
-	if err != nil {
-		return nil, fmt.Errorf("jsonrpc: websocket write: %w", err)
-	}
-	return &wsMessage{ch: ch, w: w}, nil
-}
-
-// wsMessage is a WebSocket message written in frames.
-type wsMessage struct {
-	ch *wsChannel
-	w  io.WriteCloser
-}
-
-func (m *wsMessage) Write(p []byte) error {
-	if _, err := m.w.Write(p); err != nil {
-		return fmt.Errorf("jsonrpc: websocket write: %w", err)
-	}
-	return nil
-}
-
-func (m *wsMessage) Close() error {
-	if err := m.w.Close(); err != nil {
-		return fmt.Errorf("jsonrpc: websocket write: %w", err)
-	}
-	return nil
-}
-
-// Abort drops the socket: a message cut short cannot be ended cleanly.
-func (m *wsMessage) Abort(error) { m.ch.wc.CloseNow() }
 
 // endCtx cancels the handlers' context once the message is answered,
 // unless a Stream waits to be written under it: then the stream's slot

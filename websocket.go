@@ -1,23 +1,18 @@
 package jsonrpc
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/seedhq/jsonrpc/internal/netx"
+	"github.com/seedhq/jsonrpc/internal/wsconn"
 )
 
 // The WebSocket transport: one JSON-RPC message per text frame, in both
@@ -105,7 +100,7 @@ func (s *Server) WebSocketHandler(opts WebSocketOptions) http.Handler {
 			http.Error(w, "server busy: too many connections", http.StatusServiceUnavailable)
 			return
 		}
-		wc, err := websocket.Accept(smallBuffers{w, bufferSize}, r, &accept)
+		wc, err := websocket.Accept(wsconn.SmallBuffers{ResponseWriter: w, Size: bufferSize}, r, &accept)
 		if err != nil {
 			open.Add(-1)
 			s.logger().Debug("jsonrpc: websocket handshake refused", "remote", r.RemoteAddr, "error", err)
@@ -134,77 +129,12 @@ func (s *Server) WebSocketHandler(opts WebSocketOptions) http.Handler {
 // hold for its lifetime; 1 KiB holds a typical message.
 const DefaultWebSocketBufferSize = 1 << 10
 
-// smallBuffers is the handshake's ResponseWriter whose Hijack gives the
-// socket buffers of the given size, keeping any bytes the client sent
-// after its handshake.
-type smallBuffers struct {
-	http.ResponseWriter
-	size int
-}
-
-func (w smallBuffers) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	nc, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := brw.Writer.Flush(); err != nil {
-		nc.Close()
-		return nil, nil, err
-	}
-	var src io.Reader = nc
-	n := brw.Reader.Buffered()
-	if n > 0 {
-		early, _ := brw.Reader.Peek(n)
-		src = io.MultiReader(bytes.NewReader(bytes.Clone(early)), nc)
-	}
-	br := bufio.NewReaderSize(src, max(w.size, n))
-	if n > 0 {
-		br.Peek(n) // the early bytes are buffered, as they were in brw
-	}
-	return nc, bufio.NewReadWriter(br, bufio.NewWriterSize(nc, w.size)), nil
-}
-
-// connectionHeader returns the handshake's headers a WebSocket connection
-// keeps for its lifetime (Peer.Header): all but those that served only the
-// upgrade, which would otherwise stay in memory on every idle connection.
 // wsPeer is the Peer of a WebSocket connection: the handshake's, with the
 // headers that concern the connection (it outlives the request).
 func (s *Server) wsPeer(r *http.Request) Peer {
 	p := s.httpPeer(r, "ws")
-	p.Header = connectionHeader(r.Header)
+	p.Header = wsconn.ConnectionHeader(r.Header)
 	return p
-}
-
-func connectionHeader(h http.Header) http.Header {
-	keep := 0
-	for k := range h {
-		if !upgradeOnly(k) {
-			keep++
-		}
-	}
-	if keep == 0 {
-		return nil
-	}
-	out := make(http.Header, keep)
-	for k, v := range h {
-		if !upgradeOnly(k) {
-			out[k] = v
-		}
-	}
-	return out
-}
-
-// upgradeOnly reports whether the (canonical) header name k matters only
-// to the WebSocket handshake. Sec-WebSocket-Protocol is kept: it names
-// what the client offered.
-func upgradeOnly(k string) bool {
-	switch k {
-	case "Connection", "Upgrade", "Sec-Websocket-Key", "Sec-Websocket-Version", "Sec-Websocket-Extensions":
-		return true
-	}
-	return false
 }
 
 // DialWebSocket opens a WebSocket to url (ws:// or wss://) and returns the
@@ -247,125 +177,28 @@ func dialWebSocketConn(ctx context.Context, url string, cfg *dialConfig) (*Conn,
 	return cfg.newConn(newWSLending(newWSChannel(wc, limit, cfg.pingInterval, cfg.pingTimeout))), nil
 }
 
-// wsChannel is a Channel over a WebSocket. Writes are safe for concurrent
-// use (the library serialises frames); Recv runs on one goroutine.
-type wsChannel struct {
-	wc      *websocket.Conn
-	limit   int64 // the read limit: bytes in one message
-	once    sync.Once
-	pingErr atomic.Pointer[error] // why a ping closed the socket
+// wsChannel is a Channel over a WebSocket (see internal/wsconn).
+type wsChannel struct{ *wsconn.Channel }
 
-	// Pings run on a timer, not on a goroutine of their own: an idle
-	// socket costs no goroutine between pings.
-	mu      sync.Mutex
-	closed  bool
-	timer   *time.Timer
-	pinging sync.WaitGroup // a ping in progress
-}
-
-// newWSChannel reads messages of up to limit bytes from wc.
-func newWSChannel(wc *websocket.Conn, limit int64, interval, timeout time.Duration) *wsChannel {
+// newWSChannel reads messages of up to limit bytes from wc and pings the
+// peer every interval (0: DefaultPingInterval; negative: never), waiting
+// timeout (0: DefaultPingTimeout) for the pong.
+func newWSChannel(wc *websocket.Conn, limit int64, interval, timeout time.Duration) wsChannel {
 	if interval == 0 {
 		interval = DefaultPingInterval
 	}
 	if timeout <= 0 {
 		timeout = DefaultPingTimeout
 	}
-	wc.SetReadLimit(limit)
-	ch := &wsChannel{wc: wc, limit: limit}
-	if interval > 0 {
-		ch.timer = time.AfterFunc(interval, func() { ch.ping(interval, timeout) })
-	}
-	return ch
+	return wsChannel{wsconn.New(wc, wsconn.Options{Limit: limit, PingInterval: interval, PingTimeout: timeout,
+		Closed: ErrClosed, TooLarge: func(limit int64) error { return tooLarge(limit, true) }})}
 }
 
-// ping pings the peer and schedules the next ping; when a pong does not
-// come back in time, it records why and drops the socket, which ends Recv.
-func (ch *wsChannel) ping(interval, timeout time.Duration) {
-	ch.mu.Lock()
-	if ch.closed {
-		ch.mu.Unlock()
-		return
-	}
-	ch.pinging.Add(1)
-	ch.mu.Unlock()
-	defer ch.pinging.Done()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	err := ch.wc.Ping(ctx)
-	cancel()
-	ch.mu.Lock()
-	defer ch.mu.Unlock()
-	if ch.closed {
-		return // closing anyway
-	}
+// openMessage writes one WebSocket text message in frames.
+func (ch wsChannel) openMessage() (messageWriter, error) {
+	m, err := ch.OpenMessage()
 	if err != nil {
-		perr := fmt.Errorf("jsonrpc: websocket peer did not answer a ping within %s: %w", timeout, err)
-		ch.pingErr.Store(&perr)
-		ch.wc.CloseNow()
-		return
+		return nil, err
 	}
-	ch.timer.Reset(interval)
-}
-
-// errBinaryFrame ends a connection whose peer sent a binary frame.
-var errBinaryFrame = errors.New("jsonrpc: the peer sent a binary WebSocket frame; JSON-RPC messages go in text frames")
-
-func (ch *wsChannel) Recv() ([]byte, error) {
-	typ, data, err := ch.wc.Read(context.Background())
-	if err != nil {
-		return nil, ch.readError(err)
-	}
-	if typ != websocket.MessageText {
-		return nil, ch.binaryFrame()
-	}
-	return data, nil
-}
-
-// readError is the error of a failed read.
-func (ch *wsChannel) readError(err error) error {
-	if p := ch.pingErr.Load(); p != nil {
-		return *p
-	}
-	switch websocket.CloseStatus(err) {
-	case websocket.StatusNormalClosure, websocket.StatusGoingAway, websocket.StatusNoStatusRcvd:
-		return io.EOF
-	}
-	if errors.Is(err, websocket.ErrMessageTooBig) {
-		return tooLarge(ch.limit, true) // the socket is closed with 1009
-	}
-	if errors.Is(err, net.ErrClosed) {
-		return ErrClosed
-	}
-	return fmt.Errorf("jsonrpc: websocket: %w", err)
-}
-
-// binaryFrame closes the socket of a peer that sent a binary frame.
-func (ch *wsChannel) binaryFrame() error {
-	ch.wc.Close(websocket.StatusUnsupportedData, "binary frames are not supported: send JSON-RPC messages as text frames")
-	return errBinaryFrame
-}
-
-func (ch *wsChannel) Send(msg []byte) error {
-	if err := ch.wc.Write(context.Background(), websocket.MessageText, msg); err != nil {
-		if errors.Is(err, net.ErrClosed) {
-			return ErrClosed
-		}
-		return fmt.Errorf("jsonrpc: websocket write: %w", err)
-	}
-	return nil
-}
-
-// Close performs the closing handshake (status 1000) and stops the pinger.
-func (ch *wsChannel) Close() error {
-	ch.once.Do(func() {
-		ch.mu.Lock()
-		ch.closed = true
-		if ch.timer != nil {
-			ch.timer.Stop()
-		}
-		ch.mu.Unlock()
-		ch.wc.Close(websocket.StatusNormalClosure, "")
-		ch.pinging.Wait()
-	})
-	return nil
+	return m, nil
 }

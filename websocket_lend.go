@@ -20,13 +20,13 @@ import (
 // here for the messages read whole: one over it closes the socket with
 // 1009, as the library would.
 type wsLending struct {
-	*wsChannel
+	wsChannel
 	check framing.LendCheck
 	lent  io.Reader // the message lent: its head, then the rest
 }
 
-func newWSLending(ch *wsChannel) *wsLending {
-	ch.wc.SetReadLimit(-1)
+func newWSLending(ch wsChannel) *wsLending {
+	ch.Conn().SetReadLimit(-1)
 	return &wsLending{wsChannel: ch}
 }
 
@@ -40,7 +40,7 @@ func (ch *wsLending) Discard() error {
 	_, err := io.Copy(io.Discard, ch.lent)
 	ch.lent = nil
 	if err != nil {
-		return ch.readError(err)
+		return ch.ReadError(err)
 	}
 	return nil
 }
@@ -48,12 +48,12 @@ func (ch *wsLending) Discard() error {
 // Recv reads the next message, or lends it (framing.ErrLent) once its
 // start shows it is a response the check wants lent.
 func (ch *wsLending) Recv() ([]byte, error) {
-	typ, r, err := ch.wc.Reader(context.Background())
+	typ, r, err := ch.Conn().Reader(context.Background())
 	if err != nil {
-		return nil, ch.readError(err)
+		return nil, ch.ReadError(err)
 	}
 	if typ != websocket.MessageText {
-		return nil, ch.binaryFrame()
+		return nil, ch.BinaryFrame()
 	}
 	buf := make([]byte, 0, 512)
 	decided := ch.check == nil
@@ -63,16 +63,16 @@ func (ch *wsLending) Recv() ([]byte, error) {
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
-		if int64(len(buf)) > ch.limit {
-			reason := "read limited at " + strconv.FormatInt(ch.limit, 10) + " bytes"
-			go ch.wc.Close(websocket.StatusMessageTooBig, reason) // the rest is not read
-			return nil, tooLarge(ch.limit, true)
+		if int64(len(buf)) > ch.Limit() {
+			reason := "read limited at " + strconv.FormatInt(ch.Limit(), 10) + " bytes"
+			go ch.Conn().Close(websocket.StatusMessageTooBig, reason) // the rest is not read
+			return nil, tooLarge(ch.Limit(), true)
 		}
 		if err == io.EOF {
 			return buf, nil
 		}
 		if err != nil {
-			return nil, ch.readError(err)
+			return nil, ch.ReadError(err)
 		}
 		if !decided && n > 0 {
 			switch ch.check(buf) {
