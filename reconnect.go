@@ -3,9 +3,9 @@ package jsonrpc
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
-	"sync"
 	"time"
+
+	"github.com/seedhq/jsonrpc/internal/redial"
 )
 
 // Defaults of reconnection (WithReconnect, WithBackoff).
@@ -76,15 +76,7 @@ func WithOnReconnect(f func(err error)) DialOption {
 // and subscriptions made with [Resubscribe] are made again. Safe for
 // concurrent use.
 type ReconnectClient struct {
-	dial func(context.Context) (*Conn, error)
-	cfg  reconnectConfig
-
-	mu     sync.Mutex
-	conn   *Conn         // nil while reconnecting
-	ready  chan struct{} // closed once conn is set, or the client closed
-	closed bool
-	stop   chan struct{} // closed by Close
-	done   chan struct{} // closed when the reconnecting goroutine has ended
+	conns *redial.Redialer[*Conn]
 }
 
 // NewReconnectClient dials with dial and returns a client that dials
@@ -102,16 +94,14 @@ func newReconnectClient(ctx context.Context, dial func(context.Context) (*Conn, 
 	if err != nil {
 		return nil, err
 	}
-	r := &ReconnectClient{dial: dial, cfg: *cfg, conn: c, ready: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
-	if r.cfg.min <= 0 {
-		r.cfg.min = DefaultReconnectMinDelay
+	o := redial.Options[*Conn]{Min: cfg.min, Max: cfg.max, Notify: cfg.notify, Cause: causeOf, Closed: ErrClosed}
+	if o.Min <= 0 {
+		o.Min = DefaultReconnectMinDelay
 	}
-	if r.cfg.max < r.cfg.min {
-		r.cfg.max = max(r.cfg.min, DefaultReconnectMaxDelay)
+	if o.Max < o.Min {
+		o.Max = max(o.Min, DefaultReconnectMaxDelay)
 	}
-	close(r.ready)
-	go r.run(c)
-	return r, nil
+	return &ReconnectClient{conns: redial.Start(c, dial, o)}, nil
 }
 
 // dialReconnecting is Dial with WithReconnect on a stream URL.
@@ -132,38 +122,6 @@ func dialReconnecting(ctx context.Context, rawURL string, cfg *dialConfig) (*Rec
 	}, cfg.reconnect)
 }
 
-// run waits for each connection to end and dials the next one.
-func (r *ReconnectClient) run(c *Conn) {
-	defer close(r.done)
-	for {
-		select {
-		case <-c.Done():
-		case <-r.stop:
-			c.Close()
-			return
-		}
-		r.lost(c)
-		if r.cfg.notify != nil {
-			r.cfg.notify(causeOf(c))
-		}
-		if c = r.redial(); c == nil {
-			return
-		}
-		r.mu.Lock()
-		if r.closed {
-			r.mu.Unlock()
-			c.Close()
-			return
-		}
-		r.conn = c
-		close(r.ready)
-		r.mu.Unlock()
-		if r.cfg.notify != nil {
-			r.cfg.notify(nil)
-		}
-	}
-}
-
 // causeOf returns why c ended, never nil.
 func causeOf(c *Conn) error {
 	if err := c.Err(); err != nil {
@@ -172,75 +130,8 @@ func causeOf(c *Conn) error {
 	return ErrClosed
 }
 
-// lost marks c as gone, if it is still the current connection, so that new
-// calls wait for the next one.
-func (r *ReconnectClient) lost(c *Conn) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.conn == c && !r.closed {
-		r.conn = nil
-		r.ready = make(chan struct{})
-	}
-}
-
-// redial dials until it succeeds, with capped, jittered, doubling waits; it
-// returns nil once the client is closed.
-func (r *ReconnectClient) redial() *Conn {
-	delay := r.cfg.min
-	for {
-		wait := delay/2 + rand.N(delay/2+1)
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-r.stop:
-			t.Stop()
-			return nil
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		go func() {
-			select {
-			case <-r.stop:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-		c, err := r.dial(ctx)
-		cancel()
-		if err == nil {
-			return c
-		}
-		delay = min(2*delay, r.cfg.max)
-	}
-}
-
-// acquire returns the current connection, other than prev (a connection
-// found closed), waiting for the next one up to ctx.
-func (r *ReconnectClient) acquire(ctx context.Context, prev *Conn) (*Conn, error) {
-	for {
-		r.mu.Lock()
-		if r.closed {
-			r.mu.Unlock()
-			return nil, ErrClosed
-		}
-		c, ready := r.conn, r.ready
-		r.mu.Unlock()
-		if c != nil && c != prev {
-			return c, nil
-		}
-		if c == prev && c != nil {
-			r.lost(c) // the connection is known closed: wait for the next
-			continue
-		}
-		select {
-		case <-ready:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-}
-
 // Conn returns the current connection, waiting up to ctx while reconnecting.
-func (r *ReconnectClient) Conn(ctx context.Context) (*Conn, error) { return r.acquire(ctx, nil) }
+func (r *ReconnectClient) Conn(ctx context.Context) (*Conn, error) { return r.conns.Acquire(ctx, nil) }
 
 // retry runs op on the current connection, again on the next one if
 // nothing was sent; an in-flight op cut by the drop fails with
@@ -248,7 +139,7 @@ func (r *ReconnectClient) Conn(ctx context.Context) (*Conn, error) { return r.ac
 func (r *ReconnectClient) retry(ctx context.Context, op func(*Conn) error) error {
 	var prev *Conn
 	for {
-		c, err := r.acquire(ctx, prev)
+		c, err := r.conns.Acquire(ctx, prev)
 		if err != nil {
 			return err
 		}
@@ -268,16 +159,10 @@ func (r *ReconnectClient) retry(ctx context.Context, op func(*Conn) error) error
 // ErrConnectionLost when c dropped under it.
 func (r *ReconnectClient) lostErr(ctx context.Context, c *Conn, err error) error {
 	var rpcErr *Error
-	if err == nil || ctx.Err() != nil || errors.As(err, &rpcErr) || (c.Err() == nil && !brokenStream(err)) || r.isClosed() {
+	if err == nil || ctx.Err() != nil || errors.As(err, &rpcErr) || (c.Err() == nil && !brokenStream(err)) || r.conns.Closed() {
 		return err
 	}
 	return errors.Join(ErrConnectionLost, err)
-}
-
-func (r *ReconnectClient) isClosed() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.closed
 }
 
 // Call is [Conn.Call] on the current connection (see ReconnectClient).
@@ -309,18 +194,6 @@ func (r *ReconnectClient) Batch(ctx context.Context, b *Batch) error {
 // Close closes the connection and stops reconnecting; waiting calls fail
 // with ErrClosed.
 func (r *ReconnectClient) Close() error {
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		<-r.done
-		return nil
-	}
-	r.closed = true
-	close(r.stop)
-	if r.conn == nil {
-		close(r.ready) // wakes waiting calls, which find the client closed
-	}
-	r.mu.Unlock()
-	<-r.done
+	r.conns.Close()
 	return nil
 }

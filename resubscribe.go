@@ -43,7 +43,7 @@ func Resubscribe[E any](ctx context.Context, r *ReconnectClient, opts SubscribeO
 	s := &Resubscription[E]{r: r, opts: opts, args: args}
 	var prev *Conn
 	for {
-		c, err := r.acquire(ctx, prev)
+		c, err := r.conns.Acquire(ctx, prev)
 		if err != nil {
 			return nil, err
 		}
@@ -80,7 +80,7 @@ func (s *Resubscription[E]) Next(ctx context.Context) (E, error) {
 	cause := err
 	prev := cur.conn
 	for {
-		c, err := s.r.acquire(ctx, prev)
+		c, err := s.r.conns.Acquire(ctx, prev)
 		if err != nil {
 			return ev, err
 		}
