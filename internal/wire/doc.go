@@ -4,7 +4,8 @@
 // message object as a request, a response or an invalid request
 // (envelope.go), the hand-written encoders of requests (encode.go), and the
 // JSON codec of params and results (json.go) with its compiled plans for
-// plain Go types (codec.go).
+// plain Go types (codec.go), and the reading of a response's id from the
+// first bytes of a message too large to be read whole (head.go).
 //
 // The scanner is strict where JSON-RPC needs it: invalid UTF-8, duplicate
 // object names, a byte-order mark and nesting deeper than the limit are
