@@ -276,8 +276,12 @@ func TestWebSocketPingDetectsDeadPeer(t *testing.T) {
 		t.Fatalf("the server kept a dead peer (read: %v)", err)
 	}
 
-	// A live client (the reader answers pings) stays connected.
-	conn, err := jsonrpc.DialWebSocket(ctx, "ws"+strings.TrimPrefix(ts.URL, "http"))
+	// A live client (the reader answers pings) stays connected through
+	// several ping rounds. Its pongs get a generous timeout: on a loaded
+	// machine one can take longer than 100ms to come back.
+	live := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketOptions{PingInterval: 50 * time.Millisecond, PingTimeout: 5 * time.Second}))
+	defer live.Close()
+	conn, err := jsonrpc.DialWebSocket(ctx, "ws"+strings.TrimPrefix(live.URL, "http"))
 	if err != nil {
 		t.Fatal(err)
 	}
