@@ -163,7 +163,10 @@ func TestPolicyAnonymousAndPatterns(t *testing.T) {
 func TestRateLimitBurstAndRecovery(t *testing.T) {
 	srv := newServer(t)
 	srv.MaxConcurrency = 1
-	limiter := auth.NewRateLimiter(20, 3) // a token every 50 ms
+	// A token every 500 ms: the burst and the call over it must fall
+	// within one token's time even on a loaded machine (at 50 ms, four
+	// calls with JWT checks once took longer, and the fourth was served).
+	limiter := auth.NewRateLimiter(2, 3)
 	const limited = `{"code":-32005,"message":"limit exceeded"}`
 	for name, ex := range policyTransports(t, srv, newOAuthKeys(t), limiter) {
 		t.Run(name, func(t *testing.T) {
@@ -171,7 +174,7 @@ func TestRateLimitBurstAndRecovery(t *testing.T) {
 			batch := `[{"jsonrpc":"2.0","method":"sum","params":[1],"id":1},{"jsonrpc":"2.0","method":"sum","params":[2]},{"jsonrpc":"2.0","method":"sum","params":[3],"id":3},{"jsonrpc":"2.0","method":"sum","params":[4],"id":4}]`
 			want := `[{"jsonrpc":"2.0","id":1,"error":` + limited + `},{"jsonrpc":"2.0","id":3,"error":` + limited + `},{"jsonrpc":"2.0","id":4,"error":` + limited + `}]`
 			if name == "http" {
-				want = "429 Too Many Requests Retry-After:1"
+				want = "429 Too Many Requests Retry-After:2" // 4 tokens at 2 a second
 			}
 			if got := ex(t, batch); got != want {
 				t.Fatalf("batch of 4:\n got %s\nwant %s", got, want)
@@ -191,11 +194,11 @@ func TestRateLimitBurstAndRecovery(t *testing.T) {
 			}
 			// ...and the bucket refills: on the same connection, the
 			// client is served again.
-			time.Sleep(120 * time.Millisecond)
+			time.Sleep(600 * time.Millisecond)
 			if got := ex(t, `{"jsonrpc":"2.0","method":"sum","params":[2],"id":3}`); got != `{"jsonrpc":"2.0","id":3,"result":2}` {
 				t.Fatalf("after the refill: %s", got)
 			}
-			time.Sleep(200 * time.Millisecond) // full again for the next transport's client
+			time.Sleep(1600 * time.Millisecond) // full again for the next transport's client
 		})
 	}
 }
