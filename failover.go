@@ -5,9 +5,9 @@ import (
 	"errors"
 	"net"
 	"net/url"
-	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/seedhq/jsonrpc/internal/redial"
 )
 
 // DefaultProbeInterval is how often a FailoverClient probes an endpoint it
@@ -31,22 +31,7 @@ func WithProbeInterval(d time.Duration) DialOption {
 // A call that did leave and lost its connection fails with
 // [ErrConnectionLost]: it is never sent twice. Safe for concurrent use.
 type FailoverClient struct {
-	eps      []*endpoint
-	next     atomic.Uint64 // round robin
-	interval time.Duration
-	stop     chan struct{}
-	wg       sync.WaitGroup
-	once     sync.Once
-}
-
-type endpoint struct {
-	url  string
-	dial func(context.Context) (Client, error)
-
-	mu     sync.Mutex
-	client Client // nil until dialled, and once set aside
-	down   bool
-	probed bool // a probe runs
+	pool *redial.Pool[Client]
 }
 
 // DialFailover returns a client over the endpoints named by urls. They are
@@ -56,91 +41,15 @@ func DialFailover(ctx context.Context, urls []string, opts ...DialOption) (*Fail
 		return nil, errors.New("jsonrpc: DialFailover needs at least one URL")
 	}
 	cfg := newDialConfig(opts)
-	f := &FailoverClient{interval: cfg.probeInterval, stop: make(chan struct{})}
-	if f.interval <= 0 {
-		f.interval = DefaultProbeInterval
+	interval := cfg.probeInterval
+	if interval <= 0 {
+		interval = DefaultProbeInterval
 	}
+	var dials []func(context.Context) (Client, error)
 	for _, u := range urls {
-		u := u
-		f.eps = append(f.eps, &endpoint{url: u, dial: func(ctx context.Context) (Client, error) { return dialConfigured(ctx, u, cfg) }})
+		dials = append(dials, func(ctx context.Context) (Client, error) { return dialConfigured(ctx, u, cfg) })
 	}
-	return f, nil
-}
-
-// get returns the endpoint's client, dialling it when needed; an endpoint
-// that cannot be dialled is set aside.
-func (f *FailoverClient) get(ctx context.Context, ep *endpoint) (Client, bool) {
-	ep.mu.Lock()
-	defer ep.mu.Unlock()
-	if ep.down {
-		return nil, false
-	}
-	if ep.client == nil {
-		c, err := ep.dial(ctx)
-		if err != nil {
-			f.setAsideLocked(ep, nil)
-			return nil, false
-		}
-		ep.client = c
-	}
-	return ep.client, true
-}
-
-// setAside marks ep down (if its client is still c) and starts its probe.
-func (f *FailoverClient) setAside(ep *endpoint, c Client) {
-	ep.mu.Lock()
-	defer ep.mu.Unlock()
-	if ep.client == c {
-		f.setAsideLocked(ep, c)
-	}
-}
-
-func (f *FailoverClient) setAsideLocked(ep *endpoint, c Client) {
-	if c != nil {
-		go c.Close()
-	}
-	ep.client, ep.down = nil, true
-	if ep.probed {
-		return
-	}
-	select {
-	case <-f.stop:
-		return
-	default:
-	}
-	ep.probed = true
-	f.wg.Add(1)
-	go f.probe(ep)
-}
-
-// probe dials ep every interval until it answers, then brings it back.
-func (f *FailoverClient) probe(ep *endpoint) {
-	defer f.wg.Done()
-	t := time.NewTicker(f.interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-f.stop:
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), f.interval)
-		c, err := ep.dial(ctx)
-		if err == nil {
-			err = probeReach(ctx, c)
-		}
-		cancel()
-		if err != nil {
-			if c != nil {
-				c.Close()
-			}
-			continue
-		}
-		ep.mu.Lock()
-		ep.client, ep.down, ep.probed = c, false, false
-		ep.mu.Unlock()
-		return
-	}
+	return &FailoverClient{pool: redial.NewPool(dials, interval, probeReach)}, nil
 }
 
 // probeReach checks that an HTTP endpoint (dialled without a connection)
@@ -193,22 +102,20 @@ func brokenStream(err error) bool {
 // do runs op on one endpoint after another, from the next in turn, until
 // one takes the message.
 func (f *FailoverClient) do(ctx context.Context, op func(Client) error) error {
-	start := f.next.Add(1)
-	for i := range len(f.eps) {
-		ep := f.eps[(int(start)+i)%len(f.eps)]
-		c, ok := f.get(ctx, ep)
+	for ep := range f.pool.InTurn {
+		c, ok := f.pool.Get(ctx, ep)
 		if !ok {
 			continue
 		}
 		err := op(c)
 		if err == nil || !neverLeft(err) {
 			if err != nil && ctx.Err() == nil && lostOn(c, err) {
-				f.setAside(ep, c)
+				f.pool.SetAside(ep, c)
 				return errors.Join(ErrConnectionLost, err)
 			}
 			return err
 		}
-		f.setAside(ep, c)
+		f.pool.SetAside(ep, c)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -233,16 +140,6 @@ func (f *FailoverClient) Batch(ctx context.Context, b *Batch) error {
 
 // Close stops the probes and closes every endpoint's client.
 func (f *FailoverClient) Close() error {
-	f.once.Do(func() { close(f.stop) })
-	f.wg.Wait()
-	for _, ep := range f.eps {
-		ep.mu.Lock()
-		c := ep.client
-		ep.client, ep.down = nil, true
-		ep.mu.Unlock()
-		if c != nil {
-			c.Close()
-		}
-	}
+	f.pool.Close()
 	return nil
 }
