@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"time"
+
+	"github.com/seedhq/jsonrpc/internal/netx"
 )
 
 // DialOption configures [Dial].
@@ -171,21 +172,14 @@ func dialConfigured(ctx context.Context, rawURL string, cfg *dialConfig) (Client
 	case "ws", "wss":
 		return dialWebSocket(ctx, u.String(), cfg)
 	case "tcp", "unix", "tls":
-		network, addr := u.Scheme, u.Host
+		addr := u.Host
 		if u.Scheme == "unix" {
-			addr = unixPath(u)
+			addr = netx.UnixPath(u)
 		}
 		if addr == "" {
 			return nil, errors.New("jsonrpc: URL " + rawURL + " names no address")
 		}
-		var nc net.Conn
-		if u.Scheme == "tls" {
-			d := tls.Dialer{Config: cfg.tlsConfig}
-			nc, err = d.DialContext(ctx, "tcp", addr)
-		} else {
-			var d net.Dialer
-			nc, err = d.DialContext(ctx, network, addr)
-		}
+		nc, err := netx.DialStream(ctx, u.Scheme, addr, cfg.tlsConfig)
 		if err != nil {
 			return nil, err
 		}
@@ -199,18 +193,6 @@ func dialConfigured(ctx context.Context, rawURL string, cfg *dialConfig) (Client
 		return c, err
 	}
 	return nil, errors.New("jsonrpc: unsupported URL scheme " + u.Scheme + " in " + rawURL + " (want http, https, ws, wss, tcp, tls or unix" + orRegistered(func(t transport) bool { return t.dial != nil }) + ")")
-}
-
-// unixPath returns the socket path of unix:///path (or unix:path), or
-// "@name" for the abstract socket of unix://@name (Linux).
-func unixPath(u *url.URL) string {
-	if u.Opaque != "" {
-		return u.Opaque
-	}
-	if u.User != nil {
-		return u.User.String() + "@" + u.Host + u.Path
-	}
-	return u.Host + u.Path
 }
 
 // DialConn is [Dial] for the transports whose client is a connection, which

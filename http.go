@@ -13,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -289,63 +288,17 @@ func isJSONMediaType(ct string, strict bool) bool {
 	return !strict && (strings.HasSuffix(mt, "+json") || mt == "application/json-rpc")
 }
 
-// HTTP server timeouts used by Server.Listen for http:// and ws:// URLs.
-const (
-	httpReadHeaderTimeout = 10 * time.Second  // slowloris: the headers must arrive quickly
-	httpReadTimeout       = 60 * time.Second  // the whole request, body included
-	httpIdleTimeout       = 120 * time.Second // keep-alive connections between requests
-	httpMaxHeaderBytes    = 64 << 10
-)
-
 // httpServer returns the http.Server that serves h at path on nl (over TLS
 // when tlsCfg is set; HTTP/2 only if it offers "h2"), ready to run until
-// Shutdown, which stops it gracefully (internal/netx). Other paths get 404.
+// Shutdown, which stops it gracefully (internal/netx). Other paths get 404,
+// but for the health check and extra's.
 func (s *Server) httpServer(nl net.Listener, path string, h http.Handler, extra *http.ServeMux, tlsCfg *tls.Config, wrap []func(http.Handler) http.Handler) *netx.HTTPDrain {
-	var inFlight atomic.Int64 // requests, or WebSocket sockets, being served
-	limit := int64(s.maxConns())
-	health, healthPath := s.HealthHandler(), s.healthPath()
-	var root http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.draining.Load() {
-			w.Header().Set("Connection", "close") // so a proxy opens its next connection elsewhere
-		}
-		serve := h
-		if r.URL.Path != path {
-			if r.URL.Path == healthPath {
-				health.ServeHTTP(w, r)
-				return
-			}
-			if extra == nil {
-				http.NotFound(w, r)
-				return
-			}
-			serve = extra
-		}
-		defer inFlight.Add(-1)
-		if inFlight.Add(1) > limit {
-			w.Header().Set("Retry-After", "1")
-			http.Error(w, "server busy: too many connections", http.StatusServiceUnavailable)
-			return
-		}
-		serve.ServeHTTP(w, r)
-	})
+	var root http.Handler = &netx.Routes{Path: path, Handler: h, HealthPath: s.healthPath(), Health: s.HealthHandler(), Extra: extra,
+		Limit: int64(s.maxConns()), Draining: s.draining.Load}
 	for i := len(wrap) - 1; i >= 0; i-- {
 		root = wrap[i](root)
 	}
-	hs := &http.Server{
-		Handler:           root,
-		ReadHeaderTimeout: httpReadHeaderTimeout,
-		ReadTimeout:       httpReadTimeout,
-		IdleTimeout:       httpIdleTimeout,
-		MaxHeaderBytes:    httpMaxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(s.logger().Handler(), slog.LevelWarn),
-	}
-	if tlsCfg != nil {
-		hs.TLSConfig = tlsCfg
-		if !slices.Contains(tlsCfg.NextProtos, "h2") {
-			hs.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){} // HTTP/1.1 only
-		}
-	}
-	return netx.NewHTTPDrain(hs, nl, tlsCfg != nil && slices.Contains(tlsCfg.NextProtos, "h2"))
+	return netx.NewHTTPServer(nl, root, tlsCfg, slog.NewLogLogger(s.logger().Handler(), slog.LevelWarn))
 }
 
 // HTTPError is returned by HTTPClient when the server answers with a status

@@ -12,8 +12,9 @@ import (
 	"net/url"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/seedhq/jsonrpc/internal/netx"
 )
 
 // track records the connections a Server serves, for Shutdown.
@@ -107,39 +108,22 @@ func (s *Server) acceptStreams(l net.Listener, framing Framing) error {
 		l.Close()
 		return ErrServerClosed
 	}
-	var delay time.Duration
-	var open atomic.Int64
-	limit := int64(s.maxConns())
-	for {
-		nc, err := l.Accept()
-		if err != nil {
-			s.mu.Lock()
-			closing := s.closing
-			s.mu.Unlock()
-			if closing {
-				return ErrServerClosed
+	a := netx.Acceptor{Limit: int64(s.maxConns()), Closing: s.isClosing,
+		Serve: func(nc net.Conn, done func()) {
+			if tc, ok := nc.(*tls.Conn); ok {
+				go s.serveTLS(tc, framing, done)
+				return
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-				time.Sleep(delay)
-				continue
-			}
-			return err
-		}
-		delay = 0
-		if open.Add(1) > limit {
-			open.Add(-1)
-			s.logger().Warn("jsonrpc: connection refused: too many connections", "limit", limit, "remote", nc.RemoteAddr().String())
-			nc.Close()
-			continue
-		}
-		if tc, ok := nc.(*tls.Conn); ok {
-			go s.serveTLS(tc, framing, func() { open.Add(-1) })
-			continue
-		}
-		s.serveStream(nc, nil, framing, func() { open.Add(-1) })
+			s.serveStream(nc, nil, framing, done)
+		},
+		Refused: func(nc net.Conn) {
+			s.logger().Warn("jsonrpc: connection refused: too many connections", "limit", s.maxConns(), "remote", nc.RemoteAddr().String())
+		}}
+	err := a.Run(l)
+	if errors.Is(err, netx.ErrClosed) {
+		return ErrServerClosed
 	}
+	return err
 }
 
 // tlsHandshakeTimeout bounds the TLS handshake of a stream connection.
@@ -149,21 +133,15 @@ const tlsHandshakeTimeout = 10 * time.Second
 // accept loop, within tlsHandshakeTimeout), then serves it; a failed
 // handshake is logged and closes the socket.
 func (s *Server) serveTLS(tc *tls.Conn, framing Framing, onDone func()) {
-	tc.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
-	if err := tc.Handshake(); err != nil {
+	if err := netx.Handshake(tc, tlsHandshakeTimeout); err != nil {
 		s.logger().Info("jsonrpc: TLS handshake failed", "remote", tc.RemoteAddr().String(), "error", err)
-		tc.Close()
 		onDone()
 		return
 	}
-	tc.SetDeadline(time.Time{})
 	state := tc.ConnectionState()
 	c := s.serveStream(tc, &state, framing, onDone)
 	// Shutdown may have listed the connections during the handshake.
-	s.mu.Lock()
-	closing := s.closing
-	s.mu.Unlock()
-	if closing {
+	if s.isClosing() {
 		c.Shutdown(context.Background())
 	}
 }
@@ -298,20 +276,7 @@ func ListenTLS(cfg *tls.Config) ListenOption { return func(c *listenConfig) { c.
 // serverTLS returns the listener's TLS configuration with modern defaults,
 // offering the given application protocols (ALPN).
 func (c *listenConfig) serverTLS(scheme string, protos ...string) (*tls.Config, error) {
-	if c.tls == nil {
-		return nil, errors.New("jsonrpc: a " + scheme + ":// listener needs a TLS configuration with a certificate (ListenTLS)")
-	}
-	cfg := c.tls.Clone()
-	if cfg.MinVersion < tls.VersionTLS12 {
-		cfg.MinVersion = tls.VersionTLS12
-	}
-	if len(cfg.Certificates) == 0 && cfg.GetCertificate == nil && cfg.GetConfigForClient == nil {
-		return nil, errors.New("jsonrpc: the TLS configuration of " + scheme + ":// has no certificate (set Certificates or GetCertificate)")
-	}
-	if len(cfg.NextProtos) == 0 {
-		cfg.NextProtos = protos
-	}
-	return cfg, nil
+	return netx.ServerTLS(c.tls, scheme, protos...)
 }
 
 // ListenFraming sets the framing of tcp://, tls://, unix:// and stdio:
@@ -452,7 +417,7 @@ func (s *Server) listenStream(l *Listener, u *url.URL, cfg *listenConfig) error 
 	var err error
 	switch u.Scheme {
 	case "unix":
-		addr := unixPath(u)
+		addr := netx.UnixPath(u)
 		if addr == "" {
 			return errors.New("jsonrpc: URL " + u.String() + " names no socket")
 		}

@@ -5,9 +5,9 @@ import (
 	"crypto/tls"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
-	"sync"
+
+	"github.com/seedhq/jsonrpc/internal/registry"
 )
 
 // Extension transports: a package outside this module (a message broker, a
@@ -74,15 +74,11 @@ type transport struct {
 	listen ListenFunc
 }
 
-var (
-	transportsMu sync.RWMutex
-	transports   = map[string]transport{}
-)
-
-// builtinSchemes are served by this package and cannot be registered: a
-// registration would never be reached, since Dial and Server.Listen serve
-// these schemes themselves (the switches in dial.go and serve.go).
-var builtinSchemes = map[string]bool{"http": true, "https": true, "ws": true, "wss": true, "tcp": true, "tls": true, "unix": true, "stdio": true}
+// transports are the registered schemes. Its Builtin schemes are served by
+// this package and cannot be registered: a registration would never be
+// reached, since Dial and Server.Listen serve these schemes themselves (the
+// switches in dial.go and serve.go).
+var transports = registry.Registry[transport]{Builtin: map[string]bool{"http": true, "https": true, "ws": true, "wss": true, "tcp": true, "tls": true, "unix": true, "stdio": true}}
 
 // RegisterTransport makes Dial call dial, and Server.Listen call listen, for
 // URLs of scheme (lower case, without "://"). Either may be nil when the
@@ -90,37 +86,21 @@ var builtinSchemes = map[string]bool{"http": true, "https": true, "ws": true, "w
 // in (http, https, ws, wss, tcp, tls, unix, stdio: a built-in scheme cannot
 // be replaced), or registered already.
 func RegisterTransport(scheme string, dial DialFunc, listen ListenFunc) {
-	if scheme == "" || builtinSchemes[scheme] {
+	switch err := transports.Register(scheme, transport{dial, listen}); err {
+	case registry.ErrReserved:
 		panic("jsonrpc: RegisterTransport: scheme " + scheme + " is built in or empty")
-	}
-	transportsMu.Lock()
-	defer transportsMu.Unlock()
-	if _, dup := transports[scheme]; dup {
+	case registry.ErrDuplicate:
 		panic("jsonrpc: RegisterTransport called twice for scheme " + scheme)
 	}
-	transports[scheme] = transport{dial, listen}
 }
 
 // registered returns the transport registered for scheme.
-func registered(scheme string) (transport, bool) {
-	transportsMu.RLock()
-	defer transportsMu.RUnlock()
-	t, ok := transports[scheme]
-	return t, ok
-}
+func registered(scheme string) (transport, bool) { return transports.Lookup(scheme) }
 
 // orRegistered lists the registered schemes that have what has asks for,
 // for error messages: "" or ", nats".
 func orRegistered(has func(transport) bool) string {
-	transportsMu.RLock()
-	defer transportsMu.RUnlock()
-	var names []string
-	for name, t := range transports {
-		if has(t) {
-			names = append(names, name)
-		}
-	}
-	sort.Strings(names)
+	names := transports.Names(has)
 	if len(names) == 0 {
 		return ""
 	}

@@ -1,0 +1,51 @@
+package netx
+
+import (
+	"crypto/tls"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+func TestServerTLS(t *testing.T) {
+	if _, err := ServerTLS(nil, "https"); err == nil || !strings.Contains(err.Error(), "ListenTLS") {
+		t.Errorf("no configuration: %v", err)
+	}
+	if _, err := ServerTLS(&tls.Config{}, "wss"); err == nil || !strings.Contains(err.Error(), "no certificate") {
+		t.Errorf("no certificate: %v", err)
+	}
+	getCert := func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return nil, nil }
+	base := &tls.Config{MinVersion: tls.VersionTLS10, GetCertificate: getCert}
+	cfg, err := ServerTLS(base, "https", "h2", "http/1.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg == base || cfg.MinVersion != tls.VersionTLS12 || strings.Join(cfg.NextProtos, ",") != "h2,http/1.1" {
+		t.Errorf("got MinVersion %x, NextProtos %v (a clone: %v)", cfg.MinVersion, cfg.NextProtos, cfg != base)
+	}
+	if base.MinVersion != tls.VersionTLS10 {
+		t.Error("the base configuration was modified")
+	}
+	cfg, _ = ServerTLS(&tls.Config{MinVersion: tls.VersionTLS13, GetCertificate: getCert, NextProtos: []string{"x"}}, "tls", "h2")
+	if cfg.MinVersion != tls.VersionTLS13 || strings.Join(cfg.NextProtos, ",") != "x" {
+		t.Errorf("kept settings lost: %x %v", cfg.MinVersion, cfg.NextProtos)
+	}
+}
+
+func TestUnixPath(t *testing.T) {
+	for raw, want := range map[string]string{
+		"unix:///tmp/a.sock": "/tmp/a.sock",
+		"unix:rel/a.sock":    "rel/a.sock",
+		"unix://@name":       "@name",
+		"unix://@name/x":     "@name/x",
+		"unix://":            "",
+	} {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := UnixPath(u); got != want {
+			t.Errorf("UnixPath(%s) = %q, want %q", raw, got, want)
+		}
+	}
+}
