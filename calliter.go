@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/seedhq/jsonrpc/internal/framing"
+	"github.com/seedhq/jsonrpc/internal/httpgzip"
 	"github.com/seedhq/jsonrpc/internal/params"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
@@ -195,18 +196,13 @@ func (c *HTTPClient) streamBody(resp *http.Response) (*elemLimitReader, error) {
 	if ct := resp.Header.Get("Content-Type"); !isJSONMediaType(ct, false) {
 		return nil, errors.New("jsonrpc: the server answered with Content-Type " + strconv.Quote(ct) + ", not application/json")
 	}
-	gzipped, err := contentEncoding(resp.Header)
+	gzipped, err := httpgzip.ContentEncoding(resp.Header)
 	if err != nil {
 		return nil, fmt.Errorf("jsonrpc: the server's reply: %w", err)
 	}
 	body := &elemLimitReader{r: resp.Body, limit: c.maxSize}
 	if gzipped {
-		zr, _ := gzipReaders.Get().(*gzip.Reader)
-		if zr == nil {
-			zr, err = gzip.NewReader(resp.Body)
-		} else {
-			err = zr.Reset(resp.Body)
-		}
+		zr, err := httpgzip.NewReader(resp.Body)
 		if err != nil {
 			return nil, fmt.Errorf("jsonrpc: reading the response: gzip: %w", err)
 		}
@@ -286,13 +282,13 @@ type elemLimitReader struct {
 	r     io.Reader
 	n     int64 // read since the last reset
 	limit int64
-	zr    *gzip.Reader // decompressing r, from gzipReaders (nil: not gzipped)
+	zr    *gzip.Reader // decompressing r, from httpgzip.NewReader (nil: not gzipped)
 }
 
 // release gives the decompressor back.
 func (l *elemLimitReader) release() {
 	if l.zr != nil {
-		gzipReaders.Put(l.zr)
+		httpgzip.PutReader(l.zr)
 		l.zr = nil
 	}
 }

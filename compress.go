@@ -1,16 +1,10 @@
 package jsonrpc
 
 import (
-	"bytes"
-	"compress/gzip"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"strconv"
-	"strings"
-	"sync"
 
+	"github.com/seedhq/jsonrpc/internal/httpgzip"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -30,108 +24,6 @@ import (
 // and the size from which a client with WithCompression compresses its
 // requests. Smaller bodies gain too little for the work.
 const DefaultHTTPCompressMinSize = 1 << 10
-
-// gzipLevel trades ratio for speed as servers compressing on the fly do:
-// level 1 compresses JSON to about the size level 6 does, several times faster.
-const gzipLevel = gzip.BestSpeed
-
-var (
-	gzipWriters = sync.Pool{New: func() any {
-		w, _ := gzip.NewWriterLevel(nil, gzipLevel)
-		return w
-	}}
-	gzipReaders sync.Pool // *gzip.Reader
-)
-
-// appendGzip appends the gzip stream of msg to dst.
-func appendGzip(dst, msg []byte) []byte {
-	buf := bytes.NewBuffer(dst)
-	zw := gzipWriters.Get().(*gzip.Writer)
-	zw.Reset(buf)
-	zw.Write(msg) // a bytes.Buffer does not fail
-	zw.Close()
-	gzipWriters.Put(zw)
-	return buf.Bytes()
-}
-
-// readEncoded appends the content of body to buf, decompressing it if
-// gzipped, reading at most limit+1 bytes of content (declared is the
-// body's length, if known).
-func readEncoded(buf []byte, body io.Reader, gzipped bool, declared, limit int64) ([]byte, error) {
-	if gzipped {
-		return readGzip(buf, body, limit)
-	}
-	return readBody(buf, body, declared, limit)
-}
-
-// readGzip appends the decompressed content of the gzip stream r to buf,
-// reading no more than limit+1 decompressed bytes: a result longer than
-// limit means the content is over it (the caller reports the size).
-func readGzip(buf []byte, r io.Reader, limit int64) ([]byte, error) {
-	zr, _ := gzipReaders.Get().(*gzip.Reader)
-	var err error
-	if zr == nil {
-		zr, err = gzip.NewReader(r)
-	} else {
-		err = zr.Reset(r)
-	}
-	if err != nil {
-		return buf, fmt.Errorf("gzip: %w", err)
-	}
-	defer gzipReaders.Put(zr)
-	buf, err = readBody(buf, zr, -1, limit)
-	if err != nil {
-		return buf, fmt.Errorf("gzip: %w", err)
-	}
-	return buf, nil
-}
-
-// errUnsupportedEncoding is a Content-Encoding other than gzip or identity.
-var errUnsupportedEncoding = errors.New("unsupported Content-Encoding")
-
-// contentEncoding reports how a body is encoded: gzip (true), identity
-// (false), or something else (an error).
-func contentEncoding(h http.Header) (gzipped bool, err error) {
-	ce := h["Content-Encoding"]
-	switch {
-	case len(ce) == 0:
-		return false, nil
-	case len(ce) == 1 && (strings.EqualFold(ce[0], "gzip") || strings.EqualFold(ce[0], "x-gzip")):
-		return true, nil
-	case len(ce) == 1 && (strings.EqualFold(ce[0], "identity") || ce[0] == ""):
-		return false, nil
-	}
-	return false, fmt.Errorf("%w %s: want gzip or none", errUnsupportedEncoding, strconv.Quote(strings.Join(ce, ", ")))
-}
-
-// acceptsGzip reports whether an Accept-Encoding header admits gzip: it
-// names gzip, x-gzip or * with a quality above zero.
-func acceptsGzip(h http.Header) bool {
-	for _, v := range h["Accept-Encoding"] {
-		for part := range strings.SplitSeq(v, ",") {
-			coding, params, _ := strings.Cut(part, ";")
-			coding = strings.TrimSpace(coding)
-			if !strings.EqualFold(coding, "gzip") && !strings.EqualFold(coding, "x-gzip") && coding != "*" {
-				continue
-			}
-			return !zeroQuality(params)
-		}
-	}
-	return false
-}
-
-// zeroQuality reports whether the parameters of an Accept-Encoding
-// element say q=0 (not acceptable).
-func zeroQuality(params string) bool {
-	for p := range strings.SplitSeq(params, ";") {
-		k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
-		if strings.EqualFold(k, "q") {
-			q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return err == nil && q <= 0
-		}
-	}
-	return false
-}
 
 // httpCompressMinSize is the size from which HTTP replies are compressed:
 // -1 when never.
@@ -171,18 +63,14 @@ func (s *Server) writeJSON(w http.ResponseWriter, req http.Header, reply []byte)
 // gzip. It sets the headers that say which.
 func (s *Server) compressReply(h, req http.Header, reply []byte, into *[]byte) []byte {
 	h.Add("Vary", "Accept-Encoding")
-	if !acceptsGzip(req) {
+	if !httpgzip.Accepts(req) {
 		return reply
 	}
-	*into = appendGzip((*into)[:0], reply)
+	*into = httpgzip.Append((*into)[:0], reply)
 	h.Set("Content-Encoding", "gzip")
 	h.Set("Content-Length", strconv.Itoa(len(*into)))
 	return *into
 }
-
-// gzipEncoding is the header value of a gzip body, and of an
-// Accept-Encoding that admits only gzip.
-var gzipEncoding = []string{"gzip"}
 
 // WithCompression compresses what the client sends where the transport
 // allows it. HTTP: request bodies of DefaultHTTPCompressMinSize bytes or

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"mime"
 	"net"
 	"net/http"
@@ -19,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seedhq/jsonrpc/internal/httpgzip"
 	"github.com/seedhq/jsonrpc/internal/netx"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
@@ -161,7 +161,7 @@ func (s *Server) readPOST(w http.ResponseWriter, r *http.Request, buf []byte) ([
 		http.Error(w, "jsonrpc: unsupported Content-Type "+strconv.Quote(ct)+": want application/json", http.StatusUnsupportedMediaType)
 		return buf, false
 	}
-	gzipped, err := contentEncoding(r.Header)
+	gzipped, err := httpgzip.ContentEncoding(r.Header)
 	if err != nil {
 		w.Header().Set("Accept-Encoding", "gzip")
 		http.Error(w, "jsonrpc: "+err.Error(), http.StatusUnsupportedMediaType)
@@ -180,7 +180,7 @@ func (s *Server) readPOST(w http.ResponseWriter, r *http.Request, buf []byte) ([
 	if bodyTimeout > 0 && !setReadDeadline(w, time.Now().Add(bodyTimeout)) {
 		bodyTimeout = 0 // the ResponseWriter cannot set deadlines
 	}
-	buf, err = readEncoded(buf, body, gzipped, r.ContentLength, limit)
+	buf, err = httpgzip.ReadEncoded(buf, body, gzipped, r.ContentLength, limit)
 	if err == nil && int64(len(buf)) > limit {
 		err = &http.MaxBytesError{Limit: limit} // decompressed past the limit
 	}
@@ -237,30 +237,6 @@ func (s *Server) tooLargeHTTP(w http.ResponseWriter, r *http.Request, limit int6
 	s.logProtocol(ctx, "jsonrpc: message too large", errMessageTooLarge(limit), nil)
 	w.Header().Set("Connection", "close")
 	http.Error(w, "jsonrpc: "+errMessageTooLarge(limit).Message, http.StatusRequestEntityTooLarge)
-}
-
-// readBody appends the whole of r to buf. A declared length sizes the
-// buffer once; otherwise it grows as the body arrives.
-func readBody(buf []byte, r io.Reader, declared, limit int64) ([]byte, error) {
-	if declared > 0 && int64(cap(buf)) < declared+1 {
-		buf = make([]byte, 0, declared+1) // +1: room to see EOF without growing
-	}
-	for {
-		if int64(len(buf)) > limit {
-			return buf, nil // the caller reports the size
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := r.Read(buf[len(buf):min(cap(buf), len(buf)+int(min(limit+1-int64(len(buf)), math.MaxInt32)))])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-	}
 }
 
 // jsonContentType is the header value every request and reply carries,
@@ -604,7 +580,7 @@ func (c *HTTPClient) newPOST(ctx context.Context, msg []byte) (*http.Request, *[
 	var zmsg *[]byte
 	if c.compress && len(msg) >= DefaultHTTPCompressMinSize {
 		zmsg = wire.GetBuf()
-		*zmsg = appendGzip((*zmsg)[:0], msg)
+		*zmsg = httpgzip.Append((*zmsg)[:0], msg)
 		msg = *zmsg
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(msg))
@@ -619,9 +595,9 @@ func (c *HTTPClient) newPOST(ctx context.Context, msg []byte) (*http.Request, *[
 	}
 	req.Header["Content-Type"] = jsonContentType
 	req.Header["Accept"] = jsonContentType
-	req.Header["Accept-Encoding"] = gzipEncoding // decompressed by readReply, under the size limit
+	req.Header["Accept-Encoding"] = httpgzip.Encoding // decompressed by readReply, under the size limit
 	if zmsg != nil {
-		req.Header["Content-Encoding"] = gzipEncoding
+		req.Header["Content-Encoding"] = httpgzip.Encoding
 	}
 	return req, zmsg, nil
 }
@@ -644,11 +620,11 @@ func (c *HTTPClient) readReply(resp *http.Response, into []byte, wantReply bool)
 	if resp.ContentLength > c.maxSize {
 		return nil, &responseTooLarge{size: resp.ContentLength, limit: c.maxSize}
 	}
-	gzipped, err := contentEncoding(resp.Header)
+	gzipped, err := httpgzip.ContentEncoding(resp.Header)
 	if err != nil {
 		return nil, fmt.Errorf("jsonrpc: the server's reply: %w", err)
 	}
-	body, err := readEncoded(into, resp.Body, gzipped, resp.ContentLength, c.maxSize)
+	body, err := httpgzip.ReadEncoded(into, resp.Body, gzipped, resp.ContentLength, c.maxSize)
 	if err != nil {
 		return nil, fmt.Errorf("jsonrpc: reading the response: %w", err)
 	}
@@ -668,8 +644,8 @@ func (c *HTTPClient) readReply(resp *http.Response, into []byte, wantReply bool)
 // not 2xx, and the JSON-RPC error it may carry.
 func newHTTPError(resp *http.Response) *HTTPError {
 	var b []byte
-	if gzipped, _ := contentEncoding(resp.Header); gzipped {
-		b, _ = readGzip(nil, resp.Body, 4<<10)
+	if gzipped, _ := httpgzip.ContentEncoding(resp.Header); gzipped {
+		b, _ = httpgzip.ReadGzip(nil, resp.Body, 4<<10)
 		b = b[:min(len(b), 4<<10)]
 	} else {
 		b, _ = io.ReadAll(io.LimitReader(resp.Body, 4<<10))

@@ -1,17 +1,16 @@
 package jsonrpc
 
 import (
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"reflect"
 	"slices"
 
 	"github.com/seedhq/jsonrpc/internal/framing"
+	"github.com/seedhq/jsonrpc/internal/httpgzip"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -319,17 +318,15 @@ func (s *Server) serveHTTPStream(w http.ResponseWriter, pi *peerInfo, slot *stre
 		h := w.Header()
 		pi.copyReplyHeader(h)
 		h["Content-Type"] = jsonContentType
-		body := &httpBody{w: w}
+		gzipped := false
 		if s.httpCompressMinSize() >= 0 { // a stream is never too small to gain
 			h.Add("Vary", "Accept-Encoding")
-			if acceptsGzip(pi.peer.Header) {
-				h["Content-Encoding"] = gzipEncoding
-				body.zw = gzipWriters.Get().(*gzip.Writer)
-				body.zw.Reset(w)
+			if gzipped = httpgzip.Accepts(pi.peer.Header); gzipped {
+				h["Content-Encoding"] = httpgzip.Encoding
 			}
 		}
 		w.WriteHeader(http.StatusOK)
-		return body, nil
+		return httpgzip.NewChunkedBody(w, gzipped), nil
 	}
 	reply, err := s.writeStream(slot, head, open)
 	if err != nil {
@@ -337,52 +334,6 @@ func (s *Server) serveHTTPStream(w http.ResponseWriter, pi *peerInfo, slot *stre
 	}
 	if reply != nil {
 		s.writeHTTPReply(w, pi, reply)
-	}
-}
-
-// httpBody is a response body as a messageWriter, gzipped through zw if
-// not nil.
-type httpBody struct {
-	w  http.ResponseWriter
-	zw *gzip.Writer
-}
-
-// Write writes a chunk of the stream. A gzipped chunk is flushed (to the
-// compressor's byte boundary, then out of net/http's buffers) so that the
-// client gets each chunk when it is written and a slow client holds the
-// stream back, as without compression.
-func (b *httpBody) Write(p []byte) error {
-	if b.zw == nil {
-		_, err := b.w.Write(p)
-		return err
-	}
-	if _, err := b.zw.Write(p); err != nil {
-		return err
-	}
-	if err := b.zw.Flush(); err != nil {
-		return err
-	}
-	return http.NewResponseController(b.w).Flush()
-}
-
-// Close ends the gzip stream; the handler's return ends the body.
-func (b *httpBody) Close() error {
-	if b.zw == nil {
-		return nil
-	}
-	err := b.zw.Close()
-	b.release()
-	return err
-}
-
-// Abort gives the compressor back; serveHTTPStream aborts the body.
-func (b *httpBody) Abort(error) { b.release() }
-
-func (b *httpBody) release() {
-	if b.zw != nil {
-		b.zw.Reset(io.Discard) // no reference to the response kept in the pool
-		gzipWriters.Put(b.zw)
-		b.zw = nil
 	}
 }
 
