@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/seedhq/jsonrpc/internal/deadline"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -113,40 +113,9 @@ func (ts *timedServe) lateReply() []byte {
 	return nil
 }
 
-// deadlineTimer is a timer that fires a timedServe, reused from message to
-// message (a time.AfterFunc per message would cost two allocations).
-type deadlineTimer struct {
-	t  *time.Timer
-	ts atomic.Pointer[timedServe] // the message it is armed for
-}
-
-var timerPool sync.Pool
-
-func (dt *deadlineTimer) fire() { dt.ts.Load().fire() }
-
-// armDeadline starts a timer that fires ts after d.
-func armDeadline(ts *timedServe, d time.Duration) *deadlineTimer {
-	dt, _ := timerPool.Get().(*deadlineTimer)
-	if dt == nil {
-		dt = new(deadlineTimer)
-		dt.ts.Store(ts)
-		dt.t = time.AfterFunc(d, dt.fire)
-		return dt
-	}
-	dt.ts.Store(ts)
-	dt.t.Reset(d)
-	return dt
-}
-
-// stop stops the timer; one stopped before it fired goes back to the pool
-// (one that fired, or is firing, is left to the garbage collector: its
-// function may still be running).
-func (dt *deadlineTimer) stop() {
-	if dt.t.Stop() {
-		dt.ts.Store(nil)
-		timerPool.Put(dt)
-	}
-}
+// timers fire a timedServe at its deadline, reused from message to
+// message (internal/deadline).
+var timers = deadline.Timers[timedServe]{Fire: (*timedServe).fire}
 
 // serving is one message to serve: a single request or a batch's, and
 // how (see serveTimed).
@@ -197,14 +166,14 @@ func (s *Server) serveTimed(ctx context.Context, ts *timedServe, sv *serving) []
 	if sv.elems != nil {
 		ts.resps, ts.done = make([][]byte, len(sv.elems)), make([]bool, len(sv.elems))
 	}
-	timer := armDeadline(ts, sv.d)
+	timer := timers.Arm(ts, sv.d)
 	var reply []byte
 	if sv.elems != nil {
 		s.serveBatch(&ts.ctx, sv.conn, sv.data, sv.elems, ts, nil)
 	} else {
 		reply = s.serveOne(&ts.ctx, sv.conn, sv.data, sv.e, sv.req, sv.out)
 	}
-	timer.stop()
+	timer.Stop()
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	switch {
