@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seedhq/jsonrpc/internal/backlog"
 	"github.com/seedhq/jsonrpc/internal/pubsub"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
@@ -54,7 +55,7 @@ type Conn struct {
 	iterCalls atomic.Int32 // CallIter calls waiting, whose responses may be lent (calliter.go)
 
 	subs    atomic.Pointer[pubsub.Registry] // our subscriptions' events, once Subscribe was called (subscribe.go)
-	backlog backlog                         // unwritten reply bytes; admission waits on it (see backpressure.go)
+	backlog backlog.Backlog                 // unwritten reply bytes; admission waits on it (see backpressure.go)
 }
 
 // NewConn starts serving ch: it reads messages until the channel ends,

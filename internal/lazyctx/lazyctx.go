@@ -1,0 +1,115 @@
+// Package lazyctx is a context that its owner cancels, like one from
+// context.WithCancelCause, but that costs nothing until somebody waits on
+// it: the standard cancel context behind Done is made when Done is first
+// called (a select on it, a context derived from it), or when Value is
+// asked once it is cancelled (so that context.Cause finds the cause). A
+// user that never waits, the common fast case, costs neither an allocation
+// nor a registration with the parent's children.
+//
+// A Ctx is embedded in its owner's allocation and set up by Init; its zero
+// value is not usable before Init. Err, Done and Value are those of the
+// cancel context it stands for: cancelled when the parent is or when Cancel
+// is called, whichever comes first. Deadline is the parent's (an owner with
+// a deadline of its own wraps Ctx and reports the earlier one).
+package lazyctx
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Ctx is a lazily made cancel context (see the package documentation).
+type Ctx struct {
+	parent context.Context
+
+	inner atomic.Pointer[stdCancel] // made on demand
+	ended atomic.Bool               // Cancel was called: err and cause are set
+
+	mu         sync.Mutex
+	err, cause error
+}
+
+type stdCancel struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// Init sets the parent.
+func (c *Ctx) Init(parent context.Context) { c.parent = parent }
+
+// Parent is the context given to Init.
+func (c *Ctx) Parent() context.Context { return c.parent }
+
+// Cancel cancels the context with err (what Err returns) and cause (what
+// context.Cause returns), unless it has ended already; if the parent has
+// ended first, its error and cause are kept, as a child context keeps them.
+func (c *Ctx) Cancel(err, cause error) {
+	c.mu.Lock()
+	if c.ended.Load() {
+		c.mu.Unlock()
+		return
+	}
+	if perr := c.parent.Err(); perr != nil {
+		err, cause = perr, context.Cause(c.parent)
+	}
+	c.err, c.cause = err, cause
+	c.ended.Store(true)
+	in := c.inner.Load()
+	c.mu.Unlock()
+	if in != nil {
+		in.cancel(cause) // also removes it from the parent's children
+	}
+}
+
+// std returns the cancel context behind c, making it if needed.
+func (c *Ctx) std() *stdCancel {
+	if in := c.inner.Load(); in != nil {
+		return in
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	in := c.inner.Load()
+	if in == nil {
+		in = new(stdCancel)
+		if c.ended.Load() {
+			// Ended already: made for its cause, which a parent that has
+			// ended since must not replace.
+			in.ctx, in.cancel = context.WithCancelCause(context.WithoutCancel(c.parent))
+			in.cancel(c.cause)
+		} else {
+			in.ctx, in.cancel = context.WithCancelCause(c.parent)
+		}
+		c.inner.Store(in)
+	}
+	return in
+}
+
+// Deadline is the parent's.
+func (c *Ctx) Deadline() (time.Time, bool) { return c.parent.Deadline() }
+
+// Done makes the cancel context behind c, if it is not made yet.
+func (c *Ctx) Done() <-chan struct{} { return c.std().ctx.Done() }
+
+// Err is the error given to Cancel, or the parent's once it has ended.
+func (c *Ctx) Err() error {
+	if c.ended.Load() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.err
+	}
+	if in := c.inner.Load(); in != nil {
+		return in.ctx.Err() // the parent's, if it has ended
+	}
+	return c.parent.Err()
+}
+
+// Value is the parent's value for key, and once c is cancelled (or waited
+// on) the cancel context's, which context.Cause asks for.
+func (c *Ctx) Value(key any) any {
+	if in := c.inner.Load(); in != nil || c.ended.Load() {
+		return c.std().ctx.Value(key) // context.Cause asks for the cancel context here
+	}
+	return c.parent.Value(key)
+}
