@@ -1,8 +1,6 @@
 package jsonrpc
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -15,7 +13,7 @@ import (
 
 	"github.com/seedhq/jsonrpc/internal/framing"
 	"github.com/seedhq/jsonrpc/internal/httpgzip"
-	"github.com/seedhq/jsonrpc/internal/params"
+	"github.com/seedhq/jsonrpc/internal/resultstream"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -44,15 +42,15 @@ import (
 // the server need not stream: any array result reads the same (see [Stream]).
 func CallIter[T any](ctx context.Context, c Client, method string, params any) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
-		r := &iterResult{method: method}
-		r.each = func(elem []byte) (bool, error) {
+		r := &iterResult{Method: method}
+		r.Each = func(elem []byte) (bool, error) {
 			var v T
-			if err := decodeResult(method, elem, &v, r.strict); err != nil {
+			if err := decodeResult(method, elem, &v, r.Strict); err != nil {
 				return false, err
 			}
 			return yield(v, nil), nil
 		}
-		if err := c.Call(ctx, method, params, r); err != nil && !r.stopped {
+		if err := c.Call(ctx, method, params, r); err != nil && !r.Stopped {
 			var zero T
 			yield(zero, err)
 		}
@@ -63,91 +61,15 @@ func CallIter[T any](ctx context.Context, c Client, method string, params any) i
 // decodes the result into it (an HTTPClient as the body arrives, any other
 // client once it has the response) hands it the array's elements, which
 // go to the loop.
-type iterResult struct {
-	method  string
-	each    func(elem []byte) (bool, error) // decodes an element and yields it
-	strict  bool                            // WithStrictResults, of the client that decodes
-	begun   bool                            // an element went to the loop
-	stopped bool                            // the loop broke off
-}
+type iterResult = resultstream.Result
 
-// errStopped: the loop over CallIter's sequence broke off.
-var errStopped = errors.New("jsonrpc: stopped by the caller")
-
-// errCalledTwice: an interceptor retried a CallIter call whose elements
-// had begun to reach the loop; the loop cannot take them twice.
-var errCalledTwice = errors.New("jsonrpc: a CallIter call was made again after its elements had begun (an interceptor retried it)")
-
-// element hands one element to the loop.
-func (r *iterResult) element(elem []byte) (bool, error) {
-	r.begun = true
-	more, err := r.each(elem)
-	if err == nil && !more {
-		r.stopped = true
-		err = errStopped
-	}
-	return more, err
-}
-
-// read reads the result, a JSON array, from dec and hands its elements to
-// the loop; strict is the decoding client's WithStrictResults. next, if
-// not nil, is called before each element is handed out.
-func (r *iterResult) read(dec *jsontext.Decoder, strict bool, next func()) error {
-	if r.begun {
-		return errCalledTwice
-	}
-	r.strict = strict
-	each := r.element
-	if next != nil {
-		each = func(elem []byte) (bool, error) {
-			next()
-			return r.element(elem)
-		}
-	}
-	return eachElement(dec, r.method, each)
-}
-
-// decode hands the elements of a whole result to the loop.
-func (r *iterResult) decode(result []byte, strict bool) error {
-	return r.read(jsontext.NewDecoder(bytes.NewReader(result)), strict, nil)
-}
-
-// UnmarshalJSON lets a Client of another package (which decodes results
-// with encoding/json or go-json-experiment) serve CallIter too.
-func (r *iterResult) UnmarshalJSON(result []byte) error { return r.decode(result, false) }
-
-// eachElement reads a JSON array from dec and hands each element to each.
-func eachElement(dec *jsontext.Decoder, method string, each func([]byte) (bool, error)) error {
-	if k := dec.PeekKind(); k != '[' {
-		if _, err := dec.ReadToken(); err != nil {
-			return invalidStream(err)
-		}
-		return fmt.Errorf("%w: the result of %s is %s, not an array", ErrInvalidResponse, method, params.KindName(k))
-	}
-	if _, err := dec.ReadToken(); err != nil {
-		return invalidStream(err)
-	}
-	for dec.PeekKind() != ']' {
-		v, err := dec.ReadValue()
-		if err != nil {
-			return invalidStream(err)
-		}
-		more, err := each(v)
-		if err != nil {
-			return err
-		}
-		if !more {
-			return errStopped
-		}
-	}
-	if _, err := dec.ReadToken(); err != nil {
-		return invalidStream(err)
+// errorObject is the error of a streamed response's error member: the
+// call's *Error, nil when it is not a valid error object.
+func errorObject(v []byte) error {
+	if e, ok := parseErrorObject(v); ok {
+		return e
 	}
 	return nil
-}
-
-func invalidStream(err error) error {
-	return fmt.Errorf("%w from the server: %w", ErrInvalidResponse, err)
 }
 
 // callIter posts the request and decodes the response from the body as it
@@ -177,129 +99,46 @@ func (c *HTTPClient) callIter(ctx context.Context, method string, params any, r 
 		return err
 	}
 	defer resp.Body.Close()
-	body, err := c.streamBody(resp)
+	body, release, err := c.streamBody(resp)
 	if err != nil {
 		return err
 	}
-	defer body.release()
-	return readStreamedResponse(jsontext.NewDecoder(body), id, func(dec *jsontext.Decoder) error {
-		return r.read(dec, c.strictResults, func() { body.n = 0 }) // the limit is per element
-	})
+	defer release()
+	return resultstream.ReadResponse(jsontext.NewDecoder(body), id, func(dec *jsontext.Decoder) error {
+		return r.Read(dec, c.strictResults, body.Reset) // the limit is per element
+	}, errorObject)
 }
 
 // streamBody checks the response to a CallIter POST and returns its body,
-// decompressed, each element of it bounded by the client's size limit.
-func (c *HTTPClient) streamBody(resp *http.Response) (*elemLimitReader, error) {
+// decompressed, each element of it bounded by the client's size limit,
+// and release, which gives the decompressor back.
+func (c *HTTPClient) streamBody(resp *http.Response) (body *resultstream.LimitReader, release func(), err error) {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, newHTTPError(resp)
+		return nil, nil, newHTTPError(resp)
 	}
 	if ct := resp.Header.Get("Content-Type"); !isJSONMediaType(ct, false) {
-		return nil, errors.New("jsonrpc: the server answered with Content-Type " + strconv.Quote(ct) + ", not application/json")
+		return nil, nil, errors.New("jsonrpc: the server answered with Content-Type " + strconv.Quote(ct) + ", not application/json")
 	}
 	gzipped, err := httpgzip.ContentEncoding(resp.Header)
 	if err != nil {
-		return nil, fmt.Errorf("jsonrpc: the server's reply: %w", err)
+		return nil, nil, fmt.Errorf("jsonrpc: the server's reply: %w", err)
 	}
-	body := &elemLimitReader{r: resp.Body, limit: c.maxSize}
-	if gzipped {
-		zr, err := httpgzip.NewReader(resp.Body)
-		if err != nil {
-			return nil, fmt.Errorf("jsonrpc: reading the response: gzip: %w", err)
-		}
-		body.r, body.zr = zr, zr
+	body = elemLimit(resp.Body, c.maxSize)
+	if !gzipped {
+		return body, func() {}, nil
 	}
-	return body, nil
+	zr, err := httpgzip.NewReader(resp.Body)
+	if err != nil {
+		return nil, nil, fmt.Errorf("jsonrpc: reading the response: gzip: %w", err)
+	}
+	body.R = zr
+	return body, func() { httpgzip.PutReader(zr) }, nil
 }
 
-// readStreamedResponse reads a response object from dec: its result is
-// read by readResult as it arrives; an error object is returned as *Error.
-func readStreamedResponse(dec *jsontext.Decoder, id string, readResult func(*jsontext.Decoder) error) error {
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return invalidStream(errors.New("the response is not a JSON object"))
-	}
-	var sawResult bool
-	for dec.PeekKind() == '"' {
-		tok, err := dec.ReadToken()
-		if err != nil {
-			return invalidStream(err)
-		}
-		name := tok.String() // before the next read voids tok
-		if name == "result" {
-			if err := readResult(dec); err != nil {
-				return err
-			}
-			sawResult = true
-			continue
-		}
-		v, err := dec.ReadValue()
-		if err != nil {
-			return invalidStream(err)
-		}
-		if err := checkResponseMember(name, v, id); err != nil {
-			return err
-		}
-	}
-	if _, err := dec.ReadToken(); err != nil { // '}'
-		return invalidStream(err)
-	}
-	if _, err := dec.ReadToken(); err != io.EOF {
-		return invalidStream(errors.New("more data after the response"))
-	}
-	if !sawResult {
-		return invalidStream(errors.New("the response has neither result nor error"))
-	}
-	return nil
-}
-
-// checkResponseMember checks a member of a streamed response other than
-// its result; an error member is returned as the call's *Error.
-func checkResponseMember(name string, v jsontext.Value, id string) error {
-	switch name {
-	case "jsonrpc":
-		if string(v) != `"2.0"` {
-			return invalidStream(errors.New(`"jsonrpc" is not "2.0"`))
-		}
-	case "id":
-		if string(v) != id && string(v) != "null" {
-			return invalidStream(errors.New("id " + string(v) + " does not match the request's id " + id))
-		}
-	case "error":
-		e, ok := parseErrorObject(v)
-		if !ok {
-			return invalidStream(errors.New("the error member is not a valid error object"))
-		}
-		return e
-	default:
-		return invalidStream(errors.New("unknown member " + strconv.Quote(name)))
-	}
-	return nil
-}
-
-// elemLimitReader bounds the bytes read between two elements of a
-// streamed result (reset), so that one element cannot exceed the
-// client's size limit even though the whole may.
-type elemLimitReader struct {
-	r     io.Reader
-	n     int64 // read since the last reset
-	limit int64
-	zr    *gzip.Reader // decompressing r, from httpgzip.NewReader (nil: not gzipped)
-}
-
-// release gives the decompressor back.
-func (l *elemLimitReader) release() {
-	if l.zr != nil {
-		httpgzip.PutReader(l.zr)
-		l.zr = nil
-	}
-}
-
-func (l *elemLimitReader) Read(p []byte) (int, error) {
-	if l.n > l.limit {
-		return 0, &responseTooLarge{limit: l.limit}
-	}
-	n, err := l.r.Read(p)
-	l.n += int64(n)
-	return n, err
+// elemLimit bounds each element of a streamed result read from r by limit
+// (a larger one fails its call as a response over the limit does).
+func elemLimit(r io.Reader, limit int64) *resultstream.LimitReader {
+	return &resultstream.LimitReader{R: r, Limit: limit, Err: &responseTooLarge{limit: limit}}
 }
 
 // Lending a connection's reader to CallIter (newline framing: tcp, tls,
@@ -342,12 +181,12 @@ func (m *lentMessage) end() error {
 // readLent decodes a lent response into r, each element bounded by the
 // size limit, and gives the reader back.
 func (c *Conn) readLent(m *lentMessage, r *iterResult) error {
-	body := &elemLimitReader{r: m.l.Lent(), limit: c.srv.maxMessageSize()}
-	err := readStreamedResponse(jsontext.NewDecoder(body), strconv.FormatUint(m.id, 10), func(dec *jsontext.Decoder) error {
-		return r.read(dec, c.strictResults, func() { body.n = 0 }) // the limit is per element
-	})
+	body := elemLimit(m.l.Lent(), c.srv.maxMessageSize())
+	err := resultstream.ReadResponse(jsontext.NewDecoder(body), strconv.FormatUint(m.id, 10), func(dec *jsontext.Decoder) error {
+		return r.Read(dec, c.strictResults, body.Reset) // the limit is per element
+	}, errorObject)
 	if derr := m.end(); err == nil && derr != nil {
-		err = invalidStream(derr)
+		err = resultstream.Invalid(derr)
 	}
 	return err
 }
@@ -359,7 +198,7 @@ func (c *Conn) lendCheck(head []byte) framing.Lend {
 	if c.iterCalls.Load() == 0 {
 		return framing.LendNo
 	}
-	id, lend := iterResponseID(head)
+	id, lend := resultstream.ResponseID(head, parseOurID)
 	if lend != framing.LendYes {
 		return lend
 	}
@@ -371,103 +210,4 @@ func (c *Conn) lendCheck(head []byte) framing.Lend {
 	}
 	c.rd.lendID = id
 	return framing.LendYes
-}
-
-// iterResponseID reads the members of a response that come before its
-// result, from head (the start of a message): LendYes with the id when
-// "jsonrpc" and an id of ours come first and the result is an array,
-// LendUndecided when head ends before that is known.
-func iterResponseID(head []byte) (uint64, framing.Lend) {
-	switch first := bytes.TrimLeft(head, " \t\r\n"); {
-	case len(first) == 0:
-		return 0, framing.LendUndecided
-	case first[0] != '{':
-		return 0, framing.LendNo // not an object (a batch, or not JSON): read whole
-	}
-	h := responseHead{dec: jsontext.NewDecoder(bytes.NewReader(head)), head: head}
-	if _, err := h.dec.ReadToken(); err != nil { // '{'
-		return 0, undecidedOrNo(err)
-	}
-	var id uint64
-	sawID := false
-	for {
-		name, lend := h.name()
-		if lend != framing.LendYes {
-			return 0, lend
-		}
-		switch name {
-		case "jsonrpc", "id":
-			v, lend := h.value()
-			if lend != framing.LendYes {
-				return 0, lend
-			}
-			if name == "id" {
-				if id, sawID = parseOurID(v); !sawID {
-					return 0, framing.LendNo
-				}
-			}
-		case "result":
-			if !sawID {
-				return 0, framing.LendNo // the result before the id: read whole
-			}
-			return id, h.array()
-		default:
-			return 0, framing.LendNo // an error response, or a member we do not know
-		}
-	}
-}
-
-// responseHead reads the start of a response for iterResponseID. Each
-// read returns LendYes when it read what it was asked for.
-type responseHead struct {
-	dec  *jsontext.Decoder
-	head []byte
-}
-
-// atEnd reports whether the last read ended where head does: a number
-// there may go on in the next bytes.
-func (h *responseHead) atEnd() bool { return h.dec.InputOffset() == int64(len(h.head)) }
-
-// name reads the next member's name (after a comma); anything else is not lent.
-func (h *responseHead) name() (string, framing.Lend) {
-	switch rest := bytes.TrimLeft(h.head[h.dec.InputOffset():], " \t\r\n,"); {
-	case len(rest) == 0:
-		return "", framing.LendUndecided
-	case rest[0] != '"':
-		return "", framing.LendNo
-	}
-	tok, err := h.dec.ReadToken()
-	if err != nil || h.atEnd() {
-		return "", undecidedOrNo(err)
-	}
-	return tok.String(), framing.LendYes
-}
-
-// value reads a member's value.
-func (h *responseHead) value() (jsontext.Value, framing.Lend) {
-	v, err := h.dec.ReadValue()
-	if err != nil || h.atEnd() {
-		return nil, undecidedOrNo(err)
-	}
-	return v, framing.LendYes
-}
-
-// array reports whether the value next (the result) is an array.
-func (h *responseHead) array() framing.Lend {
-	switch h.dec.PeekKind() {
-	case '[':
-		return framing.LendYes
-	case 0:
-		return framing.LendUndecided
-	}
-	return framing.LendNo
-}
-
-// undecidedOrNo: head ended too soon (undecided: no error, or an end of
-// input), or is not JSON we lend.
-func undecidedOrNo(err error) framing.Lend {
-	if err == nil || err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
-		return framing.LendUndecided
-	}
-	return framing.LendNo
 }

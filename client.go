@@ -3,6 +3,8 @@ package jsonrpc
 import (
 	"context"
 	"errors"
+
+	"github.com/seedhq/jsonrpc/internal/resultstream"
 )
 
 // Client is what every transport's client offers: [Conn] (streams and
@@ -93,4 +95,4 @@ var ErrNoResponse = errors.New("jsonrpc: the server sent no response for this ca
 // ErrInvalidResponse matches (errors.Is) the error of a call whose answer
 // breaks the protocol: not JSON, not a response object, an id that matches
 // no call, or an error object without an integer code and a string message.
-var ErrInvalidResponse = errors.New("jsonrpc: invalid response")
+var ErrInvalidResponse = resultstream.ErrInvalidResponse

@@ -31,7 +31,7 @@ func decodeResult(method string, result []byte, v any, strict bool) error {
 		return nil
 	}
 	if r, ok := v.(*iterResult); ok {
-		return r.decode(result, strict) // CallIter's elements go to its loop
+		return r.Decode(result, strict) // CallIter's elements go to its loop
 	}
 	if err := wire.UnmarshalResult(result, v, strict); err != nil {
 		return &decodeError{what: "the result of " + method, err: err}

@@ -3,15 +3,13 @@ package jsonrpc
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"os"
 	"reflect"
 	"slices"
 
-	"github.com/seedhq/jsonrpc/internal/framing"
 	"github.com/seedhq/jsonrpc/internal/httpgzip"
-	"github.com/seedhq/jsonrpc/internal/wire"
+	"github.com/seedhq/jsonrpc/internal/resultstream"
 )
 
 // Stream is a result too large to hold: a handler returns one (a Register
@@ -57,7 +55,7 @@ const StreamChunk = 32 << 10
 
 // streamer is what a Stream[T] is to the server, whatever its T.
 type streamer interface {
-	encodeStream(e *streamEncoder) error
+	encodeStream(e *resultstream.Encoder) error
 	elemType() reflect.Type
 }
 
@@ -73,7 +71,7 @@ func resultTypeOf(t reflect.Type) reflect.Type {
 }
 
 // encodeStream runs the sequence, handing each element to e.
-func (s Stream[T]) encodeStream(e *streamEncoder) error {
+func (s Stream[T]) encodeStream(e *resultstream.Encoder) error {
 	if s == nil {
 		return nil // no elements: []
 	}
@@ -84,7 +82,7 @@ func (s Stream[T]) encodeStream(e *streamEncoder) error {
 			return verr
 		}
 		*cur = v
-		if err = e.elem(cur); err != nil {
+		if err = e.Elem(cur); err != nil {
 			break
 		}
 	}
@@ -125,17 +123,17 @@ func (s *Server) appendStream(out []byte, id ID, req *Request, st streamer) []by
 		*req.stream = &streamSlot{st: st, req: req}
 		return out
 	}
-	e := streamEncoder{buf: append(out, '[')}
+	e := resultstream.Encoder{Buf: append(out, '[')}
 	if err := st.encodeStream(&e); err != nil {
 		return appendResponse(out[:start], id, nil, s.streamError(req.Method, err))
 	}
-	return append(e.buf, "]}"...)
+	return append(e.Buf, "]}"...)
 }
 
 // streamError is the error response's object for a stream that failed
 // before anything of it was written.
 func (s *Server) streamError(method string, err error) *Error {
-	var ee *elemEncodeError
+	var ee *resultstream.ElemError
 	if errors.As(err, &ee) {
 		s.logger().Error("jsonrpc: a stream's element cannot be encoded as JSON", "method", method, "error", err)
 		return &Error{Code: CodeInternalError, Message: "internal error: the result cannot be encoded as JSON"}
@@ -145,11 +143,7 @@ func (s *Server) streamError(method string, err error) *Error {
 
 // messageWriter writes one message in pieces; Close ends it, Abort gives
 // it up (the channel fails: its peer could not find the next message).
-type messageWriter interface {
-	Write(p []byte) error
-	Close() error
-	Abort(cause error)
-}
+type messageWriter = resultstream.Writer
 
 // messageOpener is a Channel that can write a message in pieces (the
 // stream with newline framing, WebSocket). openMessage fails with
@@ -166,69 +160,6 @@ func (s stream) openMessage() (messageWriter, error) {
 	return m, nil
 }
 
-// streamEncoder gathers a stream's encoded elements and, with open, writes
-// them in pieces of about StreamChunk bytes once there are that many.
-type streamEncoder struct {
-	buf  []byte
-	n    int                           // elements encoded
-	open func() (messageWriter, error) // nil: gather everything
-	w    messageWriter                 // once open
-	werr error                         // a write failed (the peer is gone)
-}
-
-// elemEncodeError is an element the codec could not encode.
-type elemEncodeError struct {
-	n   int
-	err error
-}
-
-func (e *elemEncodeError) Error() string {
-	return fmt.Sprintf("jsonrpc: element %d of the stream cannot be encoded as JSON: %v", e.n, e.err)
-}
-
-func (e *elemEncodeError) Unwrap() error { return e.err }
-
-// elem appends the next element, writing what is gathered once over StreamChunk.
-func (e *streamEncoder) elem(v any) error {
-	mark := len(e.buf)
-	if e.n > 0 {
-		e.buf = append(e.buf, ',')
-	}
-	b, err := wire.AppendJSON(e.buf, v, nil)
-	if err != nil {
-		e.buf = e.buf[:mark]
-		return &elemEncodeError{n: e.n, err: err}
-	}
-	e.buf = b
-	e.n++
-	if e.open != nil && len(e.buf) >= StreamChunk {
-		return e.flush()
-	}
-	return nil
-}
-
-// flush writes what is gathered, opening the message first if needed.
-func (e *streamEncoder) flush() error {
-	if e.w == nil {
-		w, err := e.open()
-		if err != nil {
-			if errors.Is(err, framing.ErrNotIncremental) {
-				e.open = nil // gather the rest too: written whole
-				return nil
-			}
-			e.werr = err
-			return err
-		}
-		e.w = w
-	}
-	if err := e.w.Write(e.buf); err != nil {
-		e.werr = err
-		return err
-	}
-	e.buf = e.buf[:0]
-	return nil
-}
-
 // writeStream writes the stream in slot after head, the response's start.
 // open opens the message when there is more than StreamChunk to write.
 // It returns the whole reply when the message was never opened (the
@@ -238,27 +169,23 @@ func (e *streamEncoder) flush() error {
 // connection (or abort the HTTP body).
 func (s *Server) writeStream(slot *streamSlot, head []byte, open func() (messageWriter, error)) (reply []byte, err error) {
 	// Room for a chunk and the element that crosses it, once.
-	e := streamEncoder{buf: append(slices.Grow(head, StreamChunk+StreamChunk/4), '['), open: open}
+	e := resultstream.Encoder{Buf: append(slices.Grow(head, StreamChunk+StreamChunk/4), '['), Chunk: StreamChunk, Open: open}
 	start := len(head) - len(`{"jsonrpc":"2.0","id":,"result":`) - len(slot.req.ID.raw)
 	err = slot.st.encodeStream(&e)
 	if err == nil {
-		e.buf = append(e.buf, "]}"...)
-		if e.w == nil {
-			return e.buf, nil
+		if !e.Opened() {
+			return append(e.Buf, "]}"...), nil
 		}
-		if err = e.flush(); err == nil {
-			err = e.w.Close()
-		}
-		if err == nil {
+		if err = e.End("]}"); err == nil {
 			return nil, nil
 		}
 	}
-	if e.w == nil && e.werr == nil {
-		return appendResponse(e.buf[:start], slot.req.ID, nil, s.streamError(slot.req.Method, err)), nil
+	if !e.Opened() && !e.WriteFailed() {
+		return appendResponse(e.Buf[:start], slot.req.ID, nil, s.streamError(slot.req.Method, err)), nil
 	}
-	if e.werr == nil {
+	if !e.WriteFailed() {
 		s.logger().Error("jsonrpc: a stream failed after its response began; cutting it short", "method", slot.req.Method, "error", err)
-		e.w.Abort(err)
+		e.Abort(err)
 	} else {
 		s.logger().Debug("jsonrpc: writing a stream failed", "method", slot.req.Method, "error", err)
 	}

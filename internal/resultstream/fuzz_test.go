@@ -1,8 +1,9 @@
-package jsonrpc
+package resultstream
 
 import (
 	"bytes"
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -11,7 +12,25 @@ import (
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
-// FuzzStreamedResponse feeds any body to CallIter's HTTP decoder: it never
+// maxDepth is the nesting the tests' scanner allows.
+const maxDepth = 128
+
+// errRPC stands for the call's error an error member becomes.
+var errRPC = errors.New("an error response")
+
+func errorObject([]byte) error { return errRPC }
+
+// ourID accepts the ids a client numbers its calls with: decimal digits,
+// no leading zero.
+func ourID(raw []byte) (uint64, bool) {
+	if len(raw) > 1 && raw[0] == '0' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(raw), 10, 64)
+	return n, err == nil && raw[0] != '+'
+}
+
+// FuzzStreamedResponse feeds any body to CallIter's decoder (ReadResponse, EachElement): it never
 // panics; a body it reads to the end without error is a valid JSON
 // response (strict: no duplicate names, valid UTF-8) whose result is an
 // array, and the elements it handed out are that array's, in order.
@@ -29,14 +48,13 @@ func FuzzStreamedResponse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var elems [][]byte
-		err := readStreamedResponse(jsontext.NewDecoder(bytes.NewReader(body)), "1", func(dec *jsontext.Decoder) error {
-			return eachElement(dec, "m", func(e []byte) (bool, error) {
+		err := ReadResponse(jsontext.NewDecoder(bytes.NewReader(body)), "1", func(dec *jsontext.Decoder) error {
+			return EachElement(dec, "m", func(e []byte) (bool, error) {
 				elems = append(elems, bytes.Clone(e))
 				return true, nil
 			})
-		})
-		var rpcErr *Error
-		if err != nil && !errors.Is(err, ErrInvalidResponse) && !errors.As(err, &rpcErr) {
+		}, errorObject)
+		if err != nil && !errors.Is(err, ErrInvalidResponse) && !errors.Is(err, errRPC) {
 			t.Fatalf("an error neither invalid nor an error response: %v", err)
 		}
 		if err != nil {
@@ -48,7 +66,7 @@ func FuzzStreamedResponse(f *testing.F) {
 		}
 		var sc wire.Scanner
 		var m wire.Message
-		if sc.Parse(trimmed, DefaultMaxDepth, &m) != nil || m.Batch || !m.Elems[0].Result.Present() {
+		if sc.Parse(trimmed, maxDepth, &m) != nil || m.Batch || !m.Elems[0].Result.Present() {
 			t.Fatalf("accepted a body that is not a response with a result: %q", body)
 		}
 		var want []jsontext.Value
@@ -66,12 +84,12 @@ func FuzzStreamedResponse(f *testing.F) {
 	})
 }
 
-// FuzzIterResponseID feeds any message to the check that decides whether
+// FuzzResponseID feeds any message to the check that decides whether
 // a connection lends a response to CallIter, one prefix at a time, as the
 // message arrives: it never panics, and once it has decided (lend, with an
 // id, or not) a longer prefix decides the same; what it lends is a
 // message whose id member, read whole, is that id.
-func FuzzIterResponseID(f *testing.F) {
+func FuzzResponseID(f *testing.F) {
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":1,"result":[1,2,3]}`,
 		`{"id":12,"jsonrpc":"2.0","result":[]}`,
@@ -92,7 +110,7 @@ func FuzzIterResponseID(f *testing.F) {
 		var id uint64
 		var lend framing.Lend = framing.LendUndecided
 		for n := 1; n <= len(msg); n++ {
-			gotID, got := iterResponseID(msg[:n])
+			gotID, got := ResponseID(msg[:n], ourID)
 			if lend == framing.LendUndecided {
 				if got != framing.LendUndecided {
 					lend, id, decidedAt = got, gotID, n
@@ -113,8 +131,8 @@ func FuzzIterResponseID(f *testing.F) {
 		if !bytes.Contains(head, []byte(`"id"`)) || !bytes.Contains(head, []byte(`"result"`)) {
 			t.Fatalf("lent without an id and a result in %q", head)
 		}
-		if sc.Parse(msg, DefaultMaxDepth, &m) == nil && !m.Batch && m.Elems[0].ID.Present() {
-			if n, ok := parseOurID(m.Elems[0].ID.Of(msg)); !ok || n != id {
+		if sc.Parse(msg, maxDepth, &m) == nil && !m.Batch && m.Elems[0].ID.Present() {
+			if n, ok := ourID(m.Elems[0].ID.Of(msg)); !ok || n != id {
 				t.Fatalf("lent as id %d a message whose id is %s: %q", id, m.Elems[0].ID.Of(msg), msg)
 			}
 		}
