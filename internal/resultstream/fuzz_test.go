@@ -108,7 +108,7 @@ func FuzzResponseID(f *testing.F) {
 		}
 		var decidedAt int
 		var id uint64
-		var lend framing.Lend = framing.LendUndecided
+		lend := framing.LendUndecided
 		for n := 1; n <= len(msg); n++ {
 			gotID, got := ResponseID(msg[:n], ourID)
 			if lend == framing.LendUndecided {
