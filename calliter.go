@@ -203,9 +203,9 @@ func (c *Conn) lendCheck(head []byte) framing.Lend {
 		return lend
 	}
 	c.mu.Lock()
-	p := c.pending.m[id]
+	p, ok := c.pending.Get(id)
 	c.mu.Unlock()
-	if p == nil || !p.iter {
+	if !ok || !p.iter {
 		return framing.LendNo
 	}
 	c.rd.lendID = id

@@ -552,7 +552,7 @@ func (c *Conn) deliver(data []byte, elems []wire.Envelope, batch bool) {
 // failPending fails every call still waiting for a response.
 func (c *Conn) failPending(cause error) {
 	c.mu.Lock()
-	pending := c.pending.takeAll()
+	pending := c.pending.TakeAll()
 	if !c.closed && c.err == nil {
 		c.err = cause
 	}
@@ -678,12 +678,12 @@ func (c *Conn) call(ctx context.Context, method string, params any, iter bool) (
 		defer c.iterCalls.Add(-1)
 	}
 	c.mu.Lock()
-	if c.closed || c.pending.ended {
+	if c.closed || c.pending.Ended() {
 		c.mu.Unlock()
 		return callResult{}, c.errClosed()
 	}
 	c.rd.noteOverlap()
-	c.pending.add(n, p)
+	c.pending.Add(n, p)
 	c.mu.Unlock()
 	// A handler calling its peer gives its slot back before sending, since
 	// the send itself may wait for the peer to read.
@@ -732,16 +732,16 @@ func yieldToken(ctx context.Context, c *Conn) {
 // its response was taken).
 func (c *Conn) forget(id uint64) bool {
 	c.mu.Lock()
-	p := c.pending.take(id)
+	_, ok := c.pending.Take(id)
 	c.mu.Unlock()
-	return p != nil
+	return ok
 }
 
 // forgetBatch forgets the calls of a batch that will not be waited for.
 func (c *Conn) forgetBatch(calls []batchCall) {
 	c.mu.Lock()
 	for _, w := range calls {
-		c.pending.take(w.id)
+		c.pending.Take(w.id)
 	}
 	c.mu.Unlock()
 }
@@ -800,13 +800,13 @@ func (c *Conn) batchDirect(ctx context.Context, b *Batch) error {
 		return err
 	}
 	c.mu.Lock()
-	if c.closed || c.pending.ended {
+	if c.closed || c.pending.Ended() {
 		c.mu.Unlock()
 		return c.errClosed()
 	}
 	c.rd.noteOverlap()
 	for _, w := range calls {
-		c.pending.add(w.id, w.p)
+		c.pending.Add(w.id, w.p)
 	}
 	c.mu.Unlock()
 	yieldToken(ctx, c)

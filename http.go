@@ -509,14 +509,14 @@ func (c *HTTPClient) batchDirect(ctx context.Context, b *Batch) error {
 	}
 	var set pendingSet
 	for _, w := range calls {
-		set.add(w.id, w.p)
+		set.Add(w.id, w.p)
 	}
 	// The reply answers this batch even when it is one object (an error
 	// for the whole batch, say it is too long): no call is left waiting.
 	if unmatched, id, _ := set.answer(body, m.Elems, true); unmatched > 0 {
 		return invalidHTTPResponse("a response with id "+id+" that matches no call", body)
 	}
-	for _, p := range set.takeAll() {
+	for _, p := range set.TakeAll() {
 		p.ch <- callResult{err: ErrNoResponse} // a single error object with an id of ours
 	}
 	return wait(ctx, calls, c.strictResults)

@@ -36,10 +36,10 @@ func (c *Conn) failOversize(fe *FrameError) bool {
 	n, found := parseOurID(digits)
 	c.mu.Lock()
 	var failed []*pendingCall
-	if p := c.pending.m[n]; found && p != nil {
-		failed = c.pending.takeGroup(p.group)
+	if p, ok := c.pending.Get(n); found && ok {
+		failed = c.pending.TakeGroup(p.group)
 	} else {
-		failed = c.pending.takeOneGroup()
+		failed = c.pending.TakeOneGroup()
 	}
 	c.mu.Unlock()
 	err := &responseTooLarge{size: fe.size, limit: fe.limit}

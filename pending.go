@@ -7,21 +7,17 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/seedhq/jsonrpc/internal/calls"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
-// Responses are matched to our calls here, by the same rules for Conn and
-// HTTPClient (and NewMessageClient):
-//
-//   - a response goes to the call with its id, as a result, an *Error, or
-//     ErrInvalidResponse when the response or its error object is malformed;
-//   - an error response with id null (the peer could not read one of our
-//     messages) answers the calls waiting when they all belong to one
-//     message; otherwise it matches none;
-//   - once a batch reply has been read, the calls of that batch it left out
-//     get its id-null error if it held one, and ErrNoResponse otherwise;
-//   - anything else matches no call: a Conn logs and drops it (it may answer
-//     a call that was given up on), an HTTP client rejects the reply.
+// Responses are matched to our calls by the rules of internal/calls, the
+// same for Conn and HTTPClient (and NewMessageClient): a response gets a
+// result, an *Error, or ErrInvalidResponse when the response or its error
+// object is malformed; the calls of a batch that its reply left out get its
+// id-null error if it held one, and ErrNoResponse otherwise; a response that
+// matches no call is logged and dropped by a Conn (it may answer a call that
+// was given up on), and rejected by an HTTP client.
 
 // pendingCall is a call of ours waiting for its response.
 type pendingCall struct {
@@ -46,116 +42,44 @@ func newPending(group uint64) *pendingCall {
 	return p
 }
 
+// Group is the message p was sent in (calls.Pending).
+func (p *pendingCall) Group() uint64 { return p.group }
+
 // pendingSet is the calls waiting for a response, by id. It is not safe for
 // concurrent use (a [Conn] guards its set with its mutex).
-type pendingSet struct {
-	m     map[uint64]*pendingCall
-	ended bool // no call can be answered any more (takeAll)
-}
-
-func (s *pendingSet) len() int { return len(s.m) }
-
-func (s *pendingSet) add(id uint64, p *pendingCall) {
-	if s.m == nil {
-		s.m = make(map[uint64]*pendingCall)
-	}
-	s.m[id] = p
-}
-
-// take removes and returns the call with id, or nil.
-func (s *pendingSet) take(id uint64) *pendingCall {
-	p := s.m[id]
-	if p != nil {
-		delete(s.m, id)
-	}
-	return p
-}
-
-// takeAll removes every call, and ends the set.
-func (s *pendingSet) takeAll() map[uint64]*pendingCall {
-	m := s.m
-	s.m, s.ended = nil, true
-	return m
-}
+type pendingSet struct{ calls.Set[*pendingCall] }
 
 // answer delivers the responses among elems (the elements of message data,
-// requests included) to the calls they answer, by the rules above, and
-// reports what matched no call: how many responses, the id of the first,
-// and an id-null error that answered nothing.
+// requests included) to the calls they answer, and reports what matched no
+// call: how many responses, the id of the first, and an id-null error that
+// answered nothing.
 func (s *pendingSet) answer(data []byte, elems []wire.Envelope, batch bool) (unmatched int, firstID string, nullErr *Error) {
-	var group uint64 // the batch of ours this message answers
-	for i := range elems {
-		e := &elems[i]
-		if e.Kind != wire.KindResponse && e.Kind != wire.KindBadResponse {
-			continue
-		}
-		raw := e.ID.Of(data)
-		if !e.ID.Present() || string(raw) == "null" {
-			if err := nullIDError(data, e); err != nil && nullErr == nil {
-				nullErr = err
-				continue
-			}
-		} else if n, ok := parseOurID(raw); ok {
-			if p := s.take(n); p != nil {
-				group = p.group // read before p is handed back: its caller may recycle it
-				r := outcome(data, e)
-				if !batch && r.err == nil {
-					r.msg = data // an error's data may point into it: only a result's message goes back
-				}
-				p.ch <- r
-				continue
-			}
-		}
-		if unmatched++; unmatched == 1 {
-			firstID = string(raw)
-		}
-	}
-	var left []*pendingCall
-	switch {
-	case batch && group != 0:
-		left = s.takeGroup(group)
-	case nullErr != nil:
-		left = s.takeOneGroup()
-	}
-	if len(left) > 0 && nullErr != nil {
-		for _, p := range left {
-			p.ch <- callResult{err: nullErr}
-		}
-		return unmatched, firstID, nil
-	}
-	for _, p := range left {
-		p.ch <- callResult{err: ErrNoResponse}
-	}
+	unmatched, firstID, err := s.Answer(data, elems, batch, outcomes{})
+	nullErr, _ = err.(*Error)
 	return unmatched, firstID, nullErr
 }
 
-// takeGroup removes and returns the calls sent in one message.
-func (s *pendingSet) takeGroup(group uint64) []*pendingCall {
-	var calls []*pendingCall
-	for n, p := range s.m {
-		if p.group == group {
-			calls = append(calls, p)
-			delete(s.m, n)
-		}
+// outcomes makes the results that a pendingSet sends to its calls.
+type outcomes struct{}
+
+func (outcomes) Answer(p *pendingCall, data []byte, e *wire.Envelope, alone bool) {
+	r := outcome(data, e)
+	if alone && r.err == nil {
+		r.msg = data // an error's data may point into it: only a result's message goes back
 	}
-	return calls
+	p.ch <- r
 }
 
-// takeOneGroup removes and returns the calls waiting when they all belong
-// to one message; otherwise it takes none.
-func (s *pendingSet) takeOneGroup() []*pendingCall {
-	var group uint64
-	for _, p := range s.m {
-		if group != 0 && p.group != group {
-			return nil
-		}
-		group = p.group
+func (outcomes) NullError(data []byte, e *wire.Envelope) error {
+	if err := nullIDError(data, e); err != nil {
+		return err
 	}
-	if group == 0 {
-		return nil
-	}
-	return s.takeGroup(group)
+	return nil // not a nil *Error in an error
 }
+
+func (outcomes) Fail(p *pendingCall, err error) { p.ch <- callResult{err: err} }
+
+func (outcomes) NoResponse(p *pendingCall) { p.ch <- callResult{err: ErrNoResponse} }
 
 // outcome is what response e of data says about its call.
 func outcome(data []byte, e *wire.Envelope) callResult {
@@ -186,19 +110,7 @@ func nullIDError(data []byte, e *wire.Envelope) *Error {
 }
 
 // parseOurID reads an id we sent: a plain decimal number.
-func parseOurID(raw []byte) (uint64, bool) {
-	if len(raw) == 0 || len(raw) > 19 || (raw[0] == '0' && len(raw) > 1) {
-		return 0, false
-	}
-	var n uint64
-	for _, c := range raw {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + uint64(c-'0')
-	}
-	return n, true
-}
+func parseOurID(raw []byte) (uint64, bool) { return calls.ParseID(raw) }
 
 // batchCall is a call of a batch being sent, with its id and record.
 type batchCall struct {

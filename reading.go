@@ -407,7 +407,7 @@ func (o *readOwner) park() bool {
 	c := o.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.pending.len() > 0 || c.closed || o.overlapAt != 0 && time.Now().UnixNano()-o.overlapAt < int64(o.window) {
+	if c.pending.Len() > 0 || c.closed || o.overlapAt != 0 && time.Now().UnixNano()-o.overlapAt < int64(o.window) {
 		return false
 	}
 	_, ok := o.hand(o.load(), readParked, false)
@@ -419,7 +419,7 @@ func (o *readOwner) park() bool {
 
 // noteOverlap records, under c.mu, a call made while others wait.
 func (o *readOwner) noteOverlap() {
-	if o.c.pending.len() > 0 {
+	if o.c.pending.Len() > 0 {
 		o.overlapAt = time.Now().UnixNano()
 	}
 }
@@ -508,9 +508,9 @@ func (o *readOwner) wake() {
 func (c *Conn) lendMessage() {
 	l := c.ch.(lineLender)
 	c.mu.Lock()
-	p := c.pending.take(c.rd.lendID)
+	p, ok := c.pending.Take(c.rd.lendID)
 	c.mu.Unlock()
-	if p == nil {
+	if !ok {
 		l.Discard()
 	} else {
 		m := &lentMessage{id: c.rd.lendID, l: l, done: make(chan struct{})}

@@ -943,7 +943,7 @@ func TestConnCallCanceledByContext(t *testing.T) {
 		t.Fatalf("got %v, want DeadlineExceeded", err)
 	}
 	client.mu.Lock()
-	n := client.pending.len()
+	n := client.pending.Len()
 	client.mu.Unlock()
 	if n != 0 {
 		t.Fatalf("%d pending calls left after cancellation", n)
