@@ -13,6 +13,7 @@ import (
 
 	"github.com/seedhq/jsonrpc/internal/framing"
 	"github.com/seedhq/jsonrpc/internal/httpgzip"
+	"github.com/seedhq/jsonrpc/internal/httpmsg"
 	"github.com/seedhq/jsonrpc/internal/resultstream"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
@@ -116,7 +117,7 @@ func (c *HTTPClient) streamBody(resp *http.Response) (body *resultstream.LimitRe
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, nil, newHTTPError(resp)
 	}
-	if ct := resp.Header.Get("Content-Type"); !isJSONMediaType(ct, false) {
+	if ct := resp.Header.Get("Content-Type"); !httpmsg.IsJSON(ct, false) {
 		return nil, nil, errors.New("jsonrpc: the server answered with Content-Type " + strconv.Quote(ct) + ", not application/json")
 	}
 	gzipped, err := httpgzip.ContentEncoding(resp.Header)

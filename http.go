@@ -6,19 +6,16 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"mime"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/seedhq/jsonrpc/internal/httpgzip"
+	"github.com/seedhq/jsonrpc/internal/httpmsg"
 	"github.com/seedhq/jsonrpc/internal/netx"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
@@ -47,23 +44,6 @@ func (st *httpState) answerLate(reply []byte) {
 	st.srv.writeHTTPReply(st.w, st.pi, reply)
 	http.NewResponseController(st.w).Flush()
 	st.answered = true
-}
-
-// setReadDeadline sets the read deadline of the connection under w, if it
-// has one; it reports whether it could.
-// Like http.ResponseController, it looks through writers that wrap
-// another (Unwrap), but costs no allocation when none can.
-func setReadDeadline(w http.ResponseWriter, t time.Time) bool {
-	for {
-		switch x := w.(type) {
-		case interface{ SetReadDeadline(time.Time) error }:
-			return x.SetReadDeadline(t) == nil
-		case interface{ Unwrap() http.ResponseWriter }:
-			w = x.Unwrap()
-		default:
-			return false
-		}
-	}
 }
 
 // httpRequest is what serving one HTTP request allocates, in one piece:
@@ -108,9 +88,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if cors && netx.ServeCORS(w, r) {
 		return // a preflight, answered
 	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "jsonrpc: method "+r.Method+" not allowed: send JSON-RPC messages with POST", http.StatusMethodNotAllowed)
+	if !httpmsg.OnlyPOST(w, r) {
 		return
 	}
 	st := httpStatePool.Get().(*httpState)
@@ -157,51 +135,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Content-Length or as a chunked body passes it) and HTTPBodyTimeout (408).
 // When it reports false it has written the error response.
 func (s *Server) readPOST(w http.ResponseWriter, r *http.Request, buf []byte) ([]byte, bool) {
-	if ct := r.Header.Get("Content-Type"); ct != "application/json" && !isJSONMediaType(ct, true) {
-		http.Error(w, "jsonrpc: unsupported Content-Type "+strconv.Quote(ct)+": want application/json", http.StatusUnsupportedMediaType)
-		return buf, false
-	}
-	gzipped, err := httpgzip.ContentEncoding(r.Header)
-	if err != nil {
-		w.Header().Set("Accept-Encoding", "gzip")
-		http.Error(w, "jsonrpc: "+err.Error(), http.StatusUnsupportedMediaType)
-		return buf, false
-	}
 	limit := s.maxMessageSize()
-	if r.ContentLength > limit {
+	buf, err := httpmsg.ReadPOST(w, r, buf, limit, s.httpBodyTimeout())
+	if err == httpmsg.ErrTooLarge {
 		s.tooLargeHTTP(w, r, limit)
-		return buf, false
 	}
-	body := r.Body // with a declared length, net/http stops at it
-	if r.ContentLength < 0 {
-		body = http.MaxBytesReader(w, r.Body, limit)
-	}
-	bodyTimeout := s.httpBodyTimeout()
-	if bodyTimeout > 0 && !setReadDeadline(w, time.Now().Add(bodyTimeout)) {
-		bodyTimeout = 0 // the ResponseWriter cannot set deadlines
-	}
-	buf, err = httpgzip.ReadEncoded(buf, body, gzipped, r.ContentLength, limit)
-	if err == nil && int64(len(buf)) > limit {
-		err = &http.MaxBytesError{Limit: limit} // decompressed past the limit
-	}
-	if bodyTimeout > 0 && err == nil {
-		setReadDeadline(w, time.Time{}) // no deadline while the handler runs (a past one would cancel its context)
-	}
-	if err != nil {
-		var mbe *http.MaxBytesError
-		switch {
-		case errors.As(err, &mbe):
-			s.tooLargeHTTP(w, r, limit)
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			w.Header().Set("Connection", "close")
-			http.Error(w, "jsonrpc: the request body did not arrive within "+bodyTimeout.String()+" (Server.HTTPBodyTimeout)", http.StatusRequestTimeout)
-		default:
-			// The client went away or sent a broken body: nothing to answer.
-			http.Error(w, "jsonrpc: cannot read the request body: "+err.Error(), http.StatusBadRequest)
-		}
-		return buf, false
-	}
-	return buf, true
+	return buf, err == nil
 }
 
 // writeHTTPReply writes the reply to a POST: 200 with the JSON body, or
@@ -235,34 +174,12 @@ func tooManyRequests(w http.ResponseWriter, refused error) {
 func (s *Server) tooLargeHTTP(w http.ResponseWriter, r *http.Request, limit int64) {
 	ctx := withPeer(r.Context(), s, s.httpPeer(r, "http"))
 	s.logProtocol(ctx, "jsonrpc: message too large", errMessageTooLarge(limit), nil)
-	w.Header().Set("Connection", "close")
-	http.Error(w, "jsonrpc: "+errMessageTooLarge(limit).Message, http.StatusRequestEntityTooLarge)
+	httpmsg.RefuseTooLarge(w, "jsonrpc: "+errMessageTooLarge(limit).Message)
 }
 
 // jsonContentType is the header value every request and reply carries,
 // shared rather than allocated each time (nothing modifies it).
 var jsonContentType = []string{"application/json"}
-
-// isJSONMediaType reports whether a Content-Type names JSON: application/json
-// (case-insensitive), with a utf-8 charset if any. A client (strict false)
-// also accepts the +json structured suffix and application/json-rpc.
-func isJSONMediaType(ct string, strict bool) bool {
-	switch ct {
-	case "application/json", "application/json; charset=utf-8", "application/json;charset=utf-8":
-		return true
-	}
-	mt, params, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return false
-	}
-	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "utf8") {
-		return false
-	}
-	if mt == "application/json" {
-		return true
-	}
-	return !strict && (strings.HasSuffix(mt, "+json") || mt == "application/json-rpc")
-}
 
 // httpServer returns the http.Server that serves h at path on nl (over TLS
 // when tlsCfg is set; HTTP/2 only if it offers "h2"), ready to run until
@@ -303,7 +220,7 @@ func (e *HTTPError) Error() string {
 		msg += " " + t
 	}
 	if b := strings.TrimSpace(e.Body); b != "" {
-		msg += ": " + truncate(b, 200)
+		msg += ": " + httpmsg.Excerpt(b)
 	}
 	return msg
 }
@@ -350,21 +267,10 @@ func newHTTPClient(url string, cfg *dialConfig) *HTTPClient {
 	}
 	c.hc = cfg.httpClient
 	if c.hc == nil {
-		c.own = newTransport(cfg.tlsConfig)
+		c.own = httpmsg.NewTransport(cfg.tlsConfig)
 		c.hc = &http.Client{Transport: c.own}
 	}
 	return c
-}
-
-// newTransport returns a transport like http.DefaultTransport that keeps
-// more idle connections per host, so concurrent callers reuse them.
-func newTransport(tlsConfig *tls.Config) *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = 64
-	if tlsConfig != nil {
-		t.TLSClientConfig = tlsConfig.Clone()
-	}
-	return t
 }
 
 // Call posts a request and decodes the result into result (a pointer, or nil
@@ -552,7 +458,7 @@ func (c *HTTPClient) post(ctx context.Context, msg, into []byte, wantReply bool)
 	if err != nil {
 		return nil, err
 	}
-	defer closeBody(resp.Body)
+	defer httpmsg.DrainClose(resp.Body)
 	return c.readReply(resp, into, wantReply)
 }
 
@@ -608,48 +514,18 @@ func (c *HTTPClient) readReply(resp *http.Response, into []byte, wantReply bool)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, newHTTPError(resp)
 	}
-	noReply := func() ([]byte, error) {
-		if wantReply {
-			return nil, errors.New("jsonrpc: the server sent no response (HTTP " + strconv.Itoa(resp.StatusCode) + " with an empty body) where one was due")
-		}
-		return nil, nil
+	body, err := httpmsg.ReadReply(resp, into, c.maxSize, wantReply)
+	var tl *httpmsg.TooLargeError
+	if errors.As(err, &tl) {
+		return nil, &responseTooLarge{size: tl.Size, limit: tl.Limit}
 	}
-	if resp.StatusCode == http.StatusNoContent || resp.ContentLength == 0 {
-		return noReply()
-	}
-	if resp.ContentLength > c.maxSize {
-		return nil, &responseTooLarge{size: resp.ContentLength, limit: c.maxSize}
-	}
-	gzipped, err := httpgzip.ContentEncoding(resp.Header)
-	if err != nil {
-		return nil, fmt.Errorf("jsonrpc: the server's reply: %w", err)
-	}
-	body, err := httpgzip.ReadEncoded(into, resp.Body, gzipped, resp.ContentLength, c.maxSize)
-	if err != nil {
-		return nil, fmt.Errorf("jsonrpc: reading the response: %w", err)
-	}
-	if int64(len(body)) > c.maxSize {
-		return nil, &responseTooLarge{limit: c.maxSize} // chunked or compressed: its size is not known
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return noReply()
-	}
-	if ct := resp.Header.Get("Content-Type"); !isJSONMediaType(ct, false) {
-		return nil, errors.New("jsonrpc: the server answered with Content-Type " + strconv.Quote(ct) + ", not application/json: " + truncate(strings.TrimSpace(string(body)), 200))
-	}
-	return body, nil
+	return body, err
 }
 
 // newHTTPError reads the start of the body of a response whose status is
 // not 2xx, and the JSON-RPC error it may carry.
 func newHTTPError(resp *http.Response) *HTTPError {
-	var b []byte
-	if gzipped, _ := httpgzip.ContentEncoding(resp.Header); gzipped {
-		b, _ = httpgzip.ReadGzip(nil, resp.Body, 4<<10)
-		b = b[:min(len(b), 4<<10)]
-	} else {
-		b, _ = io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-	}
+	b := httpmsg.ErrorBody(resp)
 	he := &HTTPError{StatusCode: resp.StatusCode, Header: resp.Header, Body: string(b)}
 	var sc wire.Scanner
 	var m wire.Message
@@ -659,22 +535,6 @@ func newHTTPError(resp *http.Response) *HTTPError {
 	return he
 }
 
-// closeBody drains a little of what is left of a body, so the connection
-// can be reused, and closes it.
-func closeBody(body io.ReadCloser) {
-	buf := wire.GetBuf()
-	defer wire.PutBuf(buf)
-	b := (*buf)[:cap(*buf)]
-	for n := 0; n < 64<<10; {
-		k, err := body.Read(b)
-		n += k
-		if err != nil {
-			break
-		}
-	}
-	body.Close()
-}
-
 func invalidHTTPResponse(what string, body []byte) error {
-	return fmt.Errorf("%w from the server: %s: %s", ErrInvalidResponse, what, truncate(strings.TrimSpace(string(body)), 200))
+	return fmt.Errorf("%w from the server: %s: %s", ErrInvalidResponse, what, httpmsg.Excerpt(string(body)))
 }

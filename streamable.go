@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seedhq/jsonrpc/internal/httpmsg"
 	"github.com/seedhq/jsonrpc/internal/mcp"
 	"github.com/seedhq/jsonrpc/internal/netx"
 	"github.com/seedhq/jsonrpc/internal/sse"
@@ -311,7 +312,7 @@ func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	// The body is in: a long answer (an event stream) is not cut by the
 	// listener's read timeout.
-	setReadDeadline(w, time.Time{})
+	httpmsg.SetReadDeadline(w, time.Time{})
 
 	p := h.scanPOST(data)
 	var sess *streamable.Session

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/seedhq/jsonrpc/internal/httpmsg"
 	"github.com/seedhq/jsonrpc/internal/sse"
 	"github.com/seedhq/jsonrpc/internal/streamable"
 )
@@ -88,7 +89,7 @@ func dialStreamable(rawURL string, cfg *dialConfig) (*Conn, error) {
 	ch.Client = streamable.NewClient(streamable.ClientConfig{
 		URL: hc.url, HTTP: hc.hc, Own: hc.own, Header: hc.header, Limit: hc.maxSize,
 		ReadReply: func(resp *http.Response, wantReply bool) ([]byte, error) {
-			defer closeBody(resp.Body)
+			defer httpmsg.DrainClose(resp.Body)
 			return hc.readReply(resp, nil, wantReply)
 		},
 		Failed:        func(resp *http.Response) error { return newHTTPError(resp) },

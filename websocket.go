@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-
+	"github.com/seedhq/jsonrpc/internal/httpmsg"
 	"github.com/seedhq/jsonrpc/internal/netx"
 	"github.com/seedhq/jsonrpc/internal/wsconn"
 )
@@ -157,7 +157,7 @@ func dialWebSocket(ctx context.Context, url string, cfg *dialConfig) (Client, er
 func dialWebSocketConn(ctx context.Context, url string, cfg *dialConfig) (*Conn, error) {
 	hc := cfg.httpClient
 	if hc == nil && cfg.tlsConfig != nil {
-		hc = &http.Client{Transport: newTransport(cfg.tlsConfig)}
+		hc = &http.Client{Transport: httpmsg.NewTransport(cfg.tlsConfig)}
 	}
 	dopts := &websocket.DialOptions{HTTPClient: hc, HTTPHeader: cfg.header}
 	if cfg.compress {
