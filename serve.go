@@ -413,33 +413,22 @@ func (s *Server) listenHTTP(l *Listener, u *url.URL, cfg *listenConfig) error {
 
 // listenStream makes l serve the tcp, tls or unix URL u.
 func (s *Server) listenStream(l *Listener, u *url.URL, cfg *listenConfig) error {
-	var nl net.Listener
-	var err error
-	switch u.Scheme {
-	case "unix":
-		addr := netx.UnixPath(u)
-		if addr == "" {
-			return errors.New("jsonrpc: URL " + u.String() + " names no socket")
-		}
-		nl, err = listenUnix(addr, cfg.socketMode)
-		l.URL = "unix://" + addr
-	case "tls":
-		var tlsCfg *tls.Config
+	var tlsCfg *tls.Config
+	if u.Scheme == "tls" {
+		var err error
 		if tlsCfg, err = cfg.serverTLS(u.Scheme); err != nil {
 			return err
 		}
-		if nl, err = net.Listen("tcp", u.Host); err == nil {
-			l.URL = "tls://" + nl.Addr().String()
-			nl = tls.NewListener(nl, tlsCfg)
-		}
-	default:
-		if nl, err = net.Listen("tcp", u.Host); err == nil {
-			l.URL = "tcp://" + nl.Addr().String()
-		}
 	}
+	mode := cfg.socketMode
+	if mode == 0 {
+		mode = DefaultSocketMode
+	}
+	nl, publicURL, err := netx.ListenStream(u, tlsCfg, mode)
 	if err != nil {
 		return err
 	}
+	l.URL = publicURL
 	// Registered before Listen returns (acceptStreams registers too, once it runs),
 	// so that a Shutdown right after it closes nl, and a unix socket's file
 	// is gone when Shutdown returns.

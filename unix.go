@@ -1,11 +1,6 @@
 package jsonrpc
 
-import (
-	"io/fs"
-	"net"
-
-	"github.com/seedhq/jsonrpc/internal/netx"
-)
+import "io/fs"
 
 // DefaultSocketMode is the permission of a unix socket file that Listen
 // creates: only its owner may connect. See ListenSocketMode.
@@ -16,13 +11,4 @@ const DefaultSocketMode fs.FileMode = 0o600
 // apply. Abstract sockets (unix://@name) have no file and ignore it.
 func ListenSocketMode(mode fs.FileMode) ListenOption {
 	return func(c *listenConfig) { c.socketMode = mode.Perm() }
-}
-
-// listenUnix listens on the unix socket path (see netx.ListenUnix) with
-// the socket file's mode, DefaultSocketMode if mode is 0.
-func listenUnix(path string, mode fs.FileMode) (net.Listener, error) {
-	if mode == 0 {
-		mode = DefaultSocketMode
-	}
-	return netx.ListenUnix(path, mode)
 }

@@ -49,3 +49,26 @@ func TestUnixPath(t *testing.T) {
 		}
 	}
 }
+
+func TestListenStream(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ raw, prefix string }{
+		{"tcp://127.0.0.1:0", "tcp://127.0.0.1:"},
+		{"tls://127.0.0.1:0", "tls://127.0.0.1:"},
+		{"unix://" + dir + "/s.sock", "unix://" + dir + "/s.sock"},
+	} {
+		u, _ := url.Parse(tc.raw)
+		l, public, err := ListenStream(u, &tls.Config{}, 0o600)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.raw, err)
+		}
+		if !strings.HasPrefix(public, tc.prefix) || strings.HasSuffix(public, ":0") {
+			t.Errorf("%s: URL %q", tc.raw, public)
+		}
+		l.Close()
+	}
+	u, _ := url.Parse("unix://")
+	if _, _, err := ListenStream(u, nil, 0o600); err == nil || !strings.Contains(err.Error(), "names no socket") {
+		t.Errorf("unix:// with no path: %v", err)
+	}
+}

@@ -3,6 +3,8 @@ package netx
 import (
 	"context"
 	"crypto/tls"
+	"errors"
+	"io/fs"
 	"net"
 	"net/url"
 )
@@ -28,4 +30,31 @@ func DialStream(ctx context.Context, scheme, addr string, tlsCfg *tls.Config) (n
 	}
 	var d net.Dialer
 	return d.DialContext(ctx, scheme, addr)
+}
+
+// ListenStream listens on the tcp, tls or unix URL u and returns the
+// listener with the URL clients reach it at (the actual port when u asked
+// for port 0). A tls URL needs tlsCfg (ServerTLS); a unix socket file gets
+// mode (see ListenUnix).
+func ListenStream(u *url.URL, tlsCfg *tls.Config, mode fs.FileMode) (net.Listener, string, error) {
+	switch u.Scheme {
+	case "unix":
+		addr := UnixPath(u)
+		if addr == "" {
+			return nil, "", errors.New("jsonrpc: URL " + u.String() + " names no socket")
+		}
+		nl, err := ListenUnix(addr, mode)
+		return nl, "unix://" + addr, err
+	case "tls":
+		nl, err := net.Listen("tcp", u.Host)
+		if err != nil {
+			return nil, "", err
+		}
+		return tls.NewListener(nl, tlsCfg), "tls://" + nl.Addr().String(), nil
+	}
+	nl, err := net.Listen("tcp", u.Host)
+	if err != nil {
+		return nil, "", err
+	}
+	return nl, "tcp://" + nl.Addr().String(), nil
 }
