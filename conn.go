@@ -11,6 +11,7 @@ import (
 
 	"github.com/seedhq/jsonrpc/internal/backlog"
 	"github.com/seedhq/jsonrpc/internal/pubsub"
+	"github.com/seedhq/jsonrpc/internal/readown"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -99,7 +100,7 @@ func newConnContext(base context.Context, ch Channel, srv *Server, onDone func()
 	}
 	c.rd.init(c)
 	srv.track(c, true)
-	c.rd.hand(c.rd.load(), readLoop, true)
+	c.rd.Hand(c.rd.Load(), readown.Loop, true)
 	return c
 }
 
@@ -117,7 +118,7 @@ type task struct {
 	req   Request         // its Request, given to the handler
 	batch []wire.Envelope // or the requests of a batch
 
-	inlineAt readWord // the reading state while served inline (0: not inline)
+	inlineAt readown.Word // the reading state while served inline (0: not inline)
 
 	after []func() // run once the reply is sent (see afterReply); guarded by conn.mu
 
@@ -246,7 +247,7 @@ func (c *Conn) finish(err error) {
 	c.wg.Wait()
 	c.rd.flushReplies(context.Background()) // the answers of a peer that finished sending (bounded by the write timeout)
 	c.close(err)
-	c.rd.stop()
+	c.rd.Stop()
 	close(c.done)
 	if c.onDone != nil {
 		c.onDone()
@@ -814,7 +815,7 @@ func (c *Conn) batchDirect(ctx context.Context, b *Batch) error {
 		c.forgetBatch(calls)
 		return err
 	}
-	if len(calls) > 0 && c.rd.load().state() == readParked {
+	if len(calls) > 0 && c.rd.Load().State() == readown.Parked {
 		ps := make([]*pendingCall, len(calls))
 		for i, w := range calls {
 			ps[i] = w.p

@@ -3,59 +3,22 @@ package jsonrpc
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/seedhq/jsonrpc/internal/framing"
+	"github.com/seedhq/jsonrpc/internal/readown"
 	"github.com/seedhq/jsonrpc/internal/workers"
 )
 
-// Who reads a connection.
-//
-// At most one goroutine at a time reads a connection's channel, and the
-// connection's readOwner says which, in one of these states:
-//
-//	loop    a read loop goroutine reads (readLoop)
-//	inline  the read loop's goroutine serves a request itself; it reads on when done
-//	caller  a goroutine that made a call reads for its own answer (readFor)
-//	parked  nobody reads; the next caller, or the timer, takes reading over
-//	ended   the channel has ended
-//
-// Every change of state goes through readOwner.hand, a compare-and-swap
-// of the state and an epoch that each change increments, so that a late
-// hand-off (a timer that fired as the handler returned) fails instead of
-// starting a second reader. hand is also the only place a read loop
-// goroutine starts.
-//
-//	        serve inline                 a client's reading parks
-//	loop ───────────────► inline   loop ───────────────────► parked
-//	loop ◄─────────────── inline   loop ◄─── fresh ───────── parked  (the timer, Close)
-//	     done (same goroutine)                 parked ─────► caller  (a caller takes over)
-//	loop ◄──── fresh ──── inline             parked ◄────── caller  (answered)
-//	  (the timer, a callback)   loop ◄─ fresh ─ caller  (ctx ended, or it may not park)
-//	loop ◄──── fresh ──── loop (idle refresh)    loop, caller ──► ended
-//
-// One timer per connection (created when first needed) bounds the states
-// in which nobody reads: a request served inline, or parked reading, that
-// lasts past its budget hands reading to a fresh read loop; and a read
-// loop whose goroutine served requests inline is replaced by a fresh one
-// (on a small stack) once the connection has been idle for idleRefresh.
+// Who reads a connection: a readOwner, whose state machine (loop, inline,
+// caller, parked, ended) and budget timer are internal/readown's; the
+// reading itself (readLoop, readFor), parking and the channel's optional
+// capabilities are here.
 
-// Budgets of the states in which a message of the peer is not read.
+// Rules of who reads (the budgets of the states in which nobody reads
+// are internal/readown's).
 const (
-	// inlineBudget is how long a request served inline may hold up reading
-	// before a fresh read loop takes over (a handler that calls its peer
-	// hands reading on at once, since it waits for an answer).
-	inlineBudget = time.Millisecond
-	// parkBudget is how long reading stays parked before a read loop
-	// takes over: a message the peer sends between our calls (a
-	// notification, a hang-up) waits at most this long to be read.
-	parkBudget = time.Millisecond
-	// idleRefresh: a read goroutine that served requests inline has a grown
-	// stack; once its connection has been idle this long, its read is
-	// interrupted and a fresh goroutine waits in its place.
-	idleRefresh = time.Second
 	// overlapWindow: a connection whose calls overlapped this recently
 	// keeps its read loop. With several callers at once, one of them
 	// reading would mostly read for the others, and handing reading back
@@ -69,31 +32,11 @@ const (
 	quickRequest = 50 * time.Microsecond
 )
 
-type readState uint8
-
-const (
-	readLoop readState = iota
-	readInline
-	readCaller
-	readParked
-	readEnded
-)
-
-// readWord is a readState (low 8 bits) and the epoch of the change that
-// set it (the other bits).
-type readWord uint64
-
-func (w readWord) state() readState { return readState(w & 0xff) }
-
-// next is the word of the change from w to s.
-func (w readWord) next(s readState) readWord { return (w&^0xff + 0x100) | readWord(s) }
-
 // readOwner is a connection's read side: who reads, and the channel's
 // optional read capabilities.
 type readOwner struct {
-	c     *Conn
-	word  atomic.Uint64 // a readWord
-	grown atomic.Bool   // the loop's goroutine served a request inline: its stack may have grown
+	readown.Owner
+	c *Conn
 
 	interrupting atomic.Bool  // an InterruptRecv is under way (one at a time)
 	served       atomic.Bool  // the peer sent a request or notification: reading never parks
@@ -105,10 +48,6 @@ type readOwner struct {
 	// Guarded by c.mu.
 	overlapAt int64         // when a call was last made while others waited (Unix ns)
 	window    time.Duration // overlapWindow (a field for tests)
-
-	tmu   sync.Mutex
-	timer *time.Timer
-	armed readWord // the word the timer was set for
 }
 
 // checkOneReader makes every Recv check that no other goroutine reads the
@@ -118,6 +57,7 @@ var checkOneReader bool
 func (o *readOwner) init(c *Conn) {
 	o.c = c
 	o.window = overlapWindow
+	o.Owner.Init(o)
 }
 
 // The channel's optional capabilities, looked up when needed (a
@@ -133,85 +73,6 @@ func (o *readOwner) buffered() bool {
 	return ok && b.Buffered() > 0
 }
 
-func (o *readOwner) load() readWord { return readWord(o.word.Load()) }
-
-// hand moves reading from w to the state to and returns the new word; ok
-// is false when another change came first (w is stale), and nothing is
-// done then. With fresh, a new read loop goroutine reads from now on.
-func (o *readOwner) hand(w readWord, to readState, fresh bool) (nw readWord, ok bool) {
-	nw = w.next(to)
-	if !o.word.CompareAndSwap(uint64(w), uint64(nw)) {
-		return w, false
-	}
-	switch to {
-	case readInline:
-		o.grown.Store(true)
-		o.arm(nw, inlineBudget)
-	case readParked:
-		o.arm(nw, parkBudget)
-	}
-	if fresh {
-		o.grown.Store(false)
-		go o.c.readLoop()
-	}
-	return nw, true
-}
-
-// arm sets the timer to fire after d for the state w, unless w is already gone.
-func (o *readOwner) arm(w readWord, d time.Duration) {
-	o.tmu.Lock()
-	if o.load() == w {
-		o.armed = w
-		if o.timer == nil {
-			o.timer = time.AfterFunc(d, o.fire)
-		} else {
-			o.timer.Reset(d)
-		}
-	}
-	o.tmu.Unlock()
-}
-
-// fire is the timer: a state that outlasted its budget hands reading to a
-// fresh read loop, and an idle loop on a grown stack is refreshed.
-func (o *readOwner) fire() {
-	o.tmu.Lock()
-	armed := o.armed
-	o.tmu.Unlock()
-	w := o.load()
-	if w != armed {
-		// The state changed since. A loop whose goroutine served requests
-		// inline is looked at again once it may have been idle long enough.
-		if w.state() == readLoop && o.grown.Load() {
-			o.arm(w, idleRefresh)
-		}
-		return
-	}
-	switch w.state() {
-	case readInline, readParked:
-		o.hand(w, readLoop, true)
-	case readLoop:
-		if o.grown.Load() {
-			o.interrupt() // the loop hands over to a fresh goroutine (readLoop)
-		}
-		// Idle: nothing needs the timer until the next request served
-		// inline, which makes a new one; an idle connection keeps none.
-		o.tmu.Lock()
-		if o.armed == w {
-			o.timer = nil
-		}
-		o.tmu.Unlock()
-	}
-}
-
-// stop stops the timer once reading has ended.
-func (o *readOwner) stop() {
-	o.tmu.Lock()
-	if o.timer != nil {
-		o.timer.Stop()
-	}
-	o.tmu.Unlock()
-}
-
 // recv reads the next message; only the goroutine that owns reading calls it.
 func (o *readOwner) recv() ([]byte, error) {
 	if checkOneReader {
@@ -223,9 +84,12 @@ func (o *readOwner) recv() ([]byte, error) {
 	return o.c.ch.Recv()
 }
 
-// interrupt cuts the read in progress (or the next one), once at a time.
+// StartLoop starts a fresh read loop goroutine (readown.Reader).
+func (o *readOwner) StartLoop() { go o.c.readLoop() }
+
+// Interrupt cuts the read in progress (or the next one), once at a time.
 // It reports false when the channel cannot interrupt a read.
-func (o *readOwner) interrupt() bool {
+func (o *readOwner) Interrupt() bool {
 	intr, ok := o.c.ch.(RecvInterrupter)
 	if !ok || !o.interrupting.CompareAndSwap(false, true) {
 		return false
@@ -245,10 +109,10 @@ func (o *readOwner) interrupt() bool {
 func (c *Conn) readLoop() {
 	o := &c.rd
 	for {
-		if o.grown.Load() && !o.interruptible() && !o.buffered() {
+		if o.Grown() && !o.interruptible() && !o.buffered() {
 			// Requests were served here: a fresh goroutine (on a small
 			// stack) waits in the read, which could not be moved later.
-			o.hand(o.load(), readLoop, true)
+			o.Hand(o.Load(), readown.Loop, true)
 			return
 		}
 		data, err := o.recv()
@@ -261,13 +125,13 @@ func (c *Conn) readLoop() {
 				// An idle refresh, or a cut meant for a caller that has
 				// stopped reading: a fresh goroutine reads on.
 				o.interrupting.Store(false)
-				o.hand(o.load(), readLoop, true)
+				o.Hand(o.Load(), readown.Loop, true)
 				return
 			}
 			if c.recvFailed(err) {
 				continue
 			}
-			o.hand(o.load(), readEnded, false)
+			o.Hand(o.Load(), readown.Ended, false)
 			c.finish(err)
 			return
 		}
@@ -303,7 +167,7 @@ func (c *Conn) readLoop() {
 			// This goroutine serves the request and a fresh one reads on:
 			// a read that cannot be interrupted could not be moved off a
 			// stack a handler grew, so the reading goroutine stays small.
-			o.hand(o.load(), readLoop, true)
+			o.Hand(o.Load(), readown.Loop, true)
 			o.releaseReplies()
 			c.run(t, draining)
 			return
@@ -318,7 +182,7 @@ func (c *Conn) readLoop() {
 // back if hold (otherwise what was held goes out first). It reports whether
 // this goroutine reads on (false: reading was handed to a fresh loop).
 func (o *readOwner) serveInline(t *task, draining, hold bool) bool {
-	w, ok := o.hand(o.load(), readInline, false)
+	w, ok := o.Hand(o.Load(), readown.Inline, false)
 	if !ok {
 		return false
 	}
@@ -327,7 +191,7 @@ func (o *readOwner) serveInline(t *task, draining, hold bool) bool {
 		o.releaseReplies() // (under the inline budget: the write may wait for the peer)
 	}
 	o.c.run(t, draining)
-	_, ok = o.hand(w, readLoop, false)
+	_, ok = o.Hand(w, readown.Loop, false)
 	return ok
 }
 
@@ -391,7 +255,7 @@ func (o *readOwner) flushReplies(ctx context.Context) {
 // not served inline or is done already.
 func (o *readOwner) handOn(t *task) {
 	if t.inlineAt != 0 {
-		o.hand(t.inlineAt, readLoop, true)
+		o.Hand(t.inlineAt, readown.Loop, true)
 	}
 }
 
@@ -410,7 +274,7 @@ func (o *readOwner) park() bool {
 	if c.pending.Len() > 0 || c.closed || o.overlapAt != 0 && time.Now().UnixNano()-o.overlapAt < int64(o.window) {
 		return false
 	}
-	_, ok := o.hand(o.load(), readParked, false)
+	_, ok := o.Hand(o.Load(), readown.Parked, false)
 	if ok {
 		o.releaseReplies() // nobody reads now: nothing may wait for the next read
 	}
@@ -428,11 +292,11 @@ func (o *readOwner) noteOverlap() {
 // reading is parked, the caller reads for its answers (or, if it cannot,
 // starts a read loop) before it waits for them.
 func (o *readOwner) takeOver(ctx context.Context, calls ...*pendingCall) {
-	w := o.load()
-	if w.state() != readParked {
+	w := o.Load()
+	if w.State() != readown.Parked {
 		return // the common case with several callers
 	}
-	if _, ok := o.hand(w, readCaller, false); ok {
+	if _, ok := o.Hand(w, readown.Caller, false); ok {
 		o.readFor(ctx, calls)
 	}
 }
@@ -447,10 +311,10 @@ func (o *readOwner) readFor(ctx context.Context, calls []*pendingCall) {
 	var stop func() bool
 	if ctx.Done() != nil {
 		if !o.interruptible() {
-			o.hand(o.load(), readLoop, true)
+			o.Hand(o.Load(), readown.Loop, true)
 			return
 		}
-		stop = context.AfterFunc(ctx, func() { o.interrupt() })
+		stop = context.AfterFunc(ctx, func() { o.Interrupt() })
 	}
 	for !answered(calls) {
 		data, err := o.recv()
@@ -475,7 +339,7 @@ func (o *readOwner) readFor(ctx context.Context, calls []*pendingCall) {
 			if stop != nil {
 				stop()
 			}
-			o.hand(o.load(), readEnded, false)
+			o.Hand(o.Load(), readown.Ended, false)
 			go c.finish(err) // it waits for handlers: not on a caller's goroutine
 			return
 		}
@@ -487,7 +351,7 @@ func (o *readOwner) readFor(ctx context.Context, calls []*pendingCall) {
 		stop()
 	}
 	if !answered(calls) || !o.park() {
-		o.hand(o.load(), readLoop, true)
+		o.Hand(o.Load(), readown.Loop, true)
 	}
 }
 
@@ -495,8 +359,8 @@ func (o *readOwner) readFor(ctx context.Context, calls []*pendingCall) {
 // CallIter call waits for its response there rather than read for it,
 // since its response may be lent to it).
 func (o *readOwner) wake() {
-	if w := o.load(); w.state() == readParked {
-		o.hand(w, readLoop, true)
+	if w := o.Load(); w.State() == readown.Parked {
+		o.Hand(w, readown.Loop, true)
 	}
 }
 
@@ -525,8 +389,8 @@ func (c *Conn) lendMessage() {
 // closed is called once the connection is closed: parked reading is
 // handed to a read loop, which sees the channel closed and finishes.
 func (o *readOwner) closed() {
-	if w := o.load(); w.state() == readParked {
-		o.hand(w, readLoop, true)
+	if w := o.Load(); w.State() == readown.Parked {
+		o.Hand(w, readown.Loop, true)
 	}
 }
 

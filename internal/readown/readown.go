@@ -1,0 +1,184 @@
+// Package readown says who reads a connection.
+//
+// At most one goroutine at a time reads a connection's channel, and its
+// Owner says which, in one of these states:
+//
+//	Loop    a read loop goroutine reads
+//	Inline  the read loop's goroutine serves a request itself; it reads on when done
+//	Caller  a goroutine that made a call reads for its own answer
+//	Parked  nobody reads; the next caller, or the timer, takes reading over
+//	Ended   the channel has ended
+//
+// Every change of state goes through Owner.Hand, a compare-and-swap of the
+// state and an epoch that each change increments, so that a late hand-off
+// (a timer that fired as the handler returned) fails instead of starting a
+// second reader. Hand is also the only place a read loop goroutine starts
+// (Reader.StartLoop).
+//
+//	        serve inline                 a client's reading parks
+//	loop ───────────────► inline   loop ───────────────────► parked
+//	loop ◄─────────────── inline   loop ◄─── fresh ───────── parked  (the timer, Close)
+//	     done (same goroutine)                 parked ─────► caller  (a caller takes over)
+//	loop ◄──── fresh ──── inline             parked ◄────── caller  (answered)
+//	  (the timer, a callback)   loop ◄─ fresh ─ caller  (ctx ended, or it may not park)
+//	loop ◄──── fresh ──── loop (idle refresh)    loop, caller ──► ended
+//
+// One timer per connection (created when first needed) bounds the states
+// in which nobody reads: a request served inline, or parked reading, that
+// lasts past its budget hands reading to a fresh read loop; and a read
+// loop whose goroutine served requests inline is replaced by a fresh one
+// (on a small stack) once the connection has been idle for IdleRefresh
+// (Reader.Interrupt cuts its read; the loop then hands on).
+package readown
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Budgets of the states in which a message of the peer is not read.
+const (
+	// InlineBudget is how long a request served inline may hold up reading
+	// before a fresh read loop takes over (a handler that calls its peer
+	// hands reading on at once, since it waits for an answer).
+	InlineBudget = time.Millisecond
+	// ParkBudget is how long reading stays parked before a read loop
+	// takes over: a message the peer sends between our calls (a
+	// notification, a hang-up) waits at most this long to be read.
+	ParkBudget = time.Millisecond
+	// IdleRefresh: a read goroutine that served requests inline has a grown
+	// stack; once its connection has been idle this long, its read is
+	// interrupted and a fresh goroutine waits in its place.
+	IdleRefresh = time.Second
+)
+
+// State is who reads.
+type State uint8
+
+// The states (see the package documentation).
+const (
+	Loop State = iota
+	Inline
+	Caller
+	Parked
+	Ended
+)
+
+// Word is a State (low 8 bits) and the epoch of the change that set it
+// (the other bits). A Word is never zero once Hand has set it.
+type Word uint64
+
+// State is w's state.
+func (w Word) State() State { return State(w & 0xff) }
+
+// next is the word of the change from w to s.
+func (w Word) next(s State) Word { return (w&^0xff + 0x100) | Word(s) }
+
+// Reader is the connection's side of its Owner.
+type Reader interface {
+	// StartLoop starts a fresh read loop goroutine.
+	StartLoop()
+	// Interrupt cuts the read in progress (or the next one); it reports
+	// false when it cannot.
+	Interrupt() bool
+}
+
+// Owner is who reads a connection, and the timer that bounds the states in
+// which nobody reads. It is set up by Init.
+type Owner struct {
+	r     Reader
+	word  atomic.Uint64 // a Word
+	grown atomic.Bool   // the loop's goroutine served a request inline: its stack may have grown
+
+	tmu   sync.Mutex
+	timer *time.Timer
+	armed Word // the word the timer was set for
+}
+
+// Init sets the connection's side.
+func (o *Owner) Init(r Reader) { o.r = r }
+
+// Load is the current word.
+func (o *Owner) Load() Word { return Word(o.word.Load()) }
+
+// Grown reports whether the read loop's goroutine has served a request
+// inline since it started (its stack may have grown).
+func (o *Owner) Grown() bool { return o.grown.Load() }
+
+// Hand moves reading from w to the state to and returns the new word; ok
+// is false when another change came first (w is stale), and nothing is
+// done then. With fresh, a new read loop goroutine reads from now on.
+func (o *Owner) Hand(w Word, to State, fresh bool) (nw Word, ok bool) {
+	nw = w.next(to)
+	if !o.word.CompareAndSwap(uint64(w), uint64(nw)) {
+		return w, false
+	}
+	switch to {
+	case Inline:
+		o.grown.Store(true)
+		o.arm(nw, InlineBudget)
+	case Parked:
+		o.arm(nw, ParkBudget)
+	}
+	if fresh {
+		o.grown.Store(false)
+		o.r.StartLoop()
+	}
+	return nw, true
+}
+
+// arm sets the timer to fire after d for the state w, unless w is already gone.
+func (o *Owner) arm(w Word, d time.Duration) {
+	o.tmu.Lock()
+	if o.Load() == w {
+		o.armed = w
+		if o.timer == nil {
+			o.timer = time.AfterFunc(d, o.fire)
+		} else {
+			o.timer.Reset(d)
+		}
+	}
+	o.tmu.Unlock()
+}
+
+// fire is the timer: a state that outlasted its budget hands reading to a
+// fresh read loop, and an idle loop on a grown stack is refreshed.
+func (o *Owner) fire() {
+	o.tmu.Lock()
+	armed := o.armed
+	o.tmu.Unlock()
+	w := o.Load()
+	if w != armed {
+		// The state changed since. A loop whose goroutine served requests
+		// inline is looked at again once it may have been idle long enough.
+		if w.State() == Loop && o.grown.Load() {
+			o.arm(w, IdleRefresh)
+		}
+		return
+	}
+	switch w.State() {
+	case Inline, Parked:
+		o.Hand(w, Loop, true)
+	case Loop:
+		if o.grown.Load() {
+			o.r.Interrupt() // the loop hands over to a fresh goroutine
+		}
+		// Idle: nothing needs the timer until the next request served
+		// inline, which makes a new one; an idle connection keeps none.
+		o.tmu.Lock()
+		if o.armed == w {
+			o.timer = nil
+		}
+		o.tmu.Unlock()
+	}
+}
+
+// Stop stops the timer once reading has ended.
+func (o *Owner) Stop() {
+	o.tmu.Lock()
+	if o.timer != nil {
+		o.timer.Stop()
+	}
+	o.tmu.Unlock()
+}
