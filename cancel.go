@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math"
-	"sync"
 
 	"github.com/seedhq/jsonrpc/internal/convention"
 	"github.com/seedhq/jsonrpc/internal/wire"
@@ -75,7 +73,7 @@ var errLSPCancelled = &Error{Code: CodeLSPRequestCancelled, Message: "request ca
 
 // ErrProgressNotIncreasing is returned by ReportProgress for a value not
 // above the last one reported; nothing is sent.
-var ErrProgressNotIncreasing = errors.New("jsonrpc: progress must increase with each report")
+var ErrProgressNotIncreasing = convention.ErrNotIncreasing
 
 // callCtx is the context of a handler of a request served on a Conn
 // whose Server follows a convention: the request can be cancelled by the
@@ -85,14 +83,8 @@ type callCtx struct {
 	cancel context.CancelCauseFunc
 	conn   *Conn
 	conv   Convention
-	params []byte // the request's params, valid while the handler runs
 
-	mu       sync.Mutex
-	ended    bool // the handler has returned: no more progress
-	parsed   bool
-	token    []byte // the progress token, as sent (nil: none)
-	last     float64
-	reported bool
+	progress convention.Progress // its params, token and the reports made
 }
 
 type requestKey struct{}
@@ -112,7 +104,13 @@ func (c *Conn) newRequestCtx(ctx context.Context, params []byte) *callCtx {
 		return nil
 	}
 	inner, cancel := context.WithCancelCause(ctx)
-	return &callCtx{Context: inner, cancel: cancel, conn: c, conv: cv, params: params}
+	return &callCtx{Context: inner, cancel: cancel, conn: c, conv: cv,
+		progress: convention.Progress{Conv: convention.Convention(cv), Params: params, TokenOf: progressTokenOf}}
+}
+
+// progressTokenOf is progressToken for convention.Progress.
+func progressTokenOf(params []byte, cv convention.Convention) []byte {
+	return progressToken(params, Convention(cv))
 }
 
 // cancelIncoming cancels the peer's request id if it is being served, or
@@ -121,7 +119,7 @@ func (c *Conn) newRequestCtx(ctx context.Context, params []byte) *callCtx {
 func (c *Conn) cancelIncoming(id ID) bool {
 	c.mu.Lock()
 	r := c.inflight.get(id.key())
-	if r == nil && c.queued.cancel(id.key()) {
+	if r == nil && c.queued.Cancel(id.key()) {
 		c.mu.Unlock()
 		return true // read before the cancel, not yet started: it starts cancelled
 	}
@@ -141,17 +139,13 @@ func (r *callCtx) end() (cancelled bool) {
 		return false
 	}
 	cancelled = context.Cause(r) == errPeerCancelled
-	r.mu.Lock()
-	r.ended = true
-	if r.reported && r.token != nil && r.conv == ConventionLSP && !cancelled {
-		r.send(convention.LSPEnd(r.token))
-	}
-	r.mu.Unlock()
+	r.progress.End(cancelled, r.send)
 	r.cancel(nil)
 	return cancelled
 }
 
-// send sends the progress notification with params p (r.mu held).
+// send sends the progress notification with params p (under r.progress's
+// lock).
 func (r *callCtx) send(p []byte) error {
 	return r.conn.Notify(r, r.conv.progressMethod(), json.RawMessage(p))
 }
@@ -180,36 +174,10 @@ func (r *callCtx) send(p []byte) error {
 // its notification is sent.
 func ReportProgress(ctx context.Context, progress, total float64, message string) error {
 	r, _ := ctx.Value(requestKey{}).(*callCtx)
-	if r == nil || math.IsNaN(progress) || math.IsInf(progress, 0) {
-		if r != nil {
-			return ErrProgressNotIncreasing
-		}
+	if r == nil {
 		return nil
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.ended {
-		return nil
-	}
-	if r.reported && !(progress > r.last) {
-		return ErrProgressNotIncreasing // also without a token: the handler's mistake shows either way
-	}
-	if !r.parsed {
-		r.parsed = true
-		r.token = progressToken(r.params, r.conv)
-	}
-	if r.token == nil {
-		r.last, r.reported = progress, true
-		return nil
-	}
-	var p []byte
-	if r.conv == ConventionMCP {
-		p = convention.AppendMCPProgress(r.token, progress, total, message)
-	} else {
-		p = convention.AppendLSPProgress(r.token, progress, total, message, !r.reported)
-	}
-	r.last, r.reported = progress, true
-	return r.send(p)
+	return r.progress.Report(progress, total, message, r.send)
 }
 
 // progressToken returns the progress token in params (MCP:
@@ -317,32 +285,6 @@ func WithProgress(f func(ctx context.Context, p Progress)) DialOption {
 	return func(c *dialConfig) { c.onProgress = f }
 }
 
-// queuedSet counts, by id key, the requests of a connection under a
-// Convention that were read but whose handlers have not started: a cancel
-// read after such a request, which the reading goroutine handles at once,
-// must still reach it. Guarded by Conn.mu; nil until needed.
-type queuedSet map[string]*queuedID
-
-type queuedID struct {
-	n         int  // requests with this id read and not yet served
-	cancelled bool // a cancel came for them
-}
-
-// cancel marks k cancelled if it is queued, and reports whether it is.
-func (q queuedSet) cancel(k string) bool {
-	if e := q[k]; e != nil && !e.cancelled {
-		e.cancelled = true
-		return true
-	}
-	return false
-}
-
-// cancelled reports whether a cancel came for the queued k.
-func (q queuedSet) cancelled(k string) bool {
-	e := q[k]
-	return e != nil && e.cancelled
-}
-
 // queue records the ids of t's requests as queued, when a Convention lets
 // the peer cancel them; it passes start's results through.
 func (c *Conn) queue(t *task, draining bool) (*task, bool) {
@@ -351,17 +293,7 @@ func (c *Conn) queue(t *task, draining bool) (*task, bool) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t.eachID(func(k string) {
-		if c.queued == nil {
-			c.queued = queuedSet{}
-		}
-		e := c.queued[k]
-		if e == nil {
-			e = &queuedID{}
-			c.queued[k] = e
-		}
-		e.n++
-	})
+	t.eachID(c.queued.Add)
 	return t, draining
 }
 
@@ -372,16 +304,7 @@ func (c *Conn) unqueue(t *task) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t.eachID(func(k string) {
-		if e := c.queued[k]; e != nil {
-			if e.n--; e.n <= 0 {
-				delete(c.queued, k)
-			}
-		}
-	})
-	if len(c.queued) == 0 {
-		c.queued = nil
-	}
+	t.eachID(c.queued.Done)
 }
 
 // eachID calls f with the id key of each of t's requests that has an id.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seedhq/jsonrpc/internal/backlog"
+	"github.com/seedhq/jsonrpc/internal/convention"
 	"github.com/seedhq/jsonrpc/internal/pubsub"
 	"github.com/seedhq/jsonrpc/internal/readown"
 	"github.com/seedhq/jsonrpc/internal/wire"
@@ -39,13 +40,13 @@ type Conn struct {
 	giveToken func()       // gives a concurrency token back (for QueuedSender)
 
 	mu       sync.Mutex
-	pending  pendingSet    // our calls awaiting a response (pending.go)
-	inflight inflightSet   // the peer's requests being served, by id
-	queued   queuedSet     // the peer's requests read but not yet served (under a Convention)
-	draining bool          // Shutdown: answer new requests with an error
-	stopping bool          // Shutdown found the connection idle: take no more messages
-	busy     int           // messages taken and not yet answered (dispatch and handlers)
-	idle     chan struct{} // closed when busy drops to 0 while draining
+	pending  pendingSet        // our calls awaiting a response (pending.go)
+	inflight inflightSet       // the peer's requests being served, by id
+	queued   convention.Queued // the peer's requests read but not yet served (under a Convention)
+	draining bool              // Shutdown: answer new requests with an error
+	stopping bool              // Shutdown found the connection idle: take no more messages
+	busy     int               // messages taken and not yet answered (dispatch and handlers)
+	idle     chan struct{}     // closed when busy drops to 0 while draining
 	closed   bool
 	taken    atomic.Int64 // messages taken for processing (tests count answers against it)
 	err      error
@@ -452,7 +453,7 @@ func (c *Conn) startRequest(ctx context.Context, id ID, params []byte) (*callCtx
 		return nil, false
 	}
 	r := c.newRequestCtx(ctx, params)
-	if r != nil && c.queued.cancelled(k) {
+	if r != nil && c.queued.Cancelled(k) {
 		r.cancel(errPeerCancelled)
 	}
 	c.inflight.add(k, r)
