@@ -3,8 +3,6 @@ package jsonrpc
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -78,7 +76,7 @@ const (
 
 // ErrSubscriptionClosed is returned by Sink.Send once the subscription has
 // ended (the error wraps the reason when there is one).
-var ErrSubscriptionClosed = errors.New("jsonrpc: subscription closed")
+var ErrSubscriptionClosed = pubsub.ErrClosed
 
 // ErrSubscriptionOverflow ends a subscription whose buffer overflowed: on
 // the server under OverflowClose, on the client when events arrive faster
@@ -91,12 +89,11 @@ type Subscriptions struct {
 	namespace   string // for messages
 	subscribe   string
 	unsubscribe string
-	method      string // of the event notifications
-	maxPerConn  int
+	method      string                             // of the event notifications
+	live        *pubsub.Live[*Conn, *subscription] // live subscriptions by connection and id
 
 	mu    sync.Mutex
 	kinds map[string]subscriptionKind
-	conns map[*Conn]map[string]*subscription // live subscriptions by connection and id
 }
 
 // SubscriptionsOptions is the server side's configuration of one
@@ -117,15 +114,6 @@ type SubscriptionsOptions struct {
 	MaxPerConn int
 }
 
-// subscriptionMethods returns the three method names of a namespace, each
-// replaced by the one given when it is not empty: the same rule on both
-// sides (SubscriptionsOptions, SubscribeOptions).
-func subscriptionMethods(namespace, subscribe, unsubscribe, notification string) (string, string, string) {
-	return cmp.Or(subscribe, namespace+"_subscribe"),
-		cmp.Or(unsubscribe, namespace+"_unsubscribe"),
-		cmp.Or(notification, namespace+"_subscription")
-}
-
 // NewSubscriptions registers the subscribe and unsubscribe methods of
 // opts's namespace on mux. Over Streamable HTTP with sessions, a
 // subscription belongs to the session (SessionConn) and its events go on
@@ -135,15 +123,15 @@ func subscriptionMethods(namespace, subscribe, unsubscribe, notification string)
 // supported", as go-ethereum does.
 func NewSubscriptions(mux *Mux, opts SubscriptionsOptions) *Subscriptions {
 	s := &Subscriptions{
-		namespace:  cmp.Or(opts.Namespace, opts.SubscribeMethod),
-		maxPerConn: opts.MaxPerConn,
-		kinds:      make(map[string]subscriptionKind),
-		conns:      make(map[*Conn]map[string]*subscription),
+		namespace: cmp.Or(opts.Namespace, opts.SubscribeMethod),
+		kinds:     make(map[string]subscriptionKind),
 	}
-	if s.maxPerConn <= 0 {
-		s.maxPerConn = DefaultMaxSubscriptionsPerConn
+	maxPerConn := opts.MaxPerConn
+	if maxPerConn <= 0 {
+		maxPerConn = DefaultMaxSubscriptionsPerConn
 	}
-	s.subscribe, s.unsubscribe, s.method = subscriptionMethods(opts.Namespace, opts.SubscribeMethod, opts.UnsubscribeMethod, opts.NotificationMethod)
+	s.live = pubsub.NewLive[*Conn](maxPerConn, func(sub *subscription) { sub.End(ErrClosed, false) })
+	s.subscribe, s.unsubscribe, s.method = pubsub.Methods(opts.Namespace, opts.SubscribeMethod, opts.UnsubscribeMethod, opts.NotificationMethod)
 	Register(mux, s.subscribe, s.serveSubscribe, MethodDoc{
 		Summary: "Starts a subscription: params are the kind of events, then its arguments; the result is the subscription id.",
 	})
@@ -160,7 +148,7 @@ func NewSubscriptions(mux *Mux, opts SubscriptionsOptions) *Subscriptions {
 type Sink[E any] struct{ sub *subscription }
 
 // ID returns the subscription's id, as the client received it.
-func (k *Sink[E]) ID() string { return k.sub.id }
+func (k *Sink[E]) ID() string { return k.sub.ID }
 
 // Send queues ev to be sent to the subscriber. It is encoded at once, so the
 // producer may reuse ev's memory. Under OverflowBlock it waits while the
@@ -171,7 +159,7 @@ func (k *Sink[E]) Send(ev E) error {
 	if err != nil {
 		return err
 	}
-	return k.sub.push(raw)
+	return k.sub.PushEvent(raw)
 }
 
 // SubscriptionKindOptions is the server side's configuration of one kind
@@ -226,7 +214,7 @@ func AddSubscription[P, E any](s *Subscriptions, kind string, fn func(ctx contex
 		}
 		sink := &Sink[E]{sub: sub}
 		go func() {
-			sub.producerDone(fn(sub.ctx, p, sink))
+			sub.ProducerDone(fn(sub.Ctx, p, sink))
 		}()
 		return nil
 	}
@@ -279,9 +267,9 @@ func (s *Subscriptions) serveSubscribe(ctx context.Context, params []json.RawMes
 	if conn == nil {
 		return "", errNotificationsUnsupported
 	}
-	kind, args, err := splitKind(params)
-	if err != nil {
-		return "", err
+	kind, args, problem := pubsub.SplitKind(params)
+	if problem != "" {
+		return "", invalidParams("/0", problem)
 	}
 	s.mu.Lock()
 	k, ok := s.kinds[kind]
@@ -299,7 +287,7 @@ func (s *Subscriptions) serveSubscribe(ctx context.Context, params []json.RawMes
 	}
 	// Events wait for the subscribe response to be on its way.
 	afterReply(ctx, sub.Ready)
-	return sub.id, nil
+	return sub.ID, nil
 }
 
 type unsubscribeParams struct {
@@ -311,152 +299,39 @@ func (s *Subscriptions) serveUnsubscribe(ctx context.Context, p unsubscribeParam
 	if conn == nil {
 		return false, errNotificationsUnsupported
 	}
-	s.mu.Lock()
-	sub := s.conns[conn][p.ID]
-	s.mu.Unlock()
-	if sub == nil {
+	sub, ok := s.live.Get(conn, p.ID)
+	if !ok {
 		return false, Errorf(CodeSubscriptionNotFound, "subscription not found: %q", p.ID)
 	}
 	sub.End(nil, false)
 	return true, nil
 }
 
-// splitKind takes the kind (a string, the first element) off the params
-// array and returns the rest as the params of that kind.
-func splitKind(elems []json.RawMessage) (kind string, args []byte, err error) {
-	if len(elems) == 0 || elems[0][0] != '"' {
-		return "", nil, invalidParams("/0", "expected the kind of subscription (a string) as the first element of the params array")
-	}
-	if err := wire.Unmarshal(elems[0], &kind); err != nil {
-		return "", nil, invalidParams("/0", err.Error())
-	}
-	switch rest := elems[1:]; {
-	case len(rest) == 0:
-		return kind, nil, nil
-	case len(rest) == 1 && (rest[0][0] == '{' || rest[0][0] == '['):
-		return kind, rest[0], nil
-	default:
-		// Several arguments (or one scalar): an array by position.
-		b := []byte{'['}
-		for i, r := range rest {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, r...)
-		}
-		return kind, append(b, ']'), nil
-	}
-}
-
 func (s *Subscriptions) add(conn *Conn, sub *subscription) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if conn.ctx.Err() != nil {
+	switch err := s.live.Add(conn.ctx, conn, sub.ID, sub); {
+	case errors.Is(err, pubsub.ErrConnEnded):
 		return ErrClosed
+	case err != nil:
+		return Errorf(CodeSubscriptionLimit, "too many subscriptions on this connection (limit %d)", s.live.Max())
 	}
-	m := s.conns[conn]
-	if len(m) >= s.maxPerConn {
-		return Errorf(CodeSubscriptionLimit, "too many subscriptions on this connection (limit %d)", s.maxPerConn)
-	}
-	if m == nil {
-		m = make(map[string]*subscription)
-		s.conns[conn] = m
-		// The connection's end ends its subscriptions.
-		context.AfterFunc(conn.ctx, func() { s.dropConn(conn) })
-	}
-	m[sub.id] = sub
 	return nil
 }
 
-func (s *Subscriptions) remove(sub *subscription) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if m := s.conns[sub.conn]; m != nil {
-		delete(m, sub.id)
-		if len(m) == 0 && sub.conn.ctx.Err() != nil {
-			delete(s.conns, sub.conn)
-		}
-	}
-}
-
-func (s *Subscriptions) dropConn(conn *Conn) {
-	s.mu.Lock()
-	m := s.conns[conn]
-	delete(s.conns, conn)
-	s.mu.Unlock()
-	for _, sub := range m {
-		sub.End(ErrClosed, false)
-	}
-}
-
 // Live returns the number of live subscriptions, over every connection.
-func (s *Subscriptions) Live() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, m := range s.conns {
-		n += len(m)
-	}
-	return n
-}
-
-func newSubscriptionID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	return "0x" + hex.EncodeToString(b[:])
-}
+func (s *Subscriptions) Live() int { return s.live.Len() }
 
 // subscription is one live subscription on the server; its events wait
 // in its Outbox.
 type subscription struct {
-	pubsub.Outbox
-	id     string
-	owner  *Subscriptions
-	conn   *Conn
-	ctx    context.Context // the producer's
-	cancel context.CancelCauseFunc
+	pubsub.Sub
+	owner *Subscriptions
+	conn  *Conn
 }
 
 func (s *Subscriptions) newSubscription(ctx context.Context, conn *Conn, k subscriptionKind) *subscription {
-	// The producer keeps the request's values (a principal, say) but lives
-	// as long as the subscription, not the subscribe call.
-	pctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	sub := &subscription{
-		id:     newSubscriptionID(),
-		owner:  s,
-		conn:   conn,
-		ctx:    pctx,
-		cancel: cancel,
-	}
-	p := wire.AppendString([]byte(`{"jsonrpc":"2.0","method":`), s.method)
-	p = append(p, `,"params":{"subscription":"`...)
-	sub.Init(k.buffer, pubsub.Policy(k.policy), append(append(p, sub.id...), '"'), sub)
+	sub := &subscription{owner: s, conn: conn}
+	sub.Start(ctx, s.method, k.buffer, pubsub.Policy(k.policy), sub)
 	return sub
-}
-
-// push queues one encoded event, applying the overflow policy.
-func (sub *subscription) push(raw []byte) error {
-	if !sub.Push(raw) {
-		return sub.closedErr()
-	}
-	return nil
-}
-
-func (sub *subscription) closedErr() error {
-	if cause := context.Cause(sub.ctx); cause != nil && !errors.Is(cause, context.Canceled) {
-		return errors.Join(ErrSubscriptionClosed, cause)
-	}
-	return ErrSubscriptionClosed
-}
-
-// producerDone ends the subscription when its producer returns: what it
-// sent is still delivered, then its error if it failed.
-func (sub *subscription) producerDone(err error) {
-	if err != nil && sub.ctx.Err() == nil {
-		sub.End(err, true)
-		return
-	}
-	sub.End(nil, true)
 }
 
 // Send, Ended, AppendError and Broken make a subscription its Outbox's
@@ -465,8 +340,8 @@ func (sub *subscription) producerDone(err error) {
 func (sub *subscription) Send(msg []byte) error { return sub.conn.ch.Send(msg) }
 
 func (sub *subscription) Ended(err error) {
-	sub.cancel(err)
-	sub.owner.remove(sub) // lock order: the Outbox's, then the owner's
+	sub.Cancel(err)
+	sub.owner.live.Remove(sub.conn, sub.ID, sub.conn.ctx.Err() != nil) // lock order: the Outbox's, then the registry's
 }
 
 func (sub *subscription) AppendError(b []byte, err error) []byte {
@@ -521,7 +396,7 @@ func Subscribe[E any](ctx context.Context, c *Conn, namespace string, args ...an
 
 // SubscribeWith is Subscribe with options.
 func SubscribeWith[E any](ctx context.Context, c *Conn, opts SubscribeOptions, args ...any) (*Subscription[E], error) {
-	sub, unsub, notif := subscriptionMethods(opts.Namespace, opts.SubscribeMethod, opts.UnsubscribeMethod, opts.NotificationMethod)
+	sub, unsub, notif := pubsub.Methods(opts.Namespace, opts.SubscribeMethod, opts.UnsubscribeMethod, opts.NotificationMethod)
 	buffer := opts.Buffer
 	if buffer <= 0 {
 		buffer = DefaultClientSubscriptionBuffer
@@ -551,14 +426,8 @@ func (s *Subscription[E]) ID() string { return s.id }
 // queued events are taken, it returns the reason (see Err).
 func (s *Subscription[E]) Next(ctx context.Context) (E, error) {
 	var ev E
-	raw, err := s.cs.Next(ctx)
-	if err != nil {
-		return ev, err
-	}
-	if err := unmarshalLoose(raw, &ev); err != nil {
-		return ev, errors.Join(errors.New("jsonrpc: cannot decode a subscription event"), err)
-	}
-	return ev, nil
+	err := s.cs.NextInto(ctx, &ev)
+	return ev, err
 }
 
 // Events returns an iterator over the events, for use in a range loop that
@@ -613,10 +482,4 @@ func (c *Conn) clientSubs() *pubsub.Registry {
 func (c *Conn) takeEvent(data []byte, e *wire.Envelope) bool {
 	r := c.subs.Load()
 	return r != nil && e.Kind == wire.KindRequest && r.Take(e.MethodName(data), paramsOf(data, e))
-}
-
-// unmarshalLoose decodes JSON into v, ignoring unknown members: events and
-// their envelopes come from the server, which may add members.
-func unmarshalLoose(data []byte, v any) error {
-	return wire.UnmarshalResult(data, v, false)
 }

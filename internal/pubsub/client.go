@@ -286,3 +286,18 @@ func (cs *Queue) Dropped() int64 {
 	defer cs.mu.Unlock()
 	return cs.dropped
 }
+
+// NextInto waits for the next event and decodes it into v, ignoring
+// unknown members (events come from the server, which may add members).
+// Once the subscription has ended and its queued events are taken, it
+// returns the reason, as Next.
+func (cs *Queue) NextInto(ctx context.Context, v any) error {
+	raw, err := cs.Next(ctx)
+	if err != nil {
+		return err
+	}
+	if err := wire.UnmarshalResult(raw, v, false); err != nil {
+		return errors.Join(errors.New("jsonrpc: cannot decode a subscription event"), err)
+	}
+	return nil
+}

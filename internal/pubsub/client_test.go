@@ -129,3 +129,28 @@ func TestQueueNextAndFinish(t *testing.T) {
 		t.Fatalf("after Finish with discard: %s %v", raw, err)
 	}
 }
+
+// NextInto decodes an event, ignoring members the server added; an event
+// that does not fit is an error, and the end's reason follows.
+func TestQueueNextInto(t *testing.T) {
+	r := newTestRegistry()
+	r.Expect("m", 10)
+	q := r.Claim("m", "x", 10, nil)
+	r.ExpectDone("m")
+	r.Take([]byte("m"), event("x", `{"n":7,"extra":true}`))
+	r.Take([]byte("m"), event("x", `"not an object"`))
+	var v struct {
+		N int `json:"n"`
+	}
+	if err := q.NextInto(context.Background(), &v); err != nil || v.N != 7 {
+		t.Fatalf("NextInto = %+v, %v; want N 7", v, err)
+	}
+	if err := q.NextInto(context.Background(), &v); err == nil {
+		t.Fatal("NextInto decoded a string into a struct")
+	}
+	done := errors.New("done")
+	q.Finish(done, false)
+	if err := q.NextInto(context.Background(), &v); err != done {
+		t.Fatalf("after Finish: %v, want done", err)
+	}
+}

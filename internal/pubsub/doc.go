@@ -2,7 +2,12 @@
 // with nothing of a connection in them. On the server, an Outbox is the
 // bounded queue of one subscription's events with its overflow policy
 // (wait, drop the oldest, or end), and the goroutine that writes them in
-// order once the subscribe response has gone (server.go). On the client,
+// order once the subscribe response has gone (server.go); a Sub is one
+// live subscription (its id, its producer's context, its Outbox), and Live
+// the registry of them by connection and id, with the per-connection cap,
+// that ends a connection's subscriptions when it ends (sub.go, live.go, with
+// the ids, the method names and the split of a subscribe call's params).
+// On the client,
 // a Registry routes each event notification, on the read goroutine and in
 // order, to the bounded Queue of its subscription, holding the events that
 // arrive before the subscribe call's caller has claimed the id (client.go).

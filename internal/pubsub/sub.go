@@ -1,0 +1,57 @@
+package pubsub
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrClosed is PushEvent's error once the subscription has ended (it wraps
+// the reason when there is one).
+var ErrClosed = errors.New("jsonrpc: subscription closed")
+
+// Sub is one live subscription on the server: its id, its producer's
+// context and the Outbox its events wait in.
+type Sub struct {
+	Outbox
+	ID     string
+	Ctx    context.Context // the producer's
+	cancel context.CancelCauseFunc
+}
+
+// Start readies s for sub, under a fresh id: the producer's context keeps
+// ctx's values (a principal, say) but lives as long as the subscription,
+// not the subscribe call. Each event is sent as a notification of method.
+func (s *Sub) Start(ctx context.Context, method string, buffer int, policy Policy, sub Subscriber) {
+	s.Ctx, s.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	s.ID = NewID()
+	s.Init(buffer, policy, Prefix(method, s.ID), sub)
+}
+
+// Cancel cancels the producer's context with cause err.
+func (s *Sub) Cancel(err error) { s.cancel(err) }
+
+// PushEvent queues one encoded event, applying the overflow policy. Once
+// the subscription has ended it returns an error wrapping ErrClosed.
+func (s *Sub) PushEvent(raw []byte) error {
+	if !s.Push(raw) {
+		return s.closedErr()
+	}
+	return nil
+}
+
+func (s *Sub) closedErr() error {
+	if cause := context.Cause(s.Ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return errors.Join(ErrClosed, cause)
+	}
+	return ErrClosed
+}
+
+// ProducerDone ends the subscription when its producer returns err: what
+// it sent is still delivered, then its error if it failed.
+func (s *Sub) ProducerDone(err error) {
+	if err != nil && s.Ctx.Err() == nil {
+		s.End(err, true)
+		return
+	}
+	s.End(nil, true)
+}
