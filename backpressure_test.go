@@ -180,10 +180,8 @@ func TestSlowReaderBackPressure(t *testing.T) {
 
 // takenAll sums the messages taken on the connections s serves.
 func (s *Server) takenAll() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var n int64
-	for c := range s.conns {
+	for _, c := range s.life.Conns() {
 		n += c.taken.Load()
 	}
 	return n

@@ -100,7 +100,7 @@ func newConnContext(base context.Context, ch Channel, srv *Server, onDone func()
 		l.SetLendCheck(c.lendCheck)
 	}
 	c.rd.init(c)
-	srv.track(c, true)
+	srv.life.Add(c)
 	c.rd.Hand(c.rd.Load(), readown.Loop, true)
 	return c
 }
@@ -585,7 +585,7 @@ func (c *Conn) close(cause error) {
 	c.ch.Close()
 	c.failPending(cause)
 	c.rd.closed()
-	c.srv.track(c, false)
+	c.srv.life.Remove(c)
 }
 
 // Close closes the connection at once: running handlers are cancelled and

@@ -540,9 +540,7 @@ func TestHostileConnectionFlood(t *testing.T) {
 	// Every flood connection is released: a fresh one is served.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		srv.mu.Lock()
-		n := len(srv.conns)
-		srv.mu.Unlock()
+		n := len(srv.life.Conns())
 		if n == 0 {
 			break
 		}

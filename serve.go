@@ -17,32 +17,6 @@ import (
 	"github.com/seedhq/jsonrpc/internal/netx"
 )
 
-// track records the connections a Server serves, for Shutdown.
-func (s *Server) track(c *Conn, add bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if add {
-		if s.conns == nil {
-			s.conns = make(map[*Conn]struct{})
-		}
-		s.conns[c] = struct{}{}
-	} else {
-		delete(s.conns, c)
-	}
-}
-
-// onShutdown registers a function that Shutdown calls (to stop a listener
-// or an HTTP server). It reports false if the server is already shutting down.
-func (s *Server) onShutdown(f func(context.Context) error) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing {
-		return false
-	}
-	s.closers = append(s.closers, f)
-	return true
-}
-
 // ErrServerClosed is returned by the Serve methods after Shutdown.
 var ErrServerClosed = errors.New("jsonrpc: server closed")
 
@@ -104,11 +78,11 @@ func (s *Server) Serve(l net.Listener, opts ...ListenOption) error {
 
 // acceptStreams accepts and serves the stream connections of l with framing.
 func (s *Server) acceptStreams(l net.Listener, framing Framing) error {
-	if !s.onShutdown(func(context.Context) error { return l.Close() }) {
+	if !s.life.OnShutdown(func(context.Context) error { return l.Close() }) {
 		l.Close()
 		return ErrServerClosed
 	}
-	a := netx.Acceptor{Limit: int64(s.maxConns()), Closing: s.isClosing,
+	a := netx.Acceptor{Limit: int64(s.maxConns()), Closing: s.life.Closing,
 		Serve: func(nc net.Conn, done func()) {
 			if tc, ok := nc.(*tls.Conn); ok {
 				go s.serveTLS(tc, framing, done)
@@ -141,7 +115,7 @@ func (s *Server) serveTLS(tc *tls.Conn, framing Framing, onDone func()) {
 	state := tc.ConnectionState()
 	c := s.serveStream(tc, &state, framing, onDone)
 	// Shutdown may have listed the connections during the handshake.
-	if s.isClosing() {
+	if s.life.Closing() {
 		c.Shutdown(context.Background())
 	}
 }
@@ -170,39 +144,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			t.Stop()
 		}
 	}
-	s.mu.Lock()
-	s.closing = true
-	closers := s.closers
-	s.closers = nil
-	s.mu.Unlock()
-	var errs []error
-	for _, f := range closers {
-		if err := f(ctx); err != nil && !errors.Is(err, net.ErrClosed) {
-			errs = append(errs, err)
-		}
-	}
-	s.mu.Lock()
-	conns := make([]*Conn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for _, c := range conns {
-		wg.Go(func() {
-			if err := c.Shutdown(ctx); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return errors.Join(errs...)
+	return s.life.Shutdown(ctx)
 }
 
 // ListenOption configures one listener: of [Server.Listen], or of
@@ -403,7 +345,7 @@ func (s *Server) listenHTTP(l *Listener, u *url.URL, cfg *listenConfig) error {
 	srv := s.httpServer(nl, path, h, extra, tlsCfg, cfg.wrap)
 	// Registered before Listen returns, so that a Shutdown right after it
 	// stops this listener too.
-	if !s.onShutdown(srv.Shutdown) {
+	if !s.life.OnShutdown(srv.Shutdown) {
 		nl.Close()
 		return ErrServerClosed
 	}
@@ -432,7 +374,7 @@ func (s *Server) listenStream(l *Listener, u *url.URL, cfg *listenConfig) error 
 	// Registered before Listen returns (acceptStreams registers too, once it runs),
 	// so that a Shutdown right after it closes nl, and a unix socket's file
 	// is gone when Shutdown returns.
-	if !s.onShutdown(func(context.Context) error { return nl.Close() }) {
+	if !s.life.OnShutdown(func(context.Context) error { return nl.Close() }) {
 		nl.Close()
 		return ErrServerClosed
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/seedhq/jsonrpc/internal/framing"
+	"github.com/seedhq/jsonrpc/internal/lifecycle"
 	"github.com/seedhq/jsonrpc/internal/wire"
 	"github.com/seedhq/jsonrpc/internal/workers"
 )
@@ -197,11 +198,8 @@ type Server struct {
 	Middleware []Middleware
 	mwChain    middlewareChain
 
-	mu       sync.Mutex
-	conns    map[*Conn]struct{}
-	closers  []func(context.Context) error // listeners and HTTP servers to stop on Shutdown
-	closing  bool
-	draining atomic.Bool // Shutdown has begun (HealthHandler, Connection: close)
+	life     lifecycle.Group[*Conn] // the listeners and connections Shutdown stops
+	draining atomic.Bool            // Shutdown has begun (HealthHandler, Connection: close)
 }
 
 func (s *Server) maxMessageSize() int64 { return orDefault(s.MaxMessageSize, DefaultMaxMessageSize) }

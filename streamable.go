@@ -204,7 +204,7 @@ func (s *Server) StreamableHTTPHandler(opts StreamableHTTPOptions) http.Handler 
 	})
 	// Shutdown ends the open streams (their clients reconnect elsewhere), so
 	// that an HTTP server's graceful shutdown does not wait for them.
-	s.onShutdown(func(context.Context) error {
+	s.life.OnShutdown(func(context.Context) error {
 		h.sessions.Shutdown()
 		return nil
 	})

@@ -128,7 +128,7 @@ func (s *Server) listenRegistered(u *url.URL) (l *Listener, ok bool, err error) 
 	if !ok || t.listen == nil {
 		return nil, false, nil
 	}
-	if s.isClosing() {
+	if s.life.Closing() {
 		return nil, true, ErrServerClosed
 	}
 	ep, err := t.listen(s, u)
@@ -145,18 +145,11 @@ func (s *Server) listenRegistered(u *url.URL) (l *Listener, ok bool, err error) 
 // down is shut down at once.
 func (s *Server) ServeEndpoint(ep Endpoint) *Listener {
 	l := &Listener{URL: ep.URL(), done: make(chan struct{})}
-	if !s.onShutdown(ep.Shutdown) {
+	if !s.life.OnShutdown(ep.Shutdown) {
 		ep.Shutdown(context.Background())
 	}
 	go func() { l.stop(ep.Wait()) }()
 	return l
-}
-
-// isClosing reports whether Shutdown has begun.
-func (s *Server) isClosing() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closing
 }
 
 // Process serves one message (a request, a notification or a batch) with

@@ -114,10 +114,7 @@ func (s *Server) WebSocketHandler(opts WebSocketOptions) http.Handler {
 		c := newConnContext(ctx, newWSChannel(wc, s.maxMessageSize(), opts.PingInterval, opts.PingTimeout), s, func() { open.Add(-1) })
 		// A socket accepted while the server shuts down may have missed
 		// Shutdown's list of connections: close it here.
-		s.mu.Lock()
-		closing := s.closing
-		s.mu.Unlock()
-		if closing {
+		if s.life.Closing() {
 			c.Shutdown(context.Background())
 		}
 	})

@@ -1,0 +1,112 @@
+// Package lifecycle keeps what a server stops when it shuts down, in
+// order: first what it registered to stop (its listeners and HTTP servers:
+// OnShutdown), then every connection it serves (Add), gracefully and all
+// at once, each bounded by the same context. Nothing in it knows
+// JSON-RPC: a connection is anything that can be shut down.
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+)
+
+// Conn is a connection a Group serves: it can be shut down gracefully,
+// until ctx ends.
+type Conn interface {
+	comparable
+	Shutdown(ctx context.Context) error
+}
+
+// Group is a server's listeners and connections. Its zero value is ready
+// to use; it is safe for concurrent use.
+type Group[C Conn] struct {
+	mu      sync.Mutex
+	conns   map[C]struct{}
+	closers []func(context.Context) error // listeners and HTTP servers to stop
+	closing bool                          // Shutdown has begun
+}
+
+// Add records a connection the server serves.
+func (g *Group[C]) Add(c C) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.conns == nil {
+		g.conns = make(map[C]struct{})
+	}
+	g.conns[c] = struct{}{}
+}
+
+// Remove forgets a connection that has ended.
+func (g *Group[C]) Remove(c C) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.conns, c)
+}
+
+// Conns returns the connections served now.
+func (g *Group[C]) Conns() []C {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	conns := make([]C, 0, len(g.conns))
+	for c := range g.conns {
+		conns = append(conns, c)
+	}
+	return conns
+}
+
+// OnShutdown registers f, which Shutdown calls first (to stop a listener
+// or an HTTP server). It reports false if Shutdown has begun already: f is
+// not registered, and the caller stops what it started itself.
+func (g *Group[C]) OnShutdown(f func(context.Context) error) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closing {
+		return false
+	}
+	g.closers = append(g.closers, f)
+	return true
+}
+
+// Closing reports whether Shutdown has begun. A connection accepted once it
+// has may have been missed by Shutdown's list: its server shuts it down.
+func (g *Group[C]) Closing() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.closing
+}
+
+// Shutdown calls the functions registered with OnShutdown, in order, then
+// shuts down every connection at once and waits for them. If ctx ends
+// first it returns ctx's error; otherwise the errors of the closers (but
+// net.ErrClosed: a listener closed already) and of the connections, joined.
+func (g *Group[C]) Shutdown(ctx context.Context) error {
+	g.mu.Lock()
+	g.closing = true
+	closers := g.closers
+	g.closers = nil
+	g.mu.Unlock()
+	var errs []error
+	for _, f := range closers {
+		if err := f(ctx); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, c := range g.Conns() {
+		wg.Go(func() {
+			if err := c.Shutdown(ctx); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return errors.Join(errs...)
+}
