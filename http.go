@@ -515,8 +515,9 @@ func (c *HTTPClient) readReply(resp *http.Response, into []byte, wantReply bool)
 		return nil, newHTTPError(resp)
 	}
 	body, err := httpmsg.ReadReply(resp, into, c.maxSize, wantReply)
-	var tl *httpmsg.TooLargeError
-	if errors.As(err, &tl) {
+	// A type assertion, not errors.As: ReadReply returns the error itself,
+	// and errors.As's target would cost an allocation on every call.
+	if tl, ok := err.(*httpmsg.TooLargeError); ok {
 		return nil, &responseTooLarge{size: tl.Size, limit: tl.Limit}
 	}
 	return body, err

@@ -25,9 +25,10 @@ func (e *TooLargeError) Error() string {
 }
 
 // ReadReply reads the body of a 2xx response to a POST into into,
-// decompressed, under limit (a *TooLargeError past it). It returns nil
-// when the body is empty (or 204) and no reply is due, and an error when
-// one was due, or when the body is not JSON (IsJSON, lenient).
+// decompressed, under limit (past it a *TooLargeError, returned as is, not
+// wrapped). It returns nil when the body is empty (or 204) and no reply is
+// due, and an error when one was due, or when the body is not JSON (IsJSON,
+// lenient).
 func ReadReply(resp *http.Response, into []byte, limit int64, wantReply bool) ([]byte, error) {
 	noReply := func() ([]byte, error) {
 		if wantReply {
