@@ -702,21 +702,26 @@ func (s *Stream) writeFramed(msg []byte, header bool) error {
 // write writes p, failing when the peer accepts no bytes at all for the
 // write timeout: with a deadline on connections that support one, otherwise
 // with a timer that closes the stream. Either is renewed whenever bytes go
-// out (p leaves in chunks, so progress shows within a large message), so
-// the timeout bounds a stall, not a slow transfer.
+// out, so the timeout bounds a stall, not a slow transfer: a deadline that
+// expires after part of p went out counts as progress, and without
+// deadlines p leaves in chunks for the timer to see progress within a large
+// message. With a deadline p is written whole, in as few system calls as
+// the socket's buffer allows (64 KiB chunks cost a system call each and
+// woke the reader as often).
 func (s *Stream) write(p []byte) error {
 	if s.wto <= 0 {
 		_, err := s.rwc.Write(p)
 		return err
 	}
-	const chunk = 64 << 10
 	dl, ok := s.rwc.(interface{ SetWriteDeadline(time.Time) error })
 	if ok && dl.SetWriteDeadline(time.Now().Add(s.wto)) != nil {
 		ok = false // e.g. a file that does not support deadlines
 	}
 	var timer *time.Timer
 	var stalled atomic.Bool
+	chunk := len(p)
 	if !ok {
+		chunk = 64 << 10
 		timer = time.AfterFunc(s.wto, func() { stalled.Store(true); s.rwc.Close() })
 		defer timer.Stop()
 	}
@@ -730,7 +735,7 @@ func (s *Stream) write(p []byte) error {
 			}
 			return err
 		}
-		// Progress (a chunk, or part of one before the deadline): renew.
+		// Progress (a chunk, or part of p before the deadline): renew.
 		if len(p) > 0 {
 			if ok {
 				dl.SetWriteDeadline(time.Now().Add(s.wto))
