@@ -267,7 +267,7 @@ func (c *Conn) take(data []byte) (*task, bool) {
 	ci.data, ci.conn = data, c
 	pre := false
 	if ps, ok := c.ch.(*postStream); ok {
-		pre = ps.takeScan(data, &ci.m) // scanned by the POST already
+		pre = ps.scan.Take(data, &ci.m) // scanned by the POST already
 		ci.scanned = pre
 	}
 	c.srv.dispatch(c.ctx, &ci.inbound, ci)

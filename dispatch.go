@@ -29,7 +29,7 @@ type inbound struct {
 	scanState
 	data    []byte
 	conn    *Conn // the connection it arrived on: responses go to its calls (nil: HTTP, Process)
-	scanned bool  // m holds data's scan already (a Streamable HTTP POST's: see postStream.takeScan)
+	scanned bool  // m holds data's scan already (a Streamable HTTP POST's: see streamable.FirstScan)
 }
 
 // sink is a transport's side of the inbound path.

@@ -4,31 +4,7 @@ import (
 	"bytes"
 	"context"
 	"testing"
-
-	"github.com/seedhq/jsonrpc/internal/wire"
 )
-
-// A Streamable HTTP POST's message is scanned once: its connection takes
-// the POST's scan for that message (the same bytes), once, and scans any
-// other message itself.
-func TestPostStreamScanTakenOnce(t *testing.T) {
-	data := []byte(`{"jsonrpc":"2.0","method":"echo","id":1}`)
-	in := inbound{data: data}
-	if e := (&Server{}).scan(&in); e != nil {
-		t.Fatal(e)
-	}
-	ps := &postStream{scanned: &in.m, scannedData: data}
-	var m wire.Message
-	if ps.takeScan(bytes.Clone(data), &m) {
-		t.Fatal("the scan was taken for another message with the same text")
-	}
-	if !ps.takeScan(data, &m) || len(m.Elems) != 1 || m.Elems[0].Kind != wire.KindRequest {
-		t.Fatalf("the POST's scan was not taken: %+v", m)
-	}
-	if ps.takeScan(data, &m) {
-		t.Fatal("the scan was taken twice")
-	}
-}
 
 // dispatch serves a message already scanned from its scan, without
 // scanning it again (here its first byte is broken: a scan would answer

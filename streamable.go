@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/seedhq/jsonrpc/internal/httpmsg"
@@ -197,7 +194,7 @@ func (s *Server) StreamableHTTPHandler(opts StreamableHTTPOptions) http.Handler 
 	h := &streamableHandler{srv: s, opts: opts}
 	h.rules.Versions, h.rules.SessionVersions, h.rules.ToolInputSchema = opts.StatelessVersions, opts.ProtocolVersions, opts.ToolInputSchema
 	h.sessions = streamable.NewSessions(streamable.ServerConfig{
-		IdleTimeout: opts.SessionIdleTimeout, MaxSessions: opts.MaxSessions, Standalone: !opts.NoStandaloneStream,
+		IdleTimeout: opts.SessionIdleTimeout, MaxSessions: opts.MaxSessions, Enabled: opts.Sessions, Standalone: !opts.NoStandaloneStream,
 		OutboxSize: opts.OutboxSize, OutboxBytes: opts.OutboxBytes, StoreSize: opts.EventStoreSize, StoreBytes: opts.EventStoreBytes,
 		KeepAlive: opts.KeepAlive, Retry: opts.RetryDelay, WriteTimeout: h.writeTimeout,
 		OnEnd: h.endPOSTs, NewConn: h.sessionConn,
@@ -217,15 +214,8 @@ type streamableHandler struct {
 	srv      *Server
 	opts     StreamableHTTPOptions
 	sessions *streamable.Sessions
-	routes   streamable.Routes[routed] // the connections that call the client, by the high bits of their call ids
-	rules    mcp.Stateless             // the stateless revisions' checks
-}
-
-// routed is a connection of the handler that calls the client: a POST's
-// (*postStream) or a session's (*sessionChannel).
-type routed interface {
-	Deliver(data []byte) // a POSTed message answering its calls
-	sessionID() string
+	routes   streamable.Routes[streamable.Target] // the connections that call the client (a POST's, a session's), by the high bits of their call ids
+	rules    mcp.Stateless                        // the stateless revisions' checks
 }
 
 // writeTimeout bounds one write of an event stream: Server.WriteTimeout,
@@ -257,46 +247,14 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveStateless(w, r)
 		return
 	}
-	if v := r.Header.Get(versionHeader); v != "" && len(h.opts.ProtocolVersions) > 0 && !slices.Contains(h.opts.ProtocolVersions, v) {
-		http.Error(w, "jsonrpc: unsupported "+versionHeader+" "+strconv.Quote(v)+"; supported: "+strings.Join(h.opts.ProtocolVersions, ", "), http.StatusBadRequest)
+	if !streamable.CheckVersion(w, r, h.opts.ProtocolVersions) {
 		return
 	}
-	switch r.Method {
-	case http.MethodPost:
-		h.post(w, r)
-	case http.MethodDelete:
-		if !h.opts.Sessions {
-			w.Header().Set("Allow", http.MethodPost)
-			http.Error(w, "jsonrpc: this server keeps no sessions", http.StatusMethodNotAllowed)
-			return
-		}
-		h.sessions.ServeDELETE(w, r)
-	case http.MethodGet:
-		if !h.opts.Sessions || h.opts.NoStandaloneStream {
-			h.notAllowed(w, r)
-			return
-		}
-		h.sessions.ServeGET(w, r)
-	default:
-		h.notAllowed(w, r)
+	if r.Method != http.MethodPost {
+		h.sessions.ServeOther(w, r) // GET and DELETE with sessions, else 405
+		return
 	}
-}
-
-// notAllowed answers a method the endpoint does not serve with 405.
-func (h *streamableHandler) notAllowed(w http.ResponseWriter, r *http.Request) {
-	allow := http.MethodPost
-	if h.opts.Sessions && !h.opts.NoStandaloneStream {
-		allow = "GET, " + allow
-	}
-	if h.opts.Sessions {
-		allow += ", " + http.MethodDelete
-	}
-	w.Header().Set("Allow", allow)
-	what := "this endpoint has no standalone event stream; POST JSON-RPC messages"
-	if r.Method != http.MethodGet {
-		what = "POST JSON-RPC messages"
-	}
-	http.Error(w, "jsonrpc: method "+r.Method+" not allowed: "+what, http.StatusMethodNotAllowed)
+	h.post(w, r)
 }
 
 func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
@@ -318,13 +276,13 @@ func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 	var sess *streamable.Session
 	session := ""
 	if h.opts.Sessions {
-		if sess, ok = h.sessions.ForPOST(w, r, p.initialize); !ok {
+		if sess, ok = h.sessions.ForPOST(w, r, p.Initialize); !ok {
 			return
 		}
 		session = sess.ID
 	}
-	if len(p.responses) > 0 {
-		h.route(data, p.responses, session, len(p.responses) < p.elems)
+	if len(p.Responses) > 0 {
+		streamable.Route(&h.routes, data, p.Responses, session, len(p.Responses) < p.Elems)
 	}
 	pi := &peerInfo{peer: s.httpPeer(r, "http"), srv: s}
 	client := streamable.ClientKey(r, pi.peer.RemoteAddr, session, h.opts.Sessions)
@@ -332,7 +290,7 @@ func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case !p.needsReply:
 		// Notifications and responses only: accepted, nothing to answer.
-		if len(p.responses) < p.elems {
+		if len(p.Responses) < p.Elems {
 			h.notifications(ctx, data)
 		}
 		w.WriteHeader(http.StatusAccepted)
@@ -345,20 +303,17 @@ func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		h.serveStream(ctx, streamPOST{w: w, data: data, scan: p.scan(), sess: sess, client: client, requests: p.requests, pi: pi, withData: r.Header.Get(versionHeader) >= "2025-11-25"})
+		h.serveStream(ctx, streamPOST{w: w, data: data, scan: p.scan(), sess: sess, client: client, requests: p.Requests, pi: pi, withData: r.Header.Get(versionHeader) >= "2025-11-25"})
 	}
 }
 
 // postScan is what post learns of a POST's message before it is served.
 type postScan struct {
+	streamable.Post
 	m          wire.Message
-	scanned    bool            // m holds the message's scan (false: a parse error)
-	elems      int             // the message's elements
-	requests   int             // calls, and invalid elements that get an error
-	responses  []wire.Envelope // answers to our calls, routed to the POSTs that made them
-	initialize bool            // a single call of the initialize method
-	needsReply bool            // something is answered: a request, or an error for the whole message
-	admit      bool            // Admit is asked about it here (see admitPOST)
+	scanned    bool // m holds the message's scan (false: a parse error)
+	needsReply bool // something is answered: a request, or an error for the whole message
+	admit      bool // Admit is asked about it here (see admitPOST)
 }
 
 // scan is the message's scan, nil when it failed.
@@ -381,20 +336,9 @@ func (h *streamableHandler) scanPOST(data []byte) *postScan {
 		return p
 	}
 	p.m, p.scanned = in.m, true
-	m := &p.m
-	p.elems = len(m.Elems)
-	for i := range m.Elems {
-		e := &m.Elems[i]
-		switch {
-		case e.Kind == wire.KindResponse || e.Kind == wire.KindBadResponse:
-			p.responses = append(p.responses, *e)
-		case e.Kind != wire.KindRequest || e.ID.Present():
-			p.requests++
-			p.initialize = !m.Batch && e.Kind == wire.KindRequest && string(e.MethodName(data)) == h.opts.InitializeMethod
-		}
-	}
-	wholeError := s.batchError(m) != nil // answered whole by the POST's connection
-	p.needsReply = p.requests > 0 || wholeError
+	p.Post = streamable.ClassifyPOST(data, &p.m, h.opts.InitializeMethod)
+	wholeError := s.batchError(&p.m) != nil // answered whole by the POST's connection
+	p.needsReply = p.Requests > 0 || wholeError
 	p.admit = !wholeError
 	return p
 }
@@ -504,7 +448,7 @@ func (h *streamableHandler) serveStream(ctx context.Context, p streamPOST) {
 	// Our calls to this client get ids whose high bits name this POST, so
 	// that the client's answers, POSTed separately, find their way back.
 	conn.seq.Store(key << 32)
-	ps.scanned, ps.scannedData = p.scan, p.data
+	ps.scan.Set(p.data, p.scan)
 	ps.Put(p.data)
 	es.Hold(ctx, out, ps.Closed())
 	if ps.Resumable() {
@@ -518,34 +462,6 @@ func (h *streamableHandler) serveStream(ctx context.Context, p streamPOST) {
 	conn.Close() // handlers still running are cancelled
 }
 
-// route hands the responses in a POST to the connections whose calls they
-// answer. A batch that also holds requests or notifications is served by
-// its own POST's connection, and only there: each of its responses is
-// routed as a message of its own.
-func (h *streamableHandler) route(data []byte, responses []wire.Envelope, session string, mixed bool) {
-	seen := map[routed]bool{}
-	for i := range responses {
-		n, ok := parseOurID(responses[i].ID.Of(data))
-		if !ok {
-			continue
-		}
-		target, ok := h.routes.Get(n >> 32)
-		if !ok || target.sessionID() != session {
-			continue
-		}
-		if !mixed {
-			if !seen[target] {
-				seen[target] = true
-				target.Deliver(data)
-			}
-			continue
-		}
-		if msg := streamable.SingleResponse(data, &responses[i]); msg != nil {
-			target.Deliver(msg)
-		}
-	}
-}
-
 // notifications serves the notifications of a POST (no reply can go back).
 func (h *streamableHandler) notifications(ctx context.Context, data []byte) {
 	h.srv.exchangeOnce(ctx, data, 0)
@@ -554,7 +470,7 @@ func (h *streamableHandler) notifications(ctx context.Context, data []byte) {
 // posts returns the live POSTs that keep keeps.
 func (h *streamableHandler) posts(keep func(*postStream) bool) []*postStream {
 	var out []*postStream
-	for _, t := range h.routes.Filter(func(t routed) bool { ps, ok := t.(*postStream); return ok && keep(ps) }) {
+	for _, t := range h.routes.Filter(func(t streamable.Target) bool { ps, ok := t.(*postStream); return ok && keep(ps) }) {
 		out = append(out, t.(*postStream))
 	}
 	return out
@@ -606,7 +522,7 @@ func (h *streamableHandler) sessionConn(ctx context.Context, s *streamable.Sessi
 		base = context.WithValue(base, peerKey{}, &peerInfo{peer: pi.peer, srv: pi.srv})
 	}
 	c := newConnContext(base, ch, h.srv, nil)
-	c.seq.Store(key << 32) // the client's answers find their way back (route)
+	c.seq.Store(key << 32) // the client's answers find their way back (streamable.Route)
 	ch.conn = c
 	return c
 }
@@ -622,7 +538,8 @@ type sessionChannel struct {
 	streamable.Inbox
 }
 
-func (c *sessionChannel) sessionID() string { return c.sess.ID }
+// SessionID is the session's id (streamable.Target).
+func (c *sessionChannel) SessionID() string { return c.sess.ID }
 
 // Send queues msg for the standalone stream; it never waits, and fails
 // with ErrStreamBacklog when the outbox is full.
@@ -648,27 +565,11 @@ type postStream struct {
 	conn    *Conn
 	streamable.Inbox
 
-	// The POST's message and its scan, for the connection's first take
-	// (see takeScan): set before the message is delivered, then the
-	// connection's reading goroutine's alone.
-	scanned     *wire.Message
-	scannedData []byte
+	scan streamable.FirstScan // the POST's scan of its message, for the connection's first take
 }
 
-func (ps *postStream) sessionID() string { return ps.session }
-
-// takeScan gives the connection the POST's scan of data, once, so that
-// its message is not scanned twice: it copies it to m and reports true
-// when data is the POST's message and it was scanned.
-func (ps *postStream) takeScan(data []byte, m *wire.Message) bool {
-	s := ps.scanned
-	if s == nil || len(data) == 0 || len(data) != len(ps.scannedData) || &data[0] != &ps.scannedData[0] {
-		return false
-	}
-	ps.scanned, ps.scannedData = nil, nil
-	*m = *s
-	return true
-}
+// SessionID is the POST's session's id, "" for none (streamable.Target).
+func (ps *postStream) SessionID() string { return ps.session }
 
 func (ps *postStream) Close() error {
 	ps.Shut()

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/seedhq/jsonrpc/internal/calls"
 	"github.com/seedhq/jsonrpc/internal/sse"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
@@ -234,4 +235,68 @@ func SingleResponse(data []byte, e *wire.Envelope) []byte {
 		b = append(append(b, `,"error":`...), e.ErrObj.Of(data)...)
 	}
 	return append(b, '}')
+}
+
+// Target is a connection of the server that calls the client (a POST's, a
+// session's): the client's answers to its calls, POSTed apart, are
+// delivered to it.
+type Target interface {
+	Deliver(data []byte) // a POSTed message answering its calls
+	SessionID() string   // its session ("": none)
+}
+
+// Route hands the responses in a POST (data, of session; responses are
+// its responses, scanned) to the connections whose calls they answer, by
+// the route key in the high 32 bits of the call id: only a connection of
+// the same session gets them. A message that also holds requests or
+// notifications (mixed) is served by its own POST's connection, and only
+// there: each of its responses is routed as a message of its own.
+func Route[T interface {
+	Target
+	comparable
+}](r *Routes[T], data []byte, responses []wire.Envelope, session string, mixed bool) {
+	seen := map[T]bool{}
+	for i := range responses {
+		n, ok := calls.ParseID(responses[i].ID.Of(data))
+		if !ok {
+			continue
+		}
+		target, ok := r.Get(n >> 32)
+		if !ok || target.SessionID() != session {
+			continue
+		}
+		if !mixed {
+			if !seen[target] {
+				seen[target] = true
+				target.Deliver(data)
+			}
+			continue
+		}
+		if msg := SingleResponse(data, &responses[i]); msg != nil {
+			target.Deliver(msg)
+		}
+	}
+}
+
+// FirstScan hands a connection the POST's own scan of its message, once,
+// so that the message is not scanned twice. Set is called before the
+// message is delivered; Take then belongs to the connection's reading
+// goroutine.
+type FirstScan struct {
+	m    *wire.Message
+	data []byte
+}
+
+// Set keeps m, the scan of data (nil: not scanned, or the scan failed).
+func (f *FirstScan) Set(data []byte, m *wire.Message) { f.m, f.data = m, data }
+
+// Take copies the kept scan to m and reports true when data is the very
+// message it was made of (the same bytes, not an equal copy), once.
+func (f *FirstScan) Take(data []byte, m *wire.Message) bool {
+	if f.m == nil || len(data) == 0 || len(data) != len(f.data) || &data[0] != &f.data[0] {
+		return false
+	}
+	*m = *f.m
+	f.m, f.data = nil, nil
+	return true
 }

@@ -4,11 +4,13 @@
 // The server's side (server.go, answer.go): the session table (ids, idle
 // expiry, the bound on live sessions, each session's standalone stream,
 // event store and the numbered streams of its POSTs), GET (the standalone
-// stream, or the resumption of a stream with Last-Event-ID) and DELETE,
-// the answer to one POST (one JSON body, or an event stream once anything
-// but the reply is sent), the inbox of a server connection's Channel, and
-// the routes that bring the client's answers, POSTed apart, back to the
-// connection whose call they answer.
+// stream, or the resumption of a stream with Last-Event-ID), DELETE and
+// the 405 of other methods, the MCP-Protocol-Version check, what a POST's
+// message holds (ClassifyPOST) and its scan handed to its connection once
+// (FirstScan), the answer to one POST (one JSON body, or an event stream
+// once anything but the reply is sent), the inbox of a server connection's
+// Channel, and the routes that bring the client's answers, POSTed apart,
+// back to the connection whose call they answer (Route).
 //
 // The client's side (client.go): its Channel (a POST per message, its
 // answer read as JSON or as an event stream, the session and
@@ -16,10 +18,12 @@
 // stream cut off, DELETE at Close) and the counting of the calls and
 // responses a message holds (messages.go).
 //
-// It imports only internal/sse, internal/mcp and internal/wire. What it
-// needs of the root package comes in as funcs (ServerConfig.WriteTimeout
-// and OnEnd; ClientConfig's ReadReply, Failed, ContextHeader, Logger) and
-// as the io.Closer of a session's connection. The root keeps the
-// JSON-RPC side: scanning a POST, Admit, serving it on a connection of its
-// own, the stateless revision's checks, SessionConn.
+// It imports only internal/sse, internal/mcp, internal/wire and
+// internal/calls (the ids of the server's calls). What it needs of the
+// root package comes in as funcs (ServerConfig.WriteTimeout and OnEnd;
+// ClientConfig's ReadReply, Failed, ContextHeader, Logger), as the
+// io.Closer of a session's connection and as the Target of a route. The
+// root keeps the JSON-RPC side: scanning a POST and its batch rules,
+// Admit, serving it on a connection of its own, the stateless revision's
+// checks, SessionConn.
 package streamable

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/seedhq/jsonrpc/internal/mcp"
 	"github.com/seedhq/jsonrpc/internal/sse"
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // ServerConfig is the session and stream settings of a server (the root's
@@ -21,6 +23,7 @@ import (
 type ServerConfig struct {
 	IdleTimeout             time.Duration // a session unused for that long ends
 	MaxSessions             int           // the live sessions; past it New refuses
+	Enabled                 bool          // sessions are kept (off: stateless; GET and DELETE get 405)
 	Standalone              bool          // sessions have a standalone GET stream
 	OutboxSize, OutboxBytes int           // the bounds of a standalone stream's outbox
 	StoreSize, StoreBytes   int           // the bounds of a session's event store (StoreSize <= 0: none)
@@ -246,6 +249,80 @@ func (t *Sessions) ForPOST(w http.ResponseWriter, r *http.Request, initialize bo
 		return nil, false
 	}
 	return s, true
+}
+
+// ServeOther answers a request that is not a POST: with sessions, DELETE
+// ends one (ServeDELETE) and GET opens its standalone stream (ServeGET)
+// when sessions have one; anything else gets 405 with the Allow header of
+// what the endpoint serves.
+func (t *Sessions) ServeOther(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == http.MethodDelete && !t.cfg.Enabled:
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "jsonrpc: this server keeps no sessions", http.StatusMethodNotAllowed)
+	case r.Method == http.MethodDelete:
+		t.ServeDELETE(w, r)
+	case r.Method == http.MethodGet && t.cfg.Enabled && t.cfg.Standalone:
+		t.ServeGET(w, r)
+	default:
+		t.notAllowed(w, r)
+	}
+}
+
+// notAllowed answers a method the endpoint does not serve with 405.
+func (t *Sessions) notAllowed(w http.ResponseWriter, r *http.Request) {
+	allow := http.MethodPost
+	if t.cfg.Enabled && t.cfg.Standalone {
+		allow = "GET, " + allow
+	}
+	if t.cfg.Enabled {
+		allow += ", " + http.MethodDelete
+	}
+	w.Header().Set("Allow", allow)
+	what := "this endpoint has no standalone event stream; POST JSON-RPC messages"
+	if r.Method != http.MethodGet {
+		what = "POST JSON-RPC messages"
+	}
+	http.Error(w, "jsonrpc: method "+r.Method+" not allowed: "+what, http.StatusMethodNotAllowed)
+}
+
+// CheckVersion answers 400 to a request whose MCP-Protocol-Version header
+// names a revision not among versions, and reports whether the request
+// may be served: any revision may when versions is empty, and a request
+// without the header may (MCP: assume the oldest).
+func CheckVersion(w http.ResponseWriter, r *http.Request, versions []string) bool {
+	v := r.Header.Get(mcp.VersionHeader)
+	if v == "" || len(versions) == 0 || slices.Contains(versions, v) {
+		return true
+	}
+	http.Error(w, "jsonrpc: unsupported "+mcp.VersionHeader+" "+strconv.Quote(v)+"; supported: "+strings.Join(versions, ", "), http.StatusBadRequest)
+	return false
+}
+
+// Post is what a server learns of a POST's message, scanned, before it
+// serves it.
+type Post struct {
+	Elems      int             // the message's elements
+	Requests   int             // calls, and invalid elements that get an error
+	Responses  []wire.Envelope // answers to the server's calls (see Route)
+	Initialize bool            // a single call of the initialize method
+}
+
+// ClassifyPOST tells what the POSTed message data, scanned into m, holds;
+// initialize is the name of the request that starts a session.
+func ClassifyPOST(data []byte, m *wire.Message, initialize string) Post {
+	p := Post{Elems: len(m.Elems)}
+	for i := range m.Elems {
+		e := &m.Elems[i]
+		switch {
+		case e.Kind == wire.KindResponse || e.Kind == wire.KindBadResponse:
+			p.Responses = append(p.Responses, *e)
+		case e.Kind != wire.KindRequest || e.ID.Present():
+			p.Requests++
+			p.Initialize = !m.Batch && e.Kind == wire.KindRequest && string(e.MethodName(data)) == initialize
+		}
+	}
+	return p
 }
 
 // ServeDELETE ends the session a DELETE names.
