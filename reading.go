@@ -121,61 +121,80 @@ func (c *Conn) readLoop() {
 			continue
 		}
 		if err != nil {
-			if errors.Is(err, ErrRecvInterrupted) {
-				// An idle refresh, or a cut meant for a caller that has
-				// stopped reading: a fresh goroutine reads on.
-				o.interrupting.Store(false)
-				o.Hand(o.Load(), readown.Loop, true)
-				return
-			}
-			if c.recvFailed(err) {
-				continue
-			}
-			o.Hand(o.Load(), readown.Ended, false)
-			c.finish(err)
-			return
-		}
-		t, draining := c.take(data)
-		if t == nil {
-			if o.buffered() {
-				// Responses (or notifications) with more behind them: the
-				// calls their callers make next are held to leave together.
-				o.holdCalls()
-				continue
-			}
-			if o.park() {
+			if !c.loopRecvFailed(err) {
 				return
 			}
 			continue
 		}
-		if o.buffered() {
-			// More is waiting: its replies are held until the input runs
-			// dry. The request is served here too while requests have been
-			// quick (as a server that handles a read's worth of requests
-			// in turn), otherwise on a goroutine of its own.
-			o.holdReplies()
-			if o.quick.Load() {
-				if !o.serveInline(t, draining, true) {
-					return
-				}
-				continue
+		if t, draining := c.take(data); t != nil {
+			if !o.loopServe(t, draining) {
+				return
 			}
-			workers.Go(func() { c.run(t, draining) })
-			continue
-		}
-		if !o.interruptible() {
-			// This goroutine serves the request and a fresh one reads on:
-			// a read that cannot be interrupted could not be moved off a
-			// stack a handler grew, so the reading goroutine stays small.
-			o.Hand(o.Load(), readown.Loop, true)
-			o.releaseReplies()
-			c.run(t, draining)
-			return
-		}
-		if !o.serveInline(t, draining, false) {
+		} else if !o.loopTookOther() {
 			return
 		}
 	}
+}
+
+// loopRecvFailed handles an error of the read loop's read, and reports
+// whether the loop reads on.
+func (c *Conn) loopRecvFailed(err error) (readOn bool) {
+	o := &c.rd
+	if errors.Is(err, ErrRecvInterrupted) {
+		// An idle refresh, or a cut meant for a caller that has
+		// stopped reading: a fresh goroutine reads on.
+		o.interrupting.Store(false)
+		o.Hand(o.Load(), readown.Loop, true)
+		return false
+	}
+	if c.recvFailed(err) {
+		return true
+	}
+	o.Hand(o.Load(), readown.Ended, false)
+	c.finish(err)
+	return false
+}
+
+// loopTookOther is the read loop's step after a message that needs no
+// serving (responses, notifications handled on the spot): it reports
+// whether the loop reads on (false: reading parked).
+func (o *readOwner) loopTookOther() (readOn bool) {
+	if o.buffered() {
+		// Responses (or notifications) with more behind them: the
+		// calls their callers make next are held to leave together.
+		o.holdCalls()
+		return true
+	}
+	return !o.park()
+}
+
+// loopServe has the read loop serve request t, here or on a worker, and
+// reports whether this goroutine reads on (false: reading was handed to a
+// fresh loop).
+func (o *readOwner) loopServe(t *task, draining bool) (readOn bool) {
+	c := o.c
+	if o.buffered() {
+		// More is waiting: its replies are held until the input runs
+		// dry. The request is served here too while requests have been
+		// quick (as a server that handles a read's worth of requests
+		// in turn), otherwise on a goroutine of its own.
+		o.holdReplies()
+		if o.quick.Load() {
+			return o.serveInline(t, draining, true)
+		}
+		workers.Go(func() { c.run(t, draining) })
+		return true
+	}
+	if !o.interruptible() {
+		// This goroutine serves the request and a fresh one reads on:
+		// a read that cannot be interrupted could not be moved off a
+		// stack a handler grew, so the reading goroutine stays small.
+		o.Hand(o.Load(), readown.Loop, true)
+		o.releaseReplies()
+		c.run(t, draining)
+		return false
+	}
+	return o.serveInline(t, draining, false)
 }
 
 // serveInline serves t on the read loop's goroutine, with its reply held
