@@ -2,7 +2,6 @@ package jsonrpc
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/seedhq/jsonrpc/internal/mcp"
@@ -85,40 +84,26 @@ func (ir *InputRounds) Ask(ctx context.Context, key string, req InputRequest, re
 		}
 		return c.Call(ctx, req.Method, req.Params, result)
 	}
-	if capName := mcp.CapabilityOf(req.Method); capName != "" && !m.HasCapability(capName) {
-		return (&Error{Code: CodeMissingClientCapability, Message: "Missing required client capability: " + capName}).WithData(map[string]any{"requiredCapabilities": map[string]any{capName: map[string]any{}}})
+	if e := mcp.MissingCapability(req.Method, m.HasCapability); e != nil {
+		return mcpError(e)
 	}
-	answers, err := ir.answers(ctx, m)
-	if err != nil {
-		return err
+	bound := ir.binding(ctx, m)
+	answers, e := mcp.Answers(ir.Keys, m.RequestState, bound, ir.now(), m.InputResponses)
+	if e != nil {
+		return mcpError(e)
 	}
 	if raw, ok := answers[key]; ok {
 		return wire.Unmarshal(raw, result)
 	}
-	state, err := ir.seal(ctx, m, answers)
+	ttl := ir.TTL
+	if ttl <= 0 {
+		ttl = DefaultRequestStateTTL
+	}
+	state, err := mcp.SealState(ir.Keys, answers, bound, ir.now().Add(ttl))
 	if err != nil {
 		return err
 	}
 	return &InputRequiredError{Result: InputRequiredResult{ResultType: "input_required", InputRequests: map[string]InputRequest{key: req}, RequestState: state}}
-}
-
-// answers returns the answers of the request: those its verified
-// requestState carries, and its inputResponses.
-func (ir *InputRounds) answers(ctx context.Context, m *MCPMeta) (map[string]json.RawMessage, error) {
-	answers := map[string]json.RawMessage{}
-	if m.RequestState != "" {
-		given, err := mcp.OpenState(ir.Keys, m.RequestState, ir.binding(ctx, m), ir.now())
-		if err != nil {
-			return nil, &Error{Code: CodeInvalidParams, Message: "invalid params: " + err.Error()}
-		}
-		for k, v := range given {
-			answers[k] = v
-		}
-	}
-	for k, v := range m.InputResponses {
-		answers[k] = v
-	}
-	return answers, nil
 }
 
 func (ir *InputRounds) now() time.Time {
@@ -138,16 +123,4 @@ func (ir *InputRounds) binding(ctx context.Context, m *MCPMeta) string {
 		subject = p.Header.Get("Authorization")
 	}
 	return mcp.Binding(m.Method, subject, m.target, m.arguments)
-}
-
-// seal returns the requestState carrying answers, signed with Keys[0].
-func (ir *InputRounds) seal(ctx context.Context, m *MCPMeta, answers map[string]json.RawMessage) (string, error) {
-	if len(ir.Keys) == 0 {
-		return "", mcp.ErrStateKey
-	}
-	ttl := ir.TTL
-	if ttl <= 0 {
-		ttl = DefaultRequestStateTTL
-	}
-	return mcp.SealState(ir.Keys[0], answers, ir.binding(ctx, m), ir.now().Add(ttl))
 }

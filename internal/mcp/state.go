@@ -6,10 +6,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"maps"
 	"strings"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // The requestState of a multi round-trip request (MCP 2026-07-28,
@@ -47,12 +50,13 @@ func Binding(method, subject, target string, arguments []byte) string {
 }
 
 // SealState returns the requestState carrying answers, bound to binding,
-// valid until expires, signed with key (ErrStateKey when it is shorter
-// than 16 bytes).
-func SealState(key []byte, answers map[string]json.RawMessage, binding string, expires time.Time) (string, error) {
-	if len(key) < 16 {
+// valid until expires, signed with keys[0], the newest key (ErrStateKey
+// when there is none, or it is shorter than 16 bytes).
+func SealState(keys [][]byte, answers map[string]json.RawMessage, binding string, expires time.Time) (string, error) {
+	if len(keys) == 0 || len(keys[0]) < 16 {
 		return "", ErrStateKey
 	}
+	key := keys[0]
 	body, err := jsonv2.Marshal(statePayload{Answers: answers, Binding: binding, Expires: expires.Unix()})
 	if err != nil {
 		return "", err
@@ -83,6 +87,35 @@ func OpenState(keys [][]byte, state, binding string, now time.Time) (map[string]
 		return nil, ErrStateExpired
 	}
 	return p.Answers, nil
+}
+
+// Answers returns the answers a request brings: those its requestState
+// carries (state; "" for none), verified as OpenState verifies it, with
+// its inputResponses (given) over them. A state that cannot be trusted is
+// refused with -32602 (invalid params) naming why.
+func Answers(keys [][]byte, state, binding string, now time.Time, given map[string]json.RawMessage) (map[string]json.RawMessage, *Error) {
+	answers := map[string]json.RawMessage{}
+	if state != "" {
+		kept, err := OpenState(keys, state, binding, now)
+		if err != nil {
+			return nil, &Error{Code: CodeInvalidParams, Message: "invalid params: " + err.Error()}
+		}
+		maps.Copy(answers, kept)
+	}
+	maps.Copy(answers, given)
+	return answers, nil
+}
+
+// MissingCapability is the error of a server's request for input that
+// needs a capability the client did not declare (has reports which it
+// did): -32021 naming it; nil when none is missing.
+func MissingCapability(method string, has func(capability string) bool) *Error {
+	name := CapabilityOf(method)
+	if name == "" || has(name) {
+		return nil
+	}
+	data, _ := wire.Marshal(map[string]any{"requiredCapabilities": map[string]any{name: map[string]any{}}})
+	return &Error{Code: CodeMissingClientCapability, Message: "Missing required client capability: " + name, Data: data}
 }
 
 func stateMAC(key []byte, enc string) []byte {
