@@ -40,31 +40,11 @@ const CodeLSPRequestCancelled = -32800
 
 // Method names of the conventions.
 const (
-	MethodLSPCancel   = "$/cancelRequest"
-	MethodLSPProgress = "$/progress"
-	MethodMCPCancel   = "notifications/cancelled"
-	MethodMCPProgress = "notifications/progress"
+	MethodLSPCancel   = convention.LSPCancel   // "$/cancelRequest"
+	MethodLSPProgress = convention.LSPProgress // "$/progress"
+	MethodMCPCancel   = convention.MCPCancel   // "notifications/cancelled"
+	MethodMCPProgress = convention.MCPProgress // "notifications/progress"
 )
-
-func (cv Convention) cancelMethod() string {
-	switch cv {
-	case ConventionLSP:
-		return MethodLSPCancel
-	case ConventionMCP:
-		return MethodMCPCancel
-	}
-	return ""
-}
-
-func (cv Convention) progressMethod() string {
-	switch cv {
-	case ConventionLSP:
-		return MethodLSPProgress
-	case ConventionMCP:
-		return MethodMCPProgress
-	}
-	return ""
-}
 
 // errPeerCancelled is the cause of a handler's context cancelled by the peer.
 var errPeerCancelled = errors.New("jsonrpc: the peer cancelled the request")
@@ -147,7 +127,7 @@ func (r *callCtx) end() (cancelled bool) {
 // send sends the progress notification with params p (under r.progress's
 // lock).
 func (r *callCtx) send(p []byte) error {
-	return r.conn.Notify(r, r.conv.progressMethod(), json.RawMessage(p))
+	return r.conn.Notify(r, convention.Convention(r.conv).ProgressMethod(), json.RawMessage(p))
 }
 
 // ReportProgress tells the caller of the request whose handler received ctx
@@ -207,7 +187,7 @@ func (s *Server) conventionNotification(ctx context.Context, conn *Conn, data []
 func (s *Server) conventionMessage(ctx context.Context, conn *Conn, name, params []byte) bool {
 	cv := s.Convention
 	switch string(name) {
-	case cv.cancelMethod():
+	case convention.Convention(cv).CancelMethod():
 		id, ok := RawID(convention.CancelledID(params, convention.Convention(cv)))
 		if !ok || id.IsNull() {
 			s.logger().Debug("jsonrpc: ignoring a cancel notification without a valid id", "method", string(name))
@@ -220,7 +200,7 @@ func (s *Server) conventionMessage(ctx context.Context, conn *Conn, name, params
 			route(id)
 		}
 		return true
-	case cv.progressMethod():
+	case convention.Convention(cv).ProgressMethod():
 		if s.OnProgress == nil {
 			return false
 		}
@@ -263,7 +243,7 @@ func (c *Conn) sendCancel(ctx context.Context, id []byte) {
 		return
 	}
 	p := convention.CancelParams(convention.Convention(cv), id, context.Cause(ctx).Error())
-	msg, err := wire.AppendRequest(nil, nil, cv.cancelMethod(), json.RawMessage(p), nil)
+	msg, err := wire.AppendRequest(nil, nil, convention.Convention(cv).CancelMethod(), json.RawMessage(p), nil)
 	if err == nil {
 		c.send(msg)
 	}
