@@ -5,10 +5,11 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 	"weak"
+
+	"github.com/seedhq/jsonrpc/internal/seen"
 )
 
 // Deprecated methods (MethodDoc.Deprecated) keep working. The Mux wraps
@@ -26,10 +27,9 @@ const maxSeenPeers = 4096
 
 type deprecation struct {
 	calls  atomic.Uint64
-	header string // Deprecation header value
-	sunset string // Sunset header value, or ""
-	mu     sync.Mutex
-	seen   map[any]struct{} // weak.Pointer[Conn] or "http host:port"
+	header string        // Deprecation header value
+	sunset string        // Sunset header value, or ""
+	seen   seen.Set[any] // weak.Pointer[Conn] or "http host:port"
 }
 
 func newDeprecation(doc MethodDoc, registered time.Time) *deprecation {
@@ -37,7 +37,8 @@ func newDeprecation(doc MethodDoc, registered time.Time) *deprecation {
 	if since.IsZero() {
 		since = registered
 	}
-	d := &deprecation{header: "@" + strconv.FormatInt(since.Unix(), 10), seen: map[any]struct{}{}}
+	d := &deprecation{header: "@" + strconv.FormatInt(since.Unix(), 10)}
+	d.seen.Max = maxSeenPeers
 	if !doc.Sunset.IsZero() {
 		d.sunset = doc.Sunset.UTC().Format(http.TimeFormat)
 	}
@@ -76,16 +77,7 @@ func (d *deprecation) first(ctx context.Context) bool {
 	} else {
 		key = "" // called outside a server (Mux.ServeRPC): one log
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, ok := d.seen[key]; ok {
-		return false
-	}
-	if len(d.seen) >= maxSeenPeers {
-		clear(d.seen)
-	}
-	d.seen[key] = struct{}{}
-	return true
+	return d.seen.First(key)
 }
 
 // DeprecatedCalls returns how many times each deprecated method of m has
