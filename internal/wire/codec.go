@@ -3,7 +3,6 @@ package wire
 import (
 	"bytes"
 	"encoding"
-	"encoding/binary"
 	"encoding/json"
 	"math"
 	"reflect"
@@ -841,6 +840,17 @@ func plainText(b []byte) bool {
 	return bytes.IndexByte(b, '"') < 0 && bytes.IndexByte(b, '\\') < 0 && printableASCII(b)
 }
 
+// longPlainText is appendQuote's fast path for a long string: when the
+// text from i starts with 32 plain bytes and longString more follow, it
+// looks at the rest whole (plainText; tried is then true) and reports
+// whether all of it is plain, to be copied as it is.
+func longPlainText(b []byte, i int) (plain, tried bool) {
+	if i+32+longString > len(b) || skipPlainWords(b[:i+32], i) < i+32 {
+		return false, false
+	}
+	return plainText(b[i+32:]), true
+}
+
 // appendQuote appends s as a JSON string. With v2Rules it writes what
 // encoding/json/v2 writes by default (\b and \f short, <, >, & and
 // U+2028/9 as they are) and reports false on invalid UTF-8 (which v2
@@ -852,25 +862,16 @@ func appendQuote(b []byte, s string, v2Rules bool) ([]byte, bool) {
 	b = append(b, '"')
 	start, i := 0, 0
 	raw := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+	// longPlainText looks at the whole rest once per string.
 	tried := false
 	for i < len(s) {
-		for i+32 <= len(raw) {
-			w := raw[i : i+32 : i+32]
-			if (specialBits(binary.LittleEndian.Uint64(w))|specialBits(binary.LittleEndian.Uint64(w[8:]))|
-				specialBits(binary.LittleEndian.Uint64(w[16:]))|specialBits(binary.LittleEndian.Uint64(w[24:])))&highBits != 0 {
+		if !tried {
+			var plain bool
+			if plain, tried = longPlainText(raw, i); plain {
 				break
 			}
-			i += 32
-			if !tried && len(raw)-i >= longString { // once: plainText
-				tried = true
-				if plainText(raw[i:]) {
-					i = len(raw)
-				}
-			}
 		}
-		for i+8 <= len(raw) && specials(binary.LittleEndian.Uint64(raw[i:])) == 0 {
-			i += 8
-		}
+		i = skipPlainWords(raw, i)
 		// Byte by byte until eight plain bytes in a row (then words again),
 		// so that text dense with escapes or non-ASCII letters does not
 		// pay for a failed word test at every byte.

@@ -176,36 +176,16 @@ func (s *Scanner) number() bool {
 func (s *Scanner) str() (escaped, ok bool) {
 	s.Pos++ // opening quote
 	data := s.Data
-	tried := false // plainBody, once per string
+	tried := false // longPlain's look at the whole body, once per string
 	for {
-		// Fast path: printable ASCII other than quote and backslash, 32
-		// bytes at a time (a string that starts so may be a long plain
-		// one: plainBody), then eight, then one at a time.
-		for s.Pos+32 <= len(data) {
-			b := data[s.Pos : s.Pos+32 : s.Pos+32]
-			if (specialBits(binary.LittleEndian.Uint64(b))|specialBits(binary.LittleEndian.Uint64(b[8:]))|
-				specialBits(binary.LittleEndian.Uint64(b[16:]))|specialBits(binary.LittleEndian.Uint64(b[24:])))&highBits != 0 {
-				break
-			}
-			s.Pos += 32
-			if !tried && s.Pos+longString <= len(data) {
-				tried = true
-				if q := plainBody(data[s.Pos:]); q >= 0 {
-					s.Pos += q + 1
-					return escaped, true
-				}
+		if !tried && s.Pos+32+longString <= len(data) {
+			var end int
+			if end, tried = longPlain(data, s.Pos); end >= 0 {
+				s.Pos = end
+				return escaped, true
 			}
 		}
-		for s.Pos+8 <= len(data) && plainASCII8(binary.LittleEndian.Uint64(data[s.Pos:])) {
-			s.Pos += 8
-		}
-		for s.Pos < len(data) {
-			c := data[s.Pos]
-			if c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
-				break
-			}
-			s.Pos++
-		}
+		s.Pos = skipPlain(data, s.Pos)
 		if s.Pos >= len(data) {
 			return escaped, s.fail("unexpected end of JSON input in string")
 		}
@@ -228,6 +208,51 @@ func (s *Scanner) str() (escaped, ok bool) {
 			s.Pos += size
 		}
 	}
+}
+
+// skipPlain returns the index of the first byte of b from i on that is not
+// plain (printable ASCII other than quote and backslash), or len(b): 32
+// bytes at a time, then eight, then one at a time.
+func skipPlain(b []byte, i int) int {
+	i = skipPlainWords(b, i)
+	for i < len(b) {
+		if c := b[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			break
+		}
+		i++
+	}
+	return i
+}
+
+// skipPlainWords is skipPlain without the bytes after the last plain word.
+func skipPlainWords(b []byte, i int) int {
+	for i+32 <= len(b) {
+		w := b[i : i+32 : i+32]
+		if (specialBits(binary.LittleEndian.Uint64(w))|specialBits(binary.LittleEndian.Uint64(w[8:]))|
+			specialBits(binary.LittleEndian.Uint64(w[16:]))|specialBits(binary.LittleEndian.Uint64(w[24:])))&highBits != 0 {
+			break
+		}
+		i += 32
+	}
+	for i+8 <= len(b) && plainASCII8(binary.LittleEndian.Uint64(b[i:])) {
+		i += 8
+	}
+	return i
+}
+
+// longPlain is str's fast path for a long string. When the string body
+// that data continues from i starts with 32 plain bytes and longString
+// more bytes follow, it looks at the whole body (plainBody; tried is then
+// true) and, if the body is plain, returns the index after its closing
+// quote. Otherwise end is -1 and the general loop goes on.
+func longPlain(data []byte, i int) (end int, tried bool) {
+	if i+32+longString > len(data) || skipPlainWords(data[:i+32], i) < i+32 {
+		return -1, false
+	}
+	if q := plainBody(data[i+32:]); q >= 0 {
+		return i + 32 + q + 1, true
+	}
+	return -1, true
 }
 
 // longString is the input left after a string's first 32 plain bytes
