@@ -50,7 +50,10 @@ func (s *Stream) newBuf(size int) ([]byte, *lentBuf) {
 	if p, _ := readBufs.Get().(*[]byte); p != nil && cap(*p) >= size && cap(*p) <= 4*size {
 		b = (*p)[:size] // not its whole capacity: one read must not pass the size asked for (a line over the limit is cut there)
 	} else {
-		b = make([]byte, size)
+		// Rounded up to reuseMin, so that a buffer sized for a message a
+		// few bytes shorter (the previous size from another stream, say)
+		// serves the next one.
+		b = make([]byte, size, (size+reuseMin-1)/reuseMin*reuseMin)
 	}
 	lb := &lentBuf{buf: b}
 	lb.users.Store(1) // the stream's own use

@@ -103,3 +103,17 @@ func TestReusedBufferKeepsTheLimit(t *testing.T) {
 		t.Fatalf("%d bytes read before the line was reported", r.n)
 	}
 }
+
+// A large read buffer's capacity is a multiple of reuseMin, so that it
+// serves a next message a few bytes longer than the one it was sized for
+// (two streams of one process whose messages differ by a few bytes
+// missed the pool every other time and made a fresh buffer).
+func TestNewBufRoundsCapacity(t *testing.T) {
+	s := New(&endlessReader{}, Line, 8<<20, 0)
+	for _, size := range []int{reuseMin, reuseMin + 1, 1<<20 + 77, 3<<20 - 1} {
+		b, lb := s.newBuf(size)
+		if len(b) != size || cap(b)%reuseMin != 0 || lb == nil {
+			t.Errorf("newBuf(%d): len %d, cap %d (a multiple of %d wanted), record %v", size, len(b), cap(b), reuseMin, lb != nil)
+		}
+	}
+}
