@@ -834,44 +834,21 @@ func escapeTables() (ours, v2 [0x5d]string) {
 	return ours, v2
 }
 
-// plainText reports whether b is plain string text to the end: printable
-// ASCII with no quote or backslash (see plainBody).
-func plainText(b []byte) bool {
-	return bytes.IndexByte(b, '"') < 0 && bytes.IndexByte(b, '\\') < 0 && printableASCII(b)
-}
-
-// longPlainText is appendQuote's fast path for a long string: when the
-// text from i starts with 32 plain bytes and longString more follow, it
-// looks at the rest whole (plainText; tried is then true) and reports
-// whether all of it is plain, to be copied as it is.
-func longPlainText(b []byte, i int) (plain, tried bool) {
-	if i+32+longString > len(b) || skipPlainWords(b[:i+32], i) < i+32 {
-		return false, false
-	}
-	return plainText(b[i+32:]), true
-}
-
 // appendQuote appends s as a JSON string. With v2Rules it writes what
 // encoding/json/v2 writes by default (\b and \f short, <, >, & and
 // U+2028/9 as they are) and reports false on invalid UTF-8 (which v2
 // refuses); otherwise \b and \f are \u escapes and invalid UTF-8 becomes
 // U+FFFD, so the output is always valid. Plain ASCII is checked eight bytes
-// at a time and copied in runs; a long string that starts plain is first
-// checked whole (plainText).
+// at a time and copied in runs (plainRun, which checks a long string that
+// starts plain whole first).
 func appendQuote(b []byte, s string, v2Rules bool) ([]byte, bool) {
 	b = append(b, '"')
 	start, i := 0, 0
 	raw := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
-	// longPlainText looks at the whole rest once per string.
+	// plainRun looks at the whole rest once per string.
 	tried := false
 	for i < len(s) {
-		if !tried {
-			var plain bool
-			if plain, tried = longPlainText(raw, i); plain {
-				break
-			}
-		}
-		i = skipPlainWords(raw, i)
+		i = plainRun(raw, i, &tried)
 		// Byte by byte until eight plain bytes in a row (then words again),
 		// so that text dense with escapes or non-ASCII letters does not
 		// pay for a failed word test at every byte.

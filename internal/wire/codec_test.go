@@ -345,7 +345,7 @@ type errorObject struct{ Code int }
 
 func (e *errorObject) MarshalJSON() ([]byte, error) { return []byte(`{"code":1}`), nil }
 
-// A long string (plainText's path) encodes as v2 encodes it, whichever
+// A long string (plainUpTo's path) encodes as v2 encodes it, whichever
 // byte that needs a look comes at whichever offset.
 func TestQuoteLongStringAtEveryOffset(t *testing.T) {
 	for p := 0; p < 200; p++ {

@@ -176,16 +176,9 @@ func (s *Scanner) number() bool {
 func (s *Scanner) str() (escaped, ok bool) {
 	s.Pos++ // opening quote
 	data := s.Data
-	tried := false // longPlain's look at the whole body, once per string
+	tried := false // plainRun's look at the whole body, once per string
 	for {
-		if !tried && s.Pos+32+longString <= len(data) {
-			var end int
-			if end, tried = longPlain(data, s.Pos); end >= 0 {
-				s.Pos = end
-				return escaped, true
-			}
-		}
-		s.Pos = skipPlain(data, s.Pos)
+		s.Pos = plainRun(data, s.Pos, &tried)
 		if s.Pos >= len(data) {
 			return escaped, s.fail("unexpected end of JSON input in string")
 		}
@@ -210,13 +203,34 @@ func (s *Scanner) str() (escaped, ok bool) {
 	}
 }
 
-// skipPlain returns the index of the first byte of b from i on that is not
-// plain (printable ASCII other than quote and backslash), or len(b): 32
-// bytes at a time, then eight, then one at a time.
-func skipPlain(b []byte, i int) int {
-	i = skipPlainWords(b, i)
-	for i < len(b) {
-		if c := b[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+// plainRun returns the index of the first byte of data from i on that is
+// not plain (printable ASCII other than quote and backslash), or
+// len(data): 32 bytes at a time, then eight, then one at a time. The
+// first time 32 plain bytes pass with longString more to go (*tried is
+// then set), it looks at the rest whole up to the next quote (plainUpTo)
+// and, when that is all plain, returns the quote's index (or len(data))
+// at once. The scanner (str) and the encoder (appendQuote) both use it:
+// for the one the quote ends the string, the other escapes it.
+func plainRun(data []byte, i int, tried *bool) int {
+	for i+32 <= len(data) {
+		w := data[i : i+32 : i+32]
+		if (specialBits(binary.LittleEndian.Uint64(w))|specialBits(binary.LittleEndian.Uint64(w[8:]))|
+			specialBits(binary.LittleEndian.Uint64(w[16:]))|specialBits(binary.LittleEndian.Uint64(w[24:])))&highBits != 0 {
+			break
+		}
+		i += 32
+		if !*tried && i+longString <= len(data) {
+			*tried = true
+			if q := plainUpTo(data[i:]); q >= 0 {
+				return i + q
+			}
+		}
+	}
+	for i+8 <= len(data) && plainASCII8(binary.LittleEndian.Uint64(data[i:])) {
+		i += 8
+	}
+	for i < len(data) {
+		if c := data[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
 			break
 		}
 		i++
@@ -224,51 +238,23 @@ func skipPlain(b []byte, i int) int {
 	return i
 }
 
-// skipPlainWords is skipPlain without the bytes after the last plain word.
-func skipPlainWords(b []byte, i int) int {
-	for i+32 <= len(b) {
-		w := b[i : i+32 : i+32]
-		if (specialBits(binary.LittleEndian.Uint64(w))|specialBits(binary.LittleEndian.Uint64(w[8:]))|
-			specialBits(binary.LittleEndian.Uint64(w[16:]))|specialBits(binary.LittleEndian.Uint64(w[24:])))&highBits != 0 {
-			break
-		}
-		i += 32
-	}
-	for i+8 <= len(b) && plainASCII8(binary.LittleEndian.Uint64(b[i:])) {
-		i += 8
-	}
-	return i
-}
-
-// longPlain is str's fast path for a long string. When the string body
-// that data continues from i starts with 32 plain bytes and longString
-// more bytes follow, it looks at the whole body (plainBody; tried is then
-// true) and, if the body is plain, returns the index after its closing
-// quote. Otherwise end is -1 and the general loop goes on.
-func longPlain(data []byte, i int) (end int, tried bool) {
-	if i+32+longString > len(data) || skipPlainWords(data[:i+32], i) < i+32 {
-		return -1, false
-	}
-	if q := plainBody(data[i+32:]); q >= 0 {
-		return i + 32 + q + 1, true
-	}
-	return -1, true
-}
-
 // longString is the input left after a string's first 32 plain bytes
-// from which str tries plainBody: a long string is then found in three
-// passes that each go faster than the one pass of the general loop (two
-// vectorised searches and a test of three operations a word); a short
-// one, or one that is not plain, goes through the general loop.
+// from which plainRun tries plainUpTo: a long string is then found in
+// three passes that each go faster than the one pass of the general loop
+// (two vectorised searches and a test of three operations a word); a
+// short one, or one that is not plain, goes through the general loop.
 const longString = 64
 
-// plainBody returns the index of the quote that ends the string body b
-// continues, when the body before it is plain: printable ASCII with no
-// backslash. Otherwise (an escape, a control character, a byte from 0x80,
-// no quote) it returns -1, for the general loop to decide.
-func plainBody(b []byte) int {
+// plainUpTo returns the index of the first quote in b (len(b) when there
+// is none) when the bytes before it are plain: printable ASCII with no
+// backslash. Otherwise (an escape, a control character, a byte from 0x80)
+// it returns -1, for the general loop to decide.
+func plainUpTo(b []byte) int {
 	q := bytes.IndexByte(b, '"')
-	if q < 0 || bytes.IndexByte(b[:q], '\\') >= 0 || !printableASCII(b[:q]) {
+	if q < 0 {
+		q = len(b)
+	}
+	if bytes.IndexByte(b[:q], '\\') >= 0 || !printableASCII(b[:q]) {
 		return -1
 	}
 	return q

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -51,6 +52,29 @@ func BenchmarkScanLongString(b *testing.B) {
 	}
 }
 
+// A batch of 100 small requests: short strings, where the long-string
+// fast path must cost nothing.
+func BenchmarkScanBatch(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteByte('[')
+	for i := range 100 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"jsonrpc":"2.0","method":"echo","params":{"a":%d,"b":"hello"},"id":%d}`, i, i)
+	}
+	sb.WriteByte(']')
+	msg := []byte(sb.String())
+	b.SetBytes(int64(len(msg)))
+	var s Scanner
+	var m Message
+	for b.Loop() {
+		if err := s.Parse(msg, 128, &m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // The word-at-a-time loops stop at the first byte that needs a look, at
 // any offset within or across their 32- and 8-byte steps.
 func TestScanStringStopsAtEveryOffset(t *testing.T) {
@@ -77,7 +101,7 @@ func TestScanStringStopsAtEveryOffset(t *testing.T) {
 	}
 }
 
-// A long string (plainBody's path) ends where the general loop ends it,
+// A long string (plainUpTo's path) ends where the general loop ends it,
 // whichever special byte comes at whichever offset, or is refused alike.
 func TestScanLongStringStopsAtEveryOffset(t *testing.T) {
 	for p := 0; p < 300; p++ {
