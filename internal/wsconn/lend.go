@@ -70,6 +70,17 @@ func (ch *Lending) Recv() ([]byte, error) {
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
+		// Asked before the limit is applied: a message lent is not bound
+		// by it (its elements are), whatever the size of the first read.
+		if !decided && n > 0 {
+			switch ch.check(buf) {
+			case framing.LendYes:
+				ch.lent = io.MultiReader(bytes.NewReader(buf), r)
+				return nil, framing.ErrLent
+			case framing.LendNo:
+				decided = true
+			}
+		}
 		if int64(len(buf)) > ch.Limit() {
 			reason := "read limited at " + strconv.FormatInt(ch.Limit(), 10) + " bytes"
 			go ch.Conn().Close(websocket.StatusMessageTooBig, reason) // the rest is not read
@@ -80,15 +91,6 @@ func (ch *Lending) Recv() ([]byte, error) {
 		}
 		if err != nil {
 			return nil, ch.ReadError(err)
-		}
-		if !decided && n > 0 {
-			switch ch.check(buf) {
-			case framing.LendYes:
-				ch.lent = io.MultiReader(bytes.NewReader(buf), r)
-				return nil, framing.ErrLent
-			case framing.LendNo:
-				decided = true
-			}
 		}
 	}
 }

@@ -67,3 +67,38 @@ func TestLendingLendsAndLimits(t *testing.T) {
 		t.Fatalf("the peer of a message over the limit: %v, want close 1009", err)
 	}
 }
+
+// A limit smaller than the first read (512 bytes) does not refuse a
+// message that is to be lent: the check decides before the limit is
+// applied. A message of the same size not lent is still refused.
+func TestLendingSmallLimit(t *testing.T) {
+	ch, c := pair(t, 100)
+	l := NewLending(ch)
+	l.SetLendCheck(func(head []byte) framing.Lend {
+		if bytes.HasPrefix(head, []byte("L:")) {
+			return framing.LendYes
+		}
+		return framing.LendNo
+	})
+	ctx := context.Background()
+	lent := append([]byte("L:"), bytes.Repeat([]byte("x"), 300)...)
+	if err := c.Write(ctx, websocket.MessageText, lent); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Recv(); !errors.Is(err, framing.ErrLent) {
+		t.Fatalf("a 302-byte message to lend, limit 100: %v", err)
+	}
+	if got, err := io.ReadAll(l.Lent()); err != nil || !bytes.Equal(got, lent) {
+		t.Fatalf("the lent message: %d bytes of %d, %v", len(got), len(lent), err)
+	}
+	if err := l.Discard(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Write(ctx, websocket.MessageText, bytes.Repeat([]byte("y"), 300)); err != nil {
+		t.Fatal(err)
+	}
+	var tl tooLarge
+	if _, err := l.Recv(); !errors.As(err, &tl) || tl.limit != 100 {
+		t.Fatalf("a 300-byte message not lent, limit 100: %v", err)
+	}
+}
