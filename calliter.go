@@ -30,8 +30,9 @@ import (
 // that they pass on to the next Invoker, and the loop's body runs while
 // that Call runs (see [Interceptor]).
 //
-// On an [HTTPClient], and on a [Conn] with newline framing (tcp, tls,
-// unix, stdio, DialCommand) or a WebSocket client's, the response is
+// On an [HTTPClient], and on a [Conn] over a stream (tcp, tls, unix,
+// stdio, DialCommand; newline or Content-Length framing) or a WebSocket
+// client's, the response is
 // decoded as it arrives, so a
 // result of any size is read in the memory of one element: the response's
 // size limit (WithMaxMessageSize) bounds each element rather than the
@@ -142,10 +143,11 @@ func elemLimit(r io.Reader, limit int64) *resultstream.LimitReader {
 	return &resultstream.LimitReader{R: r, Limit: limit, Err: &responseTooLarge{limit: limit}}
 }
 
-// Lending a connection's reader to CallIter (newline framing: tcp, tls,
-// unix, stdio, a command; a WebSocket client: websocket_lend.go). When the reader of a connection meets a line
-// that begins as a response to a waiting CallIter call ({"jsonrpc", "id",
-// then "result": [ — the order we, go-ethereum and most servers write), it
+// Lending a connection's reader to CallIter (tcp, tls, unix, stdio, a
+// command; a WebSocket client: internal/wsconn). When the reader of a
+// connection meets a line that begins as a response to a waiting CallIter
+// call ({"jsonrpc", "id", then "result": [ — the order we, go-ethereum
+// and most servers write), it
 // lends itself to that call until the line ends: the call decodes the
 // result element by element from the connection, in the memory of one
 // element and the read buffer, and the reader reads on once the call has
@@ -153,8 +155,9 @@ func elemLimit(r io.Reader, limit int64) *resultstream.LimitReader {
 // off). Meanwhile nothing else is read from the connection: responses to
 // other calls and the peer's requests wait behind the stream, so a Call
 // on the same connection from inside the loop waits for the loop to end.
-// A response whose result comes before its id, or with Content-Length
-// framing, is read whole, under the size limit, as any response.
+// With Content-Length framing the body is lent, exactly its length. A
+// response whose result comes before its id is read whole, under the size
+// limit, as any response.
 
 // lineLender is a channel whose reader can be lent (the stream of
 // NewStream: internal/framing).

@@ -150,10 +150,10 @@ func TestCallIterConnHostile(t *testing.T) {
 	}
 }
 
-func checkCallIterHostile(t *testing.T, url string, limit int64) {
+func checkCallIterHostile(t *testing.T, url string, limit int64, opts ...jsonrpc.DialOption) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := jsonrpc.Dial(ctx, url, jsonrpc.WithMaxMessageSize(limit))
+	c, err := jsonrpc.Dial(ctx, url, append(opts, jsonrpc.WithMaxMessageSize(limit))...)
 	if err != nil {
 		t.Fatal(err)
 	}

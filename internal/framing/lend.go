@@ -12,8 +12,14 @@ import (
 // the line is read through Lent, by whichever goroutine the owner hands
 // it to, in the memory of the read buffer whatever the line's length.
 // Until Lent has returned io.EOF (or Discard returned), nobody calls Recv:
-// the reader is lent, not shared. Only newline framing lends; with
-// Content-Length framing a message is read whole, as always.
+// the reader is lent, not shared.
+//
+// With Content-Length framing the body is lent, exactly its length: the
+// check sees the body's first bytes once its header section is read, when
+// the body is not already whole in the buffer or is over the size limit
+// (a body over the limit that is not lent fails the stream, as always).
+// Lent returns io.EOF once the length is read (the next message is not
+// touched), io.ErrUnexpectedEOF when the input ends before it.
 
 // Lend is what a LendCheck decides about the head of a line.
 type Lend uint8
@@ -25,7 +31,8 @@ const (
 )
 
 // A LendCheck looks at the start of a line not yet whole (the bytes
-// buffered so far) and decides. It runs on the goroutine calling Recv.
+// buffered so far; none yet, for a body whose header section is read)
+// and decides. It runs on the goroutine calling Recv.
 type LendCheck func(head []byte) Lend
 
 // ErrLent is returned by Recv when the line it met is lent: read it with Lent.
@@ -51,8 +58,59 @@ func (s *Stream) checkLend(decided *bool) bool {
 	return false
 }
 
-// Lent returns the line Recv lent (from its first byte, without its
-// newline): io.EOF at its end, which gives the stream back to Recv.
+// lendWhole asks the LendCheck about a whole line over the size limit,
+// buffered from start: lent, Lent reads it from there.
+func (s *Stream) lendWhole(start int, decided *bool) bool {
+	next := s.r
+	s.r = start
+	if s.checkLend(decided) {
+		return true
+	}
+	s.r = next
+	return false
+}
+
+// bodyIn waits until the body of length bytes that follows the header
+// section (off bytes from s.r) is whole in the buffer, or lends it
+// (ErrLent, the header section consumed) when lendable and the check
+// wants it. It consumes nothing otherwise, so a read interrupted
+// resumes. A body over the limit not lent is a fatal error.
+func (s *Stream) bodyIn(off int, length int64, lendable bool) error {
+	ask := lendable && s.lendCheck != nil && length > 0
+	for {
+		have := int64(s.w - s.r - off)
+		if have >= length && length <= s.max {
+			return nil // whole: read as usual
+		}
+		if ask { // even with no byte of the body yet: the check may know already
+			switch s.lendCheck(s.buf[s.r+off : s.r+off+int(min(have, length))]) {
+			case LendYes:
+				s.r += off
+				s.lending, s.lentLeft = true, length
+				return ErrLent
+			case LendNo:
+				ask = false
+			default:
+				// Undecided by the whole body, or by more bytes than the
+				// limit: not a response to lend.
+				ask = have < length && have <= s.max
+			}
+		}
+		if !ask && length > s.max {
+			return tooLarge(s.max, true).of(length, nil)
+		}
+		if err := s.fill(); err != nil {
+			if err == io.EOF {
+				return io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
+}
+
+// Lent returns the message Recv lent: a line from its first byte, without
+// its newline, or a body of its Content-Length; io.EOF at its end, which
+// gives the stream back to Recv.
 func (s *Stream) Lent() io.Reader { return lentLine{s} }
 
 type lentLine struct{ s *Stream }
@@ -66,6 +124,11 @@ func (l lentLine) Read(p []byte) (int, error) {
 		if err := s.fillLent(); err != nil {
 			return 0, err
 		}
+	}
+	if s.framing == Header {
+		n := copy(p, s.buf[s.r:s.r+int(min(int64(s.w-s.r), s.lentLeft))])
+		s.consumeBody(n)
+		return n, nil
 	}
 	seg := s.buf[s.r:s.w]
 	end := bytes.IndexByte(seg, '\n')
@@ -115,6 +178,9 @@ func (s *Stream) fillLent() error {
 			s.lentInterrupts++
 		case err == io.EOF:
 			s.endLend() // a last line without its newline ends here
+			if s.framing == Header {
+				return io.ErrUnexpectedEOF // a body cut short
+			}
 			return io.EOF
 		default:
 			s.endLend()
@@ -123,7 +189,15 @@ func (s *Stream) fillLent() error {
 	}
 }
 
-// Discard reads what is left of a lent line and drops it, so that Recv
+// consumeBody consumes n bytes of a lent body.
+func (s *Stream) consumeBody(n int) {
+	s.r += n
+	if s.lentLeft -= int64(n); s.lentLeft == 0 {
+		s.endLend()
+	}
+}
+
+// Discard reads what is left of a lent message and drops it, so that Recv
 // finds the next message.
 func (s *Stream) Discard() error {
 	for s.lending {
@@ -134,6 +208,10 @@ func (s *Stream) Discard() error {
 				}
 				return err
 			}
+		}
+		if s.framing == Header {
+			s.consumeBody(int(min(int64(s.w-s.r), s.lentLeft)))
+			continue
 		}
 		if i := bytes.IndexByte(s.buf[s.r:s.w], '\n'); i >= 0 {
 			s.r += i + 1

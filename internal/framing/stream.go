@@ -107,6 +107,7 @@ type Stream struct {
 
 	lendCheck      LendCheck // decides whether a line is lent (lend.go; nil: never)
 	lending        bool      // a line is lent: Lent reads it
+	lentLeft       int64     // Content-Length framing: the bytes of the lent body not yet read
 	lentInterrupts int       // reads interrupted while lent
 
 	rmu  sync.Mutex // guards live
@@ -334,8 +335,8 @@ func (s *Stream) recvLine() ([]byte, error) {
 	decided := false // the LendCheck said no to this line
 	for {
 		if i := bytes.IndexByte(s.buf[s.r+scanned:s.w], '\n'); i >= 0 {
-			end := s.r + scanned + i
-			line := s.buf[s.r:end]
+			start, end := s.r, s.r+scanned+i
+			line := s.buf[start:end]
 			s.r = end + 1
 			line = bytes.TrimRight(line, "\r")
 			if isBlank(line) {
@@ -343,11 +344,17 @@ func (s *Stream) recvLine() ([]byte, error) {
 				continue
 			}
 			if int64(len(line)) > s.max {
+				if s.lendWhole(start, &decided) {
+					return nil, ErrLent // over the limit, but lent: its elements are bound
+				}
 				return nil, tooLarge(s.max, false).of(int64(len(line)), line)
 			}
 			return s.lend(line), nil
 		}
 		scanned = s.w - s.r
+		if s.checkLend(&decided) { // before the limit: a line lent is not bound by it
+			return nil, ErrLent
+		}
 		// One byte over the limit may be the "\r" of a "\r\n" whose "\n"
 		// has not arrived yet: wait for it before judging the line.
 		if int64(scanned) > s.max && (int64(scanned) > s.max+1 || s.buf[s.w-1] != '\r') {
@@ -358,9 +365,6 @@ func (s *Stream) recvLine() ([]byte, error) {
 			s.r = s.w
 			s.skipping = true
 			return nil, fe
-		}
-		if s.checkLend(&decided) {
-			return nil, ErrLent
 		}
 		if err := s.fill(); err != nil {
 			if err == io.EOF && !isBlank(s.buf[s.r:s.w]) {
@@ -476,16 +480,8 @@ func (s *Stream) recvHeader() ([]byte, error) {
 	if length < 0 {
 		return nil, headerErr("missing Content-Length")
 	}
-	if length > s.max {
-		return nil, tooLarge(s.max, true).of(length, nil)
-	}
-	for int64(s.w-s.r-off) < length {
-		if err := s.fill(); err != nil {
-			if err == io.EOF {
-				return nil, io.ErrUnexpectedEOF
-			}
-			return nil, err
-		}
+	if err := s.bodyIn(off, length, !withBOM); err != nil {
+		return nil, err
 	}
 	body := s.r + off
 	if withBOM {
