@@ -199,27 +199,10 @@ func (m *mcpClient) probe(ctx context.Context) (mcp.Era, string, error) {
 		SupportedVersions []string `json:"supportedVersions"`
 	}
 	err := m.statelessCall(ctx, MCPVersion2026, "server/discover", nil, &d)
-	if err == nil {
-		if len(d.SupportedVersions) == 0 {
-			return mcp.EraStateless, MCPVersion2026, nil
-		}
-		return mcp.EraAmong(d.SupportedVersions, err)
-	}
 	var e *Error
 	var he *HTTPError
-	switch {
-	case !errors.As(err, &e) && !errors.As(err, &he):
-		return mcp.EraUnknown, "", err // the server was not reached
-	case e != nil && e.Code == CodeUnsupportedProtocolVersion:
-		var data struct {
-			Supported []string `json:"supported"`
-		}
-		_ = e.DecodeData(&data)
-		return mcp.EraAmong(data.Supported, err)
-	case e != nil && (e.Code == CodeHeaderMismatch || e.Code == CodeMissingClientCapability):
-		return mcp.EraUnknown, "", fmt.Errorf("jsonrpc: the MCP server refused server/discover: %w", err)
-	}
-	return mcp.EraSession, MCPVersion2025, nil // a 4xx without an MCP error, or -32601: no stateless server
+	reached := errors.As(err, &e) || errors.As(err, &he)
+	return mcp.EraOfDiscover(d.SupportedVersions, err, reached, (*mcp.Error)(e))
 }
 
 // initialize opens a session of revision version; a server that refuses

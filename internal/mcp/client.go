@@ -42,6 +42,35 @@ func EraAmong(supported []string, err error) (Era, string, error) {
 	return EraUnknown, "", fmt.Errorf("jsonrpc: the MCP server speaks none of the revisions this client does (%s, %s): %w", Version2026, Version2025, err)
 }
 
+// EraOfDiscover tells the era of a server from its answer to
+// server/discover under Version2026: its supportedVersions (err nil: a
+// stateless server when it names none), or err, the call's error; reached
+// reports that err came from the server (a JSON-RPC error, rpcErr when
+// there is one, or an HTTP error status), not from the way to it. An
+// UnsupportedProtocolVersionError picks among the revisions it names; a
+// refusal of the request's headers or capabilities is an error; any other
+// answer (a 4xx without an MCP error, -32601) means no stateless server:
+// the session era, after initialize.
+func EraOfDiscover(supported []string, err error, reached bool, rpcErr *Error) (Era, string, error) {
+	switch {
+	case err == nil && len(supported) == 0:
+		return EraStateless, Version2026, nil
+	case err == nil:
+		return EraAmong(supported, nil)
+	case !reached:
+		return EraUnknown, "", err
+	case rpcErr != nil && rpcErr.Code == CodeUnsupportedProtocolVersion:
+		var data struct {
+			Supported []string `json:"supported"`
+		}
+		_ = wire.UnmarshalResult(rpcErr.Data, &data, false) // members it does not name ignored
+		return EraAmong(data.Supported, err)
+	case rpcErr != nil && (rpcErr.Code == CodeHeaderMismatch || rpcErr.Code == CodeMissingClientCapability):
+		return EraUnknown, "", fmt.Errorf("jsonrpc: the MCP server refused server/discover: %w", err)
+	}
+	return EraSession, Version2025, nil
+}
+
 // ErrToolRejected is returned, before sending, by a stateless tools/call
 // of a tool whose inputSchema has an x-mcp-header annotation the revision
 // forbids.

@@ -42,3 +42,32 @@ func TestRounds(t *testing.T) {
 		t.Fatalf("an answer that fails: %v", err)
 	}
 }
+
+func TestEraOfDiscover(t *testing.T) {
+	failed := errors.New("the call's error")
+	for _, c := range []struct {
+		name      string
+		supported []string
+		err       error
+		reached   bool
+		rpcErr    *Error
+		era       Era
+		version   string
+		fails     bool
+	}{
+		{"a result naming no revision", nil, nil, false, nil, EraStateless, Version2026, false},
+		{"a result naming 2026", []string{Version2025, Version2026}, nil, false, nil, EraStateless, Version2026, false},
+		{"a result naming 2025 only", []string{Version2025}, nil, false, nil, EraSession, Version2025, false},
+		{"not reached", nil, failed, false, nil, EraUnknown, "", true},
+		{"unsupported, naming 2025", nil, failed, true, &Error{Code: CodeUnsupportedProtocolVersion, Data: json.RawMessage(`{"supported":["2025-06-18"],"more":1}`)}, EraSession, Version2025, false},
+		{"unsupported, naming none known", nil, failed, true, &Error{Code: CodeUnsupportedProtocolVersion, Data: json.RawMessage(`{"supported":["2030-01-01"]}`)}, EraUnknown, "", true},
+		{"header mismatch", nil, failed, true, &Error{Code: CodeHeaderMismatch}, EraUnknown, "", true},
+		{"method not found", nil, failed, true, &Error{Code: CodeMethodNotFound}, EraSession, Version2025, false},
+		{"an HTTP status", nil, failed, true, nil, EraSession, Version2025, false},
+	} {
+		era, version, err := EraOfDiscover(c.supported, c.err, c.reached, c.rpcErr)
+		if era != c.era || version != c.version || (err != nil) != c.fails || c.fails && c.err != nil && !errors.Is(err, c.err) {
+			t.Errorf("%s: %v %q %v; want %v %q, fails %v", c.name, era, version, err, c.era, c.version, c.fails)
+		}
+	}
+}
