@@ -3,7 +3,6 @@ package jsonrpc
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -122,52 +121,24 @@ type batchCall struct {
 // encodeBatch appends b to dst as one batch message. Each call gets the next
 // id of seq and a pending record whose group is the batch's first id.
 func encodeBatch(dst []byte, b *Batch, seq *atomic.Uint64) ([]byte, []batchCall, error) {
-	if len(b.elems) == 0 {
-		return dst, nil, errEmptyBatchCall
+	sent := make([]batchCall, 0, len(b.elems))
+	dst, err := calls.AppendBatch(dst, len(b.elems), seq, func(i int) (string, any, bool) {
+		e := b.elems[i]
+		return e.Method, e.Params, !e.notify
+	}, func(i int, id, group uint64) {
+		sent = append(sent, batchCall{b.elems[i], id, newPending(group)})
+	})
+	if err != nil {
+		return dst, nil, err
 	}
-	calls := make([]batchCall, 0, len(b.elems))
-	var first uint64
-	var idBuf [20]byte
-	dst = append(dst, '[')
-	for i, e := range b.elems {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		var idText []byte
-		if !e.notify {
-			n := seq.Add(1)
-			if first == 0 {
-				first = n
-			}
-			idText = strconv.AppendUint(idBuf[:0], n, 10)
-			calls = append(calls, batchCall{e, n, newPending(first)})
-		}
-		var err error
-		if dst, err = wire.AppendRequest(dst, idText, e.Method, e.Params, nil); err != nil {
-			return dst, nil, err
-		}
-	}
-	return append(dst, ']'), calls, nil
+	return dst, sent, nil
 }
-
-var errEmptyBatchCall = fmt.Errorf("jsonrpc: empty batch")
 
 // wait waits for the result of every call and records it. It returns
 // ctx's error if ctx ends first (results already there are still taken).
-func wait(ctx context.Context, calls []batchCall, strict bool) error {
-	for _, c := range calls {
-		var r callResult
-		select {
-		case r = <-c.p.ch:
-		default:
-			select {
-			case r = <-c.p.ch:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-		pendingPool.Put(c.p) // nothing else can send on it now
-		c.finish(r.result, r.err, strict)
-	}
-	return nil
+func wait(ctx context.Context, sent []batchCall, strict bool) error {
+	return calls.Wait(ctx, len(sent), func(i int) chan callResult { return sent[i].p.ch }, func(i int, r callResult) {
+		pendingPool.Put(sent[i].p) // nothing else can send on it now
+		sent[i].finish(r.result, r.err, strict)
+	})
 }

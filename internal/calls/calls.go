@@ -13,7 +13,9 @@
 //   - anything else matches no call, and is reported to the owner.
 //
 // The ids are ours: plain decimal numbers (ParseID). A call's group is the
-// message it was sent in: its own id, or its batch's first id.
+// message it was sent in: its own id, or its batch's first id. A batch is
+// written with AppendBatch (ids from a counter, the group of its calls),
+// and its results awaited with Wait.
 package calls
 
 import "github.com/seedhq/jsonrpc/internal/wire"
