@@ -51,6 +51,25 @@ func BenchmarkCallTCP(b *testing.B) {
 	}
 }
 
+// BenchmarkBatchTCP: one connection, a batch of 8 calls at a time;
+// allocations are counted for client and server together.
+func BenchmarkBatchTCP(b *testing.B) {
+	c := tcpPair(b, echoServer())
+	ctx := context.Background()
+	p := echoParams{A: 1, B: "hello"}
+	var out [8]echoParams
+	b.ReportAllocs()
+	for b.Loop() {
+		var batch jsonrpc.Batch
+		for i := range out {
+			batch.Call("echo", p, &out[i])
+		}
+		if err := c.Batch(ctx, &batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkCallTCPParallel: 64 callers on one connection.
 func BenchmarkCallTCPParallel(b *testing.B) {
 	c := tcpPair(b, echoServer())
