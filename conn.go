@@ -339,9 +339,8 @@ func (c *Conn) start(t *task) (*task, bool) {
 // run serves a task and sends the reply.
 func (c *Conn) run(t *task, draining bool) {
 	defer c.wg.Done()
-	if t.batch == nil {
-		defer c.giveBack(t.data) // served and answered: nothing holds the message any more
-	} else {
+	defer c.giveBack(t.data) // served and answered: nothing holds the message any more
+	if t.batch != nil {
 		defer putEnvelopes(t.batch) // last: unqueue reads it
 	}
 	defer c.end()

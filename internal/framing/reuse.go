@@ -11,13 +11,17 @@ import (
 // was lent from it; a large message therefore costs a fresh buffer, whose
 // pages the kernel must supply and zero (a 1 MiB echo spent a sixth of
 // its time there). A caller that is done with a message may give it back
-// (GiveBack): a large buffer (reuseMin and up) whose messages have all
+// (GiveBack): a buffer of smallReuseMin and up whose messages have all
 // come back, and that the stream has moved past, goes to a pool for the
-// next large message. A buffer some of whose messages never come back is
+// next message of its size (a batch of 100 small requests made a fresh
+// 9 KB buffer per batch). A buffer some of whose messages never come back is
 // simply left to the garbage collector.
 
-// reuseMin is the size from which read buffers are tracked and reused.
-const reuseMin = 64 << 10
+// reuseMin is the size of a large read buffer; smallReuseMin the size
+// from which read buffers are tracked and reused. The two classes have
+// pools of their own, so that a small message does not take a large
+// buffer from the pool (and drop it, as too large).
+const reuseMin, smallReuseMin = 64 << 10, 4 << 10
 
 // maxLive bounds the buffers tracked at once; past it the oldest is
 // forgotten (never reused).
@@ -37,23 +41,33 @@ func (b *lentBuf) contains(p *byte) bool {
 	return at >= start && at < start+uintptr(cap(b.buf))
 }
 
-var readBufs sync.Pool // *[]byte of reuseMin bytes and up
+var readBufs [2]sync.Pool // *[]byte: from smallReuseMin to reuseMin, and from reuseMin up
+
+// bufClass returns the pool of buffers of size bytes and the unit their
+// capacity is rounded up to.
+func bufClass(size int) (*sync.Pool, int) {
+	if size < reuseMin {
+		return &readBufs[0], smallReuseMin
+	}
+	return &readBufs[1], reuseMin
+}
 
 // newBuf returns a read buffer of size bytes, from the pool when large,
 // with its record (nil when small), which becomes s.cur once the stream
 // moves to it.
 func (s *Stream) newBuf(size int) ([]byte, *lentBuf) {
-	if size < reuseMin {
+	if size < smallReuseMin {
 		return make([]byte, size), nil
 	}
 	var b []byte
-	if p, _ := readBufs.Get().(*[]byte); p != nil && cap(*p) >= size && cap(*p) <= 4*size {
+	pool, unit := bufClass(size)
+	if p, _ := pool.Get().(*[]byte); p != nil && cap(*p) >= size && cap(*p) <= 4*size {
 		b = (*p)[:size] // not its whole capacity: one read must not pass the size asked for (a line over the limit is cut there)
 	} else {
-		// Rounded up to reuseMin, so that a buffer sized for a message a
-		// few bytes shorter (the previous size from another stream, say)
-		// serves the next one.
-		b = make([]byte, size, (size+reuseMin-1)/reuseMin*reuseMin)
+		// Rounded up to the class's unit, so that a buffer sized for a
+		// message a few bytes shorter (the previous size from another
+		// stream, say) serves the next one.
+		b = make([]byte, size, (size+unit-1)/unit*unit)
 	}
 	lb := &lentBuf{buf: b}
 	lb.users.Store(1) // the stream's own use
@@ -88,7 +102,8 @@ func (s *Stream) drop(lb *lentBuf) {
 	}
 	s.rmu.Unlock()
 	b := lb.buf
-	readBufs.Put(&b)
+	pool, _ := bufClass(cap(b))
+	pool.Put(&b)
 }
 
 // GiveBack tells the stream that the caller is done with msg, a message

@@ -92,7 +92,7 @@ func (r *endlessReader) Close() error                { return nil }
 func TestReusedBufferKeepsTheLimit(t *testing.T) {
 	for range 8 { // one for each size the buffer grows through (those too large for one are dropped)
 		big := make([]byte, 4<<20)
-		readBufs.Put(&big)
+		readBufs[1].Put(&big)
 	}
 	r := &endlessReader{}
 	s := New(r, Line, 1<<20, 0)
@@ -104,16 +104,20 @@ func TestReusedBufferKeepsTheLimit(t *testing.T) {
 	}
 }
 
-// A large read buffer's capacity is a multiple of reuseMin, so that it
-// serves a next message a few bytes longer than the one it was sized for
-// (two streams of one process whose messages differ by a few bytes
-// missed the pool every other time and made a fresh buffer).
+// A tracked read buffer's capacity is a multiple of its class's unit, so
+// that it serves a next message a few bytes longer than the one it was
+// sized for (two streams of one process whose messages differ by a few
+// bytes missed the pool every other time and made a fresh buffer).
 func TestNewBufRoundsCapacity(t *testing.T) {
 	s := New(&endlessReader{}, Line, 8<<20, 0)
-	for _, size := range []int{reuseMin, reuseMin + 1, 1<<20 + 77, 3<<20 - 1} {
+	for _, size := range []int{smallReuseMin, 7<<10 + 3, reuseMin - 1, reuseMin, reuseMin + 1, 1<<20 + 77, 3<<20 - 1} {
 		b, lb := s.newBuf(size)
-		if len(b) != size || cap(b)%reuseMin != 0 || lb == nil {
-			t.Errorf("newBuf(%d): len %d, cap %d (a multiple of %d wanted), record %v", size, len(b), cap(b), reuseMin, lb != nil)
+		_, unit := bufClass(size)
+		if len(b) != size || cap(b)%unit != 0 || lb == nil {
+			t.Errorf("newBuf(%d): len %d, cap %d (a multiple of %d wanted), record %v", size, len(b), cap(b), unit, lb != nil)
 		}
+	}
+	if b, lb := s.newBuf(smallReuseMin - 1); lb != nil || cap(b) != smallReuseMin-1 {
+		t.Errorf("newBuf(%d): cap %d, record %v; want an untracked buffer of that size", smallReuseMin-1, cap(b), lb != nil)
 	}
 }
