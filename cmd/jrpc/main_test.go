@@ -131,9 +131,14 @@ func run(t *testing.T, stdin string, args ...string) result {
 	return runEnv(t, nil, stdin, args...)
 }
 
+// runBound stops a run that hangs. It is a guard, not a measure: a call
+// that sends 10 MiB (TestExitCodeRule) through a -race binary on a loaded
+// 2-core machine has taken over 15 s.
+const runBound = 60 * time.Second
+
 func runEnv(t *testing.T, env []string, stdin string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), runBound)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdin = strings.NewReader(stdin)
