@@ -151,10 +151,18 @@ func BenchmarkStreamTCP(b *testing.B) {
 // over the client's size limit (10 MiB) from -benchtime=16x on: only the
 // incremental path can read it. Server and client share the process, so
 // peak-heap-MiB bounds both heaps. -benchtime=256x is a 256 MiB result.
-func BenchmarkStreamTCPCallIter(b *testing.B) {
+func BenchmarkStreamTCPCallIter(b *testing.B) { benchStreamCallIter(b, "tcp://127.0.0.1:0") }
+
+// BenchmarkStreamWSCallIter is BenchmarkStreamTCPCallIter over WebSocket:
+// one message of b.N MiB written in frames, lent to CallIter as they
+// arrive (the client's socket limit is off; WithMaxMessageSize bounds
+// each element).
+func BenchmarkStreamWSCallIter(b *testing.B) { benchStreamCallIter(b, "ws://127.0.0.1:0") }
+
+func benchStreamCallIter(b *testing.B, url string) {
 	srv := newStreamServer()
 	defer srv.Shutdown(context.Background())
-	l, err := srv.Listen("tcp://127.0.0.1:0")
+	l, err := srv.Listen(url)
 	if err != nil {
 		b.Fatal(err)
 	}
