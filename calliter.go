@@ -30,18 +30,19 @@ import (
 // that they pass on to the next Invoker, and the loop's body runs while
 // that Call runs (see [Interceptor]).
 //
-// On an [HTTPClient], and on a [Conn] over a stream (tcp, tls, unix,
-// stdio, DialCommand; newline or Content-Length framing) or a WebSocket
-// client's, the response is
-// decoded as it arrives, so a
-// result of any size is read in the memory of one element: the response's
-// size limit (WithMaxMessageSize) bounds each element rather than the
-// whole. On a Conn the connection's reader is lent to the loop until the
-// response ends: nothing else is read from that connection meanwhile, so
-// a Call on the same connection from inside the loop waits for the loop
-// to end (docs/streaming.md). On other clients the response is read whole
-// first, under that limit, and its elements decoded one by one. Either way
-// the server need not stream: any array result reads the same (see [Stream]).
+// On an [HTTPClient], on a [Conn] over a stream (tcp, tls, unix, stdio,
+// DialCommand; newline or Content-Length framing), a WebSocket client's,
+// and a Streamable HTTP client's answered with JSON, the response is
+// decoded as it arrives, so a result of any size is read in the memory of
+// one element: the response's size limit (WithMaxMessageSize) bounds each
+// element rather than the whole. On a stream or a WebSocket the
+// connection's reader is lent to the loop until the response ends:
+// nothing else is read from that connection meanwhile, so a Call on the
+// same connection from inside the loop waits for the loop to end
+// (docs/streaming.md). Otherwise (an answer as an event stream, a client
+// of another kind) the response is read whole first, under that limit,
+// and its elements decoded one by one. Either way the server need not
+// stream: any array result reads the same (see [Stream]).
 func CallIter[T any](ctx context.Context, c Client, method string, params any) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		r := &iterResult{Method: method}
@@ -101,20 +102,27 @@ func (c *HTTPClient) callIter(ctx context.Context, method string, params any, r 
 		return err
 	}
 	defer resp.Body.Close()
-	body, release, err := c.streamBody(resp)
+	decoded, release, err := streamBody(resp)
 	if err != nil {
 		return err
 	}
 	defer release()
-	return resultstream.ReadResponse(jsontext.NewDecoder(body), id, func(dec *jsontext.Decoder) error {
-		return r.Read(dec, c.strictResults, body.Reset) // the limit is per element
+	return readStreamed(decoded, id, c.maxSize, c.strictResults, r)
+}
+
+// readStreamed decodes a response read from body as it arrives into r,
+// each element bounded by limit.
+func readStreamed(body io.Reader, id string, limit int64, strict bool, r *iterResult) error {
+	lr := elemLimit(body, limit)
+	return resultstream.ReadResponse(jsontext.NewDecoder(lr), id, func(dec *jsontext.Decoder) error {
+		return r.Read(dec, strict, lr.Reset) // the limit is per element
 	}, errorObject)
 }
 
-// streamBody checks the response to a CallIter POST and returns its body,
-// decompressed, each element of it bounded by the client's size limit,
-// and release, which gives the decompressor back.
-func (c *HTTPClient) streamBody(resp *http.Response) (body *resultstream.LimitReader, release func(), err error) {
+// streamBody checks the response to a POST whose answer CallIter reads as
+// it arrives and returns its body, decompressed, and release, which gives
+// the decompressor back.
+func streamBody(resp *http.Response) (body io.Reader, release func(), err error) {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, nil, newHTTPError(resp)
 	}
@@ -125,16 +133,14 @@ func (c *HTTPClient) streamBody(resp *http.Response) (body *resultstream.LimitRe
 	if err != nil {
 		return nil, nil, fmt.Errorf("jsonrpc: the server's reply: %w", err)
 	}
-	body = elemLimit(resp.Body, c.maxSize)
 	if !gzipped {
-		return body, func() {}, nil
+		return resp.Body, func() {}, nil
 	}
 	zr, err := httpgzip.NewReader(resp.Body)
 	if err != nil {
 		return nil, nil, fmt.Errorf("jsonrpc: reading the response: gzip: %w", err)
 	}
-	body.R = zr
-	return body, func() { httpgzip.PutReader(zr) }, nil
+	return zr, func() { httpgzip.PutReader(zr) }, nil
 }
 
 // elemLimit bounds each element of a streamed result read from r by limit
@@ -168,6 +174,17 @@ type lineLender interface {
 	InterruptsWhileLent() int
 }
 
+// lendsResponses reports whether ch may lend a CallIter call its response
+// as it arrives: a stream's or a WebSocket's reader, or a Streamable HTTP
+// client's JSON answer (streamable_client.go).
+func lendsResponses(ch Channel) bool {
+	switch ch.(type) {
+	case lineLender, *streamableChannel:
+		return true
+	}
+	return false
+}
+
 // lentMessage is a response lent to the call it answers.
 type lentMessage struct {
 	id   uint64
@@ -185,10 +202,7 @@ func (m *lentMessage) end() error {
 // readLent decodes a lent response into r, each element bounded by the
 // size limit, and gives the reader back.
 func (c *Conn) readLent(m *lentMessage, r *iterResult) error {
-	body := elemLimit(m.l.Lent(), c.srv.maxMessageSize())
-	err := resultstream.ReadResponse(jsontext.NewDecoder(body), strconv.FormatUint(m.id, 10), func(dec *jsontext.Decoder) error {
-		return r.Read(dec, c.strictResults, body.Reset) // the limit is per element
-	}, errorObject)
+	err := readStreamed(m.l.Lent(), strconv.FormatUint(m.id, 10), c.srv.maxMessageSize(), c.strictResults, r)
 	if derr := m.end(); err == nil && derr != nil {
 		err = resultstream.Invalid(derr)
 	}

@@ -641,7 +641,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 func (c *Conn) callDirect(ctx context.Context, method string, params, result any) error {
 	ir, iter := result.(*iterResult)
 	if iter {
-		_, iter = c.ch.(lineLender) // CallIter: its response may be lent (calliter.go)
+		iter = lendsResponses(c.ch) // CallIter: its response may be lent (calliter.go)
 	}
 	r, err := c.call(ctx, method, params, iter)
 	if err != nil {

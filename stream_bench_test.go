@@ -3,12 +3,15 @@ package jsonrpc_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/textproto"
 	"runtime"
 	"runtime/metrics"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -187,6 +190,138 @@ func benchStreamCallIter(b *testing.B, url string) {
 	b.StopTimer()
 	if n != p.N {
 		b.Fatalf("%d elements, want %d", n, p.N)
+	}
+	b.ReportMetric(peak.done(), "peak-heap-MiB")
+}
+
+// writeRawResult writes the response with id whose result is n elements
+// of streamBenchParams' shape, element by element through a 64 KiB
+// buffer: a peer that streams a result of any size in constant memory,
+// for the transports on which our server encodes a Stream whole
+// (Streamable HTTP, Content-Length framing). It returns the bytes it
+// writes when w is nil.
+func writeRawResult(w io.Writer, id string, n int) int64 {
+	head := `{"jsonrpc":"2.0","id":` + id + `,"result":[`
+	total := int64(len(head)) + 2
+	var bw *bufio.Writer
+	if w != nil {
+		bw = bufio.NewWriterSize(w, 64<<10)
+		bw.WriteString(head)
+	}
+	var elem []byte
+	for i := range n {
+		elem = elem[:0]
+		if i > 0 {
+			elem = append(elem, ',')
+		}
+		elem = append(elem, `{"i":`...)
+		elem = strconv.AppendInt(elem, int64(i), 10)
+		elem = append(elem, `,"s":"`...)
+		elem = append(elem, streamFill[i%26][:streamBenchParams.Size]...)
+		elem = append(elem, `"}`...)
+		total += int64(len(elem))
+		if bw != nil {
+			if _, err := bw.Write(elem); err != nil {
+				return total
+			}
+		}
+	}
+	if bw != nil {
+		bw.WriteString("]}")
+		bw.Flush()
+	}
+	return total
+}
+
+// BenchmarkStreamStreamableCallIter reads one result of b.N MiB with
+// CallIter from a Streamable HTTP client whose POST is answered with
+// application/json, decoded as it arrives (the client's limit, 10 MiB,
+// bounds each element). The peer is a raw handler that streams the body
+// (our server writes a Stream whole on Streamable HTTP), so
+// peak-heap-MiB bounds the client's heap.
+func BenchmarkStreamStreamableCallIter(b *testing.B) {
+	n := b.N * streamBenchParams.N
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		var req struct{ ID json.RawMessage }
+		if json.NewDecoder(r.Body).Decode(&req) != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		writeRawResult(w, string(req.ID), n)
+	}))
+	defer hs.Close()
+	c, err := jsonrpc.DialStreamableHTTP(context.Background(), hs.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	benchRawCallIter(b, c, n)
+}
+
+// BenchmarkStreamHeaderCallIter is BenchmarkStreamStreamableCallIter on a
+// TCP connection with Content-Length framing (LSP): the raw peer sends
+// the length, then the body as it makes it; the client lends the body
+// to CallIter.
+func BenchmarkStreamHeaderCallIter(b *testing.B) {
+	n := b.N * streamBenchParams.N
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		nc, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		tr := textproto.NewReader(bufio.NewReader(nc))
+		for {
+			h, err := tr.ReadMIMEHeader()
+			if err != nil {
+				return
+			}
+			size, _ := strconv.Atoi(h.Get("Content-Length"))
+			body := make([]byte, size)
+			if _, err := io.ReadFull(tr.R, body); err != nil {
+				return
+			}
+			var req struct{ ID json.RawMessage }
+			if json.Unmarshal(body, &req) != nil {
+				return
+			}
+			io.WriteString(nc, "Content-Length: "+strconv.FormatInt(writeRawResult(nil, string(req.ID), n), 10)+"\r\n\r\n")
+			writeRawResult(nc, string(req.ID), n)
+		}
+	}()
+	c, err := jsonrpc.Dial(context.Background(), "tcp://"+l.Addr().String(), jsonrpc.WithFraming(jsonrpc.FramingHeader))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	benchRawCallIter(b, c, n)
+}
+
+func benchRawCallIter(b *testing.B, c jsonrpc.Client, n int) {
+	peak := startHeapPeak()
+	b.SetBytes(int64(streamBenchParams.N * (streamBenchParams.Size + 20)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	got := 0
+	for _, err := range jsonrpc.CallIter[streamItem](context.Background(), c, "items", nil) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		got++
+	}
+	b.StopTimer()
+	if got != n {
+		b.Fatalf("%d elements, want %d", got, n)
 	}
 	b.ReportMetric(peak.done(), "peak-heap-MiB")
 }

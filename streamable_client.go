@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 
+	"github.com/seedhq/jsonrpc/internal/framing"
 	"github.com/seedhq/jsonrpc/internal/httpmsg"
 	"github.com/seedhq/jsonrpc/internal/sse"
 	"github.com/seedhq/jsonrpc/internal/streamable"
@@ -86,18 +88,20 @@ func dialStreamable(rawURL string, cfg *dialConfig) (*Conn, error) {
 	srv := cfg.peer()
 	hc := newHTTPClient(u.String(), cfg) // its HTTP settings: one place for them
 	ch := &streamableChannel{srv: srv}
+	var c *Conn
 	ch.Client = streamable.NewClient(streamable.ClientConfig{
 		URL: hc.url, HTTP: hc.hc, Own: hc.own, Header: hc.header, Limit: hc.maxSize,
 		ReadReply: func(resp *http.Response, wantReply bool) ([]byte, error) {
 			defer httpmsg.DrainClose(resp.Body)
 			return hc.readReply(resp, nil, wantReply)
 		},
+		LendReply:     func(resp *http.Response, id []byte, end func()) bool { return c.lendReply(resp, id, end) },
 		Failed:        func(resp *http.Response) error { return newHTTPError(resp) },
 		ContextHeader: headerFromContext,
 		Logger:        srv.logger,
 		Closed:        ErrClosed,
 	}, cfg.mcpVersion != "") // an MCP client: no GET stream before the era is known
-	c := newConn(ch, srv, nil)
+	c = newConn(ch, srv, nil)
 	c.strictResults = cfg.strictResults
 	c.inv = cfg.chain(connDirect{c})
 	if cfg.mcpVersion != "" {
@@ -137,3 +141,43 @@ type streamableChannel struct {
 	srv *Server    // for its logger
 	mcp *mcpClient // WithMCPVersion; nil for none
 }
+
+// lendReply lends the JSON answer to a POST to the CallIter call it
+// answers (id), which decodes it as it arrives, as an HTTPClient's
+// CallIter does; it reports false when no such call waits.
+func (c *Conn) lendReply(resp *http.Response, rawID []byte, end func()) bool {
+	id, ok := parseOurID(rawID)
+	if !ok || c.iterCalls.Load() == 0 {
+		return false
+	}
+	c.mu.Lock()
+	p, ok := c.pending.Get(id)
+	if ok = ok && p.iter; ok {
+		c.pending.Take(id)
+	}
+	c.mu.Unlock()
+	if !ok {
+		return false
+	}
+	body, release, err := streamBody(resp)
+	done := func() { release(); resp.Body.Close(); end() }
+	if err != nil {
+		done()
+		p.ch <- callResult{err: err}
+		return true
+	}
+	p.ch <- callResult{lent: &lentMessage{id: id, l: lentBody{body, done}, done: make(chan struct{})}}
+	return true
+}
+
+// lentBody is an answer's body lent to a CallIter call (lineLender's
+// reading side); Discard closes it, unread or not.
+type lentBody struct {
+	r   io.Reader
+	end func()
+}
+
+func (b lentBody) Lent() io.Reader              { return b.r }
+func (b lentBody) Discard() error               { b.end(); return nil }
+func (lentBody) SetLendCheck(framing.LendCheck) {}
+func (lentBody) InterruptsWhileLent() int       { return 0 }

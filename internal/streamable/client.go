@@ -13,6 +13,7 @@ import (
 
 	"github.com/seedhq/jsonrpc/internal/mcp"
 	"github.com/seedhq/jsonrpc/internal/sse"
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // closeTimeout bounds the DELETE that ends a session at Close.
@@ -31,6 +32,12 @@ type ClientConfig struct {
 	// stream) under Limit and closes its body; wantReply says that a
 	// response is due (an answer without one is then an error).
 	ReadReply func(resp *http.Response, wantReply bool) ([]byte, error)
+	// LendReply, if not nil, is offered the JSON answer (2xx, no event
+	// stream) to a POST that carried one call, id (as sent), before
+	// anything of it is read. When it takes it (true) the response is its
+	// own: it reads the body as it arrives, closes it, then calls end,
+	// which ends the request.
+	LendReply func(resp *http.Response, id []byte, end func()) bool
 	// Failed returns the error of a response whose status is not 2xx; the
 	// Client closes its body after.
 	Failed func(resp *http.Response) error
@@ -113,8 +120,14 @@ func (c *Client) SendContext(ctx context.Context, msg []byte) error {
 	due, _ := CountMessages(msg)
 	init := initializeID(msg)
 	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(c.ctx, cancel)()
+	stop := context.AfterFunc(c.ctx, cancel)
+	end := func() { stop(); cancel() }
+	lent := false
+	defer func() {
+		if !lent {
+			end()
+		}
+	}()
 	resp, err := c.do(rctx, http.MethodPost, msg, "")
 	if err != nil {
 		return c.failure(ctx, err)
@@ -129,11 +142,31 @@ func (c *Client) SendContext(ctx context.Context, msg []byte) error {
 	if resp.StatusCode == http.StatusAccepted {
 		resp.ContentLength = 0 // accepted: no reply, whatever the body
 	}
+	if id := c.lendable(msg, due, init, resp); id != nil {
+		if lent = c.cfg.LendReply(resp, id, end); lent {
+			return nil // the call reads its answer as it arrives
+		}
+	}
 	body, err := c.cfg.ReadReply(resp, due > 0)
 	if err != nil || len(body) == 0 {
 		return c.failure(ctx, err)
 	}
 	return c.failure(ctx, c.received(rctx, body, init))
+}
+
+// lendable returns the id of msg's one call when the answer resp (JSON)
+// may be lent to it (LendReply): not an initialize request, whose answer
+// is read here for its version.
+func (c *Client) lendable(msg []byte, due int, init string, resp *http.Response) (id []byte) {
+	if c.cfg.LendReply == nil || due != 1 || init != "" || resp.ContentLength == 0 {
+		return nil
+	}
+	parse(msg, func(m *wire.Message) {
+		if !m.Batch && m.Elems[0].Kind == wire.KindRequest {
+			id = bytes.Clone(m.Elems[0].ID.Of(msg))
+		}
+	})
+	return id
 }
 
 // failure maps the error of an exchange for a caller whose context is ctx:

@@ -13,7 +13,8 @@
 // back to the connection whose call they answer (Route).
 //
 // The client's side (client.go): its Channel (a POST per message, its
-// answer read as JSON or as an event stream, the session and
+// answer read as JSON or as an event stream, or a JSON answer lent to the
+// call it answers (LendReply: CallIter decodes it as it arrives), the session and
 // protocol-version headers, the standalone GET stream, the resumption of a
 // stream cut off, DELETE at Close) and the counting of the calls and
 // responses a message holds (messages.go).
@@ -21,7 +22,7 @@
 // It imports only internal/sse, internal/mcp, internal/wire and
 // internal/calls (the ids of the server's calls). What it needs of the
 // root package comes in as funcs (ServerConfig.WriteTimeout and OnEnd;
-// ClientConfig's ReadReply, Failed, ContextHeader, Logger), as the
+// ClientConfig's ReadReply, LendReply, Failed, ContextHeader, Logger), as the
 // io.Closer of a session's connection and as the Target of a route. The
 // root keeps the JSON-RPC side: scanning a POST and its batch rules,
 // Admit, serving it on a connection of its own, the stateless revision's
