@@ -118,6 +118,7 @@ type task struct {
 	env   wire.Envelope   // a single request
 	req   Request         // its Request, given to the handler
 	batch []wire.Envelope // or the requests of a batch
+	keep  bool            // data is not given back: the batch had responses too, which their calls read
 
 	inlineAt readown.Word // the reading state while served inline (0: not inline)
 
@@ -339,7 +340,9 @@ func (c *Conn) start(t *task) (*task, bool) {
 // run serves a task and sends the reply.
 func (c *Conn) run(t *task, draining bool) {
 	defer c.wg.Done()
-	defer c.giveBack(t.data) // served and answered: nothing holds the message any more
+	if !t.keep {
+		defer c.giveBack(t.data) // served and answered: nothing holds the message any more
+	}
 	if t.batch != nil {
 		defer putEnvelopes(t.batch) // last: unqueue reads it
 	}

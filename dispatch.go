@@ -169,7 +169,7 @@ func (ci *connInbound) early(reply []byte, _ error) {
 }
 
 func (ci *connInbound) serve(_ context.Context, e *wire.Envelope, batch []wire.Envelope) {
-	t := &task{conn: ci.conn, data: ci.data, batch: batch}
+	t := &task{conn: ci.conn, data: ci.data, batch: batch, keep: batch != nil && len(batch) < len(ci.m.Elems)}
 	if e != nil {
 		t.env = *e
 	}
