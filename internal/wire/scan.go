@@ -205,13 +205,18 @@ func (s *Scanner) str() (escaped, ok bool) {
 
 // plainRun returns the index of the first byte of data from i on that is
 // not plain (printable ASCII other than quote and backslash), or
-// len(data): 32 bytes at a time, then eight, then one at a time. The
-// first time 32 plain bytes pass with longString more to go (*tried is
-// then set), it looks at the rest whole up to the next quote (plainUpTo)
-// and, when that is all plain, returns the quote's index (or len(data))
-// at once. The scanner (str) and the encoder (appendQuote) both use it:
-// for the one the quote ends the string, the other escapes it.
+// len(data): the first 16 bytes one at a time (most names and values end
+// there), then 32 at a time, then eight, then one at a time. The first
+// time 32 plain bytes pass with longString more to go (*tried is then
+// set), it looks at the rest whole up to the next quote (plainUpTo) and,
+// when that is all plain, returns the quote's index (or len(data)) at
+// once. The scanner (str) and the encoder (appendQuote) both use it: for
+// the one the quote ends the string, the other escapes it.
 func plainRun(data []byte, i int, tried *bool) int {
+	if j := plainBytes(data, i, min(i+16, len(data))); j < i+16 {
+		return j
+	}
+	i += 16
 	for i+32 <= len(data) {
 		w := data[i : i+32 : i+32]
 		if (specialBits(binary.LittleEndian.Uint64(w))|specialBits(binary.LittleEndian.Uint64(w[8:]))|
@@ -229,13 +234,18 @@ func plainRun(data []byte, i int, tried *bool) int {
 	for i+8 <= len(data) && plainASCII8(binary.LittleEndian.Uint64(data[i:])) {
 		i += 8
 	}
-	for i < len(data) {
+	return plainBytes(data, i, len(data))
+}
+
+// plainBytes returns the index of the first byte of data[i:end] that is
+// not plain, or end.
+func plainBytes(data []byte, i, end int) int {
+	for ; i < end; i++ {
 		if c := data[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
-			break
+			return i
 		}
-		i++
 	}
-	return i
+	return end
 }
 
 // longString is the input left after a string's first 32 plain bytes
