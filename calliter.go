@@ -23,7 +23,9 @@ import (
 // WithStrictResults). The call is made when the sequence is ranged over;
 // an error (the call's, an error response as *Error, a result that is not
 // an array, an element that does not decode) is yielded once, last.
-// Breaking out of the loop ends the call.
+// Breaking out of the loop ends the call, and so does ctx ending while
+// the response is read (on a WebSocket client that closes the socket:
+// docs/streaming.md).
 //
 // The call goes through c's Call, so its interceptors (WithInterceptors,
 // Intercept) see it as any call: its result is a value of CallIter's own
@@ -171,6 +173,8 @@ type lineLender interface {
 	SetLendCheck(framing.LendCheck)
 	Lent() io.Reader
 	Discard() error
+	CancelLent()
+	ResumeLent()
 	InterruptsWhileLent() int
 }
 
@@ -187,9 +191,10 @@ func lendsResponses(ch Channel) bool {
 
 // lentMessage is a response lent to the call it answers.
 type lentMessage struct {
-	id   uint64
-	l    lineLender
-	done chan struct{} // closed when the call is done with it
+	id     uint64
+	l      lineLender
+	done   chan struct{} // closed when the call is done with it
+	reader bool          // lent by the connection's reader, which discards what is left after done
 }
 
 // end discards what the call did not read and gives the reader back.
@@ -199,10 +204,31 @@ func (m *lentMessage) end() error {
 	return err
 }
 
+// abandon gives the message back unread (the call's context ended): the
+// connection's reader discards the rest, not the caller, who returns.
+func (m *lentMessage) abandon() {
+	if !m.reader {
+		m.l.Discard()
+	}
+	close(m.done)
+}
+
 // readLent decodes a lent response into r, each element bounded by the
-// size limit, and gives the reader back.
-func (c *Conn) readLent(m *lentMessage, r *iterResult) error {
+// size limit, and gives the reader back. When ctx ends meanwhile the read
+// is cancelled and the call returns ctx's error; the connection's reader
+// reads the rest off (a WebSocket is closed instead: CancelLent).
+func (c *Conn) readLent(ctx context.Context, m *lentMessage, r *iterResult) error {
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() { m.l.CancelLent(); close(fired) })
 	err := readStreamed(m.l.Lent(), strconv.FormatUint(m.id, 10), c.srv.maxMessageSize(), c.strictResults, r)
+	if !stop() {
+		<-fired
+		m.l.ResumeLent()
+		if err != nil {
+			m.abandon()
+			return ctx.Err()
+		}
+	}
 	if derr := m.end(); err == nil && derr != nil {
 		err = resultstream.Invalid(derr)
 	}

@@ -205,6 +205,13 @@ func checkCallIterHostile(t *testing.T, url string, limit int64, opts ...jsonrpc
 // answered with the pieces reply returns as the frames of one message.
 func rawWSServer(t *testing.T, reply func(id json.RawMessage, method string) []string) string {
 	t.Helper()
+	return rawWSServerGated(t, nil, reply)
+}
+
+// rawWSServerGated is rawWSServer with a wait on the gate between the
+// first piece and the rest when gate is not nil.
+func rawWSServerGated(t *testing.T, gate <-chan struct{}, reply func(id json.RawMessage, method string) []string) string {
+	t.Helper()
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		wc, err := websocket.Accept(w, r, nil)
 		if err != nil {
@@ -229,7 +236,14 @@ func rawWSServer(t *testing.T, reply func(id json.RawMessage, method string) []s
 			if err != nil {
 				return
 			}
-			for _, piece := range reply(req.ID, req.Method) {
+			for i, piece := range reply(req.ID, req.Method) {
+				if i == 1 && gate != nil {
+					select {
+					case <-gate:
+					case <-time.After(60 * time.Second):
+						return
+					}
+				}
 				if _, err := io.WriteString(mw, strings.TrimSuffix(piece, "\n")); err != nil {
 					return
 				}

@@ -651,7 +651,7 @@ func (c *Conn) callDirect(ctx context.Context, method string, params, result any
 		return err
 	}
 	if r.lent != nil {
-		return c.readLent(r.lent, ir)
+		return c.readLent(ctx, r.lent, ir)
 	}
 	err = decodeResult(method, r.result, result, c.strictResults)
 	if r.msg != nil {
@@ -715,7 +715,7 @@ func (c *Conn) call(ctx context.Context, method string, params any, iter bool) (
 			// The reader took the call: its result comes at once, and a
 			// lent response must be read off for the reader to go on.
 			if r := <-p.ch; r.lent != nil {
-				r.lent.end()
+				r.lent.abandon()
 			}
 		}
 		c.sendCancel(ctx, strconv.AppendUint(idBuf[:0], n, 10))

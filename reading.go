@@ -396,9 +396,10 @@ func (c *Conn) lendMessage() {
 	if !ok {
 		l.Discard()
 	} else {
-		m := &lentMessage{id: c.rd.lendID, l: l, done: make(chan struct{})}
+		m := &lentMessage{id: c.rd.lendID, l: l, done: make(chan struct{}), reader: true}
 		p.ch <- callResult{lent: m}
 		<-m.done
+		l.Discard() // what a call that gave up left (nothing otherwise)
 	}
 	if l.InterruptsWhileLent() > 0 {
 		c.rd.interrupting.Store(false) // the interrupt was spent on the borrower's read

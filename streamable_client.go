@@ -180,4 +180,6 @@ type lentBody struct {
 func (b lentBody) Lent() io.Reader              { return b.r }
 func (b lentBody) Discard() error               { b.end(); return nil }
 func (lentBody) SetLendCheck(framing.LendCheck) {}
+func (lentBody) CancelLent()                    {} // the request follows the call's context
+func (lentBody) ResumeLent()                    {}
 func (lentBody) InterruptsWhileLent() int       { return 0 }

@@ -120,6 +120,9 @@ func (l lentLine) Read(p []byte) (int, error) {
 	if !s.lending {
 		return 0, io.EOF
 	}
+	if s.lentCancelled.Load() {
+		return 0, ErrLentCancelled
+	}
 	if s.r == s.w {
 		if err := s.fillLent(); err != nil {
 			return 0, err
@@ -175,6 +178,9 @@ func (s *Stream) fillLent() error {
 		case err == nil:
 			return nil
 		case errors.Is(err, ErrInterrupted):
+			if s.lentCancelled.Load() {
+				return ErrLentCancelled
+			}
 			s.lentInterrupts++
 		case err == io.EOF:
 			s.endLend() // a last line without its newline ends here
@@ -188,6 +194,23 @@ func (s *Stream) fillLent() error {
 		}
 	}
 }
+
+// ErrLentCancelled is the error of a read of a lent message whose
+// borrower gave up (CancelLent).
+var ErrLentCancelled = errors.New("jsonrpc: the read of a lent message was cancelled")
+
+// CancelLent makes the borrower's read of the lent message, blocked or
+// next, return ErrLentCancelled (on a connection with a read deadline, a
+// blocked read is interrupted; otherwise it ends when input comes). It
+// may be called from any goroutine; ResumeLent undoes it, so that Discard
+// reads the rest of the message off.
+func (s *Stream) CancelLent() {
+	s.lentCancelled.Store(true)
+	s.InterruptRecv()
+}
+
+// ResumeLent undoes CancelLent.
+func (s *Stream) ResumeLent() { s.lentCancelled.Store(false) }
 
 // consumeBody consumes n bytes of a lent body.
 func (s *Stream) consumeBody(n int) {

@@ -105,10 +105,11 @@ type Stream struct {
 	sock        *socketReader // TCP and unix sockets: read with no buffer held while waiting (idleread_unix.go)
 	cur         *lentBuf      // buf's record, when large (reuse.go)
 
-	lendCheck      LendCheck // decides whether a line is lent (lend.go; nil: never)
-	lending        bool      // a line is lent: Lent reads it
-	lentLeft       int64     // Content-Length framing: the bytes of the lent body not yet read
-	lentInterrupts int       // reads interrupted while lent
+	lendCheck      LendCheck   // decides whether a line is lent (lend.go; nil: never)
+	lending        bool        // a line is lent: Lent reads it
+	lentLeft       int64       // Content-Length framing: the bytes of the lent body not yet read
+	lentInterrupts int         // reads interrupted while lent
+	lentCancelled  atomic.Bool // the borrower gave up (CancelLent)
 
 	rmu  sync.Mutex // guards live
 	live []*lentBuf // large buffers some of whose messages are still out (reuse.go)

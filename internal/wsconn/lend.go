@@ -38,12 +38,23 @@ func (ch *Lending) SetLendCheck(check framing.LendCheck) { ch.check = check }
 // Lent is the message lent: its head, then the rest as it arrives.
 func (ch *Lending) Lent() io.Reader { return ch.lent }
 
+// CancelLent closes the socket: the borrower of a message gave up, and a
+// WebSocket read cannot be interrupted and resumed. The borrower's read
+// fails, and so does the channel's next.
+func (ch *Lending) CancelLent() { ch.Conn().CloseNow() }
+
+// ResumeLent does nothing: the socket is closed.
+func (ch *Lending) ResumeLent() {}
+
 // InterruptsWhileLent is 0: a WebSocket read is never interrupted.
 func (ch *Lending) InterruptsWhileLent() int { return 0 }
 
 // Discard reads the rest of the lent message (a message must be read to
 // its end before the next).
 func (ch *Lending) Discard() error {
+	if ch.lent == nil {
+		return nil // discarded already
+	}
 	_, err := io.Copy(io.Discard, ch.lent)
 	ch.lent = nil
 	if err != nil {
