@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -248,16 +249,23 @@ func parseError(err error) *Error {
 // serveOne serves one element; it returns the response bytes appended to
 // out, or out unchanged. req, when not nil, is the Request to fill in.
 func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *wire.Envelope, req *Request, out []byte) []byte {
-	id := idOf(e, data)
+	if req == nil {
+		req = new(Request)
+	}
+	req.ID = idOf(e, data)
+	return s.serveID(ctx, conn, data, e, req, out)
+}
+
+// serveID is serveOne for an element whose id is already in req.ID (a
+// batch reads all its ids into one string).
+func (s *Server) serveID(ctx context.Context, conn *Conn, data []byte, e *wire.Envelope, req *Request, out []byte) []byte {
+	id := req.ID
 	name, rerr, stop := s.vet(ctx, conn, data, e, &id)
 	if stop {
 		if rerr == nil || id.IsZero() {
 			return out
 		}
 		return appendResponse(out, id, nil, rerr)
-	}
-	if req == nil {
-		req = new(Request)
 	}
 	*req = Request{ID: id, Params: paramsOf(data, e), stream: req.stream}
 	tracked := conn != nil && !id.IsZero()
@@ -436,11 +444,12 @@ func (s *Server) toError(req *Request, err error) *Error {
 // responses go to it and serveBatch returns nil.
 func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems []wire.Envelope, ts *timedServe, out []byte) []byte {
 	b := &batchRun{s: s, ctx: ctx, conn: conn, data: data, elems: elems, ts: ts, workers: 1}
-	b.reqs = make([]Request, len(elems)) // one allocation for the batch's Requests, not one each
 	if len(elems) > 1 {
 		b.workers = min(len(elems), s.maxConcurrency())
 	}
 	b.bs = newBatchState(len(elems), b.workers)
+	b.reqs = b.bs.reqs
+	readIDs(data, elems, b.reqs)
 	if b.workers > 1 {
 		b.mu.Lock()
 		b.timer = time.AfterFunc(batchWatch, b.watch)
@@ -493,7 +502,7 @@ func (b *batchRun) work(w int) {
 			return
 		}
 		start := len(*buf)
-		*buf = b.s.serveOne(b.ctx, b.conn, b.data, &b.elems[i], &b.reqs[i], *buf)
+		*buf = b.s.serveID(b.ctx, b.conn, b.data, &b.elems[i], &b.reqs[i], *buf)
 		r := (*buf)[start:len(*buf):len(*buf)] // later appends never touch it
 		if b.ts != nil {
 			b.ts.record(i, r)
@@ -543,10 +552,12 @@ func (b *batchRun) stop() {
 }
 
 // batchState is where a batch's responses are rendered: a pooled buffer
-// per worker, and each element's response in one of them.
+// per worker, and each element's response in one of them; and the
+// elements' Requests, which handlers must not keep.
 type batchState struct {
 	resps [][]byte
 	bufs  []*[]byte
+	reqs  []Request
 }
 
 var batchStatePool = sync.Pool{New: func() any { return new(batchState) }}
@@ -555,7 +566,34 @@ func newBatchState(elems, workers int) *batchState {
 	bs := batchStatePool.Get().(*batchState)
 	bs.resps = slices.Grow(bs.resps[:0], elems)[:elems]
 	bs.bufs = slices.Grow(bs.bufs[:0], workers)[:workers]
+	bs.reqs = slices.Grow(bs.reqs[:0], elems)[:elems]
 	return bs
+}
+
+// readIDs sets reqs[i].ID to the id of elems[i], all read into one string
+// (one allocation for the batch, not one per id).
+func readIDs(data []byte, elems []wire.Envelope, reqs []Request) {
+	n := 0
+	for i := range elems {
+		if elems[i].ID.Present() {
+			n += len(elems[i].ID.Of(data))
+		}
+	}
+	var all strings.Builder
+	all.Grow(n)
+	for i := range elems {
+		if elems[i].ID.Present() {
+			all.Write(elems[i].ID.Of(data))
+		}
+	}
+	ids := all.String()
+	for i := range elems {
+		reqs[i].ID = ID{}
+		if elems[i].ID.Present() {
+			l := len(elems[i].ID.Of(data))
+			reqs[i].ID.raw, ids = ids[:l], ids[l:]
+		}
+	}
 }
 
 // release gives the buffers back, once the responses are joined.
@@ -567,8 +605,9 @@ func (bs *batchState) release() {
 		bs.bufs[i] = nil
 	}
 	clear(bs.resps)
+	clear(bs.reqs)
 	if cap(bs.resps) > 1024 {
-		bs.resps = nil // a huge batch's slice is not kept
+		bs.resps, bs.reqs = nil, nil // a huge batch's slices are not kept
 	}
 	batchStatePool.Put(bs)
 }
