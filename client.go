@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/seedhq/jsonrpc/internal/resultstream"
 )
@@ -58,6 +59,7 @@ func (b *Batch) Call(method string, params, result any) *BatchCall {
 func (b *Batch) newCall() *BatchCall {
 	if len(b.slab) == cap(b.slab) {
 		b.slab = make([]BatchCall, 0, min(max(2*cap(b.slab), 8), 256))
+		b.elems = slices.Grow(b.elems, cap(b.slab)) // room for the slab's calls
 	}
 	b.slab = b.slab[:len(b.slab)+1]
 	return &b.slab[len(b.slab)-1]

@@ -798,11 +798,13 @@ func (c *Conn) batchDirect(ctx context.Context, b *Batch) error {
 	}
 	buf := wire.GetBuf()
 	defer wire.PutBuf(buf)
-	msg, calls, err := encodeBatch((*buf)[:0], b, &c.seq)
+	msg, sb, err := encodeBatch((*buf)[:0], b, &c.seq)
 	*buf = msg
 	if err != nil {
 		return err
 	}
+	defer sb.release()
+	calls := sb.calls
 	c.mu.Lock()
 	if c.closed || c.pending.Ended() {
 		c.mu.Unlock()
@@ -819,11 +821,7 @@ func (c *Conn) batchDirect(ctx context.Context, b *Batch) error {
 		return err
 	}
 	if len(calls) > 0 && c.rd.Load().State() == readown.Parked {
-		ps := make([]*pendingCall, len(calls))
-		for i, w := range calls {
-			ps[i] = w.p
-		}
-		c.rd.takeOver(ctx, ps...)
+		c.rd.takeOver(ctx, sb.records()...)
 	}
 	if err := wait(ctx, calls, c.strictResults); err != nil {
 		c.forgetBatch(calls)

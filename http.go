@@ -388,11 +388,13 @@ func (c *HTTPClient) Batch(ctx context.Context, b *Batch) error {
 func (c *HTTPClient) batchDirect(ctx context.Context, b *Batch) error {
 	buf := wire.GetBuf()
 	defer wire.PutBuf(buf)
-	msg, calls, err := encodeBatch((*buf)[:0], b, &c.seq)
+	msg, sb, err := encodeBatch((*buf)[:0], b, &c.seq)
 	*buf = msg
 	if err != nil {
 		return err
 	}
+	defer sb.release()
+	calls := sb.calls
 	body, err := c.post(ctx, msg, nil, len(calls) > 0)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -118,20 +119,51 @@ type batchCall struct {
 	p  *pendingCall
 }
 
+// sentBatch is a client's batch in flight: its calls with their ids and
+// records, and the records alone (for readFor). It is pooled: release it
+// once the batch is done.
+type sentBatch struct {
+	calls []batchCall
+	ps    []*pendingCall
+}
+
+var sentBatchPool = sync.Pool{New: func() any { return new(sentBatch) }}
+
+// records returns the pending records of the calls.
+func (sb *sentBatch) records() []*pendingCall {
+	sb.ps = sb.ps[:0]
+	for _, w := range sb.calls {
+		sb.ps = append(sb.ps, w.p)
+	}
+	return sb.ps
+}
+
+func (sb *sentBatch) release() {
+	clear(sb.calls)
+	clear(sb.ps)
+	if cap(sb.calls) > 1024 {
+		sb.calls, sb.ps = nil, nil // a huge batch's slices are not kept
+	}
+	sb.calls, sb.ps = sb.calls[:0], sb.ps[:0]
+	sentBatchPool.Put(sb)
+}
+
 // encodeBatch appends b to dst as one batch message. Each call gets the next
 // id of seq and a pending record whose group is the batch's first id.
-func encodeBatch(dst []byte, b *Batch, seq *atomic.Uint64) ([]byte, []batchCall, error) {
-	sent := make([]batchCall, 0, len(b.elems))
+func encodeBatch(dst []byte, b *Batch, seq *atomic.Uint64) ([]byte, *sentBatch, error) {
+	sb := sentBatchPool.Get().(*sentBatch)
+	sb.calls = slices.Grow(sb.calls[:0], len(b.elems))
 	dst, err := calls.AppendBatch(dst, len(b.elems), seq, func(i int) (string, any, bool) {
 		e := b.elems[i]
 		return e.Method, e.Params, !e.notify
 	}, func(i int, id, group uint64) {
-		sent = append(sent, batchCall{b.elems[i], id, newPending(group)})
+		sb.calls = append(sb.calls, batchCall{b.elems[i], id, newPending(group)})
 	})
 	if err != nil {
+		sb.release()
 		return dst, nil, err
 	}
-	return dst, sent, nil
+	return dst, sb, nil
 }
 
 // wait waits for the result of every call and records it. It returns
