@@ -114,11 +114,11 @@ type task struct {
 	context.Context
 	conn  *Conn
 	held  atomic.Bool     // whether the handler still holds a concurrency token
+	keep  bool            // data is not given back: the batch had responses too, which their calls read (beside held: no room added)
 	data  []byte          // the message
 	env   wire.Envelope   // a single request
 	req   Request         // its Request, given to the handler
 	batch []wire.Envelope // or the requests of a batch
-	keep  bool            // data is not given back: the batch had responses too, which their calls read
 
 	inlineAt readown.Word // the reading state while served inline (0: not inline)
 
@@ -823,9 +823,12 @@ func (c *Conn) batchDirect(ctx context.Context, b *Batch) error {
 	if len(calls) > 0 && c.rd.Load().State() == readown.Parked {
 		c.rd.takeOver(ctx, sb.records()...)
 	}
-	if err := wait(ctx, calls, c.strictResults); err != nil {
+	if err := wait(ctx, sb, c.strictResults); err != nil {
 		c.forgetBatch(calls)
 		return err
+	}
+	if msg := sb.whole(); msg != nil {
+		c.giveBack(msg) // decoded: nothing refers to the reply any more
 	}
 	return nil
 }

@@ -427,7 +427,7 @@ func (c *HTTPClient) batchDirect(ctx context.Context, b *Batch) error {
 	for _, p := range set.TakeAll() {
 		p.ch <- callResult{err: ErrNoResponse} // a single error object with an id of ours
 	}
-	return wait(ctx, calls, c.strictResults)
+	return wait(ctx, sb, c.strictResults)
 }
 
 // Close closes the idle connections of the client's own transport. Calls

@@ -31,6 +31,9 @@ type callResult struct {
 	err    error
 	msg    []byte       // the message, when it was this one response alone: its reader may give it back (Conn.giveBack)
 	lent   *lentMessage // or the response, lent by the connection's reader (calliter.go)
+
+	batch    []byte // a result's message when it was a batch reply (see sentBatch.whole)
+	batchLen int    // and its number of elements
 }
 
 // pendingPool recycles the records of calls that received their response.
@@ -54,18 +57,23 @@ type pendingSet struct{ calls.Set[*pendingCall] }
 // call: how many responses, the id of the first, and an id-null error that
 // answered nothing.
 func (s *pendingSet) answer(data []byte, elems []wire.Envelope, batch bool) (unmatched int, firstID string, nullErr *Error) {
-	unmatched, firstID, err := s.Answer(data, elems, batch, outcomes{})
+	unmatched, firstID, err := s.Answer(data, elems, batch, outcomes{elems: len(elems)})
 	nullErr, _ = err.(*Error)
 	return unmatched, firstID, nullErr
 }
 
-// outcomes makes the results that a pendingSet sends to its calls.
-type outcomes struct{}
+// outcomes makes the results that a pendingSet sends to its calls, from a
+// message of elems elements.
+type outcomes struct{ elems int }
 
-func (outcomes) Answer(p *pendingCall, data []byte, e *wire.Envelope, alone bool) {
+func (o outcomes) Answer(p *pendingCall, data []byte, e *wire.Envelope, alone bool) {
 	r := outcome(data, e)
-	if alone && r.err == nil {
-		r.msg = data // an error's data may point into it: only a result's message goes back
+	switch {
+	case r.err != nil: // an error's data may point into it: only a result's message goes back
+	case alone:
+		r.msg = data
+	default:
+		r.batch, r.batchLen = data, o.elems
 	}
 	p.ch <- r
 }
@@ -125,6 +133,34 @@ type batchCall struct {
 type sentBatch struct {
 	calls []batchCall
 	ps    []*pendingCall
+
+	reply    []byte // the batch reply of the results noted (see whole)
+	replyLen int    // its number of elements
+	mixed    bool   // a result came otherwise, or a call failed
+}
+
+// note notes where the result of one of the calls came from.
+func (sb *sentBatch) note(r callResult) {
+	switch {
+	case len(r.batch) == 0:
+		sb.mixed = true
+	case sb.reply == nil:
+		sb.reply, sb.replyLen = r.batch, r.batchLen
+	case &r.batch[0] != &sb.reply[0]:
+		sb.mixed = true
+	}
+}
+
+// whole returns the message that answered every call of the batch with a
+// result and held nothing else (nil when there is none): once the results
+// are decoded, nothing refers to it and its reader may reuse its memory.
+// (Ids are unique: a reply of as many elements as the calls it answered
+// holds no other response, and no request.)
+func (sb *sentBatch) whole() []byte {
+	if sb.mixed || sb.replyLen != len(sb.calls) {
+		return nil
+	}
+	return sb.reply
 }
 
 var sentBatchPool = sync.Pool{New: func() any { return new(sentBatch) }}
@@ -141,6 +177,7 @@ func (sb *sentBatch) records() []*pendingCall {
 func (sb *sentBatch) release() {
 	clear(sb.calls)
 	clear(sb.ps)
+	sb.reply, sb.replyLen, sb.mixed = nil, 0, false
 	if cap(sb.calls) > 1024 {
 		sb.calls, sb.ps = nil, nil // a huge batch's slices are not kept
 	}
@@ -168,9 +205,11 @@ func encodeBatch(dst []byte, b *Batch, seq *atomic.Uint64) ([]byte, *sentBatch, 
 
 // wait waits for the result of every call and records it. It returns
 // ctx's error if ctx ends first (results already there are still taken).
-func wait(ctx context.Context, sent []batchCall, strict bool) error {
+func wait(ctx context.Context, sb *sentBatch, strict bool) error {
+	sent := sb.calls
 	return calls.Wait(ctx, len(sent), func(i int) chan callResult { return sent[i].p.ch }, func(i int, r callResult) {
 		pendingPool.Put(sent[i].p) // nothing else can send on it now
 		sent[i].finish(r.result, r.err, strict)
+		sb.note(r)
 	})
 }

@@ -307,9 +307,10 @@ func (m connMessage) Write(p []byte) error {
 // caller is done with (the stream's large read buffers).
 type messageGiver interface{ GiveBack(msg []byte) }
 
-// giveBack hands a served request's message back to the channel. Only a
-// message that is one request (no responses in it, which callers may still
-// be decoding) and whose handler has returned, its stream written, is.
+// giveBack hands a message back to the channel once nothing reads or keeps
+// any part of it: requests served and answered (not a batch that held
+// responses too, which callers may still be decoding), or responses whose
+// results are decoded (every response of the message: see sentBatch.whole).
 func (c *Conn) giveBack(msg []byte) {
 	if g, ok := c.ch.(messageGiver); ok {
 		g.GiveBack(msg)
