@@ -129,3 +129,86 @@ func TestLendLineOverLimitInOneRead(t *testing.T) {
 		t.Fatalf("the line after: %q %v", msg, err)
 	}
 }
+
+// chunked is input read in pieces of n bytes; writes are dropped.
+type chunked struct {
+	data []byte
+	n    int
+}
+
+func (c *chunked) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), c.n)], c.data)
+	c.data = c.data[k:]
+	return k, nil
+}
+func (c *chunked) Write(p []byte) (int, error) { return len(p), nil }
+func (c *chunked) Close() error                { return nil }
+
+// recvAll reads the messages of a stream until an error (at most 64):
+// lent ones read through Lent, whole, or (half) their first 8 bytes and
+// then discarded.
+func recvAll(s *Stream, half bool) (msgs []string, lent []bool, last error) {
+	for range 64 {
+		msg, err := s.Recv()
+		if err == ErrLent {
+			r := s.Lent()
+			if half {
+				r = io.LimitReader(r, 8) // the rest discarded
+			}
+			b, rerr := io.ReadAll(r)
+			if derr := s.Discard(); rerr == nil {
+				rerr = derr
+			}
+			if rerr != nil {
+				return msgs, lent, rerr
+			}
+			msgs, lent = append(msgs, string(b)), append(lent, true)
+			continue
+		}
+		if err != nil {
+			return msgs, lent, err
+		}
+		msgs, lent = append(msgs, string(msg)), append(lent, false)
+	}
+	return msgs, lent, nil
+}
+
+// FuzzLendHeader reads any input with Content-Length framing, cut in
+// reads of any size, lending the bodies that begin with "L" under a small
+// limit: it never panics, and the messages it yields, whole or lent, are
+// those a stream with no lending and no limit reads, in order, until it
+// stops; it stops early only at a body over the limit that is not lent.
+func FuzzLendHeader(f *testing.F) {
+	f.Add([]byte(frameHeader("small")+frameHeader("L"+strings.Repeat("x", 100))+frameHeader("after")), uint8(7), false)
+	f.Add([]byte("Content-Length: 500\r\n\r\nL"+strings.Repeat("x", 30)), uint8(3), true)
+	f.Add([]byte(frameHeader(strings.Repeat("y", 80))+frameHeader("L")), uint8(64), false)
+	f.Add([]byte("Content-Length: 3\r\nContent-Length: 3\r\n\r\nabc"), uint8(1), false)
+	f.Fuzz(func(t *testing.T, input []byte, cut uint8, half bool) {
+		n := int(cut%64) + 1
+		ref := New(&chunked{input, n}, Header, 1<<20, 0)
+		want, _, werr := recvAll(ref, false)
+		s := New(&chunked{input, n}, Header, 16, 0)
+		s.SetLendCheck(lendPrefixed)
+		got, lent, err := recvAll(s, half)
+		if len(got) > len(want) {
+			t.Fatalf("%d messages, the reference %d", len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != want[i] && !(half && lent[i] && strings.HasPrefix(want[i], got[i])) {
+				t.Fatalf("message %d: %q, the reference %q", i, got[i], want[i])
+			}
+		}
+		if len(got) < len(want) {
+			var fe *Error
+			next := want[len(got)]
+			if !errors.As(err, &fe) || fe.Limit != 16 || len(next) <= 16 || next[0] == 'L' {
+				t.Fatalf("stopped after %d messages with %v; the next is %q", len(got), err, next)
+			}
+		} else if (err == nil) != (werr == nil) {
+			t.Fatalf("ended with %v, the reference with %v", err, werr)
+		}
+	})
+}
