@@ -5,7 +5,9 @@
 // A Stream lends each message as a slice of its read buffer, answers a
 // message over the size limit with an *Error (and resynchronises when it
 // can), queues concurrent writers behind the one writing, holds replies
-// back while a read loop still has input (Hold, Release), and on TCP and
+// back while a read loop still has input (Hold, Release), lends a message
+// whose start its owner recognises to a reader that decodes it as it
+// arrives, a line or a Content-Length body (lend.go), and on TCP and
 // unix sockets waits for input holding no read buffer (idleread_unix.go).
 //
 // It knows nothing of JSON-RPC beyond the byte-order mark and the error
