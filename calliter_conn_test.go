@@ -20,10 +20,17 @@ import (
 )
 
 // rawLineServer accepts one connection on l and answers each request line
-// with what reply returns for it (written in the pieces it returns, with
-// a wait on the gate between the first and the rest when gate is not nil).
+// with what reply returns for it (see rawServer).
 func rawLineServer(t *testing.T, l net.Listener, gate <-chan struct{}, reply func(id json.RawMessage, method string) []string) {
 	t.Helper()
+	rawServer(l, gate, func(br *bufio.Reader) ([]byte, error) { return br.ReadBytes('\n') }, reply)
+}
+
+// rawServer accepts one connection on l, reads each request with read
+// and answers it with the pieces reply returns, written in turn with a
+// wait on the gate between the first and the rest when gate is not nil;
+// a reply of no pieces, or a piece "<close>", closes the connection.
+func rawServer(l net.Listener, gate <-chan struct{}, read func(*bufio.Reader) ([]byte, error), reply func(id json.RawMessage, method string) []string) {
 	go func() {
 		nc, err := l.Accept()
 		if err != nil {
@@ -32,7 +39,7 @@ func rawLineServer(t *testing.T, l net.Listener, gate <-chan struct{}, reply fun
 		defer nc.Close()
 		br := bufio.NewReader(nc)
 		for {
-			line, err := br.ReadBytes('\n')
+			msg, err := read(br)
 			if err != nil {
 				return
 			}
@@ -40,16 +47,16 @@ func rawLineServer(t *testing.T, l net.Listener, gate <-chan struct{}, reply fun
 				ID     json.RawMessage `json:"id"`
 				Method string          `json:"method"`
 			}
-			if json.Unmarshal(line, &req) != nil {
+			if json.Unmarshal(msg, &req) != nil {
 				return
 			}
-			for i, piece := range reply(req.ID, req.Method) {
-				if i == 1 && gate != nil {
-					select {
-					case <-gate:
-					case <-time.After(60 * time.Second):
-						return
-					}
+			pieces := reply(req.ID, req.Method)
+			if len(pieces) == 0 {
+				return
+			}
+			for i, piece := range pieces {
+				if i == 1 && !gateOpens(gate) || piece == "<close>" {
+					return
 				}
 				if _, err := io.WriteString(nc, piece); err != nil {
 					return
@@ -57,6 +64,44 @@ func rawLineServer(t *testing.T, l net.Listener, gate <-chan struct{}, reply fun
 			}
 		}
 	}()
+}
+
+// gateOpens waits for gate to close (nil: open) and reports whether it
+// did within 60 s.
+func gateOpens(gate <-chan struct{}) bool {
+	if gate == nil {
+		return true
+	}
+	select {
+	case <-gate:
+		return true
+	case <-time.After(60 * time.Second):
+		return false
+	}
+}
+
+// checkIncremental ranges CallIter over "items", whose server sends
+// [1,2,3] past its first element only once the gate is closed, which the
+// loop does on that element (a client that read the response whole would
+// wait forever); then the client's call of "next" gets "after".
+func checkIncremental(t *testing.T, ctx context.Context, c jsonrpc.Client, gate chan struct{}) {
+	t.Helper()
+	var got []int
+	for v, err := range jsonrpc.CallIter[int](ctx, c, "items", nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got = append(got, v); len(got) == 1 {
+			close(gate)
+		}
+	}
+	if len(got) != 3 || got[2] != 3 {
+		t.Fatalf("got %v", got)
+	}
+	var s string
+	if err := c.Call(ctx, "next", nil, &s); err != nil || s != "after" {
+		t.Fatalf("the call after: %q %v", s, err)
+	}
 }
 
 // listenLoopback listens on tcp or on a unix socket in a temporary folder.
@@ -96,22 +141,7 @@ func TestCallIterConnIncremental(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			var got []int
-			for v, err := range jsonrpc.CallIter[int](ctx, c, "items", nil) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got = append(got, v); len(got) == 1 {
-					close(gate)
-				}
-			}
-			if len(got) != 3 || got[2] != 3 {
-				t.Fatalf("got %v", got)
-			}
-			var s string
-			if err := c.Call(ctx, "next", nil, &s); err != nil || s != "after" {
-				t.Fatalf("the call after: %q %v", s, err)
-			}
+			checkIncremental(t, ctx, c, gate)
 		})
 	}
 }
@@ -123,14 +153,7 @@ func TestCallIterConnIncremental(t *testing.T) {
 // serves the next call after each.
 func TestCallIterConnHostile(t *testing.T) {
 	const limit = 64 << 10
-	huge := strings.Repeat("x", 4*limit)
-	bodies := map[string]string{
-		"tooLarge":    `{"jsonrpc":"2.0","id":ID,"result":[1,"` + huge + `",3]}`,
-		"resultFirst": `{"result":[1,2,3],"jsonrpc":"2.0","id":ID}`,
-		"long":        `{"jsonrpc":"2.0","id":ID,"result":[1` + strings.Repeat(",2", 100000) + `]}`,
-		"error":       `{"jsonrpc":"2.0","id":ID,"error":{"code":-32001,"message":"no ` + strings.Repeat("x", 1000) + `"}}`,
-		"next":        `{"jsonrpc":"2.0","id":ID,"result":[7]}`,
-	}
+	bodies := hostileBodies(limit)
 	reply := func(id json.RawMessage, method string) []string {
 		b := strings.Replace(bodies[method], "ID", string(id), 1)
 		return []string{b[:len(b)/2], b[len(b)/2:] + "\n"} // cut: the head arrives before the rest
@@ -147,6 +170,19 @@ func TestCallIterConnHostile(t *testing.T) {
 			}
 			checkCallIterHostile(t, url, limit)
 		})
+	}
+}
+
+// hostileBodies are the responses checkCallIterHostile calls for (ID
+// stands for the request's id), for a client whose limit is limit.
+func hostileBodies(limit int) map[string]string {
+	huge := strings.Repeat("x", 4*limit)
+	return map[string]string{
+		"tooLarge":    `{"jsonrpc":"2.0","id":ID,"result":[1,"` + huge + `",3]}`,
+		"resultFirst": `{"result":[1,2,3],"jsonrpc":"2.0","id":ID}`,
+		"long":        `{"jsonrpc":"2.0","id":ID,"result":[1` + strings.Repeat(",2", 100000) + `]}`,
+		"error":       `{"jsonrpc":"2.0","id":ID,"error":{"code":-32001,"message":"no ` + strings.Repeat("x", 1000) + `"}}`,
+		"next":        `{"jsonrpc":"2.0","id":ID,"result":[7]}`,
 	}
 }
 
@@ -237,12 +273,8 @@ func rawWSServerGated(t *testing.T, gate <-chan struct{}, reply func(id json.Raw
 				return
 			}
 			for i, piece := range reply(req.ID, req.Method) {
-				if i == 1 && gate != nil {
-					select {
-					case <-gate:
-					case <-time.After(60 * time.Second):
-						return
-					}
+				if i == 1 && !gateOpens(gate) {
+					return
 				}
 				if _, err := io.WriteString(mw, strings.TrimSuffix(piece, "\n")); err != nil {
 					return

@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net"
-	"net/textproto"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,60 +15,14 @@ import (
 	"github.com/seedhq/jsonrpc"
 )
 
-// rawHeaderServer accepts one connection on l, reads requests framed by
-// Content-Length and answers each with the pieces reply returns (with a
-// wait on the gate between the first and the rest when gate is not nil);
-// a reply of no pieces, or a piece "<close>", closes the connection.
+// rawHeaderServer is rawLineServer with Content-Length framing: it
+// reads requests so framed (its answers are framed by reply).
 func rawHeaderServer(t *testing.T, l net.Listener, gate <-chan struct{}, reply func(id json.RawMessage, method string) []string) {
 	t.Helper()
-	go func() {
-		nc, err := l.Accept()
-		if err != nil {
-			return
-		}
-		defer nc.Close()
-		tr := textproto.NewReader(bufio.NewReader(nc))
-		for {
-			h, err := tr.ReadMIMEHeader()
-			if err != nil {
-				return
-			}
-			n, err := strconv.Atoi(h.Get("Content-Length"))
-			if err != nil {
-				return
-			}
-			body := make([]byte, n)
-			if _, err := io.ReadFull(tr.R, body); err != nil {
-				return
-			}
-			var req struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-			}
-			if json.Unmarshal(body, &req) != nil {
-				return
-			}
-			pieces := reply(req.ID, req.Method)
-			if len(pieces) == 0 {
-				return
-			}
-			for i, piece := range pieces {
-				if i == 1 && gate != nil {
-					select {
-					case <-gate:
-					case <-time.After(60 * time.Second):
-						return
-					}
-				}
-				if piece == "<close>" {
-					return
-				}
-				if _, err := io.WriteString(nc, piece); err != nil {
-					return
-				}
-			}
-		}
-	}()
+	rawServer(l, gate, func(br *bufio.Reader) ([]byte, error) {
+		msg, err := readHeaderFramed(br) // refresh_test.go
+		return []byte(msg), err
+	}, reply)
 }
 
 // headerFramed frames body with a Content-Length of its length plus lie.
@@ -100,22 +52,7 @@ func TestCallIterHeaderIncremental(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	var got []int
-	for v, err := range jsonrpc.CallIter[int](ctx, c, "items", nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got = append(got, v); len(got) == 1 {
-			close(gate)
-		}
-	}
-	if len(got) != 3 || got[2] != 3 {
-		t.Fatalf("got %v", got)
-	}
-	var s string
-	if err := c.Call(ctx, "next", nil, &s); err != nil || s != "after" {
-		t.Fatalf("the call after: %q %v", s, err)
-	}
+	checkIncremental(t, ctx, c, gate)
 }
 
 // With Content-Length framing, CallIter meets the hostile responses of
@@ -125,14 +62,7 @@ func TestCallIterHeaderIncremental(t *testing.T) {
 // next call after each; a Call whose response is over the limit fails it.
 func TestCallIterHeaderHostile(t *testing.T) {
 	const limit = 64 << 10
-	huge := strings.Repeat("x", 4*limit)
-	bodies := map[string]string{
-		"tooLarge":    `{"jsonrpc":"2.0","id":ID,"result":[1,"` + huge + `",3]}`,
-		"resultFirst": `{"result":[1,2,3],"jsonrpc":"2.0","id":ID}`,
-		"long":        `{"jsonrpc":"2.0","id":ID,"result":[1` + strings.Repeat(",2", 100000) + `]}`,
-		"error":       `{"jsonrpc":"2.0","id":ID,"error":{"code":-32001,"message":"no ` + strings.Repeat("x", 1000) + `"}}`,
-		"next":        `{"jsonrpc":"2.0","id":ID,"result":[7]}`,
-	}
+	bodies := hostileBodies(limit)
 	l, url := listenLoopback(t, "tcp")
 	rawHeaderServer(t, l, nil, func(id json.RawMessage, method string) []string {
 		b := headerFramed(strings.Replace(bodies[method], "ID", string(id), 1), 0)

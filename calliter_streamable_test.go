@@ -54,12 +54,8 @@ func rawStreamableServer(t *testing.T, gz bool, gate <-chan struct{}, reply func
 			flush = func() { zw.Flush(); w.(http.Flusher).Flush() }
 		}
 		for i, piece := range pieces {
-			if i == 1 && gate != nil {
-				select {
-				case <-gate:
-				case <-time.After(60 * time.Second):
-					return
-				}
+			if i == 1 && !gateOpens(gate) {
+				return
 			}
 			io.WriteString(out, strings.TrimSuffix(piece, "\n"))
 			flush()
@@ -90,22 +86,7 @@ func TestCallIterStreamableIncremental(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			var got []int
-			for v, err := range jsonrpc.CallIter[int](ctx, c, "items", nil) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got = append(got, v); len(got) == 1 {
-					close(gate)
-				}
-			}
-			if len(got) != 3 || got[2] != 3 {
-				t.Fatalf("got %v", got)
-			}
-			var s string
-			if err := c.Call(ctx, "next", nil, &s); err != nil || s != "after" {
-				t.Fatalf("the call after: %q %v", s, err)
-			}
+			checkIncremental(t, ctx, c, gate)
 		})
 	}
 }
@@ -119,15 +100,8 @@ func TestCallIterStreamableIncremental(t *testing.T) {
 // works after each.
 func TestCallIterStreamableHostile(t *testing.T) {
 	const limit = 64 << 10
-	huge := strings.Repeat("x", 4*limit)
-	bodies := map[string]string{
-		"tooLarge":    `{"jsonrpc":"2.0","id":ID,"result":[1,"` + huge + `",3]}`,
-		"resultFirst": `{"result":[1,2,3],"jsonrpc":"2.0","id":ID}`,
-		"long":        `{"jsonrpc":"2.0","id":ID,"result":[1` + strings.Repeat(",2", 100000) + `]}`,
-		"error":       `{"jsonrpc":"2.0","id":ID,"error":{"code":-32001,"message":"no ` + strings.Repeat("x", 1000) + `"}}`,
-		"next":        `{"jsonrpc":"2.0","id":ID,"result":[7]}`,
-		"cut":         `{"jsonrpc":"2.0","id":ID,"result":[1,2,"abc`,
-	}
+	bodies := hostileBodies(limit)
+	bodies["cut"] = `{"jsonrpc":"2.0","id":ID,"result":[1,2,"abc`
 	url := rawStreamableServer(t, false, nil, func(id json.RawMessage, method string) []string {
 		b := strings.Replace(bodies[method], "ID", string(id), 1)
 		if method == "cut" {

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/textproto"
 	"runtime"
 	"runtime/metrics"
 	"strconv"
@@ -280,19 +279,14 @@ func BenchmarkStreamHeaderCallIter(b *testing.B) {
 			return
 		}
 		defer nc.Close()
-		tr := textproto.NewReader(bufio.NewReader(nc))
+		br := bufio.NewReader(nc)
 		for {
-			h, err := tr.ReadMIMEHeader()
+			body, err := readHeaderFramed(br)
 			if err != nil {
 				return
 			}
-			size, _ := strconv.Atoi(h.Get("Content-Length"))
-			body := make([]byte, size)
-			if _, err := io.ReadFull(tr.R, body); err != nil {
-				return
-			}
 			var req struct{ ID json.RawMessage }
-			if json.Unmarshal(body, &req) != nil {
+			if json.Unmarshal([]byte(body), &req) != nil {
 				return
 			}
 			io.WriteString(nc, "Content-Length: "+strconv.FormatInt(writeRawResult(nil, string(req.ID), n), 10)+"\r\n\r\n")
