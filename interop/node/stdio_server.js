@@ -10,6 +10,7 @@
 //   record (notification)                     notifies "recorded" with the same params
 //   askClient {method, params}                calls the client back and returns its answer
 //   sleep {ms}                                answers ms after ms milliseconds
+//   items {n}                                 an array of n {i, s}, s 200 times the letter i%26
 
 const rpc = require('vscode-jsonrpc/node');
 
@@ -29,6 +30,9 @@ conn.onRequest('fail', () => {
 conn.onNotification('record', (params) => conn.sendNotification('recorded', params));
 conn.onRequest('askClient', (p) =>
   p.params === undefined ? conn.sendRequest(p.method) : conn.sendRequest(p.method, rpc.ParameterStructures.byName, p.params),
+);
+conn.onRequest('items', (p) =>
+  Array.from({ length: p.n }, (_, i) => ({ i, s: String.fromCharCode(97 + (i % 26)).repeat(200) })),
 );
 conn.onRequest('sleep', (p) => new Promise((resolve) => setTimeout(() => resolve(p.ms), p.ms)));
 
