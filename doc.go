@@ -77,7 +77,8 @@
 // A handler may return a [Stream] (an iter.Seq2[T, error]): the server
 // writes the result as a JSON array, element by element, with the bytes a
 // slice of the same elements gets; [CallIter] reads a result element by
-// element (from the body as it arrives on HTTP). An error before anything
+// element, as it arrives on HTTP, Streamable HTTP's JSON answers,
+// WebSocket and streams of either framing. An error before anything
 // is written is an error response; after, the response is cut short (the
 // HTTP body aborted, the connection closed), never completed wrongly.
 //
@@ -134,10 +135,10 @@
 //     behind it; handlers keep running meanwhile. A stream that fails
 //     after its first [StreamChunk] bytes closes the connection
 //     (docs/streaming.md). The mirror on the reading side: while a
-//     [CallIter] loop reads its response as it arrives (newline framing,
-//     WebSocket), the connection's reader is lent to it and nothing else
-//     is read from that connection; a Call on the same connection from
-//     inside the loop waits for the loop to end.
+//     [CallIter] loop reads its response as it arrives (newline or
+//     Content-Length framing, WebSocket), the connection's reader is lent
+//     to it and nothing else is read from that connection; a Call on the
+//     same connection from inside the loop waits for the loop to end.
 //   - Nothing is left unread. However requests are scheduled, a message of
 //     the peer (a notification between our calls, a hang-up) is read
 //     promptly, and a caller whose context ends stops waiting at once,
@@ -355,8 +356,8 @@
 //	                                                                 answers 413, Content-Length framing closes
 //	response size (client)    10 MiB         WithMaxMessageSize      the call fails at once: "response too large
 //	                                                                 (N bytes, limit M)", errors.Is ErrMessageTooLarge;
-//	                                                                 CallIter over HTTP, WebSocket and newline
-//	                                                                 framing: the limit is per element
+//	                                                                 CallIter over HTTP, Streamable HTTP (JSON),
+//	                                                                 WebSocket and streams: the limit is per element
 //	batch length              1000           Server.MaxBatchLen      one -32600 object; nothing runs
 //	batch response size       10 MiB         Server.MaxResponseBytes responses past it become -32603 errors
 //	nesting depth             128            Server.MaxDepth         -32600 (id null); invalid JSON past the limit
