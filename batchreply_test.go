@@ -31,18 +31,27 @@ func newReplyChannel(reply func(ids []string) string) *replyChannel {
 }
 
 func (c *replyChannel) Send(msg []byte) error {
+	ids, err := batchIDs(msg)
+	if err != nil {
+		return err
+	}
+	c.in <- []byte(c.reply(ids))
+	return nil
+}
+
+// batchIDs returns the ids of the elements of a batch, in order.
+func batchIDs(msg []byte) ([]string, error) {
 	var elems []struct {
 		ID json.RawMessage `json:"id"`
 	}
 	if err := json.Unmarshal(msg, &elems); err != nil {
-		return err
+		return nil, err
 	}
 	ids := make([]string, len(elems))
 	for i, e := range elems {
 		ids[i] = string(e.ID)
 	}
-	c.in <- []byte(c.reply(ids))
-	return nil
+	return ids, nil
 }
 
 func (c *replyChannel) Recv() ([]byte, error) {
@@ -157,15 +166,9 @@ func TestBatchReplyGivenBack(t *testing.T) {
 // idsOf returns the ids of a batch reply, in order.
 func idsOf(t *testing.T, reply string) []string {
 	t.Helper()
-	var elems []struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if err := json.Unmarshal([]byte(reply), &elems); err != nil {
+	ids, err := batchIDs([]byte(reply))
+	if err != nil {
 		t.Fatal(err)
-	}
-	ids := make([]string, len(elems))
-	for i, e := range elems {
-		ids[i] = string(e.ID)
 	}
 	return ids
 }
