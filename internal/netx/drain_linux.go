@@ -23,7 +23,7 @@ func unlisten(l net.Listener) ([]net.Conn, bool) {
 	var shutErr error
 	err = rc.Control(func(fd uintptr) {
 		for {
-			nfd, _, err := syscall.Accept4(int(fd), syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC)
+			nfd, err := acceptNow(fd)
 			if err == syscall.EINTR || err == syscall.ECONNABORTED {
 				continue
 			}
@@ -32,7 +32,7 @@ func unlisten(l net.Listener) ([]net.Conn, bool) {
 			}
 			fds = append(fds, nfd)
 		}
-		shutErr = syscall.Shutdown(int(fd), syscall.SHUT_RD)
+		shutErr = unlistenNow(fd)
 	})
 	var conns []net.Conn
 	for _, fd := range fds {
