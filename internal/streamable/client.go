@@ -13,7 +13,6 @@ import (
 
 	"github.com/seedhq/jsonrpc/internal/mcp"
 	"github.com/seedhq/jsonrpc/internal/sse"
-	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // closeTimeout bounds the DELETE that ends a session at Close.
@@ -117,8 +116,8 @@ func (c *Client) SendQueued(msg []byte, queued func()) error {
 // abandons the POST) and hands the messages of the answer to Recv. It
 // returns once the responses msg calls for have been read.
 func (c *Client) SendContext(ctx context.Context, msg []byte) error {
-	due, _ := CountMessages(msg)
-	init := initializeID(msg)
+	out := outline(msg)
+	due, init := out.calls, out.init
 	rctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(c.ctx, cancel)
 	end := func() { stop(); cancel() }
@@ -142,8 +141,8 @@ func (c *Client) SendContext(ctx context.Context, msg []byte) error {
 	if resp.StatusCode == http.StatusAccepted {
 		resp.ContentLength = 0 // accepted: no reply, whatever the body
 	}
-	if id := c.lendable(msg, due, init, resp); id != nil {
-		if lent = c.cfg.LendReply(resp, id, end); lent {
+	if c.lendable(out, resp) {
+		if lent = c.cfg.LendReply(resp, out.lone, end); lent {
 			return nil // the call reads its answer as it arrives
 		}
 	}
@@ -154,19 +153,11 @@ func (c *Client) SendContext(ctx context.Context, msg []byte) error {
 	return c.failure(ctx, c.received(rctx, body, init))
 }
 
-// lendable returns the id of msg's one call when the answer resp (JSON)
-// may be lent to it (LendReply): not an initialize request, whose answer
-// is read here for its version.
-func (c *Client) lendable(msg []byte, due int, init string, resp *http.Response) (id []byte) {
-	if c.cfg.LendReply == nil || due != 1 || init != "" || resp.ContentLength == 0 {
-		return nil
-	}
-	parse(msg, func(m *wire.Message) {
-		if !m.Batch && m.Elems[0].Kind == wire.KindRequest {
-			id = bytes.Clone(m.Elems[0].ID.Of(msg))
-		}
-	})
-	return id
+// lendable reports whether the JSON answer resp to out may be lent to its
+// one call (LendReply): not to an initialize request, whose answer is read
+// here for its version.
+func (c *Client) lendable(out outgoing, resp *http.Response) bool {
+	return c.cfg.LendReply != nil && out.lone != nil && out.init == "" && resp.ContentLength != 0
 }
 
 // failure maps the error of an exchange for a caller whose context is ctx:

@@ -1,6 +1,7 @@
 package streamable
 
 import (
+	"bytes"
 	"sync"
 
 	"github.com/seedhq/jsonrpc/internal/mcp"
@@ -48,18 +49,35 @@ func CountMessages(msg []byte) (calls, responses int) {
 	return calls, responses
 }
 
-// initializeID returns the id of msg when it is a single "initialize"
-// request, else "".
-func initializeID(msg []byte) (id string) {
+// outgoing is what the client needs to know of a message it POSTs, read
+// in one scan: the calls it makes (requests with an id), the id of a
+// single "initialize" request ("" otherwise), and the id of a single
+// call (nil otherwise).
+type outgoing struct {
+	calls int
+	init  string
+	lone  []byte
+}
+
+// outline scans msg once for its outgoing (zero when it does not parse).
+func outline(msg []byte) (o outgoing) {
 	parse(msg, func(m *wire.Message) {
-		if m.Batch {
+		for i := range m.Elems {
+			if e := &m.Elems[i]; e.Kind == wire.KindRequest && e.ID.Present() {
+				o.calls++
+			}
+		}
+		if m.Batch || len(m.Elems) != 1 {
 			return
 		}
-		if e := &m.Elems[0]; e.Kind == wire.KindRequest && e.ID.Present() && string(e.MethodName(msg)) == "initialize" {
-			id = string(e.ID.Of(msg))
+		if e := &m.Elems[0]; e.Kind == wire.KindRequest && e.ID.Present() {
+			o.lone = bytes.Clone(e.ID.Of(msg))
+			if string(e.MethodName(msg)) == "initialize" {
+				o.init = string(o.lone)
+			}
 		}
 	})
-	return id
+	return o
 }
 
 // initializedVersion returns the protocolVersion of msg's result when msg

@@ -23,8 +23,9 @@ func TestCountMessages(t *testing.T) {
 		if calls != c.calls || responses != c.responses {
 			t.Errorf("CountMessages(%s) = %d, %d; want %d, %d", c.msg, calls, responses, c.calls, c.responses)
 		}
-		if id := initializeID([]byte(c.msg)); id != c.initID {
-			t.Errorf("initializeID(%s) = %q, want %q", c.msg, id, c.initID)
+		out := outline([]byte(c.msg))
+		if out.init != c.initID || out.calls != c.calls {
+			t.Errorf("outline(%s) = %d calls, init %q; want %d, %q", c.msg, out.calls, out.init, c.calls, c.initID)
 		}
 		if v := initializedVersion([]byte(c.msg), "1"); v != c.initResult {
 			t.Errorf("initializedVersion(%s, 1) = %q, want %q", c.msg, v, c.initResult)
@@ -46,7 +47,7 @@ func FuzzMessages(f *testing.F) {
 		if calls < 0 || responses < 0 || calls+responses > len(msg)/10+1 {
 			t.Fatalf("CountMessages(%q) = %d, %d", msg, calls, responses)
 		}
-		_ = initializeID([]byte(msg))
+		_ = outline([]byte(msg))
 		_ = initializedVersion([]byte(msg), "1")
 	})
 }
