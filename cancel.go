@@ -51,10 +51,6 @@ var errPeerCancelled = errors.New("jsonrpc: the peer cancelled the request")
 
 var errLSPCancelled = &Error{Code: CodeLSPRequestCancelled, Message: "request cancelled"}
 
-// ErrProgressNotIncreasing is returned by ReportProgress for a value not
-// above the last one reported; nothing is sent.
-var ErrProgressNotIncreasing = convention.ErrNotIncreasing
-
 // callCtx is the context of a handler of a request served on a Conn
 // whose Server follows a convention: the request can be cancelled by the
 // peer, and progress reported against its token.

@@ -2,8 +2,6 @@ package jsonrpc
 
 import (
 	"sync"
-
-	"github.com/seedhq/jsonrpc/internal/framing"
 )
 
 // Channel carries whole JSON-RPC messages over some transport: a framed byte
@@ -51,9 +49,6 @@ type RecvInterrupter interface {
 	// read (Recv then goes on unaffected).
 	InterruptRecv() bool
 }
-
-// ErrRecvInterrupted is returned by a Recv that [RecvInterrupter.InterruptRecv] cut short.
-var ErrRecvInterrupted = framing.ErrInterrupted
 
 // BufferedChannel is implemented by a [Channel] that reads ahead. A [Conn]
 // serves a request on a goroutine of its own, and reads on at once, when

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-
-	"github.com/seedhq/jsonrpc/internal/resultstream"
 )
 
 // Client is what every transport's client offers: [Conn] (streams and
@@ -93,8 +91,3 @@ func (c *BatchCall) finish(result []byte, err error, strict bool) {
 
 // ErrNoResponse is the Err of a batch call the peer's answer to the batch left out.
 var ErrNoResponse = errors.New("jsonrpc: the server sent no response for this call")
-
-// ErrInvalidResponse matches (errors.Is) the error of a call whose answer
-// breaks the protocol: not JSON, not a response object, an id that matches
-// no call, or an error object without an integer code and a string message.
-var ErrInvalidResponse = resultstream.ErrInvalidResponse

@@ -2,8 +2,16 @@ package jsonrpc
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strconv"
 
+	"github.com/seedhq/jsonrpc/internal/convention"
+	"github.com/seedhq/jsonrpc/internal/framing"
+	"github.com/seedhq/jsonrpc/internal/mcp"
+	"github.com/seedhq/jsonrpc/internal/pubsub"
+	"github.com/seedhq/jsonrpc/internal/resultstream"
+	"github.com/seedhq/jsonrpc/internal/sse"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -87,4 +95,78 @@ func parseErrorObject(data []byte) (*Error, bool) {
 	e.Code = c
 	e.Message = string(wire.Unquote(msg[1 : len(msg)-1]))
 	return &e, true
+}
+
+// The errors a user matches with errors.Is. They are defined here, and the
+// internal packages that return them receive them in init (they cannot
+// import this package), so an error is the same value wherever it comes
+// from.
+var (
+	// ErrMessageTooLarge matches (errors.Is) every FrameError about a
+	// message over the size limit.
+	ErrMessageTooLarge = errors.New("jsonrpc: message too large")
+
+	// ErrEventTooLarge matches (errors.Is) the error of an event stream
+	// whose event is over the client's message size limit
+	// (WithMaxMessageSize, default 10 MiB); it also matches
+	// ErrMessageTooLarge. The stream is not read further.
+	ErrEventTooLarge = fmt.Errorf("%w: server-sent event over the size limit", ErrMessageTooLarge)
+
+	// ErrRecvInterrupted is returned by a Recv that
+	// [RecvInterrupter.InterruptRecv] cut short.
+	ErrRecvInterrupted = errors.New("jsonrpc: read interrupted")
+
+	// ErrInvalidResponse matches (errors.Is) the error of a call whose
+	// answer breaks the protocol: not JSON, not a response object, an id
+	// that matches no call, or an error object without an integer code and
+	// a string message.
+	ErrInvalidResponse = errors.New("jsonrpc: invalid response")
+
+	// ErrSubscriptionClosed is returned by Sink.Send once the subscription
+	// has ended (the error wraps the reason when there is one).
+	ErrSubscriptionClosed = errors.New("jsonrpc: subscription closed")
+
+	// ErrSubscriptionOverflow ends a subscription whose buffer overflowed:
+	// on the server under OverflowClose, on the client when events arrive
+	// faster than they are taken.
+	ErrSubscriptionOverflow = errors.New("jsonrpc: subscription buffer overflow")
+
+	// ErrStreamBacklog is the error of a message sent on a Streamable HTTP
+	// session's connection (SessionConn) while the session's outbox, the
+	// messages waiting for its standalone GET stream, is full
+	// (StreamableHTTPOptions.OutboxSize, OutboxBytes): the client has no
+	// GET stream open, or reads it too slowly. The message is not sent.
+	ErrStreamBacklog = errors.New("jsonrpc: the session's outbox is full: the client does not read its GET stream (StreamableHTTPOptions.OutboxSize)")
+
+	// ErrProgressNotIncreasing is returned by ReportProgress for a value
+	// not above the last one reported; nothing is sent.
+	ErrProgressNotIncreasing = errors.New("jsonrpc: progress must increase with each report")
+
+	// ErrRequestStateInvalid and ErrRequestStateExpired are the errors of
+	// a requestState that cannot be trusted; the request gets -32602
+	// (invalid params) wrapping one of them.
+	ErrRequestStateInvalid = errors.New("jsonrpc: requestState is malformed, forged or for another request")
+	ErrRequestStateExpired = errors.New("jsonrpc: requestState expired")
+
+	// ErrTooManyInputRounds is the error of a call whose server still asks
+	// for input after the rounds WithMaxInputRounds allows.
+	ErrTooManyInputRounds = errors.New("jsonrpc: the server still asks for input after the rounds allowed (WithMaxInputRounds)")
+
+	// ErrToolRejected is returned, before sending, by a 2026-07-28
+	// tools/call of a tool whose inputSchema (in tools/list) has an
+	// x-mcp-header annotation the revision forbids; the client leaves such
+	// a tool out of the tools/list results it returns, as the revision
+	// requires.
+	ErrToolRejected = errors.New("jsonrpc: MCP tool rejected")
+)
+
+func init() {
+	sse.ErrEventTooLarge = ErrEventTooLarge
+	framing.ErrInterrupted = ErrRecvInterrupted
+	resultstream.ErrInvalidResponse = ErrInvalidResponse
+	pubsub.ErrClosed, pubsub.ErrOverflow = ErrSubscriptionClosed, ErrSubscriptionOverflow
+	sse.ErrBacklog = ErrStreamBacklog
+	convention.ErrNotIncreasing = ErrProgressNotIncreasing
+	mcp.ErrStateInvalid, mcp.ErrStateExpired = ErrRequestStateInvalid, ErrRequestStateExpired
+	mcp.ErrTooManyInputRounds, mcp.ErrToolRejected = ErrTooManyInputRounds, ErrToolRejected
 }

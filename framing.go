@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/seedhq/jsonrpc/internal/framing"
-	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // Framing says how messages are cut from a byte stream.
@@ -76,9 +75,6 @@ type FrameError struct {
 func (e *FrameError) Error() string { return "jsonrpc: " + e.Msg }
 
 func (e *FrameError) rpcError() *Error { return &Error{Code: e.Code, Message: e.Msg} }
-
-// ErrMessageTooLarge matches (errors.Is) every FrameError about a message over the size limit.
-var ErrMessageTooLarge = wire.ErrTooLarge
 
 // Is makes errors.Is(err, ErrMessageTooLarge) work.
 func (e *FrameError) Is(target error) bool {

@@ -30,16 +30,6 @@ const MCPVersion2025 = "2025-11-25"
 // the input a server asked for (WithMaxInputRounds).
 const DefaultMaxInputRounds = 8
 
-// ErrTooManyInputRounds is the error of a call whose server still asks
-// for input after the rounds WithMaxInputRounds allows.
-var ErrTooManyInputRounds = mcp.ErrTooManyInputRounds
-
-// ErrToolRejected is returned, before sending, by a 2026-07-28 tools/call
-// of a tool whose inputSchema (in tools/list) has an x-mcp-header
-// annotation the revision forbids; the client leaves such a tool out of
-// the tools/list results it returns, as the revision requires.
-var ErrToolRejected = mcp.ErrToolRejected
-
 // WithMCPVersion makes a Streamable HTTP client (DialStreamableHTTP,
 // WithStreamableHTTP) an MCP client of the revision version: MCPAuto, a
 // stateless revision (MCPVersion2026: no session, per-request _meta and

@@ -22,13 +22,6 @@ import (
 // (InputRounds.TTL).
 const DefaultRequestStateTTL = 10 * time.Minute
 
-// Errors of a requestState that cannot be trusted; the request gets
-// -32602 (invalid params) wrapping one of them.
-var (
-	ErrRequestStateInvalid = mcp.ErrStateInvalid
-	ErrRequestStateExpired = mcp.ErrStateExpired
-)
-
 // InputRequest is one request for input from the client: elicitation/create,
 // sampling/createMessage or roots/list, with its params.
 type InputRequest struct {

@@ -15,13 +15,6 @@ import (
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
-// ErrStreamBacklog is the error of a message sent on a Streamable HTTP
-// session's connection (SessionConn) while the session's outbox, the
-// messages waiting for its standalone GET stream, is full
-// (StreamableHTTPOptions.OutboxSize, OutboxBytes): the client has no GET
-// stream open, or reads it too slowly. The message is not sent.
-var ErrStreamBacklog = sse.ErrBacklog
-
 // Streamable HTTP: the transport of the Model Context Protocol (revision
 // 2025-11-25, basic/transports), for any JSON-RPC service. One endpoint
 // takes POSTs; a POST carrying requests is answered with one JSON body, or

@@ -10,15 +10,8 @@ import (
 
 	"github.com/seedhq/jsonrpc/internal/framing"
 	"github.com/seedhq/jsonrpc/internal/httpmsg"
-	"github.com/seedhq/jsonrpc/internal/sse"
 	"github.com/seedhq/jsonrpc/internal/streamable"
 )
-
-// ErrEventTooLarge matches (errors.Is) the error of an event stream whose
-// event is over the client's message size limit (WithMaxMessageSize,
-// default 10 MiB); it also matches ErrMessageTooLarge. The stream is not
-// read further.
-var ErrEventTooLarge = sse.ErrEventTooLarge
 
 // The client of Streamable HTTP (see streamable.go): a [Conn] whose Channel
 // (internal/streamable's Client) POSTs each message it sends and reads

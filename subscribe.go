@@ -74,15 +74,6 @@ const (
 	OverflowClose
 )
 
-// ErrSubscriptionClosed is returned by Sink.Send once the subscription has
-// ended (the error wraps the reason when there is one).
-var ErrSubscriptionClosed = pubsub.ErrClosed
-
-// ErrSubscriptionOverflow ends a subscription whose buffer overflowed: on
-// the server under OverflowClose, on the client when events arrive faster
-// than they are taken.
-var ErrSubscriptionOverflow = pubsub.ErrOverflow
-
 // Subscriptions serves the subscriptions of one namespace on a Mux. Create
 // it with NewSubscriptions and add kinds with AddSubscription.
 type Subscriptions struct {

@@ -7,8 +7,8 @@ import (
 )
 
 // ErrNotIncreasing is returned by Progress.Report for a value not above
-// the last one reported (or not a finite number); nothing is sent. It is
-// the jsonrpc package's ErrProgressNotIncreasing.
+// the last one reported (or not a finite number); nothing is sent. The
+// root package sets it to its own (jsonrpc.ErrProgressNotIncreasing) in init.
 var ErrNotIncreasing = errors.New("jsonrpc: progress must increase with each report")
 
 // Progress is the progress reporting of one request being served under a

@@ -66,7 +66,8 @@ func (e *Error) of(size int64, msg []byte) *Error {
 	return e
 }
 
-// ErrInterrupted is returned by a Recv that InterruptRecv cut short.
+// ErrInterrupted is returned by a Recv that InterruptRecv cut short; the
+// root package sets it to its own (jsonrpc.ErrRecvInterrupted) in init.
 var ErrInterrupted = errors.New("jsonrpc: read interrupted")
 
 // New returns a stream that frames messages on rwc, up to max bytes each;

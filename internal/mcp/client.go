@@ -73,7 +73,7 @@ func EraOfDiscover(supported []string, err error, reached bool, rpcErr *Error) (
 
 // ErrToolRejected is returned, before sending, by a stateless tools/call
 // of a tool whose inputSchema has an x-mcp-header annotation the revision
-// forbids.
+// forbids; the root package sets it to its own in init.
 var ErrToolRejected = errors.New("jsonrpc: MCP tool rejected")
 
 // ClientState is what an MCP client keeps to write the requests of a
@@ -360,7 +360,8 @@ func InputRequired(result []byte) (queries map[string]InputQuery, state *string,
 }
 
 // ErrTooManyInputRounds is the error of a call whose server still asks
-// for input after the rounds allowed.
+// for input after the rounds allowed; the root package sets it to its own
+// in init.
 var ErrTooManyInputRounds = errors.New("jsonrpc: the server still asks for input after the rounds allowed (WithMaxInputRounds)")
 
 // Rounds makes a call of a stateless revision (call, with params) and,

@@ -21,7 +21,8 @@ import (
 // HMAC-SHA256 so that any instance holding the key trusts it and a client
 // cannot forge or move it.
 
-// Errors of a requestState that cannot be trusted.
+// Errors of a requestState that cannot be trusted (the root package sets
+// the first two to its own in init).
 var (
 	ErrStateInvalid = errors.New("jsonrpc: requestState is malformed, forged or for another request")
 	ErrStateExpired = errors.New("jsonrpc: requestState expired")

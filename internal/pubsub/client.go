@@ -11,7 +11,8 @@ import (
 
 // ErrOverflow ends a subscription whose buffer overflowed: on the server
 // under the Close policy, on the client when events arrive faster than
-// they are taken. The jsonrpc package gives it as ErrSubscriptionOverflow.
+// they are taken. The root package sets it to its own
+// (jsonrpc.ErrSubscriptionOverflow) in init.
 var ErrOverflow = errors.New("jsonrpc: subscription buffer overflow")
 
 // Registry routes the events of a client connection's subscriptions to

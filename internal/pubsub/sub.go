@@ -6,7 +6,8 @@ import (
 )
 
 // ErrClosed is PushEvent's error once the subscription has ended (it wraps
-// the reason when there is one).
+// the reason when there is one); the root package sets it to its own
+// (jsonrpc.ErrSubscriptionClosed) in init.
 var ErrClosed = errors.New("jsonrpc: subscription closed")
 
 // Sub is one live subscription on the server: its id, its producer's

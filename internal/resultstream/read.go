@@ -13,7 +13,8 @@ import (
 )
 
 // ErrInvalidResponse matches the error of a response that breaks the
-// protocol (the root package exports it as jsonrpc.ErrInvalidResponse).
+// protocol; the root package sets it to its own (jsonrpc.ErrInvalidResponse)
+// in init.
 var ErrInvalidResponse = errors.New("jsonrpc: invalid response")
 
 // ErrStopped: the loop over the elements broke off.

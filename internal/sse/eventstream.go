@@ -10,7 +10,8 @@ import (
 	"time"
 )
 
-// ErrBacklog is ErrStreamBacklog.
+// ErrBacklog is the error of a message sent while the outbox is full; the
+// root package sets it to its own (jsonrpc.ErrStreamBacklog) in init.
 var ErrBacklog = errors.New("jsonrpc: the session's outbox is full: the client does not read its GET stream (StreamableHTTPOptions.OutboxSize)")
 
 // Stream is one event stream of a Streamable HTTP answer: a POST's,

@@ -4,12 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"strconv"
 	"time"
-
-	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // The client's reader of Server-Sent Events (WHATWG HTML, "Server-sent
@@ -20,8 +17,9 @@ import (
 // a retry that is not all digits are ignored; a leading BOM is skipped; an
 // event cut by the end of the stream is discarded.
 
-// ErrEventTooLarge is ErrEventTooLarge.
-var ErrEventTooLarge = fmt.Errorf("%w: server-sent event over the size limit", wire.ErrTooLarge)
+// ErrEventTooLarge is the error of an event over the reader's limit; the
+// root package sets it to its own (jsonrpc.ErrEventTooLarge) in init.
+var ErrEventTooLarge = errors.New("sse: event over the size limit")
 
 // Event is one dispatched event. Data is valid until the next call of Next.
 type Event struct {

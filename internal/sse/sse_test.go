@@ -9,8 +9,6 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
-
-	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 type sseResult struct {
@@ -130,12 +128,12 @@ func TestSSEReader(t *testing.T) {
 	}
 }
 
-// An event over the limit ends the stream with errEventTooLarge, which
-// matches ErrMessageTooLarge; the events before it are read.
+// An event over the limit ends the stream with ErrEventTooLarge (the root
+// package makes it match ErrMessageTooLarge); the events before it are read.
 func TestSSEReaderLimit(t *testing.T) {
 	in := "data: small\n\ndata: " + strings.Repeat("x", 100) + "\n\ndata: after\n\n"
 	got := readSSE(strings.NewReader(in), 64)
-	if len(got.events) != 1 || !errors.Is(got.err, ErrEventTooLarge) || !errors.Is(got.err, wire.ErrTooLarge) {
+	if len(got.events) != 1 || !errors.Is(got.err, ErrEventTooLarge) {
 		t.Fatalf("got %+v", got)
 	}
 	// The limit counts every line of an event, not one line.

@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"errors"
 	"strconv"
 )
 
@@ -11,10 +10,6 @@ const (
 	BOM    = "\xef\xbb\xbf"
 	ErrBOM = "byte-order mark (U+FEFF) before the JSON text"
 )
-
-// ErrTooLarge is the root package's ErrMessageTooLarge, which every error
-// about a message over a size limit matches.
-var ErrTooLarge = errors.New("jsonrpc: message too large")
 
 // Kind classifies one element of an incoming message.
 type Kind uint8
