@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/seedhq/jsonrpc/internal/backlog"
+	"github.com/seedhq/jsonrpc/internal/connrt"
 	"github.com/seedhq/jsonrpc/internal/convention"
 	"github.com/seedhq/jsonrpc/internal/pubsub"
 	"github.com/seedhq/jsonrpc/internal/readown"
@@ -57,7 +57,7 @@ type Conn struct {
 	iterCalls atomic.Int32 // CallIter calls waiting, whose responses may be lent (calliter.go)
 
 	subs    atomic.Pointer[pubsub.Registry] // our subscriptions' events, once Subscribe was called (subscribe.go)
-	backlog backlog.Backlog                 // unwritten reply bytes; admission waits on it (see backpressure.go)
+	backlog connrt.Backlog                  // unwritten reply bytes; admission waits on it (see start)
 }
 
 // NewConn starts serving ch: it reads messages until the channel ends,
@@ -310,11 +310,19 @@ func (c *Conn) end() {
 	}
 }
 
-// start takes a token for t (waiting for one, and for the unwritten
-// replies to drop under their bound) and counts it as running.
+// start takes a token for t and counts it as running. Before, it waits
+// while the connection's unwritten replies exceed MaxQueuedBytes
+// (back-pressure): the reader stops reading, so a peer that does not read
+// its answers soon cannot write more requests either (TCP flow control; a
+// pipe's buffer), and memory stays near MaxQueuedBytes plus MaxConcurrency
+// replies, whatever the transport. The replies the reader held go out
+// before it waits, for a token or for the backlog.
 func (c *Conn) start(t *task) (*task, bool) {
-	if !c.awaitBacklog() {
-		return nil, false
+	if limit := c.srv.maxQueuedBytes(); c.backlog.Bytes() > limit {
+		c.rd.releaseReplies()
+		if !c.backlog.Wait(c.ctx, limit) {
+			return nil, false
+		}
 	}
 	select {
 	case c.sem <- struct{}{}:
@@ -388,20 +396,23 @@ func (c *Conn) run(t *task, draining bool) {
 	// blocked writing to each other deadlock (on net.Pipe at once, on TCP
 	// once the socket buffers fill). Writes are bounded by the channel
 	// instead (the stream's write timeout), and the replies waiting by the
-	// connection's admission of new requests (backpressure.go). The slot
+	// connection's admission of new requests (see start). The slot
 	// goes back once the reply has its place in the output (see
 	// QueuedSender), so replies keep the order their handlers finished in.
-	c.queueReply(len(reply))
+	c.sendQueued(t, reply)
+}
+
+// sendQueued sends t's reply, counted as unwritten meanwhile, and gives
+// t's token back once the reply has its place in the output.
+func (c *Conn) sendQueued(t *task, reply []byte) {
+	c.backlog.Add(len(reply))
 	queued := c.giveToken
 	if !t.held.Swap(false) {
 		queued = nil // given back already (the handler called its peer)
 	}
 	err := c.qs.SendQueued(reply, queued)
-	c.replyWritten(len(reply))
-	if err != nil {
-		c.srv.logger().Debug("jsonrpc: write failed; closing the connection", "error", err)
-		c.close(err)
-	}
+	c.backlog.Written(len(reply), c.srv.maxQueuedBytes())
+	c.sent(err)
 }
 
 // afterReply arranges for f to run once the reply to the request ctx

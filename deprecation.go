@@ -5,11 +5,10 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 	"weak"
-
-	"github.com/seedhq/jsonrpc/internal/seen"
 )
 
 // Deprecated methods (MethodDoc.Deprecated) keep working. The Mux wraps
@@ -21,15 +20,17 @@ import (
 // when MethodDoc.Sunset is set, the Sunset header (RFC 8594).
 
 // maxSeenPeers bounds the connections a deprecated method remembers having
-// logged; past it the memory starts afresh (a connection may then be logged
-// again).
+// logged; past it it forgets them all and starts afresh (a connection may
+// then be logged again), so its memory stays bounded.
 const maxSeenPeers = 4096
 
 type deprecation struct {
 	calls  atomic.Uint64
-	header string        // Deprecation header value
-	sunset string        // Sunset header value, or ""
-	seen   seen.Set[any] // weak.Pointer[Conn] or "http host:port"
+	header string // Deprecation header value
+	sunset string // Sunset header value, or ""
+
+	mu   sync.Mutex
+	seen map[any]struct{} // the connections logged: weak.Pointer[Conn] or "http host:port"
 }
 
 func newDeprecation(doc MethodDoc, registered time.Time) *deprecation {
@@ -38,7 +39,6 @@ func newDeprecation(doc MethodDoc, registered time.Time) *deprecation {
 		since = registered
 	}
 	d := &deprecation{header: "@" + strconv.FormatInt(since.Unix(), 10)}
-	d.seen.Max = maxSeenPeers
 	if !doc.Sunset.IsZero() {
 		d.sunset = doc.Sunset.UTC().Format(http.TimeFormat)
 	}
@@ -77,7 +77,16 @@ func (d *deprecation) first(ctx context.Context) bool {
 	} else {
 		key = "" // called outside a server (Mux.ServeRPC): one log
 	}
-	return d.seen.First(key)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.seen[key]; ok {
+		return false
+	}
+	if len(d.seen) == 0 || len(d.seen) >= maxSeenPeers {
+		d.seen = make(map[any]struct{})
+	}
+	d.seen[key] = struct{}{}
+	return true
 }
 
 // DeprecatedCalls returns how many times each deprecated method of m has

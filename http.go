@@ -105,7 +105,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	hr := &httpRequest{pi: peerInfo{peer: s.httpPeer(r, "http"), srv: s}}
 	pi := &hr.pi
-	hr.ts.ctx.init(r.Context(), pi)
+	hr.ts.ctx.Init(r.Context(), pi)
 	if st.late == nil {
 		st.late = st.answerLate
 	}

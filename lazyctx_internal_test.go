@@ -15,18 +15,18 @@ func TestLazyCtxDeadlineAndValues(t *testing.T) {
 	defer cancel()
 	pi := &peerInfo{peer: Peer{Transport: "http"}}
 	var c lazyCtx
-	c.init(parent, pi)
+	c.Init(parent, pi)
 	if d, ok := c.Deadline(); !ok || !d.Equal(later) {
 		t.Errorf("Deadline = %v %v, want the parent's", d, ok)
 	}
-	c.deadline = soon
+	c.When = soon
 	if d, ok := c.Deadline(); !ok || !d.Equal(soon) {
 		t.Errorf("Deadline = %v %v, want its own", d, ok)
 	}
 	if p, ok := PeerFromContext(&c); !ok || p.Transport != "http" || c.Value(key{}) != "v" {
 		t.Errorf("values: %v %v %v", p, ok, c.Value(key{}))
 	}
-	c.cancel(context.Canceled, context.Canceled)
+	c.Cancel(context.Canceled, context.Canceled)
 	if p, ok := PeerFromContext(&c); !ok || p.Transport != "http" || c.Value(key{}) != "v" {
 		t.Errorf("values once cancelled: %v %v %v", p, ok, c.Value(key{}))
 	}

@@ -6,9 +6,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seedhq/jsonrpc/internal/connrt"
 	"github.com/seedhq/jsonrpc/internal/framing"
 	"github.com/seedhq/jsonrpc/internal/readown"
-	"github.com/seedhq/jsonrpc/internal/workers"
 )
 
 // Who reads a connection: a readOwner, whose state machine (loop, inline,
@@ -182,7 +182,7 @@ func (o *readOwner) loopServe(t *task, draining bool) (readOn bool) {
 		if o.quick.Load() {
 			return o.serveInline(t, draining, true)
 		}
-		workers.Go(func() { c.run(t, draining) })
+		connrt.Go(func() { c.run(t, draining) })
 		return true
 	}
 	if !o.interruptible() {
@@ -363,7 +363,7 @@ func (o *readOwner) readFor(ctx context.Context, calls []*pendingCall) {
 			return
 		}
 		if t, draining := c.take(data); t != nil {
-			workers.Go(func() { c.run(t, draining) })
+			connrt.Go(func() { c.run(t, draining) })
 		}
 	}
 	if stop != nil {

@@ -15,10 +15,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seedhq/jsonrpc/internal/connrt"
 	"github.com/seedhq/jsonrpc/internal/framing"
 	"github.com/seedhq/jsonrpc/internal/lifecycle"
 	"github.com/seedhq/jsonrpc/internal/wire"
-	"github.com/seedhq/jsonrpc/internal/workers"
 )
 
 // Default limits. Each has a Server field of its own; zero means the default.
@@ -29,6 +29,7 @@ const (
 	DefaultMaxMethodLen     = 256      // bytes in a method name
 	DefaultMaxResponseBytes = 10 << 20 // bytes of one batch's responses together
 	DefaultMaxConns         = 16384    // connections at once per listener
+	DefaultMaxQueuedBytes   = 1 << 20  // unwritten reply bytes of one connection
 )
 
 // DefaultMaxConcurrency is the default bound on handlers running at once on one connection.
@@ -208,10 +209,11 @@ func (s *Server) maxBatchLen() int      { return orDefault(s.MaxBatchLen, Defaul
 func (s *Server) maxResponseBytes() int {
 	return orDefault(s.MaxResponseBytes, DefaultMaxResponseBytes)
 }
-func (s *Server) maxDepth() int       { return orDefault(s.MaxDepth, DefaultMaxDepth) }
-func (s *Server) maxMethodLen() int   { return orDefault(s.MaxMethodLen, DefaultMaxMethodLen) }
-func (s *Server) maxConcurrency() int { return orDefault(s.MaxConcurrency, DefaultMaxConcurrency) }
-func (s *Server) maxConns() int       { return orDefault(s.MaxConns, DefaultMaxConns) }
+func (s *Server) maxDepth() int         { return orDefault(s.MaxDepth, DefaultMaxDepth) }
+func (s *Server) maxMethodLen() int     { return orDefault(s.MaxMethodLen, DefaultMaxMethodLen) }
+func (s *Server) maxConcurrency() int   { return orDefault(s.MaxConcurrency, DefaultMaxConcurrency) }
+func (s *Server) maxConns() int         { return orDefault(s.MaxConns, DefaultMaxConns) }
+func (s *Server) maxQueuedBytes() int64 { return orDefault(s.MaxQueuedBytes, DefaultMaxQueuedBytes) }
 
 func orDefault[T int | int64](v, def T) T {
 	if v > 0 {
@@ -531,7 +533,7 @@ func (b *batchRun) watch() {
 			break
 		}
 		b.wg.Add(1) // before stop: serveBatch's Wait sees it
-		workers.Go(func() {
+		connrt.Go(func() {
 			defer b.wg.Done()
 			if b.conn != nil {
 				defer b.conn.release()

@@ -104,7 +104,7 @@ type streamSlot struct {
 // finish ends the stream's context (if ours) and empties the slot.
 func (sl *streamSlot) finish() {
 	if sl.ctx != nil {
-		sl.ctx.cancel(errStreamDone, errStreamDone)
+		sl.ctx.Cancel(errStreamDone, errStreamDone)
 	}
 	*sl = streamSlot{}
 }
@@ -219,18 +219,8 @@ func (c *Conn) sendStream(t *task, head []byte) {
 		c.close(err)
 		return
 	}
-	if reply == nil {
-		return
-	}
-	c.queueReply(len(reply))
-	queued := c.giveToken
-	if !t.held.Swap(false) {
-		queued = nil
-	}
-	err = c.qs.SendQueued(reply, queued)
-	c.replyWritten(len(reply))
-	if err != nil {
-		c.close(err)
+	if reply != nil {
+		c.sendQueued(t, reply)
 	}
 }
 
@@ -272,7 +262,7 @@ func (ts *timedServe) endCtx(req *Request) {
 		(*req.stream).ctx = &ts.ctx
 		return
 	}
-	ts.ctx.cancel(context.Canceled, context.Canceled)
+	ts.ctx.Cancel(context.Canceled, context.Canceled)
 }
 
 // dropStream forgets a Stream whose response was replaced (the handler

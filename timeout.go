@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seedhq/jsonrpc/internal/deadline"
+	"github.com/seedhq/jsonrpc/internal/connrt"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -93,7 +93,7 @@ func (ts *timedServe) fire() {
 		return
 	}
 	ts.timedOut = true
-	ts.ctx.cancel(context.DeadlineExceeded, errHandlerTimeout)
+	ts.ctx.Cancel(context.DeadlineExceeded, errHandlerTimeout)
 	if ts.late != nil {
 		ts.answered = true
 		ts.late(ts.lateReply())
@@ -113,9 +113,13 @@ func (ts *timedServe) lateReply() []byte {
 	return nil
 }
 
-// timers fire a timedServe at its deadline, reused from message to
-// message (internal/deadline).
-var timers = deadline.Timers[timedServe]{Fire: (*timedServe).fire}
+// timers fire a timedServe at its deadline, reused from message to message.
+var timers = connrt.Timers[timedServe]{Fire: (*timedServe).fire}
+
+// lazyCtx is a handler's context that its server cancels (at the handler
+// timeout, once the message is answered), with the handler's peer; it
+// costs nothing until somebody waits on it.
+type lazyCtx = connrt.Ctx[peerKey, peerInfo]
 
 // serving is one message to serve: a single request or a batch's, and
 // how (see serveTimed).
@@ -146,7 +150,7 @@ func (s *Server) serve(ctx context.Context, sv *serving) []byte {
 // nil late, serveTimed returns that reply itself, once they have.
 //
 // ts, when not nil, is the storage to use, its context (ctx) set up by
-// ts.ctx.init (HTTP, whose context carries the peer, even without a
+// ts.ctx.Init (HTTP, whose context carries the peer, even without a
 // timeout); otherwise one is allocated when sv.d > 0. Either way the
 // handlers' context is cancelled once the message is answered.
 func (s *Server) serveTimed(ctx context.Context, ts *timedServe, sv *serving) []byte {
@@ -155,14 +159,14 @@ func (s *Server) serveTimed(ctx context.Context, ts *timedServe, sv *serving) []
 			return s.serve(ctx, sv)
 		}
 		ts = new(timedServe)
-		ts.ctx.init(ctx, nil)
+		ts.ctx.Init(ctx, nil)
 	}
 	ts.srv, ts.d, ts.data, ts.e, ts.elems, ts.late = s, sv.d, sv.data, sv.e, sv.elems, sv.late
 	defer ts.endCtx(sv.req)
 	if sv.d <= 0 {
 		return s.serve(&ts.ctx, sv)
 	}
-	ts.ctx.deadline = time.Now().Add(sv.d)
+	ts.ctx.When = time.Now().Add(sv.d)
 	if sv.elems != nil {
 		ts.resps, ts.done = make([][]byte, len(sv.elems)), make([]bool, len(sv.elems))
 	}

@@ -5,9 +5,9 @@ import (
 	"crypto/tls"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
-
-	"github.com/seedhq/jsonrpc/internal/registry"
+	"sync"
 )
 
 // Extension transports: a package outside this module (a message broker, a
@@ -74,37 +74,52 @@ type transport struct {
 	listen ListenFunc
 }
 
-// transports are the registered schemes. Its Builtin schemes are served by
-// this package and cannot be registered: a registration would never be
-// reached, since Dial and Server.Listen serve these schemes themselves (the
-// switches in dial.go and serve.go).
-var transports = registry.Registry[transport]{Builtin: map[string]bool{"http": true, "https": true, "ws": true, "wss": true, "tcp": true, "tls": true, "unix": true, "stdio": true}}
+// transports are the registered schemes, guarded by transportsMu.
+var (
+	transportsMu sync.RWMutex
+	transports   = map[string]transport{}
+)
 
 // RegisterTransport makes Dial call dial, and Server.Listen call listen, for
 // URLs of scheme (lower case, without "://"). Either may be nil when the
 // transport only dials or only listens. It panics if scheme is empty, built
 // in (http, https, ws, wss, tcp, tls, unix, stdio: a built-in scheme cannot
-// be replaced), or registered already.
+// be replaced, since Dial and Server.Listen serve these schemes themselves),
+// or registered already.
 func RegisterTransport(scheme string, dial DialFunc, listen ListenFunc) {
-	switch err := transports.Register(scheme, transport{dial, listen}); err {
-	case registry.ErrReserved:
+	switch scheme {
+	case "", "http", "https", "ws", "wss", "tcp", "tls", "unix", "stdio":
 		panic("jsonrpc: RegisterTransport: scheme " + scheme + " is built in or empty")
-	case registry.ErrDuplicate:
+	}
+	transportsMu.Lock()
+	defer transportsMu.Unlock()
+	if _, dup := transports[scheme]; dup {
 		panic("jsonrpc: RegisterTransport called twice for scheme " + scheme)
 	}
+	transports[scheme] = transport{dial, listen}
 }
 
 // registered returns the transport registered for scheme.
-func registered(scheme string) (transport, bool) { return transports.Lookup(scheme) }
+func registered(scheme string) (transport, bool) {
+	transportsMu.RLock()
+	defer transportsMu.RUnlock()
+	t, ok := transports[scheme]
+	return t, ok
+}
 
 // orRegistered lists the registered schemes that have what has asks for,
 // for error messages: "" or ", nats".
 func orRegistered(has func(transport) bool) string {
-	names := transports.Names(has)
-	if len(names) == 0 {
-		return ""
+	transportsMu.RLock()
+	defer transportsMu.RUnlock()
+	var names []string
+	for name, t := range transports {
+		if has(t) {
+			names = append(names, ", "+name)
+		}
 	}
-	return ", " + strings.Join(names, ", ")
+	slices.Sort(names)
+	return strings.Join(names, "")
 }
 
 // dialRegistered dials u with its registered transport; ok is false when

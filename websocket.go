@@ -191,6 +191,15 @@ func newWSChannel(wc *websocket.Conn, limit int64, interval, timeout time.Durati
 		Closed: ErrClosed, TooLarge: func(limit int64) error { return tooLarge(limit, true) }})}
 }
 
+// wsLending is the Channel of a WebSocket client (Dial): a message that
+// begins as the response to a waiting CallIter call is lent to that call
+// as it arrives (see calliter.go and internal/wsconn's Lending).
+type wsLending struct{ *wsconn.Lending }
+
+func newWSLending(ch wsChannel) wsLending { return wsLending{wsconn.NewLending(ch.Channel)} }
+
+func (ch wsLending) openMessage() (messageWriter, error) { return wsChannel{ch.Channel}.openMessage() }
+
 // openMessage writes one WebSocket text message in frames.
 func (ch wsChannel) openMessage() (messageWriter, error) {
 	m, err := ch.OpenMessage()

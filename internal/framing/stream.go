@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seedhq/jsonrpc/internal/connrt"
 	"github.com/seedhq/jsonrpc/internal/wire"
-	"github.com/seedhq/jsonrpc/internal/workers"
 )
 
 // Framing says how messages are cut from a byte stream. Its values are the
@@ -595,7 +595,7 @@ func (s *Stream) Release() {
 		return
 	case holdCalls:
 		if s.held.CompareAndSwap(holdCalls, holdReplies) {
-			workers.Go(func() {
+			connrt.Go(func() {
 				runtime.Gosched()
 				s.held.Store(holdNone)
 				s.writeHeld()
@@ -610,7 +610,7 @@ func (s *Stream) Release() {
 	flush := len(s.queue) > 0 && !s.writing && s.werr == nil
 	s.wmu.Unlock()
 	if flush {
-		workers.Go(s.writeHeld)
+		connrt.Go(s.writeHeld)
 	}
 }
 

@@ -1,4 +1,12 @@
-// Package backlog is a connection's count of reply bytes rendered and not
+package connrt
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+)
+
+// Backlog is a connection's count of reply bytes rendered and not
 // yet written, with a gate that its reader waits at while the count is over
 // a bound: a reader that waits admits no new request, so a peer that does
 // not read its answers soon cannot write more requests either (TCP flow
@@ -7,17 +15,7 @@
 // Add and Written are safe to call from any goroutine, and cost an atomic
 // add when nobody waits; Wait is called by one goroutine at a time (the
 // connection's reader). The bound is given to each call, so that its owner
-// keeps it where its other limits are.
-package backlog
-
-import (
-	"context"
-	"sync"
-	"sync/atomic"
-)
-
-// Backlog is a count of unwritten bytes and its gate. The zero value is an
-// empty backlog.
+// keeps it where its other limits are. The zero value is an empty backlog.
 type Backlog struct {
 	bytes   atomic.Int64
 	waiting atomic.Bool // Wait is waiting for the count to drop
@@ -46,10 +44,9 @@ func (b *Backlog) Written(n int, limit int64) {
 	}
 }
 
-// Wait waits while the count exceeds limit. Before it waits, it calls
-// beforeWait (nil: none), which lets out what the waiting goroutine holds
-// back. It reports false if ctx ended first.
-func (b *Backlog) Wait(ctx context.Context, limit int64, beforeWait func()) bool {
+// Wait waits while the count exceeds limit. It reports false if ctx ended
+// first.
+func (b *Backlog) Wait(ctx context.Context, limit int64) bool {
 	if b.bytes.Load() <= limit {
 		return true
 	}
@@ -65,9 +62,6 @@ func (b *Backlog) Wait(ctx context.Context, limit int64, beforeWait func()) bool
 	}
 	d := b.drained
 	b.mu.Unlock()
-	if beforeWait != nil {
-		beforeWait()
-	}
 	select {
 	case <-d:
 		return true

@@ -1,4 +1,4 @@
-package backlog
+package connrt
 
 import (
 	"context"
@@ -7,16 +7,12 @@ import (
 	"time"
 )
 
-// Within the bound, Wait returns at once and calls nothing.
+// Within the bound, Wait returns at once.
 func TestWaitWithinBound(t *testing.T) {
 	var b Backlog
 	b.Add(100)
-	called := false
-	if !b.Wait(context.Background(), 100, func() { called = true }) {
+	if !b.Wait(context.Background(), 100) {
 		t.Fatal("Wait refused within the bound")
-	}
-	if called {
-		t.Error("beforeWait called though nothing waited")
 	}
 	b.Written(100, 100)
 	if b.Bytes() != 0 {
@@ -24,19 +20,14 @@ func TestWaitWithinBound(t *testing.T) {
 	}
 }
 
-// Over the bound, Wait lets out what is held, then waits until enough is
-// written to bring the count within the bound, and not before.
+// Over the bound, Wait waits until enough is written to bring the count
+// within the bound, and not before.
 func TestWaitUntilWritten(t *testing.T) {
 	var b Backlog
 	b.Add(300)
-	released := make(chan struct{})
 	done := make(chan bool)
-	go func() { done <- b.Wait(context.Background(), 100, func() { close(released) }) }()
-	select {
-	case <-released:
-	case <-time.After(10 * time.Second):
-		t.Fatal("beforeWait was not called")
-	}
+	go func() { done <- b.Wait(context.Background(), 100) }()
+	time.Sleep(20 * time.Millisecond)
 	b.Written(150, 100) // 150 left: still over
 	select {
 	case <-done:
@@ -54,7 +45,7 @@ func TestWaitUntilWritten(t *testing.T) {
 	}
 	// The gate is made again for the next wait.
 	b.Add(200)
-	go func() { done <- b.Wait(context.Background(), 100, nil) }()
+	go func() { done <- b.Wait(context.Background(), 100) }()
 	time.Sleep(20 * time.Millisecond)
 	b.Written(300, 100)
 	if ok := <-done; !ok {
@@ -68,7 +59,7 @@ func TestWaitContextEnds(t *testing.T) {
 	b.Add(10)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan bool)
-	go func() { done <- b.Wait(ctx, 5, nil) }()
+	go func() { done <- b.Wait(ctx, 5) }()
 	cancel()
 	select {
 	case ok := <-done:
@@ -87,7 +78,7 @@ func TestWaitRace(t *testing.T) {
 		const n = 8
 		b.Add(n * 10)
 		done := make(chan bool)
-		go func() { done <- b.Wait(context.Background(), 0, nil) }()
+		go func() { done <- b.Wait(context.Background(), 0) }()
 		var wg sync.WaitGroup
 		for range n {
 			wg.Go(func() { b.Written(10, 0) })

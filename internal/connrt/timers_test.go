@@ -1,4 +1,4 @@
-package deadline
+package connrt
 
 import (
 	"sync/atomic"

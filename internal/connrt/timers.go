@@ -1,9 +1,4 @@
-// Package deadline holds timers that fire a function on a value at a
-// deadline, reused from one value to the next: arming one for each message
-// served under a timeout costs no allocation once the pool is warm (a
-// time.AfterFunc per message would cost two). It imports nothing of the
-// jsonrpc package.
-package deadline
+package connrt
 
 import (
 	"sync"
@@ -11,9 +6,11 @@ import (
 	"time"
 )
 
-// Timers arms timers that call Fire with the value they were armed for.
-// The zero value with Fire set is ready to use; it is safe for concurrent
-// use.
+// Timers arms timers that call Fire with the value they were armed for
+// (a message served under a timeout), reused from one value to the next:
+// arming one per message costs no allocation once the pool is warm (a
+// time.AfterFunc per message would cost two). The zero value with Fire set
+// is ready to use; it is safe for concurrent use.
 type Timers[T any] struct {
 	// Fire runs on the timer's goroutine when a timer fires before it is
 	// stopped (it must be set before the first Arm).

@@ -1,11 +1,4 @@
-// Package workers keeps goroutines that served a request for a moment and
-// reuses them for the next one.
-//
-// Goroutines that served a request are kept for a moment and reused for
-// the next one: their stacks have already grown to what a handler needs,
-// which spares every request a stack copy. An idle worker exits after
-// workerIdle, so nothing lingers once the traffic stops.
-package workers
+package connrt
 
 import "time"
 
@@ -19,6 +12,9 @@ const workerIdle = 100 * time.Millisecond
 var work = make(chan func())
 
 // Go runs f on an idle worker, or on a new goroutine when none waits.
+// Goroutines that served a request are kept for a moment (workerIdle) and
+// reused for the next one: their stacks have already grown to what a
+// handler needs, which spares every request a stack copy.
 func Go(f func()) {
 	select {
 	case work <- f:

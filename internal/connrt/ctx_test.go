@@ -1,4 +1,4 @@
-package lazyctx
+package connrt
 
 import (
 	"context"
@@ -24,8 +24,8 @@ func isClosed(ch <-chan struct{}) bool {
 func TestLazyCtxCancel(t *testing.T) {
 	for _, waitFirst := range []bool{false, true} {
 		parent, cancelParent := context.WithCancelCause(context.Background())
-		var c Ctx
-		c.Init(parent)
+		var c Ctx[struct{}, int]
+		c.Init(parent, nil)
 		var done <-chan struct{}
 		var child context.Context
 		ran := make(chan struct{})
@@ -76,8 +76,8 @@ func TestLazyCtxParent(t *testing.T) {
 	parentCause := errors.New("the client went away")
 	for _, waitFirst := range []bool{false, true} {
 		parent, cancelParent := context.WithCancelCause(context.Background())
-		var c Ctx
-		c.Init(parent)
+		var c Ctx[struct{}, int]
+		c.Init(parent, nil)
 		var done <-chan struct{}
 		if waitFirst {
 			done = c.Done()
@@ -100,10 +100,10 @@ func TestLazyCtxAllocatesNothingUnlessWaitedOn(t *testing.T) {
 	parent, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	type key struct{}
-	c := new(Ctx)
+	c := new(Ctx[struct{}, int])
 	allocs := testing.AllocsPerRun(100, func() {
-		*c = Ctx{}
-		c.Init(parent)
+		*c = Ctx[struct{}, int]{}
+		c.Init(parent, nil)
 		if c.Err() != nil || c.Value(key{}) != nil {
 			t.Fatal("cancelled")
 		}

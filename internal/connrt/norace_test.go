@@ -1,5 +1,5 @@
 //go:build !race
 
-package deadline
+package connrt
 
 const raceEnabled = false

@@ -1,4 +1,13 @@
-// Package lazyctx is a context that its owner cancels, like one from
+package connrt
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Ctx is a handler's context that its owner cancels, like one from
 // context.WithCancelCause, but that costs nothing until somebody waits on
 // it: the standard cancel context behind Done is made when Done is first
 // called (a select on it, a context derived from it), or when Value is
@@ -9,20 +18,12 @@
 // A Ctx is embedded in its owner's allocation and set up by Init; its zero
 // value is not usable before Init. Err, Done and Value are those of the
 // cancel context it stands for: cancelled when the parent is or when Cancel
-// is called, whichever comes first. Deadline is the parent's (an owner with
-// a deadline of its own wraps Ctx and reports the earlier one).
-package lazyctx
-
-import (
-	"context"
-	"sync"
-	"sync/atomic"
-	"time"
-)
-
-// Ctx is a lazily made cancel context (see the package documentation).
-type Ctx struct {
+// is called, whichever comes first. It may carry a deadline of its own and
+// one value of its own, under a key of type K (the handler's peer).
+type Ctx[K comparable, V any] struct {
 	parent context.Context
+	When   time.Time // a deadline of its own, reported when earlier than the parent's (zero: none)
+	val    *V        // the value under any key of type K (nil: the parent's)
 
 	inner atomic.Pointer[stdCancel] // made on demand
 	ended atomic.Bool               // Cancel was called: err and cause are set
@@ -36,16 +37,16 @@ type stdCancel struct {
 	cancel context.CancelCauseFunc
 }
 
-// Init sets the parent.
-func (c *Ctx) Init(parent context.Context) { c.parent = parent }
+// Init sets the parent, and the value under K (nil: the parent's).
+func (c *Ctx[K, V]) Init(parent context.Context, val *V) { c.parent, c.val = parent, val }
 
 // Parent is the context given to Init.
-func (c *Ctx) Parent() context.Context { return c.parent }
+func (c *Ctx[K, V]) Parent() context.Context { return c.parent }
 
 // Cancel cancels the context with err (what Err returns) and cause (what
 // context.Cause returns), unless it has ended already; if the parent has
 // ended first, its error and cause are kept, as a child context keeps them.
-func (c *Ctx) Cancel(err, cause error) {
+func (c *Ctx[K, V]) Cancel(err, cause error) {
 	c.mu.Lock()
 	if c.ended.Load() {
 		c.mu.Unlock()
@@ -64,7 +65,7 @@ func (c *Ctx) Cancel(err, cause error) {
 }
 
 // std returns the cancel context behind c, making it if needed.
-func (c *Ctx) std() *stdCancel {
+func (c *Ctx[K, V]) std() *stdCancel {
 	if in := c.inner.Load(); in != nil {
 		return in
 	}
@@ -86,14 +87,20 @@ func (c *Ctx) std() *stdCancel {
 	return in
 }
 
-// Deadline is the parent's.
-func (c *Ctx) Deadline() (time.Time, bool) { return c.parent.Deadline() }
+// Deadline is the parent's, or When if that is earlier.
+func (c *Ctx[K, V]) Deadline() (time.Time, bool) {
+	d, ok := c.parent.Deadline()
+	if !c.When.IsZero() && (!ok || c.When.Before(d)) {
+		return c.When, true
+	}
+	return d, ok
+}
 
 // Done makes the cancel context behind c, if it is not made yet.
-func (c *Ctx) Done() <-chan struct{} { return c.std().ctx.Done() }
+func (c *Ctx[K, V]) Done() <-chan struct{} { return c.std().ctx.Done() }
 
 // Err is the error given to Cancel, or the parent's once it has ended.
-func (c *Ctx) Err() error {
+func (c *Ctx[K, V]) Err() error {
 	if c.ended.Load() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -105,11 +112,16 @@ func (c *Ctx) Err() error {
 	return c.parent.Err()
 }
 
-// Value is the parent's value for key, and once c is cancelled (or waited
+// Value is its own value for a key of type K, the parent's value for another key, and once c is cancelled (or waited
 // on) the cancel context's, which context.Cause asks for.
-func (c *Ctx) Value(key any) any {
+func (c *Ctx[K, V]) Value(key any) any {
+	if _, ok := key.(K); ok && c.val != nil {
+		return c.val
+	}
 	if in := c.inner.Load(); in != nil || c.ended.Load() {
 		return c.std().ctx.Value(key) // context.Cause asks for the cancel context here
 	}
 	return c.parent.Value(key)
 }
+
+func (c *Ctx[K, V]) String() string { return "jsonrpc.handlerContext" }
