@@ -51,7 +51,9 @@
 // On a byte stream, FramingAuto (the server's default on sockets and stdio)
 // selects Content-Length framing only when the first bytes are a header
 // name ("Content-Length:" or "Content-Type:", any case); anything else,
-// JSON or not, is newline framing and gets its answer on that line.
+// JSON or not, is newline framing and gets its answer on that line (a
+// line that begins like a header field and has no newline within 8 KiB is
+// a header section too long).
 //
 // # Handlers and errors
 //

@@ -20,8 +20,10 @@ const (
 	// optional white space) selects FramingHeader, anything else (JSON text
 	// of any kind, garbage) FramingLine. The choice waits only as long as
 	// the bytes could still begin such a name, and does not depend on how
-	// they are cut into reads. Outgoing messages before detection use
-	// FramingLine.
+	// they are cut into reads; a first line that begins like another header
+	// field ("X-Name:") and has no newline within 8 KiB is a header section
+	// too long, answered and cut as with FramingHeader. Outgoing messages
+	// before detection use FramingLine.
 	FramingAuto Framing = iota
 	// FramingLine is newline-delimited JSON: one message per line ("\r\n"
 	// tolerated, blank lines skipped). A line over the size limit is

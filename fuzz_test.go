@@ -14,6 +14,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -308,6 +309,7 @@ func FuzzAutoFraming(f *testing.F) {
 		"\xef\xbb\xbfContent-Length: 2\r\n\r\n{}", "  \r\n\tContent-Length: 2\r\n\r\n{}",
 		"content-type: x\r\nContent-Length: 2\r\n\r\n{}", "CONTENT-LENGTH:2\n\n[]", "Content-Lengthy: 2\n{}\n",
 		"Content-Length 2\r\n\r\n{}", "Content-\n", "Content-Typ", strings.Repeat("x", 300) + "\n{}\n",
+		"X-Junk: " + strings.Repeat("a", 9<<10), "X-Junk: " + strings.Repeat("a", 4<<10) + "\n{}\n", strings.Repeat("1", 9<<10) + "\n",
 	} {
 		f.Add([]byte(s), []byte{1})
 		f.Add([]byte(s), []byte{0x80, 2, 0x81, 5})
@@ -323,11 +325,18 @@ func FuzzAutoFraming(f *testing.F) {
 		for _, name := range []string{"content-length:", "content-type:"} {
 			isHeader = isHeader || len(start) >= len(name) && strings.EqualFold(string(start[:len(name)]), name)
 		}
+		// Or a header-like line ("Name:") with no newline in a header section's bound (8 KiB).
+		if name, _, ok := bytes.Cut(start, []byte(":")); ok && len(start) > 8<<10 && headerLikeName.Match(name) {
+			isHeader = isHeader || bytes.IndexByte(start[:8<<10+1], '\n') < 0
+		}
 		if want := map[bool]Framing{false: FramingLine, true: FramingHeader}[isHeader]; Framing(ch.Framing()) != want && len(bytes.TrimSpace(data)) > 0 {
 			t.Fatalf("%q read as %v framing", data, Framing(ch.Framing()))
 		}
 	})
 }
+
+// headerLikeName matches a header field's name (an HTTP token).
+var headerLikeName = regexp.MustCompile("^[-!#$%&'*+.^_`|~0-9A-Za-z]+$")
 
 // TestWriteFuzzSeeds writes the seeds above as corpus files under
 // testdata/fuzz when JSONRPC_WRITE_FUZZ_SEEDS is set (the corpus is kept

@@ -274,7 +274,10 @@ func (s *Stream) Recv() ([]byte, error) {
 // else Line. It reads only while the bytes could still begin such a
 // name, so the choice does not depend on how the input is cut into reads,
 // and JSON text of any kind (a bare 42, "x", null, garbage) is read as a
-// line and answered as one.
+// line and answered as one. A line that begins like another header field
+// (a name and a colon, which JSON text never is) is read no further than
+// a header section may be: past that bound without its newline, it is
+// taken as a header section too long, as Header would (see headerStart).
 func (s *Stream) detect() error {
 	for {
 		for s.r < s.w && isSpace(s.buf[s.r]) {
@@ -311,6 +314,12 @@ var headerNames = [...]string{"content-length:", "content-type:"}
 
 // headerStart reports whether b, the first non-space bytes of a stream,
 // decide the framing yet, and if so whether they begin a header section.
+// Bytes that begin like a header field other than those names (a token,
+// then a colon) stay undecided until their line ends, a line then, or
+// until they pass maxHeaderBytes without a newline, a header section
+// then: auto framing bounds what it reads before it decides as each
+// framing does after (a line of garbage of 1 MiB, with no newline, was
+// otherwise read on towards the message size limit, unanswered).
 func headerStart(b []byte) (decided, header bool) {
 	if len(b) < len(wire.BOM) && strings.HasPrefix(wire.BOM, string(b)) {
 		return false, false
@@ -322,7 +331,29 @@ func headerStart(b []byte) (decided, header bool) {
 			return n == len(name), n == len(name)
 		}
 	}
-	return true, false
+	name := 0
+	for name < len(b) && isToken(b[name]) {
+		name++
+	}
+	switch {
+	case name == len(b) && name <= maxHeaderBytes:
+		return false, false // a name yet, or JSON text (42, true)
+	case name == 0 || name == len(b) || b[name] != ':':
+		return true, false
+	case bytes.IndexByte(b[:min(len(b), maxHeaderBytes+1)], '\n') >= 0:
+		return true, false // a line that ends within the bound
+	}
+	return len(b) > maxHeaderBytes, len(b) > maxHeaderBytes
+}
+
+// isToken reports whether c may be part of a header field's name (an HTTP
+// token, RFC 9110 §5.6.2).
+func isToken(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
