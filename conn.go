@@ -377,7 +377,7 @@ func (c *Conn) run(t *task, draining bool) {
 		sv.e, sv.req = &t.env, &t.req
 	}
 	start := time.Now()
-	reply := c.srv.serveTimed(ctx, nil, &sv)
+	reply := c.srv.serve(ctx, nil, &sv)
 	if cap(reply) > cap(*buf) {
 		*buf = reply[:0] // keep the grown buffer for the next reply
 	}
@@ -452,12 +452,16 @@ func (c *Conn) tryAcquire() bool {
 
 func (c *Conn) release() { <-c.sem }
 
-// startRequest records an incoming id as in flight; it reports false if it
-// already is, or if no Convention is set (then nothing is recorded). Under a Convention it returns the request's own context (see
-// cancel.go), which the peer can cancel.
+// startRequest records an incoming id as in flight on c (nil: not a
+// connection), under a Convention, and returns the request's own context
+// (see cancel.go), which the peer can cancel. It reports false, and
+// records nothing, without a Convention (nothing else looks ids up), for
+// a notification, or if the id is in flight already (the same id twice in
+// a batch, or a peer reusing one: served and answered all the same, as on
+// HTTP, but a cancel reaches the first).
 func (c *Conn) startRequest(ctx context.Context, id ID, params []byte) (*callCtx, bool) {
-	if c.srv.Convention == ConventionNone {
-		return nil, false // ids in flight are for a Convention's cancels: nothing else looks them up
+	if c == nil || id.IsZero() || c.srv.Convention == ConventionNone {
+		return nil, false
 	}
 	k := id.key()
 	c.mu.Lock()

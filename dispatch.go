@@ -21,8 +21,8 @@ import (
 // replies itself (connInbound); a message transport (HTTP, Streamable
 // HTTP's JSON answers, Process and so NATS) serves them at once and hands
 // the reply back to its caller (exchange). What follows dispatch, serving
-// one request (serveOne) or a batch (serveBatch) under the handler timeout
-// (serveTimed), is shared as well.
+// one request (serveElem) or a batch (serveBatch) under the handler timeout
+// (serve), is shared as well.
 
 // inbound is one message to dispatch, with its scanning state.
 type inbound struct {
@@ -114,7 +114,7 @@ type exchange struct {
 	srv  *Server
 	ts   *timedServe   // the timeout's storage (nil: allocated when d > 0)
 	d    time.Duration // the handler timeout (0: none)
-	late func([]byte)  // answers at the deadline (see serveTimed)
+	late func([]byte)  // answers at the deadline (see serve)
 	out  []byte        // where a single reply is rendered
 
 	reply   []byte
@@ -128,7 +128,7 @@ func (x *exchange) serve(ctx context.Context, e *wire.Envelope, batch []wire.Env
 	if e != nil && x.ts != nil {
 		sv.req = &x.ts.req
 	}
-	x.reply = x.srv.serveTimed(ctx, x.ts, &sv)
+	x.reply = x.srv.serve(ctx, x.ts, &sv)
 }
 
 // exchangeMessage serves data on x (whose srv, ts, d, late and out are

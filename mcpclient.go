@@ -272,9 +272,14 @@ func (m *mcpClient) statelessRounds(ctx context.Context, version, method string,
 // answer serves a server's request for input with the connection's
 // handler, as under the session era it would serve the request itself.
 func (m *mcpClient) answer(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	v, _, e := m.conn.srv.call(ctx, &Request{Method: method, Params: params}, []byte(method))
-	if e != nil {
-		return nil, e
+	srv, req := m.conn.srv, &Request{Method: method, Params: params}
+	_, h := srv.handler(req, []byte(method))
+	if h == nil {
+		return nil, methodNotFound(method)
+	}
+	v, err := srv.run(ctx, h, req)
+	if err != nil {
+		return nil, srv.toError(req, err)
 	}
 	if raw, ok := v.(json.RawMessage); ok {
 		return raw, nil

@@ -248,19 +248,74 @@ func parseError(err error) *Error {
 	return &Error{Code: CodeParseError, Message: "parse error: " + err.Error()}
 }
 
-// serveOne serves one element; it returns the response bytes appended to
-// out, or out unchanged. req, when not nil, is the Request to fill in.
-func (s *Server) serveOne(ctx context.Context, conn *Conn, data []byte, e *wire.Envelope, req *Request, out []byte) []byte {
-	if req == nil {
-		req = new(Request)
-	}
-	req.ID = idOf(e, data)
-	return s.serveID(ctx, conn, data, e, req, out)
+// serving is one message to serve: a single request or a batch's, and
+// how (see serve).
+type serving struct {
+	conn  *Conn // the connection it arrived on (nil: a message transport)
+	data  []byte
+	e     *wire.Envelope  // a single request
+	req   *Request        // its Request to fill in (nil: one is allocated)
+	elems []wire.Envelope // or a batch's requests
+	out   []byte          // where the reply is rendered (appended)
+	d     time.Duration   // the handler timeout (0: none)
+	late  func([]byte)    // answers at the deadline (nil: serve returns that answer)
 }
 
-// serveID is serveOne for an element whose id is already in req.ID (a
-// batch reads all its ids into one string).
-func (s *Server) serveID(ctx context.Context, conn *Conn, data []byte, e *wire.Envelope, req *Request, out []byte) []byte {
+// serve serves a single request sv.e or the batch sv.elems and returns
+// the reply (nil: none is due, or sv.late has sent it). Its steps:
+//
+//   - the handlers' context: ts's (HTTP's, set up by ts.ctx.Init: it
+//     carries the peer), one allocated when there is a timeout, or ctx;
+//     ours is cancelled once the message is answered;
+//   - the deadline, under the timeout sv.d (0: none): a pooled timer that,
+//     if it fires first, cancels the handlers' context and has the reply
+//     due then (the timeout error for each request not answered yet) sent
+//     by sv.late at once, or returned here once the handlers have returned;
+//   - the request (serveElem) or the batch (serveBatch);
+//   - the reply: the one rendered, unless the deadline decided it.
+func (s *Server) serve(ctx context.Context, ts *timedServe, sv *serving) []byte {
+	if sv.elems == nil {
+		if sv.req == nil {
+			sv.req = new(Request)
+		}
+		sv.req.ID = idOf(sv.e, sv.data)
+	}
+	if ts == nil && sv.d > 0 {
+		ts = new(timedServe)
+		ts.ctx.Init(ctx, nil)
+	}
+	if ts != nil {
+		ctx = &ts.ctx
+		defer ts.endCtx(sv.req)
+	}
+	if sv.d <= 0 {
+		if sv.elems != nil {
+			return s.serveBatch(ctx, sv.conn, sv.data, sv.elems, nil, sv.out)
+		}
+		return s.serveElem(ctx, sv.conn, sv.data, sv.e, sv.req, sv.out)
+	}
+	ts.srv, ts.d, ts.data, ts.e, ts.elems, ts.late = s, sv.d, sv.data, sv.e, sv.elems, sv.late
+	ts.ctx.When = time.Now().Add(sv.d)
+	var reply []byte
+	if sv.elems != nil {
+		ts.resps, ts.done = make([][]byte, len(sv.elems)), make([]bool, len(sv.elems))
+		timer := timers.Arm(ts, sv.d)
+		s.serveBatch(ctx, sv.conn, sv.data, sv.elems, ts, nil)
+		timer.Stop()
+	} else {
+		timer := timers.Arm(ts, sv.d)
+		reply = s.serveElem(ctx, sv.conn, sv.data, sv.e, sv.req, sv.out)
+		timer.Stop()
+	}
+	return ts.decide(reply, sv)
+}
+
+// serveElem serves one element, whose id is in req.ID, and returns its
+// response appended to out (or out unchanged). Its steps: the rules before
+// a handler (vet); under a Convention, the id in flight, so that the
+// peer's cancel reaches the handler's context; the handler (run: a panic
+// becomes an error); the response, which a cancel may have changed.
+func (s *Server) serveElem(ctx context.Context, conn *Conn, data []byte, e *wire.Envelope, req *Request, out []byte) []byte {
 	id := req.ID
 	name, rerr, stop := s.vet(ctx, conn, data, e, &id)
 	if stop {
@@ -270,18 +325,19 @@ func (s *Server) serveID(ctx context.Context, conn *Conn, data []byte, e *wire.E
 		return appendResponse(out, id, nil, rerr)
 	}
 	*req = Request{ID: id, Params: paramsOf(data, e), stream: req.stream}
-	tracked := conn != nil && !id.IsZero()
-	if tracked {
-		// An id already in flight on the connection (the same id twice in
-		// a batch, or a peer reusing one) is served and answered all the
-		// same, as on HTTP, untracked: a cancel reaches the first.
-		r, ok := conn.startRequest(ctx, id, req.Params)
-		tracked = ok
-		if r != nil {
-			ctx = r
-		}
+	r, tracked := conn.startRequest(ctx, id, req.Params)
+	if r != nil {
+		ctx = r
 	}
-	v, entry, rerr := s.call(ctx, req, name)
+	var v any
+	entry, h := s.handler(req, name)
+	if h == nil {
+		rerr = methodNotFound(string(name))
+	} else if res, err := s.run(ctx, h, req); err != nil {
+		rerr = s.toError(req, err)
+	} else {
+		v = res
+	}
 	if id.IsZero() {
 		return out
 	}
@@ -370,9 +426,11 @@ func paramsOf(data []byte, e *wire.Envelope) []byte {
 	return e.Params.Of(data)
 }
 
-// call runs the handler, recovering panics, and returns its result (and
-// the Mux entry that served it, if any).
-func (s *Server) call(ctx context.Context, req *Request, name []byte) (any, *methodEntry, *Error) {
+// handler finds the handler of method name and sets req.Method: the Mux
+// entry that has it (nil: none), and the handler to run, wrapped in the
+// middleware (nil: the method is not found, and there is no middleware to
+// see it).
+func (s *Server) handler(req *Request, name []byte) (*methodEntry, Handler) {
 	var entry *methodEntry
 	h := s.Handler
 	if mux, ok := h.(*Mux); ok {
@@ -381,25 +439,17 @@ func (s *Server) call(ctx context.Context, req *Request, name []byte) (any, *met
 		if entry = mux.lookup(name); entry != nil {
 			req.Method, h = entry.name, entry.handler
 		} else if len(s.Middleware) == 0 {
-			return nil, nil, methodNotFound(string(name))
+			return nil, nil
 		} else {
 			req.Method, h = string(name), notFound
 		}
 	} else {
 		req.Method = string(name)
 	}
-	var v any
-	var err error
-	if len(s.Middleware) == 0 {
-		v, err = s.run(ctx, h, req)
-	} else {
-		req.target = h
-		v, err = s.run(ctx, s.chain(), req)
+	if len(s.Middleware) > 0 {
+		req.target, h = h, s.chain()
 	}
-	if err != nil {
-		return nil, entry, s.toError(req, err)
-	}
-	return v, entry, nil
+	return entry, h
 }
 
 // run calls h, turning a panic into an error.
@@ -442,7 +492,7 @@ func (s *Server) toError(req *Request, err error) *Error {
 // MaxConcurrency workers, as the connection has spare capacity, so that a
 // slow element (or one that waits for another of the batch) holds up no
 // other for long. Each worker appends the responses it renders to a
-// pooled buffer of its own. With a deadline (see serveTimed) the
+// pooled buffer of its own. With a deadline (see serve) the
 // responses go to it and serveBatch returns nil.
 func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems []wire.Envelope, ts *timedServe, out []byte) []byte {
 	b := &batchRun{s: s, ctx: ctx, conn: conn, data: data, elems: elems, ts: ts, workers: 1}
@@ -504,7 +554,7 @@ func (b *batchRun) work(w int) {
 			return
 		}
 		start := len(*buf)
-		*buf = b.s.serveID(b.ctx, b.conn, b.data, &b.elems[i], &b.reqs[i], *buf)
+		*buf = b.s.serveElem(b.ctx, b.conn, b.data, &b.elems[i], &b.reqs[i], *buf)
 		r := (*buf)[start:len(*buf):len(*buf)] // later appends never touch it
 		if b.ts != nil {
 			b.ts.record(i, r)

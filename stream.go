@@ -90,7 +90,7 @@ func (s Stream[T]) encodeStream(e *resultstream.Encoder) error {
 }
 
 // streamSlot is how a transport that can write a reply in pieces takes
-// the Stream a handler returned (see Request.stream): serveOne leaves the
+// the Stream a handler returned (see Request.stream): serveElem leaves the
 // response's head in the reply and the stream in a new slot, and the
 // transport writes the rest after the head (writeStream). It is allocated
 // only for a handler that returns a Stream: a call that does not pays for

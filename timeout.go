@@ -108,7 +108,7 @@ func (ts *timedServe) lateReply() []byte {
 		return ts.srv.joinBatch(nil, ts.data, ts.elems, ts.resps, ts.done)
 	}
 	if id := idOf(ts.e, ts.data); ts.e.Kind == wire.KindRequest && !id.IsZero() {
-		return appendResponse(nil, id, nil, errRequestTimeout) // not into out: serveOne may still use it
+		return appendResponse(nil, id, nil, errRequestTimeout) // not into out: serveElem may still use it
 	}
 	return nil
 }
@@ -121,63 +121,11 @@ var timers = connrt.Timers[timedServe]{Fire: (*timedServe).fire}
 // costs nothing until somebody waits on it.
 type lazyCtx = connrt.Ctx[peerKey, peerInfo]
 
-// serving is one message to serve: a single request or a batch's, and
-// how (see serveTimed).
-type serving struct {
-	conn  *Conn // the connection it arrived on (nil: a message transport)
-	data  []byte
-	e     *wire.Envelope  // a single request
-	req   *Request        // its Request to fill in (nil: one is allocated)
-	elems []wire.Envelope // or a batch's requests
-	out   []byte          // where the reply is rendered (appended)
-	d     time.Duration   // the handler timeout (0: none)
-	late  func([]byte)    // answers at the deadline (nil: serveTimed returns that answer)
-}
-
-// serve serves sv without a timeout.
-func (s *Server) serve(ctx context.Context, sv *serving) []byte {
-	if sv.elems != nil {
-		return s.serveBatch(ctx, sv.conn, sv.data, sv.elems, nil, sv.out)
-	}
-	return s.serveOne(ctx, sv.conn, sv.data, sv.e, sv.req, sv.out)
-}
-
-// serveTimed serves a single request sv.e (or the batch sv.elems) like
-// serveOne (serveBatch) under the timeout sv.d (0: none). When sv.d passes
-// first, the handlers' context is cancelled and the reply due then (the
-// timeout error for each request not answered yet) goes to sv.late at
-// once, and serveTimed returns nil once the handlers have returned; with a
-// nil late, serveTimed returns that reply itself, once they have.
-//
-// ts, when not nil, is the storage to use, its context (ctx) set up by
-// ts.ctx.Init (HTTP, whose context carries the peer, even without a
-// timeout); otherwise one is allocated when sv.d > 0. Either way the
-// handlers' context is cancelled once the message is answered.
-func (s *Server) serveTimed(ctx context.Context, ts *timedServe, sv *serving) []byte {
-	if ts == nil {
-		if sv.d <= 0 {
-			return s.serve(ctx, sv)
-		}
-		ts = new(timedServe)
-		ts.ctx.Init(ctx, nil)
-	}
-	ts.srv, ts.d, ts.data, ts.e, ts.elems, ts.late = s, sv.d, sv.data, sv.e, sv.elems, sv.late
-	defer ts.endCtx(sv.req)
-	if sv.d <= 0 {
-		return s.serve(&ts.ctx, sv)
-	}
-	ts.ctx.When = time.Now().Add(sv.d)
-	if sv.elems != nil {
-		ts.resps, ts.done = make([][]byte, len(sv.elems)), make([]bool, len(sv.elems))
-	}
-	timer := timers.Arm(ts, sv.d)
-	var reply []byte
-	if sv.elems != nil {
-		s.serveBatch(&ts.ctx, sv.conn, sv.data, sv.elems, ts, nil)
-	} else {
-		reply = s.serveOne(&ts.ctx, sv.conn, sv.data, sv.e, sv.req, sv.out)
-	}
-	timer.Stop()
+// decide returns the reply of a message served under a deadline, once
+// its handlers have returned: reply (a batch's: joined from ts's
+// responses), or the timeout error for each request not answered in time
+// if the deadline passed first; nil if ts.late has sent that already.
+func (ts *timedServe) decide(reply []byte, sv *serving) []byte {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	switch {
@@ -188,7 +136,7 @@ func (s *Server) serveTimed(ctx context.Context, ts *timedServe, sv *serving) []
 		sv.req.dropStream()
 		reply = ts.lateReply()
 	case sv.elems != nil:
-		reply = s.joinBatch(sv.out, sv.data, sv.elems, ts.resps, nil)
+		reply = ts.srv.joinBatch(sv.out, sv.data, sv.elems, ts.resps, nil)
 	}
 	ts.answered = true
 	return reply
