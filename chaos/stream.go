@@ -1,0 +1,144 @@
+package chaos
+
+import (
+	"errors"
+	"net"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/seedhq/jsonrpc/internal/framing"
+)
+
+// maxMessage bounds a message the proxy reads on a stream: far over any
+// endpoint's limit, so that the endpoints' own limits are what is tested.
+const maxMessage = 1 << 30
+
+func (p *Proxy) acceptStreams() {
+	defer p.wg.Done()
+	for {
+		nc, err := p.ln.Accept()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return
+		}
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			p.serveStream(nc)
+		}()
+	}
+}
+
+func (p *Proxy) serveStream(nc net.Conn) {
+	network, addr := "tcp", p.target.Host
+	if p.target.Scheme == "unix" {
+		network, addr = "unix", p.target.Host+p.target.Path
+	}
+	d := net.Dialer{Timeout: 10 * time.Second}
+	tc, err := d.Dial(network, addr)
+	if err != nil {
+		nc.Close()
+		return
+	}
+	// The target side writes in the framing the client's first bytes
+	// chose, and the client side in the target's (the same, in practice).
+	var clientFraming, targetFraming atomic.Uint32
+	client := newStreamEnd(p, nc, &targetFraming, &clientFraming)
+	target := newStreamEnd(p, tc, &clientFraming, &targetFraming)
+	c := newConn(p, client, target)
+	forget := p.track(c)
+	defer forget()
+	c.run()
+}
+
+// Close cuts the connection (at the proxy's Close).
+func (c *conn) Close() error { c.shut(); return nil }
+
+// meter is a socket the proxy can read slowly.
+type meter struct {
+	net.Conn
+	slow atomic.Bool
+}
+
+func (m *meter) Read(b []byte) (int, error) {
+	if m.slow.Load() {
+		time.Sleep(50 * time.Millisecond)
+		b = b[:min(len(b), 64)]
+	}
+	return m.Conn.Read(b)
+}
+
+// streamEnd is a byte stream side: messages cut by internal/framing, and
+// written in the framing of the other side's first bytes.
+type streamEnd struct {
+	p       *Proxy
+	m       *meter
+	st      *framing.Stream
+	writeAs *atomic.Uint32 // the framing to write in
+	readAs  *atomic.Uint32 // the framing read, once detected
+}
+
+func newStreamEnd(p *Proxy, nc net.Conn, writeAs, readAs *atomic.Uint32) *streamEnd {
+	m := &meter{Conn: nc}
+	return &streamEnd{p: p, m: m, st: framing.New(m, framing.Auto, maxMessage, 0), writeAs: writeAs, readAs: readAs}
+}
+
+func (e *streamEnd) recv() ([]byte, error) {
+	for {
+		msg, err := e.st.Recv()
+		var fe *framing.Error
+		if errors.As(err, &fe) && !fe.Fatal {
+			continue // over a gigabyte: not forwarded
+		}
+		if err != nil {
+			return nil, err
+		}
+		e.readAs.Store(uint32(e.st.Framing()))
+		return msg, nil
+	}
+}
+
+func (e *streamEnd) frame(msg []byte) []byte {
+	if framing.Framing(e.writeAs.Load()) == framing.Header {
+		b := make([]byte, 0, len(msg)+32)
+		b = append(b, "Content-Length: "...)
+		b = strconv.AppendInt(b, int64(len(msg)), 10)
+		b = append(b, "\r\n\r\n"...)
+		return append(b, msg...)
+	}
+	b := make([]byte, 0, len(msg)+1)
+	return append(append(b, msg...), '\n')
+}
+
+func (e *streamEnd) write(b []byte, o *writeOpts) error {
+	cut := false
+	if o.budget >= 0 && int64(len(b)) >= o.budget {
+		b, cut = b[:o.budget], true
+	}
+	if o.budget >= 0 {
+		o.budget -= int64(len(b))
+	}
+	var err error
+	if o.rate > 0 {
+		err = paced(e.p, b, o.rate, e.writeAll)
+	} else {
+		err = e.writeAll(b)
+	}
+	if err == nil && cut {
+		err = errCut
+	}
+	return err
+}
+
+func (e *streamEnd) writeAll(b []byte) error {
+	_, err := e.m.Conn.Write(b)
+	return err
+}
+
+func (e *streamEnd) slowDown() { e.m.slow.Store(true) }
+
+func (e *streamEnd) close() { e.m.Conn.Close() }

@@ -1,0 +1,89 @@
+package chaos
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// wsProxy proxies WebSocket connections, a message a text frame.
+type wsProxy struct{ p *Proxy }
+
+func (h wsProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var protos []string
+	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for p := range strings.SplitSeq(v, ",") {
+			protos = append(protos, strings.TrimSpace(p))
+		}
+	}
+	hdr := http.Header{}
+	for _, k := range []string{"Authorization", "Origin", "Cookie"} {
+		if v := r.Header.Get(k); v != "" {
+			hdr.Set(k, v)
+		}
+	}
+	u := *h.p.target
+	u.RawQuery = r.URL.RawQuery
+	dctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	tc, _, err := websocket.Dial(dctx, u.String(), &websocket.DialOptions{Subprotocols: protos, HTTPHeader: hdr})
+	cancel()
+	if err != nil {
+		http.Error(w, "chaos: target: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	cc, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: protos, InsecureSkipVerify: true})
+	if err != nil {
+		tc.CloseNow()
+		return
+	}
+	cc.SetReadLimit(maxMessage)
+	tc.SetReadLimit(maxMessage)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	c := newConn(h.p, &wsEnd{p: h.p, c: cc, ctx: ctx}, &wsEnd{p: h.p, c: tc, ctx: ctx})
+	forget := h.p.track(c)
+	defer forget()
+	c.run()
+}
+
+// wsEnd is a WebSocket side.
+type wsEnd struct {
+	p    *Proxy
+	c    *websocket.Conn
+	ctx  context.Context
+	slow atomic.Bool
+}
+
+func (e *wsEnd) recv() ([]byte, error) {
+	if e.slow.Load() {
+		e.p.sleep(50 * time.Millisecond)
+	}
+	_, b, err := e.c.Read(e.ctx)
+	return b, err
+}
+
+func (e *wsEnd) frame(msg []byte) []byte { return msg }
+
+// write writes one message; a budget too small for it closes the
+// connection (a frame cannot be cut), a rate paces it as a whole.
+func (e *wsEnd) write(b []byte, o *writeOpts) error {
+	if o.budget >= 0 {
+		if int64(len(b)) >= o.budget {
+			o.budget = 0
+			return errCut
+		}
+		o.budget -= int64(len(b))
+	}
+	if o.rate > 0 && !e.p.sleep(time.Duration(len(b))*time.Second/time.Duration(o.rate)) {
+		return errCut
+	}
+	return e.c.Write(e.ctx, websocket.MessageText, b)
+}
+
+func (e *wsEnd) slowDown() { e.slow.Store(true) }
+
+func (e *wsEnd) close() { e.c.CloseNow() }
