@@ -41,6 +41,10 @@ func WithGracePeriod(d time.Duration) DialOption { return func(c *dialConfig) { 
 // fits; text that is not JSON-RPC (a banner) is logged (WithLogger) and,
 // if the command then ends, named in the error ("wrote "hello", which is
 // not JSON").
+//
+// With WithMCPVersion the connection is an MCP client that finds the
+// command's era as a Streamable HTTP client does (server/discover under
+// 2026-07-28, else initialize), and Conn.MCPVersion names it.
 func DialCommand(ctx context.Context, name string, args []string, opts ...DialOption) (*Conn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -58,5 +62,5 @@ func DialCommand(ctx context.Context, name string, args []string, opts ...DialOp
 	if err != nil {
 		return nil, err
 	}
-	return cfg.newConn(NewStream(p, StreamOptions{Framing: fr})), nil
+	return withStreamMCP(cfg.newConn(NewStream(p, StreamOptions{Framing: fr})), cfg)
 }

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
+	"weak"
 
 	"github.com/seedhq/jsonrpc/internal/mcp"
 	"github.com/seedhq/jsonrpc/internal/wire"
@@ -34,7 +37,8 @@ const DefaultMaxInputRounds = 8
 // WithStreamableHTTP) an MCP client of the revision version: MCPAuto, a
 // stateless revision (MCPVersion2026: no session, per-request _meta and
 // headers) or a session-era one (MCPVersion2025: initialize first). See
-// docs/mcp.md. Other transports ignore it.
+// docs/mcp.md. DialCommand negotiates the same way over the command's
+// stdin and stdout (no headers, no session); other transports ignore it.
 //
 // MCPAuto asks server/discover under MCPVersion2026 before the first
 // message: a result, or an UnsupportedProtocolVersionError naming a
@@ -72,12 +76,41 @@ func WithMaxInputRounds(n int) DialOption { return func(c *dialConfig) { c.maxIn
 // era is found and on a connection that is no MCP client (WithMCPVersion),
 // or whose server refused both eras.
 func (c *Conn) MCPVersion() string {
-	ch, ok := c.ch.(*streamableChannel)
-	if !ok || ch.mcp == nil {
+	var m *mcpClient
+	if ch, ok := c.ch.(*streamableChannel); ok {
+		m = ch.mcp
+	} else if v, ok := streamMCPClients.Load(weak.Make(c)); ok {
+		m = v.(*mcpClient)
+	}
+	if m == nil {
 		return ""
 	}
-	_, version := ch.mcp.eras.Get()
+	_, version := m.eras.Get()
 	return version
+}
+
+// streamMCPClients holds the MCP client of each connection to a command
+// (DialCommand with WithMCPVersion), by a weak pointer to the connection:
+// an entry leaves when the connection is collected.
+var streamMCPClients sync.Map // weak.Pointer[Conn] -> *mcpClient
+
+// withStreamMCP makes c, a connection to a command, an MCP client when
+// cfg asks for one (WithMCPVersion): the era found as over Streamable
+// HTTP, without the HTTP headers.
+func withStreamMCP(c *Conn, cfg *dialConfig) (*Conn, error) {
+	if cfg.mcpVersion == "" {
+		return c, nil
+	}
+	m, err := newMCPClient(c, nil, cfg)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	c.inv = chain(m, cfg.interceptors)
+	key := weak.Make(c)
+	streamMCPClients.Store(key, m)
+	runtime.AddCleanup(c, func(k weak.Pointer[Conn]) { streamMCPClients.Delete(k) }, key)
+	return c, nil
 }
 
 // mcpClient is the Invoker of an MCP client, below its interceptors.
@@ -157,8 +190,10 @@ func (m *mcpClient) eraFor(ctx context.Context, method string) (mcp.Era, string,
 		if err != nil {
 			return mcp.EraUnknown, "", err
 		}
-		m.ch.HoldGET(era == mcp.EraStateless)
-		m.ch.srv.logger().Debug("jsonrpc: MCP era found", "version", version, "stateless", era == mcp.EraStateless)
+		if m.ch != nil {
+			m.ch.HoldGET(era == mcp.EraStateless)
+		}
+		m.conn.srv.logger().Debug("jsonrpc: MCP era found", "version", version, "stateless", era == mcp.EraStateless)
 		return era, version, nil
 	})
 }
@@ -212,7 +247,7 @@ func (m *mcpClient) initialize(ctx context.Context, version string) (mcp.Era, st
 	switch {
 	case err == nil:
 	case errors.As(err, &e) || errors.As(err, &he):
-		m.ch.srv.logger().Debug("jsonrpc: the server refused initialize: no MCP server", "error", err)
+		m.conn.srv.logger().Debug("jsonrpc: the server refused initialize: no MCP server", "error", err)
 		return mcp.EraNone, "", nil
 	default:
 		return mcp.EraUnknown, "", err
@@ -263,7 +298,7 @@ func (m *mcpClient) statelessRounds(ctx context.Context, version, method string,
 	if method == "tools/list" {
 		var rejected []string
 		if raw, rejected = m.state.LearnTools(raw); rejected != nil {
-			m.ch.srv.logger().Warn("jsonrpc: MCP tools left out of tools/list: invalid x-mcp-header annotation", "tools", rejected)
+			m.conn.srv.logger().Warn("jsonrpc: MCP tools left out of tools/list: invalid x-mcp-header annotation", "tools", rejected)
 		}
 	}
 	return decodeResult(method, raw, result, m.conn.strictResults)

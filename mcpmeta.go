@@ -100,7 +100,9 @@ func mcpError(e *mcp.Error) *Error {
 // revision among versions, else -32022 with the supported and requested
 // ones; clientCapabilities present, else -32602) and its handler finds the
 // _meta with MCPMetaFromContext. Other requests (initialize, the session
-// era) pass as they are. Streamable HTTP with StatelessVersions does these
+// era) pass as they are; the capabilities an initialize request declares
+// are kept for its session (MCPClientCapability), so that InputRounds.Ask
+// never sends a session-era client a request it cannot answer. Streamable HTTP with StatelessVersions does these
 // checks itself (with its header rules and HTTP statuses); there the
 // middleware lets its requests through.
 func MCPStateless(versions ...string) Middleware {
@@ -108,6 +110,9 @@ func MCPStateless(versions ...string) Middleware {
 		return HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
 			if MCPMetaFromContext(ctx) != nil {
 				return next.ServeRPC(ctx, req)
+			}
+			if req.Method == "initialize" {
+				rememberMCPClient(ctx, req.Params)
 			}
 			p, ok := mcp.ParseParams(req.Params)
 			if !ok {

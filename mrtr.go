@@ -67,10 +67,15 @@ type InputRounds struct {
 // verified requestState; without one it returns an *InputRequiredError
 // asking for it, whose requestState keeps the answers given so far. A
 // client that did not declare the capability the request needs
-// (elicitation, sampling, roots) gets -32021.
+// (elicitation, sampling, roots) gets -32021 in both eras: under
+// 2025-11-25, from the capabilities of its session's initialize (recorded
+// by MCPStateless; a session whose initialize was not seen is asked).
 func (ir *InputRounds) Ask(ctx context.Context, key string, req InputRequest, result any) error {
 	m := MCPMetaFromContext(ctx)
 	if m == nil {
+		if e := missingMCPCapability(ctx, req.Method); e != nil {
+			return e
+		}
 		c := connFromContext(ctx)
 		if c == nil {
 			return &Error{Code: CodeInternalError, Message: "internal error: no connection to ask the client on"}

@@ -39,7 +39,7 @@ var conformancePassing = []string{
 // needs a feature it does not have, or a fixture tool of the suite's own
 // reference server (test_simple_text, test_tool_with_progress, ...) that
 // the demo does not pretend to be. The demo answers them as MCP asks of a
-// server without the feature: -32601 for the method or the unknown tool.
+// server without the feature: -32601 for the method, -32602 for the unknown tool.
 var conformanceNotApplicable = map[string]string{
 	"completion-complete":           "no completions capability (completion/complete is -32601)",
 	"tools-call-simple-text":        "fixture tool test_simple_text",

@@ -187,7 +187,7 @@ type tsSDKRun struct {
 // token the SDK sent, its JSON type kept), a call aborted with an
 // AbortSignal (the SDK rejects at once, the server stops the tool and logs
 // it as notifications/message, the session goes on), an unknown tool
-// (-32601 naming it) and bad arguments (isError). Over HTTP also: the
+// (-32602 naming it) and bad arguments (isError). Over HTTP also: the
 // session id on every request after initialize, the log message arriving
 // on the GET stream, and terminateSession (DELETE; the id is 404 after).
 func TestMCPTypeScriptSDKClient(t *testing.T) {
@@ -375,8 +375,8 @@ func checkTSSDKRun(t *testing.T, run *tsSDKRun) {
 	c.PingAfter.wantResult(t, "ping after the cancel", `{}`)
 	c.AddAfter.wantResult(t, "add after the cancel", `{"content":[{"type":"text","text":"2"}],"structuredContent":{"sum":2},"isError":false}`)
 
-	run.UnknownTool.wantError(t, "unknown tool", -32601, "", "")
-	if e := run.UnknownTool.Error; e != nil && !strings.Contains(e.Message, `unknown tool: "nope"`) {
+	run.UnknownTool.wantError(t, "unknown tool", -32602, "", "")
+	if e := run.UnknownTool.Error; e != nil && !strings.Contains(e.Message, `Unknown tool: nope`) {
 		t.Errorf("unknown tool: message %q does not name it", e.Message)
 	}
 	var bad struct {

@@ -22,7 +22,7 @@ import (
 // The official MCP Go SDK's client drives the demo as an MCP server (issue
 // 15) over Streamable HTTP (with sessions) and over stdio: initialize (the
 // revision negotiated), ping, tools/list with input schemas, tools/call
-// with a result, an unknown tool (-32601) and arguments that do not fit
+// with a result, an unknown tool (-32602) and arguments that do not fit
 // (a result with isError, as MCP 2025-11-25 asks).
 func TestMCPGoSDKClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(testContext(t), 60*time.Second)

@@ -98,11 +98,8 @@ func checkTSV2Run(t *testing.T, mode string, run *tsV2Run) {
 	if run.Add.text() != "5" {
 		t.Errorf("add: %+v", run.Add)
 	}
-	wantCode := float64(-32601) // 2025-11-25: an unknown tool is an unknown method
-	if modern {
-		wantCode = -32602 // 2026-07-28: invalid params
-	}
-	if run.Unknown.Error == nil || run.Unknown.Error.Code != wantCode || !strings.Contains(run.Unknown.Error.Message, "nope") {
+	// Both eras: an unknown tool is invalid params, as the revisions' example shows.
+	if run.Unknown.Error == nil || run.Unknown.Error.Code != -32602 || !strings.Contains(run.Unknown.Error.Message, "nope") {
 		t.Errorf("unknown tool: %+v", run.Unknown.Error)
 	}
 	if run.Greet.text() != "Hello, Ada!" || !slices.Equal(run.Asked, []string{"What is your name?"}) {

@@ -120,7 +120,7 @@ func init() {
 	pf.Int64Var(&global.maxSize, "max-message-size", jsonrpc.DefaultMaxMessageSize, "the largest message to accept from the server, in `BYTES` (a larger response fails with \"response too large\", exit 3)")
 	pf.StringVar(&global.natsCreds, "nats-creds", "", "authenticate nats:// URLs with this credentials `FILE` (JWT and nkey seed, as nsc writes; same as ?creds=FILE)")
 	pf.BoolVar(&global.streamable, "streamable", false, "speak Streamable HTTP (MCP) to http(s):// targets: keep the session, read event-stream answers, and print the notifications a call produces on stderr as they arrive")
-	pf.StringVar(&global.mcpVersion, "mcp-version", jsonrpc.MCPAuto, "with --streamable, the MCP revision to speak: auto (2026-07-28, stateless, when the server speaks it, else 2025-11-25 after initialize, else plain JSON-RPC), or a revision to pin (2026-07-28, 2025-11-25); -v prints the one reached")
+	pf.StringVar(&global.mcpVersion, "mcp-version", jsonrpc.MCPAuto, "with --streamable, the MCP revision to speak: auto (2026-07-28, stateless, when the server speaks it, else 2025-11-25 after initialize, else plain JSON-RPC), or a revision to pin (2026-07-28, 2025-11-25); -v prints the one reached. Given explicitly, a command target (--exec) speaks MCP over its stdio the same way")
 	pf.StringVar(&global.color, "color", "auto", "colour output: auto (on a terminal, unless NO_COLOR is set), always or never")
 	rootCmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErrorf("%v (see '%s --help')", err, c.CommandPath())

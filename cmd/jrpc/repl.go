@@ -68,8 +68,9 @@ type repl struct {
 	t       *target
 	c       client
 	methods []string
-	doc     *discovery // nil when the server offers no rpc.discover
-	worst   int        // the highest exit code of the session's failures
+	doc     *discovery  // nil when the server offers no rpc.discover
+	mcp     *mcpCatalog // an MCP server's tools, prompts and resources (nil: no MCP)
+	worst   int         // the highest exit code of the session's failures
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // of the call running (interactive Ctrl-C)
@@ -163,12 +164,19 @@ func incompleteParams(text string) bool {
 	return errors.Is(err, errIncomplete)
 }
 
-// loadMethods fetches the method names for completion from rpc.discover.
+// loadMethods fetches the method names for completion from rpc.discover,
+// or an MCP server's tools, prompts and resources.
 func (r *repl) loadMethods(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	var raw json.RawMessage
-	if err := r.c.Call(ctx, "rpc.discover", nil, &raw); err != nil {
+	err := r.c.Call(ctx, "rpc.discover", nil, &raw) // an MCP client finds the server's era before it
+	if conn := r.c.conn(); conn != nil && conn.MCPVersion() != "" {
+		r.mcp = loadMCPCatalog(ctx, r.c, conn.MCPVersion())
+		r.methods = r.mcp.names()
+		return
+	}
+	if err != nil {
 		return
 	}
 	d, err := parseDiscovery(raw)
@@ -257,8 +265,12 @@ func (r *repl) complete(line string, pos int) (head string, completions []string
 	return head, completions, tail
 }
 
-// paramNames returns the names a method takes by name, from rpc.discover.
+// paramNames returns the names a method takes by name, from rpc.discover
+// (an MCP server: a tool's arguments).
 func (r *repl) paramNames(method string) []string {
+	if r.mcp != nil {
+		return r.mcp.paramNames(method)
+	}
 	if r.doc == nil {
 		return nil
 	}
@@ -381,6 +393,9 @@ func (r *repl) line(ctx context.Context, text string) (quit bool, err error) {
 	if params != nil {
 		p = params
 	}
+	if r.mcp != nil && !notify {
+		word, p = r.mcp.asToolCall(word, params, p)
+	}
 	if err := r.reconnect(ctx); err != nil {
 		r.worst = exitTransport
 		return false, err
@@ -450,7 +465,9 @@ func (r *repl) command(word, rest string) (quit bool) {
 	case ".help":
 		fmt.Fprintln(os.Stdout, replHelp)
 	case ".methods", ".describe":
-		if r.doc == nil {
+		if r.mcp != nil && word == ".methods" {
+			r.mcp.print(os.Stdout)
+		} else if r.doc == nil {
 			r.fail(exitUsage, errors.New("the server offers no rpc.discover: its methods are unknown"))
 		} else if word == ".methods" {
 			r.doc.printList(os.Stdout, 0)

@@ -304,6 +304,10 @@ func (t *target) dialOptions() ([]jsonrpc.DialOption, error) {
 	opts := []jsonrpc.DialOption{jsonrpc.WithFraming(t.framing), jsonrpc.WithMaxMessageSize(global.maxSize)}
 	if t.command != nil {
 		opts = append(opts, jsonrpc.WithStderr(os.Stderr), jsonrpc.WithGracePeriod(3*time.Second))
+		if rootCmd.PersistentFlags().Changed("mcp-version") {
+			// An MCP server over stdio: its era found as over Streamable HTTP.
+			opts = append(opts, jsonrpc.WithMCPVersion(global.mcpVersion), jsonrpc.WithMCPClientInfo("jrpc", version()))
+		}
 		if t.notices {
 			opts = append(opts, t.serverMessages()...)
 		}

@@ -198,17 +198,16 @@ func (r CallResult) MarshalJSON() ([]byte, error) {
 }
 
 // Call runs the tool name with the raw JSON arguments (nil for none). An
-// unknown name is -32601; arguments that do not match the tool's schema are
+// unknown name is -32602 ("Unknown tool: NAME", as MCP asks in both eras); arguments that do not match the tool's schema are
 // -32602 with the problems at /arguments/NAME.
 func (ts *Tools) Call(ctx context.Context, name string, arguments []byte) (*CallResult, error) {
 	ts.mu.RLock()
 	t := ts.tools[name]
 	ts.mu.RUnlock()
 	if t == nil {
-		if jsonrpc.MCPMetaFromContext(ctx) != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Unknown tool: " + name} // MCP 2026-07-28
-		}
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "unknown tool: " + strconv.Quote(name)}
+		// MCP (2025-11-25 and 2026-07-28 alike): an unknown tool is a
+		// protocol error, invalid params.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Unknown tool: " + name}
 	}
 	if len(arguments) == 0 || string(arguments) == "null" {
 		arguments = []byte("{}")
@@ -254,9 +253,9 @@ func (ts *Tools) Register(mux *jsonrpc.Mux) {
 	}, jsonrpc.MethodDoc{
 		Summary: "Calls a tool with its arguments, as Model Context Protocol clients do.",
 		Description: "The result holds the output as content (text) and structuredContent; isError tells a failed tool run. " +
-			"An unknown tool is -32601; arguments that do not match the tool's inputSchema are -32602 naming the argument.",
+			"An unknown tool is -32602 (Unknown tool: NAME); arguments that do not match the tool's inputSchema are -32602 naming the argument.",
 		Errors: []*jsonrpc.Error{
-			{Code: jsonrpc.CodeMethodNotFound, Message: "unknown tool"},
+			{Code: jsonrpc.CodeInvalidParams, Message: "Unknown tool"},
 			{Code: jsonrpc.CodeInvalidParams, Message: "invalid params"},
 		},
 		Examples: []jsonrpc.Example{{

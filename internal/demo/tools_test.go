@@ -118,7 +118,7 @@ func TestToolsCallWorkedExample(t *testing.T) {
 		{`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo","arguments":{"text":"héllo \"you\""}},"id":8}`,
 			`{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"héllo \"you\""}],"structuredContent":{"text":"héllo \"you\""},"isError":false}}`},
 		{`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"nope","arguments":{}},"id":9}`,
-			`{"jsonrpc":"2.0","id":9,"error":{"code":-32601,"message":"unknown tool: \"nope\""}}`},
+			`{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"Unknown tool: nope"}}`},
 		{`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"add","arguments":{"a":"2","b":3}},"id":10}`,
 			`{"jsonrpc":"2.0","id":10,"error":{"code":-32602,"message":"invalid params: /arguments/a: expected number, got string","data":[{"path":"/arguments/a","problem":"expected number, got string"}]}}`},
 		{`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"add","arguments":{"a":2}},"id":11}`,
