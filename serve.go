@@ -144,7 +144,23 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			t.Stop()
 		}
 	}
-	return s.life.Shutdown(ctx)
+	errs, conns := s.life.Stop(ctx) // the listeners and HTTP servers first
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		wg.Go(func() {
+			if err := c.Shutdown(ctx); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return errors.Join(errs...)
 }
 
 // ListenOption configures one listener: of [Server.Listen], or of

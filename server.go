@@ -17,7 +17,6 @@ import (
 
 	"github.com/seedhq/jsonrpc/internal/connrt"
 	"github.com/seedhq/jsonrpc/internal/framing"
-	"github.com/seedhq/jsonrpc/internal/lifecycle"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -200,8 +199,8 @@ type Server struct {
 	Middleware []Middleware
 	mwChain    middlewareChain
 
-	life     lifecycle.Group[*Conn] // the listeners and connections Shutdown stops
-	draining atomic.Bool            // Shutdown has begun (HealthHandler, Connection: close)
+	life     connrt.Group[*Conn] // the listeners and connections Shutdown stops
+	draining atomic.Bool         // Shutdown has begun (HealthHandler, Connection: close)
 }
 
 func (s *Server) maxMessageSize() int64 { return orDefault(s.MaxMessageSize, DefaultMaxMessageSize) }

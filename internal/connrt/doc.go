@@ -1,7 +1,8 @@
 // Package connrt is the part of a connection's runtime that needs nothing
 // of the jsonrpc package: the workers that run handlers (Go), the count of
 // unwritten reply bytes that admission waits on (Backlog), a handler's
-// context that costs nothing until somebody waits on it (Ctx), and pooled
-// timers that fire at a message's deadline (Timers). It calls nothing of
-// its users but the functions they give it to run.
+// context that costs nothing until somebody waits on it (Ctx), pooled
+// timers that fire at a message's deadline (Timers), and what a server
+// stops on Shutdown (Group). It calls nothing of its users but the
+// functions they give it to run.
 package connrt

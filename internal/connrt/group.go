@@ -1,9 +1,4 @@
-// Package lifecycle keeps what a server stops when it shuts down, in
-// order: first what it registered to stop (its listeners and HTTP servers:
-// OnShutdown), then every connection it serves (Add), gracefully and all
-// at once, each bounded by the same context. Nothing in it knows
-// JSON-RPC: a connection is anything that can be shut down.
-package lifecycle
+package connrt
 
 import (
 	"context"
@@ -12,16 +7,12 @@ import (
 	"sync"
 )
 
-// Conn is a connection a Group serves: it can be shut down gracefully,
-// until ctx ends.
-type Conn interface {
-	comparable
-	Shutdown(ctx context.Context) error
-}
-
-// Group is a server's listeners and connections. Its zero value is ready
-// to use; it is safe for concurrent use.
-type Group[C Conn] struct {
+// Group is what a server stops when it shuts down, in order: first what
+// it registered to stop (its listeners and HTTP servers: OnShutdown), then
+// every connection it serves (Add), which its owner shuts down, all at once
+// and gracefully, once Stop returns them. Its zero value is ready to use;
+// it is safe for concurrent use.
+type Group[C comparable] struct {
 	mu      sync.Mutex
 	conns   map[C]struct{}
 	closers []func(context.Context) error // listeners and HTTP servers to stop
@@ -77,11 +68,10 @@ func (g *Group[C]) Closing() bool {
 	return g.closing
 }
 
-// Shutdown calls the functions registered with OnShutdown, in order, then
-// shuts down every connection at once and waits for them. If ctx ends
-// first it returns ctx's error; otherwise the errors of the closers (but
-// net.ErrClosed: a listener closed already) and of the connections, joined.
-func (g *Group[C]) Shutdown(ctx context.Context) error {
+// Stop begins the shutdown: it calls the functions registered with
+// OnShutdown, in order, and returns their errors (but net.ErrClosed: a
+// listener closed already) and the connections to shut down then.
+func (g *Group[C]) Stop(ctx context.Context) ([]error, []C) {
 	g.mu.Lock()
 	g.closing = true
 	closers := g.closers
@@ -93,20 +83,5 @@ func (g *Group[C]) Shutdown(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for _, c := range g.Conns() {
-		wg.Go(func() {
-			if err := c.Shutdown(ctx); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return errors.Join(errs...)
+	return errs, g.Conns()
 }
