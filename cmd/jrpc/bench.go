@@ -42,6 +42,13 @@ histogram are printed, or one JSON object with --json. The exit code is 1
 when any call got a JSON-RPC error and 3 when any failed in transport (the
 report shows each kind with its count).
 
+--rate R is an open-loop load: call k is due k/R seconds into the run
+whatever the server does, and its latency counts from when it was due, not
+from when a worker got to send it, so a server that falls behind is charged
+for the queue it causes (no coordinated omission). -c bounds the calls in
+flight: give enough workers for R times the latency you expect. Calls still
+unsent when a -t run ends are reported as unsent.
+
 --report FILE.html also writes the run as one self-contained page (inline SVG,
 nothing fetched from elsewhere): throughput and latency percentiles over time,
 the latency histogram, errors by code and the run's settings. --compare
@@ -201,11 +208,11 @@ type bench struct {
 	params  any
 	clients []jsonrpc.Client
 
-	stop   context.CancelFunc // ends the run (the connection is gone)
-	tick   <-chan time.Time   // --rate's pace, or nil
-	issued atomic.Int64
-	done   atomic.Int64
-	failed atomic.Int64
+	stop    context.CancelFunc // ends the run (the connection is gone)
+	started time.Time          // when the run began: --rate's schedule counts from it
+	issued  atomic.Int64
+	done    atomic.Int64
+	failed  atomic.Int64
 }
 
 // newBench makes the load test of METHOD [PARAMS...] (rest).
@@ -270,16 +277,12 @@ func (b *bench) run(ctx context.Context) *benchReport {
 		runCtx, cancel = context.WithTimeout(runCtx, b.f.duration)
 		defer cancel()
 	}
-	if b.f.rate > 0 {
-		tk := time.NewTicker(max(time.Duration(float64(time.Second)/b.f.rate), time.Microsecond))
-		defer tk.Stop()
-		b.tick = tk.C
-	}
 	workers := make([]*benchWorker, b.f.concurrency)
 	for i := range workers {
 		workers[i] = &benchWorker{errs: map[string]int64{}}
 	}
 	started := time.Now()
+	b.started = started
 	tl := startTimeline(started, workers)
 	endProgress := b.progress(started)
 	var wg sync.WaitGroup
@@ -294,28 +297,45 @@ func (b *bench) run(ctx context.Context) *benchReport {
 	return b.report(started, elapsed, workers, tl)
 }
 
-// take reports whether another call may start, pacing by --rate.
-func (b *bench) take(ctx context.Context) bool {
+// take reports whether another call may start and when it was meant to.
+// Without --rate a call starts at once. With --rate R the calls follow a
+// fixed schedule, call k (from 0) at k/R seconds into the run, whatever
+// the server does: a worker waits for its call's time, and a call whose
+// time has passed (every worker was busy) starts at once but is timed
+// from its intended time, so a server that falls behind is charged for
+// the backlog it causes (no coordinated omission).
+func (b *bench) take(ctx context.Context) (intended time.Time, ok bool) {
 	if ctx.Err() != nil {
-		return false
+		return time.Time{}, false
 	}
-	if b.f.count > 0 && b.issued.Add(1) > b.f.count {
-		return false
+	k := b.issued.Add(1)
+	if b.f.count > 0 && k > b.f.count {
+		return time.Time{}, false
 	}
-	if b.tick != nil {
+	if b.f.rate <= 0 {
+		return time.Now(), true
+	}
+	intended = b.started.Add(time.Duration(float64(k-1) / b.f.rate * float64(time.Second)))
+	if wait := time.Until(intended); wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
 		select {
-		case <-b.tick:
+		case <-t.C:
 		case <-ctx.Done():
-			return false
+			return time.Time{}, false
 		}
 	}
-	return true
+	return intended, true
 }
 
 // work is one worker's loop.
 func (b *bench) work(ctx context.Context, w *benchWorker, c jsonrpc.Client) {
-	for b.take(ctx) {
-		lat, err := b.call(ctx, c)
+	for {
+		intended, ok := b.take(ctx)
+		if !ok {
+			return
+		}
+		lat, err := b.call(ctx, c, intended)
 		if err != nil && ctx.Err() != nil && b.f.duration > 0 {
 			return // cut by the end of the run: not counted
 		}
@@ -330,16 +350,15 @@ func (b *bench) work(ctx context.Context, w *benchWorker, c jsonrpc.Client) {
 	}
 }
 
-// call makes one call, bounded by --timeout, and times it.
-func (b *bench) call(ctx context.Context, c jsonrpc.Client) (time.Duration, error) {
+// call makes one call, bounded by --timeout, and times it from intended.
+func (b *bench) call(ctx context.Context, c jsonrpc.Client, intended time.Time) (time.Duration, error) {
 	if global.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, global.timeout)
 		defer cancel()
 	}
-	t0 := time.Now()
 	err := c.Call(ctx, b.method, b.params, nil)
-	return time.Since(t0), err
+	return time.Since(intended), err
 }
 
 // progress shows a progress line on a terminal until the returned
@@ -423,7 +442,13 @@ func (b *bench) report(started time.Time, elapsed time.Duration, workers []*benc
 			lastTE = w.lastTE
 		}
 	}
+	var unsent int64
+	if b.f.rate > 0 && b.f.duration > 0 {
+		due := int64(math.Floor(min(elapsed, b.f.duration).Seconds()*b.f.rate)) + 1
+		unsent = max(0, due-total.n)
+	}
 	return &benchReport{
+		Unsent: unsent,
 		Target: b.t.String(), Method: b.method, Params: quoteParams(b.params),
 		Concurrency: b.f.concurrency, Connections: len(b.clients), Rate: b.f.rate,
 		Started: started.UTC().Format(time.RFC3339), Version: version(),
@@ -433,7 +458,9 @@ func (b *bench) report(started time.Time, elapsed time.Duration, workers []*benc
 			"min": ms(total.min), "mean": ms(meanOf(&total)), "p50": ms(total.percentile(50)), "p90": ms(total.percentile(90)),
 			"p99": ms(total.percentile(99)), "max": ms(total.max),
 		},
-		Histogram: histogramRows(&total, 12),
+		Histogram: histogramRows(&total, histRows),
+		Buckets:   histBuckets(&total),
+		hist:      &total,
 		Timeline:  tl.rows(),
 	}
 }

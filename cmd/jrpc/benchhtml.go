@@ -5,9 +5,11 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The --report page: one HTML file with its styles and charts (inline
@@ -32,13 +34,15 @@ type chartLine struct {
 }
 
 type chartBar struct {
+	Class      string // "now" or "before"
 	X, Y, W, H float64
 	Title      string
 }
 
 type chartTick struct {
-	At    float64
-	Label string
+	At     float64
+	Label  string
+	Anchor string // the label's text-anchor: "" (middle), "start" or "end"
 }
 
 // The plot area inside a chart's viewBox.
@@ -63,7 +67,12 @@ func lineChart(id, title, yUnit string, ss []series, yLabel func(float64) string
 		}
 	}
 	xStep, yStep := niceStep(xMax, 6), niceStep(yMax, 4)
-	xTop, yTop := math.Max(xStep, math.Ceil(xMax/xStep)*xStep), math.Max(yStep, math.Ceil(yMax/yStep)*yStep)
+	// The time axis ends where the longest run ends (a 4.02 s run is not
+	// drawn on a 5 s axis); the latency or throughput axis at a round step.
+	xTop, yTop := xMax, math.Max(yStep, math.Ceil(yMax/yStep)*yStep)
+	if xTop <= 0 {
+		xTop = xStep
+	}
 	c := chart{ID: id, Title: title, YUnit: yUnit, W: chartW, H: chartH}
 	px := func(x float64) float64 { return plotLeft + x/xTop*(chartW-plotLeft-plotRight) }
 	py := func(y float64) float64 { return chartH - plotBottom - y/yTop*(chartH-plotTop-plotBottom) }
@@ -76,7 +85,8 @@ func lineChart(id, title, yUnit string, ss []series, yLabel func(float64) string
 		c.Lines = append(c.Lines, l)
 		c.Legend = append(c.Legend, l)
 	}
-	for x := 0.0; x <= xTop+xStep/2; x += xStep {
+	for i := 0; float64(i)*xStep <= xTop*(1+1e-9); i++ {
+		x := float64(i) * xStep
 		c.XTicks = append(c.XTicks, chartTick{At: px(x), Label: strconv.FormatFloat(x, 'g', 4, 64) + "s"})
 	}
 	for y := 0.0; y <= yTop+yStep/2; y += yStep {
@@ -102,34 +112,115 @@ func niceStep(top float64, n int) float64 {
 }
 
 // histogramChart draws the latency histogram as bars of the share of
-// calls in each latency range.
-func histogramChart(id, title string, rows []histRow) chart {
+// calls in each latency range; with before (the earlier run's calls in
+// the same ranges) each range has two bars side by side, before on the
+// left. The x axis labels the ranges' upper bounds, leaving out a label
+// that would run into the one before it.
+func histogramChart(id, title string, rows, before []histRow) chart {
 	c := chart{ID: id, Title: title, YUnit: "% of calls", W: chartW, H: chartH}
-	var total int64
-	for _, r := range rows {
-		total += r.Count
-	}
-	if total == 0 || len(rows) == 0 {
+	now, was := histShares(rows), histShares(before)
+	if len(rows) == 0 || now == nil && was == nil {
 		return c
 	}
 	top := 0.0
-	for _, r := range rows {
-		top = max(top, float64(r.Count)/float64(total)*100)
+	for _, v := range append(slices.Clone(now), was...) {
+		top = max(top, v)
 	}
 	step := niceStep(top, 4)
 	yTop := math.Max(step, math.Ceil(top/step)*step)
-	slot := (chartW - plotLeft - plotRight) / float64(len(rows))
+	plotW, plotH := chartW-plotLeft-plotRight, chartH-plotTop-plotBottom
+	slot := plotW / float64(len(rows))
+	bar := func(class string, x, pct float64, n int64, le float64) chartBar {
+		h := pct / yTop * plotH
+		title := fmt.Sprintf("≤ %s: %d calls (%.1f%%)", fmtMS(le), n, pct)
+		if before != nil {
+			title = class + " " + title
+		}
+		return chartBar{Class: class, X: x, Y: chartH - plotBottom - h, W: slot * 0.4, H: h, Title: title}
+	}
+	nowX := slot * 0.3 // alone, centred in its slot
+	if before != nil {
+		c.Legend = []chartLine{{Name: "before", Class: "bar-before"}, {Name: "now", Class: "bar"}}
+		nowX = slot * 0.5
+	}
 	for i, r := range rows {
-		share := float64(r.Count) / float64(total) * 100
-		h := share / yTop * (chartH - plotTop - plotBottom)
 		x := plotLeft + float64(i)*slot
-		c.Bars = append(c.Bars, chartBar{X: x + slot*0.1, Y: chartH - plotBottom - h, W: slot * 0.8, H: h, Title: fmt.Sprintf("≤ %s: %d calls (%.1f%%)", fmtMS(r.LeMS), r.Count, share)})
-		c.XTicks = append(c.XTicks, chartTick{At: x + slot/2, Label: "≤" + fmtMS(r.LeMS)})
+		if before != nil {
+			c.Bars = append(c.Bars, bar("before", x+slot*0.1, shareAt(was, i), before[i].Count, r.LeMS))
+		}
+		c.Bars = append(c.Bars, bar("now", x+nowX, shareAt(now, i), r.Count, r.LeMS))
+		t := chartTick{At: x + slot, Label: fmtMS(r.LeMS)}
+		if i == len(rows)-1 {
+			t.Anchor = "end"
+		}
+		c.XTicks = addLabel(c.XTicks, t)
 	}
 	for y := 0.0; y <= yTop+step/2; y += step {
-		c.YTicks = append(c.YTicks, chartTick{At: chartH - plotBottom - y/yTop*(chartH-plotTop-plotBottom), Label: strconv.FormatFloat(y, 'g', 3, 64) + "%"})
+		c.YTicks = append(c.YTicks, chartTick{At: chartH - plotBottom - y/yTop*plotH, Label: strconv.FormatFloat(y, 'g', 3, 64) + "%"})
 	}
 	return c
+}
+
+// histShares are the rows' shares of their calls in percent (nil for no
+// calls).
+func histShares(rows []histRow) []float64 {
+	total := histTotal(rows)
+	if total == 0 {
+		return nil
+	}
+	out := make([]float64, len(rows))
+	for i, r := range rows {
+		out[i] = float64(r.Count) / float64(total) * 100
+	}
+	return out
+}
+
+func shareAt(shares []float64, i int) float64 {
+	if i < len(shares) {
+		return shares[i]
+	}
+	return 0
+}
+
+// addLabel appends t to the x-axis labels unless it would run into the
+// one before it; the last label (anchored at the end) pushes out those it
+// would run into instead, as the highest bound matters more.
+func addLabel(ticks []chartTick, t chartTick) []chartTick {
+	from, _ := t.extent()
+	for len(ticks) > 0 {
+		if _, lastEnd := ticks[len(ticks)-1].extent(); from >= lastEnd+labelGap {
+			break
+		}
+		if t.Anchor != "end" {
+			return ticks
+		}
+		ticks = ticks[:len(ticks)-1]
+	}
+	return append(ticks, t)
+}
+
+func histTotal(rows []histRow) int64 {
+	var n int64
+	for _, r := range rows {
+		n += r.Count
+	}
+	return n
+}
+
+// labelGap is the least space between two x-axis labels, and labelChar
+// the width of a label's character, in viewBox units (11px text).
+const labelGap, labelChar = 6.0, 6.6
+
+// extent is where an x-axis label's text starts and ends, by its anchor.
+func (t chartTick) extent() (from, to float64) {
+	w := float64(utf8.RuneCountInString(t.Label)) * labelChar
+	switch t.Anchor {
+	case "end":
+		return t.At - w, t.At
+	case "start":
+		return t.At, t.At + w
+	}
+	return t.At - w/2, t.At + w/2
 }
 
 // timeSeries is one figure of a run's timeline as a series.
@@ -154,15 +245,15 @@ func pageCharts(r *benchReport) (throughput, latency chart, histograms []chart) 
 		timeSeries(r, "p99", "p99", false, func(t timeRow) float64 { return t.LatencyMS.P99 }),
 		timeSeries(r, "max", "max", false, func(t timeRow) float64 { return t.LatencyMS.Max }),
 	}
-	histograms = []chart{histogramChart("histogram", "Latency histogram", r.Histogram)}
-	if r.Compare != nil {
+	if r.Compare == nil {
+		histograms = []chart{histogramChart("histogram", "Latency histogram", r.Histogram, nil)}
+	} else {
+		histograms = []chart{histogramChart("histogram", "Latency histogram, before and now", r.Histogram, r.Compare.Histogram)}
 		old := r.Compare.old
 		tp = append(tp, timeSeries(old, "calls/s before", "throughput", true, func(t timeRow) float64 { return t.Throughput }))
 		lat = append(lat,
 			timeSeries(old, "p50 before", "p50", true, func(t timeRow) float64 { return t.LatencyMS.P50 }),
 			timeSeries(old, "p99 before", "p99", true, func(t timeRow) float64 { return t.LatencyMS.P99 }))
-		histograms[0].Title = "Latency histogram, now"
-		histograms = append(histograms, histogramChart("histogram-before", "Latency histogram, before", old.Histogram))
 	}
 	throughput = lineChart("throughput", "Throughput over time", "calls/s", tp, func(y float64) string { return strconv.FormatFloat(y, 'f', -1, 64) })
 	latency = lineChart("latency", "Latency percentiles over time", "ms", lat, fmtMS)
@@ -275,13 +366,14 @@ svg .axis { stroke: #98a2b3; stroke-width: 1; }
 svg .grid { stroke: var(--line); stroke-width: 1; }
 svg polyline { fill: none; stroke-width: 2; }
 svg .dashed { stroke-dasharray: 6 4; stroke-width: 1.5; opacity: .8; }
-svg rect.bar { fill: #2856c5; }
+svg rect.bar { fill: #2856c5; } svg rect.bar-before { fill: #98a2b3; }
 .throughput { stroke: #2856c5; } .p50 { stroke: #1a7f37; } .p90 { stroke: #9a6700; } .p99 { stroke: #b42318; } .max { stroke: #6941c6; }
 .legend { list-style: none; display: flex; gap: 1.2em; padding: 0; margin: .2em 0; font-size: .9em; }
 .legend li::before { content: ""; display: inline-block; width: 1.6em; height: 0; border-top: 3px solid; vertical-align: middle; margin-right: .4em; }
 .legend li.dashed::before { border-top-style: dashed; }
 .legend .throughput::before { border-color: #2856c5; } .legend .p50::before { border-color: #1a7f37; } .legend .p90::before { border-color: #9a6700; }
 .legend .p99::before { border-color: #b42318; } .legend .max::before { border-color: #6941c6; }
+.legend .bar::before, .legend .bar-before::before { width: .9em; border-top-width: .9em; } .legend .bar::before { border-color: #2856c5; } .legend .bar-before::before { border-color: #98a2b3; }
 .better { color: var(--ok); font-weight: 600; } .worse { color: var(--bad); font-weight: 600; }
 </style>
 </head>
@@ -320,9 +412,9 @@ svg rect.bar { fill: #2856c5; }
 {{if .Legend}}<ul class="legend">{{range .Legend}}<li class="{{.Class}}{{if .Dashed}} dashed{{end}}">{{.Name}}</li>{{end}}</ul>{{end}}
 <svg viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="{{.Title}}">
 {{range .YTicks}}<line class="grid" x1="64" x2="708" y1="{{.At}}" y2="{{.At}}"/><text x="58" y="{{.At}}" dy="4" text-anchor="end">{{.Label}}</text>
-{{end}}{{range .XTicks}}<text x="{{.At}}" y="226" text-anchor="middle">{{.Label}}</text>
+{{end}}{{range .XTicks}}<line class="axis" x1="{{.At}}" x2="{{.At}}" y1="210" y2="214"/><text x="{{.At}}" y="226" text-anchor="{{or .Anchor "middle"}}">{{.Label}}</text>
 {{end}}<line class="axis" x1="64" x2="708" y1="210" y2="210"/><line class="axis" x1="64" x2="64" y1="12" y2="210"/>
-{{range .Bars}}<rect class="bar" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}"><title>{{.Title}}</title></rect>
+{{range .Bars}}<rect class="{{if eq .Class "before"}}bar-before{{else}}bar{{end}}" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}"><title>{{.Title}}</title></rect>
 {{end}}{{range .Lines}}<polyline class="{{.Class}}{{if .Dashed}} dashed{{end}}" points="{{.Points}}"><title>{{.Name}}</title></polyline>
 {{end}}</svg>
 </figure>{{end}}

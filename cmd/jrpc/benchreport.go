@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,31 +26,120 @@ func ms(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
 // benchReport is the result of a bench run (the --json output, which
 // --compare reads back).
 type benchReport struct {
-	Target             string             `json:"target"`
-	Method             string             `json:"method"`
-	Params             string             `json:"params,omitempty"`
-	Concurrency        int                `json:"concurrency"`
-	Connections        int                `json:"connections"`
-	Rate               float64            `json:"rate,omitempty"`
-	Started            string             `json:"started,omitempty"`
-	Version            string             `json:"jrpc_version,omitempty"`
-	Requests           int64              `json:"requests"`
-	OK                 int64              `json:"ok"`
+	Target      string  `json:"target"`
+	Method      string  `json:"method"`
+	Params      string  `json:"params,omitempty"`
+	Concurrency int     `json:"concurrency"`
+	Connections int     `json:"connections"`
+	Rate        float64 `json:"rate,omitempty"`
+	Started     string  `json:"started,omitempty"`
+	Version     string  `json:"jrpc_version,omitempty"`
+	Requests    int64   `json:"requests"`
+	OK          int64   `json:"ok"`
+	// Unsent counts the calls --rate's schedule made due before a -t run
+	// ended that no worker was free to send.
+	Unsent             int64              `json:"unsent,omitempty"`
 	Errors             map[string]int64   `json:"errors"`
 	LastTransportError string             `json:"last_transport_error,omitempty"`
 	DurationS          float64            `json:"duration_s"`
 	Throughput         float64            `json:"throughput"`
 	LatencyMS          map[string]float64 `json:"latency_ms"`
 	Histogram          []histRow          `json:"histogram"`
-	Timeline           []timeRow          `json:"timeline"`
+	// Buckets are the histogram at full resolution (histBuckets).
+	Buckets  [][2]int64 `json:"buckets,omitempty"`
+	Timeline []timeRow  `json:"timeline"`
 	// Compare sets an earlier run (--compare) beside this one.
 	Compare *comparison `json:"compare,omitempty"`
+
+	hist *hist // this run's calls (nil for a report read back)
 }
+
+// histRows is how many ranges the histogram has.
+const histRows = 12
 
 // histRow is one bar of the histogram: calls with latency up to LeMS.
 type histRow struct {
 	LeMS  float64 `json:"le_ms"`
 	Count int64   `json:"count"`
+}
+
+// histBuckets are a histogram's non-empty buckets as [upper bound in ns,
+// count] pairs: enough to rebuild it (fromBuckets), so that --compare can
+// put an earlier run's calls into this run's ranges.
+func histBuckets(h *hist) [][2]int64 {
+	out := [][2]int64{}
+	for i, c := range h.counts {
+		if c == 0 {
+			continue
+		}
+		v := histValue(i) // the bucket's highest value, so that histIndex(v) is i
+		if i >= histSub {
+			v--
+		}
+		out = append(out, [2]int64{int64(min(v, h.max)), c})
+	}
+	return out
+}
+
+// fromBuckets rebuilds a histogram from histBuckets' pairs (the sum, and
+// so the mean, is not kept).
+func fromBuckets(bs [][2]int64) *hist {
+	h := &hist{}
+	for _, b := range bs {
+		h.addCount(time.Duration(b[0]), b[1])
+	}
+	return h
+}
+
+// addCount counts c calls of latency d (sum aside).
+func (h *hist) addCount(d time.Duration, c int64) {
+	if c <= 0 {
+		return
+	}
+	h.counts[min(histIndex(d), len(h.counts)-1)] += c
+	if h.n == 0 || d < h.min {
+		h.min = d
+	}
+	h.n += c
+	h.max = max(h.max, d)
+}
+
+// histEdges are the upper bounds of about n ranges of equal width on a log
+// scale from lo to hi (the last is hi).
+func histEdges(lo, hi time.Duration, n int) []time.Duration {
+	flo, fhi := float64(max(lo, 1)), float64(max(hi, 1))
+	if fhi <= flo*1.01 {
+		return []time.Duration{hi}
+	}
+	step := math.Pow(fhi/flo, 1/float64(n))
+	edges := make([]time.Duration, n)
+	for i := range edges {
+		edges[i] = time.Duration(flo * math.Pow(step, float64(i+1)))
+	}
+	edges[n-1] = hi
+	return edges
+}
+
+// histogramOn counts h's calls in the ranges that end at edges: a bucket
+// goes to the first range whose edge is at or above its value (clamped to
+// h.max), the last range taking what is above every edge.
+func histogramOn(h *hist, edges []time.Duration) []histRow {
+	rows := make([]histRow, len(edges))
+	for i, e := range edges {
+		rows[i].LeMS = ms(e)
+	}
+	if len(edges) == 0 {
+		return rows
+	}
+	for i, c := range h.counts {
+		if c == 0 {
+			continue
+		}
+		v := min(histValue(i), h.max)
+		k, _ := slices.BinarySearch(edges, v)
+		rows[min(k, len(rows)-1)].Count += c
+	}
+	return rows
 }
 
 // histogramRows groups the histogram into about n rows of equal width on
@@ -58,33 +148,18 @@ func histogramRows(h *hist, n int) []histRow {
 	if h.n == 0 {
 		return []histRow{}
 	}
-	lo, hi := float64(max(h.min, 1)), float64(max(h.max, 1))
-	if hi <= lo*1.01 {
-		return []histRow{{LeMS: ms(h.max), Count: h.n}}
-	}
-	step := math.Pow(hi/lo, 1/float64(n))
-	rows := make([]histRow, n)
-	for i := range rows {
-		rows[i].LeMS = ms(time.Duration(lo * math.Pow(step, float64(i+1))))
-	}
-	rows[n-1].LeMS = ms(h.max)
-	for i, c := range h.counts {
-		if c == 0 {
-			continue
-		}
-		v := float64(min(histValue(i), h.max))
-		k := 0
-		if v > lo {
-			k = min(n-1, int(math.Log(v/lo)/math.Log(step)))
-		}
-		rows[k].Count += c
-	}
-	return rows
+	return histogramOn(h, histEdges(h.min, h.max, n))
 }
 
 func (r *benchReport) print(w io.Writer) {
 	fmt.Fprintf(w, "%s %s: %d calls in %.2fs, %s on %s\n", r.Target, r.Method, r.Requests, r.DurationS, plural(r.Concurrency, "worker"), plural(r.Connections, "connection"))
 	fmt.Fprintf(w, "  throughput  %.0f calls/s\n", r.Throughput)
+	if r.Rate > 0 {
+		fmt.Fprintf(w, "  rate        %s calls/s offered (latency from each call's due time)\n", strconv.FormatFloat(r.Rate, 'g', -1, 64))
+	}
+	if r.Unsent > 0 {
+		fmt.Fprintf(w, "  unsent      %d due calls found every worker busy until the end (raise -c)\n", r.Unsent)
+	}
 	nerr := r.Requests - r.OK
 	fmt.Fprintf(w, "  ok          %d\n", r.OK)
 	if nerr == 0 {
@@ -309,7 +384,10 @@ type comparison struct {
 	File    string       `json:"file"`
 	Started string       `json:"started,omitempty"`
 	Rows    []compareRow `json:"rows"`
-	old     *benchReport // for the page's side-by-side charts
+	// Histogram is the earlier run's calls in this run's latency ranges,
+	// which then span both runs (the report's histogram shares its edges).
+	Histogram []histRow    `json:"histogram"`
+	old       *benchReport // for the page's side-by-side charts
 }
 
 // compareRow is one figure of both runs; Ratio is now/before.
@@ -362,7 +440,33 @@ func (r *benchReport) compareWith(file string, old *benchReport) {
 		add(p, old.LatencyMS[p], r.LatencyMS[p], false)
 	}
 	add("error rate", errorRate(old), errorRate(r), false)
+	r.Histogram, c.Histogram = sharedHistograms(r, old)
 	r.Compare = c
+}
+
+// sharedHistograms puts both runs' calls into the same latency ranges,
+// from the lower of their fastest calls to the higher of their slowest.
+// An earlier run saved without its buckets counts each of its rows at
+// the row's upper bound.
+func sharedHistograms(r, old *benchReport) (now, before []histRow) {
+	hn, ho := r.hist, fromBuckets(old.Buckets)
+	if hn == nil {
+		hn = fromBuckets(r.Buckets)
+	}
+	if len(old.Buckets) == 0 {
+		for _, row := range old.Histogram {
+			ho.addCount(time.Duration(row.LeMS*1e6), row.Count)
+		}
+	}
+	if hn.n == 0 && ho.n == 0 {
+		return []histRow{}, []histRow{}
+	}
+	lo, hi := hn.min, max(hn.max, ho.max)
+	if hn.n == 0 || ho.n > 0 && ho.min < lo {
+		lo = ho.min
+	}
+	edges := histEdges(lo, hi, histRows)
+	return histogramOn(hn, edges), histogramOn(ho, edges)
 }
 
 func errorRate(r *benchReport) float64 {

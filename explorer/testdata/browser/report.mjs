@@ -66,6 +66,23 @@ try {
     const box = await page.locator(`#${id} svg`).boundingBox();
     if (!box || box.width < 300 || box.height < 100) failures.push('the ' + id + ' chart is not shown: ' + JSON.stringify(box));
   }
+  // The x-axis labels of every chart, as drawn: none runs into another or
+  // out of its chart; a time axis ends with the run (a 4 s run is not drawn
+  // on a 5 s axis).
+  for (const id of ['throughput', 'latency', 'histogram']) {
+    const svg = await page.locator(`#${id} svg`).boundingBox();
+    const labels = await page.$$eval(`#${id} svg text[y="226"]`, (ts) => ts.map((t) => { const b = t.getBoundingClientRect(); return [t.textContent, b.left, b.right]; }));
+    for (let i = 0; i < labels.length; i++) {
+      const [text, l, r] = labels[i];
+      if (l < svg.x - 0.5 || r > svg.x + svg.width + 0.5) failures.push(`the ${id} label ${text} leaves its chart`);
+      if (i > 0 && l < labels[i - 1][2]) failures.push(`the ${id} labels ${labels[i - 1][0]} and ${text} overlap`);
+    }
+    if (id !== 'histogram') {
+      const last = parseFloat(labels[labels.length - 1][0]);
+      const runs = old ? Math.max(run.duration_s, old.duration_s) : run.duration_s;
+      if (last > runs + 0.1) failures.push(`the ${id} time axis runs to ${last}s for a ${runs}s run`);
+    }
+  }
   const bars = await page.$$eval('#histogram rect.bar', (rs) => rs.map((r) => Number(r.getAttribute('height'))));
   if (bars.length !== run.histogram.length || !bars.some((h) => h > 0)) failures.push('the histogram has bars ' + JSON.stringify(bars) + ' for ' + run.histogram.length + ' rows');
   const tallest = run.histogram.reduce((a, r, i) => (r.count > run.histogram[a].count ? i : a), 0);
@@ -88,7 +105,16 @@ try {
       const text = await row.textContent();
       if (Math.abs(got - r) > 1e-4 * r || !text.includes(r.toFixed(2) + '×')) failures.push(metric + ' ratio shows ' + got + ' (' + JSON.stringify(text) + '), want ' + r);
     }
-    if (await page.locator('#histogram-before rect.bar').count() !== old.histogram.length) failures.push('the earlier run\'s histogram is not beside this one');
+    // Both runs in one histogram, on the same ranges, each range's two bars
+    // side by side (before on the left), not two charts with their own ranges.
+    const edgesNow = run.histogram.map((r) => r.le_ms), edgesBefore = run.compare.histogram.map((r) => r.le_ms);
+    if (JSON.stringify(edgesNow) !== JSON.stringify(edgesBefore)) failures.push('the two runs\' histograms have different ranges: ' + edgesNow + ' and ' + edgesBefore);
+    const pairs = await page.$$eval('#histogram rect', (rs) => rs.map((r) => { const b = r.getBoundingClientRect(); return [r.getAttribute('class'), b.left, b.right]; }));
+    for (let i = 0; i < pairs.length; i += 2) {
+      const [bc, bl, br] = pairs[i], [nc, nl] = pairs[i + 1] || [];
+      if (bc !== 'bar-before' || nc !== 'bar' || nl < br - 0.5 || nl - bl > 2.5 * (br - bl)) { failures.push('range ' + i / 2 + ' is not drawn as two bars side by side: ' + JSON.stringify(pairs.slice(i, i + 2))); break; }
+    }
+    if (pairs.length !== 2 * run.histogram.length || await page.locator('#histogram-before').count() !== 0) failures.push('the earlier run\'s histogram is not beside this one: ' + pairs.length + ' bars');
     if (await page.locator('#throughput polyline.dashed').count() !== 1) failures.push('the earlier run\'s throughput is not drawn');
     step('compare: ' + (await page.textContent('#compare')).replace(/\s+/g, ' ').trim());
   }
