@@ -89,13 +89,8 @@ func Start(listen, target string, opts Options) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chaos: target: %w", err)
 	}
-	if opts.Seed == 0 {
-		opts.Seed = 1
-	}
-	p := &Proxy{opts: opts, dice: newDice(opts.Seed), target: tu, closed: make(chan struct{}), live: map[io.Closer]struct{}{}}
-	for _, f := range opts.Faults {
-		p.parse = p.parse || f.Method != "" || f.Dir != In
-	}
+	p := newProxy(opts)
+	p.target = tu
 	if listen == "" {
 		if listen, err = p.loopback(tu); err != nil {
 			return nil, err
@@ -109,6 +104,17 @@ func Start(listen, target string, opts Options) (*Proxy, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+func newProxy(opts Options) *Proxy {
+	if opts.Seed == 0 {
+		opts.Seed = 1
+	}
+	p := &Proxy{opts: opts, dice: newDice(opts.Seed), closed: make(chan struct{}), live: map[io.Closer]struct{}{}}
+	for _, f := range opts.Faults {
+		p.parse = p.parse || f.Method != "" || f.Dir != In
+	}
+	return p
 }
 
 func (p *Proxy) loopback(tu *url.URL) (string, error) {

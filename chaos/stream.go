@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"errors"
+	"io"
 	"net"
 	"strconv"
 	"sync/atomic"
@@ -46,10 +47,13 @@ func (p *Proxy) serveStream(nc net.Conn) {
 	}
 	// The target side writes in the framing the client's first bytes
 	// chose, and the client side in the target's (the same, in practice).
+	p.pipe(nc, tc)
+}
+
+// pipe runs one connection between two byte streams.
+func (p *Proxy) pipe(client, target io.ReadWriteCloser) {
 	var clientFraming, targetFraming atomic.Uint32
-	client := newStreamEnd(p, nc, &targetFraming, &clientFraming)
-	target := newStreamEnd(p, tc, &clientFraming, &targetFraming)
-	c := newConn(p, client, target)
+	c := newConn(p, newStreamEnd(p, client, &targetFraming, &clientFraming), newStreamEnd(p, target, &clientFraming, &targetFraming))
 	forget := p.track(c)
 	defer forget()
 	c.run()
@@ -58,9 +62,9 @@ func (p *Proxy) serveStream(nc net.Conn) {
 // Close cuts the connection (at the proxy's Close).
 func (c *conn) Close() error { c.shut(); return nil }
 
-// meter is a socket the proxy can read slowly.
+// meter is a byte stream the proxy can read slowly.
 type meter struct {
-	net.Conn
+	rw   io.ReadWriteCloser
 	slow atomic.Bool
 }
 
@@ -69,8 +73,12 @@ func (m *meter) Read(b []byte) (int, error) {
 		time.Sleep(50 * time.Millisecond)
 		b = b[:min(len(b), 64)]
 	}
-	return m.Conn.Read(b)
+	return m.rw.Read(b)
 }
+
+func (m *meter) Write(b []byte) (int, error) { return m.rw.Write(b) }
+
+func (m *meter) Close() error { return m.rw.Close() }
 
 // streamEnd is a byte stream side: messages cut by internal/framing, and
 // written in the framing of the other side's first bytes.
@@ -82,8 +90,8 @@ type streamEnd struct {
 	readAs  *atomic.Uint32 // the framing read, once detected
 }
 
-func newStreamEnd(p *Proxy, nc net.Conn, writeAs, readAs *atomic.Uint32) *streamEnd {
-	m := &meter{Conn: nc}
+func newStreamEnd(p *Proxy, rw io.ReadWriteCloser, writeAs, readAs *atomic.Uint32) *streamEnd {
+	m := &meter{rw: rw}
 	return &streamEnd{p: p, m: m, st: framing.New(m, framing.Auto, maxMessage, 0), writeAs: writeAs, readAs: readAs}
 }
 
@@ -135,10 +143,10 @@ func (e *streamEnd) write(b []byte, o *writeOpts) error {
 }
 
 func (e *streamEnd) writeAll(b []byte) error {
-	_, err := e.m.Conn.Write(b)
+	_, err := e.m.rw.Write(b)
 	return err
 }
 
 func (e *streamEnd) slowDown() { e.m.slow.Store(true) }
 
-func (e *streamEnd) close() { e.m.Conn.Close() }
+func (e *streamEnd) close() { e.m.rw.Close() }

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+var chaosListeningRE = regexp.MustCompile(`^chaos: listening on (\S+) for`)
+
+// startChaos runs `jrpc chaos` with args and returns the proxy's URL and
+// its stderr so far (the fault reports), read on as the test goes.
+func startChaos(t *testing.T, args ...string) (string, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"chaos"}, args...)...)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
+	log := &syncBuffer{}
+	found := make(chan string, 1)
+	go func() {
+		br := bufio.NewReader(stderr)
+		for {
+			line, err := br.ReadString('\n')
+			log.Write([]byte(line))
+			if m := chaosListeningRE.FindStringSubmatch(line); m != nil {
+				found <- m[1]
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case u := <-found:
+		return u, log
+	case <-time.After(20 * time.Second):
+		t.Fatalf("jrpc chaos did not start: %s", log)
+	}
+	return "", nil
+}
+
+// waitReport waits (bounded) for want in the proxy's reports.
+func waitReport(t *testing.T, log *syncBuffer, want string) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if strings.Contains(log.String(), want) {
+			return
+		}
+	}
+	t.Fatalf("no %q in the reports: %s", want, log)
+}
+
+// jrpc chaos in front of jrpc serve, on each of its transports: a call no
+// fault matches passes, the second subtract gets the injected error (exit
+// 1, the error printed), a dropped one times out (exit 3), each reported.
+func TestChaosInFrontOfServe(t *testing.T) {
+	for _, scheme := range []string{"tcp", "unix", "ws", "http"} {
+		t.Run(scheme, func(t *testing.T) {
+			listen := scheme + "://127.0.0.1:0/"
+			if scheme == "unix" {
+				listen = "unix://" + filepath.Join(t.TempDir(), "chaos.sock")
+			}
+			u, log := startChaos(t, "--listen", listen, urls[scheme],
+				"--fault", "method=subtract,dir=in,nth=2,error=-32042", "--fault", "method=sum,dir=in,drop")
+			expect(t, run(t, "", "call", u, "subtract", "[42,23]"), 0, "19\n")
+			r := run(t, "", "call", u, "subtract", "[42,23]")
+			if r.code != 1 || !strings.Contains(r.stderr, "-32042") {
+				t.Fatalf("second call: exit %d, %s", r.code, r.stderr)
+			}
+			waitReport(t, log, "chaos: error dir=in method=subtract msg=1 conn=2")
+			r = run(t, "", "--timeout", "300ms", "call", u, "sum", "[1,2]")
+			if r.code != 3 {
+				t.Fatalf("dropped call: exit %d, %s", r.code, r.stderr)
+			}
+			waitReport(t, log, "chaos: drop dir=in method=sum msg=1 conn=3")
+			expect(t, run(t, "", "call", u, "subtract", "[42,23]"), 0, "19\n")
+		})
+	}
+}
+
+// --json reports one object a line; --plan reads the specs from a file;
+// --exec puts the proxy between stdio and a subprocess (jrpc serve on stdio).
+func TestChaosJSONPlanExec(t *testing.T) {
+	plan := filepath.Join(t.TempDir(), "plan")
+	os.WriteFile(plan, []byte("# the first answer to subtract fails\nmethod=subtract,dir=out,nth=1,error=-32001\n"), 0o644)
+	u, log := startChaos(t, "--listen", "tcp://127.0.0.1:0", urls["tcp"], "--plan", plan, "--json")
+	r := run(t, "", "call", u, "subtract", "[42,23]")
+	if r.code != 1 || !strings.Contains(r.stderr, "-32001") {
+		t.Fatalf("exit %d, %s", r.code, r.stderr)
+	}
+	waitReport(t, log, `"action":"error"`)
+	for line := range strings.Lines(log.String()) {
+		if strings.HasPrefix(line, "{") {
+			var e struct {
+				Action, Dir, Method string
+				Msg, Conn           int
+			}
+			if err := json.Unmarshal([]byte(line), &e); err != nil || e.Action != "error" || e.Dir != "out" || e.Method != "subtract" || e.Msg != 1 {
+				t.Fatalf("report %s: %+v %v", line, e, err)
+			}
+		}
+	}
+	expect(t, run(t, "", "call", u, "subtract", "[42,23]"), 0, "19\n")
+
+	proxy := bin + " chaos --fault method=subtract,dir=in,nth=1,error=-32077 --exec '" + bin + " serve --listen stdio:'"
+	r = run(t, "", "--exec", proxy, "call", "subtract", "[42,23]")
+	if r.code != 1 || !strings.Contains(r.stderr, "-32077") || !strings.Contains(r.stderr, "chaos: error dir=in method=subtract msg=1") {
+		t.Fatalf("--exec: exit %d, %s", r.code, r.stderr)
+	}
+	expect(t, run(t, "", "--exec", proxy, "call", "sum", "[1,2]"), 0, "3\n")
+}
+
+func TestChaosUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"chaos", "tcp://127.0.0.1:1"},
+		{"chaos", "--listen", "tcp://127.0.0.1:0", "tcp://127.0.0.1:1", "--fault", "nth=2"},
+		{"chaos", "--listen", "tcp://127.0.0.1:0", "tcp://127.0.0.1:1", "--fault", "drop,cut"},
+		{"chaos", "--listen", "tcp://127.0.0.1:0", "tcp://127.0.0.1:1", "--fault", "dir=up,drop"},
+	} {
+		if r := run(t, "", args...); r.code != 2 {
+			t.Errorf("%q: exit %d, %s", args, r.code, r.stderr)
+		}
+	}
+}
