@@ -12,7 +12,6 @@ import (
 	"github.com/seedhq/jsonrpc/internal/connrt"
 	"github.com/seedhq/jsonrpc/internal/convention"
 	"github.com/seedhq/jsonrpc/internal/pubsub"
-	"github.com/seedhq/jsonrpc/internal/readown"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -101,7 +100,7 @@ func newConnContext(base context.Context, ch Channel, srv *Server, onDone func()
 	}
 	c.rd.init(c)
 	srv.life.Add(c)
-	c.rd.Hand(c.rd.Load(), readown.Loop, true)
+	c.rd.Hand(c.rd.Load(), connrt.Loop, true)
 	return c
 }
 
@@ -120,7 +119,7 @@ type task struct {
 	req   Request         // its Request, given to the handler
 	batch []wire.Envelope // or the requests of a batch
 
-	inlineAt readown.Word // the reading state while served inline (0: not inline)
+	inlineAt connrt.ReadWord // the reading state while served inline (0: not inline)
 
 	after []func() // run once the reply is sent (see afterReply); guarded by conn.mu
 
@@ -601,7 +600,7 @@ func (c *Conn) close(cause error) {
 	c.cancel()
 	c.ch.Close()
 	c.failPending(cause)
-	c.rd.closed()
+	c.rd.wake() // parked reading: a read loop sees the channel closed and finishes
 	c.srv.life.Remove(c)
 }
 
@@ -835,7 +834,7 @@ func (c *Conn) batchDirect(ctx context.Context, b *Batch) error {
 		c.forgetBatch(calls)
 		return err
 	}
-	if len(calls) > 0 && c.rd.Load().State() == readown.Parked {
+	if len(calls) > 0 && c.rd.Load().State() == connrt.Parked {
 		c.rd.takeOver(ctx, sb.records()...)
 	}
 	if err := wait(ctx, sb, c.strictResults); err != nil {

@@ -8,16 +8,12 @@ import (
 
 	"github.com/seedhq/jsonrpc/internal/connrt"
 	"github.com/seedhq/jsonrpc/internal/framing"
-	"github.com/seedhq/jsonrpc/internal/readown"
 )
 
 // Who reads a connection: a readOwner, whose state machine (loop, inline,
-// caller, parked, ended) and budget timer are internal/readown's; the
+// caller, parked, ended) and budget timer are connrt.ReadOwner; the
 // reading itself (readLoop, readFor), parking and the channel's optional
 // capabilities are here.
-
-// Rules of who reads (the budgets of the states in which nobody reads
-// are internal/readown's).
 const (
 	// overlapWindow: a connection whose calls overlapped this recently
 	// keeps its read loop. With several callers at once, one of them
@@ -35,7 +31,7 @@ const (
 // readOwner is a connection's read side: who reads, and the channel's
 // optional read capabilities.
 type readOwner struct {
-	readown.Owner
+	connrt.ReadOwner
 	c *Conn
 
 	interrupting atomic.Bool  // an InterruptRecv is under way (one at a time)
@@ -57,7 +53,7 @@ var checkOneReader bool
 func (o *readOwner) init(c *Conn) {
 	o.c = c
 	o.window = overlapWindow
-	o.Owner.Init(o)
+	o.ReadOwner.Init(o)
 }
 
 // The channel's optional capabilities, looked up when needed (a
@@ -112,7 +108,7 @@ func (c *Conn) readLoop() {
 		if o.Grown() && !o.interruptible() && !o.buffered() {
 			// Requests were served here: a fresh goroutine (on a small
 			// stack) waits in the read, which could not be moved later.
-			o.Hand(o.Load(), readown.Loop, true)
+			o.Hand(o.Load(), connrt.Loop, true)
 			return
 		}
 		data, err := o.recv()
@@ -144,13 +140,13 @@ func (c *Conn) loopRecvFailed(err error) (readOn bool) {
 		// An idle refresh, or a cut meant for a caller that has
 		// stopped reading: a fresh goroutine reads on.
 		o.interrupting.Store(false)
-		o.Hand(o.Load(), readown.Loop, true)
+		o.Hand(o.Load(), connrt.Loop, true)
 		return false
 	}
 	if c.recvFailed(err) {
 		return true
 	}
-	o.Hand(o.Load(), readown.Ended, false)
+	o.Hand(o.Load(), connrt.Ended, false)
 	c.finish(err)
 	return false
 }
@@ -189,7 +185,7 @@ func (o *readOwner) loopServe(t *task, draining bool) (readOn bool) {
 		// This goroutine serves the request and a fresh one reads on:
 		// a read that cannot be interrupted could not be moved off a
 		// stack a handler grew, so the reading goroutine stays small.
-		o.Hand(o.Load(), readown.Loop, true)
+		o.Hand(o.Load(), connrt.Loop, true)
 		o.releaseReplies()
 		c.run(t, draining)
 		return false
@@ -201,7 +197,7 @@ func (o *readOwner) loopServe(t *task, draining bool) (readOn bool) {
 // back if hold (otherwise what was held goes out first). It reports whether
 // this goroutine reads on (false: reading was handed to a fresh loop).
 func (o *readOwner) serveInline(t *task, draining, hold bool) bool {
-	w, ok := o.Hand(o.Load(), readown.Inline, false)
+	w, ok := o.Hand(o.Load(), connrt.Inline, false)
 	if !ok {
 		return false
 	}
@@ -210,7 +206,7 @@ func (o *readOwner) serveInline(t *task, draining, hold bool) bool {
 		o.releaseReplies() // (under the inline budget: the write may wait for the peer)
 	}
 	o.c.run(t, draining)
-	_, ok = o.Hand(w, readown.Loop, false)
+	_, ok = o.Hand(w, connrt.Loop, false)
 	return ok
 }
 
@@ -274,7 +270,7 @@ func (o *readOwner) flushReplies(ctx context.Context) {
 // not served inline or is done already.
 func (o *readOwner) handOn(t *task) {
 	if t.inlineAt != 0 {
-		o.Hand(t.inlineAt, readown.Loop, true)
+		o.Hand(t.inlineAt, connrt.Loop, true)
 	}
 }
 
@@ -293,7 +289,7 @@ func (o *readOwner) park() bool {
 	if c.pending.Len() > 0 || c.closed || o.overlapAt != 0 && time.Now().UnixNano()-o.overlapAt < int64(o.window) {
 		return false
 	}
-	_, ok := o.Hand(o.Load(), readown.Parked, false)
+	_, ok := o.Hand(o.Load(), connrt.Parked, false)
 	if ok {
 		o.releaseReplies() // nobody reads now: nothing may wait for the next read
 	}
@@ -312,10 +308,10 @@ func (o *readOwner) noteOverlap() {
 // starts a read loop) before it waits for them.
 func (o *readOwner) takeOver(ctx context.Context, calls ...*pendingCall) {
 	w := o.Load()
-	if w.State() != readown.Parked {
+	if w.State() != connrt.Parked {
 		return // the common case with several callers
 	}
-	if _, ok := o.Hand(w, readown.Caller, false); ok {
+	if _, ok := o.Hand(w, connrt.Caller, false); ok {
 		o.readFor(ctx, calls)
 	}
 }
@@ -330,7 +326,7 @@ func (o *readOwner) readFor(ctx context.Context, calls []*pendingCall) {
 	var stop func() bool
 	if ctx.Done() != nil {
 		if !o.interruptible() {
-			o.Hand(o.Load(), readown.Loop, true)
+			o.Hand(o.Load(), connrt.Loop, true)
 			return
 		}
 		stop = context.AfterFunc(ctx, func() { o.Interrupt() })
@@ -358,7 +354,7 @@ func (o *readOwner) readFor(ctx context.Context, calls []*pendingCall) {
 			if stop != nil {
 				stop()
 			}
-			o.Hand(o.Load(), readown.Ended, false)
+			o.Hand(o.Load(), connrt.Ended, false)
 			go c.finish(err) // it waits for handlers: not on a caller's goroutine
 			return
 		}
@@ -370,16 +366,17 @@ func (o *readOwner) readFor(ctx context.Context, calls []*pendingCall) {
 		stop()
 	}
 	if !answered(calls) || !o.park() {
-		o.Hand(o.Load(), readown.Loop, true)
+		o.Hand(o.Load(), connrt.Loop, true)
 	}
 }
 
-// wake makes sure someone reads: parked reading goes to a read loop (a
+// wake makes sure someone reads: parked reading goes to a read loop. A
 // CallIter call waits for its response there rather than read for it,
-// since its response may be lent to it).
+// since its response may be lent to it; a closed connection's loop sees
+// the channel closed and finishes.
 func (o *readOwner) wake() {
-	if w := o.Load(); w.State() == readown.Parked {
-		o.Hand(w, readown.Loop, true)
+	if w := o.Load(); w.State() == connrt.Parked {
+		o.Hand(w, connrt.Loop, true)
 	}
 }
 
@@ -403,14 +400,6 @@ func (c *Conn) lendMessage() {
 	}
 	if l.InterruptsWhileLent() > 0 {
 		c.rd.interrupting.Store(false) // the interrupt was spent on the borrower's read
-	}
-}
-
-// closed is called once the connection is closed: parked reading is
-// handed to a read loop, which sees the channel closed and finishes.
-func (o *readOwner) closed() {
-	if w := o.Load(); w.State() == readown.Parked {
-		o.Hand(w, readown.Loop, true)
 	}
 }
 

@@ -3,6 +3,7 @@
 // unwritten reply bytes that admission waits on (Backlog), a handler's
 // context that costs nothing until somebody waits on it (Ctx), pooled
 // timers that fire at a message's deadline (Timers), and what a server
-// stops on Shutdown (Group). It calls nothing of its users but the
-// functions they give it to run.
+// stops on Shutdown (Group), and who reads a connection (ReadOwner). It
+// calls nothing of its users but the functions they give it to run and,
+// to start a read loop or cut a read, its connection (Reader).
 package connrt

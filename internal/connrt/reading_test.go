@@ -1,4 +1,4 @@
-package readown
+package connrt
 
 import (
 	"sync/atomic"
@@ -12,9 +12,9 @@ type reader struct{ loops, interrupts atomic.Int32 }
 func (r *reader) StartLoop()      { r.loops.Add(1) }
 func (r *reader) Interrupt() bool { r.interrupts.Add(1); return true }
 
-func newOwner() (*Owner, *reader) {
+func newOwner() (*ReadOwner, *reader) {
 	r := new(reader)
-	o := new(Owner)
+	o := new(ReadOwner)
 	o.Init(r)
 	return o, r
 }
@@ -54,7 +54,7 @@ func TestHandStaleWord(t *testing.T) {
 // A request served inline past its budget, or reading parked past its
 // budget, hands reading to a fresh loop; one that returns in time does not.
 func TestBudgetsHandToFreshLoop(t *testing.T) {
-	for _, s := range []State{Inline, Parked} {
+	for _, s := range []ReadState{Inline, Parked} {
 		o, r := newOwner()
 		w, _ := o.Hand(o.Load(), s, false)
 		eventually(t, "the timer did not hand reading on", func() bool { return o.Load().State() == Loop })

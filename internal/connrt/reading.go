@@ -1,35 +1,4 @@
-// Package readown says who reads a connection.
-//
-// At most one goroutine at a time reads a connection's channel, and its
-// Owner says which, in one of these states:
-//
-//	Loop    a read loop goroutine reads
-//	Inline  the read loop's goroutine serves a request itself; it reads on when done
-//	Caller  a goroutine that made a call reads for its own answer
-//	Parked  nobody reads; the next caller, or the timer, takes reading over
-//	Ended   the channel has ended
-//
-// Every change of state goes through Owner.Hand, a compare-and-swap of the
-// state and an epoch that each change increments, so that a late hand-off
-// (a timer that fired as the handler returned) fails instead of starting a
-// second reader. Hand is also the only place a read loop goroutine starts
-// (Reader.StartLoop).
-//
-//	        serve inline                 a client's reading parks
-//	loop ───────────────► inline   loop ───────────────────► parked
-//	loop ◄─────────────── inline   loop ◄─── fresh ───────── parked  (the timer, Close)
-//	     done (same goroutine)                 parked ─────► caller  (a caller takes over)
-//	loop ◄──── fresh ──── inline             parked ◄────── caller  (answered)
-//	  (the timer, a callback)   loop ◄─ fresh ─ caller  (ctx ended, or it may not park)
-//	loop ◄──── fresh ──── loop (idle refresh)    loop, caller ──► ended
-//
-// One timer per connection (created when first needed) bounds the states
-// in which nobody reads: a request served inline, or parked reading, that
-// lasts past its budget hands reading to a fresh read loop; and a read
-// loop whose goroutine served requests inline is replaced by a fresh one
-// (on a small stack) once the connection has been idle for IdleRefresh
-// (Reader.Interrupt cuts its read; the loop then hands on).
-package readown
+package connrt
 
 import (
 	"sync"
@@ -53,29 +22,29 @@ const (
 	IdleRefresh = time.Second
 )
 
-// State is who reads.
-type State uint8
+// ReadState is who reads.
+type ReadState uint8
 
 // The states (see the package documentation).
 const (
-	Loop State = iota
+	Loop ReadState = iota
 	Inline
 	Caller
 	Parked
 	Ended
 )
 
-// Word is a State (low 8 bits) and the epoch of the change that set it
-// (the other bits). A Word is never zero once Hand has set it.
-type Word uint64
+// ReadWord is a ReadState (low 8 bits) and the epoch of the change that
+// set it (the other bits). A ReadWord is never zero once Hand has set it.
+type ReadWord uint64
 
 // State is w's state.
-func (w Word) State() State { return State(w & 0xff) }
+func (w ReadWord) State() ReadState { return ReadState(w & 0xff) }
 
 // next is the word of the change from w to s.
-func (w Word) next(s State) Word { return (w&^0xff + 0x100) | Word(s) }
+func (w ReadWord) next(s ReadState) ReadWord { return (w&^0xff + 0x100) | ReadWord(s) }
 
-// Reader is the connection's side of its Owner.
+// Reader is the connection's side of its ReadOwner.
 type Reader interface {
 	// StartLoop starts a fresh read loop goroutine.
 	StartLoop()
@@ -84,32 +53,62 @@ type Reader interface {
 	Interrupt() bool
 }
 
-// Owner is who reads a connection, and the timer that bounds the states in
-// which nobody reads. It is set up by Init.
-type Owner struct {
+// ReadOwner says who reads a connection, and holds the timer that bounds the
+// states in which nobody reads. It is set up by Init.
+//
+// At most one goroutine at a time reads a connection's channel, and its
+// ReadOwner says which, in one of these states:
+//
+//	Loop    a read loop goroutine reads
+//	Inline  the read loop's goroutine serves a request itself; it reads on when done
+//	Caller  a goroutine that made a call reads for its own answer
+//	Parked  nobody reads; the next caller, or the timer, takes reading over
+//	Ended   the channel has ended
+//
+// Every change of state goes through ReadOwner.Hand, a compare-and-swap of the
+// state and an epoch that each change increments, so that a late hand-off
+// (a timer that fired as the handler returned) fails instead of starting a
+// second reader. Hand is also the only place a read loop goroutine starts
+// (Reader.StartLoop).
+//
+//	        serve inline                 a client's reading parks
+//	loop ───────────────► inline   loop ───────────────────► parked
+//	loop ◄─────────────── inline   loop ◄─── fresh ───────── parked  (the timer, Close)
+//	     done (same goroutine)                 parked ─────► caller  (a caller takes over)
+//	loop ◄──── fresh ──── inline             parked ◄────── caller  (answered)
+//	  (the timer, a callback)   loop ◄─ fresh ─ caller  (ctx ended, or it may not park)
+//	loop ◄──── fresh ──── loop (idle refresh)    loop, caller ──► ended
+//
+// One timer per connection (created when first needed) bounds the states
+// in which nobody reads: a request served inline, or parked reading, that
+// lasts past its budget hands reading to a fresh read loop; and a read
+// loop whose goroutine served requests inline is replaced by a fresh one
+// (on a small stack) once the connection has been idle for IdleRefresh
+// (Reader.Interrupt cuts its read; the loop then hands on).
+type ReadOwner struct {
 	r     Reader
-	word  atomic.Uint64 // a Word
+	word  atomic.Uint64 // a ReadWord
 	grown atomic.Bool   // the loop's goroutine served a request inline: its stack may have grown
 
 	tmu   sync.Mutex
 	timer *time.Timer
-	armed Word // the word the timer was set for
+	armed ReadWord // the word the timer was set for
 }
 
 // Init sets the connection's side.
-func (o *Owner) Init(r Reader) { o.r = r }
+func (o *ReadOwner) Init(r Reader) { o.r = r }
 
 // Load is the current word.
-func (o *Owner) Load() Word { return Word(o.word.Load()) }
+func (o *ReadOwner) Load() ReadWord { return ReadWord(o.word.Load()) }
 
 // Grown reports whether the read loop's goroutine has served a request
 // inline since it started (its stack may have grown).
-func (o *Owner) Grown() bool { return o.grown.Load() }
+func (o *ReadOwner) Grown() bool { return o.grown.Load() }
 
 // Hand moves reading from w to the state to and returns the new word; ok
 // is false when another change came first (w is stale), and nothing is
 // done then. With fresh, a new read loop goroutine reads from now on.
-func (o *Owner) Hand(w Word, to State, fresh bool) (nw Word, ok bool) {
+func (o *ReadOwner) Hand(w ReadWord, to ReadState, fresh bool) (nw ReadWord, ok bool) {
 	nw = w.next(to)
 	if !o.word.CompareAndSwap(uint64(w), uint64(nw)) {
 		return w, false
@@ -129,7 +128,7 @@ func (o *Owner) Hand(w Word, to State, fresh bool) (nw Word, ok bool) {
 }
 
 // arm sets the timer to fire after d for the state w, unless w is already gone.
-func (o *Owner) arm(w Word, d time.Duration) {
+func (o *ReadOwner) arm(w ReadWord, d time.Duration) {
 	o.tmu.Lock()
 	if o.Load() == w {
 		o.armed = w
@@ -144,7 +143,7 @@ func (o *Owner) arm(w Word, d time.Duration) {
 
 // fire is the timer: a state that outlasted its budget hands reading to a
 // fresh read loop, and an idle loop on a grown stack is refreshed.
-func (o *Owner) fire() {
+func (o *ReadOwner) fire() {
 	o.tmu.Lock()
 	armed := o.armed
 	o.tmu.Unlock()
@@ -175,7 +174,7 @@ func (o *Owner) fire() {
 }
 
 // Stop stops the timer once reading has ended.
-func (o *Owner) Stop() {
+func (o *ReadOwner) Stop() {
 	o.tmu.Lock()
 	if o.timer != nil {
 		o.timer.Stop()
