@@ -17,6 +17,10 @@
 //	StdioPar64  the same pipes, 64 concurrent callers
 //	Batch100    a batch of 100 echo calls in one message (over TCP)
 //	Echo1MiB    echo of params whose string is 1 MiB (over TCP)
+//	OpenLoopTCP, OpenLoopHTTP
+//	            latency (p50, p99, p99.9 from each call's due time) under
+//	            a fixed offered load of 25%, 50% and 90% of each
+//	            implementation's peak (see OpenLoop)
 //	IdleTCP     server memory and goroutines per idle TCP connection
 //	IdleWS      the same for WebSocket connections
 //

@@ -40,6 +40,7 @@ go test -c -o "$bin" .
 pick() { for s in "$@"; do if echo "$s" | grep -Eq -- "$filter"; then printf '%s|' "$s"; fi; done; }
 throughput=$(pick TCPSeq TCPPar64 HTTPSeq HTTPPar64 WSSeq WSPar64 StdioSeq StdioPar64 Batch100 Echo1MiB MCPSeq MCPPar8 MCPPar64 MCP100KiBSeq MCP100KiBPar8)
 idlers=$(pick IdleTCP IdleWS)
+openloop=$(pick OpenLoopTCP OpenLoopHTTP)
 {
 	echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(go version) passes=$passes benchtime=$benchtime idle=$idle"
 	echo "# cpu: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//') nproc=$(nproc 2>/dev/null || echo ?)"
@@ -56,6 +57,8 @@ for pass in $(seq 1 "$passes"); do
 	echo "== pass $pass/$passes (reverse=$reverse)" >&2
 	if [ -n "$throughput" ]; then run "$throughput" "$benchtime" "$reverse"; fi
 	if [ -n "$idlers" ]; then run "$idlers" "$idle" "$reverse"; fi
+	# Open loop: each load level lasts -benchtime (the peak measured as long).
+	if [ -n "$openloop" ]; then run "$openloop" "$benchtime" "$reverse"; fi
 done
 
 if [ "$profile" = 1 ]; then

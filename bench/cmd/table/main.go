@@ -19,6 +19,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"regexp"
@@ -253,7 +254,7 @@ func render(w io.Writer, res results) {
 	}
 	var extra []scenario
 	for name, byImpl := range res {
-		if known[name] {
+		if known[name] || isOpenLoop(name) {
 			continue
 		}
 		// An unknown family: show whatever metrics it has, no ratios.
@@ -319,6 +320,12 @@ func render(w io.Writer, res results) {
 		}
 		all[sc.name] = rows
 		fmt.Fprintln(w)
+	}
+
+	for _, name := range slices.Sorted(maps.Keys(res)) {
+		if isOpenLoop(name) {
+			renderOpenLoop(w, name, res[name])
+		}
 	}
 
 	fmt.Fprintf(w, "### Targets (issues 20 and 31), ours\n\n| scenario | target | measured | |\n|---|---|---:|---|\n")
