@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os/exec"
 	"strings"
@@ -16,64 +15,113 @@ import (
 // (the connection closed, reset, or a NATS greeting never came), jrpc asks
 // the port once more what it speaks, to say so instead of "crashed".
 
-// portProtocol tells what the server at a tcp:// or nats:// target's
-// address speaks: "nats" (it greets with INFO), "http" (it answers a
-// JSON-RPC line with an HTTP response), "tls" (it completes a TLS
-// handshake), "jsonrpc" (it answers a JSON-RPC line with JSON), or "".
-func (t *target) portProtocol() string {
-	if t.url == nil || (t.url.Scheme != "tcp" && t.url.Scheme != "nats") {
-		return ""
+// portProtocol tells what the server at a tcp://, tls://, unix:// or
+// nats:// target's address speaks: "nats" (it greets with INFO), "http" (it
+// answers a JSON-RPC line with an HTTP response), "tls" (it completes a TLS
+// handshake), "jsonrpc" (it answers a JSON-RPC line with JSON), "other"
+// (it sent something else, returned as said), or "".
+func (t *target) portProtocol() (kind string, said []byte) {
+	if t.url == nil {
+		return "", nil
 	}
-	addr := t.url.Host
-	if t.url.Scheme == "nats" && t.url.Port() == "" {
-		addr = net.JoinHostPort(t.url.Hostname(), "4222")
+	network, addr := "tcp", t.url.Host
+	switch t.url.Scheme {
+	case "nats":
+		if t.url.Port() == "" {
+			addr = net.JoinHostPort(t.url.Hostname(), "4222")
+		}
+	case "unix":
+		network, addr = "unix", unixPath(t.url)
+	case "tcp", "tls":
+	default:
+		return "", nil
 	}
-	if kind := probeLine(addr); kind != "" {
-		return kind
+	if kind, said := probeLine(t.probeDialer(network, addr)); kind != "" {
+		return kind, said
+	}
+	if network != "tcp" || t.url.Scheme == "tls" {
+		return "", nil
 	}
 	c, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", addr, &tls.Config{InsecureSkipVerify: true})
 	if err == nil {
 		c.Close()
-		return "tls"
+		return "tls", nil
 	}
 	if strings.Contains(err.Error(), "tls: ") && !strings.Contains(err.Error(), "first record does not look like a TLS handshake") {
-		return "tls" // it spoke TLS, and refused us (a client certificate required)
+		return "tls", nil // it spoke TLS, and refused us (a client certificate required)
 	}
-	return ""
+	return "", nil
+}
+
+// probeDialer dials the probe's connection: over TLS for tls:// (its
+// certificate unchecked: the probe only listens to what the port says).
+func (t *target) probeDialer(network, addr string) func() (net.Conn, error) {
+	d := &net.Dialer{Timeout: time.Second}
+	if t.url.Scheme == "tls" {
+		cfg := &tls.Config{InsecureSkipVerify: true}
+		if t.tls != nil {
+			cfg = t.tls.Clone()
+			cfg.InsecureSkipVerify = true
+		}
+		return func() (net.Conn, error) { return tls.DialWithDialer(d, network, addr, cfg) }
+	}
+	return func() (net.Conn, error) { return d.Dial(network, addr) }
 }
 
 // probeLine reads a greeting, or sends a JSON-RPC line and reads the start
-// of the answer.
-func probeLine(addr string) string {
-	c, err := net.DialTimeout("tcp", addr, time.Second)
+// of the answer (what a server that writes something and closes wrote).
+func probeLine(dial func() (net.Conn, error)) (kind string, said []byte) {
+	c, err := dial()
 	if err != nil {
-		return ""
+		return "", nil
 	}
 	defer c.Close()
-	b := make([]byte, 5)
 	c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
-	if _, err := io.ReadFull(c, b); err == nil && string(b) == "INFO " {
-		return "nats"
+	said = readSome(c)
+	if len(said) == 0 {
+		c.SetDeadline(time.Now().Add(time.Second))
+		c.Write([]byte("{\"jsonrpc\":\"2.0\",\"method\":\"rpc.ping\",\"id\":0}\r\n\r\n"))
+		said = readSome(c)
 	}
-	c.SetDeadline(time.Now().Add(time.Second))
-	c.Write([]byte("{\"jsonrpc\":\"2.0\",\"method\":\"rpc.ping\",\"id\":0}\r\n\r\n"))
-	n, _ := io.ReadFull(c, b)
+	s := bytes.TrimSpace(said)
 	switch {
-	case string(b[:n]) == "HTTP/":
-		return "http"
-	case n > 0 && bytes.ContainsAny(b[:1], "{["):
-		return "jsonrpc"
+	case len(s) == 0:
+		return "", nil
+	case bytes.HasPrefix(s, []byte("INFO ")):
+		return "nats", said
+	case bytes.HasPrefix(s, []byte("HTTP/")):
+		return "http", said
+	case bytes.ContainsAny(s[:1], "{["):
+		return "jsonrpc", said
 	}
-	return ""
+	return "other", said
+}
+
+// readSome reads what the peer sends until it pauses (100ms), closes, the
+// deadline passes or 1 KiB came.
+func readSome(c net.Conn) []byte {
+	buf := make([]byte, 1024)
+	n := 0
+	for n < len(buf) {
+		m, err := c.Read(buf[n:])
+		n += m
+		if err != nil {
+			break
+		}
+		if m > 0 {
+			c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		}
+	}
+	return buf[:n]
 }
 
 // wrongProtocol explains a target whose port speaks another protocol than
-// its URL's scheme, or returns nil.
+// its URL's scheme, or anything but JSON-RPC, or returns nil.
 func (t *target) wrongProtocol() error {
 	if t.url == nil {
 		return nil // a command: commandEnded says what it wrote
 	}
-	kind := t.portProtocol()
+	kind, said := t.portProtocol()
 	host := t.url.Host
 	switch {
 	case kind == "http":
@@ -84,8 +132,28 @@ func (t *target) wrongProtocol() error {
 		return transportError(fmt.Errorf("%s is a NATS server, not a JSON-RPC stream", t), "nats://"+host+"/SUBJECT, with the subject a jrpc serve --listen nats://… listens on")
 	case kind == "jsonrpc" && t.url.Scheme == "nats":
 		return transportError(fmt.Errorf("%s is not a NATS server: it answers JSON-RPC as a stream", t), "tcp://"+host)
+	case kind == "other":
+		return transportError(fmt.Errorf("%s answered %s: it does not speak JSON-RPC", t, nameAnswer(said)), "check the host and port: is a JSON-RPC server listening there?")
 	}
 	return nil
+}
+
+// nameAnswer names what a port that does not speak JSON-RPC sent: an HTML
+// page by its title, else its first line, quoted and cut short.
+func nameAnswer(said []byte) string {
+	s := strings.TrimSpace(string(said))
+	if strings.HasPrefix(s, "<") {
+		if title := htmlTitle(s); title != "" {
+			return fmt.Sprintf("with an HTML page (%q)", title)
+		}
+		return "with an HTML page"
+	}
+	line, _, _ := strings.Cut(s, "\n")
+	line = strings.TrimSpace(line)
+	if r := []rune(line); len(r) > 60 {
+		line = string(r[:60]) + "…"
+	}
+	return fmt.Sprintf("%q", line)
 }
 
 // commandEnded explains why an --exec command's connection ended before

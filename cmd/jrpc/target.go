@@ -428,6 +428,9 @@ func (t *target) exchangeFailure(err error) error {
 	case t.command != nil && (errors.As(err, &exitErr) || errors.Is(err, jsonrpc.ErrClosed) || errors.Is(err, syscall.EPIPE)):
 		return t.commandEnded(err)
 	case errors.Is(err, context.DeadlineExceeded):
+		if err := t.wrongProtocol(); err != nil {
+			return err // it answered, but not in JSON-RPC
+		}
 		return transportError(fmt.Errorf("no answer from %s within %v", t, global.timeout), "a larger --timeout (e.g. --timeout 2m, or 0 for none), or check that the server is not stuck")
 	case errors.Is(err, context.Canceled):
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted")}
