@@ -98,7 +98,7 @@ func raw(t *testing.T, ctx context.Context, c jsonrpc.Client, method string, par
 
 func checkEthAPI(t *testing.T, ctx context.Context, c jsonrpc.Client) {
 	eth := ethapi.NewClient(c)
-	chain, err := eth.EthChainId(ctx)
+	chain, err := eth.EthChainID(ctx)
 	if err != nil || `"`+string(chain)+`"` != raw(t, ctx, c, "eth_chainId", nil) || chain != "0x539" {
 		t.Fatalf("eth_chainId: %q, %v", chain, err)
 	}

@@ -55,10 +55,15 @@ func typeString(s *Schema, depth int) string {
 	return strings.Join(parts, "|")
 }
 
-// alternatives renders the schemas of an anyOf or oneOf as T|U.
+// alternatives renders the schemas of an anyOf or oneOf as T|U; an object
+// schema with a title is named by it.
 func alternatives(list []*Schema, depth int) string {
 	var parts []string
 	for _, a := range list {
+		if a != nil && a.Title != "" && a.Ref == "" && slices.Contains(typesOf(a), "object") {
+			parts = append(parts, a.Title)
+			continue
+		}
 		parts = append(parts, typeString(a, depth))
 	}
 	return strings.Join(parts, "|")

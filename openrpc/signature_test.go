@@ -93,7 +93,7 @@ rpc.discover() object
 sleep(ms integer) integer
 subtract(minuend number, subtrahend number) number
 sum(numbers ...number) number
-tools/call(name string, arguments? any, _meta? any, inputResponses? any, requestState? string) any
+tools/call(name string, arguments? any, _meta? any, inputResponses? any, requestState? string) CallResult|InputRequiredResult
 tools/list(cursor? string, _meta? any) ListResult
 update(params any) any`
 	if got := strings.Join(lines, "\n"); got != want {

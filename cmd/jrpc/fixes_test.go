@@ -22,9 +22,16 @@ func TestVersion(t *testing.T) {
 			t.Fatalf("%v: %q", args, r.stdout)
 		}
 	}
+	// Both print the module, library and Go versions (issue 39 point 2:
+	// --version printed the first line only).
 	r := run(t, "", "version")
-	if !strings.Contains(r.stdout, "github.com/seedhq/jsonrpc/cmd/jrpc") || !strings.Contains(r.stdout, "library github.com/seedhq/jsonrpc") {
-		t.Fatalf("version lacks the modules: %q", r.stdout)
+	for _, w := range []string{"module  github.com/seedhq/jsonrpc/cmd/jrpc", "library github.com/seedhq/jsonrpc", "\n  go      go1."} {
+		if !strings.Contains(r.stdout, w) {
+			t.Fatalf("version lacks %q: %q", w, r.stdout)
+		}
+	}
+	if f := run(t, "", "--version"); f.stdout != r.stdout {
+		t.Fatalf("--version printed %q, version %q", f.stdout, r.stdout)
 	}
 	// A flag error names the command once.
 	r = run(t, "", "--nope")

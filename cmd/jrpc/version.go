@@ -11,8 +11,12 @@ import (
 )
 
 func init() {
-	rootCmd.Version = version()
-	rootCmd.SetVersionTemplate("jrpc {{.Version}}\n")
+	// --version prints what jrpc version does: the version line and the
+	// modules jrpc was built from.
+	var full strings.Builder
+	printVersion(&full)
+	rootCmd.Version = full.String()
+	rootCmd.SetVersionTemplate("{{.Version}}")
 	// No -v shorthand: -v means verbose in every command.
 	rootCmd.Flags().Bool("version", false, "print jrpc's version")
 	rootCmd.AddCommand(&cobra.Command{

@@ -10,7 +10,7 @@ import (
 
 // TickerParams are the arguments of the "ticker" subscription.
 type TickerParams struct {
-	IntervalMS int64 `json:"interval_ms" jsonschema:"milliseconds between events, at least 1"`
+	IntervalMS int64 `json:"interval_ms,omitempty" jsonschema:"milliseconds between events (default 1000)"`
 	Count      int64 `json:"count,omitempty" jsonschema:"events to send (0: until unsubscribed)"`
 }
 
@@ -21,19 +21,27 @@ type LargeParams struct {
 	IntervalMS int64 `json:"interval_ms,omitempty" jsonschema:"milliseconds between events (0: as fast as the client reads)"`
 }
 
+// DefaultTickerInterval is the ticker's interval_ms when the params leave it
+// out: an event a second.
+const DefaultTickerInterval = 1000
+
 // MaxLargeEvent bounds the size of a "large" event.
 const MaxLargeEvent = 4 << 20
 
 // RegisterSubscriptions adds the demo namespace's subscriptions to mux, in
 // go-ethereum's form: demo_subscribe ["ticker", {"interval_ms": N, "count": K}]
 // returns an id, then demo_subscription notifications carry 1, 2, … K as
-// their result every N ms; demo_unsubscribe [id] ends a subscription.
+// their result every N ms (default 1000), and the subscription ends
+// quietly after the K-th (no message says so: the protocol has none); demo_unsubscribe [id] ends a subscription.
 // The "large" kind sends strings of a given size, for tests.
 func RegisterSubscriptions(mux *jsonrpc.Mux) *jsonrpc.Subscriptions {
 	subs := jsonrpc.NewSubscriptions(mux, jsonrpc.SubscriptionsOptions{Namespace: "demo"})
 	jsonrpc.AddSubscription(subs, "ticker", func(ctx context.Context, p TickerParams, sink *jsonrpc.Sink[int64]) error {
+		if p.IntervalMS == 0 {
+			p.IntervalMS = DefaultTickerInterval
+		}
 		if p.IntervalMS < 1 || p.Count < 0 {
-			return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: interval_ms must be at least 1 and count not negative")
+			return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: interval_ms must be at least 1 (default 1000) and count not negative")
 		}
 		return tick(ctx, p.IntervalMS, p.Count, func(i int64) error { return sink.Send(i) })
 	})

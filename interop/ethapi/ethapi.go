@@ -99,7 +99,7 @@ type AuthorizationList []AuthorizationListItem
 type AuthorizationListItem struct {
 	Address Address `json:"address"`
 	// chainId
-	ChainId Uint `json:"chainId"`
+	ChainID Uint `json:"chainId"`
 	// nonce
 	Nonce Uint `json:"nonce"`
 	// r
@@ -408,9 +408,9 @@ type ConfigObject struct {
 	// Configuration parameters for blob fee scheduling
 	BlobSchedule BlobSchedule `json:"blobSchedule"`
 	// Chain ID
-	ChainId Uint `json:"chainId"`
+	ChainID Uint `json:"chainId"`
 	// Fork ID
-	ForkId Bytes4 `json:"forkId"`
+	ForkID Bytes4 `json:"forkId"`
 	// Mapping of precompile names to their addresses
 	Precompiles map[string]Address `json:"precompiles"`
 	// Mapping of system contract names to their addresses
@@ -818,7 +818,7 @@ type ForkchoiceStateV1 struct {
 // ForkchoiceUpdatedResponseV1: Forkchoice updated response object V1
 type ForkchoiceUpdatedResponseV1 struct {
 	// Payload id
-	PayloadId *Bytes8 `json:"payloadId,omitzero"`
+	PayloadID *Bytes8 `json:"payloadId,omitzero"`
 	// Payload status
 	PayloadStatus RestrictedPayloadStatusV1 `json:"payloadStatus"`
 }
@@ -826,7 +826,7 @@ type ForkchoiceUpdatedResponseV1 struct {
 // ForkchoiceUpdatedResponseV2: Forkchoice updated response object V2
 type ForkchoiceUpdatedResponseV2 struct {
 	// Payload id
-	PayloadId *Bytes8 `json:"payloadId,omitzero"`
+	PayloadID *Bytes8 `json:"payloadId,omitzero"`
 	// Payload status
 	PayloadStatus RestrictedPayloadStatusV2 `json:"payloadStatus"`
 }
@@ -872,7 +872,7 @@ type GenericTransaction struct {
 	// Raw blob data.
 	Blobs []Bytes `json:"blobs,omitzero"`
 	// chainId
-	ChainId *Uint `json:"chainId,omitzero"`
+	ChainID *Uint `json:"chainId,omitzero"`
 	// List of blob commitments as per EIP-4844.
 	Commitments []Bytes `json:"commitments,omitzero"`
 	// from address
@@ -1055,7 +1055,7 @@ type PendingTransactionInfo struct {
 	// List of authorizations for the transaction
 	AuthorizationList AuthorizationList `json:"authorizationList,omitzero"`
 	// chainId
-	ChainId *Uint `json:"chainId,omitzero"`
+	ChainID *Uint `json:"chainId,omitzero"`
 	// gas limit
 	Gas *Uint `json:"gas,omitzero"`
 	// gas price
@@ -1263,7 +1263,7 @@ type Transaction1559Signed struct {
 	// accessList
 	AccessList AccessList `json:"accessList"`
 	// chainId
-	ChainId Uint `json:"chainId"`
+	ChainID Uint `json:"chainId"`
 	// gas limit
 	Gas Uint `json:"gas"`
 	// gas price
@@ -1297,7 +1297,7 @@ type Transaction1559Unsigned struct {
 	// accessList
 	AccessList AccessList `json:"accessList"`
 	// chainId
-	ChainId Uint `json:"chainId"`
+	ChainID Uint `json:"chainId"`
 	// gas limit
 	Gas Uint `json:"gas"`
 	// gas price
@@ -1323,7 +1323,7 @@ type Transaction2930Signed struct {
 	// accessList
 	AccessList AccessList `json:"accessList"`
 	// chainId
-	ChainId Uint `json:"chainId"`
+	ChainID Uint `json:"chainId"`
 	// gas limit
 	Gas Uint `json:"gas"`
 	// gas price
@@ -1353,7 +1353,7 @@ type Transaction2930Unsigned struct {
 	// accessList
 	AccessList AccessList `json:"accessList"`
 	// chainId
-	ChainId Uint `json:"chainId"`
+	ChainID Uint `json:"chainId"`
 	// gas limit
 	Gas Uint `json:"gas"`
 	// gas price
@@ -1377,7 +1377,7 @@ type Transaction4844Signed struct {
 	// List of versioned blob hashes associated with the transaction's EIP-4844 data blobs
 	BlobVersionedHashes []Hash32 `json:"blobVersionedHashes"`
 	// chainId
-	ChainId Uint `json:"chainId"`
+	ChainID Uint `json:"chainId"`
 	// gas limit
 	Gas Uint `json:"gas"`
 	// gas price
@@ -1415,7 +1415,7 @@ type Transaction4844Unsigned struct {
 	// List of versioned blob hashes associated with the transaction's EIP-4844 data blobs
 	BlobVersionedHashes []Hash32 `json:"blobVersionedHashes"`
 	// chainId
-	ChainId Uint `json:"chainId"`
+	ChainID Uint `json:"chainId"`
 	// gas limit
 	Gas Uint `json:"gas"`
 	// gas price
@@ -1445,7 +1445,7 @@ type Transaction4844UnsignedWithSidecar struct {
 	// List of versioned blob hashes associated with the transaction's EIP-4844 data blobs
 	BlobVersionedHashes []Hash32 `json:"blobVersionedHashes"`
 	// chainId
-	ChainId Uint `json:"chainId"`
+	ChainID Uint `json:"chainId"`
 	// gas limit
 	Gas Uint `json:"gas"`
 	// gas price
@@ -1481,7 +1481,7 @@ type Transaction7702Signed struct {
 	// List of authorizations for the transaction
 	AuthorizationList AuthorizationList `json:"authorizationList"`
 	// chainId
-	ChainId Uint `json:"chainId"`
+	ChainID Uint `json:"chainId"`
 	// gas limit
 	Gas Uint `json:"gas"`
 	// gas price
@@ -1517,7 +1517,7 @@ type Transaction7702Unsigned struct {
 	// List of authorizations for the transaction
 	AuthorizationList AuthorizationList `json:"authorizationList"`
 	// chainId
-	ChainId Uint `json:"chainId"`
+	ChainID Uint `json:"chainId"`
 	// gas limit
 	Gas Uint `json:"gas"`
 	// gas price
@@ -1557,7 +1557,7 @@ type TransactionInfo struct {
 	// List of authorizations for the transaction
 	AuthorizationList AuthorizationList `json:"authorizationList,omitzero"`
 	// chainId
-	ChainId *Uint `json:"chainId,omitzero"`
+	ChainID *Uint `json:"chainId,omitzero"`
 	// gas limit
 	Gas *Uint `json:"gas,omitzero"`
 	// gas price
@@ -1593,7 +1593,7 @@ type TransactionInfo struct {
 // TransactionLegacySigned: Signed Legacy Transaction
 type TransactionLegacySigned struct {
 	// chainId
-	ChainId *Uint `json:"chainId,omitzero"`
+	ChainID *Uint `json:"chainId,omitzero"`
 	// gas limit
 	Gas Uint `json:"gas"`
 	// gas price
@@ -1619,7 +1619,7 @@ type TransactionLegacySigned struct {
 // TransactionLegacyUnsigned: Legacy transaction.
 type TransactionLegacyUnsigned struct {
 	// chainId
-	ChainId *Uint `json:"chainId,omitzero"`
+	ChainID *Uint `json:"chainId,omitzero"`
 	// gas limit
 	Gas Uint `json:"gas"`
 	// gas price
@@ -2267,48 +2267,48 @@ func (c *Client) EngineGetPayloadBodiesByRangeV2(ctx context.Context, startingBl
 }
 
 // EngineGetPayloadV1 calls engine_getPayloadV1. Obtains execution payload from payload build process
-func (c *Client) EngineGetPayloadV1(ctx context.Context, payloadId Bytes8) (ExecutionPayloadV1, error) {
-	params := []any{payloadId}
+func (c *Client) EngineGetPayloadV1(ctx context.Context, payloadID Bytes8) (ExecutionPayloadV1, error) {
+	params := []any{payloadID}
 	var out ExecutionPayloadV1
 	err := call(ctx, c.c, "engine_getPayloadV1", params, &out)
 	return out, err
 }
 
 // EngineGetPayloadV2 calls engine_getPayloadV2. Obtains execution payload from payload build process
-func (c *Client) EngineGetPayloadV2(ctx context.Context, payloadId Bytes8) (EngineGetPayloadV2Result, error) {
-	params := []any{payloadId}
+func (c *Client) EngineGetPayloadV2(ctx context.Context, payloadID Bytes8) (EngineGetPayloadV2Result, error) {
+	params := []any{payloadID}
 	var out EngineGetPayloadV2Result
 	err := call(ctx, c.c, "engine_getPayloadV2", params, &out)
 	return out, err
 }
 
 // EngineGetPayloadV3 calls engine_getPayloadV3. Obtains execution payload from payload build process
-func (c *Client) EngineGetPayloadV3(ctx context.Context, payloadId Bytes8) (EngineGetPayloadV3Result, error) {
-	params := []any{payloadId}
+func (c *Client) EngineGetPayloadV3(ctx context.Context, payloadID Bytes8) (EngineGetPayloadV3Result, error) {
+	params := []any{payloadID}
 	var out EngineGetPayloadV3Result
 	err := call(ctx, c.c, "engine_getPayloadV3", params, &out)
 	return out, err
 }
 
 // EngineGetPayloadV4 calls engine_getPayloadV4. Obtains execution payload from payload build process
-func (c *Client) EngineGetPayloadV4(ctx context.Context, payloadId Bytes8) (EngineGetPayloadV4Result, error) {
-	params := []any{payloadId}
+func (c *Client) EngineGetPayloadV4(ctx context.Context, payloadID Bytes8) (EngineGetPayloadV4Result, error) {
+	params := []any{payloadID}
 	var out EngineGetPayloadV4Result
 	err := call(ctx, c.c, "engine_getPayloadV4", params, &out)
 	return out, err
 }
 
 // EngineGetPayloadV5 calls engine_getPayloadV5. Obtains execution payload from payload build process
-func (c *Client) EngineGetPayloadV5(ctx context.Context, payloadId Bytes8) (EngineGetPayloadV5Result, error) {
-	params := []any{payloadId}
+func (c *Client) EngineGetPayloadV5(ctx context.Context, payloadID Bytes8) (EngineGetPayloadV5Result, error) {
+	params := []any{payloadID}
 	var out EngineGetPayloadV5Result
 	err := call(ctx, c.c, "engine_getPayloadV5", params, &out)
 	return out, err
 }
 
 // EngineGetPayloadV6 calls engine_getPayloadV6. Obtains execution payload from payload build process
-func (c *Client) EngineGetPayloadV6(ctx context.Context, payloadId Bytes8) (EngineGetPayloadV6Result, error) {
-	params := []any{payloadId}
+func (c *Client) EngineGetPayloadV6(ctx context.Context, payloadID Bytes8) (EngineGetPayloadV6Result, error) {
+	params := []any{payloadID}
 	var out EngineGetPayloadV6Result
 	err := call(ctx, c.c, "engine_getPayloadV6", params, &out)
 	return out, err
@@ -2408,8 +2408,8 @@ func (c *Client) EthCapabilities(ctx context.Context) (EthCapabilities, error) {
 	return out, err
 }
 
-// EthChainId calls eth_chainId. Returns the chain ID of the current network.
-func (c *Client) EthChainId(ctx context.Context) (Uint, error) {
+// EthChainID calls eth_chainId. Returns the chain ID of the current network.
+func (c *Client) EthChainID(ctx context.Context) (Uint, error) {
 	var out Uint
 	err := call(ctx, c.c, "eth_chainId", nil, &out)
 	return out, err
@@ -2831,17 +2831,17 @@ type Service interface {
 	// EngineGetPayloadBodiesByRangeV2 serves engine_getPayloadBodiesByRangeV2. Given a range of block numbers returns bodies of the corresponding execution payloads including block access lists
 	EngineGetPayloadBodiesByRangeV2(ctx context.Context, startingBlockNumber Uint64, numberOfBlocksToReturn Uint64) ([]ExecutionPayloadBodyV2, error)
 	// EngineGetPayloadV1 serves engine_getPayloadV1. Obtains execution payload from payload build process
-	EngineGetPayloadV1(ctx context.Context, payloadId Bytes8) (ExecutionPayloadV1, error)
+	EngineGetPayloadV1(ctx context.Context, payloadID Bytes8) (ExecutionPayloadV1, error)
 	// EngineGetPayloadV2 serves engine_getPayloadV2. Obtains execution payload from payload build process
-	EngineGetPayloadV2(ctx context.Context, payloadId Bytes8) (EngineGetPayloadV2Result, error)
+	EngineGetPayloadV2(ctx context.Context, payloadID Bytes8) (EngineGetPayloadV2Result, error)
 	// EngineGetPayloadV3 serves engine_getPayloadV3. Obtains execution payload from payload build process
-	EngineGetPayloadV3(ctx context.Context, payloadId Bytes8) (EngineGetPayloadV3Result, error)
+	EngineGetPayloadV3(ctx context.Context, payloadID Bytes8) (EngineGetPayloadV3Result, error)
 	// EngineGetPayloadV4 serves engine_getPayloadV4. Obtains execution payload from payload build process
-	EngineGetPayloadV4(ctx context.Context, payloadId Bytes8) (EngineGetPayloadV4Result, error)
+	EngineGetPayloadV4(ctx context.Context, payloadID Bytes8) (EngineGetPayloadV4Result, error)
 	// EngineGetPayloadV5 serves engine_getPayloadV5. Obtains execution payload from payload build process
-	EngineGetPayloadV5(ctx context.Context, payloadId Bytes8) (EngineGetPayloadV5Result, error)
+	EngineGetPayloadV5(ctx context.Context, payloadID Bytes8) (EngineGetPayloadV5Result, error)
 	// EngineGetPayloadV6 serves engine_getPayloadV6. Obtains execution payload from payload build process
-	EngineGetPayloadV6(ctx context.Context, payloadId Bytes8) (EngineGetPayloadV6Result, error)
+	EngineGetPayloadV6(ctx context.Context, payloadID Bytes8) (EngineGetPayloadV6Result, error)
 	// EngineNewPayloadV1 serves engine_newPayloadV1. Runs execution payload validation
 	EngineNewPayloadV1(ctx context.Context, executionPayload ExecutionPayloadV1) (PayloadStatusV1, error)
 	// EngineNewPayloadV2 serves engine_newPayloadV2. Runs execution payload validation
@@ -2866,8 +2866,8 @@ type Service interface {
 	EthCall(ctx context.Context, transaction GenericTransaction, block *BlockNumberOrTagOrHash) (Bytes, error)
 	// EthCapabilities serves eth_capabilities. Returns effective capabilities for routing decisions.
 	EthCapabilities(ctx context.Context) (EthCapabilities, error)
-	// EthChainId serves eth_chainId. Returns the chain ID of the current network.
-	EthChainId(ctx context.Context) (Uint, error)
+	// EthChainID serves eth_chainId. Returns the chain ID of the current network.
+	EthChainID(ctx context.Context) (Uint, error)
 	// EthCoinbase serves eth_coinbase. Returns the client coinbase address.
 	EthCoinbase(ctx context.Context) (Address, error)
 	// EthConfig serves eth_config. Returns the client's current configuration including fork information.
@@ -3084,32 +3084,32 @@ type engineGetPayloadBodiesByRangeV2Params struct {
 
 // engineGetPayloadV1Params holds the params of engine_getPayloadV1, by name or by position.
 type engineGetPayloadV1Params struct {
-	PayloadId Bytes8 `json:"Payload id"`
+	PayloadID Bytes8 `json:"Payload id"`
 }
 
 // engineGetPayloadV2Params holds the params of engine_getPayloadV2, by name or by position.
 type engineGetPayloadV2Params struct {
-	PayloadId Bytes8 `json:"Payload id"`
+	PayloadID Bytes8 `json:"Payload id"`
 }
 
 // engineGetPayloadV3Params holds the params of engine_getPayloadV3, by name or by position.
 type engineGetPayloadV3Params struct {
-	PayloadId Bytes8 `json:"Payload id"`
+	PayloadID Bytes8 `json:"Payload id"`
 }
 
 // engineGetPayloadV4Params holds the params of engine_getPayloadV4, by name or by position.
 type engineGetPayloadV4Params struct {
-	PayloadId Bytes8 `json:"Payload id"`
+	PayloadID Bytes8 `json:"Payload id"`
 }
 
 // engineGetPayloadV5Params holds the params of engine_getPayloadV5, by name or by position.
 type engineGetPayloadV5Params struct {
-	PayloadId Bytes8 `json:"Payload id"`
+	PayloadID Bytes8 `json:"Payload id"`
 }
 
 // engineGetPayloadV6Params holds the params of engine_getPayloadV6, by name or by position.
 type engineGetPayloadV6Params struct {
-	PayloadId Bytes8 `json:"Payload id"`
+	PayloadID Bytes8 `json:"Payload id"`
 }
 
 // engineNewPayloadV1Params holds the params of engine_newPayloadV1, by name or by position.
@@ -3420,22 +3420,22 @@ func Register(mux *jsonrpc.Mux, s Service) {
 		return s.EngineGetPayloadBodiesByRangeV2(ctx, p.StartingBlockNumber, p.NumberOfBlocksToReturn)
 	})
 	jsonrpc.Register(mux, "engine_getPayloadV1", func(ctx context.Context, p engineGetPayloadV1Params) (ExecutionPayloadV1, error) {
-		return s.EngineGetPayloadV1(ctx, p.PayloadId)
+		return s.EngineGetPayloadV1(ctx, p.PayloadID)
 	})
 	jsonrpc.Register(mux, "engine_getPayloadV2", func(ctx context.Context, p engineGetPayloadV2Params) (EngineGetPayloadV2Result, error) {
-		return s.EngineGetPayloadV2(ctx, p.PayloadId)
+		return s.EngineGetPayloadV2(ctx, p.PayloadID)
 	})
 	jsonrpc.Register(mux, "engine_getPayloadV3", func(ctx context.Context, p engineGetPayloadV3Params) (EngineGetPayloadV3Result, error) {
-		return s.EngineGetPayloadV3(ctx, p.PayloadId)
+		return s.EngineGetPayloadV3(ctx, p.PayloadID)
 	})
 	jsonrpc.Register(mux, "engine_getPayloadV4", func(ctx context.Context, p engineGetPayloadV4Params) (EngineGetPayloadV4Result, error) {
-		return s.EngineGetPayloadV4(ctx, p.PayloadId)
+		return s.EngineGetPayloadV4(ctx, p.PayloadID)
 	})
 	jsonrpc.Register(mux, "engine_getPayloadV5", func(ctx context.Context, p engineGetPayloadV5Params) (EngineGetPayloadV5Result, error) {
-		return s.EngineGetPayloadV5(ctx, p.PayloadId)
+		return s.EngineGetPayloadV5(ctx, p.PayloadID)
 	})
 	jsonrpc.Register(mux, "engine_getPayloadV6", func(ctx context.Context, p engineGetPayloadV6Params) (EngineGetPayloadV6Result, error) {
-		return s.EngineGetPayloadV6(ctx, p.PayloadId)
+		return s.EngineGetPayloadV6(ctx, p.PayloadID)
 	})
 	jsonrpc.Register(mux, "engine_newPayloadV1", func(ctx context.Context, p engineNewPayloadV1Params) (PayloadStatusV1, error) {
 		return s.EngineNewPayloadV1(ctx, p.ExecutionPayload)
@@ -3474,7 +3474,7 @@ func Register(mux *jsonrpc.Mux, s Service) {
 		return s.EthCapabilities(ctx)
 	})
 	jsonrpc.Register(mux, "eth_chainId", func(ctx context.Context, _ struct{}) (Uint, error) {
-		return s.EthChainId(ctx)
+		return s.EthChainID(ctx)
 	})
 	jsonrpc.Register(mux, "eth_coinbase", func(ctx context.Context, _ struct{}) (Address, error) {
 		return s.EthCoinbase(ctx)

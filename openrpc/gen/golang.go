@@ -190,13 +190,33 @@ func (w *goWriter) fieldType(f *field) string {
 }
 
 // paramType is a param's Go type: required params as values, optional
-// ones as pointers (json.RawMessage: nil is absent).
+// ones as pointers, except slices, maps and json.RawMessage (nil is
+// absent).
 func (w *goWriter) paramType(p *param) string {
 	t := w.typeExpr(p.t)
-	if !p.required && !strings.HasPrefix(t, "*") && !rawBehind(p.t) {
+	if !p.required && !strings.HasPrefix(t, "*") && !nilParam(p.t) {
 		return "*" + t
 	}
 	return t
+}
+
+// nilParam reports whether t's Go type can be nil: a slice, a map,
+// json.RawMessage (perhaps by another name), but not a union (a struct).
+func nilParam(t *typ) bool {
+	if !nilable(t) {
+		return false
+	}
+	for i := 0; i < 16 && t.kind == tNamed; i++ {
+		switch d := t.decl; {
+		case d.kind == dUnion:
+			return false
+		case (d.kind == dAlias || d.kind == dDef) && d.under != nil:
+			t = d.under
+		default:
+			return true
+		}
+	}
+	return true
 }
 
 // nilable reports whether t's Go type has a nil or zero that stands for

@@ -14,16 +14,61 @@ func words(s string) []string {
 }
 
 // exported joins the parts of s with each part's first letter upper-cased
-// and the rest kept as is: eth_getBlockByNumber → EthGetBlockByNumber,
-// rpc.discover → RpcDiscover. It returns "" when s has no letter or digit.
+// and the rest kept as is, except Go's initialisms, which are all capitals
+// (as staticcheck's ST1003 wants): eth_getBlockByNumber →
+// EthGetBlockByNumber, getPetById → GetPetByID, rpc.discover → RPCDiscover,
+// user_ids → UserIDs. It returns "" when s has no letter or digit.
 func exported(s string) string {
 	var b strings.Builder
 	for _, w := range words(s) {
-		b.WriteString(strings.ToUpper(w[:1]))
-		b.WriteString(w[1:])
+		for _, h := range humps(w) {
+			b.WriteString(initialism(h))
+		}
 	}
 	return b.String()
 }
+
+// humps splits a camel-case word where a new word begins: before a capital
+// that follows a lower-case letter or a digit, and before the last capital
+// of a run that a lower-case letter follows (getHTTPResponse → get, HTTP,
+// Response).
+func humps(w string) []string {
+	r := []rune(w)
+	var out []string
+	start := 0
+	for i := 1; i < len(r); i++ {
+		if !unicode.IsUpper(r[i]) {
+			continue
+		}
+		prev := r[i-1]
+		if unicode.IsLower(prev) || unicode.IsDigit(prev) || unicode.IsUpper(prev) && i+1 < len(r) && unicode.IsLower(r[i+1]) {
+			out = append(out, string(r[start:i]))
+			start = i
+		}
+	}
+	return append(out, string(r[start:]))
+}
+
+// initialism returns a word with its first letter upper-cased, or in
+// capitals when it is one of Go's initialisms (Id → ID, url → URL, and a
+// plural: ids → IDs).
+func initialism(h string) string {
+	u := strings.ToUpper(h)
+	switch {
+	case goInitialisms[u]:
+		return u
+	case len(h) > 2 && h[len(h)-1] == 's' && goInitialisms[u[:len(u)-1]]:
+		return u[:len(u)-1] + "s"
+	}
+	return strings.ToUpper(h[:1]) + h[1:]
+}
+
+// goInitialisms are the words Go code spells in capitals (the list of
+// golint and staticcheck).
+var goInitialisms = setOf("ACL", "API", "ASCII", "CPU", "CSS", "DNS", "EOF", "GUID", "HTML", "HTTP",
+	"HTTPS", "ID", "IP", "JSON", "LHS", "QPS", "RAM", "RHS", "RPC", "SLA", "SMTP", "SQL", "SSH",
+	"TCP", "TLS", "TTL", "UDP", "UI", "UID", "UUID", "URI", "URL", "UTF8", "VM", "XML", "XMPP",
+	"XSRF", "XSS")
 
 // lowerFirst lower-cases the first letter of an exported name
 // (EthGetBlockByNumber → ethGetBlockByNumber; a leading run of capitals is
