@@ -428,10 +428,7 @@ func (t *target) exchangeFailure(err error) error {
 	case t.command != nil && (errors.As(err, &exitErr) || errors.Is(err, jsonrpc.ErrClosed) || errors.Is(err, syscall.EPIPE)):
 		return t.commandEnded(err)
 	case errors.Is(err, context.DeadlineExceeded):
-		if err := t.wrongProtocol(); err != nil {
-			return err // it answered, but not in JSON-RPC
-		}
-		return transportError(fmt.Errorf("no answer from %s within %v", t, global.timeout), "a larger --timeout (e.g. --timeout 2m, or 0 for none), or check that the server is not stuck")
+		return t.timedOut()
 	case errors.Is(err, context.Canceled):
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted")}
 	case errors.Is(err, jsonrpc.ErrMessageTooLarge):
@@ -450,6 +447,16 @@ func (t *target) exchangeFailure(err error) error {
 		return transportError(fmt.Errorf("the connection to %s closed before the answer came (%v)", t, err), "the server may have crashed or dropped the message: look at its log (jrpc serve -v)")
 	}
 	return transportError(fmt.Errorf("%s: %v", t, err), "")
+}
+
+// timedOut explains a call that got no answer within --timeout: the port
+// may have answered in something other than JSON-RPC and kept the
+// connection open.
+func (t *target) timedOut() error {
+	if err := t.wrongProtocol(); err != nil {
+		return err
+	}
+	return transportError(fmt.Errorf("no answer from %s within %v", t, global.timeout), "a larger --timeout (e.g. --timeout 2m, or 0 for none), or check that the server is not stuck")
 }
 
 func (t *target) isWS() bool {

@@ -238,14 +238,6 @@ func nilable(t *typ) bool {
 	return false
 }
 
-// rawBehind reports whether t is json.RawMessage (perhaps by another name).
-func rawBehind(t *typ) bool {
-	for i := 0; i < 16 && t.kind == tNamed && (t.decl.kind == dAlias || t.decl.kind == dDef) && t.decl.under != nil; i++ {
-		t = t.decl.under
-	}
-	return t.kind == tRaw || t.kind == tNull
-}
-
 // typeExpr is the Go type of t.
 func (w *goWriter) typeExpr(t *typ) string {
 	var s string

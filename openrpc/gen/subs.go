@@ -52,11 +52,11 @@ func (w *goWriter) subscriptions() {
 		}
 		event := w.typeExpr(s.event)
 		w.p("\n// %s subscribes to the %q events of %s: each arrives as a\n// %s notification. It needs a client with a connection (a stream or\n// WebSocket jsonrpc.Conn).\n", s.goName, s.kind, s.subscribe, s.notification)
-		w.p("//\n// A range over the subscription's Events ends when the subscription does:\n"+
-			"// on Unsubscribe, when the connection ends, or when the server ends it with\n"+
-			"// an error (Err then says which). A server that simply stops sending (after\n"+
-			"// the events asked for, say) sends no message that says so, as in\n"+
-			"// go-ethereum's protocol: stop after the events you expect, or take them\n"+
+		w.p("//\n// A range over the subscription's Events ends when the subscription does:\n" +
+			"// on Unsubscribe, when the connection ends, or when the server ends it with\n" +
+			"// an error (Err then says which). A server that simply stops sending (after\n" +
+			"// the events asked for, say) sends no message that says so, as in\n" +
+			"// go-ethereum's protocol: stop after the events you expect, or take them\n" +
 			"// with Next(ctx) under a deadline; ctx bounds the subscribe call only.\n")
 		w.p("func (c *Client) %s(ctx context.Context%s) (*jsonrpc.Subscription[%s], error) {\n", s.goName, args, event)
 		w.p("\tconn, ok := c.c.(*jsonrpc.Conn)\n\tif !ok {\n\t\treturn nil, errors.New(%s)\n\t}\n",
