@@ -37,6 +37,7 @@ func init() {
 		sockMode  string
 		timeouts  struct{ handler, body time.Duration }
 		mcp       bool
+		fixture   bool
 		stateKeys []string
 		sec       serveSecurity
 	)
@@ -91,7 +92,16 @@ only when it fails itself (it cannot listen or write).`,
 				return err
 			}
 			srv, opts := newDemoServer(), []jsonrpc.ListenOption{jsonrpc.ListenSocketMode(mode)}
-			if mcp {
+			if fixture {
+				keys, err := parseStateKeys(stateKeys)
+				if err != nil {
+					return err
+				}
+				f := mcpFixture(keys)
+				srv = &jsonrpc.Server{Handler: f.Mux(), Convention: jsonrpc.ConventionMCP, HandlerTimeout: -1}
+				opts = append(opts, jsonrpc.ListenStreamableHTTP(f.StreamableHTTPOptions()))
+				mcp = true
+			} else if mcp {
 				keys, err := parseStateKeys(stateKeys)
 				if err != nil {
 					return err
@@ -132,6 +142,7 @@ only when it fails itself (it cannot listen or write).`,
 	cmd.Flags().DurationVar(&timeouts.body, "body-timeout", 0, "answer an HTTP request whose body has not arrived after this long with 408 (0: 30s; -1s: none)")
 	cmd.Flags().StringVar(&sockMode, "socket-mode", "0600", "permissions of unix:// socket files, in octal (e.g. 0660 to let the group connect)")
 	cmd.Flags().BoolVar(&mcp, "mcp", false, "serve the demo as an MCP server of both eras: 2025-11-25 (initialize, ping, tools with argument errors as isError results; http:// listeners with sessions) and 2026-07-28 (stateless: server/discover, every request on its own)")
+	cmd.Flags().BoolVar(&fixture, "mcp-fixture", false, "serve the MCP conformance suite's fixture surface (its tools, resources and prompts) in both eras, built on package mcp")
 	cmd.Flags().StringArrayVar(&stateKeys, "mcp-state-key", nil, "with --mcp: a `HEX` key (16 bytes or more) signing the requestState of multi round-trips, so that every instance behind a load balancer can resume them; repeat to rotate (the first signs, any verifies); default: a random key")
 	cmd.Flags().BoolVar(&serveExplorer, "explorer", false, "also serve the web explorer at /explorer/ on each http:// listener")
 	ownFlagsHelp(cmd, "framing")

@@ -1,0 +1,225 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+
+	"github.com/seedhq/jsonrpc"
+)
+
+// Resource describes a resource in resources/list.
+type Resource struct {
+	URI         string         `json:"uri"`
+	Name        string         `json:"name"`
+	Title       string         `json:"title,omitzero"`
+	Description string         `json:"description,omitzero"`
+	MimeType    string         `json:"mimeType,omitzero"`
+	Size        int64          `json:"size,omitzero"`
+	Annotations map[string]any `json:"annotations,omitzero"`
+	Meta        map[string]any `json:"_meta,omitzero"`
+}
+
+// ResourceTemplate describes a family of resources (RFC 6570 level 1:
+// {name} expands to one path segment or more of non-slash characters).
+type ResourceTemplate struct {
+	URITemplate string         `json:"uriTemplate"`
+	Name        string         `json:"name"`
+	Title       string         `json:"title,omitzero"`
+	Description string         `json:"description,omitzero"`
+	MimeType    string         `json:"mimeType,omitzero"`
+	Annotations map[string]any `json:"annotations,omitzero"`
+	Meta        map[string]any `json:"_meta,omitzero"`
+}
+
+// ReadFunc reads a resource: uri as asked, vars the template's variables
+// (nil for a plain resource).
+type ReadFunc func(ctx context.Context, uri string, vars map[string]string) ([]ResourceContents, error)
+
+type resource struct {
+	info Resource
+	read ReadFunc
+}
+
+type template struct {
+	info  ResourceTemplate
+	re    *regexp.Regexp
+	names []string
+	read  ReadFunc
+}
+
+// AddResource adds (or replaces) a resource.
+func (s *Server) AddResource(r Resource, read ReadFunc) {
+	s.mu.Lock()
+	s.resources[r.URI] = &resource{info: r, read: read}
+	s.mu.Unlock()
+	s.changed("resources")
+}
+
+// RemoveResource removes a resource.
+func (s *Server) RemoveResource(uri string) {
+	s.mu.Lock()
+	_, ok := s.resources[uri]
+	delete(s.resources, uri)
+	s.mu.Unlock()
+	if ok {
+		s.changed("resources")
+	}
+}
+
+var templateVar = regexp.MustCompile(`\{([A-Za-z0-9_]+)\}`)
+
+// AddResourceTemplate adds a resource template; a read of a URI it
+// matches (and no plain resource has) goes to read with its variables.
+func (s *Server) AddResourceTemplate(t ResourceTemplate, read ReadFunc) {
+	var names []string
+	pat := "^"
+	last := 0
+	for _, m := range templateVar.FindAllStringSubmatchIndex(t.URITemplate, -1) {
+		pat += regexp.QuoteMeta(t.URITemplate[last:m[0]]) + "([^/]+)"
+		names = append(names, t.URITemplate[m[2]:m[3]])
+		last = m[1]
+	}
+	pat += regexp.QuoteMeta(t.URITemplate[last:]) + "$"
+	s.mu.Lock()
+	s.templates = append(s.templates, &template{info: t, re: regexp.MustCompile(pat), names: names, read: read})
+	s.mu.Unlock()
+	s.changed("resources")
+}
+
+// ResourceUpdated tells the clients subscribed to uri that it changed:
+// notifications/resources/updated to session-era clients that sent
+// resources/subscribe, and to stateless-era listeners that asked for it.
+func (s *Server) ResourceUpdated(uri string) {
+	s.notifySessions("notifications/resources/updated", map[string]string{"uri": uri}, func(ss *session) bool { return ss.subs[uri] })
+	s.feed.PublishResource(uri)
+}
+
+type resourcesListResult struct {
+	era
+	Resources  []Resource `json:"resources"`
+	NextCursor string     `json:"nextCursor,omitzero"`
+	cache
+}
+
+type templatesListResult struct {
+	era
+	ResourceTemplates []ResourceTemplate `json:"resourceTemplates"`
+	NextCursor        string             `json:"nextCursor,omitzero"`
+	cache
+}
+
+type readParams struct {
+	URI            string          `json:"uri"`
+	Meta           json.RawMessage `json:"_meta,omitzero"`
+	InputResponses json.RawMessage `json:"inputResponses,omitzero"`
+	RequestState   string          `json:"requestState,omitzero"`
+}
+
+type readResult struct {
+	era
+	Contents []ResourceContents `json:"contents"`
+	cache
+}
+
+// ErrResourceNotFound is the error of a read of a URI the server does not
+// have: -32602 with the uri in data (MCP's resource-not-found).
+func resourceNotFound(uri string) *jsonrpc.Error {
+	data, _ := json.Marshal(map[string]string{"uri": uri})
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Resource not found", Data: data}
+}
+
+func (s *Server) registerResources(mux *jsonrpc.Mux) {
+	jsonrpc.Register(mux, "resources/list", func(ctx context.Context, p *listParams) (resourcesListResult, error) {
+		s.mu.RLock()
+		names := make([]string, 0, len(s.resources))
+		for u := range s.resources {
+			names = append(names, u)
+		}
+		s.mu.RUnlock()
+		names, next, err := s.page(names, cursorOf(p))
+		if err != nil {
+			return resourcesListResult{}, err
+		}
+		out := make([]Resource, 0, len(names))
+		s.mu.RLock()
+		for _, u := range names {
+			if r := s.resources[u]; r != nil {
+				out = append(out, r.info)
+			}
+		}
+		s.mu.RUnlock()
+		return resourcesListResult{era: s.era(ctx), Resources: out, NextCursor: next, cache: s.cache(ctx, "public")}, nil
+	})
+	jsonrpc.Register(mux, "resources/templates/list", func(ctx context.Context, p *listParams) (templatesListResult, error) {
+		s.mu.RLock()
+		out := make([]ResourceTemplate, 0, len(s.templates))
+		for _, t := range s.templates {
+			out = append(out, t.info)
+		}
+		s.mu.RUnlock()
+		return templatesListResult{era: s.era(ctx), ResourceTemplates: out, cache: s.cache(ctx, "public")}, nil
+	})
+	jsonrpc.Register(mux, "resources/read", func(ctx context.Context, p readParams) (any, error) {
+		return s.read(context.WithValue(ctx, requestMetaKey{}, p.Meta), p.URI)
+	})
+	sub := func(add bool) func(ctx context.Context, p readParams) (era, error) {
+		return func(ctx context.Context, p readParams) (era, error) {
+			ss := s.join(ctx)
+			if ss != nil {
+				s.mu.Lock()
+				if add {
+					ss.subs[p.URI] = true
+				} else {
+					delete(ss.subs, p.URI)
+				}
+				s.mu.Unlock()
+			}
+			return s.era(ctx), nil
+		}
+	}
+	jsonrpc.Register(mux, "resources/subscribe", sub(true))
+	jsonrpc.Register(mux, "resources/unsubscribe", sub(false))
+}
+
+func cursorOf(p *listParams) string {
+	if p == nil {
+		return ""
+	}
+	return p.Cursor
+}
+
+// read reads uri: a plain resource, else the first template matching.
+func (s *Server) read(ctx context.Context, uri string) (any, error) {
+	s.mu.RLock()
+	r := s.resources[uri]
+	var read ReadFunc
+	var vars map[string]string
+	if r != nil {
+		read = r.read
+	} else {
+		for _, t := range s.templates {
+			if m := t.re.FindStringSubmatch(uri); m != nil {
+				read, vars = t.read, map[string]string{}
+				for i, n := range t.names {
+					vars[n] = m[i+1]
+				}
+				break
+			}
+		}
+	}
+	s.mu.RUnlock()
+	if read == nil || strings.TrimSpace(uri) == "" {
+		return nil, resourceNotFound(uri)
+	}
+	contents, err := read(ctx, uri, vars)
+	var input *jsonrpc.InputRequiredError
+	if asInput(err, &input) {
+		return input.Result, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return readResult{era: s.era(ctx), Contents: contents, cache: s.cache(ctx, "private")}, nil
+}

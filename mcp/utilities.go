@@ -1,0 +1,116 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/seedhq/jsonrpc"
+)
+
+// LogLevels are MCP's log levels, least severe first.
+var LogLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// CompleteParams are the params of completion/complete.
+type CompleteParams struct {
+	Ref struct {
+		Type string `json:"type"` // "ref/prompt" or "ref/resource"
+		Name string `json:"name,omitzero"`
+		URI  string `json:"uri,omitzero"`
+	} `json:"ref"`
+	Argument struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	} `json:"argument"`
+	Context *struct {
+		Arguments map[string]string `json:"arguments,omitzero"`
+	} `json:"context,omitzero"`
+	Meta json.RawMessage `json:"_meta,omitzero"`
+}
+
+// Completion is the completion of an argument's value.
+type Completion struct {
+	Values  []string `json:"values"`
+	Total   int      `json:"total,omitzero"`
+	HasMore bool     `json:"hasMore"`
+}
+
+type completeResult struct {
+	era
+	Completion Completion `json:"completion"`
+}
+
+type setLevelParams struct {
+	Level string          `json:"level"`
+	Meta  json.RawMessage `json:"_meta,omitzero"`
+}
+
+// logMessage is the params of notifications/message.
+type logMessage struct {
+	Level  string `json:"level"`
+	Logger string `json:"logger,omitzero"`
+	Data   any    `json:"data"`
+}
+
+func (s *Server) registerUtilities(mux *jsonrpc.Mux) {
+	jsonrpc.Register(mux, "completion/complete", func(ctx context.Context, p CompleteParams) (completeResult, error) {
+		c := Completion{Values: []string{}}
+		if s.Complete != nil {
+			var err error
+			if c, err = s.Complete(ctx, p); err != nil {
+				return completeResult{}, err
+			}
+			if c.Values == nil {
+				c.Values = []string{}
+			}
+		}
+		return completeResult{era: s.era(ctx), Completion: c}, nil
+	})
+	jsonrpc.Register(mux, "logging/setLevel", func(ctx context.Context, p setLevelParams) (era, error) {
+		i := slices.Index(LogLevels, p.Level)
+		if i < 0 {
+			return era{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: unknown log level %q", p.Level)
+		}
+		if ss := s.join(ctx); ss != nil {
+			s.mu.Lock()
+			ss.level = i
+			s.mu.Unlock()
+		}
+		return s.era(ctx), nil
+	})
+}
+
+// Log sends a log message (notifications/message) about the request ctx
+// belongs to, when its client wants that level: under the stateless era
+// the request's _meta logLevel (none: no message), on the request's own
+// stream; under the session era the level the session set with
+// logging/setLevel (none set: every message), on the request's stream.
+func (s *Server) Log(ctx context.Context, level, logger string, data any) {
+	i := slices.Index(LogLevels, level)
+	c := jsonrpc.ConnFromContext(ctx)
+	if i < 0 || c == nil {
+		return
+	}
+	if m := jsonrpc.MCPMetaFromContext(ctx); m != nil {
+		if min := slices.Index(LogLevels, m.LogLevel); min < 0 || i < min {
+			return
+		}
+	} else if sc := jsonrpc.SessionConn(ctx); sc != nil {
+		s.mu.RLock()
+		ss := s.sessions[sc]
+		s.mu.RUnlock()
+		if ss != nil && ss.level >= 0 && i < ss.level {
+			return
+		}
+	}
+	_ = c.Notify(context.WithoutCancel(ctx), "notifications/message", logMessage{Level: level, Logger: logger, Data: data})
+}
+
+// Ask asks the client of the request ctx belongs to for input (key names
+// the question): elicitation/create, sampling/createMessage or
+// roots/list, with s.Rounds (see jsonrpc.InputRounds.Ask: a call over the
+// session, or a multi round-trip). A client that did not declare the
+// capability gets -32021 in both eras, and is not asked.
+func (s *Server) Ask(ctx context.Context, key string, req jsonrpc.InputRequest, result any) error {
+	return s.Rounds.Ask(ctx, key, req, result)
+}
