@@ -12,6 +12,8 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -127,9 +129,17 @@ func runIdle(b *testing.B, mode, addr, request string, start func() (stop func()
 // each make one call and then idle; it returns once they are all open. The
 // returned function ends the child.
 func startIdleClients(b *testing.B, mode, addr, request string, n int) (stop func()) {
+	stop, _ = startIdleClientsTimed(b, mode, addr, request, n, 1)
+	return stop
+}
+
+// startIdleClientsTimed is startIdleClients with dialers connecting at
+// once; it also returns how long the child took to open the connections
+// and make their calls.
+func startIdleClientsTimed(b *testing.B, mode, addr, request string, n, dialers int) (stop func(), took time.Duration) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestIdleClientProcess$", "-test.bench=^$")
 	cmd.Env = append(os.Environ(), "BENCH_IDLE_CLIENT="+mode, "BENCH_IDLE_ADDR="+addr,
-		"BENCH_IDLE_N="+strconv.Itoa(n), "BENCH_IDLE_REQUEST="+request)
+		"BENCH_IDLE_N="+strconv.Itoa(n), "BENCH_IDLE_REQUEST="+request, "BENCH_IDLE_DIALERS="+strconv.Itoa(dialers))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -144,61 +154,87 @@ func startIdleClients(b *testing.B, mode, addr, request string, n int) (stop fun
 	}
 	stop = func() { stdin.Close(); cmd.Wait() }
 	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || line != "ready\n" {
+	ns, ok := strings.CutPrefix(strings.TrimSpace(line), "ready ")
+	took64, perr := strconv.ParseInt(ns, 10, 64)
+	if err != nil || !ok || perr != nil {
 		stop()
 		b.Fatalf("the client process did not connect: %q %v", strings.TrimSpace(line), err)
 	}
-	return stop
+	return stop, time.Duration(took64)
 }
 
 // TestIdleClientProcess is the child process of the Idle benchmarks: it
-// opens the connections, makes one call on each, prints "ready" and holds
-// them until its standard input closes.
+// opens the connections from BENCH_IDLE_DIALERS goroutines, makes one call
+// on each, prints "ready" and the nanoseconds that took, and holds them
+// until its standard input closes. Over TCP it spreads the connections
+// over local addresses 127.0.0.1, 127.0.0.2, … (20,000 each), as one
+// address has fewer ephemeral ports than 100,000 connections need.
 func TestIdleClientProcess(t *testing.T) {
 	mode := os.Getenv("BENCH_IDLE_CLIENT")
 	if mode == "" {
-		t.Skip("only run as the child process of BenchmarkIdleTCP and BenchmarkIdleWS")
+		t.Skip("only run as the child process of the Idle benchmarks")
 	}
 	addr, request := os.Getenv("BENCH_IDLE_ADDR"), os.Getenv("BENCH_IDLE_REQUEST")
 	n, _ := strconv.Atoi(os.Getenv("BENCH_IDLE_N"))
-	ctx := context.Background()
-	var keep []any
-	for i := range n {
-		var err error
-		switch mode {
-		case "tcp":
-			var nc net.Conn
-			if nc, err = net.Dial("tcp", addr); err == nil {
-				keep = append(keep, nc)
-				if _, err = nc.Write([]byte(request + "\n")); err == nil {
-					var line string
-					line, err = bufio.NewReader(nc).ReadString('\n')
-					if err == nil && !isReply(line, request) {
-						err = fmt.Errorf("unexpected reply %q", line)
-					}
+	dialers, _ := strconv.Atoi(os.Getenv("BENCH_IDLE_DIALERS"))
+	keep := make([]any, n)
+	var next atomic.Int64
+	var failed atomic.Bool
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range max(dialers, 1) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n && !failed.Load(); i = int(next.Add(1) - 1) {
+				c, err := idleClient(mode, addr, request, i)
+				keep[i] = c
+				if err != nil && !failed.Swap(true) {
+					fmt.Printf("error: connection %d: %v\n", i, err)
 				}
 			}
-		case "ws":
-			var c *websocket.Conn
-			if c, _, err = websocket.Dial(ctx, "ws://"+addr+"/", nil); err == nil {
-				keep = append(keep, c)
-				if err = c.Write(ctx, websocket.MessageText, []byte(request)); err == nil {
-					var msg []byte
-					_, msg, err = c.Read(ctx)
-					if err == nil && !isReply(string(msg), request) {
-						err = fmt.Errorf("unexpected reply %q", msg)
-					}
-				}
-			}
-		}
-		if err != nil {
-			fmt.Printf("error: connection %d: %v\n", i, err)
-			return
-		}
+		})
 	}
-	fmt.Println("ready")
+	wg.Wait()
+	if failed.Load() {
+		return
+	}
+	fmt.Println("ready", time.Since(start).Nanoseconds())
 	os.Stdin.Read(make([]byte, 1)) // until the parent closes it
 	runtime.KeepAlive(keep)
+}
+
+// idleClient opens connection i and makes one call on it.
+func idleClient(mode, addr, request string, i int) (any, error) {
+	ctx := context.Background()
+	switch mode {
+	case "tcp":
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, byte(i/20000/256), byte(1+i/20000%256))}}
+		nc, err := d.Dial("tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		if _, err = nc.Write([]byte(request + "\n")); err != nil {
+			return nc, err
+		}
+		line, err := bufio.NewReader(nc).ReadString('\n')
+		if err == nil && !isReply(line, request) {
+			err = fmt.Errorf("unexpected reply %q", line)
+		}
+		return nc, err
+	case "ws":
+		c, _, err := websocket.Dial(ctx, "ws://"+addr+"/", nil)
+		if err != nil {
+			return nil, err
+		}
+		if err = c.Write(ctx, websocket.MessageText, []byte(request)); err != nil {
+			return c, err
+		}
+		_, msg, err := c.Read(ctx)
+		if err == nil && !isReply(string(msg), request) {
+			err = fmt.Errorf("unexpected reply %q", msg)
+		}
+		return c, err
+	}
+	return nil, fmt.Errorf("unknown mode %q", mode)
 }
 
 // isReply reports whether msg answers request: a response with a result,

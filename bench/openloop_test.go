@@ -78,8 +78,12 @@ func openLoopAll(b *testing.B, has func(*Impl) bool, start func(testing.TB, *Imp
 			}
 			for _, pct := range levels {
 				b.Run(fmt.Sprintf("%dpct", pct), func(b *testing.B) {
+					start := time.Now()
 					r := OpenLoop(ctx, LoadSpec{Rate: peak * float64(pct) / 100, Duration: d, Callers: openLoopCallers, Drain: d + time.Second}, call)
 					reportLoad(b, peak, r)
+					// The last call is due just before d: fill d, so that a
+					// -benchtime=d run ends here rather than run the level again.
+					time.Sleep(time.Until(start.Add(d + time.Millisecond)))
 				})
 			}
 		})
