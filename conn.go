@@ -701,7 +701,7 @@ func (c *Conn) call(ctx context.Context, method string, params any, iter bool) (
 		return callResult{}, c.errClosed()
 	}
 	c.rd.noteOverlap()
-	c.pending.Add(n, p)
+	c.pending.Add(n, p.group, p)
 	c.mu.Unlock()
 	// A handler calling its peer gives its slot back before sending, since
 	// the send itself may wait for the peer to read.
@@ -826,7 +826,7 @@ func (c *Conn) batchDirect(ctx context.Context, b *Batch) error {
 	}
 	c.rd.noteOverlap()
 	for _, w := range calls {
-		c.pending.Add(w.id, w.p)
+		c.pending.Add(w.id, w.p.group, w.p)
 	}
 	c.mu.Unlock()
 	yieldToken(ctx, c)

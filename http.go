@@ -417,7 +417,7 @@ func (c *HTTPClient) batchDirect(ctx context.Context, b *Batch) error {
 	}
 	var set pendingSet
 	for _, w := range calls {
-		set.Add(w.id, w.p)
+		set.Add(w.id, w.p.group, w.p)
 	}
 	// The reply answers this batch even when it is one object (an error
 	// for the whole batch, say it is too long): no call is left waiting.

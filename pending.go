@@ -7,11 +7,11 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/seedhq/jsonrpc/internal/calls"
+	"github.com/seedhq/jsonrpc/internal/connrt"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
-// Responses are matched to our calls by the rules of internal/calls, the
+// Responses are matched to our calls by the rules of connrt.Calls, the
 // same for Conn and HTTPClient (and NewMessageClient): a response gets a
 // result, an *Error, or ErrInvalidResponse when the response or its error
 // object is malformed; the calls of a batch that its reply left out get its
@@ -45,12 +45,9 @@ func newPending(group uint64) *pendingCall {
 	return p
 }
 
-// Group is the message p was sent in (calls.Pending).
-func (p *pendingCall) Group() uint64 { return p.group }
-
 // pendingSet is the calls waiting for a response, by id. It is not safe for
 // concurrent use (a [Conn] guards its set with its mutex).
-type pendingSet struct{ calls.Set[*pendingCall] }
+type pendingSet struct{ connrt.Calls[*pendingCall] }
 
 // answer delivers the responses among elems (the elements of message data,
 // requests included) to the calls they answer, and reports what matched no
@@ -118,7 +115,7 @@ func nullIDError(data []byte, e *wire.Envelope) *Error {
 }
 
 // parseOurID reads an id we sent: a plain decimal number.
-func parseOurID(raw []byte) (uint64, bool) { return calls.ParseID(raw) }
+func parseOurID(raw []byte) (uint64, bool) { return connrt.ParseID(raw) }
 
 // batchCall is a call of a batch being sent, with its id and record.
 type batchCall struct {
@@ -190,7 +187,7 @@ func (sb *sentBatch) release() {
 func encodeBatch(dst []byte, b *Batch, seq *atomic.Uint64) ([]byte, *sentBatch, error) {
 	sb := sentBatchPool.Get().(*sentBatch)
 	sb.calls = slices.Grow(sb.calls[:0], len(b.elems))
-	dst, err := calls.AppendBatch(dst, len(b.elems), seq, func(i int) (string, any, bool) {
+	dst, err := connrt.AppendBatch(dst, len(b.elems), seq, func(i int) (string, any, bool) {
 		e := b.elems[i]
 		return e.Method, e.Params, !e.notify
 	}, func(i int, id, group uint64) {
@@ -207,7 +204,7 @@ func encodeBatch(dst []byte, b *Batch, seq *atomic.Uint64) ([]byte, *sentBatch, 
 // ctx's error if ctx ends first (results already there are still taken).
 func wait(ctx context.Context, sb *sentBatch, strict bool) error {
 	sent := sb.calls
-	return calls.Wait(ctx, len(sent), func(i int) chan callResult { return sent[i].p.ch }, func(i int, r callResult) {
+	return connrt.Wait(ctx, len(sent), func(i int) chan callResult { return sent[i].p.ch }, func(i int, r callResult) {
 		pendingPool.Put(sent[i].p) // nothing else can send on it now
 		sent[i].finish(r.result, r.err, strict)
 		sb.note(r)

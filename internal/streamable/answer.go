@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/seedhq/jsonrpc/internal/calls"
+	"github.com/seedhq/jsonrpc/internal/connrt"
 	"github.com/seedhq/jsonrpc/internal/sse"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
@@ -257,7 +257,7 @@ func Route[T interface {
 }](r *Routes[T], data []byte, responses []wire.Envelope, session string, mixed bool) {
 	seen := map[T]bool{}
 	for i := range responses {
-		n, ok := calls.ParseID(responses[i].ID.Of(data))
+		n, ok := connrt.ParseID(responses[i].ID.Of(data))
 		if !ok {
 			continue
 		}

@@ -20,7 +20,7 @@
 // responses a message holds (messages.go).
 //
 // It imports only internal/sse, internal/mcp, internal/wire and
-// internal/calls (the ids of the server's calls). What it needs of the
+// internal/connrt (the ids of the server's calls). What it needs of the
 // root package comes in as funcs (ServerConfig.WriteTimeout and OnEnd;
 // ClientConfig's ReadReply, LendReply, Failed, ContextHeader, Logger), as the
 // io.Closer of a session's connection and as the Target of a route. The

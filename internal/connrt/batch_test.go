@@ -1,4 +1,4 @@
-package calls
+package connrt
 
 import (
 	"context"

@@ -1,5 +1,24 @@
-// Package calls is the table of our calls in flight, by id, and the rules
-// that match responses to them (the same for a connection and an HTTP
+package connrt
+
+import "github.com/seedhq/jsonrpc/internal/wire"
+
+// Outcomes is the owner's side of Calls.Answer: the results it sends to its
+// calls.
+type Outcomes[P any] interface {
+	// Answer sends response e of data to p; alone reports that data is
+	// this one response (not a batch).
+	Answer(p P, data []byte, e *wire.Envelope, alone bool)
+	// NullError is the error of e when e is an error response with id null
+	// (or no id), and nil otherwise.
+	NullError(data []byte, e *wire.Envelope) error
+	// Fail sends err (an id-null error) to p.
+	Fail(p P, err error)
+	// NoResponse tells p that the batch reply left it out.
+	NoResponse(p P)
+}
+
+// Calls is the table of our calls in flight, by id, and the rules that
+// match responses to them (the same for a connection and an HTTP
 // client):
 //
 //   - a response goes to the call with its id (Outcomes.Answer makes its
@@ -15,82 +34,64 @@
 // The ids are ours: plain decimal numbers (ParseID). A call's group is the
 // message it was sent in: its own id, or its batch's first id. A batch is
 // written with AppendBatch (ids from a counter, the group of its calls),
-// and its results awaited with Wait.
-package calls
-
-import "github.com/seedhq/jsonrpc/internal/wire"
-
-// Pending is a call's record: comparable (a pointer), with the group of
-// the message it was sent in.
-type Pending interface {
-	comparable
-	Group() uint64
-}
-
-// Outcomes is the owner's side of Set.Answer: the results it sends to its
-// calls.
-type Outcomes[P Pending] interface {
-	// Answer sends response e of data to p; alone reports that data is
-	// this one response (not a batch).
-	Answer(p P, data []byte, e *wire.Envelope, alone bool)
-	// NullError is the error of e when e is an error response with id null
-	// (or no id), and nil otherwise.
-	NullError(data []byte, e *wire.Envelope) error
-	// Fail sends err (an id-null error) to p.
-	Fail(p P, err error)
-	// NoResponse tells p that the batch reply left it out.
-	NoResponse(p P)
-}
-
-// Set is the calls waiting for a response, by id. It is not safe for
-// concurrent use (its owner guards it with a mutex).
-type Set[P Pending] struct {
-	m     map[uint64]P
+// and its results awaited with Wait. Calls is not safe for concurrent use
+// (its owner guards it with a mutex).
+type Calls[P any] struct {
+	m     map[uint64]waiting[P]
 	ended bool // no call can be answered any more (TakeAll)
 }
 
+// waiting is a call and its group.
+type waiting[P any] struct {
+	p     P
+	group uint64
+}
+
 // Len is the number of calls waiting.
-func (s *Set[P]) Len() int { return len(s.m) }
+func (s *Calls[P]) Len() int { return len(s.m) }
 
 // Ended reports whether TakeAll has ended the set.
-func (s *Set[P]) Ended() bool { return s.ended }
+func (s *Calls[P]) Ended() bool { return s.ended }
 
-// Add adds call p with id.
-func (s *Set[P]) Add(id uint64, p P) {
+// Add adds call p with id, sent in message group.
+func (s *Calls[P]) Add(id, group uint64, p P) {
 	if s.m == nil {
-		s.m = make(map[uint64]P)
+		s.m = make(map[uint64]waiting[P])
 	}
-	s.m[id] = p
+	s.m[id] = waiting[P]{p, group}
 }
 
 // Get returns the call with id, and whether there is one.
-func (s *Set[P]) Get(id uint64) (P, bool) {
-	p, ok := s.m[id]
-	return p, ok
+func (s *Calls[P]) Get(id uint64) (P, bool) {
+	w, ok := s.m[id]
+	return w.p, ok
 }
 
 // Take removes and returns the call with id, and whether there was one.
-func (s *Set[P]) Take(id uint64) (P, bool) {
-	p, ok := s.m[id]
+func (s *Calls[P]) Take(id uint64) (P, bool) {
+	w, ok := s.m[id]
 	if ok {
 		delete(s.m, id)
 	}
-	return p, ok
+	return w.p, ok
 }
 
 // TakeAll removes every call, and ends the set.
-func (s *Set[P]) TakeAll() map[uint64]P {
-	m := s.m
+func (s *Calls[P]) TakeAll() []P {
+	calls := make([]P, 0, len(s.m))
+	for _, w := range s.m {
+		calls = append(calls, w.p)
+	}
 	s.m, s.ended = nil, true
-	return m
+	return calls
 }
 
 // TakeGroup removes and returns the calls sent in one message.
-func (s *Set[P]) TakeGroup(group uint64) []P {
+func (s *Calls[P]) TakeGroup(group uint64) []P {
 	var calls []P
-	for n, p := range s.m {
-		if p.Group() == group {
-			calls = append(calls, p)
+	for n, w := range s.m {
+		if w.group == group {
+			calls = append(calls, w.p)
 			delete(s.m, n)
 		}
 	}
@@ -99,13 +100,13 @@ func (s *Set[P]) TakeGroup(group uint64) []P {
 
 // TakeOneGroup removes and returns the calls waiting when they all belong
 // to one message; otherwise it takes none.
-func (s *Set[P]) TakeOneGroup() []P {
+func (s *Calls[P]) TakeOneGroup() []P {
 	var group uint64
-	for _, p := range s.m {
-		if group != 0 && p.Group() != group {
+	for _, w := range s.m {
+		if group != 0 && w.group != group {
 			return nil
 		}
-		group = p.Group()
+		group = w.group
 	}
 	if group == 0 {
 		return nil
@@ -117,7 +118,7 @@ func (s *Set[P]) TakeOneGroup() []P {
 // requests included) to the calls they answer, by the rules of the package,
 // and reports what matched no call: how many responses, the id of the
 // first, and an id-null error that answered nothing.
-func (s *Set[P]) Answer(data []byte, elems []wire.Envelope, batch bool, o Outcomes[P]) (unmatched int, firstID string, nullErr error) {
+func (s *Calls[P]) Answer(data []byte, elems []wire.Envelope, batch bool, o Outcomes[P]) (unmatched int, firstID string, nullErr error) {
 	var group uint64 // the batch of ours this message answers
 	for i := range elems {
 		e := &elems[i]
@@ -131,9 +132,10 @@ func (s *Set[P]) Answer(data []byte, elems []wire.Envelope, batch bool, o Outcom
 				continue
 			}
 		} else if n, ok := ParseID(raw); ok {
-			if p, ok := s.Take(n); ok {
-				group = p.Group() // read before p is answered: its caller may recycle it
-				o.Answer(p, data, e, !batch)
+			if w, ok := s.m[n]; ok {
+				delete(s.m, n)
+				group = w.group
+				o.Answer(w.p, data, e, !batch)
 				continue
 			}
 		}
@@ -148,7 +150,7 @@ func (s *Set[P]) Answer(data []byte, elems []wire.Envelope, batch bool, o Outcom
 // group, if batch) left out: those of the batch, or with an id-null error
 // nullErr the calls waiting when they all belong to one message. It returns
 // nullErr if that answered no call, and nil otherwise.
-func (s *Set[P]) answerLeft(batch bool, group uint64, nullErr error, o Outcomes[P]) error {
+func (s *Calls[P]) answerLeft(batch bool, group uint64, nullErr error, o Outcomes[P]) error {
 	var left []P
 	switch {
 	case batch && group != 0:

@@ -1,4 +1,4 @@
-package calls
+package connrt
 
 import (
 	"errors"
@@ -15,8 +15,6 @@ type call struct {
 	group uint64
 	got   string // "result …", "error …", "fail …", "none"
 }
-
-func (c *call) Group() uint64 { return c.group }
 
 // record sends each call a description of its outcome.
 type record struct{}
@@ -84,10 +82,10 @@ func TestAnswer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var s Set[*call]
+			var s Calls[*call]
 			calls := map[uint64]*call{1: {group: 1}, 2: {group: 2}, 3: {group: 2}, 4: {group: 2}}
 			for id, c := range calls {
-				s.Add(id, c)
+				s.Add(id, c.group, c)
 			}
 			m := parse(t, tt.msg)
 			unmatched, firstID, nullErr := s.Answer([]byte(tt.msg), m.Elems, m.Batch, record{})
@@ -109,10 +107,10 @@ func TestAnswer(t *testing.T) {
 // An id-null error answers the calls waiting when they all belong to one
 // message.
 func TestAnswerNullErrorOneMessage(t *testing.T) {
-	var s Set[*call]
+	var s Calls[*call]
 	a, b := &call{group: 5}, &call{group: 5}
-	s.Add(5, a)
-	s.Add(6, b)
+	s.Add(5, 5, a)
+	s.Add(6, 5, b)
 	msg := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}`
 	m := parse(t, msg)
 	if _, _, nullErr := s.Answer([]byte(msg), m.Elems, m.Batch, record{}); nullErr != nil {
@@ -124,8 +122,8 @@ func TestAnswerNullErrorOneMessage(t *testing.T) {
 }
 
 func TestTakeAllEnds(t *testing.T) {
-	var s Set[*call]
-	s.Add(1, &call{group: 1})
+	var s Calls[*call]
+	s.Add(1, 1, &call{group: 1})
 	if s.Ended() {
 		t.Fatal("a new set is ended")
 	}
@@ -138,9 +136,9 @@ func TestTakeAllEnds(t *testing.T) {
 }
 
 func TestTakeGroup(t *testing.T) {
-	var s Set[*call]
+	var s Calls[*call]
 	for id := uint64(1); id <= 5; id++ {
-		s.Add(id, &call{group: min(id, 3)}) // groups 1, 2, 3, 3, 3
+		s.Add(id, min(id, 3), &call{group: min(id, 3)}) // groups 1, 2, 3, 3, 3
 	}
 	if got := s.TakeOneGroup(); got != nil {
 		t.Errorf("TakeOneGroup took %d calls of several messages", len(got))
