@@ -110,11 +110,17 @@ func TestMCPConformanceSuite(t *testing.T) {
 // and the suite's output.
 func runConformance(t *testing.T, dir string, args ...string) (map[string]scenarioResult, []byte) {
 	t.Helper()
+	return runConformanceOn(t, dir, []string{"--mcp"}, args...)
+}
+
+// runConformanceOn is runConformance against jrpc serve with serveArgs.
+func runConformanceOn(t *testing.T, dir string, serveArgs []string, args ...string) (map[string]scenarioResult, []byte) {
+	t.Helper()
 	node := conformanceNodeIn(t, dir)
 	jrpcBinary(t) // before the clock starts: the build may be slow
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	url := startJRPCServe(t, ctx, "--mcp", "--listen", "http://127.0.0.1:0/mcp")
+	url := startJRPCServe(t, ctx, append(serveArgs, "--listen", "http://127.0.0.1:0/mcp")...)
 
 	results := t.TempDir()
 	cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join("node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js"),

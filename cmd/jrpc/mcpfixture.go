@@ -36,6 +36,7 @@ func mcpFixture(keys [][]byte) *mcp.Server {
 	addFixtureContentTools(s)
 	addFixtureActionTools(s)
 	addFixtureInputTools(s)
+	addFixtureRoundTools(s)
 	addFixtureResources(s)
 	addFixturePrompts(s)
 	return s
@@ -161,23 +162,28 @@ func addFixtureInputTools(s *mcp.Server) {
 		}
 		return &mcp.ToolResult{Content: []mcp.Content{mcp.TextContent("LLM response: " + r.Content.Text)}}, nil
 	})
+	ask := func(ctx context.Context, msg string, schema any, prefix string) (*mcp.ToolResult, error) {
+		var r struct {
+			Action  string          `json:"action"`
+			Content json.RawMessage `json:"content"`
+		}
+		if err := s.Ask(ctx, "elicitation", jsonrpc.InputRequest{Method: "elicitation/create", Params: map[string]any{"message": msg, "requestedSchema": schema}}, &r); err != nil {
+			return nil, err
+		}
+		if len(r.Content) == 0 {
+			r.Content = json.RawMessage(`{}`)
+		}
+		return &mcp.ToolResult{Content: []mcp.Content{mcp.TextContent(prefix + "action=" + r.Action + ", content=" + string(r.Content))}}, nil
+	}
 	elicit := func(name, desc, message string, schema any, prefix string) {
-		mcp.AddTool(s, mcp.Tool{Name: name, Description: desc}, func(ctx context.Context, a messageArg) (*mcp.ToolResult, error) {
-			msg := message
-			if msg == "" {
-				msg = a.Message
-			}
-			var r struct {
-				Action  string          `json:"action"`
-				Content json.RawMessage `json:"content"`
-			}
-			if err := s.Ask(ctx, "elicitation", jsonrpc.InputRequest{Method: "elicitation/create", Params: map[string]any{"message": msg, "requestedSchema": schema}}, &r); err != nil {
-				return nil, err
-			}
-			if len(r.Content) == 0 {
-				r.Content = json.RawMessage(`{}`)
-			}
-			return &mcp.ToolResult{Content: []mcp.Content{mcp.TextContent(prefix + "action=" + r.Action + ", content=" + string(r.Content))}}, nil
+		if message == "" { // the message is the tool's argument
+			mcp.AddTool(s, mcp.Tool{Name: name, Description: desc}, func(ctx context.Context, a messageArg) (*mcp.ToolResult, error) {
+				return ask(ctx, a.Message, schema, prefix)
+			})
+			return
+		}
+		mcp.AddTool(s, mcp.Tool{Name: name, Description: desc}, func(ctx context.Context, _ noArgs) (*mcp.ToolResult, error) {
+			return ask(ctx, message, schema, prefix)
 		})
 	}
 	elicit("test_elicitation", "Tests server-initiated elicitation (user input request)", "", elicitForm, "User response: ")
@@ -203,6 +209,76 @@ func addFixtureInputTools(s *mcp.Server) {
 			return nil, err
 		}
 		return &mcp.ToolResult{Content: []mcp.Content{mcp.TextContent(fmt.Sprintf("Hello, %v!", r.Content["name"]))}}, nil
+	})
+}
+
+// form is an elicitation/create of one required string property.
+func form(message, property string) jsonrpc.InputRequest {
+	return jsonrpc.InputRequest{Method: "elicitation/create", Params: map[string]any{"message": message,
+		"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{property: map[string]any{"type": "string"}}, "required": []string{property}}}}
+}
+
+// answer is a client's answer to an elicitation or a sampling request.
+type answer struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content"`
+	Roots   []any          `json:"roots"`
+}
+
+func textResult(text string) *mcp.ToolResult {
+	return &mcp.ToolResult{Content: []mcp.Content{mcp.TextContent(text)}}
+}
+
+// addFixtureRoundTools adds the multi round-trip tools (one question per
+// round: the library's Ask) and the prompt that asks first.
+func addFixtureRoundTools(s *mcp.Server) {
+	tool := func(name, desc string, fn func(ctx context.Context) (*mcp.ToolResult, error)) {
+		mcp.AddTool(s, mcp.Tool{Name: name, Description: desc}, func(ctx context.Context, _ noArgs) (*mcp.ToolResult, error) { return fn(ctx) })
+	}
+	tool("test_input_required_result_sampling", "MRTR: returns InputRequiredResult with sampling request", func(ctx context.Context) (*mcp.ToolResult, error) {
+		var a answer
+		err := s.Ask(ctx, "sample_request", jsonrpc.InputRequest{Method: "sampling/createMessage", Params: map[string]any{
+			"messages": []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "What is the capital of France?"}}}, "maxTokens": 100}}, &a)
+		if err != nil {
+			return nil, err
+		}
+		text, _ := a.Content["text"].(string)
+		return textResult("Sampling result: " + text), nil
+	})
+	tool("test_input_required_result_list_roots", "MRTR: returns InputRequiredResult with roots/list request", func(ctx context.Context) (*mcp.ToolResult, error) {
+		var a answer
+		if err := s.Ask(ctx, "roots_request", jsonrpc.InputRequest{Method: "roots/list", Params: map[string]any{}}, &a); err != nil {
+			return nil, err
+		}
+		return textResult(fmt.Sprintf("Found %d root(s)", len(a.Roots))), nil
+	})
+	confirm := func(name, desc string) {
+		tool(name, desc, func(ctx context.Context) (*mcp.ToolResult, error) {
+			var a answer
+			if err := s.Ask(ctx, "confirm", form("Please confirm", "confirmed"), &a); err != nil {
+				return nil, err
+			}
+			return textResult("Confirmed: action=" + a.Action), nil
+		})
+	}
+	confirm("test_input_required_result_request_state", "MRTR: returns InputRequiredResult with requestState")
+	confirm("test_input_required_result_tampered_state", "MRTR: HMAC-signed requestState integrity test")
+	tool("test_input_required_result_multi_round", "MRTR: multi-round InputRequiredResult workflow", func(ctx context.Context) (*mcp.ToolResult, error) {
+		var name, color answer
+		if err := s.Ask(ctx, "step1", form("Step 1: What is your name?", "name"), &name); err != nil {
+			return nil, err
+		}
+		if err := s.Ask(ctx, "step2", form("Step 2: What is your favorite color?", "color"), &color); err != nil {
+			return nil, err
+		}
+		return textResult(fmt.Sprintf("Multi-round complete for %v who likes %v", name.Content["name"], color.Content["color"])), nil
+	})
+	s.AddPrompt(mcp.Prompt{Name: "test_input_required_result_prompt", Description: "MRTR: a prompt that asks for input first"}, func(ctx context.Context, _ map[string]string) (*mcp.PromptResult, error) {
+		var a answer
+		if err := s.Ask(ctx, "user_context", form("What context should the prompt use?", "context"), &a); err != nil {
+			return nil, err
+		}
+		return &mcp.PromptResult{Messages: []mcp.PromptMessage{{Role: "user", Content: mcp.TextContent(fmt.Sprintf("Prompt with context: %v", a.Content["context"]))}}}, nil
 	})
 }
 
