@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -50,6 +51,7 @@ func protocolChecks() []check {
 	cs = append(cs, idChecks()...)
 	cs = append(cs, notificationChecks()...)
 	cs = append(cs, errorCases()...)
+	cs = append(cs, framingChecks()...)
 	cs = append(cs, batchChecks()...)
 	cs = append(cs, httpChecks()...)
 	return cs
@@ -90,7 +92,7 @@ func idChecks() []check {
 			r.idChecks++
 			same, exact := sameID(jsontext.Value(c.id), resp.id())
 			if !same {
-				return fmt.Errorf("sent id %s, the response has %s", clip([]byte(c.id)), idText(resp))
+				return because(idCause(jsontext.Value(c.id), resp.id()), "sent id %s, the response has %s", clip([]byte(c.id)), idText(resp))
 			}
 			if !exact {
 				r.respelled = append(r.respelled, fmt.Sprintf("%s echoed as %s", clip([]byte(c.id)), clip(resp.id())))
@@ -99,10 +101,9 @@ func idChecks() []check {
 		}})
 	}
 	for _, c := range []struct{ name, id string }{{"invalid-object", `{"a":1}`}, {"invalid-array", `[1]`}, {"invalid-bool", `true`}} {
-		// The method does not exist either: a server may say so first
-		// (-32601), hence SHOULD.
-		cs = append(cs, errorCase{name: "id/" + c.name, spec: specRequest + " (id: a String, Number, or NULL); " + specError, level: SHOULD,
-			msg: string(request(c.id)), codes: []int64{codeInvalidRequest}}.check())
+		// An invalid Request object, graded by its family's rule (see
+		// invalidRequest).
+		cs = append(cs, invalidRequest("id/"+c.name, specRequest+" (id MUST contain a String, Number, or NULL value if included)", string(request(c.id))).check())
 	}
 	cs = append(cs, check{name: "id/byte-for-byte", level: SHOULD, spec: specResponse + " (same value; the same bytes leave no doubt)", run: func(r *runner) error {
 		switch {
@@ -114,6 +115,24 @@ func idChecks() []check {
 		return nil
 	}})
 	return cs
+}
+
+// idCause says how an id came back changed.
+func idCause(sent, got jsontext.Value) string {
+	switch {
+	case got == nil:
+		return "responses have no id member"
+	case sent.Kind() != got.Kind():
+		return "ids come back as another JSON type"
+	case sent.Kind() == '0':
+		a, errA := strconv.ParseFloat(string(sent), 64)
+		b, errB := strconv.ParseFloat(string(got), 64)
+		if errA == nil && errB == nil && a == b {
+			return "numbers are rounded (read as 64-bit floats)"
+		}
+		return "numeric ids come back with another value"
+	}
+	return "ids come back with another value"
 }
 
 func idText(resp *response) string {
@@ -151,7 +170,7 @@ func silentCheck(name string, level Level, spec, msg string) check {
 			return err
 		}
 		if rep != nil {
-			return errors.New("it was answered")
+			return because("notifications are answered", "it was answered")
 		}
 		return nil
 	}}
@@ -204,7 +223,7 @@ func delimits(conn Conn) bool {
 func expectError(resp *response, id string, idOrNull bool, codes []int64) error {
 	code, ok := resp.code()
 	if !ok || !slices.Contains(codes, code) {
-		return fmt.Errorf("want error %s, got %s", codeList(codes), resp.describe())
+		return because(fmt.Sprintf("%s where §5.1 gives %s", resp.describe(), codeList(codes)), "want error %s, got %s", codeList(codes), resp.describe())
 	}
 	same, _ := sameID(jsontext.Value(id), resp.id())
 	if !same && !(idOrNull && string(resp.id()) == "null") {
@@ -225,6 +244,17 @@ func codeList(codes []int64) string {
 	return strings.Join(s, " or ")
 }
 
+// invalidRequest is a message that is valid JSON but not a valid Request
+// object. One rule grades the whole family, MUST: a call was made, so the
+// Server MUST reply (§5), and the reply is the error whose meaning §5.1
+// gives as "The JSON sent is not a valid Request object" (-32600), with id
+// Null when the id could not be read (§5). Whether another member is wrong
+// too (these messages call a method no server has) does not lower it: the
+// Request is invalid before its method is looked up.
+func invalidRequest(name, spec, msg string) errorCase {
+	return errorCase{name: name, level: MUST, spec: spec + "; " + specError + " -32600 Invalid Request", msg: msg, codes: []int64{codeInvalidRequest}}
+}
+
 // errorCases are the messages that are not valid JSON (-32700) or not a
 // valid Request (-32600); the id of their error is null when it could not
 // be read (§5).
@@ -234,16 +264,15 @@ func errorCases() []check {
 		return errorCase{name: "parse/" + name, spec: specError + " -32700 Parse error; " + specResponse + " (id Null)", msg: msg, codes: []int64{codeParse}, mayClose: true}
 	}
 	invalid := func(name, msg string) errorCase {
-		return errorCase{name: "request/" + name, spec: specRequest + "; " + specError + " -32600 Invalid Request", msg: msg, codes: []int64{codeInvalidRequest}}
+		return invalidRequest("request/"+name, specRequest, msg)
 	}
 	withID := func(e errorCase) errorCase { e.id, e.idOrNull = "1", true; return e }
 	delimited := func(e errorCase) errorCase { e.delimited = true; return e }
-	// The method does not exist either: a server may say so first
-	// (-32601), hence SHOULD.
+	// params that are not a Structured value: §5.1 has a code for them
+	// too (-32602 Invalid params).
 	badParams := func(e errorCase) errorCase {
-		e.spec = specParams + " (a Structured value); " + specError
+		e.spec = specParams + " (MUST be provided as a Structured value); " + specError + " -32600 Invalid Request or -32602 Invalid params"
 		e.codes = []int64{codeInvalidRequest, codeInvalidParams}
-		e.level = SHOULD
 		return withID(e)
 	}
 	cases := []errorCase{
@@ -315,17 +344,33 @@ type want struct {
 	code int64
 }
 
+// batchChecks grade a batch by one rule. Every element that is not a
+// Notification is a call, and "When a rpc call is made, the Server MUST
+// reply with a Response" (§5) holds inside a batch too: each MUST get a
+// Response under its id (an element that is not a Request at all: -32600,
+// id Null, as outside a batch). No Notification may be answered (§4.1,
+// MUST, "including those that are within a batch request"). §6's own
+// MUSTs stand (invalid JSON or an empty Array: a single Response object;
+// never an empty Array). What §6 says only SHOULD is graded SHOULD: that
+// the Responses come back as one Array, exactly one for each Request, and
+// nothing at all for a batch of Notifications.
 func batchChecks() []check {
 	all := []want{{`"a"`, codeMethodNotFound}, {`7`, codeMethodNotFound}, {`null`, codeInvalidRequest}, {`null`, codeInvalidRequest}}
 	n := `{"jsonrpc":"2.0","method":"` + unknownMethod + `"}`
+	answered := specResponse + " (the Server MUST reply to each call, also within a batch)"
 	return []check{
-		{name: "batch/mixed", level: SHOULD, spec: specBatch + " (a Response for each Request, in any order)", run: func(r *runner) error {
+		{name: "batch/mixed", level: SHOULD, spec: specBatch + " (an Array with a Response for each Request, in any order)", run: func(r *runner) error {
 			return r.batchOf(batchMixed, all)
+		}},
+		{name: "batch/calls-answered", level: MUST, spec: answered, run: func(r *runner) error {
+			return r.batchAnswered(batchMixed, all)
 		}},
 		{name: "batch/notification-not-answered", level: MUST, spec: specNotification + " (also within a batch)", run: (*runner).batchNotificationNotAnswered},
 		{name: "batch/response-ids", level: MUST, spec: specResponse + " (id MUST be the same as the request's)", run: (*runner).batchResponseIDs},
-		{name: "batch/invalid-element-code", level: MUST, spec: specBatch + " (rpc call with an invalid Batch); " + specError + " -32600", run: (*runner).batchInvalidElementCode},
-		{name: "batch/invalid-elements", level: SHOULD, spec: specBatch + " (a Response for each element)", run: func(r *runner) error {
+		{name: "batch/invalid-element-code", level: MUST, spec: answered + "; " + specError + " -32600", run: func(r *runner) error {
+			return r.batchAnswered(`[1,2,3]`, []want{{`null`, codeInvalidRequest}, {`null`, codeInvalidRequest}, {`null`, codeInvalidRequest}})
+		}},
+		{name: "batch/invalid-elements", level: SHOULD, spec: specBatch + " (an Array with a Response for each element)", run: func(r *runner) error {
 			return r.batchOf(`[1,2,3]`, []want{{`null`, codeInvalidRequest}, {`null`, codeInvalidRequest}, {`null`, codeInvalidRequest}})
 		}},
 		errorCase{name: "batch/empty", spec: specBatch + " (an Array with at least one value, else a single Response object); " + specError, msg: `[]`, codes: []int64{codeInvalidRequest}}.check(),
@@ -335,7 +380,10 @@ func batchChecks() []check {
 		{name: "batch/single-element", level: SHOULD, spec: specBatch + " (the Server should respond with an Array)", run: func(r *runner) error {
 			return r.batchOf(`[`+string(request(`"one"`))+`]`, []want{{`"one"`, codeMethodNotFound}})
 		}},
-		{name: "batch/duplicate-ids", level: SHOULD, spec: specBatch + " (a Response for each Request)", run: (*runner).batchDuplicateIDs},
+		{name: "batch/duplicate-ids", level: MUST, spec: answered + " (two calls, two Responses, whatever their ids)", run: func(r *runner) error {
+			// The server may refuse an id already in use: any error will do.
+			return r.batchAnswered(`[`+string(request(`1`))+`,`+string(request(`1`))+`]`, []want{{`1`, 0}, {`1`, 0}})
+		}},
 	}
 }
 
@@ -372,22 +420,6 @@ func (r *runner) batchResponseIDs() error {
 	return nil
 }
 
-func (r *runner) batchInvalidElementCode() error {
-	rep, err := r.call([]byte(`[1,2,3]`))
-	if err != nil {
-		return err
-	}
-	if rep.invalid != "" {
-		return fmt.Errorf("the reply is %s", rep.invalid)
-	}
-	for _, it := range rep.items {
-		if err := expectError(it, "null", false, []int64{codeInvalidRequest}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func (r *runner) batchAllNotifications() error {
 	n := `{"jsonrpc":"2.0","method":"` + unknownMethod + `"}`
 	rep, err := r.silent([]byte(`[` + n + `,` + n + `]`))
@@ -403,25 +435,6 @@ func (r *runner) batchAllNotifications() error {
 	return nil
 }
 
-func (r *runner) batchDuplicateIDs() error {
-	// The server may refuse an id already in use: any two
-	// responses with the id will do.
-	rep, err := r.call([]byte(`[` + string(request(`1`)) + `,` + string(request(`1`)) + `]`))
-	if err != nil {
-		return err
-	}
-	n := 0
-	for _, it := range rep.items {
-		if string(it.id()) == "1" {
-			n++
-		}
-	}
-	if !rep.batch || n != 2 {
-		return fmt.Errorf("want an Array of 2 responses with id 1")
-	}
-	return nil
-}
-
 // batchOf sends msg, whose reply must be an array holding exactly the
 // responses wanted, in any order.
 func (r *runner) batchOf(msg string, wants []want) error {
@@ -433,7 +446,7 @@ func (r *runner) batchOf(msg string, wants []want) error {
 	case rep.invalid != "":
 		return fmt.Errorf("the reply is %s", rep.invalid)
 	case !rep.batch:
-		return fmt.Errorf("the reply is a single %s, not an Array", rep.items[0].describe())
+		return because("a batch is answered with a single object, not an Array", "the reply is a single %s, not an Array", rep.items[0].describe())
 	case len(rep.items) != len(wants):
 		return fmt.Errorf("%d responses, want %d", len(rep.items), len(wants))
 	}
@@ -444,6 +457,44 @@ func (r *runner) batchOf(msg string, wants []want) error {
 			return fmt.Errorf("no response with id %s and error %d", w.id, w.code)
 		}
 		left = slices.Delete(left, i, i+1)
+	}
+	return nil
+}
+
+// batchAnswered sends msg, a batch, and checks that each Response wanted
+// came back under its id (code 0: any error or result), wherever the reply
+// puts it: in an Array or, against §6's SHOULD, as a single object. A
+// missing one is a call left unanswered.
+func (r *runner) batchAnswered(msg string, wants []want) error {
+	rep, err := r.call([]byte(msg))
+	if err != nil {
+		return err
+	}
+	if rep.invalid != "" {
+		return fmt.Errorf("the reply is %s", rep.invalid)
+	}
+	left := slices.Clone(rep.items)
+	var missing []string
+	for _, w := range wants {
+		i := slices.IndexFunc(left, func(it *response) bool {
+			if w.code == 0 {
+				same, _ := sameID(jsontext.Value(w.id), it.id())
+				return same && (it.has("result") || it.has("error"))
+			}
+			return expectError(it, w.id, false, []int64{w.code}) == nil
+		})
+		if i < 0 {
+			what := "a Response"
+			if w.code != 0 {
+				what = fmt.Sprintf("error %d", w.code)
+			}
+			missing = append(missing, fmt.Sprintf("%s with id %s", what, w.id))
+			continue
+		}
+		left = slices.Delete(left, i, i+1)
+	}
+	if len(missing) > 0 {
+		return because("calls of a batch are left unanswered", "%d of the %d calls got no Response (no %s)", len(missing), len(wants), strings.Join(missing, ", no "))
 	}
 	return nil
 }

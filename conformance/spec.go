@@ -82,7 +82,7 @@ func (r *runner) example(v vector) error {
 	if v.Expect.Response == "none" {
 		rep, err := r.silent([]byte(v.Request))
 		if err == nil && rep != nil {
-			return fmt.Errorf("it was answered")
+			return because("notifications are answered", "it was answered")
 		}
 		return err
 	}

@@ -38,6 +38,10 @@ type Result struct {
 	Status Status `json:"status"`
 	Spec   string `json:"spec"`   // the section of the specification the check is written from
 	Detail string `json:"detail"` // on failure, what was sent and what came back
+	// Cause is, on failure, why in a few words shared by the checks that
+	// fail for the same reason ("numbers are rounded to 64-bit floats"), so
+	// that a report can group them.
+	Cause string `json:"cause,omitempty"`
 }
 
 // Report is the outcome of a run.
@@ -206,6 +210,38 @@ type skip string
 
 func (s skip) Error() string { return string(s) }
 
+// causeError is a failure whose cause is known in words shared by the
+// checks it fails.
+type causeError struct {
+	cause string
+	err   error
+}
+
+func (e *causeError) Error() string { return e.err.Error() }
+func (e *causeError) Unwrap() error { return e.err }
+
+// because returns a failure of cause, described by format and args.
+func because(cause, format string, args ...any) error {
+	return &causeError{cause: cause, err: fmt.Errorf(format, args...)}
+}
+
+// causeOf returns the cause of a failure: the one it was given, the loss
+// of the connection, a missing reply, or else its text.
+func causeOf(err error) string {
+	var ce *causeError
+	var lost *lostError
+	var none *errNoReply
+	switch {
+	case errors.As(err, &ce):
+		return ce.cause
+	case errors.As(err, &lost):
+		return "the server dropped the connection or exited"
+	case errors.As(err, &none):
+		return "no reply came"
+	}
+	return err.Error()
+}
+
 // lostError is a failure of the connection during a check.
 type lostError struct{ err error }
 
@@ -237,7 +273,7 @@ func (r *runner) run(c check) {
 	case errors.As(err, &sk):
 		res.Status, res.Detail = Skip, sk.Error()
 	default:
-		res.Status, res.Detail = Fail, err.Error()+r.exchange()
+		res.Status, res.Detail, res.Cause = Fail, err.Error()+r.exchange(), causeOf(err)
 	}
 	switch {
 	case errors.As(err, &lost):

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -212,8 +213,53 @@ func printSummary(w io.Writer, rep *conformance.Report) {
 	must, should, may := len(rep.Failed(conformance.MUST)), len(rep.Failed(conformance.SHOULD)), len(rep.Failed(conformance.MAY))
 	fmt.Fprintf(w, "\n%d checks: %d passed, %d failed (MUST %d, SHOULD %d, MAY %d), %d skipped\n",
 		len(rep.Checks), count[conformance.Pass], count[conformance.Fail], must, should, may, count[conformance.Skip])
+	printCauses(w, rep.Checks)
 	if must == 0 {
 		fmt.Fprintln(w, "every MUST check passed")
+	}
+}
+
+// printCauses prints the failures grouped by cause: one line for each
+// group of checks (id/, batch/, …) that fail for the same reason, the
+// largest first.
+func printCauses(w io.Writer, checks []conformance.Result) {
+	type group struct {
+		prefix, cause string
+		names         []string
+		must          int
+	}
+	var groups []*group
+	for _, c := range checks {
+		if c.Status != conformance.Fail {
+			continue
+		}
+		prefix, _, _ := strings.Cut(c.Name, "/")
+		i := slices.IndexFunc(groups, func(g *group) bool { return g.prefix == prefix && g.cause == c.Cause })
+		if i < 0 {
+			i = len(groups)
+			groups = append(groups, &group{prefix: prefix, cause: c.Cause})
+		}
+		g := groups[i]
+		g.names = append(g.names, c.Name)
+		if c.Level == conformance.MUST {
+			g.must++
+		}
+	}
+	if len(groups) == 0 {
+		return
+	}
+	slices.SortStableFunc(groups, func(a, b *group) int { return len(b.names) - len(a.names) })
+	fmt.Fprintln(w, "failures by cause:")
+	for _, g := range groups {
+		n := fmt.Sprintf("%d checks fail", len(g.names))
+		if len(g.names) == 1 {
+			n = "1 check fails"
+		}
+		names := g.names
+		if len(names) > 6 {
+			names = append(slices.Clip(names[:6]), "…")
+		}
+		fmt.Fprintf(w, "  %s: %s (%d MUST) because %s: %s\n", g.prefix, n, g.must, g.cause, strings.Join(names, ", "))
 	}
 }
 

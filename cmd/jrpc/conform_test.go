@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -15,7 +16,7 @@ import (
 type report struct {
 	Target string `json:"target"`
 	Checks []struct {
-		Name, Level, Status, Spec, Detail string
+		Name, Level, Status, Spec, Detail, Cause string
 	} `json:"checks"`
 }
 
@@ -33,8 +34,12 @@ func readReport(t *testing.T, name string) report {
 		t.Fatal(err)
 	}
 	for _, c := range keys.Checks {
-		if len(c) != 5 || c["name"] == nil || c["level"] == nil || c["status"] == nil || c["spec"] == nil || c["detail"] == nil {
-			t.Fatalf("a check of the report has members other than name, level, status, spec, detail: %v", c)
+		n := 5
+		if c["cause"] != nil {
+			n = 6 // failures only
+		}
+		if len(c) != n || c["name"] == nil || c["level"] == nil || c["status"] == nil || c["spec"] == nil || c["detail"] == nil {
+			t.Fatalf("a check of the report has members other than name, level, status, spec, detail (and cause): %v", c)
 		}
 	}
 	var r report
@@ -210,5 +215,44 @@ func TestConformNATS(t *testing.T) {
 		if got := rep.status(want); got != "PASS" {
 			t.Errorf("%s: %s", want, got)
 		}
+	}
+}
+
+// TestConformDocSample runs the `$ jrpc conform` command of docs/conform.md
+// against jrpc serve over HTTP: each line the document shows is printed,
+// the count line included.
+func TestConformDocSample(t *testing.T) {
+	space := regexp.MustCompile(`\s+`)
+	rewrite := strings.NewReplacer("http://127.0.0.1:8080/", urls["http"])
+	ran := 0
+	for _, c := range docCommands(t, "../../docs/conform.md") {
+		if !strings.HasPrefix(c.line, "jrpc conform http://127.0.0.1:8080/") {
+			continue
+		}
+		ran++
+		args := strings.Fields(rewrite.Replace(c.line))[1:]
+		r := run(t, "", args...)
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d\n%s%s", c.where, r.code, r.stdout, r.stderr)
+		}
+		got := space.ReplaceAllString(r.stdout, " ")
+		counts := 0
+		for _, s := range c.shown {
+			if strings.TrimSpace(s) == "…" {
+				continue
+			}
+			if strings.Contains(s, " checks: ") {
+				counts++
+			}
+			if w := space.ReplaceAllString(rewrite.Replace(strings.TrimSpace(s)), " "); !strings.Contains(got, w) {
+				t.Errorf("%s shows %q, but it printed:\n%s", c.where, w, r.stdout)
+			}
+		}
+		if counts != 1 {
+			t.Errorf("%s shows %d count lines, want 1", c.where, counts)
+		}
+	}
+	if ran == 0 {
+		t.Fatal("no `$ jrpc conform http://127.0.0.1:8080/` in docs/conform.md")
 	}
 }
