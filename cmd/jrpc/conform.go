@@ -30,6 +30,7 @@ type conformOptions struct {
 	hostile, owner      bool
 	maxBytes            int64
 	duration            time.Duration
+	replay, schema      string
 }
 
 func init() {
@@ -54,6 +55,13 @@ slow reader, a truncated message), each at most --max-bytes and all within
 --duration; after each the server must still answer. It refuses targets
 outside loopback unless --i-own-this-server.
 
+--replay FILE.io|DIR replays Ethereum execution-apis test fixtures instead
+(">>" a request, "<<" the response it must get, as hive's rpc-compat
+simulator reads them): each response is compared with the recorded one as
+JSON (numbers by value, error messages aside); a "speconly" fixture's result
+is checked against its method's result schema only, from --schema (an
+OpenRPC document) or the server's rpc.discover.
+
 One line per check: PASS, FAIL or SKIP, its level (MUST, SHOULD, MAY), its
 name and section; a failure says what was sent and received.
 
@@ -64,7 +72,8 @@ answering), 2 bad usage, 3 the target cannot be reached at the start.`,
   jrpc conform tcp://127.0.0.1:9090 --json report.json --junit report.xml
   jrpc --exec 'my-lsp-server --stdio' --framing lsp conform --skip '^hostile/'
   jrpc conform ws://127.0.0.1:8080/ --method subtract --params '[42,23]'
-  jrpc conform http://127.0.0.1:8080/ --hostile --max-bytes 4194304 --duration 30s`,
+  jrpc conform http://127.0.0.1:8080/ --hostile --max-bytes 4194304 --duration 30s
+  jrpc conform http://127.0.0.1:8545/ --replay execution-apis/tests --schema openrpc.json`,
 		Args: targetArgs("", 0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runConform(cmd, args, o)
@@ -83,6 +92,8 @@ answering), 2 bad usage, 3 the target cannot be reached at the start.`,
 	f.BoolVar(&o.owner, "i-own-this-server", false, "allow --hostile against a target outside loopback")
 	f.Int64Var(&o.maxBytes, "max-bytes", conformance.DefaultHostileBytes, "the most bytes one hostile case sends")
 	f.DurationVar(&o.duration, "duration", conformance.DefaultHostileDuration, "the most time the hostile cases take together")
+	f.StringVar(&o.replay, "replay", "", "replay the execution-apis fixtures of `FILE.io|DIR` instead of the protocol checks")
+	f.StringVar(&o.schema, "schema", "", "with --replay: the OpenRPC document (`FILE`) whose result schemas check speconly fixtures (default: the server's rpc.discover)")
 	ownFlagsHelp(cmd, "exec", "framing", "header", "timeout")
 	rootCmd.AddCommand(cmd)
 }
@@ -91,6 +102,19 @@ func runConform(cmd *cobra.Command, args []string, o conformOptions) error {
 	t, _, err := newTarget(args)
 	if err != nil {
 		return err
+	}
+	if o.replay != "" {
+		if o.hostile || o.method != "" || o.discover {
+			return usageErrorf("--replay runs the fixtures only: not with --hostile, --method or --discover")
+		}
+		ct, err := t.conformTarget(cmd.Context())
+		if err != nil {
+			return err
+		}
+		return runReplay(cmd, t, ct, o)
+	}
+	if o.schema != "" {
+		return usageErrorf("--schema without --replay")
 	}
 	s, err := o.suite(cmd)
 	if err != nil {
@@ -115,6 +139,12 @@ func runConform(cmd *cobra.Command, args []string, o conformOptions) error {
 	if err != nil {
 		return t.transportErr(err)
 	}
+	return finishConform(out, rep, o)
+}
+
+// finishConform prints the summary, writes the reports and returns the
+// exit status of a run.
+func finishConform(out io.Writer, rep *conformance.Report, o conformOptions) error {
 	printSummary(out, rep)
 	if err := o.writeReports(rep); err != nil {
 		return err

@@ -256,3 +256,39 @@ func TestConformDocSample(t *testing.T) {
 		t.Fatal("no `$ jrpc conform http://127.0.0.1:8080/` in docs/conform.md")
 	}
 }
+
+// TestConformReplayServe replays the fixtures of testdata/replay against
+// jrpc serve on every transport: results compared by value (-19.0 is
+// -19), error messages aside, a batch, and a speconly fixture checked
+// against the result schema of the server's rpc.discover.
+func TestConformReplayServe(t *testing.T) {
+	want := []string{"replay/subtract/by-name", "replay/subtract/by-position", "replay/sum/batch", "replay/sum/not-numbers"}
+	for name, tgt := range targets() {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "r.json")
+			r := run(t, "", with(tgt, "conform", "--replay", "testdata/replay", "--json", file)...)
+			var passed []string
+			for _, c := range readReport(t, file).Checks {
+				if c.Status == "PASS" {
+					passed = append(passed, c.Name)
+				}
+			}
+			if r.code != 0 || strings.Join(passed, " ") != strings.Join(want, " ") {
+				t.Fatalf("exit %d, passed %v; want exit 0 and %v\n%s%s", r.code, passed, want, r.stdout, r.stderr)
+			}
+		})
+	}
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--replay", "testdata/no-such-dir"}, "no such file"},
+		{[]string{"--schema", "openrpc.json"}, "--schema without --replay"},
+		{[]string{"--replay", "testdata/replay", "--hostile"}, "--replay runs the fixtures only"},
+	} {
+		r := run(t, "", append([]string{"conform", urls["tcp"]}, c.args...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.msg) {
+			t.Errorf("jrpc conform %v: exit %d, stderr %q; want exit 2 and %q", c.args, r.code, r.stderr, c.msg)
+		}
+	}
+}
