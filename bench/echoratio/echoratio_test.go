@@ -4,11 +4,12 @@
 // both sides in one process on loopback, one call at a time and 64
 // callers on one connection, in interleaved passes of fixed duration.
 //
-//	go test -run TestInterleaved -echoratio.passes 6 ./echoratio
-//	go test -run '^$' -bench 'Seq/ours' -cpuprofile ours.cpu ./echoratio
+//	go test -v ./echoratio -run TestInterleaved -args -echoratio.passes 30 -echoratio.dur 250ms
+//	go test ./echoratio -run '^$' -bench 'Seq/ours' -cpuprofile ours.cpu
 //
 // TestInterleaved prints each pass's calls per second and the ratio of
-// ours to the raw echo, then the medians of those per-pass ratios.
+// ours to the raw echo, then the medians of those per-pass ratios; beside
+// them the same ratio by the process's CPU time per call.
 package echoratio
 
 import (
@@ -16,10 +17,12 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"net"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -41,10 +44,11 @@ type params struct {
 // caller makes one call; it is safe for concurrent use.
 type caller func(ctx context.Context) error
 
-// impl starts a server and a client on one loopback connection.
+// impl starts a server and a client on one loopback connection, for
+// callers concurrent callers.
 type impl struct {
 	name  string
-	start func(tb testing.TB) caller
+	start func(tb testing.TB, callers int) caller
 }
 
 var impls = []impl{{"raw", startRaw}, {"ours", startOurs}}
@@ -61,8 +65,9 @@ func listen(tb testing.TB) net.Listener {
 
 // startRaw serves a newline echo (each line written back, flushed when
 // no more input is buffered) and returns a client that writes the request
-// line and waits for its echo, in order.
-func startRaw(tb testing.TB) caller {
+// line and reads its echo: on the caller's goroutine for one caller, else
+// through a reader goroutine that answers the callers in order.
+func startRaw(tb testing.TB, callers int) caller {
 	l := listen(tb)
 	go func() {
 		for {
@@ -91,6 +96,20 @@ func startRaw(tb testing.TB) caller {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { nc.Close() })
+	msg := []byte(request)
+	if callers == 1 {
+		r := bufio.NewReader(nc)
+		return func(ctx context.Context) error {
+			if _, err := nc.Write(msg); err != nil {
+				return err
+			}
+			line, err := r.ReadSlice('\n')
+			if err == nil && len(line) != len(request) {
+				err = errors.New("short echo")
+			}
+			return err
+		}
+	}
 	// Replies come in order: each caller queues a channel under the same
 	// lock as its write, and one reader answers them in turn.
 	var mu sync.Mutex
@@ -113,7 +132,6 @@ func startRaw(tb testing.TB) caller {
 		}
 	}()
 	pool := sync.Pool{New: func() any { return make(chan error, 1) }}
-	msg := []byte(request)
 	return func(ctx context.Context) error {
 		w := pool.Get().(chan error)
 		mu.Lock()
@@ -131,7 +149,7 @@ func startRaw(tb testing.TB) caller {
 
 // startOurs serves echo with our Server over newline-framed TCP and
 // returns a Call on one jsonrpc.Dial connection.
-func startOurs(tb testing.TB) caller {
+func startOurs(tb testing.TB, _ int) caller {
 	l := listen(tb)
 	mux := jsonrpc.NewMux()
 	jsonrpc.Register(mux, "echo", func(ctx context.Context, p params) (params, error) { return p, nil })
@@ -160,13 +178,31 @@ func startOurs(tb testing.TB) caller {
 	}
 }
 
+// processCPU is the CPU time this process has used (user and system).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // rate runs call from callers goroutines for d and returns calls per second.
 func rate(call caller, callers int, d time.Duration) (float64, error) {
+	r, _, err := rateCPU(call, callers, d)
+	return r, err
+}
+
+// rateCPU is rate that also returns the process's CPU time per call
+// (client and server together), which a loaded machine disturbs less
+// than the calls per second.
+func rateCPU(call caller, callers int, d time.Duration) (float64, time.Duration, error) {
 	ctx := context.Background()
 	var n atomic.Int64
 	var firstErr atomic.Pointer[error]
 	start := time.Now()
 	end := start.Add(d)
+	cpu0 := processCPU()
 	var wg sync.WaitGroup
 	for range callers {
 		wg.Go(func() {
@@ -181,9 +217,10 @@ func rate(call caller, callers int, d time.Duration) (float64, error) {
 	}
 	wg.Wait()
 	if p := firstErr.Load(); p != nil {
-		return 0, *p
+		return 0, 0, *p
 	}
-	return float64(n.Load()) / time.Since(start).Seconds(), nil
+	calls := max(n.Load(), 1)
+	return float64(calls) / time.Since(start).Seconds(), (processCPU() - cpu0) / time.Duration(calls), nil
 }
 
 // TestInterleaved runs -echoratio.passes passes; in each, every
@@ -193,14 +230,17 @@ func TestInterleaved(t *testing.T) {
 	if *passes == 0 {
 		t.Skip("-echoratio.passes N runs it")
 	}
-	callers := map[string]caller{}
+	callers := map[string]caller{} // by name and number of callers
 	for _, im := range impls {
-		callers[im.name] = im.start(t)
-		if _, err := rate(callers[im.name], 1, 50*time.Millisecond); err != nil {
-			t.Fatalf("%s: %v", im.name, err)
+		for _, n := range []int{1, 64} {
+			key := fmt.Sprint(im.name, n)
+			callers[key] = im.start(t, n)
+			if _, err := rate(callers[key], n, 50*time.Millisecond); err != nil {
+				t.Fatalf("%s: %v", key, err)
+			}
 		}
 	}
-	ratios := map[string][]float64{}
+	ratios, cpuRatios := map[string][]float64{}, map[string][]float64{}
 	for p := range *passes {
 		order := slices.Clone(impls)
 		if p%2 == 1 {
@@ -210,21 +250,23 @@ func TestInterleaved(t *testing.T) {
 			name    string
 			callers int
 		}{{"seq", 1}, {"par64", 64}} {
-			got := map[string]float64{}
+			got, cpu := map[string]float64{}, map[string]time.Duration{}
 			for _, im := range order {
-				r, err := rate(callers[im.name], mode.callers, *passDur)
+				r, c, err := rateCPU(callers[fmt.Sprint(im.name, mode.callers)], mode.callers, *passDur)
 				if err != nil {
 					t.Fatalf("%s %s: %v", im.name, mode.name, err)
 				}
-				got[im.name] = r
+				got[im.name], cpu[im.name] = r, c
 			}
-			ratio := got["ours"] / got["raw"]
+			ratio, cpuRatio := got["ours"]/got["raw"], float64(cpu["raw"])/float64(cpu["ours"])
 			ratios[mode.name] = append(ratios[mode.name], ratio)
-			t.Logf("pass %d %-5s raw %8.0f/s  ours %8.0f/s  ours/raw %.3f", p+1, mode.name, got["raw"], got["ours"], ratio)
+			cpuRatios[mode.name] = append(cpuRatios[mode.name], cpuRatio)
+			t.Logf("pass %d %-5s raw %8.0f/s %v CPU/call  ours %8.0f/s %v CPU/call  ours/raw %.3f (by CPU %.3f)", p+1, mode.name, got["raw"], cpu["raw"], got["ours"], cpu["ours"], ratio, cpuRatio)
 		}
 	}
 	for _, m := range []string{"seq", "par64"} {
-		t.Logf("median ours/raw %-5s %.3f over %d passes (min %.3f, max %.3f)", m, median(ratios[m]), len(ratios[m]), slices.Min(ratios[m]), slices.Max(ratios[m]))
+		t.Logf("median ours/raw %-5s %.3f over %d passes (min %.3f, max %.3f); by CPU per call (raw's/ours) %.3f (min %.3f, max %.3f)", m, median(ratios[m]), len(ratios[m]), slices.Min(ratios[m]), slices.Max(ratios[m]),
+			median(cpuRatios[m]), slices.Min(cpuRatios[m]), slices.Max(cpuRatios[m]))
 	}
 }
 
@@ -244,7 +286,7 @@ func BenchmarkPar64(b *testing.B) { benchAll(b, 64) }
 func benchAll(b *testing.B, callers int) {
 	for _, im := range impls {
 		b.Run(im.name, func(b *testing.B) {
-			call := im.start(b)
+			call := im.start(b, callers)
 			ctx := context.Background()
 			var next atomic.Int64
 			b.ResetTimer()
@@ -268,9 +310,10 @@ func benchAll(b *testing.B, callers int) {
 // TestEchoes checks both implementations answer, alone and concurrently.
 func TestEchoes(t *testing.T) {
 	for _, im := range impls {
-		call := im.start(t)
-		if _, err := rate(call, 8, 20*time.Millisecond); err != nil {
-			t.Fatalf("%s: %v", im.name, err)
+		for _, n := range []int{1, 8} {
+			if _, err := rate(im.start(t, n), n, 20*time.Millisecond); err != nil {
+				t.Fatalf("%s, %d callers: %v", im.name, n, err)
+			}
 		}
 	}
 }
