@@ -253,8 +253,60 @@ func (d *Doc) Describe(m *Method) string {
 	for i := range m.Examples {
 		line(exampleLine(m, &m.Examples[i]))
 	}
+	refs = d.describeKinds(m.Subscription, refs, line)
 	d.describeShared(refs, line)
 	return b.String()
+}
+
+// describeKinds lists the kinds of subscriptions a subscribe method
+// starts (its x-subscription), each with its params and events, and
+// returns refs with the shared schemas their events name.
+func (d *Doc) describeKinds(sub *Subscription, refs []string, line func(...string)) []string {
+	if sub == nil {
+		return refs
+	}
+	l := "kinds (the first param; the events come as " + sub.Notification + " notifications"
+	if sub.Unsubscribe != "" {
+		l += ", and " + sub.Unsubscribe + " [id] ends one"
+	}
+	line(l, "):")
+	for _, k := range sub.Kinds {
+		params := "no params"
+		if k.Params != nil {
+			params = "params " + TypeString(k.Params)
+		}
+		line("  ", k.Name, ": ", params, "; events ", TypeString(k.Event))
+		ps := d.resolve(k.Params)
+		for _, name := range propertyNames(ps) {
+			prop := ps.Properties[name]
+			req := "optional"
+			if slices.Contains(ps.Required, name) {
+				req = "required"
+			}
+			pl := "    " + name + " " + TypeString(prop) + " (" + req + ")"
+			if prop.Description != "" {
+				pl += ": " + prop.Description
+			}
+			line(pl)
+		}
+		refs = collectRefs(k.Event, refs)
+	}
+	return refs
+}
+
+// resolve follows a "$ref" to the document's shared schema (nil when s
+// is nil or the reference leads nowhere).
+func (d *Doc) resolve(s *Schema) *Schema {
+	for i := 0; i < 8 && s != nil && s.Ref != ""; i++ {
+		if d == nil || d.Components == nil {
+			return nil
+		}
+		s = d.Components.Schemas[s.Ref[strings.LastIndexByte(s.Ref, '/')+1:]]
+	}
+	if s == nil {
+		return &Schema{}
+	}
+	return s
 }
 
 // deprecationLine tells that m is deprecated, and what replaces it when.

@@ -9,7 +9,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"unicode/utf8"
 
 	"github.com/seedhq/jsonrpc"
@@ -200,20 +199,72 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// printList prints one line per method: signature and summary, each line
-// cut to width columns (0: no limit).
+// printList prints the methods: signature and summary, in width columns
+// (0: 80, lines not cut). The summaries start in one column, beside the
+// signatures that fit in listSignatureColumns (a longer signature has its
+// summary on the next line, so that one long signature does not push
+// every summary off the screen), and wrap at the width; a signature wider
+// than the screen is cut on a terminal.
 func (d *discovery) printList(w io.Writer, width int) {
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 4, 3, ' ', 0)
+	wrapAt := width
+	if wrapAt <= 0 {
+		wrapAt = 80
+	}
+	limit := min(listSignatureColumns, wrapAt/2)
+	col := 0
+	for _, name := range d.names() {
+		if n := utf8.RuneCountInString(d.doc.Method(name).Signature()); n <= limit {
+			col = max(col, n)
+		}
+	}
+	col += 3
+	indent := strings.Repeat(" ", col)
 	for _, name := range d.names() {
 		m := d.doc.Method(name)
-		fmt.Fprintf(tw, "%s\t%s\n", m.Signature(), m.Summary)
-	}
-	tw.Flush()
-	for line := range strings.Lines(b.String()) {
-		io.WriteString(w, fitWidth(strings.TrimRight(line, " \n"), width)+"\n")
+		sig := m.Signature()
+		lines := wrapWords(m.Summary, max(wrapAt-col, 20))
+		if n := utf8.RuneCountInString(sig); n+3 <= col && len(lines) > 0 {
+			lines[0] = sig + strings.Repeat(" ", col-n) + lines[0]
+		} else {
+			io.WriteString(w, fitWidth(sig, width)+"\n")
+			if len(lines) > 0 {
+				lines[0] = indent + lines[0]
+			}
+		}
+		for i, l := range lines {
+			if i > 0 {
+				l = indent + l
+			}
+			io.WriteString(w, fitWidth(l, width)+"\n")
+		}
 	}
 }
+
+// wrapWords breaks s into lines of at most width runes, between words (a
+// longer word has a line of its own).
+func wrapWords(s string, width int) []string {
+	var lines []string
+	cur := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case cur == "":
+			cur = word
+		case utf8.RuneCountInString(cur)+1+utf8.RuneCountInString(word) <= width:
+			cur += " " + word
+		default:
+			lines = append(lines, cur)
+			cur = word
+		}
+	}
+	if cur != "" {
+		lines = append(lines, cur)
+	}
+	return lines
+}
+
+// listSignatureColumns is the widest signature jrpc list sets its summary
+// beside (at most half the terminal's width).
+const listSignatureColumns = 40
 
 // fitWidth cuts s to width columns (counted in runes), ending in "…".
 func fitWidth(s string, width int) string {
@@ -258,6 +309,12 @@ func (d *discovery) describe(w io.Writer, name string, prefix func(command strin
 		return err
 	}
 	io.WriteString(w, strings.TrimRight(d.doc.Describe(m), "\n")+"\n")
+	if prefix != nil && m.Subscription != nil && len(m.Subscription.Kinds) > 0 && len(m.Examples) == 0 {
+		for _, k := range m.Subscription.Kinds {
+			fmt.Fprintf(w, "try: %s %s %s\n", prefix("subscribe"), m.Name, strings.Join(kindArgs(k, d.defs()), " "))
+		}
+		return nil
+	}
 	call := strings.Join(append([]string{m.Name}, exampleArgs(m, d.defs())...), " ")
 	switch {
 	case prefix != nil && strings.HasSuffix(m.Name, "_subscribe") && len(m.Examples) == 0:
@@ -335,4 +392,22 @@ func levenshtein(a, b string) int {
 		prev = cur
 	}
 	return prev[len(b)]
+}
+
+// kindArgs are the arguments of jrpc subscribe for a kind of
+// subscription: its name, then its required params as key=value, sampled
+// from their schemas.
+func kindArgs(k openrpc.SubscriptionKind, defs map[string]*openrpc.Schema) []string {
+	args := []string{shellQuote(k.Name)}
+	if k.Params == nil {
+		return args
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(sampler{defs: defs}.sample(k.Params), &obj) != nil {
+		return args
+	}
+	for _, name := range sortedKeys(obj) {
+		args = append(args, shellQuote(name+"="+pairValue(obj[name])))
+	}
+	return args
 }

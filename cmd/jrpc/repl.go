@@ -27,7 +27,7 @@ Commands:
   .methods             list the server's methods (from rpc.discover)
   .describe METHOD     show a method's params and result (from rpc.discover)
   .notify METHOD [PARAMS]  send a notification
-  .help                this help
+  .help                this help (help, ? without the dot too)
   .quit                leave (or Ctrl-D)`
 
 func init() {
@@ -378,6 +378,9 @@ func (r *repl) line(ctx context.Context, text string) (quit bool, err error) {
 		}
 	} else if strings.HasPrefix(word, ".") {
 		return r.command(word, rest), nil
+	} else if cmd := r.bareCommand(word); cmd != "" {
+		fmt.Fprintf(os.Stderr, "(%s is taken as %s: commands start with a dot)\n", word, cmd)
+		return r.command(cmd, rest), nil
 	}
 	args, err := splitParams(rest)
 	if err != nil {
@@ -455,6 +458,17 @@ func (r *repl) failed(ctx context.Context, err error) error {
 		}
 	}
 	return nil
+}
+
+// bareCommand is the command a word typed without its dot stands for
+// (help, ?, quit, exit), unless the server has a method of that name: ""
+// when the word is a method.
+func (r *repl) bareCommand(word string) string {
+	cmd := map[string]string{"help": ".help", "?": ".help", "quit": ".quit", "exit": ".quit"}[word]
+	if cmd == "" || slices.Contains(r.methods, word) {
+		return ""
+	}
+	return cmd
 }
 
 // command runs a dot command other than .notify; it returns quit for .quit.
