@@ -376,10 +376,7 @@ func (r *repl) line(ctx context.Context, text string) (quit bool, err error) {
 			r.fail(exitUsage, errors.New("usage: .notify METHOD [PARAMS]"))
 			return false, nil
 		}
-	} else if strings.HasPrefix(word, ".") {
-		return r.command(word, rest), nil
-	} else if cmd := r.bareCommand(word); cmd != "" {
-		fmt.Fprintf(os.Stderr, "(%s is taken as %s: commands start with a dot)\n", word, cmd)
+	} else if cmd := r.asCommand(word); cmd != "" {
 		return r.command(cmd, rest), nil
 	}
 	args, err := splitParams(rest)
@@ -460,14 +457,18 @@ func (r *repl) failed(ctx context.Context, err error) error {
 	return nil
 }
 
-// bareCommand is the command a word typed without its dot stands for
-// (help, ?, quit, exit), unless the server has a method of that name: ""
-// when the word is a method.
-func (r *repl) bareCommand(word string) string {
+// asCommand is the command a line's first word names: a word with a dot,
+// or help, ?, quit and exit typed without it (with a note), unless the
+// server has a method of that name; "" for a method.
+func (r *repl) asCommand(word string) string {
+	if strings.HasPrefix(word, ".") {
+		return word
+	}
 	cmd := map[string]string{"help": ".help", "?": ".help", "quit": ".quit", "exit": ".quit"}[word]
 	if cmd == "" || slices.Contains(r.methods, word) {
 		return ""
 	}
+	fmt.Fprintf(os.Stderr, "(%s is taken as %s: commands start with a dot)\n", word, cmd)
 	return cmd
 }
 
