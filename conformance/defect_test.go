@@ -1,7 +1,10 @@
 package conformance_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -69,6 +72,18 @@ func TestDefectsCaught(t *testing.T) {
 		}},
 		{"ids lose their escapes' value", "id/string-escaped", func(_, out []byte) []byte {
 			return []byte(strings.ReplaceAll(string(out), `\u00e9`, `e`))
+		}},
+		{"a call of a batch left unanswered", "batch/calls-answered", func(_, out []byte) []byte {
+			if i := strings.LastIndex(string(out), `,{"jsonrpc"`); strings.HasPrefix(string(out), "[") && i > 0 {
+				return append(out[:i:i], ']')
+			}
+			return out
+		}},
+		{"a boolean id served as any other", "id/invalid-bool", func(in, out []byte) []byte {
+			if strings.Contains(string(in), `"id":true`) {
+				return []byte(`{"jsonrpc":"2.0","id":true,"error":{"code":-32601,"message":"no such method"}}`)
+			}
+			return out
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -138,5 +153,66 @@ func TestUnreachable(t *testing.T) {
 	target, _ := conformance.URL("tcp://"+addr, jsonrpc.FramingLine, nil)
 	if _, err := (&conformance.Suite{}).Check(context.Background(), target); err == nil || !strings.Contains(err.Error(), "unreachable") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestRestOfLineIgnored: a line-framed server that reads the first JSON
+// value of each line and drops the rest fails the framing checks, by
+// cause; our own server (Listen) passes them.
+func TestRestOfLineIgnored(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	s := &jsonrpc.Server{Handler: demo.NewMux()}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					line, err := br.ReadBytes('\n')
+					if err != nil {
+						return
+					}
+					var first json.RawMessage
+					if json.NewDecoder(bytes.NewReader(line)).Decode(&first) == nil {
+						line = first
+					}
+					if out := s.Process(context.Background(), line); out != nil {
+						c.Write(append(out, '\n'))
+					}
+				}
+			}()
+		}
+	}()
+	only := regexp.MustCompile(`^framing/`)
+	for _, c := range []struct {
+		url   string
+		fails []string
+	}{
+		{"tcp://" + l.Addr().String(), []string{"framing/text-after-message", "framing/two-messages-one-line"}},
+		{listen(t, "tcp://127.0.0.1:0"), nil},
+	} {
+		target, _ := conformance.URL(c.url, jsonrpc.FramingLine, nil)
+		rep, err := (&conformance.Suite{Only: only}).Check(context.Background(), target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var failed []string
+		for _, r := range rep.Failed(conformance.MUST) {
+			failed = append(failed, r.Name)
+			if r.Cause != "the rest of a line is dropped silently" {
+				t.Errorf("%s: cause %q", r.Name, r.Cause)
+			}
+		}
+		if len(rep.Checks) != 3 || strings.Join(failed, " ") != strings.Join(c.fails, " ") {
+			t.Errorf("%s: %d checks, failed %v; want 3 and %v", c.url, len(rep.Checks), failed, c.fails)
+		}
 	}
 }

@@ -17,6 +17,18 @@
 // result checks of the server's methods; Suite.Hostile adds bad input, after
 // which the server must still answer.
 //
+// Levels follow one rule for each family of checks, from the
+// specification's words: a valid JSON text that is not a valid Request
+// object (a wrong jsonrpc, method, params or id) MUST get -32600 (§4,
+// §5.1), whatever else is wrong with it; every call of a batch MUST get a
+// Response (§5 holds inside a batch), while the Array's shape (one Array,
+// one Response for each Request) is §6's SHOULD; on a line-framed stream
+// nothing on a line may be dropped silently (the "framing/" checks: text
+// after a message, two messages on a line, a line that is not JSON then a
+// valid one). docs/conform.md has the whole table. A failed check's
+// Result.Cause names its reason in words it shares with the other checks
+// that fail for the same one, so that a report can group them.
+//
 // A notification is known to be unanswered without long waits: over HTTP
 // the response has no body; on a stream nothing may come within
 // Suite.Quiet, and the reply to a request sent behind the notification must
