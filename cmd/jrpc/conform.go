@@ -41,9 +41,12 @@ func init() {
 		Long: `Check that the server at URL (or the --exec command) follows the JSON-RPC 2.0
 specification, byte for byte: unknown methods with ids of every type (-32601,
 the id echoed exactly), notifications never answered (also in batches),
-invalid JSON (-32700), valid JSON that is not a Request (-32600), batches, the
-shape of every response, and over HTTP the status and Content-Type rules
-(SHOULD/MAY: the spec has no HTTP binding). Each check cites its section.
+invalid JSON (-32700), valid JSON that is not a Request (-32600), batches (each
+call answered), on line-framed streams what a line holds besides one message,
+the shape of every response, and over HTTP the status and Content-Type rules
+(SHOULD/MAY: the spec has no HTTP binding). Each check cites its section; its
+level follows one rule for its family, from the spec's words. The summary
+groups the failures by cause.
 
 With --method NAME --params JSON, and with --discover for each method of
 rpc.discover that has an example, the method is called by position or by name, under several ids,
