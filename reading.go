@@ -101,7 +101,7 @@ func (o *readOwner) Interrupt() bool {
 // A request that arrives with nothing else waiting to be read is served
 // right here, and reading goes on after it: a fast reply leaves with no
 // goroutine switch. When more is waiting, the request goes to a worker and
-// reading goes on at once.
+// reading goes on at once (see place).
 func (c *Conn) readLoop() {
 	o := &c.rd
 	for {
@@ -112,21 +112,29 @@ func (c *Conn) readLoop() {
 			return
 		}
 		data, err := o.recv()
-		if err == framing.ErrLent {
+		switch {
+		case err == framing.ErrLent:
 			c.lendMessage()
 			continue
-		}
-		if err != nil {
-			if !c.loopRecvFailed(err) {
-				return
+		case err != nil:
+			if c.loopRecvFailed(err) {
+				continue
 			}
-			continue
+			return
 		}
-		if t, draining := c.take(data); t != nil {
-			if !o.loopServe(t, draining) {
-				return
+		t, draining := c.take(data)
+		if t == nil {
+			if o.loopTookOther() {
+				continue
 			}
-		} else if !o.loopTookOther() {
+			return
+		}
+		here, readOn := o.place(t, draining)
+		w := t.inlineAt // served inline: the reading state meanwhile (0: not)
+		if here {
+			c.run(t, draining)
+		}
+		if !readOn || w != 0 && !o.inlineDone(w) {
 			return
 		}
 	}
@@ -164,49 +172,46 @@ func (o *readOwner) loopTookOther() (readOn bool) {
 	return !o.park()
 }
 
-// loopServe has the read loop serve request t, here or on a worker, and
-// reports whether this goroutine reads on (false: reading was handed to a
-// fresh loop).
-func (o *readOwner) loopServe(t *task, draining bool) (readOn bool) {
-	c := o.c
-	if o.buffered() {
+// place decides where the read loop's request t is served: here (on the
+// read loop's goroutine, inline unless reading was handed to a fresh
+// loop) or on a worker; readOn is false when this goroutine stops reading
+// once it has served t (or at once, if t could not be served inline).
+func (o *readOwner) place(t *task, draining bool) (here, readOn bool) {
+	hold := o.buffered()
+	if hold {
 		// More is waiting: its replies are held until the input runs
 		// dry. The request is served here too while requests have been
 		// quick (as a server that handles a read's worth of requests
 		// in turn), otherwise on a goroutine of its own.
 		o.holdReplies()
-		if o.quick.Load() {
-			return o.serveInline(t, draining, true)
+		if !o.quick.Load() {
+			connrt.Go(func() { o.c.run(t, draining) })
+			return false, true
 		}
-		connrt.Go(func() { c.run(t, draining) })
-		return true
-	}
-	if !o.interruptible() {
+	} else if !o.interruptible() {
 		// This goroutine serves the request and a fresh one reads on:
 		// a read that cannot be interrupted could not be moved off a
 		// stack a handler grew, so the reading goroutine stays small.
 		o.Hand(o.Load(), connrt.Loop, true)
 		o.releaseReplies()
-		c.run(t, draining)
-		return false
+		return true, false
 	}
-	return o.serveInline(t, draining, false)
-}
-
-// serveInline serves t on the read loop's goroutine, with its reply held
-// back if hold (otherwise what was held goes out first). It reports whether
-// this goroutine reads on (false: reading was handed to a fresh loop).
-func (o *readOwner) serveInline(t *task, draining, hold bool) bool {
 	w, ok := o.Hand(o.Load(), connrt.Inline, false)
 	if !ok {
-		return false
+		return false, false
 	}
 	t.inlineAt = w
 	if !hold {
 		o.releaseReplies() // (under the inline budget: the write may wait for the peer)
 	}
-	o.c.run(t, draining)
-	_, ok = o.Hand(w, connrt.Loop, false)
+	return true, true
+}
+
+// inlineDone hands reading back to the read loop's goroutine once it has
+// served a request inline (state w); it reports false when reading was
+// handed to a fresh loop meanwhile.
+func (o *readOwner) inlineDone(w connrt.ReadWord) bool {
+	_, ok := o.Hand(w, connrt.Loop, false)
 	return ok
 }
 
