@@ -158,7 +158,12 @@ func (rp *fixtureReplayer) replay(ctx context.Context, fixtures []*fixture, prog
 			}
 		}
 		if res.Status == conformance.Pass {
-			if err := rp.run(ctx, f); err != nil {
+			err := rp.run(ctx, f)
+			var re *replayError
+			if i == 0 && errors.As(err, &re) && re.cause == causeConnection {
+				return nil, fmt.Errorf("%w: %s: %w", conformance.ErrUnreachable, rp.target, err) // HTTP dials nothing until the first request
+			}
+			if err != nil {
 				res.Status, res.Detail, res.Cause = conformance.Fail, err.Error(), replayCause(err)
 				rp.conn.Close()
 				rp.conn = nil
@@ -186,7 +191,7 @@ func (rp *fixtureReplayer) run(ctx context.Context, f *fixture) error {
 			err := rp.conn.Send(sctx, m.data)
 			cancel()
 			if err != nil {
-				return &replayError{"the connection failed", fmt.Errorf("sending %s: %w", clipBytes(m.data), err)}
+				return &replayError{causeConnection, fmt.Errorf("sending %s: %w", clipBytes(m.data), err)}
 			}
 			continue
 		}
@@ -223,6 +228,9 @@ func (rp *fixtureReplayer) recv(ctx context.Context) ([]byte, error) {
 		return b, nil
 	}
 }
+
+// causeConnection is the cause of a request that could not be sent.
+const causeConnection = "the connection failed"
 
 // replayError is a failure with its cause.
 type replayError struct {

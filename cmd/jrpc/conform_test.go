@@ -295,4 +295,9 @@ func TestConformReplayServe(t *testing.T) {
 			t.Errorf("jrpc conform %v: exit %d, stderr %q; want exit 2 and %q", c.args, r.code, r.stderr, c.msg)
 		}
 	}
+	for _, u := range []string{"tcp://127.0.0.1:1", "http://127.0.0.1:1/"} { // nothing listens: exit 3
+		if r := run(t, "", "conform", u, "--replay", "testdata/replay"); r.code != 3 || !strings.Contains(r.stderr, "connection refused") {
+			t.Errorf("jrpc conform %s --replay: exit %d, stderr %q; want exit 3", u, r.code, r.stderr)
+		}
+	}
 }
