@@ -9,11 +9,12 @@ import (
 // endpoint is one side of a proxied connection, message by message.
 type endpoint interface {
 	recv() ([]byte, error)
-	// frame returns msg as written to this side (with its framing).
-	frame(msg []byte) []byte
-	// write writes framed bytes; a write from a budget that runs out
-	// writes what the budget allows and returns errCut.
-	write(b []byte, o *writeOpts) error
+	// done gives back a message recv returned, once forwarded.
+	done(msg []byte)
+	// write writes msg with this side's framing; a write from a budget
+	// that runs out writes what the budget allows and returns errCut.
+	// Writes to one side are serialised by the caller.
+	write(msg []byte, o *writeOpts) error
 	slowDown() // read slowly from now on (SlowRead)
 	close()
 }
@@ -87,7 +88,9 @@ func (c *conn) pump(dir Dir, src, dst endpoint, dmu *sync.Mutex) {
 		}
 		f, in := c.p.decide(dir, msg, &c.methods)
 		if f == nil {
-			if c.send(dst, dmu, dst.frame(msg), &r.o) != nil {
+			err := c.send(dst, dmu, msg, &r.o)
+			src.done(msg)
+			if err != nil {
 				return
 			}
 			continue
@@ -124,7 +127,7 @@ func (c *conn) act(f *Fault, msg []byte, in info, r *route) bool {
 	case Error:
 		return c.answerError(f, in, r)
 	case Dup:
-		if c.send(r.dst, r.dmu, r.dst.frame(msg), &r.o) != nil {
+		if c.send(r.dst, r.dmu, msg, &r.o) != nil {
 			return false
 		}
 	case Reorder:
@@ -138,13 +141,13 @@ func (c *conn) act(f *Fault, msg []byte, in info, r *route) bool {
 	case Bandwidth:
 		o := r.o
 		o.rate = f.N
-		err := c.send(r.dst, r.dmu, r.dst.frame(out), &o)
+		err := c.send(r.dst, r.dmu, out, &o)
 		r.o.budget = o.budget
 		return err == nil
 	case SlowRead:
 		r.src.slowDown()
 	}
-	return c.send(r.dst, r.dmu, r.dst.frame(out), &r.o) == nil
+	return c.send(r.dst, r.dmu, out, &r.o) == nil
 }
 
 // answerError answers the requests in a message with errors: a request
@@ -160,7 +163,7 @@ func (c *conn) answerError(f *Fault, in info, r *route) bool {
 		to, mu = r.src, &c.cmu
 	}
 	none := writeOpts{budget: -1}
-	return c.send(to, mu, to.frame(reply), &none) == nil
+	return c.send(to, mu, reply, &none) == nil
 }
 
 // paced writes b with write in chunks at rate bytes a second.

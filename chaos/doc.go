@@ -24,6 +24,13 @@
 // unchanged. The actions and what they do on each transport are Action's
 // constants.
 //
+// A message no fault acts on costs little: about 0.7 µs of CPU a message
+// over a plain TCP forwarder (BenchmarkOverhead, one call's two messages
+// 38.3 µs against 36.9 µs of the whole process, 2 allocations), when no
+// fault needs to read messages (faults with Dir In and no Method); a fault
+// with a Method, or one that may act on answers, has every message parsed:
+// about 2.7 µs a message more.
+//
 // Every injected fault is an Event: written as one line to Options.Log
 // (one JSON object a line with Options.JSON), and kept for Events, so a test
 // can assert what happened.

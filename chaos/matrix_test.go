@@ -73,6 +73,7 @@ func workServer(t testing.TB, scheme string, l *ledger) string {
 		}
 		return p.Token, nil
 	})
+	jsonrpc.Register(mux, "echo", func(_ context.Context, p []string) ([]string, error) { return p, nil })
 	jsonrpc.Register(mux, "initialize", func(context.Context, map[string]any) (map[string]any, error) {
 		return map[string]any{}, nil // starts a Streamable HTTP session
 	})

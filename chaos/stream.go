@@ -88,6 +88,7 @@ type streamEnd struct {
 	st      *framing.Stream
 	writeAs *atomic.Uint32 // the framing to write in
 	readAs  *atomic.Uint32 // the framing read, once detected
+	wbuf    []byte         // the framed message being written
 }
 
 func newStreamEnd(p *Proxy, rw io.ReadWriteCloser, writeAs, readAs *atomic.Uint32) *streamEnd {
@@ -110,19 +111,28 @@ func (e *streamEnd) recv() ([]byte, error) {
 	}
 }
 
+func (e *streamEnd) done(msg []byte) { e.st.GiveBack(msg) }
+
+// frame puts msg, framed, in the side's write buffer (reused: writes are
+// serialised).
 func (e *streamEnd) frame(msg []byte) []byte {
+	b := e.wbuf[:0]
 	if framing.Framing(e.writeAs.Load()) == framing.Header {
-		b := make([]byte, 0, len(msg)+32)
 		b = append(b, "Content-Length: "...)
 		b = strconv.AppendInt(b, int64(len(msg)), 10)
 		b = append(b, "\r\n\r\n"...)
-		return append(b, msg...)
+		b = append(b, msg...)
+	} else {
+		b = append(append(b, msg...), '\n')
 	}
-	b := make([]byte, 0, len(msg)+1)
-	return append(append(b, msg...), '\n')
+	if cap(b) <= 64<<10 {
+		e.wbuf = b
+	}
+	return b
 }
 
-func (e *streamEnd) write(b []byte, o *writeOpts) error {
+func (e *streamEnd) write(msg []byte, o *writeOpts) error {
+	b := e.frame(msg)
 	cut := false
 	if o.budget >= 0 && int64(len(b)) >= o.budget {
 		b, cut = b[:o.budget], true
