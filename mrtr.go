@@ -2,10 +2,10 @@ package jsonrpc
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/seedhq/jsonrpc/internal/mcp"
-	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // Multi round-trip requests (MCP 2026-07-28, basic/patterns/mrtr): a
@@ -71,27 +71,59 @@ type InputRounds struct {
 // 2025-11-25, from the capabilities of its session's initialize (recorded
 // by MCPStateless; a session whose initialize was not seen is asked).
 func (ir *InputRounds) Ask(ctx context.Context, key string, req InputRequest, result any) error {
+	return ir.AskAll(ctx, []Question{{Key: key, Request: req, Result: result}})
+}
+
+// Question is one question of AskAll: its key, the request, and where its
+// answer is decoded.
+type Question struct {
+	Key     string
+	Request InputRequest
+	Result  any
+}
+
+// AskAll asks several questions at once, as Ask asks one: under
+// 2026-07-28 one round names every question not answered yet (one
+// InputRequiredResult with several inputRequests); under 2025-11-25 each
+// is a call to the client, in order. Every question's capability is
+// checked before anything is asked.
+func (ir *InputRounds) AskAll(ctx context.Context, qs []Question) error {
 	m := MCPMetaFromContext(ctx)
-	if m == nil {
-		if e := missingMCPCapability(ctx, req.Method); e != nil {
+	for _, q := range qs {
+		if e := missingMCPCapability(ctx, q.Request.Method); e != nil {
 			return e
 		}
+	}
+	if m == nil {
 		c := connFromContext(ctx)
 		if c == nil {
 			return &Error{Code: CodeInternalError, Message: "internal error: no connection to ask the client on"}
 		}
-		return c.Call(ctx, req.Method, req.Params, result)
-	}
-	if e := mcp.MissingCapability(req.Method, m.HasCapability); e != nil {
-		return mcpError(e)
+		for _, q := range qs {
+			if err := c.Call(ctx, q.Request.Method, q.Request.Params, q.Result); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	bound := ir.binding(ctx, m)
 	answers, e := mcp.Answers(ir.Keys, m.RequestState, bound, ir.now(), m.InputResponses)
 	if e != nil {
 		return mcpError(e)
 	}
-	if raw, ok := answers[key]; ok {
-		return wire.Unmarshal(raw, result)
+	missing := map[string]InputRequest{}
+	for _, q := range qs {
+		raw, ok := answers[q.Key]
+		if !ok {
+			missing[q.Key] = q.Request
+			continue
+		}
+		if err := json.Unmarshal(raw, q.Result); err != nil { // members the result does not name are ignored
+			return &Error{Code: CodeInvalidParams, Message: "invalid params: inputResponses." + q.Key + ": " + err.Error()}
+		}
+	}
+	if len(missing) == 0 {
+		return nil
 	}
 	ttl := ir.TTL
 	if ttl <= 0 {
@@ -101,7 +133,7 @@ func (ir *InputRounds) Ask(ctx context.Context, key string, req InputRequest, re
 	if err != nil {
 		return err
 	}
-	return &InputRequiredError{Result: InputRequiredResult{ResultType: "input_required", InputRequests: map[string]InputRequest{key: req}, RequestState: state}}
+	return &InputRequiredError{Result: InputRequiredResult{ResultType: "input_required", InputRequests: missing, RequestState: state}}
 }
 
 func (ir *InputRounds) now() time.Time {

@@ -44,19 +44,17 @@ func TestMCPConformanceFixture2026(t *testing.T) {
 		input-required-result-request-state input-required-result-multi-round input-required-result-missing-input-response
 		input-required-result-non-tool-request input-required-result-result-type input-required-result-unsupported-methods
 		input-required-result-tampered-state input-required-result-ignore-extra-params input-required-result-validate-input
-		json-schema-2020-12 http-header-validation`), map[string]string{
-		"tasks-status-notifications":                    "Tasks extension not built (unscored; runs no check)",
-		"input-required-result-multiple-input-requests": "three questions in one round: InputRounds.Ask asks one per round",
-		"input-required-result-capability-check":        "asks what the client's capabilities allow, all in one round (as above)",
-		"http-custom-header-server-validation":          "pending (unscored): the fixture has no test_custom_headers tool yet",
-		"tasks-lifecycle":                               "Tasks extension not built (unscored)",
-		"tasks-capability-negotiation":                  "Tasks extension not built (unscored)",
-		"tasks-wire-fields":                             "Tasks extension not built (unscored)",
-		"tasks-request-state-removal":                   "Tasks extension not built (unscored)",
-		"tasks-mrtr-input":                              "Tasks extension not built (unscored)",
-		"tasks-request-headers":                         "Tasks extension not built (unscored)",
-		"tasks-dispatch-and-envelope":                   "Tasks extension not built (unscored)",
-		"tasks-required-task-error":                     "Tasks extension not built (unscored)",
-		"tasks-mrtr-composition":                        "Tasks extension not built (unscored)",
+		json-schema-2020-12 http-header-validation input-required-result-multiple-input-requests
+		input-required-result-capability-check http-custom-header-server-validation`), map[string]string{
+		"tasks-status-notifications":   "Tasks extension not built (unscored; runs no check)",
+		"tasks-lifecycle":              "Tasks extension not built (unscored)",
+		"tasks-capability-negotiation": "Tasks extension not built (unscored)",
+		"tasks-wire-fields":            "Tasks extension not built (unscored)",
+		"tasks-request-state-removal":  "Tasks extension not built (unscored)",
+		"tasks-mrtr-input":             "Tasks extension not built (unscored)",
+		"tasks-request-headers":        "Tasks extension not built (unscored)",
+		"tasks-dispatch-and-envelope":  "Tasks extension not built (unscored)",
+		"tasks-required-task-error":    "Tasks extension not built (unscored)",
+		"tasks-mrtr-composition":       "Tasks extension not built (unscored)",
 	})
 }

@@ -23,6 +23,11 @@ type Tool struct {
 	OutputSchema json.RawMessage `json:"outputSchema,omitzero"`
 	Annotations  map[string]any  `json:"annotations,omitzero"`
 	Meta         map[string]any  `json:"_meta,omitzero"`
+	// HeaderParams mirrors top-level arguments in HTTP headers under
+	// 2026-07-28: property name -> header name (the client sends the value
+	// in Mcp-Param-<header> too, and the server checks it). AddTool marks
+	// them "x-mcp-header" in the inputSchema.
+	HeaderParams map[string]string `json:"-"`
 }
 
 // ToolResult is a tool's result as MCP sends it. A handler returning
@@ -64,6 +69,7 @@ func AddTool[A, R any](s *Server, t Tool, fn func(ctx context.Context, args A) (
 	if err != nil {
 		panic("mcp: tool " + t.Name + ": " + err.Error())
 	}
+	markHeaders(t, in)
 	if t.InputSchema == nil {
 		t.InputSchema, _ = jsonv2.Marshal(in)
 	}
@@ -85,6 +91,20 @@ func AddTool[A, R any](s *Server, t Tool, fn func(ctx context.Context, args A) (
 		}
 		return toolResult(any(r))
 	}})
+}
+
+// markHeaders marks t's HeaderParams "x-mcp-header" in its input schema.
+func markHeaders(t Tool, in *openrpc.Schema) {
+	for prop, header := range t.HeaderParams {
+		p := in.Properties[prop]
+		if p == nil {
+			panic("mcp: tool " + t.Name + ": HeaderParams names no argument " + prop)
+		}
+		if p.Extra == nil {
+			p.Extra = map[string]any{}
+		}
+		p.Extra["x-mcp-header"] = header
+	}
 }
 
 // AddRawTool adds (or replaces) a tool whose inputSchema is t.InputSchema

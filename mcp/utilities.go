@@ -114,3 +114,9 @@ func (s *Server) Log(ctx context.Context, level, logger string, data any) {
 func (s *Server) Ask(ctx context.Context, key string, req jsonrpc.InputRequest, result any) error {
 	return s.Rounds.Ask(ctx, key, req, result)
 }
+
+// AskAll asks several questions at once (one round under 2026-07-28):
+// see jsonrpc.InputRounds.AskAll.
+func (s *Server) AskAll(ctx context.Context, qs []jsonrpc.Question) error {
+	return s.Rounds.AskAll(ctx, qs)
+}

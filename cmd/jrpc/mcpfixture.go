@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/seedhq/jsonrpc"
@@ -124,6 +125,10 @@ func addFixtureActionTools(s *mcp.Server) {
 		s.Log(ctx, "info", "", "Diagnostic trace logging activated")
 		return &mcp.ToolResult{Content: []mcp.Content{mcp.TextContent("Logging evaluated")}}, nil
 	})
+	mcp.AddTool(s, mcp.Tool{Name: "test_custom_headers", Description: "Mirrors its region argument in the Mcp-Param-Region header (2026-07-28)",
+		HeaderParams: map[string]string{"region": "Region"}}, func(_ context.Context, a regionArg) (*mcp.ToolResult, error) {
+		return textResult("region: " + a.Region), nil
+	})
 	fixedTool(s, "test_streaming_elicitation", "Diagnostic tool validating response progress streams", mcp.TextContent("Streaming complete"))
 	n := 0
 	mcp.AddTool(s, mcp.Tool{Name: "test_trigger_tool_change", Description: "Changes the tool list (list_changed)"}, func(context.Context, noArgs) (*mcp.ToolResult, error) {
@@ -137,6 +142,10 @@ func addFixtureActionTools(s *mcp.Server) {
 		})
 		return &mcp.ToolResult{Content: []mcp.Content{mcp.TextContent("Mutation triggered")}}, nil
 	})
+}
+
+type regionArg struct {
+	Region string `json:"region" jsonschema:"A cloud region"`
 }
 
 type promptArg struct {
@@ -272,6 +281,41 @@ func addFixtureRoundTools(s *mcp.Server) {
 			return nil, err
 		}
 		return textResult(fmt.Sprintf("Multi-round complete for %v who likes %v", name.Content["name"], color.Content["color"])), nil
+	})
+	tool("test_input_required_result_multiple_inputs", "MRTR: returns InputRequiredResult with multiple input requests", func(ctx context.Context) (*mcp.ToolResult, error) {
+		var name, greeting, roots answer
+		err := s.AskAll(ctx, []jsonrpc.Question{
+			{Key: "user_name", Request: form("What is your name?", "name"), Result: &name},
+			{Key: "greeting", Request: jsonrpc.InputRequest{Method: "sampling/createMessage", Params: map[string]any{
+				"messages": []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "Generate a greeting"}}}, "maxTokens": 50}}, Result: &greeting},
+			{Key: "client_roots", Request: jsonrpc.InputRequest{Method: "roots/list", Params: map[string]any{}}, Result: &roots},
+		})
+		if err != nil {
+			return nil, err
+		}
+		return textResult(fmt.Sprintf("Name: %v; Greeting: %v; Roots: %d", name.Content["name"], greeting.Content["text"], len(roots.Roots))), nil
+	})
+	tool("test_input_required_result_capabilities", "MRTR: respects client capabilities in inputRequests", func(ctx context.Context) (*mcp.ToolResult, error) {
+		var qs []jsonrpc.Question
+		var elicited, sampled answer
+		if has, _ := jsonrpc.MCPClientCapability(ctx, "elicitation"); has {
+			qs = append(qs, jsonrpc.Question{Key: "elicit_input", Request: form("Elicitation input", "value"), Result: &elicited})
+		}
+		if has, _ := jsonrpc.MCPClientCapability(ctx, "sampling"); has {
+			qs = append(qs, jsonrpc.Question{Key: "sample_input", Request: jsonrpc.InputRequest{Method: "sampling/createMessage", Params: map[string]any{
+				"messages": []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "Sample request"}}}, "maxTokens": 50}}, Result: &sampled})
+		}
+		if len(qs) == 0 {
+			return textResult("No supported capabilities declared"), nil
+		}
+		if err := s.AskAll(ctx, qs); err != nil {
+			return nil, err
+		}
+		keys := make([]string, len(qs))
+		for i, q := range qs {
+			keys[i] = q.Key
+		}
+		return textResult("capabilities-ok: received " + strings.Join(keys, ",")), nil
 	})
 	s.AddPrompt(mcp.Prompt{Name: "test_input_required_result_prompt", Description: "MRTR: a prompt that asks for input first"}, func(ctx context.Context, _ map[string]string) (*mcp.PromptResult, error) {
 		var a answer
