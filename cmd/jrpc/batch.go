@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -18,9 +20,13 @@ func init() {
 		Use:   "batch URL FILE|-",
 		Short: "Send a batch of requests and print each response next to its request",
 		Long: `Send the requests of FILE (or standard input with -) as one JSON-RPC batch.
-FILE holds either one JSON array of request objects, or one request object per
-line. The requests are sent exactly as written (ids included). The answer is
-printed as one JSON line per request, in the file's order:
+FILE holds either one JSON array of request objects, or one request a line:
+a request object, sent exactly as written (ids included), or METHOD [PARAMS]
+as jrpc call takes them (PARAMS one JSON value or key=value pairs, quoted as
+on a command line), which gets the next free number as its id;
+.notify METHOD [PARAMS] is a notification, and lines starting with # are
+skipped. The answer is printed as one JSON line per request, in the file's
+order:
 
   {"id":1,"method":"sum","result":7}
   {"id":2,"method":"nope","error":{"code":-32601,"message":"method not found: nope"}}
@@ -30,7 +36,9 @@ plus {"id":…,"unmatched":true,…} for responses that match no request (such a
 the errors for invalid entries, whose id is null). Exit code 1 when any
 response is an error.`,
 		Example: `  printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"sum","params":[1,2,4]}' \
-    '{"jsonrpc":"2.0","method":"notify_hello","params":[7]}' | jrpc batch tcp://127.0.0.1:9090 -`,
+    '{"jsonrpc":"2.0","method":"notify_hello","params":[7]}' | jrpc batch tcp://127.0.0.1:9090 -
+  printf '%s\n' 'sum [1,2,4]' 'subtract minuend=42 subtrahend=23' '.notify notify_hello [7]' |
+    jrpc batch tcp://127.0.0.1:9090 -`,
 		Args: targetArgs("FILE|-", 1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, rest, err := newTarget(args)
@@ -74,24 +82,81 @@ func readBatch(name string) ([]json.RawMessage, error) {
 		if err := json.Unmarshal(src, &items); err != nil {
 			return nil, usageErrorf("cannot read the batch in %s: %v", what, err)
 		}
-	} else {
-		sc := bufio.NewScanner(bytes.NewReader(src))
-		sc.Buffer(nil, 64<<20)
-		for n := 1; sc.Scan(); n++ {
-			line := bytes.TrimSpace(sc.Bytes())
-			if len(line) == 0 {
-				continue
-			}
-			if err := checkJSON(line, fmt.Sprintf("line %d of %s", n, what)); err != nil {
-				return nil, err
-			}
-			items = append(items, json.RawMessage(bytes.Clone(line)))
-		}
+	} else if items, err = readBatchLines(src, what); err != nil {
+		return nil, err
 	}
 	if len(items) == 0 {
 		return nil, &exitError{code: exitUsage, err: fmt.Errorf("the batch in %s is empty", what), hint: `one request per line, e.g. {"jsonrpc":"2.0","id":1,"method":"get_data"}`}
 	}
 	return items, nil
+}
+
+// readBatchLines reads a batch of one request a line: a JSON value, or
+// METHOD [PARAMS] as jrpc call takes them (.notify METHOD [PARAMS] for a
+// notification), whose id is the lowest number no other request of the
+// batch has.
+func readBatchLines(src []byte, what string) ([]json.RawMessage, error) {
+	var items []json.RawMessage
+	var calls []int // the items written as METHOD [PARAMS], idless yet
+	taken := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(src))
+	sc.Buffer(nil, 64<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		where := fmt.Sprintf("line %d of %s", n, what)
+		switch {
+		case len(line) == 0 || line[0] == '#':
+			continue
+		case line[0] == '{' || line[0] == '[':
+			if err := checkJSON(line, where); err != nil {
+				return nil, err
+			}
+			var m struct{ ID json.RawMessage }
+			if json.Unmarshal(line, &m) == nil && m.ID != nil {
+				taken[string(compact(m.ID))] = true
+			}
+			items = append(items, json.RawMessage(bytes.Clone(line)))
+		default:
+			calls = append(calls, len(items))
+			items = append(items, json.RawMessage(line)) // the text, for now
+		}
+	}
+	id := 0
+	for _, i := range calls {
+		if !bytes.HasPrefix(items[i], []byte(".notify")) {
+			for id++; taken[strconv.Itoa(id)]; id++ {
+			}
+		}
+		msg, err := callLine(string(items[i]), id)
+		if err != nil {
+			return nil, err
+		}
+		items[i] = msg
+	}
+	return items, nil
+}
+
+// callLine is the request a batch line METHOD [PARAMS] stands for, with
+// id (.notify METHOD [PARAMS]: a notification).
+func callLine(text string, id int) (json.RawMessage, error) {
+	word, rest, _ := strings.Cut(text, " ")
+	idJSON := []byte(strconv.Itoa(id))
+	if word == ".notify" {
+		word, rest, _ = strings.Cut(strings.TrimSpace(rest), " ")
+		idJSON = nil
+	}
+	if word == "" {
+		return nil, usageErrorf("batch line %q names no method: usage: METHOD [PARAMS] or .notify METHOD [PARAMS]", cut(text))
+	}
+	args, err := splitParams(rest)
+	if err != nil {
+		return nil, usageErrorf("batch line %q: PARAMS: %v", cut(text), err)
+	}
+	params, err := buildParams(args, "", nil)
+	if err != nil {
+		return nil, usageErrorf("batch line %q: %v", cut(text), err)
+	}
+	return appendEnvelope(nil, idJSON, word, params), nil
 }
 
 // batchItem is what jrpc reads of a request in a batch file.

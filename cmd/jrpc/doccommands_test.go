@@ -22,7 +22,8 @@ type docCommand struct {
 }
 
 // docCommands extracts the `$ jrpc …` and `$ go run ./cmd/jrpc …` commands
-// of the code blocks of a markdown file, each with the lines shown under it.
+// (and `$ printf … | jrpc …`, input piped in) of the code blocks of a
+// markdown file, each with the lines shown under it.
 func docCommands(t *testing.T, path string) []docCommand {
 	f, err := os.Open(path)
 	if err != nil {
@@ -38,7 +39,7 @@ func docCommands(t *testing.T, path string) []docCommand {
 		case strings.HasPrefix(l, "```"):
 			in, cur = !in, -1
 		case !in:
-		case strings.HasPrefix(l, "$ jrpc ") || strings.HasPrefix(l, "$ go run ./cmd/jrpc "):
+		case strings.HasPrefix(l, "$ jrpc ") || strings.HasPrefix(l, "$ go run ./cmd/jrpc ") || strings.HasPrefix(l, "$ printf ") && strings.Contains(l, "| jrpc "):
 			cmds = append(cmds, docCommand{where: filepath.Base(path) + ":" + strconv.Itoa(n), line: strings.TrimPrefix(l, "$ ")})
 			cur = len(cmds) - 1
 		case strings.HasPrefix(l, "$ ") || strings.HasPrefix(l, "jrpc>"):
