@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -163,6 +164,18 @@ func startIdleClientsTimed(b *testing.B, mode, addr, request string, n, dialers 
 	return stop, time.Duration(took64)
 }
 
+// ipBindAddressNoPort is Linux's IP_BIND_ADDRESS_NO_PORT socket option.
+const ipBindAddressNoPort = 24
+
+// bindAddressNoPort asks the kernel to choose a bound socket's port at
+// connect (IP_BIND_ADDRESS_NO_PORT); elsewhere the option fails and is
+// ignored.
+func bindAddressNoPort(_, _ string, c syscall.RawConn) error {
+	return c.Control(func(fd uintptr) {
+		syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, ipBindAddressNoPort, 1)
+	})
+}
+
 // TestIdleClientProcess is the child process of the Idle benchmarks: it
 // opens the connections from BENCH_IDLE_DIALERS goroutines, makes one call
 // on each, prints "ready" and the nanoseconds that took, and holds them
@@ -199,7 +212,14 @@ func TestIdleClientProcess(t *testing.T) {
 	}
 	fmt.Println("ready", time.Since(start).Nanoseconds())
 	os.Stdin.Read(make([]byte, 1)) // until the parent closes it
-	runtime.KeepAlive(keep)
+	// Reset rather than close: a closed connection would hold its port in
+	// TIME_WAIT for a minute, and the next count's run needs the ports.
+	for _, c := range keep {
+		if tc, ok := c.(*net.TCPConn); ok {
+			tc.SetLinger(0)
+			tc.Close()
+		}
+	}
 }
 
 // idleClient opens connection i and makes one call on it.
@@ -207,7 +227,14 @@ func idleClient(mode, addr, request string, i int) (any, error) {
 	ctx := context.Background()
 	switch mode {
 	case "tcp":
-		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, byte(i/20000/256), byte(1+i/20000%256))}}
+		var d net.Dialer
+		if k := i / 20000; k > 0 {
+			// From 127.0.0.2 on: bound to the address only, the port left
+			// to connect, as the plain dial leaves it (a port bound before
+			// connect cannot be shared with other destinations).
+			d.LocalAddr = &net.TCPAddr{IP: net.IPv4(127, 0, byte(k/256), byte(1+k%256))}
+			d.Control = bindAddressNoPort
+		}
 		nc, err := d.Dial("tcp", addr)
 		if err != nil {
 			return nil, err

@@ -25,8 +25,8 @@ var (
 // BenchmarkIdleScale (issue 41): per implementation and per count of
 // -bench.idlescale, a child process opens that many TCP connections from 8
 // dialers, each making one call, then idles; the server's process reports
-// its memory per idle connection (Go heap and stacks, and resident set
-// size), goroutines per connection, and the accept rate (connections
+// its memory per idle connection (Go heap and stacks, of which stacks,
+// and resident set size), goroutines per connection, and the accept rate (connections
 // opened and called per second, as the child saw it). The benchmark
 // raises its file limit (RLIMIT_NOFILE) to the hard limit, and the hard
 // limit too where the process may; a count the limit cannot hold is
@@ -73,6 +73,7 @@ func idleScaleRun(b *testing.B, im *Impl, n int) {
 	}
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric((float64(after.bytes)-float64(before.bytes))/float64(n), "B/conn")
+	b.ReportMetric((float64(after.stack)-float64(before.stack))/float64(n), "stackB/conn")
 	b.ReportMetric((float64(rssAfter)-float64(rssBefore))/float64(n), "RSS-B/conn")
 	b.ReportMetric(float64(after.goroutines-before.goroutines)/float64(n), "goroutines/conn")
 	b.ReportMetric(float64(n)/took.Seconds(), "conns/s")

@@ -58,7 +58,7 @@ var scenarios = []scenario{
 		title: "server memory per idle TCP connection (lower is better)"},
 	{name: "IdleWS", metric: "B/conn", lower: true, limit: "raw", cols: []string{"B/conn", "goroutines/conn"},
 		title: "server memory per idle WebSocket connection (lower is better)"},
-	{name: "IdleScale", metric: "B/conn", lower: true, cols: []string{"B/conn", "RSS-B/conn", "goroutines/conn", "conns/s"},
+	{name: "IdleScale", metric: "B/conn", lower: true, cols: []string{"B/conn", "stackB/conn", "RSS-B/conn", "goroutines/conn", "conns/s"},
 		title: "idle TCP connections by count: server heap+stack and RSS per connection, accept rate (connect and first call) of 8 dialers"},
 }
 
