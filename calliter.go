@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/framing"
 	"github.com/seedhq/jsonrpc/internal/httpgzip"
 	"github.com/seedhq/jsonrpc/internal/httpmsg"
@@ -87,7 +88,7 @@ func (c *HTTPClient) callIter(ctx context.Context, method string, params any, r 
 	buf := wire.GetBuf()
 	defer wire.PutBuf(buf)
 	var err error
-	if *buf, err = wire.AppendRequest(*buf, []byte(id), method, params, &c.paramsSize); err != nil {
+	if *buf, err = codec.AppendRequest(*buf, []byte(id), method, params, &c.paramsSize); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/convention"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
@@ -239,7 +240,7 @@ func (c *Conn) sendCancel(ctx context.Context, id []byte) {
 		return
 	}
 	p := convention.CancelParams(convention.Convention(cv), id, context.Cause(ctx).Error())
-	msg, err := wire.AppendRequest(nil, nil, convention.Convention(cv).CancelMethod(), json.RawMessage(p), nil)
+	msg, err := codec.AppendRequest(nil, nil, convention.Convention(cv).CancelMethod(), json.RawMessage(p), nil)
 	if err == nil {
 		c.send(msg)
 	}

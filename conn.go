@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/connrt"
 	"github.com/seedhq/jsonrpc/internal/convention"
 	"github.com/seedhq/jsonrpc/internal/pubsub"
@@ -686,7 +687,7 @@ func (c *Conn) call(ctx context.Context, method string, params any, iter bool) (
 	buf := wire.GetBuf()
 	defer wire.PutBuf(buf)
 	var err error
-	*buf, err = wire.AppendRequest(*buf, strconv.AppendUint(idBuf[:0], n, 10), method, params, &c.paramsSize)
+	*buf, err = codec.AppendRequest(*buf, strconv.AppendUint(idBuf[:0], n, 10), method, params, &c.paramsSize)
 	if err != nil {
 		return callResult{}, err
 	}
@@ -776,7 +777,7 @@ func (c *Conn) notifyDirect(ctx context.Context, method string, params any) erro
 	buf := wire.GetBuf()
 	defer wire.PutBuf(buf)
 	var err error
-	*buf, err = wire.AppendRequest(*buf, nil, method, params, &c.paramsSize)
+	*buf, err = codec.AppendRequest(*buf, nil, method, params, &c.paramsSize)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/convention"
 	"github.com/seedhq/jsonrpc/internal/framing"
 	"github.com/seedhq/jsonrpc/internal/mcp"
@@ -41,14 +42,14 @@ type Error struct {
 
 // Errorf returns an *Error with the given code and a formatted message.
 func Errorf(code int64, format string, args ...any) *Error {
-	return &Error{Code: code, Message: wire.Sprintf(format, args...)}
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // WithData returns a copy of e whose data member is v encoded as JSON. If v
 // cannot be encoded, the copy has no data.
 func (e *Error) WithData(v any) *Error {
 	c := *e
-	c.Data, _ = wire.Marshal(v)
+	c.Data, _ = codec.Marshal(v)
 	return &c
 }
 

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/httpgzip"
 	"github.com/seedhq/jsonrpc/internal/httpmsg"
 	"github.com/seedhq/jsonrpc/internal/netx"
@@ -292,7 +293,7 @@ func (c *HTTPClient) callDirect(ctx context.Context, method string, params, resu
 	buf := wire.GetBuf()
 	defer wire.PutBuf(buf)
 	var err error
-	if *buf, err = wire.AppendRequest(*buf, idText, method, params, &c.paramsSize); err != nil {
+	if *buf, err = codec.AppendRequest(*buf, idText, method, params, &c.paramsSize); err != nil {
 		return err
 	}
 	into := wire.GetBuf() // the response body
@@ -343,7 +344,7 @@ func (c *HTTPClient) notifyDirect(ctx context.Context, method string, params any
 	buf := wire.GetBuf()
 	defer wire.PutBuf(buf)
 	var err error
-	if *buf, err = wire.AppendRequest(*buf, nil, method, params, &c.paramsSize); err != nil {
+	if *buf, err = codec.AppendRequest(*buf, nil, method, params, &c.paramsSize); err != nil {
 		return err
 	}
 	body, err := c.post(ctx, *buf, nil, false)

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"weak"
 
+	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/mcp"
-	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // The MCP client of Streamable HTTP (WithMCPVersion): it finds the era the
@@ -319,7 +319,7 @@ func (m *mcpClient) answer(ctx context.Context, method string, params json.RawMe
 	if raw, ok := v.(json.RawMessage); ok {
 		return raw, nil
 	}
-	return wire.Marshal(v)
+	return codec.Marshal(v)
 }
 
 // stateless returns params with the request's _meta of revision version
@@ -329,7 +329,7 @@ func (m *mcpClient) stateless(ctx context.Context, version, method string, param
 	raw := []byte("{}")
 	if params != nil {
 		var err error
-		if raw, err = wire.Marshal(params); err != nil {
+		if raw, err = codec.Marshal(params); err != nil {
 			return nil, ctx, err
 		}
 		if string(raw) == "null" {

@@ -8,8 +8,8 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/params"
-	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // Results are decoded leniently by default: a member of a result (or of a
@@ -33,7 +33,7 @@ func decodeResult(method string, result []byte, v any, strict bool) error {
 	if r, ok := v.(*iterResult); ok {
 		return r.Decode(result, strict) // CallIter's elements go to its loop
 	}
-	if err := wire.UnmarshalResult(result, v, strict); err != nil {
+	if err := codec.UnmarshalResult(result, v, strict); err != nil {
 		return &decodeError{what: "the result of " + method, err: err}
 	}
 	return nil
@@ -45,7 +45,7 @@ func (e *Error) DecodeData(v any) error {
 	if len(e.Data) == 0 {
 		return errors.New("jsonrpc: the error has no data")
 	}
-	if err := wire.UnmarshalResult(e.Data, v, false); err != nil {
+	if err := codec.UnmarshalResult(e.Data, v, false); err != nil {
 		return &decodeError{what: "the data of error " + strconv.FormatInt(int64(e.Code), 10), err: err}
 	}
 	return nil

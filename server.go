@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/connrt"
 	"github.com/seedhq/jsonrpc/internal/framing"
 	"github.com/seedhq/jsonrpc/internal/wire"
@@ -410,7 +411,7 @@ func (s *Server) appendResult(out []byte, id ID, v any, entry *methodEntry, req 
 	if entry != nil {
 		hint = &entry.resultSize
 	}
-	out, err := wire.AppendJSON(out, v, hint)
+	out, err := codec.AppendJSON(out, v, hint)
 	if err != nil {
 		s.logger().Error("jsonrpc: result cannot be encoded as JSON", "method", req.Method, "error", err)
 		return appendResponse(out[:start], id, nil, &Error{Code: CodeInternalError, Message: "internal error: the result cannot be encoded as JSON"})

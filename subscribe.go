@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/pubsub"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
@@ -146,7 +147,7 @@ func (k *Sink[E]) ID() string { return k.sub.ID }
 // buffer is full. Once the subscription has ended it returns an error
 // wrapping ErrSubscriptionClosed, and the producer should return.
 func (k *Sink[E]) Send(ev E) error {
-	raw, err := wire.Marshal(ev)
+	raw, err := codec.Marshal(ev)
 	if err != nil {
 		return err
 	}

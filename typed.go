@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/params"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
@@ -38,7 +39,7 @@ func Register[P, R any](mux *Mux, method string, fn func(ctx context.Context, pa
 		panic("jsonrpc: method names starting with \"rpc.\" are reserved: " + method)
 	}
 	pd := newParamsDecoder(reflect.TypeFor[P]())
-	wire.CodecFor(reflect.TypeFor[R]()) // plan the result's encoding now
+	codec.CodecFor(reflect.TypeFor[R]()) // plan the result's encoding now
 	info := MethodInfo{
 		Name:       method,
 		Doc:        firstDoc(doc),

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
-	"github.com/seedhq/jsonrpc/internal/wire"
+	"github.com/seedhq/jsonrpc/internal/codec"
 )
 
 // ErrEmptyBatch is the error of a batch with no element: JSON-RPC has no
@@ -39,7 +39,7 @@ func AppendBatch(dst []byte, n int, seq *atomic.Uint64, elem func(i int) (method
 			sent(i, id, first)
 		}
 		var err error
-		if dst, err = wire.AppendRequest(dst, idText, method, params, nil); err != nil {
+		if dst, err = codec.AppendRequest(dst, idText, method, params, nil); err != nil {
 			return dst, err
 		}
 	}

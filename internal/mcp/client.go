@@ -12,6 +12,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 
+	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -63,7 +64,7 @@ func EraOfDiscover(supported []string, err error, reached bool, rpcErr *Error) (
 		var data struct {
 			Supported []string `json:"supported"`
 		}
-		_ = wire.UnmarshalResult(rpcErr.Data, &data, false) // members it does not name ignored
+		_ = codec.UnmarshalResult(rpcErr.Data, &data, false) // members it does not name ignored
 		return EraAmong(data.Supported, err)
 	case rpcErr != nil && (rpcErr.Code == CodeHeaderMismatch || rpcErr.Code == CodeMissingClientCapability):
 		return EraUnknown, "", fmt.Errorf("jsonrpc: the MCP server refused server/discover: %w", err)

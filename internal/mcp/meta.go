@@ -7,6 +7,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 
+	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -151,7 +152,7 @@ func HasCapability(capabilities []byte, name string) bool {
 // supported revisions are the stateless ones, then the session era's.
 func UnsupportedVersion(requested string, supported, also []string) *Error {
 	all := append(slices.Clone(supported), also...)
-	data, _ := wire.Marshal(struct {
+	data, _ := codec.Marshal(struct {
 		Supported []string `json:"supported"`
 		Requested string   `json:"requested"`
 	}{all, requested})

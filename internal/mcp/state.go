@@ -12,7 +12,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 
-	"github.com/seedhq/jsonrpc/internal/wire"
+	"github.com/seedhq/jsonrpc/internal/codec"
 )
 
 // The requestState of a multi round-trip request (MCP 2026-07-28,
@@ -115,7 +115,7 @@ func MissingCapability(method string, has func(capability string) bool) *Error {
 	if name == "" || has(name) {
 		return nil
 	}
-	data, _ := wire.Marshal(map[string]any{"requiredCapabilities": map[string]any{name: map[string]any{}}})
+	data, _ := codec.Marshal(map[string]any{"requiredCapabilities": map[string]any{name: map[string]any{}}})
 	return &Error{Code: CodeMissingClientCapability, Message: "Missing required client capability: " + name, Data: data}
 }
 

@@ -10,6 +10,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -58,7 +59,7 @@ type Decoder struct {
 
 	// object, when the struct has a compiled plan (internal/wire), decodes
 	// a params object; requiredMask has bit i set for required field i.
-	object       *wire.StructCodec
+	object       *codec.StructCodec
 	requiredMask uint64
 }
 
@@ -98,7 +99,7 @@ func NewDecoder(t reflect.Type) *Decoder {
 // planObject takes the compiled plan of struct type t, when it has one
 // whose fields are d.fields.
 func (d *Decoder) planObject(t reflect.Type) {
-	c := wire.CodecFor(t)
+	c := codec.CodecFor(t)
 	if c == nil || c.Object == nil || len(c.Object.Fields) != len(d.fields) {
 		return
 	}
@@ -192,15 +193,15 @@ func (d *Decoder) decodeWhole(params []byte, p any) *Error {
 		if !ok || len(elems) != 1 {
 			return invalidParams("", "expected an array of exactly 1 element")
 		}
-		return wrapDecodeErr(wire.Unmarshal(elems[0], p), "/0")
+		return wrapDecodeErr(codec.Unmarshal(elems[0], p), "/0")
 	}
-	return wrapDecodeErr(wire.Unmarshal(params, p), "")
+	return wrapDecodeErr(codec.Unmarshal(params, p), "")
 }
 
 // decodeMembers decodes a params object into the struct v.
 func (d *Decoder) decodeMembers(params []byte, v reflect.Value) *Error {
 	if d.object != nil {
-		dec := wire.Decoder{Cursor: wire.Cursor{Data: params}}
+		dec := codec.Decoder{Cursor: wire.Cursor{Data: params}}
 		seen, ok := dec.Object(d.object, v.Addr().UnsafePointer())
 		if ok && dec.Peek() == 0 && dec.Pos == len(params) {
 			if seen&d.requiredMask == d.requiredMask {
@@ -210,7 +211,7 @@ func (d *Decoder) decodeMembers(params []byte, v reflect.Value) *Error {
 		}
 		// v2 decides (and words the error).
 	}
-	if err := wrapDecodeErr(jsonv2.Unmarshal(params, v.Addr().Interface(), wire.UnmarshalOpts), ""); err != nil {
+	if err := wrapDecodeErr(jsonv2.Unmarshal(params, v.Addr().Interface(), codec.UnmarshalOpts), ""); err != nil {
 		return err
 	}
 	if d.required > 0 {
@@ -230,7 +231,7 @@ func (d *Decoder) decodePositions(params []byte, v reflect.Value) *Error {
 	}
 	for i, e := range elems {
 		fv := v.FieldByIndex(d.index[i])
-		if err := wire.Unmarshal(e, fv.Addr().Interface()); err != nil {
+		if err := codec.Unmarshal(e, fv.Addr().Interface()); err != nil {
 			return wrapDecodeErr(err, "/"+strconv.Itoa(i))
 		}
 	}

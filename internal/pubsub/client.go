@@ -6,7 +6,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/seedhq/jsonrpc/internal/wire"
+	"github.com/seedhq/jsonrpc/internal/codec"
 )
 
 // ErrOverflow ends a subscription whose buffer overflowed: on the server
@@ -152,7 +152,7 @@ func (r *Registry) Take(method, params []byte) bool {
 		return false
 	}
 	var p eventParams
-	if err := wire.UnmarshalResult(params, &p, false); err != nil || p.Subscription == "" {
+	if err := codec.UnmarshalResult(params, &p, false); err != nil || p.Subscription == "" {
 		return false
 	}
 	cs := m.subs[p.Subscription]
@@ -297,7 +297,7 @@ func (cs *Queue) NextInto(ctx context.Context, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := wire.UnmarshalResult(raw, v, false); err != nil {
+	if err := codec.UnmarshalResult(raw, v, false); err != nil {
 		return errors.Join(errors.New("jsonrpc: cannot decode a subscription event"), err)
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -138,7 +139,7 @@ func SplitKind(elems []json.RawMessage) (kind string, args []byte, problem strin
 	if len(elems) == 0 || elems[0][0] != '"' {
 		return "", nil, "expected the kind of subscription (a string) as the first element of the params array"
 	}
-	if err := wire.Unmarshal(elems[0], &kind); err != nil {
+	if err := codec.Unmarshal(elems[0], &kind); err != nil {
 		return "", nil, err.Error()
 	}
 	switch rest := elems[1:]; {

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/framing"
-	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // Writer writes one message in pieces; Close ends it, Abort gives it up
@@ -47,7 +47,7 @@ func (e *Encoder) Elem(v any) error {
 	if e.n > 0 {
 		e.Buf = append(e.Buf, ',')
 	}
-	b, err := wire.AppendJSON(e.Buf, v, nil)
+	b, err := codec.AppendJSON(e.Buf, v, nil)
 	if err != nil {
 		e.Buf = e.Buf[:mark]
 		return &ElemError{N: e.n, Err: err}

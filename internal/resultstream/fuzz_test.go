@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/framing"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
@@ -70,7 +71,7 @@ func FuzzStreamedResponse(f *testing.F) {
 			t.Fatalf("accepted a body that is not a response with a result: %q", body)
 		}
 		var want []jsontext.Value
-		if err := wire.Unmarshal(m.Elems[0].Result.Of(trimmed), &want); err != nil {
+		if err := codec.Unmarshal(m.Elems[0].Result.Of(trimmed), &want); err != nil {
 			t.Fatalf("accepted a result that is not an array: %q", body)
 		}
 		if len(want) != len(elems) {

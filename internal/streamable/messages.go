@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sync"
 
+	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/mcp"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
@@ -99,7 +100,7 @@ func initializedVersion(msg []byte, id string) string {
 	var res struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	if wire.UnmarshalResult(result, &res, false) != nil || len(res.ProtocolVersion) > 64 || !mcp.IsHeaderValue(res.ProtocolVersion) {
+	if codec.UnmarshalResult(result, &res, false) != nil || len(res.ProtocolVersion) > 64 || !mcp.IsHeaderValue(res.ProtocolVersion) {
 		return ""
 	}
 	return res.ProtocolVersion

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/mcp"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
@@ -69,7 +70,7 @@ func errorStatus(msg []byte, gzipped bool) int {
 	var e struct {
 		Code int64 `json:"code"`
 	}
-	if wire.UnmarshalResult(m.Elems[0].ErrObj.Of(msg), &e, false) != nil {
+	if codec.UnmarshalResult(m.Elems[0].ErrObj.Of(msg), &e, false) != nil {
 		return 0
 	}
 	return mcp.HTTPStatus(e.Code)

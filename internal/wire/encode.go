@@ -1,49 +1,88 @@
 package wire
 
 import (
-	"errors"
-	"fmt"
-	"sync/atomic"
+	"unicode/utf8"
+	"unsafe"
 )
 
-// The wire encoders: requests, responses and error objects are appended as
-// JSON by hand, next to the scanner (scan.go) that reads them, so that a
-// message costs one append into a reused buffer. Params and results go
-// through the JSON codec (json.go).
-
-// AppendRequest appends a request (or, with a nil id, a notification).
-// hint (may be nil) remembers the size of large params (see growFor).
-func AppendRequest(b []byte, id []byte, method string, params any, hint *atomic.Int64) ([]byte, error) {
-	b = append(b, `{"jsonrpc":"2.0",`...)
-	if id != nil {
-		b = append(b, `"id":`...)
-		b = append(b, id...)
-		b = append(b, ',')
-	}
-	b = append(b, `"method":`...)
-	b = AppendString(b, method)
-	if params != nil {
-		b = append(b, `,"params":`...)
-		start := len(b)
-		var err error
-		b, err = AppendJSON(b, params, hint)
-		if err != nil {
-			return b, fmt.Errorf("jsonrpc: cannot encode params of %s: %w", method, err)
-		}
-		if c := b[start]; c != '[' && c != '{' {
-			if string(b[start:]) == "null" {
-				b = b[:start-len(`,"params":`)] // nil pointer or nil slice: no params
-			} else {
-				return b, errors.New("jsonrpc: params of " + method + " must encode as a JSON array or object")
-			}
-		}
-	}
-	return append(b, '}'), nil
-}
+// The string encoder, next to the scanner (scan.go) that reads strings and
+// shares its test for plain bytes (plainRun): the messages' own strings
+// (AppendString) and internal/codec's (AppendQuote with v2's rules).
 
 // AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD so
 // that the output is always valid.
 func AppendString(b []byte, s string) []byte {
-	b, _ = appendQuote(b, s, false)
+	b, _ = AppendQuote(b, s, false)
 	return b
+}
+
+// escapes and escapesV2 are the escapes of the ASCII bytes appendQuote
+// escapes (below 0x20, '"' and '\\'), without and with v2's rules.
+var escapes, escapesV2 = escapeTables()
+
+func escapeTables() (ours, v2 [0x5d]string) {
+	const hex = "0123456789abcdef"
+	for c := range 0x20 {
+		ours[c] = `\u00` + string(hex[c>>4]) + string(hex[c&0xF])
+	}
+	ours['\n'], ours['\r'], ours['\t'] = `\n`, `\r`, `\t`
+	ours['"'], ours['\\'] = `\"`, `\\`
+	v2 = ours
+	v2['\b'], v2['\f'] = `\b`, `\f`
+	return ours, v2
+}
+
+// AppendQuote appends s as a JSON string. With v2Rules it writes what
+// encoding/json/v2 writes by default (\b and \f short, <, >, & and
+// U+2028/9 as they are) and reports false on invalid UTF-8 (which v2
+// refuses); otherwise \b and \f are \u escapes and invalid UTF-8 becomes
+// U+FFFD, so the output is always valid. Plain ASCII is checked eight bytes
+// at a time and copied in runs (plainRun, which checks a long string that
+// starts plain whole first).
+func AppendQuote(b []byte, s string, v2Rules bool) ([]byte, bool) {
+	b = append(b, '"')
+	start, i := 0, 0
+	raw := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+	// plainRun looks at the whole rest once per string.
+	tried := false
+	for i < len(s) {
+		i = plainRun(raw, i, &tried)
+		// Byte by byte until eight plain bytes in a row (then words again),
+		// so that text dense with escapes or non-ASCII letters does not
+		// pay for a failed word test at every byte.
+		for plain := 0; i < len(s) && plain < 8; {
+			c := s[i]
+			if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+				i++
+				plain++
+				continue
+			}
+			if c < utf8.RuneSelf {
+				b = append(b, s[start:i]...)
+				if v2Rules {
+					b = append(b, escapesV2[c]...)
+				} else {
+					b = append(b, escapes[c]...)
+				}
+				i++
+				start, plain = i, 0
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				if v2Rules {
+					return b, false
+				}
+				b = append(b, s[start:i]...)
+				b = append(b, "\ufffd"...)
+				i++
+				start = i
+				continue
+			}
+			i += size
+			plain += size
+		}
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"'), true
 }

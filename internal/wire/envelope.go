@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"strconv"
 )
 
@@ -162,48 +163,57 @@ func (s *Scanner) Envelope(e *Envelope) bool {
 
 func (e *Envelope) classify(data []byte, unknown Span, dup bool) {
 	idOK := !e.ID.Present() || IsIDValue(data[e.ID.Start])
-	invalid := func(msg string) {
+	switch msg := e.problem(data, unknown, dup, idOK); {
+	case msg != "":
 		e.Kind = KindInvalid
 		e.Err = &Invalid{Msg: "invalid request: " + msg}
 		if !idOK {
 			e.ID = Span{}
 		}
-	}
-	isResponse := !e.method.Present() && (e.Result.Present() || e.ErrObj.Present())
-	switch {
-	case dup:
-		invalid("duplicate member name")
-	case !e.jsonrpc.Present():
-		invalid(`missing "jsonrpc":"2.0"`)
-	case !isVersion2(e.jsonrpc.Of(data)):
-		invalid(`"jsonrpc" must be exactly "2.0"`)
-	case unknown.Present():
-		invalid("unknown member " + strconv.Quote(string(unknown.Of(data))))
-	case !idOK:
-		invalid("id must be a string, number or null")
-	case isResponse:
+	case !e.method.Present(): // a response: problem ruled out the rest
 		e.Kind = KindResponse
 		if !e.ID.Present() || (e.Result.Present() && e.ErrObj.Present()) || e.Params.Present() {
 			e.Kind = KindBadResponse
 		}
-	case !e.method.Present():
-		invalid(`missing "method"`)
-	case data[e.method.Start] != '"':
-		invalid(`"method" must be a string`)
-	case e.Result.Present() || e.ErrObj.Present():
-		invalid(`a request must not have "result" or "error"`)
-	case e.Params.Present() && data[e.Params.Start] != '[' && data[e.Params.Start] != '{':
-		invalid(`"params" must be an array or an object`)
 	default:
 		e.Kind = KindRequest
-		e.methodEscaped = false
-		for _, c := range data[e.method.Start+1 : e.method.End-1] {
-			if c == '\\' {
-				e.methodEscaped = true
-				break
-			}
-		}
+		e.methodEscaped = bytes.IndexByte(data[e.method.Start+1:e.method.End-1], '\\') >= 0
 	}
+}
+
+// problem returns why the object is neither a request nor a response, or
+// "" when it is one of them.
+func (e *Envelope) problem(data []byte, unknown Span, dup, idOK bool) string {
+	switch {
+	case dup:
+		return "duplicate member name"
+	case !e.jsonrpc.Present():
+		return `missing "jsonrpc":"2.0"`
+	case !isVersion2(e.jsonrpc.Of(data)):
+		return `"jsonrpc" must be exactly "2.0"`
+	case unknown.Present():
+		return "unknown member " + strconv.Quote(string(unknown.Of(data)))
+	case !idOK:
+		return "id must be a string, number or null"
+	case e.method.Present():
+		return e.requestProblem(data)
+	case !e.Result.Present() && !e.ErrObj.Present():
+		return `missing "method"`
+	}
+	return ""
+}
+
+// requestProblem returns why an object with a method is not a request, or "".
+func (e *Envelope) requestProblem(data []byte) string {
+	switch {
+	case data[e.method.Start] != '"':
+		return `"method" must be a string`
+	case e.Result.Present() || e.ErrObj.Present():
+		return `a request must not have "result" or "error"`
+	case e.Params.Present() && data[e.Params.Start] != '[' && data[e.Params.Start] != '{':
+		return `"params" must be an array or an object`
+	}
+	return ""
 }
 
 // IsIDValue reports whether c begins a JSON string, number or null.

@@ -383,69 +383,88 @@ func (s *Scanner) enter() bool {
 // cost 125 KB, an eighth of their own size at most, and one pass.
 func (s *Scanner) deepValue() bool {
 	s.tooDeep = true
-	stack, depth := s.deep[:0], 0
+	l := levels{bits: s.deep[:0]}
 	defer func() {
-		if cap(stack) <= 1<<10 {
-			s.deep = stack[:0] // keep a small stack for the next message
+		if cap(l.bits) <= 1<<10 {
+			s.deep = l.bits[:0] // keep a small stack for the next message
 		}
 	}()
 	for {
 		// A value is due at s.pos.
 		if c := s.Peek(); c == '{' || c == '[' {
-			if depth/64 == len(stack) {
-				if len(stack) == cap(stack) {
-					// Grow by doubling (the sizes allocated add up to
-					// twice the last), never past the depth the rest could reach.
-					n := min(max(2*cap(stack), 16), (depth+len(s.Data)-s.Pos)/64+1)
-					stack = append(make([]uint64, 0, n), stack...)
-				}
-				stack = append(stack, 0)
-			}
-			bit := uint64(1) << (depth % 64)
-			closer := byte(']')
-			if c == '{' {
-				stack[depth/64] |= bit
-				closer = '}'
-			} else {
-				stack[depth/64] &^= bit
-			}
-			depth++
+			l.push(c == '{', len(s.Data)-s.Pos)
 			s.Pos++
-			if s.Peek() != closer {
+			if s.Peek() != c+2 { // not empty ('}' is '{'+2, ']' is '['+2)
 				if c == '{' && !s.memberName() {
 					return false
 				}
 				continue
 			}
 			s.Pos++
-			depth--
+			l.depth--
 		} else if _, ok := s.Value(); !ok { // a scalar, or an error
 			return false
 		}
-		// After a value: close levels until one goes on with ','.
-		for depth > 0 {
-			object := stack[(depth-1)/64]>>((depth-1)%64)&1 == 1
-			c := s.Peek()
-			if c == ',' {
-				s.Pos++
-				if object && !s.memberName() {
-					return false
-				}
-				break
-			}
-			if object && c != '}' {
-				return s.fail("expected ',' or '}' after object member")
-			}
-			if !object && c != ']' {
-				return s.fail("expected ',' or ']' after array element")
-			}
-			s.Pos++
-			depth--
-		}
-		if depth == 0 {
+		switch more, ok := s.closeLevels(&l); {
+		case !ok:
+			return false
+		case !more:
 			return true
 		}
 	}
+}
+
+// closeLevels closes the levels a value ends until one goes on with ','
+// (more: a value or member is due) or none is left open.
+func (s *Scanner) closeLevels(l *levels) (more, ok bool) {
+	for l.depth > 0 {
+		object := l.object()
+		switch c := s.Peek(); {
+		case c == ',':
+			s.Pos++
+			return true, !object || s.memberName()
+		case object && c != '}':
+			return false, s.fail("expected ',' or '}' after object member")
+		case !object && c != ']':
+			return false, s.fail("expected ',' or ']' after array element")
+		}
+		s.Pos++
+		l.depth--
+	}
+	return false, true
+}
+
+// levels is deepValue's stack of open levels: one bit per level, set for
+// an object.
+type levels struct {
+	bits  []uint64
+	depth int
+}
+
+// push opens a level. rest, the bytes left to scan, bounds how deep the
+// text could still go: the stack grows by doubling (the sizes allocated
+// add up to twice the last), never past that.
+func (l *levels) push(object bool, rest int) {
+	if l.depth/64 == len(l.bits) {
+		if len(l.bits) == cap(l.bits) {
+			n := min(max(2*cap(l.bits), 16), (l.depth+rest)/64+1)
+			l.bits = append(make([]uint64, 0, n), l.bits...)
+		}
+		l.bits = append(l.bits, 0)
+	}
+	bit := uint64(1) << (l.depth % 64)
+	if object {
+		l.bits[l.depth/64] |= bit
+	} else {
+		l.bits[l.depth/64] &^= bit
+	}
+	l.depth++
+}
+
+// object reports whether the innermost open level is an object.
+func (l *levels) object() bool {
+	d := l.depth - 1
+	return l.bits[d/64]>>(d%64)&1 == 1
 }
 
 // memberName scans an object member's name and its colon, for deepValue.
@@ -630,7 +649,7 @@ func Unquote(b []byte) []byte {
 	out := append(make([]byte, 0, len(b)), b[:i]...)
 	for {
 		var ok bool
-		if out, i, ok = appendEscape(out, b, i); !ok {
+		if out, i, ok = AppendEscape(out, b, i); !ok {
 			return out // not reached: the scanner has validated b
 		}
 		n := bytes.IndexByte(b[i:], '\\')
@@ -642,44 +661,36 @@ func Unquote(b []byte) []byte {
 	}
 }
 
-// appendEscape appends what the escape at b[i] (a backslash) stands for
+// AppendEscape appends what the escape at b[i] (a backslash) stands for
 // and returns the index after it; ok is false for one that is not valid
 // JSON (cut short, unknown, or a surrogate not in a pair).
-func appendEscape(out, b []byte, i int) (_ []byte, next int, ok bool) {
+func AppendEscape(out, b []byte, i int) (_ []byte, next int, ok bool) {
 	if i+1 >= len(b) {
 		return out, i, false
 	}
-	switch c := b[i+1]; c {
-	case '"', '\\', '/':
+	if c := unescaped[b[i+1]]; c != 0 {
 		return append(out, c), i + 2, true
-	case 'b':
-		return append(out, '\b'), i + 2, true
-	case 'f':
-		return append(out, '\f'), i + 2, true
-	case 'n':
-		return append(out, '\n'), i + 2, true
-	case 'r':
-		return append(out, '\r'), i + 2, true
-	case 't':
-		return append(out, '\t'), i + 2, true
-	case 'u':
-		r, ok := hex4(b, i+2)
-		if !ok {
-			return out, i, false
-		}
-		next = i + 6
-		if r >= 0xD800 && r <= 0xDFFF {
-			lo, ok := hex4(b, i+8)
-			if !ok || r > 0xDBFF || b[i+6] != '\\' || b[i+7] != 'u' || lo < 0xDC00 || lo > 0xDFFF {
-				return out, i, false
-			}
-			r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
-			next = i + 12
-		}
-		return utf8.AppendRune(out, r), next, true
 	}
-	return out, i, false
+	if b[i+1] != 'u' {
+		return out, i, false
+	}
+	r, ok := hex4(b, i+2)
+	if !ok {
+		return out, i, false
+	}
+	if r < 0xD800 || r > 0xDFFF {
+		return utf8.AppendRune(out, r), i + 6, true
+	}
+	// A surrogate: only a high one followed by an escaped low one.
+	lo, ok := hex4(b, i+8)
+	if !ok || r > 0xDBFF || b[i+6] != '\\' || b[i+7] != 'u' || lo < 0xDC00 || lo > 0xDFFF {
+		return out, i, false
+	}
+	return utf8.AppendRune(out, 0x10000+(r-0xD800)<<10+(lo-0xDC00)), i + 12, true
 }
+
+// unescaped is what the one-letter escape \c stands for, 0 for the others.
+var unescaped = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // Valid reports whether b is exactly one valid JSON value (used on
 // pre-encoded results handed to us by handlers).

@@ -1,8 +1,9 @@
-package wire
+package codec
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -10,20 +11,20 @@ import (
 	"sync/atomic"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // The JSON codec used for params and results: encoding/json/v2 semantics,
 // which match names case-sensitively and reject duplicate names and invalid
 // UTF-8 by default. Plain types take the compiled codec (codec.go), which
-// gives the same results; the rest go through v2.
+// gives the same results; the rest go through v2. Requests are appended by
+// hand (AppendRequest), their params by the codec.
 
 var (
 	marshalOpts   = jsonv2.Deterministic(false)
 	UnmarshalOpts = jsonv2.RejectUnknownMembers(true)
 	lenientOpts   = jsonv2.RejectUnknownMembers(false)
 )
-
-func Sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
 
 // Marshal encodes v as JSON. A json.RawMessage is validated and used as is.
 func Marshal(v any) ([]byte, error) {
@@ -41,7 +42,7 @@ func AppendJSON(b []byte, v any, hint *atomic.Int64) ([]byte, error) {
 		if v == nil {
 			return append(b, "null"...), nil
 		}
-		if !Valid(v) {
+		if !wire.Valid(v) {
 			return b, fmt.Errorf("json.RawMessage is not a single valid JSON value")
 		}
 		if bytes.ContainsAny(v, "\r\n") {
@@ -153,18 +154,32 @@ func noteSize(hint *atomic.Int64, n int) {
 	}
 }
 
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
-
-func GetBuf() *[]byte { return bufPool.Get().(*[]byte) }
-
-// PutBuf gives b back for reuse. Buffers up to 4 MiB are kept: a large
-// message then costs no fresh allocation (whose pages the kernel must
-// fault in: the 1 MiB echo ran at half the speed); the pool lets them go
-// within two garbage collections, so an idle process holds none for long.
-func PutBuf(b *[]byte) {
-	if cap(*b) > 4<<20 {
-		return // let huge buffers go rather than pin them
+// AppendRequest appends a request (or, with a nil id, a notification).
+// hint (may be nil) remembers the size of large params (see growFor).
+func AppendRequest(b []byte, id []byte, method string, params any, hint *atomic.Int64) ([]byte, error) {
+	b = append(b, `{"jsonrpc":"2.0",`...)
+	if id != nil {
+		b = append(b, `"id":`...)
+		b = append(b, id...)
+		b = append(b, ',')
 	}
-	*b = (*b)[:0]
-	bufPool.Put(b)
+	b = append(b, `"method":`...)
+	b = wire.AppendString(b, method)
+	if params != nil {
+		b = append(b, `,"params":`...)
+		start := len(b)
+		var err error
+		b, err = AppendJSON(b, params, hint)
+		if err != nil {
+			return b, fmt.Errorf("jsonrpc: cannot encode params of %s: %w", method, err)
+		}
+		if c := b[start]; c != '[' && c != '{' {
+			if string(b[start:]) == "null" {
+				b = b[:start-len(`,"params":`)] // nil pointer or nil slice: no params
+			} else {
+				return b, errors.New("jsonrpc: params of " + method + " must encode as a JSON array or object")
+			}
+		}
+	}
+	return append(b, '}'), nil
 }

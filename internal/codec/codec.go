@@ -1,4 +1,4 @@
-package wire
+package codec
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // This file holds the compiled codec: for the plain Go types that params and
@@ -183,12 +184,12 @@ func appendEncoded(b []byte, v any, c *codec) ([]byte, bool) {
 // decodeInto decodes data into the value p points to, of the type c
 // plans, or reports false for v2 to do it.
 func decodeInto(data []byte, c *codec, p unsafe.Pointer) bool {
-	d := Decoder{Cursor{Data: data}}
+	d := Decoder{wire.Cursor{Data: data}}
 	return d.Value(c, p) && d.Peek() == 0 && d.Pos == len(data)
 }
 
 // Decoder reads one JSON value the scanner has already validated.
-type Decoder struct{ Cursor }
+type Decoder struct{ wire.Cursor }
 
 // literal consumes lit if it comes next.
 func (d *Decoder) literal(lit string) bool {
@@ -259,7 +260,7 @@ func (d *Decoder) stringBytes() (b []byte, fresh, ok bool) {
 	for {
 		// body[i] is a backslash (validated: a complete escape follows).
 		var ok bool
-		if out, i, ok = appendEscape(out, body, i); !ok {
+		if out, i, ok = wire.AppendEscape(out, body, i); !ok {
 			return nil, false, false
 		}
 		if i > q {
@@ -326,27 +327,12 @@ func (d *Decoder) open(opener, closer byte) (empty, ok bool) {
 // stores the zero value (a nil pointer, slice or map).
 func (d *Decoder) Value(c *codec, p unsafe.Pointer) bool {
 	if d.null() {
-		switch c.Kind {
-		case reflect.Pointer:
-			*(*unsafe.Pointer)(p) = nil
-		case reflect.String:
-			*(*string)(p) = ""
-		default:
-			reflect.NewAt(c.typ, p).Elem().SetZero()
-		}
+		setZero(c, p)
 		return true
 	}
 	switch c.Kind {
 	case reflect.Bool:
-		switch {
-		case d.literal("true"):
-			*(*bool)(p) = true
-		case d.literal("false"):
-			*(*bool)(p) = false
-		default:
-			return false
-		}
-		return true
+		return d.bool(p)
 	case reflect.String:
 		s, ok := d.str()
 		*(*string)(p) = s
@@ -356,16 +342,7 @@ func (d *Decoder) Value(c *codec, p unsafe.Pointer) bool {
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		return d.uint(c.bits, p)
 	case reflect.Float32, reflect.Float64:
-		f, err := strconv.ParseFloat(unsafeString(d.number()), c.bits)
-		if err != nil {
-			return false
-		}
-		if c.bits == 32 {
-			*(*float32)(p) = float32(f)
-		} else {
-			*(*float64)(p) = f
-		}
-		return true
+		return d.float(c.bits, p)
 	case reflect.Pointer:
 		pp := (*unsafe.Pointer)(p)
 		if *pp == nil {
@@ -381,6 +358,43 @@ func (d *Decoder) Value(c *codec, p unsafe.Pointer) bool {
 		return ok
 	}
 	return false
+}
+
+// setZero stores the zero value of c's type at p (what null decodes to).
+func setZero(c *codec, p unsafe.Pointer) {
+	switch c.Kind {
+	case reflect.Pointer:
+		*(*unsafe.Pointer)(p) = nil
+	case reflect.String:
+		*(*string)(p) = ""
+	default:
+		reflect.NewAt(c.typ, p).Elem().SetZero()
+	}
+}
+
+func (d *Decoder) bool(p unsafe.Pointer) bool {
+	switch {
+	case d.literal("true"):
+		*(*bool)(p) = true
+	case d.literal("false"):
+		*(*bool)(p) = false
+	default:
+		return false
+	}
+	return true
+}
+
+func (d *Decoder) float(bits int, p unsafe.Pointer) bool {
+	f, err := strconv.ParseFloat(unsafeString(d.number()), bits)
+	if err != nil {
+		return false
+	}
+	if bits == 32 {
+		*(*float32)(p) = float32(f)
+	} else {
+		*(*float64)(p) = f
+	}
+	return true
 }
 
 // parseUint parses the digits of an integer without sign, fraction or
@@ -417,6 +431,22 @@ func (d *Decoder) int(bits int, p unsafe.Pointer) bool {
 	if neg {
 		n = -n
 	}
+	storeInt(p, bits, n)
+	return true
+}
+
+func (d *Decoder) uint(bits int, p unsafe.Pointer) bool {
+	n, ok := parseUint(d.number()) // a sign is refused, as v2 does
+	if !ok || (bits < 64 && n >= 1<<bits) {
+		return false
+	}
+	storeUint(p, bits, n)
+	return true
+}
+
+// The integers of each size at p, as the widest of their sign.
+
+func storeInt(p unsafe.Pointer, bits int, n int64) {
 	switch bits {
 	case 8:
 		*(*int8)(p) = int8(n)
@@ -427,14 +457,9 @@ func (d *Decoder) int(bits int, p unsafe.Pointer) bool {
 	default:
 		*(*int64)(p) = n
 	}
-	return true
 }
 
-func (d *Decoder) uint(bits int, p unsafe.Pointer) bool {
-	n, ok := parseUint(d.number()) // a sign is refused, as v2 does
-	if !ok || (bits < 64 && n >= 1<<bits) {
-		return false
-	}
+func storeUint(p unsafe.Pointer, bits int, n uint64) {
 	switch bits {
 	case 8:
 		*(*uint8)(p) = uint8(n)
@@ -445,7 +470,30 @@ func (d *Decoder) uint(bits int, p unsafe.Pointer) bool {
 	default:
 		*(*uint64)(p) = n
 	}
-	return true
+}
+
+func loadInt(p unsafe.Pointer, bits int) int64 {
+	switch bits {
+	case 8:
+		return int64(*(*int8)(p))
+	case 16:
+		return int64(*(*int16)(p))
+	case 32:
+		return int64(*(*int32)(p))
+	}
+	return *(*int64)(p)
+}
+
+func loadUint(p unsafe.Pointer, bits int) uint64 {
+	switch bits {
+	case 8:
+		return uint64(*(*uint8)(p))
+	case 16:
+		return uint64(*(*uint16)(p))
+	case 32:
+		return uint64(*(*uint32)(p))
+	}
+	return *(*uint64)(p)
 }
 
 // slice decodes an array: like v2, into a new slice when nil, else over
@@ -563,33 +611,11 @@ func appendValue(b []byte, c *codec, p unsafe.Pointer, depth int) ([]byte, bool)
 	case reflect.Bool:
 		return strconv.AppendBool(b, *(*bool)(p)), true
 	case reflect.String:
-		return appendQuote(b, *(*string)(p), true)
+		return wire.AppendQuote(b, *(*string)(p), true)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		var n int64
-		switch c.bits {
-		case 8:
-			n = int64(*(*int8)(p))
-		case 16:
-			n = int64(*(*int16)(p))
-		case 32:
-			n = int64(*(*int32)(p))
-		default:
-			n = *(*int64)(p)
-		}
-		return strconv.AppendInt(b, n, 10), true
+		return strconv.AppendInt(b, loadInt(p, c.bits), 10), true
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		var n uint64
-		switch c.bits {
-		case 8:
-			n = uint64(*(*uint8)(p))
-		case 16:
-			n = uint64(*(*uint16)(p))
-		case 32:
-			n = uint64(*(*uint32)(p))
-		default:
-			n = *(*uint64)(p)
-		}
-		return strconv.AppendUint(b, n, 10), true
+		return strconv.AppendUint(b, loadUint(p, c.bits), 10), true
 	case reflect.Float32, reflect.Float64:
 		f := float64(0)
 		if c.bits == 32 {
@@ -611,28 +637,32 @@ func appendValue(b []byte, c *codec, p unsafe.Pointer, depth int) ([]byte, bool)
 		}
 		return appendValue(b, c.elem, pp, depth+1)
 	case reflect.Slice:
-		s := (*sliceHeader)(p)
-		if s.len > 0 && depth >= maxEncodeDepth {
-			return b, false
-		}
-		size := c.typ.Elem().Size()
-		b = append(b, '[')
-		for i := range s.len {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var ok bool
-			if b, ok = appendValue(b, c.elem, unsafe.Add(s.Data, uintptr(i)*size), depth+1); !ok {
-				return b, false
-			}
-		}
-		return append(b, ']'), true
+		return appendSlice(b, c, p, depth)
 	case reflect.Map:
 		return appendMap(b, c, p, depth)
 	case reflect.Struct:
 		return appendObject(b, c.Object, p, depth)
 	}
 	return b, false
+}
+
+func appendSlice(b []byte, c *codec, p unsafe.Pointer, depth int) ([]byte, bool) {
+	s := (*sliceHeader)(p)
+	if s.len > 0 && depth >= maxEncodeDepth {
+		return b, false
+	}
+	size := c.typ.Elem().Size()
+	b = append(b, '[')
+	for i := range s.len {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var ok bool
+		if b, ok = appendValue(b, c.elem, unsafe.Add(s.Data, uintptr(i)*size), depth+1); !ok {
+			return b, false
+		}
+	}
+	return append(b, ']'), true
 }
 
 func appendMap(b []byte, c *codec, p unsafe.Pointer, depth int) ([]byte, bool) {
@@ -655,7 +685,7 @@ func appendMap(b []byte, c *codec, p unsafe.Pointer, depth int) ([]byte, bool) {
 			b = append(b, ',')
 		}
 		var ok bool
-		if b, ok = appendQuote(b, key, true); !ok {
+		if b, ok = wire.AppendQuote(b, key, true); !ok {
 			return b, false
 		}
 		b = append(b, ':')
@@ -721,67 +751,82 @@ func (pl *planner) structOf(t reflect.Type) *StructCodec {
 	sc := &StructCodec{}
 	seen := map[string]bool{}
 	for i := range t.NumField() {
-		f := t.Field(i)
-		tag, hasTag := f.Tag.Lookup("json")
-		if tag == "-" {
-			continue
-		}
-		if f.Anonymous {
+		fc, use, ok := pl.field(t.Field(i))
+		if !ok || seen[fc.Name] {
 			return nil
 		}
-		if !f.IsExported() {
-			if hasTag {
-				return nil // v2 reports an error
-			}
-			continue
+		if use {
+			seen[fc.Name] = true
+			sc.Fields = append(sc.Fields, fc)
 		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if name == "" {
-			name = f.Name
-		}
-		if strings.ContainsAny(name, "\\'\"`") || !utf8.ValidString(name) || seen[name] {
-			return nil
-		}
-		seen[name] = true
-		fc := fieldCodec{Name: name, offset: f.Offset}
-		if strings.Contains(tag, ",") {
-			for opt := range strings.SplitSeq(opts, ",") {
-				switch {
-				case opt == "omitempty" && !fc.omitEmpty:
-					fc.omitEmpty = true
-				case opt == "omitzero" && !fc.omitZero:
-					if _, ok := f.Type.MethodByName("IsZero"); ok {
-						return nil
-					}
-					if _, ok := reflect.PointerTo(f.Type).MethodByName("IsZero"); ok {
-						return nil
-					}
-					fc.omitZero = true
-				default:
-					return nil
-				}
-			}
-		}
-		if fc.codec = pl.plan(f.Type); fc.codec == nil {
-			return nil
-		}
-		head, _ := appendQuote(nil, name, true)
-		fc.head = append(head, ':')
-		sc.Fields = append(sc.Fields, fc)
 	}
-	if len(sc.Fields) == 0 && t.NumField() > 0 {
+	switch {
+	case len(sc.Fields) == 0 && t.NumField() > 0:
 		return nil // v2 decides whether this is an error
-	}
-	if len(sc.Fields) > 64 {
+	case len(sc.Fields) > 64:
 		return nil // the seen mask has 64 bits
-	}
-	if len(sc.Fields) > 8 {
+	case len(sc.Fields) > 8:
 		sc.byName = make(map[string]int, len(sc.Fields))
 		for i, f := range sc.Fields {
 			sc.byName[f.Name] = i
 		}
 	}
 	return sc
+}
+
+// field plans one field of a struct: use is false for a field v2 leaves
+// out, ok false for one that v2 must handle (the whole struct then goes to
+// v2).
+func (pl *planner) field(f reflect.StructField) (fc fieldCodec, use, ok bool) {
+	tag, hasTag := f.Tag.Lookup("json")
+	switch {
+	case tag == "-":
+		return fc, false, true
+	case f.Anonymous:
+		return fc, false, false
+	case !f.IsExported():
+		return fc, false, !hasTag // a tag on it: v2 reports an error
+	}
+	name, opts, hasOpts := strings.Cut(tag, ",")
+	if name == "" {
+		name = f.Name
+	}
+	if strings.ContainsAny(name, "\\'\"`") || !utf8.ValidString(name) {
+		return fc, false, false
+	}
+	fc = fieldCodec{Name: name, offset: f.Offset}
+	if hasOpts && !fc.options(f.Type, opts) {
+		return fc, false, false
+	}
+	if fc.codec = pl.plan(f.Type); fc.codec == nil {
+		return fc, false, false
+	}
+	head, _ := wire.AppendQuote(nil, name, true)
+	fc.head = append(head, ':')
+	return fc, true, true
+}
+
+// options sets the field's omitempty and omitzero from its tag's options;
+// it reports false for any other option, one given twice, or omitzero on
+// a type with an IsZero method (which v2 calls).
+func (fc *fieldCodec) options(t reflect.Type, opts string) bool {
+	for opt := range strings.SplitSeq(opts, ",") {
+		switch {
+		case opt == "omitempty" && !fc.omitEmpty:
+			fc.omitEmpty = true
+		case opt == "omitzero" && !fc.omitZero && !hasIsZero(t):
+			fc.omitZero = true
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func hasIsZero(t reflect.Type) bool {
+	_, ok := t.MethodByName("IsZero")
+	_, okp := reflect.PointerTo(t).MethodByName("IsZero")
+	return ok || okp
 }
 
 // field returns the index of the field named name, or -1.
@@ -816,75 +861,4 @@ func appendFloat(b []byte, f float64, bits int) []byte {
 		b = b[:n-1]
 	}
 	return b
-}
-
-// escapes and escapesV2 are the escapes of the ASCII bytes appendQuote
-// escapes (below 0x20, '"' and '\\'), without and with v2's rules.
-var escapes, escapesV2 = escapeTables()
-
-func escapeTables() (ours, v2 [0x5d]string) {
-	const hex = "0123456789abcdef"
-	for c := range 0x20 {
-		ours[c] = `\u00` + string(hex[c>>4]) + string(hex[c&0xF])
-	}
-	ours['\n'], ours['\r'], ours['\t'] = `\n`, `\r`, `\t`
-	ours['"'], ours['\\'] = `\"`, `\\`
-	v2 = ours
-	v2['\b'], v2['\f'] = `\b`, `\f`
-	return ours, v2
-}
-
-// appendQuote appends s as a JSON string. With v2Rules it writes what
-// encoding/json/v2 writes by default (\b and \f short, <, >, & and
-// U+2028/9 as they are) and reports false on invalid UTF-8 (which v2
-// refuses); otherwise \b and \f are \u escapes and invalid UTF-8 becomes
-// U+FFFD, so the output is always valid. Plain ASCII is checked eight bytes
-// at a time and copied in runs (plainRun, which checks a long string that
-// starts plain whole first).
-func appendQuote(b []byte, s string, v2Rules bool) ([]byte, bool) {
-	b = append(b, '"')
-	start, i := 0, 0
-	raw := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
-	// plainRun looks at the whole rest once per string.
-	tried := false
-	for i < len(s) {
-		i = plainRun(raw, i, &tried)
-		// Byte by byte until eight plain bytes in a row (then words again),
-		// so that text dense with escapes or non-ASCII letters does not
-		// pay for a failed word test at every byte.
-		for plain := 0; i < len(s) && plain < 8; {
-			c := s[i]
-			if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-				i++
-				plain++
-				continue
-			}
-			if c < utf8.RuneSelf {
-				b = append(b, s[start:i]...)
-				if v2Rules {
-					b = append(b, escapesV2[c]...)
-				} else {
-					b = append(b, escapes[c]...)
-				}
-				i++
-				start, plain = i, 0
-				continue
-			}
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				if v2Rules {
-					return b, false
-				}
-				b = append(b, s[start:i]...)
-				b = append(b, "\ufffd"...)
-				i++
-				start = i
-				continue
-			}
-			i += size
-			plain += size
-		}
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"'), true
 }

@@ -1,4 +1,4 @@
-package wire
+package codec
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // The compiled codec (codec.go) against encoding/json/v2 as the oracle:
@@ -103,7 +104,7 @@ func FuzzCodec(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !Valid(data) {
+		if !wire.Valid(data) {
 			return // the codec only ever sees what the scanner accepts
 		}
 		for _, tg := range codecTargets {
@@ -174,13 +175,13 @@ func checkEncode(t *testing.T, name string, v any) {
 func checkQuote(t *testing.T, s string) {
 	t.Helper()
 	want, wantErr := jsonv2.Marshal(s)
-	got, ok := appendQuote(nil, s, true)
+	got, ok := wire.AppendQuote(nil, s, true)
 	if ok != (wantErr == nil) || (ok && !bytes.Equal(got, want)) {
-		t.Fatalf("appendQuote(%q) = %s, %v; v2: %s, %v", s, got, ok, want, wantErr)
+		t.Fatalf("wire.AppendQuote(%q) = %s, %v; v2: %s, %v", s, got, ok, want, wantErr)
 	}
-	ours := AppendString(nil, s)
+	ours := wire.AppendString(nil, s)
 	var back string
-	if !Valid(ours) || jsonv2.Unmarshal(ours, &back) != nil {
+	if !wire.Valid(ours) || jsonv2.Unmarshal(ours, &back) != nil {
 		t.Fatalf("appendString(%q) = %s: not a valid JSON string", s, ours)
 	}
 	if utf8.ValidString(s) && back != s {
