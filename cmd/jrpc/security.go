@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -216,24 +217,56 @@ func (s *serveSecurity) register(cmd *cobra.Command) {
 // apply configures srv from the flags and returns the listen options they
 // need. listen is the list of URLs to serve.
 func (s *serveSecurity) apply(ctx context.Context, srv *jsonrpc.Server, listen []string) ([]jsonrpc.ListenOption, error) {
+	if s.rateLimit < 0 {
+		return nil, usageErrorf("--rate-limit must be positive")
+	}
+	tlsOpt, err := s.tls()
+	if err != nil {
+		return nil, err
+	}
+	authOpt, err := s.authentication(ctx, srv.Logger, listen)
+	if err != nil {
+		return nil, err
+	}
 	var opts []jsonrpc.ListenOption
+	for _, o := range []jsonrpc.ListenOption{tlsOpt, authOpt} {
+		if o != nil {
+			opts = append(opts, o)
+		}
+	}
+	srv.AllowedOrigins = append(srv.AllowedOrigins, s.allowOrigins...)
+	srv.AllowedHosts = append(srv.AllowedHosts, s.allowHosts...)
+	if s.rateLimit > 0 {
+		srv.Admit = auth.NewRateLimiter(s.rateLimit, int(2*s.rateLimit+0.5)).Admit
+	}
+	return opts, nil
+}
+
+// tls returns the listen option of --tls-cert, --tls-key and --client-ca
+// (nil without them).
+func (s *serveSecurity) tls() (jsonrpc.ListenOption, error) {
 	if (s.tlsCert == "") != (s.tlsKey == "") {
 		return nil, usageErrorf("--tls-cert and --tls-key go together")
 	}
-	if s.tlsCert != "" {
-		cfg, err := auth.ServerTLS(s.tlsCert, s.tlsKey, s.clientCA)
-		if err != nil {
-			return nil, &exitError{code: exitUsage, err: err, hint: "--tls-cert and --tls-key take PEM files (and --client-ca a PEM CA bundle)"}
+	if s.tlsCert == "" {
+		if s.clientCA != "" {
+			return nil, usageErrorf("--client-ca needs --tls-cert and --tls-key")
 		}
-		opts = append(opts, jsonrpc.ListenTLS(cfg))
-	} else if s.clientCA != "" {
-		return nil, usageErrorf("--client-ca needs --tls-cert and --tls-key")
+		return nil, nil
 	}
-	if s.jwtSecret != "" && s.jwks != "" {
-		return nil, usageErrorf("--jwt-secret and --auth-jwks are two ways to authenticate: use one")
+	cfg, err := auth.ServerTLS(s.tlsCert, s.tlsKey, s.clientCA)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err, hint: "--tls-cert and --tls-key take PEM files (and --client-ca a PEM CA bundle)"}
 	}
-	logger := srv.Logger
+	return jsonrpc.ListenTLS(cfg), nil
+}
+
+// authentication returns the HTTP middleware of --jwt-secret or
+// --auth-jwks (nil without them).
+func (s *serveSecurity) authentication(ctx context.Context, logger *slog.Logger, listen []string) (jsonrpc.ListenOption, error) {
 	switch {
+	case s.jwtSecret != "" && s.jwks != "":
+		return nil, usageErrorf("--jwt-secret and --auth-jwks are two ways to authenticate: use one")
 	case s.jwtSecret != "":
 		secret, created, err := auth.ObtainSecret(s.jwtSecret)
 		if err != nil {
@@ -242,43 +275,46 @@ func (s *serveSecurity) apply(ctx context.Context, srv *jsonrpc.Server, listen [
 		if created {
 			fmt.Fprintf(os.Stderr, "created a JWT secret in %s\n", s.jwtSecret)
 		}
-		opts = append(opts, jsonrpc.ListenHTTPMiddleware(auth.Middleware(auth.SharedSecret(secret), auth.WithLogger(logger))))
+		return jsonrpc.ListenHTTPMiddleware(auth.Middleware(auth.SharedSecret(secret), auth.WithLogger(logger))), nil
 	case s.jwks != "":
-		if s.issuer == "" {
-			return nil, usageErrorf("--auth-jwks needs --auth-issuer")
-		}
-		lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		keys, err := auth.LoadJWKS(lctx, s.jwks)
-		if err != nil {
-			return nil, &exitError{code: exitUsage, err: err, hint: "--auth-jwks takes a JWKS file or an http(s) URL serving one"}
-		}
-		resource := s.resource
-		if resource == "" {
-			for _, u := range listen {
-				if strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") {
-					resource = u
-					break
-				}
-			}
-		}
-		if resource == "" || strings.Contains(resource, ":0/") || strings.HasSuffix(resource, ":0") {
-			return nil, usageErrorf("--auth-jwks needs --auth-resource URL (the URL clients use; it cannot be guessed from %q)", resource)
-		}
-		rs := &auth.ResourceServer{Resource: resource, Issuer: s.issuer, Audience: s.audience, Keys: keys}
-		opts = append(opts, jsonrpc.ListenHTTPMiddleware(rs.Middleware(auth.WithLogger(logger))))
+		return s.resourceServer(ctx, logger, listen)
 	case s.resource != "" || s.issuer != "" || s.audience != "":
 		return nil, usageErrorf("--auth-issuer, --auth-audience and --auth-resource go with --auth-jwks")
 	}
-	srv.AllowedOrigins = append(srv.AllowedOrigins, s.allowOrigins...)
-	srv.AllowedHosts = append(srv.AllowedHosts, s.allowHosts...)
-	if s.rateLimit < 0 {
-		return nil, usageErrorf("--rate-limit must be positive")
+	return nil, nil
+}
+
+// resourceServer returns the OAuth resource server's middleware of
+// --auth-jwks, --auth-issuer, --auth-audience and --auth-resource.
+func (s *serveSecurity) resourceServer(ctx context.Context, logger *slog.Logger, listen []string) (jsonrpc.ListenOption, error) {
+	if s.issuer == "" {
+		return nil, usageErrorf("--auth-jwks needs --auth-issuer")
 	}
-	if s.rateLimit > 0 {
-		srv.Admit = auth.NewRateLimiter(s.rateLimit, int(2*s.rateLimit+0.5)).Admit
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	keys, err := auth.LoadJWKS(lctx, s.jwks)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err, hint: "--auth-jwks takes a JWKS file or an http(s) URL serving one"}
 	}
-	return opts, nil
+	resource := s.resource
+	if resource == "" {
+		resource = firstHTTP(listen)
+	}
+	if resource == "" || strings.Contains(resource, ":0/") || strings.HasSuffix(resource, ":0") {
+		return nil, usageErrorf("--auth-jwks needs --auth-resource URL (the URL clients use; it cannot be guessed from %q)", resource)
+	}
+	rs := &auth.ResourceServer{Resource: resource, Issuer: s.issuer, Audience: s.audience, Keys: keys}
+	return jsonrpc.ListenHTTPMiddleware(rs.Middleware(auth.WithLogger(logger))), nil
+}
+
+// firstHTTP returns the first http(s) URL of listen, or "".
+func firstHTTP(listen []string) string {
+	for _, u := range listen {
+		if strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") {
+			return u
+		}
+	}
+	return ""
 }
 
 // tlsListenHint is the hint for a TLS URL that cannot be served.

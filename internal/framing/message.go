@@ -9,7 +9,7 @@ var ErrNotIncremental = errors.New("framing: Content-Length framing cannot write
 // MessageWriter writes one message in pieces (see OpenMessage). Its
 // methods are called by one goroutine.
 type MessageWriter struct {
-	s    *Stream
+	s    *writer
 	done bool
 }
 
@@ -19,11 +19,11 @@ type MessageWriter struct {
 // queue behind it and leave once it is closed. With Content-Length framing
 // it fails with ErrNotIncremental: the length must come first.
 func (s *Stream) OpenMessage() (*MessageWriter, error) {
-	if s.framing == Header {
-		return nil, ErrNotIncremental
-	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if s.header {
+		return nil, ErrNotIncremental
+	}
 	for {
 		switch {
 		case s.werr != nil:
@@ -35,7 +35,7 @@ func (s *Stream) OpenMessage() (*MessageWriter, error) {
 		default:
 			s.writing = true
 			s.taken++ // senders that come meanwhile wait for a later round
-			return &MessageWriter{s: s}, nil
+			return &MessageWriter{s: &s.writer}, nil
 		}
 	}
 }

@@ -3,18 +3,15 @@ package framing
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"math"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/seedhq/jsonrpc/internal/connrt"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -73,7 +70,8 @@ var ErrInterrupted = errors.New("jsonrpc: read interrupted")
 // New returns a stream that frames messages on rwc, up to max bytes each;
 // wto bounds how long a write may make no progress (0: no bound).
 func New(rwc io.ReadWriteCloser, f Framing, max int64, wto time.Duration) *Stream {
-	s := &Stream{rwc: rwc, framing: f, max: max, wto: wto}
+	s := &Stream{rwc: rwc, framing: f, max: max}
+	s.writer = writer{rwc: rwc, wto: wto, header: f == Header}
 	s.wcond = sync.NewCond(&s.wmu)
 	s.useSocketReader(rwc)
 	return s
@@ -86,13 +84,14 @@ func (s *Stream) SetLimits(max int64, wto time.Duration) { s.max, s.wto = max, w
 
 // Stream cuts messages from a byte stream and frames the messages written
 // to it. Recv is called by one goroutine at a time; Send, SendQueued and
-// Close by any number at once. Hold, HoldCalls, Release and Flush let a
-// read loop keep the replies to requests read together for one write.
+// Close by any number at once. The write side, which also holds replies
+// back (Hold, HoldCalls, Release and Flush let a read loop keep the
+// replies to requests read together for one write), is its writer
+// (write.go); the reader releases what is held before it waits for input.
 type Stream struct {
 	rwc     io.ReadWriteCloser
-	framing Framing
+	framing Framing // the read side's: Auto until detect decides
 	max     int64
-	wto     time.Duration // write timeout (0: none)
 
 	// read side, used by the Recv goroutine only
 	buf  []byte // buf[r:w] holds bytes read but not yet consumed
@@ -115,18 +114,7 @@ type Stream struct {
 	rmu  sync.Mutex // guards live
 	live []*lentBuf // large buffers some of whose messages are still out (reuse.go)
 
-	// write side: the first writer writes, later ones queue behind it
-	wmu      sync.Mutex
-	queue    []byte // framed messages waiting for the writer
-	spare    []byte
-	writing  bool
-	held     atomic.Int32 // what hold holds back (holdNone: nothing)
-	waitMax  uint64       // the latest round a sender waits for (see writeQueue)
-	flushing int          // flush calls waiting for the queue to empty
-	taken    uint64       // rounds taken from the queue by a writer
-	written  uint64       // rounds written
-	werr     error
-	wcond    *sync.Cond
+	writer // the write side (write.go)
 }
 
 // Framing returns the framing in use: Auto until the first bytes decided it.
@@ -143,34 +131,8 @@ func (s *Stream) fill() error {
 	if s.eof {
 		return io.EOF
 	}
-	if s.r == s.w && !s.lent {
-		s.r, s.w = 0, 0
-	}
-	if s.buf == nil && s.sock != nil {
-		// Nothing buffered: readFD makes the buffer once input arrives.
-	} else if s.w == len(s.buf) || (s.lent && len(s.buf)-s.w < len(s.buf)/4) {
-		// Full, or so little room left after lending that reads would come
-		// in small pieces: move the tail to a fresh buffer.
-		tail := s.w - s.r
-		size := max(len(s.buf), 512)
-		if s.buf == nil {
-			size = s.bufferSize()
-		}
-		if 2*tail > size {
-			size = min(2*size, int(min(s.max, math.MaxInt32)+maxHeaderBytes+4096)) // a header section and its message
-			if size <= tail {
-				return errFull
-			}
-		}
-		if s.lent || size != len(s.buf) {
-			nb, lb := s.newBuf(size)
-			copy(nb, s.buf[s.r:s.w])
-			s.leave()
-			s.buf, s.cur, s.lent = nb, lb, false
-		} else {
-			copy(s.buf, s.buf[s.r:s.w])
-		}
-		s.r, s.w = 0, tail
+	if err := s.makeRoom(); err != nil {
+		return err
 	}
 	s.Release() // about to wait for input: what was held goes out
 	var n int
@@ -182,28 +144,67 @@ func (s *Stream) fill() error {
 	}
 	s.w += n
 	if err != nil && n == 0 && s.interrupted.Load() && errors.Is(err, os.ErrDeadlineExceeded) {
-		// InterruptRecv: clear the deadline and say so. Nothing is lost:
-		// the framing functions consume bytes only once a whole message
-		// (or a decided error) is there, so the next Recv resumes.
-		s.interrupted.Store(false)
-		s.rwc.(interface{ SetReadDeadline(time.Time) error }).SetReadDeadline(time.Time{})
-		if s.sock != nil && s.r == s.w {
-			// The idle refresh: wait on without a buffer (idleread_unix.go).
-			s.leave()
-			s.buf, s.r, s.w, s.lent = nil, 0, 0, false
-		}
-		return ErrInterrupted
+		return s.interruptedRead()
 	}
 	if err == io.EOF {
 		s.eof = true
-		if n > 0 {
-			return nil
+	}
+	if n > 0 {
+		return nil // an error comes back at the next read
+	}
+	return err
+}
+
+// makeRoom makes room in buf for a read: when buf is full, or so little
+// room is left after lending that reads would come in small pieces, the
+// unread tail moves to a fresh buffer (twice the size when the tail fills
+// more than half, up to the size limit plus a header section).
+func (s *Stream) makeRoom() error {
+	if s.r == s.w && !s.lent {
+		s.r, s.w = 0, 0
+	}
+	if s.buf == nil && s.sock != nil {
+		return nil // nothing buffered: readFD makes the buffer once input arrives
+	}
+	if s.w < len(s.buf) && !(s.lent && len(s.buf)-s.w < len(s.buf)/4) {
+		return nil
+	}
+	tail := s.w - s.r
+	size := max(len(s.buf), 512)
+	if s.buf == nil {
+		size = s.bufferSize()
+	}
+	if 2*tail > size {
+		size = min(2*size, int(min(s.max, math.MaxInt32)+maxHeaderBytes+4096)) // a header section and its message
+		if size <= tail {
+			return errFull
 		}
 	}
-	if err != nil && n == 0 {
-		return err
+	if s.lent || size != len(s.buf) {
+		nb, lb := s.newBuf(size)
+		copy(nb, s.buf[s.r:s.w])
+		s.leave()
+		s.buf, s.cur, s.lent = nb, lb, false
+	} else {
+		copy(s.buf, s.buf[s.r:s.w])
 	}
+	s.r, s.w = 0, tail
 	return nil
+}
+
+// interruptedRead ends a read InterruptRecv cut: it clears the deadline
+// and says so. Nothing is lost: the framing functions consume bytes only
+// once a whole message (or a decided error) is there, so the next Recv
+// resumes.
+func (s *Stream) interruptedRead() error {
+	s.interrupted.Store(false)
+	s.rwc.(interface{ SetReadDeadline(time.Time) error }).SetReadDeadline(time.Time{})
+	if s.sock != nil && s.r == s.w {
+		// The idle refresh: wait on without a buffer (idleread_unix.go).
+		s.leave()
+		s.buf, s.r, s.w, s.lent = nil, 0, 0, false
+	}
+	return ErrInterrupted
 }
 
 // bufferSize is the size of a new read buffer that holds nothing yet.
@@ -304,8 +305,9 @@ func (s *Stream) detect() error {
 }
 
 func (s *Stream) setFraming(f Framing) {
-	s.wmu.Lock() // frame reads the framing under wmu
 	s.framing = f
+	s.wmu.Lock() // the writer frames under wmu
+	s.header = f == Header
 	s.wmu.Unlock()
 }
 
@@ -453,61 +455,26 @@ func (s *Stream) recvHeader() ([]byte, error) {
 	off := 0 // bytes of buf[r:] read as header lines so far
 	withBOM := false
 	for {
-		// Read one header line.
-		var line []byte
-		first := off == 0
-		for {
-			if i := bytes.IndexByte(s.buf[s.r+off:s.w], '\n'); i >= 0 {
-				line = s.buf[s.r+off : s.r+off+i]
-				off += i + 1
-				break
-			}
-			if s.w-s.r > maxHeaderBytes {
-				return nil, headerErr("header section too long")
-			}
-			if err := s.fill(); err != nil {
-				if err == io.EOF && s.w > s.r {
-					return nil, io.ErrUnexpectedEOF
-				}
-				return nil, err
-			}
+		line, next, err := s.headerLine(off)
+		if err != nil {
+			return nil, err
 		}
-		if off > maxHeaderBytes {
-			return nil, headerErr("header section too long")
-		}
-		line = bytes.TrimRight(line, "\r")
-		if first && bytes.HasPrefix(line, []byte(wire.BOM)) {
+		if off == 0 && bytes.HasPrefix(line, []byte(wire.BOM)) {
 			// A byte-order mark before the message: the message is read
 			// (so the stream goes on) and answered with a parse error.
 			line, withBOM = line[len(wire.BOM):], true
 		}
+		off = next
+		if len(line) == 0 && off <= 2 {
+			s.r += off // stray blank line between messages
+			off = 0
+			continue
+		}
 		if len(line) == 0 {
-			if off <= 2 {
-				s.r += off // stray blank line between messages
-				off = 0
-				continue
-			}
-			break
+			break // the end of the header section
 		}
-		if line[0] == '{' || line[0] == '[' {
-			// JSON where a header belongs: the peer frames by lines.
-			// Said at once, rather than waiting for a header section's
-			// end that never comes.
-			return nil, headerErr("expected a Content-Length header, got JSON (the peer sends newline-delimited messages): " + strconv.Quote(cut(string(line), 64)))
-		}
-		k, v, ok := bytes.Cut(line, []byte{':'})
-		if !ok {
-			return nil, headerErr("expected \"Name: value\", got " + strconv.Quote(cut(string(line), 64)))
-		}
-		if strings.EqualFold(string(bytes.TrimSpace(k)), "Content-Length") {
-			if length >= 0 {
-				return nil, headerErr("Content-Length given twice")
-			}
-			n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
-			if err != nil || n < 0 {
-				return nil, headerErr("Content-Length must be a non-negative integer, got " + strconv.Quote(cut(string(v), 32)))
-			}
-			length = n
+		if err := headerField(line, &length); err != nil {
+			return nil, err
 		}
 	}
 	if length < 0 {
@@ -517,278 +484,60 @@ func (s *Stream) recvHeader() ([]byte, error) {
 		return nil, err
 	}
 	body := s.r + off
+	s.r = body + int(length)
 	if withBOM {
-		s.r = body + int(length)
 		return nil, &Error{Code: codeParseError, Msg: "parse error: " + wire.ErrBOM}
 	}
-	msg := s.lend(s.buf[body : body+int(length)])
-	s.r = body + int(length)
-	return msg, nil
+	return s.lend(s.buf[body:s.r]), nil
 }
 
-// Send frames msg and writes it. Concurrent senders are coalesced: while
-// one goroutine writes, the others append to a queue that it writes in its
-// next round, so many small responses leave in few system calls. Each
-// sender returns once the round holding its bytes has been written.
-func (s *Stream) Send(msg []byte) error { return s.SendQueued(msg, nil) }
-
-// SendQueued is Send that calls queued (when not nil) once msg is in the
-// queue, before waiting for it to be written (see QueuedSender).
-func (s *Stream) SendQueued(msg []byte, queued func()) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if queued != nil {
-		defer func() {
-			if queued != nil {
-				queued()
+// headerLine reads the header line at buf[r+off:] and returns it without
+// its line end, and the offset after it.
+func (s *Stream) headerLine(off int) (line []byte, next int, err error) {
+	for {
+		if i := bytes.IndexByte(s.buf[s.r+off:s.w], '\n'); i >= 0 {
+			if off+i+1 > maxHeaderBytes {
+				return nil, 0, headerErr("header section too long")
 			}
-		}()
-	}
-	if s.werr != nil {
-		return s.werr
-	}
-	if len(msg) >= directWrite && !s.writing && len(s.queue) == 0 {
-		// A large message and nobody writing: write it from msg itself,
-		// rather than copy it into the queue. Senders that come meanwhile
-		// queue and wait for the next round.
-		if queued != nil {
-			queued()
-			queued = nil
+			return bytes.TrimRight(s.buf[s.r+off:s.r+off+i], "\r"), off + i + 1, nil
 		}
-		s.writing = true
-		s.taken++
-		header := s.framing == Header
-		s.wmu.Unlock()
-		err := s.writeFramed(msg, header)
-		s.wmu.Lock()
-		s.written = s.taken
-		if err != nil {
-			s.werr = err
+		if s.w-s.r > maxHeaderBytes {
+			return nil, 0, headerErr("header section too long")
 		}
-		s.writing = false
-		s.wcond.Broadcast()
-		return s.werr
-	}
-	s.queue = s.frame(s.queue, msg)
-	if queued != nil {
-		queued()
-		queued = nil
-	}
-	if s.held.Load() != holdNone && len(s.queue) < maxHeld {
-		return nil // written at release, with what follows it
-	}
-	mine := s.taken + 1 // the round that will carry these bytes
-	s.waitMax = max(s.waitMax, mine)
-	for s.writing && s.written < mine && s.werr == nil {
-		s.wcond.Wait()
-	}
-	if s.written >= mine || s.werr != nil {
-		return s.werr
-	}
-	s.writeQueue(mine)
-	return s.werr
-}
-
-// maxHeld bounds the bytes that hold keeps back: past it, sends write.
-const maxHeld = 64 << 10
-
-// What hold holds back (stream.held).
-const (
-	holdNone    int32 = iota
-	holdReplies       // the replies to requests read together (hold)
-	holdCalls         // the calls that callers of responses read together make next (holdCalls)
-)
-
-// Hold makes later sends queue their messages without writing them (and
-// return), until release or until Recv must wait for input. A Conn holds
-// its replies while it dispatches requests it has already read, so that
-// their replies leave together in few writes, as a server that writes when
-// its input runs dry.
-func (s *Stream) Hold() {
-	if s.held.Load() == holdNone {
-		s.held.Store(holdReplies)
+		if err := s.fill(); err != nil {
+			if err == io.EOF && s.w > s.r {
+				return nil, 0, io.ErrUnexpectedEOF
+			}
+			return nil, 0, err
+		}
 	}
 }
 
-// HoldCalls is hold for the calls the callers of responses just delivered
-// will make: at release, the write first lets the goroutines that are ready
-// to run (those callers) queue their calls (runtime.Gosched), so that many
-// callers on one connection send in few writes.
-func (s *Stream) HoldCalls() { s.held.Store(holdCalls) }
-
-// Release ends hold. What was held is written on a goroutine of its own
-// (unless a writer is at work: it writes the rest of the queue before it
-// stops), so that the caller, the reader, never waits for the peer to read.
-// A failed write fails the sends that follow.
-func (s *Stream) Release() {
-	switch s.held.Load() {
-	case holdNone:
-		return
-	case holdCalls:
-		if s.held.CompareAndSwap(holdCalls, holdReplies) {
-			connrt.Go(func() {
-				runtime.Gosched()
-				s.held.Store(holdNone)
-				s.writeHeld()
-			})
-		}
-		return
+// headerField reads one "Name: value" header line; Content-Length sets
+// *length (once), other names are ignored.
+func headerField(line []byte, length *int64) error {
+	if line[0] == '{' || line[0] == '[' {
+		// JSON where a header belongs: the peer frames by lines. Said at
+		// once, rather than waiting for a header section's end that never
+		// comes.
+		return headerErr("expected a Content-Length header, got JSON (the peer sends newline-delimited messages): " + strconv.Quote(cut(string(line), 64)))
 	}
-	if s.held.Swap(holdNone) == holdNone {
-		return
-	}
-	s.wmu.Lock()
-	flush := len(s.queue) > 0 && !s.writing && s.werr == nil
-	s.wmu.Unlock()
-	if flush {
-		connrt.Go(s.writeHeld)
-	}
-}
-
-// writeHeld writes the queue unless a writer is at work.
-func (s *Stream) writeHeld() {
-	s.wmu.Lock()
-	if len(s.queue) > 0 && !s.writing && s.werr == nil {
-		s.writeQueue(0)
-	}
-	s.wmu.Unlock()
-}
-
-// Flush ends hold and returns once everything queued has been written (or
-// the stream has failed).
-func (s *Stream) Flush() {
-	s.held.Store(holdNone)
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	for (len(s.queue) > 0 || s.writing) && s.werr == nil {
-		if !s.writing {
-			s.writeQueue(0)
-			continue
-		}
-		s.flushing++
-		s.wcond.Wait()
-		s.flushing--
-	}
-}
-
-// writeQueue writes the queue in rounds (s.wmu held, and released while
-// writing) until it is empty, or until round mine is written and a sender
-// waits to take over the rest.
-func (s *Stream) writeQueue(mine uint64) {
-	s.writing = true
-	for len(s.queue) > 0 && s.werr == nil {
-		out := s.queue
-		s.queue = s.spare[:0]
-		s.taken++
-		s.wmu.Unlock()
-		err := s.write(out)
-		s.wmu.Lock()
-		s.written = s.taken
-		if err != nil {
-			s.werr = err
-		}
-		if cap(out) <= 64<<10 {
-			s.spare = out[:0]
-		} else {
-			s.spare = nil
-		}
-		s.wcond.Broadcast()
-		if s.written >= mine && len(s.queue) > 0 && (s.waitMax > s.written || s.flushing > 0) {
-			// Hand the rest to a sender that waits for a round not yet
-			// written (it writes on when it wakes), or to flush, rather
-			// than write for everyone. Without one, the writer writes on:
-			// held messages have no sender waiting for them, and a waiter
-			// whose round is written returns without writing.
-			break
-		}
-	}
-	s.writing = false
-	s.wcond.Broadcast()
-}
-
-// directWrite is the size from which a message is written in place
-// rather than copied into the write queue.
-const directWrite = 64 << 10
-
-// writeFramed writes msg with its frame around it, without copying it.
-func (s *Stream) writeFramed(msg []byte, header bool) error {
-	if header {
-		var h [40]byte
-		b := append(h[:0], "Content-Length: "...)
-		b = strconv.AppendInt(b, int64(len(msg)), 10)
-		b = append(b, "\r\n\r\n"...)
-		if err := s.write(b); err != nil {
-			return err
-		}
-		return s.write(msg)
-	}
-	if err := s.write(msg); err != nil {
-		return err
-	}
-	return s.write([]byte{'\n'})
-}
-
-// write writes p, failing when the peer accepts no bytes at all for the
-// write timeout: with a deadline on connections that support one, otherwise
-// with a timer that closes the stream. Either is renewed whenever bytes go
-// out, so the timeout bounds a stall, not a slow transfer: a deadline that
-// expires after part of p went out counts as progress, and without
-// deadlines p leaves in chunks for the timer to see progress within a large
-// message. With a deadline p is written whole, in as few system calls as
-// the socket's buffer allows (64 KiB chunks cost a system call each and
-// woke the reader as often).
-func (s *Stream) write(p []byte) error {
-	if s.wto <= 0 {
-		_, err := s.rwc.Write(p)
-		return err
-	}
-	dl, ok := s.rwc.(interface{ SetWriteDeadline(time.Time) error })
-	if ok && dl.SetWriteDeadline(time.Now().Add(s.wto)) != nil {
-		ok = false // e.g. a file that does not support deadlines
-	}
-	var timer *time.Timer
-	var stalled atomic.Bool
-	chunk := len(p)
+	k, v, ok := bytes.Cut(line, []byte{':'})
 	if !ok {
-		chunk = 64 << 10
-		timer = time.AfterFunc(s.wto, func() { stalled.Store(true); s.rwc.Close() })
-		defer timer.Stop()
+		return headerErr("expected \"Name: value\", got " + strconv.Quote(cut(string(line), 64)))
 	}
-	for len(p) > 0 {
-		n, err := s.rwc.Write(p[:min(len(p), chunk)])
-		p = p[n:]
-		timedOut := errors.Is(err, os.ErrDeadlineExceeded)
-		if err != nil && !(timedOut && n > 0) {
-			if timedOut || stalled.Load() {
-				return errWriteStalled(s.wto)
-			}
-			return err
-		}
-		// Progress (a chunk, or part of p before the deadline): renew.
-		if len(p) > 0 {
-			if ok {
-				dl.SetWriteDeadline(time.Now().Add(s.wto))
-			} else {
-				timer.Reset(s.wto)
-			}
-		}
+	if !strings.EqualFold(string(bytes.TrimSpace(k)), "Content-Length") {
+		return nil
 	}
+	if *length >= 0 {
+		return headerErr("Content-Length given twice")
+	}
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+	if err != nil || n < 0 {
+		return headerErr("Content-Length must be a non-negative integer, got " + strconv.Quote(cut(string(v), 32)))
+	}
+	*length = n
 	return nil
-}
-
-func errWriteStalled(d time.Duration) error {
-	return fmt.Errorf("jsonrpc: write timed out after %s without progress: the peer is not reading: %w", d, os.ErrDeadlineExceeded)
-}
-
-func (s *Stream) frame(dst, msg []byte) []byte {
-	if s.framing == Header {
-		dst = append(dst, "Content-Length: "...)
-		dst = strconv.AppendInt(dst, int64(len(msg)), 10)
-		dst = append(dst, "\r\n\r\n"...)
-		return append(dst, msg...)
-	}
-	dst = append(dst, msg...)
-	return append(dst, '\n')
 }
 
 // cut returns s, cut to n bytes with an ellipsis when longer.

@@ -1,0 +1,300 @@
+package framing
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/seedhq/jsonrpc/internal/connrt"
+)
+
+// writer is a Stream's write side: it frames the messages sent, coalesces
+// concurrent senders into few writes, and holds replies back while its
+// reader dispatches what it read together (Hold, HoldCalls, Release,
+// Flush). Its methods may be called by any number of goroutines at once.
+type writer struct {
+	rwc    io.ReadWriteCloser
+	wto    time.Duration // write timeout (0: none)
+	header bool          // Content-Length framing (guarded by wmu: decided by the reader)
+
+	// the first writer writes, later ones queue behind it
+	wmu      sync.Mutex
+	queue    []byte // framed messages waiting for the writer
+	spare    []byte
+	writing  bool
+	held     atomic.Int32 // what hold holds back (holdNone: nothing)
+	waitMax  uint64       // the latest round a sender waits for (see writeQueue)
+	flushing int          // flush calls waiting for the queue to empty
+	taken    uint64       // rounds taken from the queue by a writer
+	written  uint64       // rounds written
+	werr     error
+	wcond    *sync.Cond
+}
+
+// Send frames msg and writes it. Concurrent senders are coalesced: while
+// one goroutine writes, the others append to a queue that it writes in its
+// next round, so many small responses leave in few system calls. Each
+// sender returns once the round holding its bytes has been written.
+func (w *writer) Send(msg []byte) error { return w.SendQueued(msg, nil) }
+
+// SendQueued is Send that calls queued (when not nil) once msg is in the
+// queue, before waiting for it to be written (see QueuedSender).
+func (w *writer) SendQueued(msg []byte, queued func()) error {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	switch {
+	case w.werr != nil:
+		call(queued)
+		return w.werr
+	case len(msg) >= directWrite && !w.writing && len(w.queue) == 0:
+		call(queued)
+		return w.writeDirect(msg)
+	}
+	w.queue = w.frame(w.queue, msg)
+	call(queued)
+	if w.held.Load() != holdNone && len(w.queue) < maxHeld {
+		return nil // written at release, with what follows it
+	}
+	mine := w.taken + 1 // the round that will carry these bytes
+	w.waitMax = max(w.waitMax, mine)
+	for w.writing && w.written < mine && w.werr == nil {
+		w.wcond.Wait()
+	}
+	if w.written < mine && w.werr == nil {
+		w.writeQueue(mine) // nobody writes it: write it, and what follows
+	}
+	return w.werr
+}
+
+func call(f func()) {
+	if f != nil {
+		f()
+	}
+}
+
+// writeDirect writes a large message from msg itself (wmu held, released
+// while writing), rather than copy it into the queue; nobody is writing.
+// Senders that come meanwhile queue and wait for the next round.
+func (w *writer) writeDirect(msg []byte) error {
+	w.writing = true
+	w.taken++
+	header := w.header
+	w.wmu.Unlock()
+	err := w.writeFramed(msg, header)
+	w.wmu.Lock()
+	w.written = w.taken
+	if err != nil {
+		w.werr = err
+	}
+	w.writing = false
+	w.wcond.Broadcast()
+	return w.werr
+}
+
+// maxHeld bounds the bytes that hold keeps back: past it, sends write.
+const maxHeld = 64 << 10
+
+// What hold holds back (stream.held).
+const (
+	holdNone    int32 = iota
+	holdReplies       // the replies to requests read together (hold)
+	holdCalls         // the calls that callers of responses read together make next (holdCalls)
+)
+
+// Hold makes later sends queue their messages without writing them (and
+// return), until release or until Recv must wait for input. A Conn holds
+// its replies while it dispatches requests it has already read, so that
+// their replies leave together in few writes, as a server that writes when
+// its input runs dry.
+func (w *writer) Hold() {
+	if w.held.Load() == holdNone {
+		w.held.Store(holdReplies)
+	}
+}
+
+// HoldCalls is hold for the calls the callers of responses just delivered
+// will make: at release, the write first lets the goroutines that are ready
+// to run (those callers) queue their calls (runtime.Gosched), so that many
+// callers on one connection send in few writes.
+func (w *writer) HoldCalls() { w.held.Store(holdCalls) }
+
+// Release ends hold. What was held is written on a goroutine of its own
+// (unless a writer is at work: it writes the rest of the queue before it
+// stops), so that the caller, the reader, never waits for the peer to read.
+// A failed write fails the sends that follow.
+func (w *writer) Release() {
+	switch w.held.Load() {
+	case holdNone:
+		return
+	case holdCalls:
+		if w.held.CompareAndSwap(holdCalls, holdReplies) {
+			connrt.Go(func() {
+				runtime.Gosched()
+				w.held.Store(holdNone)
+				w.writeHeld()
+			})
+		}
+		return
+	}
+	if w.held.Swap(holdNone) == holdNone {
+		return
+	}
+	w.wmu.Lock()
+	flush := len(w.queue) > 0 && !w.writing && w.werr == nil
+	w.wmu.Unlock()
+	if flush {
+		connrt.Go(w.writeHeld)
+	}
+}
+
+// writeHeld writes the queue unless a writer is at work.
+func (w *writer) writeHeld() {
+	w.wmu.Lock()
+	if len(w.queue) > 0 && !w.writing && w.werr == nil {
+		w.writeQueue(0)
+	}
+	w.wmu.Unlock()
+}
+
+// Flush ends hold and returns once everything queued has been written (or
+// the stream has failed).
+func (w *writer) Flush() {
+	w.held.Store(holdNone)
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	for (len(w.queue) > 0 || w.writing) && w.werr == nil {
+		if !w.writing {
+			w.writeQueue(0)
+			continue
+		}
+		w.flushing++
+		w.wcond.Wait()
+		w.flushing--
+	}
+}
+
+// writeQueue writes the queue in rounds (w.wmu held, and released while
+// writing) until it is empty, or until round mine is written and a sender
+// waits to take over the rest.
+func (w *writer) writeQueue(mine uint64) {
+	w.writing = true
+	for len(w.queue) > 0 && w.werr == nil {
+		out := w.queue
+		w.queue = w.spare[:0]
+		w.taken++
+		w.wmu.Unlock()
+		err := w.write(out)
+		w.wmu.Lock()
+		w.written = w.taken
+		if err != nil {
+			w.werr = err
+		}
+		if cap(out) <= 64<<10 {
+			w.spare = out[:0]
+		} else {
+			w.spare = nil
+		}
+		w.wcond.Broadcast()
+		if w.written >= mine && len(w.queue) > 0 && (w.waitMax > w.written || w.flushing > 0) {
+			// Hand the rest to a sender that waits for a round not yet
+			// written (it writes on when it wakes), or to flush, rather
+			// than write for everyone. Without one, the writer writes on:
+			// held messages have no sender waiting for them, and a waiter
+			// whose round is written returns without writing.
+			break
+		}
+	}
+	w.writing = false
+	w.wcond.Broadcast()
+}
+
+// directWrite is the size from which a message is written in place
+// rather than copied into the write queue.
+const directWrite = 64 << 10
+
+// writeFramed writes msg with its frame around it, without copying it.
+func (w *writer) writeFramed(msg []byte, header bool) error {
+	if header {
+		var h [40]byte
+		b := append(h[:0], "Content-Length: "...)
+		b = strconv.AppendInt(b, int64(len(msg)), 10)
+		b = append(b, "\r\n\r\n"...)
+		if err := w.write(b); err != nil {
+			return err
+		}
+		return w.write(msg)
+	}
+	if err := w.write(msg); err != nil {
+		return err
+	}
+	return w.write([]byte{'\n'})
+}
+
+// write writes p, failing when the peer accepts no bytes at all for the
+// write timeout: with a deadline on connections that support one, otherwise
+// with a timer that closes the stream. Either is renewed whenever bytes go
+// out, so the timeout bounds a stall, not a slow transfer: a deadline that
+// expires after part of p went out counts as progress, and without
+// deadlines p leaves in chunks for the timer to see progress within a large
+// message. With a deadline p is written whole, in as few system calls as
+// the socket's buffer allows (64 KiB chunks cost a system call each and
+// woke the reader as often).
+func (w *writer) write(p []byte) error {
+	if w.wto <= 0 {
+		_, err := w.rwc.Write(p)
+		return err
+	}
+	dl, ok := w.rwc.(interface{ SetWriteDeadline(time.Time) error })
+	if ok && dl.SetWriteDeadline(time.Now().Add(w.wto)) != nil {
+		ok = false // e.g. a file that does not support deadlines
+	}
+	var timer *time.Timer
+	var stalled atomic.Bool
+	chunk := len(p)
+	if !ok {
+		chunk = 64 << 10
+		timer = time.AfterFunc(w.wto, func() { stalled.Store(true); w.rwc.Close() })
+		defer timer.Stop()
+	}
+	for len(p) > 0 {
+		n, err := w.rwc.Write(p[:min(len(p), chunk)])
+		p = p[n:]
+		timedOut := errors.Is(err, os.ErrDeadlineExceeded)
+		if err != nil && !(timedOut && n > 0) {
+			if timedOut || stalled.Load() {
+				return errWriteStalled(w.wto)
+			}
+			return err
+		}
+		// Progress (a chunk, or part of p before the deadline): renew.
+		if len(p) > 0 {
+			if ok {
+				dl.SetWriteDeadline(time.Now().Add(w.wto))
+			} else {
+				timer.Reset(w.wto)
+			}
+		}
+	}
+	return nil
+}
+
+func errWriteStalled(d time.Duration) error {
+	return fmt.Errorf("jsonrpc: write timed out after %s without progress: the peer is not reading: %w", d, os.ErrDeadlineExceeded)
+}
+
+func (w *writer) frame(dst, msg []byte) []byte {
+	if w.header {
+		dst = append(dst, "Content-Length: "...)
+		dst = strconv.AppendInt(dst, int64(len(msg)), 10)
+		dst = append(dst, "\r\n\r\n"...)
+		return append(dst, msg...)
+	}
+	dst = append(dst, msg...)
+	return append(dst, '\n')
+}
