@@ -166,7 +166,8 @@ func TestFaultMatrix(t *testing.T) {
 		}
 		rows = append(rows, row)
 	}
-	checkGolden(t, renderMatrix(rows, findings))
+	subRows, subFindings := subMatrix(t)
+	checkGolden(t, renderMatrix(rows, subRows, append(findings, subFindings...)))
 }
 
 // outcome is what a cell's callers saw.
@@ -366,7 +367,7 @@ func set(kinds []string) []string {
 	return slices.Compact(out)
 }
 
-func renderMatrix(rows [][]string, findings []string) string {
+func renderMatrix(rows, subRows [][]string, findings []string) string {
 	var b strings.Builder
 	b.WriteString(`# Reliability: what a caller sees under each fault
 
@@ -403,6 +404,19 @@ another's answer, and (TestMain) no goroutine outlives the matrix.
 	for _, r := range rows {
 		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
 	}
+	b.WriteString(subIntro)
+	b.WriteString("| fault |")
+	for _, tr := range subTransports {
+		b.WriteString(" " + tr + " Resubscribe |")
+	}
+	b.WriteString("\n|---|")
+	for range subTransports {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for _, r := range subRows {
+		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+	}
 	b.WriteString(matrixNotes)
 	b.WriteString("\n## Invariants broken\n\n")
 	if len(findings) == 0 {
@@ -413,6 +427,18 @@ another's answer, and (TestMain) no goroutine outlives the matrix.
 	}
 	return b.String()
 }
+
+const subIntro = `
+## Subscriptions
+
+A ` + "`Resubscribe`" + ` on a ` + "`WithReconnect`" + ` client (backoff 10-50 ms) consumes a demo ticker (an event every
+20 ms, ` + "`demo_subscription`" + ` notifications, go-ethereum's form) through the proxy; the fault hits the
+third event. The cell lists what the consumer saw of twelve events within 2 s: runs of events in
+order, ` + "`gap`" + ` (a ` + "`SubscriptionGap`" + `: the subscription was made again, its ticker starts at 1), values
+missing or repeated without one. The test fails when a connection's failure loses an event
+without a gap.
+
+`
 
 // matrixNotes reads the table; it is part of the golden file, so a change
 // of outcome that makes it wrong fails the test too.
@@ -442,6 +468,11 @@ const matrixNotes = `
 - **a corrupted answer on tcp and ws**: a response the client cannot parse cannot be matched
   to its call, which waits out its context. On HTTP the answer is known to be the POST's:
   ` + "`ErrInvalidResponse`" + ` at once.
+- **a subscription notification dropped, duplicated or corrupted on a live connection** reaches
+  the consumer as a missing or repeated event with no ` + "`SubscriptionGap`" + `: go-ethereum-style
+  notifications carry no sequence number, so nothing can tell. A connection that fails (cut,
+  cut mid-message) always yields a gap. A half-open connection stalls the subscription until
+  the consumer's context ends, as it stalls calls.
 `
 
 func checkGolden(t *testing.T, got string) {
