@@ -258,8 +258,6 @@
 //
 // Every field of [WebSocketOptions] ([Server.WebSocketHandler], [ListenWebSocket]):
 //
-//	OriginPatterns                none: only same-origin handshakes and Server.AllowedOrigins
-//	InsecureSkipVerify            off (origin checks on)
 //	PingInterval, PingTimeout     DefaultPingInterval, DefaultPingTimeout (the server's side of WithPing)
 //	BufferSize                    DefaultWebSocketBufferSize
 //	Compression                   off (the server's side of WithCompression)

@@ -156,7 +156,8 @@ type Server struct {
 
 	// AllowedOrigins lists the origins (path.Match patterns of the host, or
 	// of scheme://host when the pattern has "://"; "*" for any) from which
-	// browsers may call the server, over HTTP and WebSocket alike. Requests
+	// browsers may call the server, over HTTP, Streamable HTTP and WebSocket
+	// alike (one function matches them for all three). Requests
 	// without an Origin header and same-origin requests always pass; other
 	// cross-origin requests get 403 and never reach a handler. Allowed ones
 	// get CORS headers, and their OPTIONS preflight is answered.

@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
-	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/seedhq/jsonrpc/internal/httpmsg"
-	"github.com/seedhq/jsonrpc/internal/netx"
 	"github.com/seedhq/jsonrpc/internal/wsconn"
 )
 
@@ -28,19 +25,12 @@ const (
 // WebSocketOptions configures [Server.WebSocketHandler] and the ws:// and
 // wss:// listeners of [Server.Listen] ([ListenWebSocket]). The zero value
 // is the default.
+//
+// A handshake passes the Origin and Host rules of every HTTP transport
+// (Server.AllowedOrigins, Server.AllowedHosts), checked by the same
+// function: by default only same-origin browsers and clients that send
+// no Origin header are accepted.
 type WebSocketOptions struct {
-	// OriginPatterns allows cross-origin handshakes from the given host
-	// patterns, besides Server.AllowedOrigins (which HTTP shares)
-	// (path.Match syntax, e.g. "*.example.com"; with a scheme,
-	// "https://app.example.com"). By default only same-origin browsers
-	// (and clients that send no Origin header) are accepted. Allowing
-	// other origins exposes the server to cross-site requests from those
-	// origins: only list ones you trust.
-	OriginPatterns []string
-	// InsecureSkipVerify accepts handshakes from any origin. Any web page
-	// a user visits can then talk to the server with the user's cookies:
-	// use it only when the server authenticates requests by other means.
-	InsecureSkipVerify bool
 	// BufferSize is the size of each socket's read buffer and of its write
 	// buffer (0: DefaultWebSocketBufferSize). An idle socket holds both; a
 	// message larger than a buffer costs one more system call to read or
@@ -79,19 +69,17 @@ func (s *Server) WebSocketHandler(opts WebSocketOptions) http.Handler {
 	if bufferSize <= 0 {
 		bufferSize = DefaultWebSocketBufferSize
 	}
-	accept := websocket.AcceptOptions{
-		OriginPatterns:     append(slices.Clip(s.AllowedOrigins), opts.OriginPatterns...),
-		InsecureSkipVerify: opts.InsecureSkipVerify,
-	}
+	// The origin is checked below, by the rules of every HTTP transport.
+	accept := websocket.AcceptOptions{InsecureSkipVerify: true}
 	if opts.Compression {
 		accept.CompressionMode = websocket.CompressionNoContextTakeover
 	}
 	var open atomic.Int64 // sockets served by this handler
 	limit := int64(s.maxConns())
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if len(s.AllowedHosts) > 0 && !netx.MatchHost(s.AllowedHosts, r.Host) {
-			s.logger().Info("jsonrpc: websocket handshake refused", "remote", r.RemoteAddr, "reason", "host "+r.Host+" is not allowed")
-			http.Error(w, "jsonrpc: host "+strconv.Quote(r.Host)+" is not allowed (see Server.AllowedHosts)", http.StatusForbidden)
+		if ok, _, why := s.checkOrigin(r); !ok {
+			s.logger().Info("jsonrpc: websocket handshake refused", "remote", r.RemoteAddr, "reason", why)
+			http.Error(w, "jsonrpc: "+why+" (see Server.AllowedOrigins, Server.AllowedHosts)", http.StatusForbidden)
 			return
 		}
 		if open.Add(1) > limit {

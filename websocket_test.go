@@ -379,7 +379,8 @@ func TestWebSocketHandshake(t *testing.T) {
 		t.Fatalf("cross-origin: %v", err)
 	}
 	// ...unless its origin is allowed.
-	ts2 := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketOptions{OriginPatterns: []string{"app.example"}}))
+	srv2 := &jsonrpc.Server{Handler: srv.Handler, AllowedOrigins: []string{"app.example"}}
+	ts2 := httptest.NewServer(srv2.WebSocketHandler(jsonrpc.WebSocketOptions{}))
 	defer ts2.Close()
 	conn, err = jsonrpc.DialWebSocket(ctx, "ws"+strings.TrimPrefix(ts2.URL, "http"), jsonrpc.WithHeader("Origin", "https://app.example"))
 	if err != nil {
