@@ -99,7 +99,7 @@ func checkTSV2Run(t *testing.T, mode string, run *tsV2Run) {
 		t.Errorf("add: %+v", run.Add)
 	}
 	// Both eras: an unknown tool is invalid params, as the revisions' example shows.
-	if run.Unknown.Error == nil || run.Unknown.Error.Code != -32602 || !strings.Contains(run.Unknown.Error.Message, "nope") {
+	if run.Unknown.Error == nil || run.Unknown.Error.Code != float64(-32602) || !strings.Contains(run.Unknown.Error.Message, "nope") {
 		t.Errorf("unknown tool: %+v", run.Unknown.Error)
 	}
 	if run.Greet.text() != "Hello, Ada!" || !slices.Equal(run.Asked, []string{"What is your name?"}) {

@@ -69,3 +69,50 @@ func TestMCPREPLTerminal(t *testing.T) {
 	s.waitFor(at, "greet()")
 	s.typeKeys("\x04")
 }
+
+// TestMCPAskOnTerminal: on a terminal jrpc declares elicitation and
+// sampling and answers the server's question itself, in both eras: the
+// greet tool's elicitation becomes a prompt built from its schema (over
+// the session under 2025-11-25, a multi round-trip under 2026-07-28).
+// Without a terminal it declares neither (TestMCPNewUser: -32021).
+func TestMCPAskOnTerminal(t *testing.T) {
+	u := startServeN(t, 1, "--mcp", "-l", "http://127.0.0.1:0/mcp")["http"]
+	for _, v := range []string{"2025-11-25", "2026-07-28"} {
+		s := startPTY(t, "--streamable", "--mcp-version", v, "call", u, "tools/call", "name=greet", "arguments={}")
+		at := s.waitFor(0, "[the server asks] What is your name?")
+		at = s.waitFor(at, "name (string; Your name; required): ")
+		s.typeKeys("\r") // required: asked again
+		at = s.waitFor(at, "required: type a value")
+		s.typeKeys("Ada\r")
+		s.waitFor(at, "Hello, Ada!")
+		if err := s.cmd.Wait(); err != nil {
+			t.Errorf("%s: %v\n%s", v, err, s.out.String())
+		}
+	}
+}
+
+// TestMCPFixtureSamplingOnTerminal: the fixture's test_sampling asks for a
+// completion; on a terminal the user types it, in both eras; the
+// SEP-1034 form keeps its defaults on Enter and checks the types.
+func TestMCPFixtureSamplingOnTerminal(t *testing.T) {
+	u := startServeN(t, 1, "--mcp-fixture", "-l", "http://127.0.0.1:0/mcp")["http"]
+	for _, v := range []string{"2025-11-25", "2026-07-28"} {
+		s := startPTY(t, "--streamable", "--mcp-version", v, "call", u, "tools/call", "name=test_sampling", `arguments={"prompt":"Say hi"}`)
+		at := s.waitFor(0, "user: Say hi")
+		at = s.waitFor(at, "assistant> ")
+		s.typeKeys("hi there\r")
+		s.waitFor(at, "LLM response: hi there")
+		if err := s.cmd.Wait(); err != nil {
+			t.Errorf("%s: %v\n%s", v, err, s.out.String())
+		}
+	}
+	s := startPTY(t, "--streamable", "call", u, "tools/call", "name=test_elicitation_sep1034_defaults", "arguments={}")
+	at := s.waitFor(0, "age (integer, default 30")
+	s.typeKeys("old\r")
+	at = s.waitFor(at, "an integer, please")
+	s.typeKeys("41\r")
+	for range 4 { // name, score, status, verified: the defaults
+		s.typeKeys("\r")
+	}
+	s.waitFor(at, `content={\"age\":41,\"name\":\"John Doe\",\"score\":95.5,\"status\":\"active\",\"verified\":true}`)
+}

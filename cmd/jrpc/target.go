@@ -306,7 +306,7 @@ func (t *target) dialOptions() ([]jsonrpc.DialOption, error) {
 		opts = append(opts, jsonrpc.WithStderr(os.Stderr), jsonrpc.WithGracePeriod(3*time.Second))
 		if rootCmd.PersistentFlags().Changed("mcp-version") {
 			// An MCP server over stdio: its era found as over Streamable HTTP.
-			opts = append(opts, jsonrpc.WithMCPVersion(global.mcpVersion), jsonrpc.WithMCPClientInfo("jrpc", version()))
+			opts = append(opts, jsonrpc.WithMCPVersion(global.mcpVersion), jsonrpc.WithMCPClientInfo("jrpc", version()), jsonrpc.WithMCPCapabilities(mcpCapabilities()))
 		}
 		if t.notices {
 			opts = append(opts, t.serverMessages()...)
@@ -331,7 +331,7 @@ func (t *target) dialOptions() ([]jsonrpc.DialOption, error) {
 	}
 	switch {
 	case t.isHTTP() && global.streamable:
-		opts = append(opts, jsonrpc.WithHTTPClient(t.httpClient()), jsonrpc.WithMCPVersion(global.mcpVersion), jsonrpc.WithMCPClientInfo("jrpc", version()))
+		opts = append(opts, jsonrpc.WithHTTPClient(t.httpClient()), jsonrpc.WithMCPVersion(global.mcpVersion), jsonrpc.WithMCPClientInfo("jrpc", version()), jsonrpc.WithMCPCapabilities(mcpCapabilities()))
 		opts = append(opts, t.serverMessages()...)
 	case t.isHTTP():
 		opts = append(opts, jsonrpc.WithHTTPClient(t.httpClient()))
@@ -355,6 +355,9 @@ func (t *target) serverMessages() []jsonrpc.DialOption {
 		}),
 		jsonrpc.WithHandler(jsonrpc.HandlerFunc(func(_ context.Context, req *jsonrpc.Request) (any, error) {
 			defer t.unprinted.Add(-1)
+			if r, handled, err := askUser(req); handled {
+				return r, err
+			}
 			if !req.IsNotification() {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + req.Method + " (jrpc serves no methods)"}
 			}
