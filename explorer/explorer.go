@@ -2,8 +2,9 @@
 // lists the methods of the service's rpc.discover document (params, result,
 // errors, examples, deprecation), builds a form from each method's param
 // schemas, sends the call, and shows the request and response envelopes,
-// the time taken and a history of the calls; over WebSocket, notifications
-// from the server are shown as they arrive.
+// the time taken and a history of the calls, any of which it copies as a
+// curl or a jrpc command line that sends the same request; over WebSocket,
+// notifications from the server are shown as they arrive.
 //
 // A service without rpc.discover is explored too: the page takes any
 // method name and params written as JSON, or lists the methods of an
@@ -48,6 +49,15 @@ type Config struct {
 	// Target names the service in the page's header (for instance the URL
 	// that jrpc explore relays to); "" shows the endpoint.
 	Target string `json:"target,omitzero"`
+	// JRPC is the start of a jrpc command line that reaches the service,
+	// for the page's "copy as jrpc": "{command}" stands where the command
+	// name goes (jrpc {command} tcp://127.0.0.1:9090, jrpc --exec 'CMD'
+	// {command}). "" makes it from the URL the page calls.
+	JRPC string `json:"jrpc,omitzero"`
+	// HTTPURL is the URL the service answers HTTP POSTs at, for the page's
+	// "copy as curl"; "" is Endpoint when the page calls over HTTP (with
+	// WebSocket alone, the page offers no curl command).
+	HTTPURL string `json:"httpURL,omitzero"`
 	// Document, when set, is the service's OpenRPC document (what
 	// rpc.discover would answer): the page lists its methods and does not
 	// call rpc.discover, for services that do not serve it. It must be

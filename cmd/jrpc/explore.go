@@ -77,7 +77,7 @@ func runExplore(ctx context.Context, args []string, listen, schema string) error
 		name = "--exec " + global.exec
 	}
 	routes := http.NewServeMux()
-	routes.Handle(prefix, http.StripPrefix(strings.TrimSuffix(prefix, "/"), explorer.New(explorer.Config{WebSocket: "rpc", Target: name, Document: doc})))
+	routes.Handle(prefix, http.StripPrefix(strings.TrimSuffix(prefix, "/"), explorer.New(explorer.Config{WebSocket: "rpc", Target: name, Document: doc, JRPC: t.jrpcCommand(), HTTPURL: t.httpURL()})))
 	routes.Handle(prefix+"rpc", &relay{t: t, loopback: isLoopback(ln.Addr())})
 	srv := &http.Server{Handler: routes, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Printf("explorer listening on http://%s%s (relaying to %s)\n", ln.Addr(), prefix, name)
@@ -273,4 +273,26 @@ func truncateReason(s string) string {
 	}
 	fmt.Fprintln(os.Stderr, "jrpc explore:", s)
 	return s
+}
+
+// jrpcCommand is the start of a jrpc command line that reaches t, with
+// {command} where the command name goes: the explorer's "copy as jrpc".
+func (t *target) jrpcCommand() string {
+	line := "jrpc"
+	if global.framing != "" {
+		line += " --framing " + global.framing
+	}
+	if t.command != nil {
+		return line + " --exec " + shellQuote(global.exec) + " {command}"
+	}
+	return line + " {command} " + shellQuote(t.raw)
+}
+
+// httpURL is t's URL when it answers HTTP POSTs (the explorer's "copy as
+// curl"), else "".
+func (t *target) httpURL() string {
+	if !t.isHTTP() || global.streamable {
+		return ""
+	}
+	return t.url.String()
 }

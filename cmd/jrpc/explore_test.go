@@ -70,11 +70,16 @@ func startExplore(t *testing.T, args ...string) string {
 // to a stdio service (--exec: notifications shown live) and to an HTTP one.
 func TestExploreBrowser(t *testing.T) {
 	browsertest.Need(t, browserDir)
+	// --jrpc: the page's "copy as jrpc" (and curl, over HTTP) is run and
+	// gives the answer the page showed.
 	t.Run("stdio", func(t *testing.T) {
-		browsertest.Run(t, browserDir, startExplore(t, "--exec", execCmd, "explore"), "--notifications", "--screenshot", "out/stdio.png")
+		browsertest.Run(t, browserDir, startExplore(t, "--exec", execCmd, "explore"), "--notifications", "--screenshot", "out/stdio.png", "--jrpc", bin)
 	})
 	t.Run("http", func(t *testing.T) {
-		browsertest.Run(t, browserDir, startExplore(t, "explore", urls["http"]))
+		browsertest.Run(t, browserDir, startExplore(t, "explore", urls["http"]), "--jrpc", bin)
+	})
+	t.Run("tcp", func(t *testing.T) {
+		browsertest.Run(t, browserDir, startExplore(t, "explore", urls["tcp"]), "--jrpc", bin)
 	})
 }
 

@@ -16,7 +16,7 @@ const el = (tag, attrs = {}, ...children) => {
 };
 const pretty = (v) => JSON.stringify(v, null, 2);
 
-const state = { doc: null, defs: {}, method: null, transport: null, nextId: 1, history: [] };
+const state = { doc: null, defs: {}, method: null, transport: null, nextId: 1, history: [], shown: null, jrpc: '', httpURL: '' };
 
 // Transports ---------------------------------------------------------------
 
@@ -449,7 +449,11 @@ async function send(ev) {
 }
 
 function showOutcome(entry) {
+  state.shown = entry;
   $('outcome').hidden = false;
+  $('copy-box').hidden = true;
+  $('copy-curl').disabled = !state.httpURL;
+  if (!state.httpURL) $('copy-curl').title = 'the page reaches the service over WebSocket: no HTTP URL to give curl';
   $('elapsed').textContent = entry.ms.toFixed(1) + ' ms';
   $('request').textContent = pretty(entry.request);
   const answer = $('answer');
@@ -481,6 +485,39 @@ function showOutcome(entry) {
     answer.append(box);
   } else if (resp && 'result' in resp) {
     answer.append(el('div', { class: 'result' }, el('h4', { text: 'result' }), el('pre', { id: 'result', text: pretty(resp.result) })));
+  }
+}
+
+// Copying a request as a command line ------------------------------------
+
+// shq quotes a word for a POSIX shell.
+const shq = (s) => /^[A-Za-z0-9_\-.,:\/@%+=]+$/.test(s) ? s : "'" + s.replace(/'/g, "'\\''") + "'";
+
+// curlCommand is a curl command line that POSTs the request as sent.
+function curlCommand(entry) {
+  return "curl -sS -H 'Content-Type: application/json' --data-binary " + shq(JSON.stringify(entry.request)) + ' ' + shq(state.httpURL);
+}
+
+// jrpcCommand is the jrpc call (or notify) that sends the same method and
+// params, and prints the result.
+function jrpcCommand(entry) {
+  const req = entry.request;
+  let line = state.jrpc.replace('{command}', 'id' in req ? 'call' : 'notify') + ' ' + shq(req.method);
+  if (req.params !== undefined) line += ' ' + shq(JSON.stringify(req.params));
+  return line;
+}
+
+async function copyCommand(make) {
+  if (!state.shown) return;
+  const text = make(state.shown);
+  $('copy-text').textContent = text;
+  $('copy-box').hidden = false;
+  const note = $('copy-note');
+  try {
+    await navigator.clipboard.writeText(text);
+    note.textContent = 'copied';
+  } catch (e) {
+    note.textContent = 'select the line to copy it (the clipboard refused: ' + e.message + ')';
   }
 }
 
@@ -562,6 +599,8 @@ async function start() {
     const name = $('free-method').value.trim();
     if (name) showMethod(methodNamed(name));
   });
+  $('copy-curl').addEventListener('click', () => copyCommand(curlCommand));
+  $('copy-jrpc').addEventListener('click', () => copyCommand(jrpcCommand));
   const cfg = await readConfig();
   const page = new URL(location.href);
   let where;
@@ -570,6 +609,8 @@ async function start() {
     if (u.protocol === 'http:') u.protocol = 'ws:';
     if (u.protocol === 'https:') u.protocol = 'wss:';
     where = cfg.target || u.href;
+    state.jrpc = cfg.jrpc || 'jrpc {command} ' + shq(u.href);
+    state.httpURL = cfg.httpURL || '';
     state.transport = wsTransport(u.href, addNotification, (up, reason) => {
       setStatus(where + (up ? ' · WebSocket' : ' · disconnected'), up);
       if (!up && reason) showBanner('The explorer lost the service: ' + reason, 'lost');
@@ -578,6 +619,8 @@ async function start() {
     $('notify-mode').textContent = '(live)';
   } else {
     where = cfg.target || new URL(cfg.endpoint || '.', page).href;
+    state.httpURL = cfg.httpURL || new URL(cfg.endpoint || '.', page).href;
+    state.jrpc = cfg.jrpc || 'jrpc {command} ' + shq(state.httpURL);
     state.transport = httpTransport(new URL(cfg.endpoint || '.', page).href);
     $('notify-mode').textContent = '(HTTP cannot push)';
   }

@@ -10,12 +10,17 @@
 // unreachable: the page says why the service cannot be reached. Run by
 // explorer/explorer_test.go and cmd/jrpc/explore_test.go:
 //
+// In described mode the page also copies a request of its history as curl
+// and as jrpc: the commands are run (curl when the page offers one, jrpc
+// when --jrpc names the binary) and must give the answer the page showed.
+//
 //	node test.mjs --url URL --methods a,b,c [--mode described|free|unreachable] [--banner REGEXP]
-//	        [--deprecated minus] [--notifications] [--screenshot out/x.png]
+//	        [--deprecated minus] [--notifications] [--screenshot out/x.png] [--jrpc PATH]
 import { chromium } from 'playwright-core';
 import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
+import { execFileSync } from 'node:child_process';
 
 const args = process.argv.slice(2);
 const opt = (name) => { const i = args.indexOf('--' + name); return i >= 0 ? args[i + 1] : undefined; };
@@ -26,6 +31,7 @@ const screenshot = opt('screenshot');
 const wantNotifications = args.includes('--notifications');
 const mode = opt('mode') || 'described';
 const banner = new RegExp(opt('banner') || 'rpc.discover');
+const jrpcBin = opt('jrpc');
 const step = (s) => process.stderr.write('browser: ' + s + '\n');
 
 const profile = mkdtempSync(join(tmpdir(), 'explorer-chromium-'));
@@ -172,6 +178,41 @@ async function described(page) {
   // History.
   const history = await page.$$eval('#history li', (lis) => lis.length);
   if (history < 2) failures.push('history has ' + history + ' entries');
+
+  // Copy as curl / as jrpc, from the history: the subtract that gave 19.
+  await page.click('#history li:last-child');
+  await page.waitForSelector('#result');
+  await copied(page);
+}
+
+// copied copies the request shown (subtract, 19) as curl and as jrpc, and
+// runs the commands: each must give the answer the page showed.
+async function copied(page) {
+  const shownResult = JSON.parse(await page.textContent('#result'));
+  const run = (line, env) => execFileSync('/bin/sh', ['-c', line], { timeout: 30000, env, encoding: 'utf8' }).trim();
+  if (!(await page.isDisabled('#copy-curl'))) {
+    await page.click('#copy-curl');
+    await page.waitForSelector('#copy-box:not([hidden])');
+    const line = await page.textContent('#copy-text');
+    if (!line.startsWith('curl ') || !line.includes('"method":"subtract"')) failures.push('copy as curl gave ' + JSON.stringify(line));
+    try {
+      const resp = JSON.parse(run(line, process.env));
+      if (JSON.stringify(resp.result) !== JSON.stringify(shownResult)) failures.push('the copied curl answered ' + JSON.stringify(resp) + ', the page showed ' + shownResult);
+      step('copy as curl, run: ' + JSON.stringify(resp));
+    } catch (e) { failures.push('the copied curl failed: ' + line + ': ' + e.message); }
+  } else step('copy as curl: not offered (WebSocket)');
+  await page.click('#copy-jrpc');
+  await page.waitForFunction(() => document.getElementById('copy-text').textContent.startsWith('jrpc '));
+  const line = await page.textContent('#copy-text');
+  if (!/ call( .*)? subtract '\{"minuend":42,"subtrahend":23\}'$/.test(line)) failures.push('copy as jrpc gave ' + JSON.stringify(line));
+  step('copy as jrpc: ' + line);
+  if (jrpcBin) {
+    try {
+      const out = run(line, { ...process.env, PATH: dirname(jrpcBin) + ':' + process.env.PATH, NO_COLOR: '1' });
+      if (JSON.stringify(JSON.parse(out)) !== JSON.stringify(shownResult)) failures.push('the copied jrpc printed ' + out + ', the page showed ' + shownResult);
+      step('copy as jrpc, run: ' + out);
+    } catch (e) { failures.push('the copied jrpc failed: ' + line + ': ' + e.message); }
+  }
 
   if (wantNotifications) {
     await page.click('#methods li[data-name="demo_subscribe"] button');
