@@ -1,0 +1,47 @@
+// Package state holds the seams through which a server keeps what outlives
+// one call: the events of resumable Streamable HTTP streams (EventStore)
+// and the keys that authenticate MCP requestState (KeyRing). Each seam has
+// an in-memory implementation here, the one a single process uses, and
+// package state/statetest checks any implementation against the contracts
+// below, so that a shared one (package github.com/seedhq/jsonrpc/nats has
+// JetStream ones) can replace the memory one behind a load balancer.
+//
+// # EventStore
+//
+// An EventStore keeps the recent events of named streams. Append stores an
+// event and returns its sequence number; the numbers of one stream strictly
+// increase in the order Append returned (they need not be contiguous: a
+// shared store may number every stream from one counter). After(stream,
+// seq) returns the retained events of stream numbered above seq, oldest
+// first, and complete, which is true only when no event of stream numbered
+// above seq was evicted: a caller resuming exactly (Last-Event-ID) refuses
+// an incomplete read rather than skip events. A seq that the stream never
+// had is a point in its order, not an error; a stream never appended to has
+// no events. When a store holds no event of stream at all it may not be
+// able to tell "nothing after seq" from "everything evicted", and then
+// reports complete false for any seq above 0.
+//
+// The bounds (Limits) apply to the store as a whole, all streams together:
+// past MaxEvents events or MaxBytes bytes of data the oldest events are
+// evicted (the newest is always kept, whatever its size), and an event
+// older than MaxAge is evicted. A zero bound is no bound. Data is copied:
+// the caller may reuse its buffer after Append, and must not modify the
+// Data of the events After returns.
+//
+// # KeyRing
+//
+// A KeyRing holds the keys that sign and verify requestState (HMAC):
+// Keys lists them newest first; the first signs and any verifies, so a
+// rotation (Rotate puts a new key first) never refuses a state signed just
+// before it. A ring keeps its Retain newest keys and drops older ones;
+// Remove drops one at once (a compromised key). A shared ring makes a
+// rotation on one instance seen by every instance, without a restart.
+//
+// # Errors and concurrency
+//
+// Every method takes a context and is safe for concurrent use. A shared
+// implementation that cannot reach its backing service returns an error
+// (wrapping the cause) no later than the context's deadline, or its own
+// default timeout when the context has none; it never blocks forever.
+// Errors defined here are compared with errors.Is.
+package state
