@@ -11,13 +11,12 @@ import (
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
-// Responses are matched to our calls by the rules of connrt.Calls, the
-// same for Conn and HTTPClient (and NewMessageClient): a response gets a
-// result, an *Error, or ErrInvalidResponse when the response or its error
-// object is malformed; the calls of a batch that its reply left out get its
-// id-null error if it held one, and ErrNoResponse otherwise; a response that
-// matches no call is logged and dropped by a Conn (it may answer a call that
-// was given up on), and rejected by an HTTP client.
+// Responses are matched to our calls (in a connrt.Calls table) by the
+// rules of pendingSet.answer, the same for Conn and HTTPClient (and
+// NewMessageClient): a response gets a result, an *Error, or
+// ErrInvalidResponse when the response or its error object is malformed; a
+// response that matches no call is logged and dropped by a Conn (it may
+// answer a call that was given up on), and rejected by an HTTP client.
 
 // pendingCall is a call of ours waiting for its response.
 type pendingCall struct {
@@ -52,39 +51,61 @@ type pendingSet struct{ connrt.Calls[*pendingCall] }
 // answer delivers the responses among elems (the elements of message data,
 // requests included) to the calls they answer, and reports what matched no
 // call: how many responses, the id of the first, and an id-null error that
-// answered nothing.
+// answered nothing. The rules, the same for a Conn and an HTTP client:
+//
+//   - a response goes to the call with its id (see outcome);
+//   - an error response with id null (the peer could not read one of our
+//     messages) answers the calls waiting when they all belong to one
+//     message; otherwise it matches none;
+//   - once a batch reply has been read, the calls of that batch it left
+//     out get its id-null error if it held one, and ErrNoResponse otherwise;
+//   - anything else matches no call.
 func (s *pendingSet) answer(data []byte, elems []wire.Envelope, batch bool) (unmatched int, firstID string, nullErr *Error) {
-	unmatched, firstID, err := s.Answer(data, elems, batch, outcomes{elems: len(elems)})
-	nullErr, _ = err.(*Error)
+	var group uint64 // the batch of ours this message answers
+	for i := range elems {
+		e := &elems[i]
+		if e.Kind != wire.KindResponse && e.Kind != wire.KindBadResponse {
+			continue
+		}
+		raw := e.ID.Of(data)
+		if !e.ID.Present() || string(raw) == "null" {
+			if err := nullIDError(data, e); err != nil && nullErr == nil {
+				nullErr = err
+				continue
+			}
+		} else if p, g, ok := s.TakeID(raw); ok {
+			group = g
+			p.ch <- resultOf(data, e, batch, len(elems))
+			continue
+		}
+		if unmatched++; unmatched == 1 {
+			firstID = string(raw)
+		}
+	}
+	left := s.Left(batch, group, nullErr != nil)
+	r := callResult{err: ErrNoResponse}
+	if len(left) > 0 && nullErr != nil {
+		r, nullErr = callResult{err: nullErr}, nil // the id-null error answered them
+	}
+	for _, p := range left {
+		p.ch <- r
+	}
 	return unmatched, firstID, nullErr
 }
 
-// outcomes makes the results that a pendingSet sends to its calls, from a
-// message of elems elements.
-type outcomes struct{ elems int }
-
-func (o outcomes) Answer(p *pendingCall, data []byte, e *wire.Envelope, alone bool) {
+// resultOf is the result of the call that response e of data answers,
+// from a message of elems elements (a batch reply, if batch).
+func resultOf(data []byte, e *wire.Envelope, batch bool, elems int) callResult {
 	r := outcome(data, e)
 	switch {
 	case r.err != nil: // an error's data may point into it: only a result's message goes back
-	case alone:
+	case !batch:
 		r.msg = data
 	default:
-		r.batch, r.batchLen = data, o.elems
+		r.batch, r.batchLen = data, elems
 	}
-	p.ch <- r
+	return r
 }
-
-func (outcomes) NullError(data []byte, e *wire.Envelope) error {
-	if err := nullIDError(data, e); err != nil {
-		return err
-	}
-	return nil // not a nil *Error in an error
-}
-
-func (outcomes) Fail(p *pendingCall, err error) { p.ch <- callResult{err: err} }
-
-func (outcomes) NoResponse(p *pendingCall) { p.ch <- callResult{err: ErrNoResponse} }
 
 // outcome is what response e of data says about its call.
 func outcome(data []byte, e *wire.Envelope) callResult {

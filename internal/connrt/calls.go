@@ -1,35 +1,8 @@
 package connrt
 
-import "github.com/seedhq/jsonrpc/internal/wire"
-
-// Outcomes is the owner's side of Calls.Answer: the results it sends to its
-// calls.
-type Outcomes[P any] interface {
-	// Answer sends response e of data to p; alone reports that data is
-	// this one response (not a batch).
-	Answer(p P, data []byte, e *wire.Envelope, alone bool)
-	// NullError is the error of e when e is an error response with id null
-	// (or no id), and nil otherwise.
-	NullError(data []byte, e *wire.Envelope) error
-	// Fail sends err (an id-null error) to p.
-	Fail(p P, err error)
-	// NoResponse tells p that the batch reply left it out.
-	NoResponse(p P)
-}
-
-// Calls is the table of our calls in flight, by id, and the rules that
-// match responses to them (the same for a connection and an HTTP
-// client):
-//
-//   - a response goes to the call with its id (Outcomes.Answer makes its
-//     result: a result, an error object, or a malformed response);
-//   - an error response with id null (the peer could not read one of our
-//     messages) answers the calls waiting when they all belong to one
-//     message; otherwise it matches none;
-//   - once a batch reply has been read, the calls of that batch it left out
-//     get its id-null error if it held one, and Outcomes.NoResponse
-//     otherwise;
-//   - anything else matches no call, and is reported to the owner.
+// Calls is the table of our calls in flight, by id and by group, for a
+// connection and an HTTP client alike: a response takes its call by id
+// (TakeID), and a message takes the calls it left out (Left).
 //
 // The ids are ours: plain decimal numbers (ParseID). A call's group is the
 // message it was sent in: its own id, or its batch's first id. A batch is
@@ -114,60 +87,32 @@ func (s *Calls[P]) TakeOneGroup() []P {
 	return s.TakeGroup(group)
 }
 
-// Answer delivers the responses among elems (the elements of message data,
-// requests included) to the calls they answer, by the rules of the package,
-// and reports what matched no call: how many responses, the id of the
-// first, and an id-null error that answered nothing.
-func (s *Calls[P]) Answer(data []byte, elems []wire.Envelope, batch bool, o Outcomes[P]) (unmatched int, firstID string, nullErr error) {
-	var group uint64 // the batch of ours this message answers
-	for i := range elems {
-		e := &elems[i]
-		if e.Kind != wire.KindResponse && e.Kind != wire.KindBadResponse {
-			continue
-		}
-		raw := e.ID.Of(data)
-		if !e.ID.Present() || string(raw) == "null" {
-			if err := o.NullError(data, e); err != nil && nullErr == nil {
-				nullErr = err
-				continue
-			}
-		} else if n, ok := ParseID(raw); ok {
-			if w, ok := s.m[n]; ok {
-				delete(s.m, n)
-				group = w.group
-				o.Answer(w.p, data, e, !batch)
-				continue
-			}
-		}
-		if unmatched++; unmatched == 1 {
-			firstID = string(raw)
-		}
+// TakeID removes and returns the call whose id (one we sent: see ParseID)
+// reads raw, with its group, and whether there was one.
+func (s *Calls[P]) TakeID(raw []byte) (p P, group uint64, ok bool) {
+	n, ok := ParseID(raw)
+	if !ok {
+		return p, 0, false
 	}
-	return unmatched, firstID, s.answerLeft(batch, group, nullErr, o)
+	w, ok := s.m[n]
+	if ok {
+		delete(s.m, n)
+	}
+	return w.p, w.group, ok
 }
 
-// answerLeft answers the calls that a message (a batch reply answering
-// group, if batch) left out: those of the batch, or with an id-null error
-// nullErr the calls waiting when they all belong to one message. It returns
-// nullErr if that answered no call, and nil otherwise.
-func (s *Calls[P]) answerLeft(batch bool, group uint64, nullErr error, o Outcomes[P]) error {
-	var left []P
+// Left removes and returns the calls a message left out once it has been
+// read: if it was a batch reply answering group (not 0), the other calls
+// of that batch; otherwise, if it held an id-null error (nullErr), the
+// calls waiting when they all belong to one message.
+func (s *Calls[P]) Left(batch bool, group uint64, nullErr bool) []P {
 	switch {
 	case batch && group != 0:
-		left = s.TakeGroup(group)
-	case nullErr != nil:
-		left = s.TakeOneGroup()
+		return s.TakeGroup(group)
+	case nullErr:
+		return s.TakeOneGroup()
 	}
-	if len(left) > 0 && nullErr != nil {
-		for _, p := range left {
-			o.Fail(p, nullErr)
-		}
-		return nil
-	}
-	for _, p := range left {
-		o.NoResponse(p)
-	}
-	return nullErr
+	return nil
 }
 
 // ParseID reads an id we sent: a plain decimal number.

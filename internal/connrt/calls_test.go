@@ -1,123 +1,39 @@
 package connrt
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"testing"
-
-	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
-// call is a test's call record: what Outcomes sent it.
-type call struct {
-	group uint64
-	got   string // "result …", "error …", "fail …", "none"
-}
+// call is a test's call record.
+type call struct{ group uint64 }
 
-// record sends each call a description of its outcome.
-type record struct{}
-
-func (record) Answer(p *call, data []byte, e *wire.Envelope, alone bool) {
-	if e.ErrObj.Present() {
-		p.got = "error " + string(e.ErrObj.Of(data))
-	} else {
-		p.got = "result " + string(e.Result.Of(data))
-	}
-	if alone {
-		p.got += " alone"
-	}
-}
-
-func (record) NullError(data []byte, e *wire.Envelope) error {
-	if e.Kind != wire.KindResponse || !e.ErrObj.Present() {
-		return nil
-	}
-	if e.ID.Present() && string(e.ID.Of(data)) != "null" {
-		return nil
-	}
-	return errors.New(string(e.ErrObj.Of(data)))
-}
-
-func (record) Fail(p *call, err error) { p.got = "fail " + err.Error() }
-func (record) NoResponse(p *call)      { p.got = "none" }
-
-func parse(t *testing.T, msg string) *wire.Message {
-	t.Helper()
-	var s wire.Scanner
-	var m wire.Message
-	if err := s.Parse([]byte(msg), 64, &m); err != nil {
-		t.Fatalf("%s: %v", msg, err)
-	}
-	return &m
-}
-
-// Every rule of the package, on a set holding a single call (id 1) and a
-// batch of three (ids 2, 3, 4; group 2).
-func TestAnswer(t *testing.T) {
-	const errObj = `{"code":-32700,"message":"Parse error"}`
-	tests := []struct {
-		name      string
-		msg       string
-		want      map[uint64]string // what each call got ("" nothing: still waiting)
-		unmatched int
-		firstID   string
-		nullErr   bool
-	}{
-		{"one result", `{"jsonrpc":"2.0","id":1,"result":null}`,
-			map[uint64]string{1: "result null alone"}, 0, "", false},
-		{"one error", `{"jsonrpc":"2.0","id":1,"error":` + errObj + `}`,
-			map[uint64]string{1: "error " + errObj + " alone"}, 0, "", false},
-		{"batch reply leaves one out", `[{"jsonrpc":"2.0","id":3,"result":3},{"jsonrpc":"2.0","id":2,"result":2}]`,
-			map[uint64]string{2: "result 2", 3: "result 3", 4: "none"}, 0, "", false},
-		{"batch reply with an id-null error", `[{"jsonrpc":"2.0","id":2,"result":2},{"jsonrpc":"2.0","id":null,"error":` + errObj + `}]`,
-			map[uint64]string{2: "result 2", 3: "fail " + errObj, 4: "fail " + errObj}, 0, "", false},
-		{"unknown ids", `[{"jsonrpc":"2.0","id":9,"result":9},{"jsonrpc":"2.0","id":"1","result":1},{"jsonrpc":"2.0","id":1.5,"result":1}]`,
-			map[uint64]string{}, 3, "9", false},
-		{"requests are not responses", `[{"jsonrpc":"2.0","id":1,"method":"m"},{"jsonrpc":"2.0","method":"n"}]`,
-			map[uint64]string{}, 0, "", false},
-		{"id-null error with calls of two messages waiting", `{"jsonrpc":"2.0","id":null,"error":` + errObj + `}`,
-			map[uint64]string{}, 0, "", true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var s Calls[*call]
-			calls := map[uint64]*call{1: {group: 1}, 2: {group: 2}, 3: {group: 2}, 4: {group: 2}}
-			for id, c := range calls {
-				s.Add(id, c.group, c)
-			}
-			m := parse(t, tt.msg)
-			unmatched, firstID, nullErr := s.Answer([]byte(tt.msg), m.Elems, m.Batch, record{})
-			if unmatched != tt.unmatched || firstID != tt.firstID || (nullErr != nil) != tt.nullErr {
-				t.Errorf("Answer = %d %q %v, want %d %q null error %v", unmatched, firstID, nullErr, tt.unmatched, tt.firstID, tt.nullErr)
-			}
-			for id, c := range calls {
-				if c.got != tt.want[id] {
-					t.Errorf("call %d got %q, want %q", id, c.got, tt.want[id])
-				}
-				if _, waiting := s.Get(id); waiting != (c.got == "") {
-					t.Errorf("call %d: waiting %v after %q", id, waiting, c.got)
-				}
-			}
-		})
-	}
-}
-
-// An id-null error answers the calls waiting when they all belong to one
-// message.
-func TestAnswerNullErrorOneMessage(t *testing.T) {
+// TakeID takes the call whose id reads raw, with its group; Left takes
+// the calls of the batch a reply answered, or, after an id-null error, the
+// calls waiting when they all belong to one message.
+func TestTakeIDAndLeft(t *testing.T) {
 	var s Calls[*call]
-	a, b := &call{group: 5}, &call{group: 5}
-	s.Add(5, 5, a)
-	s.Add(6, 5, b)
-	msg := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}`
-	m := parse(t, msg)
-	if _, _, nullErr := s.Answer([]byte(msg), m.Elems, m.Batch, record{}); nullErr != nil {
-		t.Errorf("the id-null error answered the calls, yet was reported: %v", nullErr)
+	for id := uint64(1); id <= 4; id++ {
+		s.Add(id, min(id, 2), &call{group: min(id, 2)}) // 1 alone, then a batch of 2, 3, 4
 	}
-	if a.got == "" || a.got != b.got || s.Len() != 0 {
-		t.Errorf("calls got %q and %q, %d left", a.got, b.got, s.Len())
+	for _, raw := range []string{"9", `"2"`, "02", "1.0"} {
+		if _, _, ok := s.TakeID([]byte(raw)); ok {
+			t.Errorf("TakeID(%s) took a call", raw)
+		}
+	}
+	if p, group, ok := s.TakeID([]byte("3")); !ok || group != 2 || p.group != 2 {
+		t.Fatalf("TakeID(3) = %v %d %v", p, group, ok)
+	}
+	if left := s.Left(false, 2, true); left != nil {
+		t.Errorf("an id-null error with calls of two messages waiting took %d", len(left))
+	}
+	if left := s.Left(true, 2, false); len(left) != 2 || s.Len() != 1 {
+		t.Errorf("Left of the batch took %d, %d left", len(left), s.Len())
+	}
+	if left := s.Left(false, 0, true); len(left) != 1 || s.Len() != 0 {
+		t.Errorf("an id-null error with one message's calls waiting took %d", len(left))
 	}
 }
 

@@ -6,11 +6,10 @@
 //   - Ctx: a handler's context that costs nothing until somebody waits on it;
 //   - Timers: pooled timers that fire at a message's deadline;
 //   - ReadOwner: who reads a connection (loop, inline, caller, parked);
-//   - Calls: our calls in flight, and the rules that match responses to them;
+//   - Calls: our calls in flight, by id and by the message they were sent in;
 //   - Group: what a server stops on Shutdown.
 //
 // It calls nothing of its users but the functions they give it to run,
-// and two interfaces: a connection's Reader (to start a read loop or cut a
-// read, which only the connection can do) and the Outcomes of Calls.Answer
-// (the results handed to the calls, made of the connection's types).
+// and one interface: a connection's Reader, to start a read loop or cut a
+// read, which only the connection can do.
 package connrt
