@@ -131,3 +131,32 @@ func TestChaosUsage(t *testing.T) {
 		}
 	}
 }
+
+// jrpc chaos in front of jrpc serve --mcp (Streamable HTTP, both eras): a
+// tools/call answered with the injected error in the stateless era, and in
+// the session era (2025-11-25) a tools/call whose answer is cut: the CLI
+// reports it, and the next call through the proxy goes on.
+func TestChaosInFrontOfMCP(t *testing.T) {
+	u := startServeN(t, 1, "--mcp", "-l", "http://127.0.0.1:0/mcp")["http"]
+	p, log := startChaos(t, "--listen", "http://127.0.0.1:0/mcp", u,
+		"--fault", "method=tools/call,dir=in,nth=1,error=-32050", "--fault", "method=tools/call,dir=out,nth=2,cut")
+	add := []string{"tools/call", "name=add", `arguments={"a":1,"b":2}`}
+	r := run(t, "", append([]string{"--streamable", "call", p}, add...)...)
+	if r.code != 1 || !strings.Contains(r.stderr, "-32050") {
+		t.Fatalf("injected error: exit %d, %s", r.code, r.stderr)
+	}
+	waitReport(t, log, "chaos: error dir=in method=tools/call msg=1")
+	r = run(t, "", append([]string{"--streamable", "call", p}, add...)...)
+	if r.code != 0 || !strings.Contains(r.stdout, `"structuredContent":{"sum":3}`) {
+		t.Fatalf("through: exit %d, %s %s", r.code, r.stdout, r.stderr)
+	}
+	r = run(t, "", append([]string{"--streamable", "--mcp-version", "2025-11-25", "call", p}, add...)...)
+	if r.code != exitTransport {
+		t.Fatalf("cut answer: exit %d, %s %s", r.code, r.stdout, r.stderr)
+	}
+	waitReport(t, log, "chaos: cut dir=out method=tools/call")
+	r = run(t, "", append([]string{"--streamable", "--mcp-version", "2025-11-25", "call", p}, add...)...)
+	if r.code != 0 || !strings.Contains(r.stdout, `"structuredContent":{"sum":3}`) {
+		t.Fatalf("after the cut: exit %d, %s %s", r.code, r.stdout, r.stderr)
+	}
+}
