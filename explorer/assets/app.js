@@ -16,7 +16,7 @@ const el = (tag, attrs = {}, ...children) => {
 };
 const pretty = (v) => JSON.stringify(v, null, 2);
 
-const state = { doc: null, defs: {}, method: null, transport: null, nextId: 1, history: [], shown: null, jrpc: '', httpURL: '' };
+const state = { doc: null, defs: {}, method: null, transport: null, nextId: 1, history: [], shown: null, jrpc: '', httpURL: '', where: '' };
 
 // Transports ---------------------------------------------------------------
 
@@ -521,6 +521,49 @@ async function copyCommand(make) {
   }
 }
 
+// Saved requests ------------------------------------------------------------
+
+// The saved requests ({method, params}) of this service, kept in the
+// browser's localStorage under the service's name.
+const savedKey = () => 'jrpc-explorer.saved:' + state.where;
+
+function loadSaved() {
+  try { return JSON.parse(localStorage.getItem(savedKey()) || '[]'); } catch { return []; }
+}
+
+function storeSaved(list) {
+  try { localStorage.setItem(savedKey(), JSON.stringify(list)); } catch (e) { showBanner('Cannot save: ' + e.message); }
+  renderSaved();
+}
+
+function saveRequest() {
+  const m = state.method;
+  if (!m) return;
+  const raw = $('params-json').value.trim();
+  const perr = $('params-error');
+  let params;
+  if (raw !== '') {
+    try { params = JSON.parse(raw); } catch (e) { perr.textContent = 'params are not JSON: ' + e.message; perr.hidden = false; return; }
+  }
+  perr.hidden = true;
+  const list = loadSaved().filter((r) => !(r.method === m.name && JSON.stringify(r.params) === JSON.stringify(params)));
+  list.unshift({ method: m.name, params });
+  storeSaved(list);
+}
+
+function renderSaved() {
+  const ol = $('saved');
+  ol.replaceChildren();
+  loadSaved().forEach((r, i) => {
+    const label = r.method + (r.params === undefined ? '' : ' ' + JSON.stringify(r.params));
+    const open = el('button', { type: 'button', class: 'open', title: 'open ' + r.method + ' with these params', text: label.length > 60 ? label.slice(0, 59) + '…' : label });
+    open.addEventListener('click', () => { showMethod(methodNamed(r.method)); setParams(r.params); });
+    const forget = el('button', { type: 'button', class: 'forget', title: 'forget it', text: '×' });
+    forget.addEventListener('click', () => { const list = loadSaved(); list.splice(i, 1); storeSaved(list); });
+    ol.append(el('li', { 'data-method': r.method }, open, ' ', forget));
+  });
+}
+
 function addHistory(entry) {
   let mark = 'ok';
   if (entry.failure) mark = 'bad';
@@ -599,6 +642,7 @@ async function start() {
     const name = $('free-method').value.trim();
     if (name) showMethod(methodNamed(name));
   });
+  $('save').addEventListener('click', saveRequest);
   $('copy-curl').addEventListener('click', () => copyCommand(curlCommand));
   $('copy-jrpc').addEventListener('click', () => copyCommand(jrpcCommand));
   const cfg = await readConfig();
@@ -627,6 +671,8 @@ async function start() {
   if (state.transport.open) {
     try { await state.transport.open(); } catch (e) { showBanner(e.message + ': is jrpc explore (or the service) still running?', 'lost'); }
   }
+  state.where = where;
+  renderSaved();
   const source = await describe(cfg);
   if (source === null) setStatus(where + ' · methods unknown', false);
   else if (state.transport.name === 'HTTP') setStatus(where + ' · HTTP' + (source ? ' · ' + source : ''), true);

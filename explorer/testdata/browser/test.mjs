@@ -183,6 +183,28 @@ async function described(page) {
   await page.click('#history li:last-child');
   await page.waitForSelector('#result');
   await copied(page);
+  await saved(page);
+}
+
+// saved saves a request, reloads the page, opens it from Saved and sends
+// it; then forgets it.
+async function saved(page) {
+  await page.click('#methods li[data-name="subtract"] button');
+  await page.fill('#params-json', '[10,4]');
+  await page.click('#save');
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]');
+  const item = page.locator('#saved li[data-method="subtract"]');
+  if ((await item.count()) !== 1) { failures.push('the saved request is not listed after a reload'); return; }
+  await item.locator('button.open').click();
+  if ((await page.inputValue('#params-json')) !== '[10,4]') failures.push('the saved request opened with params ' + await page.inputValue('#params-json'));
+  await page.click('#send');
+  await page.waitForSelector('#result');
+  const result = (await page.textContent('#result')).trim();
+  if (result !== '6') failures.push('the saved request answered ' + JSON.stringify(result) + ', want 6');
+  step('saved request, reloaded, sent: ' + result);
+  await item.locator('button.forget').click();
+  if ((await page.locator('#saved li').count()) !== 0) failures.push('the saved request was not forgotten');
 }
 
 // copied copies the request shown (subtract, 19) as curl and as jrpc, and
