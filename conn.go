@@ -466,11 +466,11 @@ func (c *Conn) startRequest(ctx context.Context, id ID, params []byte) (*callCtx
 	k := id.key()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.inflight.has(k) {
+	if c.inflight.get(k) != nil {
 		return nil, false
 	}
 	r := c.newRequestCtx(ctx, params)
-	if r != nil && c.queued.Cancelled(k) {
+	if c.queued.Cancelled(k) {
 		r.cancel(errPeerCancelled)
 	}
 	c.inflight.add(k, r)
@@ -486,35 +486,26 @@ func (c *Conn) endRequest(id ID) (cancelled bool) {
 	return r.end()
 }
 
-// inflightSet holds the peer's requests being served, by id key (with
-// their contexts under a Convention, else nil). The first is held in
-// fields and only overlapping ones in a map, dropped once nothing is in
-// flight: a connection serving one call at a time, or idle, keeps no map.
+// inflightSet holds the contexts of the peer's requests served under a
+// Convention, by id key. The first is held in fields and only overlapping
+// ones in a map, dropped once nothing is in flight: a connection serving
+// one call at a time, or idle, keeps no map.
 type inflightSet struct {
 	key  string
-	r    *callCtx
-	used bool
+	r    *callCtx // nil: none in the fields
 	more map[string]*callCtx
 }
 
-func (s *inflightSet) has(k string) bool {
-	if s.used && s.key == k {
-		return true
-	}
-	_, ok := s.more[k]
-	return ok
-}
-
 func (s *inflightSet) get(k string) *callCtx {
-	if s.used && s.key == k {
+	if s.r != nil && s.key == k {
 		return s.r
 	}
 	return s.more[k]
 }
 
 func (s *inflightSet) add(k string, r *callCtx) {
-	if !s.used {
-		s.key, s.r, s.used = k, r, true
+	if s.r == nil {
+		s.key, s.r = k, r
 		return
 	}
 	if s.more == nil {
@@ -524,15 +515,13 @@ func (s *inflightSet) add(k string, r *callCtx) {
 }
 
 func (s *inflightSet) remove(k string) *callCtx {
-	var r *callCtx
-	if s.used && s.key == k {
-		r = s.r
-		s.key, s.r, s.used = "", nil, false
+	r := s.get(k)
+	if s.r != nil && s.key == k {
+		s.key, s.r = "", nil
 	} else {
-		r = s.more[k]
 		delete(s.more, k)
 	}
-	if !s.used && len(s.more) == 0 {
+	if s.r == nil && len(s.more) == 0 {
 		s.more = nil
 	}
 	return r
