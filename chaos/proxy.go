@@ -89,6 +89,11 @@ func Start(listen, target string, opts Options) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chaos: target: %w", err)
 	}
+	switch tu.Scheme {
+	case "tcp", "unix", "http", "https", "ws", "wss":
+	default:
+		return nil, fmt.Errorf("chaos: cannot proxy to %s:// (want tcp, unix, http(s) or ws(s))", tu.Scheme)
+	}
 	p := newProxy(opts)
 	p.target = tu
 	if listen == "" {
