@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -146,6 +147,7 @@ func runSeq(b *testing.B, c Client, in Params) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := processCPU()
 	for range b.N {
 		var out Params
 		if err := c.Echo(ctx, &in, &out); err != nil {
@@ -153,7 +155,24 @@ func runSeq(b *testing.B, c Client, in Params) {
 		}
 	}
 	b.StopTimer()
+	reportCPU(b, cpu)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+}
+
+// processCPU is the CPU time this process has used, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports the process's CPU time per operation since since
+// (client and server together, as the process holds both): on a loaded
+// machine it moves less than the wall-clock figures.
+func reportCPU(b *testing.B, since time.Duration) {
+	b.ReportMetric(float64(processCPU()-since)/float64(b.N), "cpu-ns/op")
 }
 
 // runPar makes b.N calls from 64 goroutines sharing c.
@@ -168,6 +187,7 @@ func runPar(b *testing.B, c Client, in Params) {
 	n := int64(b.N)
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := processCPU()
 	var wg sync.WaitGroup
 	for range concurrency {
 		wg.Go(func() {
@@ -182,6 +202,7 @@ func runPar(b *testing.B, c Client, in Params) {
 	}
 	wg.Wait()
 	b.StopTimer()
+	reportCPU(b, cpu)
 	if p := firstErr.Load(); p != nil {
 		b.Fatal(*p)
 	}

@@ -67,7 +67,9 @@ func throughput(name, unit, limit, title string) scenario {
 	return scenario{name: name, metric: unit, limit: limit, cols: throughputCols(unit), title: title}
 }
 
-func throughputCols(unit string) []string { return []string{unit, "ns/op", "B/op", "allocs/op"} }
+func throughputCols(unit string) []string {
+	return []string{unit, "ns/op", "cpu-ns/op", "B/op", "allocs/op"}
+}
 
 var (
 	peers   = []string{"jrpc2", "sourcegraph", "geth", "mcpsdk"}

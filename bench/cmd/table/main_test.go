@@ -72,16 +72,16 @@ func TestRender(t *testing.T) {
 	render(&sb, res)
 	out := sb.String()
 	for _, want := range []string{
-		"| ours | 25000 | 50000 | 1129 | 21.0 | 0.50× | 2.00× | 40% | 3 |",
+		"| ours | 25000 | 50000 | – | 1129 | 21.0 | 0.50× | 2.00× | 40% | 3 |",
 		"× best peer (sourcegraph)",
 		"| ours | 4000 | 1.00 | 2.00× | 0.44× | – | 1 |", // lower is better: 4000/9000
 		"| TCPSeq | ≤ 20 allocs per call (client+server) | 21.0 | NOT met |",
 		"| TCPSeq | ≥ 0.70× the raw TCP echo | 0.50× | NOT met |",
 		"| TCPPar64 | ≥ 3× the best peer | – | not measured |",
 		"### WSSeq: one WebSocket, one call at a time; limit: a coder/websocket echo",
-		"| ours | 50000 | 20000 | 1400 | 8.00 | 0.50× | 2.00× | – | 1 |",
+		"| ours | 50000 | 20000 | – | 1400 | 8.00 | 0.50× | 2.00× | – | 1 |",
 		"### StdioPar64: a pair of pipes, 64 concurrent callers",
-		"| ours | 80000 | 12500 | 570 | 6.00 | 0.20× | – | – | 1 |",
+		"| ours | 80000 | 12500 | – | 570 | 6.00 | 0.20× | – | – | 1 |",
 		"| IdleTCP | ≤ 0.5× the best peer's memory | 0.44× | met |",
 		"| Batch100 | ≥ 5× the best peer | – | not measured |",
 	} {
