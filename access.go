@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seedhq/jsonrpc/internal/netx"
+	"github.com/seedhq/jsonrpc/internal/httpx"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -191,7 +191,7 @@ func retryAfter(err error) string {
 }
 
 // checkOrigin applies the Origin and Host rules (Server.AllowedHosts,
-// Server.AllowedOrigins) to an HTTP request: see netx.CheckOrigin.
+// Server.AllowedOrigins) to an HTTP request: see httpx.CheckOrigin.
 func (s *Server) checkOrigin(r *http.Request) (ok, cors bool, why string) {
-	return netx.CheckOrigin(r, s.AllowedHosts, s.AllowedOrigins)
+	return httpx.CheckOrigin(r, s.AllowedHosts, s.AllowedOrigins)
 }

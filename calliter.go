@@ -13,8 +13,7 @@ import (
 
 	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/framing"
-	"github.com/seedhq/jsonrpc/internal/httpgzip"
-	"github.com/seedhq/jsonrpc/internal/httpmsg"
+	"github.com/seedhq/jsonrpc/internal/httpx"
 	"github.com/seedhq/jsonrpc/internal/resultstream"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
@@ -129,21 +128,21 @@ func streamBody(resp *http.Response) (body io.Reader, release func(), err error)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, nil, newHTTPError(resp)
 	}
-	if ct := resp.Header.Get("Content-Type"); !httpmsg.IsJSON(ct, false) {
+	if ct := resp.Header.Get("Content-Type"); !httpx.IsJSON(ct, false) {
 		return nil, nil, errors.New("jsonrpc: the server answered with Content-Type " + strconv.Quote(ct) + ", not application/json")
 	}
-	gzipped, err := httpgzip.ContentEncoding(resp.Header)
+	gzipped, err := httpx.ContentEncoding(resp.Header)
 	if err != nil {
 		return nil, nil, fmt.Errorf("jsonrpc: the server's reply: %w", err)
 	}
 	if !gzipped {
 		return resp.Body, func() {}, nil
 	}
-	zr, err := httpgzip.NewReader(resp.Body)
+	zr, err := httpx.NewReader(resp.Body)
 	if err != nil {
 		return nil, nil, fmt.Errorf("jsonrpc: reading the response: gzip: %w", err)
 	}
-	return zr, func() { httpgzip.PutReader(zr) }, nil
+	return zr, func() { httpx.PutReader(zr) }, nil
 }
 
 // elemLimit bounds each element of a streamed result read from r by limit

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/seedhq/jsonrpc/internal/httpgzip"
+	"github.com/seedhq/jsonrpc/internal/httpx"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -63,10 +63,10 @@ func (s *Server) writeJSON(w http.ResponseWriter, req http.Header, reply []byte)
 // gzip. It sets the headers that say which.
 func (s *Server) compressReply(h, req http.Header, reply []byte, into *[]byte) []byte {
 	h.Add("Vary", "Accept-Encoding")
-	if !httpgzip.Accepts(req) {
+	if !httpx.Accepts(req) {
 		return reply
 	}
-	*into = httpgzip.Append((*into)[:0], reply)
+	*into = httpx.Append((*into)[:0], reply)
 	h.Set("Content-Encoding", "gzip")
 	h.Set("Content-Length", strconv.Itoa(len(*into)))
 	return *into

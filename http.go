@@ -15,9 +15,7 @@ import (
 	"sync/atomic"
 
 	"github.com/seedhq/jsonrpc/internal/codec"
-	"github.com/seedhq/jsonrpc/internal/httpgzip"
-	"github.com/seedhq/jsonrpc/internal/httpmsg"
-	"github.com/seedhq/jsonrpc/internal/netx"
+	"github.com/seedhq/jsonrpc/internal/httpx"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -86,10 +84,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "jsonrpc: "+why+" (see Server.AllowedOrigins, Server.AllowedHosts)", http.StatusForbidden)
 		return
 	}
-	if cors && netx.ServeCORS(w, r) {
+	if cors && httpx.ServeCORS(w, r) {
 		return // a preflight, answered
 	}
-	if !httpmsg.OnlyPOST(w, r) {
+	if !httpx.OnlyPOST(w, r) {
 		return
 	}
 	st := httpStatePool.Get().(*httpState)
@@ -137,8 +135,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // When it reports false it has written the error response.
 func (s *Server) readPOST(w http.ResponseWriter, r *http.Request, buf []byte) ([]byte, bool) {
 	limit := s.maxMessageSize()
-	buf, err := httpmsg.ReadPOST(w, r, buf, limit, s.httpBodyTimeout())
-	if err == httpmsg.ErrTooLarge {
+	buf, err := httpx.ReadPOST(w, r, buf, limit, s.httpBodyTimeout())
+	if err == httpx.ErrTooLarge {
 		s.tooLargeHTTP(w, r, limit)
 	}
 	return buf, err == nil
@@ -175,7 +173,7 @@ func tooManyRequests(w http.ResponseWriter, refused error) {
 func (s *Server) tooLargeHTTP(w http.ResponseWriter, r *http.Request, limit int64) {
 	ctx := withPeer(r.Context(), s, s.httpPeer(r, "http"))
 	s.logProtocol(ctx, "jsonrpc: message too large", errMessageTooLarge(limit), nil)
-	httpmsg.RefuseTooLarge(w, "jsonrpc: "+errMessageTooLarge(limit).Message)
+	httpx.RefuseTooLarge(w, "jsonrpc: "+errMessageTooLarge(limit).Message)
 }
 
 // jsonContentType is the header value every request and reply carries,
@@ -184,15 +182,15 @@ var jsonContentType = []string{"application/json"}
 
 // httpServer returns the http.Server that serves h at path on nl (over TLS
 // when tlsCfg is set; HTTP/2 only if it offers "h2"), ready to run until
-// Shutdown, which stops it gracefully (internal/netx). Other paths get 404,
+// Shutdown, which stops it gracefully (internal/httpx). Other paths get 404,
 // but for the health check and extra's.
-func (s *Server) httpServer(nl net.Listener, path string, h http.Handler, extra *http.ServeMux, tlsCfg *tls.Config, wrap []func(http.Handler) http.Handler) *netx.HTTPDrain {
-	var root http.Handler = &netx.Routes{Path: path, Handler: h, HealthPath: s.healthPath(), Health: s.HealthHandler(), Extra: extra,
+func (s *Server) httpServer(nl net.Listener, path string, h http.Handler, extra *http.ServeMux, tlsCfg *tls.Config, wrap []func(http.Handler) http.Handler) *httpx.HTTPDrain {
+	var root http.Handler = &httpx.Routes{Path: path, Handler: h, HealthPath: s.healthPath(), Health: s.HealthHandler(), Extra: extra,
 		Limit: int64(s.maxConns()), Draining: s.draining.Load}
 	for i := len(wrap) - 1; i >= 0; i-- {
 		root = wrap[i](root)
 	}
-	return netx.NewHTTPServer(nl, root, tlsCfg, slog.NewLogLogger(s.logger().Handler(), slog.LevelWarn))
+	return httpx.NewHTTPServer(nl, root, tlsCfg, slog.NewLogLogger(s.logger().Handler(), slog.LevelWarn))
 }
 
 // HTTPError is returned by HTTPClient when the server answers with a status
@@ -221,7 +219,7 @@ func (e *HTTPError) Error() string {
 		msg += " " + t
 	}
 	if b := strings.TrimSpace(e.Body); b != "" {
-		msg += ": " + httpmsg.Excerpt(b)
+		msg += ": " + httpx.Excerpt(b)
 	}
 	return msg
 }
@@ -268,7 +266,7 @@ func newHTTPClient(url string, cfg *dialConfig) *HTTPClient {
 	}
 	c.hc = cfg.httpClient
 	if c.hc == nil {
-		c.own = httpmsg.NewTransport(cfg.tlsConfig)
+		c.own = httpx.NewTransport(cfg.tlsConfig)
 		c.hc = &http.Client{Transport: c.own}
 	}
 	return c
@@ -461,7 +459,7 @@ func (c *HTTPClient) post(ctx context.Context, msg, into []byte, wantReply bool)
 	if err != nil {
 		return nil, err
 	}
-	defer httpmsg.DrainClose(resp.Body)
+	defer httpx.DrainClose(resp.Body)
 	return c.readReply(resp, into, wantReply)
 }
 
@@ -489,7 +487,7 @@ func (c *HTTPClient) newPOST(ctx context.Context, msg []byte) (*http.Request, *[
 	var zmsg *[]byte
 	if c.compress && len(msg) >= DefaultHTTPCompressMinSize {
 		zmsg = wire.GetBuf()
-		*zmsg = httpgzip.Append((*zmsg)[:0], msg)
+		*zmsg = httpx.Append((*zmsg)[:0], msg)
 		msg = *zmsg
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(msg))
@@ -504,9 +502,9 @@ func (c *HTTPClient) newPOST(ctx context.Context, msg []byte) (*http.Request, *[
 	}
 	req.Header["Content-Type"] = jsonContentType
 	req.Header["Accept"] = jsonContentType
-	req.Header["Accept-Encoding"] = httpgzip.Encoding // decompressed by readReply, under the size limit
+	req.Header["Accept-Encoding"] = httpx.Encoding // decompressed by readReply, under the size limit
 	if zmsg != nil {
-		req.Header["Content-Encoding"] = httpgzip.Encoding
+		req.Header["Content-Encoding"] = httpx.Encoding
 	}
 	return req, zmsg, nil
 }
@@ -517,10 +515,10 @@ func (c *HTTPClient) readReply(resp *http.Response, into []byte, wantReply bool)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, newHTTPError(resp)
 	}
-	body, err := httpmsg.ReadReply(resp, into, c.maxSize, wantReply)
+	body, err := httpx.ReadReply(resp, into, c.maxSize, wantReply)
 	// A type assertion, not errors.As: ReadReply returns the error itself,
 	// and errors.As's target would cost an allocation on every call.
-	if tl, ok := err.(*httpmsg.TooLargeError); ok {
+	if tl, ok := err.(*httpx.TooLargeError); ok {
 		return nil, &responseTooLarge{size: tl.Size, limit: tl.Limit}
 	}
 	return body, err
@@ -529,7 +527,7 @@ func (c *HTTPClient) readReply(resp *http.Response, into []byte, wantReply bool)
 // newHTTPError reads the start of the body of a response whose status is
 // not 2xx, and the JSON-RPC error it may carry.
 func newHTTPError(resp *http.Response) *HTTPError {
-	b := httpmsg.ErrorBody(resp)
+	b := httpx.ErrorBody(resp)
 	he := &HTTPError{StatusCode: resp.StatusCode, Header: resp.Header, Body: string(b)}
 	var sc wire.Scanner
 	var m wire.Message
@@ -540,5 +538,5 @@ func newHTTPError(resp *http.Response) *HTTPError {
 }
 
 func invalidHTTPResponse(what string, body []byte) error {
-	return fmt.Errorf("%w from the server: %s: %s", ErrInvalidResponse, what, httpmsg.Excerpt(string(body)))
+	return fmt.Errorf("%w from the server: %s: %s", ErrInvalidResponse, what, httpx.Excerpt(string(body)))
 }

@@ -3,7 +3,7 @@ package jsonrpc
 import (
 	"net/http"
 
-	"github.com/seedhq/jsonrpc/internal/netx"
+	"github.com/seedhq/jsonrpc/internal/httpx"
 )
 
 // Running behind a load balancer or a reverse proxy (nginx, a cloud load
@@ -49,12 +49,12 @@ func (s *Server) healthPath() string {
 
 // remoteAddr is the address of the client of r: r.RemoteAddr, or, when
 // that is a trusted proxy (Server.TrustedProxies), the client as
-// X-Forwarded-For names it (see netx.ClientAddr).
+// X-Forwarded-For names it (see httpx.ClientAddr).
 func (s *Server) remoteAddr(r *http.Request) string {
 	if len(s.TrustedProxies) == 0 {
 		return r.RemoteAddr
 	}
-	return netx.ClientAddr(r.RemoteAddr, r.Header.Values("X-Forwarded-For"), s.TrustedProxies)
+	return httpx.ClientAddr(r.RemoteAddr, r.Header.Values("X-Forwarded-For"), s.TrustedProxies)
 }
 
 // httpPeer is the Peer of an HTTP request, built here for every HTTP

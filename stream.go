@@ -8,7 +8,7 @@ import (
 	"reflect"
 	"slices"
 
-	"github.com/seedhq/jsonrpc/internal/httpgzip"
+	"github.com/seedhq/jsonrpc/internal/httpx"
 	"github.com/seedhq/jsonrpc/internal/resultstream"
 )
 
@@ -238,12 +238,12 @@ func (s *Server) serveHTTPStream(w http.ResponseWriter, pi *peerInfo, slot *stre
 		gzipped := false
 		if s.httpCompressMinSize() >= 0 { // a stream is never too small to gain
 			h.Add("Vary", "Accept-Encoding")
-			if gzipped = httpgzip.Accepts(pi.peer.Header); gzipped {
-				h["Content-Encoding"] = httpgzip.Encoding
+			if gzipped = httpx.Accepts(pi.peer.Header); gzipped {
+				h["Content-Encoding"] = httpx.Encoding
 			}
 		}
 		w.WriteHeader(http.StatusOK)
-		return httpgzip.NewChunkedBody(w, gzipped), nil
+		return httpx.NewChunkedBody(w, gzipped), nil
 	}
 	reply, err := s.writeStream(slot, head, open)
 	if err != nil {

@@ -7,9 +7,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/seedhq/jsonrpc/internal/httpmsg"
+	"github.com/seedhq/jsonrpc/internal/httpx"
 	"github.com/seedhq/jsonrpc/internal/mcp"
-	"github.com/seedhq/jsonrpc/internal/netx"
 	"github.com/seedhq/jsonrpc/internal/sse"
 	"github.com/seedhq/jsonrpc/internal/streamable"
 	"github.com/seedhq/jsonrpc/internal/wire"
@@ -233,7 +232,7 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "jsonrpc: "+why+" (see Server.AllowedOrigins, Server.AllowedHosts)", http.StatusForbidden)
 		return
 	}
-	if cors && netx.ServeCORS(w, r) {
+	if cors && httpx.ServeCORS(w, r) {
 		return
 	}
 	if h.rules.Serves(r.Header.Get(versionHeader)) {
@@ -263,7 +262,7 @@ func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	// The body is in: a long answer (an event stream) is not cut by the
 	// listener's read timeout.
-	httpmsg.SetReadDeadline(w, time.Time{})
+	httpx.SetReadDeadline(w, time.Time{})
 
 	p := h.scanPOST(data)
 	var sess *streamable.Session

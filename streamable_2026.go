@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/seedhq/jsonrpc/internal/httpmsg"
+	"github.com/seedhq/jsonrpc/internal/httpx"
 	"github.com/seedhq/jsonrpc/internal/mcp"
 	"github.com/seedhq/jsonrpc/internal/streamable"
 	"github.com/seedhq/jsonrpc/internal/wire"
@@ -29,7 +29,7 @@ func (h *streamableHandler) serveStateless(w http.ResponseWriter, r *http.Reques
 	if !ok {
 		return
 	}
-	httpmsg.SetReadDeadline(w, time.Time{})
+	httpx.SetReadDeadline(w, time.Time{})
 	var sc wire.Scanner
 	var m wire.Message
 	m.Limit = 1

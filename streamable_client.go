@@ -9,7 +9,7 @@ import (
 	"net/url"
 
 	"github.com/seedhq/jsonrpc/internal/framing"
-	"github.com/seedhq/jsonrpc/internal/httpmsg"
+	"github.com/seedhq/jsonrpc/internal/httpx"
 	"github.com/seedhq/jsonrpc/internal/streamable"
 )
 
@@ -85,7 +85,7 @@ func dialStreamable(rawURL string, cfg *dialConfig) (*Conn, error) {
 	ch.Client = streamable.NewClient(streamable.ClientConfig{
 		URL: hc.url, HTTP: hc.hc, Own: hc.own, Header: hc.header, Limit: hc.maxSize,
 		ReadReply: func(resp *http.Response, wantReply bool) ([]byte, error) {
-			defer httpmsg.DrainClose(resp.Body)
+			defer httpx.DrainClose(resp.Body)
 			return hc.readReply(resp, nil, wantReply)
 		},
 		LendReply:     func(resp *http.Response, id []byte, end func()) bool { return c.lendReply(resp, id, end) },

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/seedhq/jsonrpc/internal/httpmsg"
+	"github.com/seedhq/jsonrpc/internal/httpx"
 	"github.com/seedhq/jsonrpc/internal/wsconn"
 )
 
@@ -142,7 +142,7 @@ func dialWebSocket(ctx context.Context, url string, cfg *dialConfig) (Client, er
 func dialWebSocketConn(ctx context.Context, url string, cfg *dialConfig) (*Conn, error) {
 	hc := cfg.httpClient
 	if hc == nil && cfg.tlsConfig != nil {
-		hc = &http.Client{Transport: httpmsg.NewTransport(cfg.tlsConfig)}
+		hc = &http.Client{Transport: httpx.NewTransport(cfg.tlsConfig)}
 	}
 	dopts := &websocket.DialOptions{HTTPClient: hc, HTTPHeader: cfg.header}
 	if cfg.compress {

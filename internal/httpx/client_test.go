@@ -1,4 +1,4 @@
-package httpmsg
+package httpx
 
 import (
 	"bytes"

@@ -1,6 +1,6 @@
 //go:build linux && !386
 
-package netx
+package httpx
 
 import "syscall"
 

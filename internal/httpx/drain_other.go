@@ -1,6 +1,6 @@
 //go:build !linux
 
-package netx
+package httpx
 
 import "net"
 

@@ -1,4 +1,4 @@
-package httpmsg
+package httpx
 
 import (
 	"errors"
@@ -8,17 +8,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/seedhq/jsonrpc/internal/httpgzip"
 )
 
 // Errors of ReadPOST.
 var (
 	// ErrAnswered: the request was refused and its answer written.
-	ErrAnswered = errors.New("httpmsg: request refused and answered")
+	ErrAnswered = errors.New("httpx: request refused and answered")
 	// ErrTooLarge: the body is over the limit; the caller answers
 	// (RefuseTooLarge) since it has its own log line to write.
-	ErrTooLarge = errors.New("httpmsg: request body over the limit")
+	ErrTooLarge = errors.New("httpx: request body over the limit")
 )
 
 // OnlyPOST answers a request whose method is not POST with 405 Method Not
@@ -45,7 +43,7 @@ func ReadPOST(w http.ResponseWriter, r *http.Request, buf []byte, limit int64, t
 		http.Error(w, "jsonrpc: unsupported Content-Type "+strconv.Quote(ct)+": want application/json", http.StatusUnsupportedMediaType)
 		return buf, ErrAnswered
 	}
-	gzipped, err := httpgzip.ContentEncoding(r.Header)
+	gzipped, err := ContentEncoding(r.Header)
 	if err != nil {
 		w.Header().Set("Accept-Encoding", "gzip")
 		http.Error(w, "jsonrpc: "+err.Error(), http.StatusUnsupportedMediaType)
@@ -61,7 +59,7 @@ func ReadPOST(w http.ResponseWriter, r *http.Request, buf []byte, limit int64, t
 	if timeout > 0 && !SetReadDeadline(w, time.Now().Add(timeout)) {
 		timeout = 0 // the ResponseWriter cannot set deadlines
 	}
-	buf, err = httpgzip.ReadEncoded(buf, body, gzipped, r.ContentLength, limit)
+	buf, err = ReadEncoded(buf, body, gzipped, r.ContentLength, limit)
 	if err == nil && int64(len(buf)) > limit {
 		err = &http.MaxBytesError{Limit: limit} // decompressed past the limit
 	}

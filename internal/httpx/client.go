@@ -1,4 +1,4 @@
-package httpmsg
+package httpx
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/seedhq/jsonrpc/internal/httpgzip"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -21,7 +20,7 @@ type TooLargeError struct {
 }
 
 func (e *TooLargeError) Error() string {
-	return "httpmsg: reply over " + strconv.FormatInt(e.Limit, 10) + " bytes"
+	return "httpx: reply over " + strconv.FormatInt(e.Limit, 10) + " bytes"
 }
 
 // ReadReply reads the body of a 2xx response to a POST into into,
@@ -42,11 +41,11 @@ func ReadReply(resp *http.Response, into []byte, limit int64, wantReply bool) ([
 	if resp.ContentLength > limit {
 		return nil, &TooLargeError{Size: resp.ContentLength, Limit: limit}
 	}
-	gzipped, err := httpgzip.ContentEncoding(resp.Header)
+	gzipped, err := ContentEncoding(resp.Header)
 	if err != nil {
 		return nil, fmt.Errorf("jsonrpc: the server's reply: %w", err)
 	}
-	body, err := httpgzip.ReadEncoded(into, resp.Body, gzipped, resp.ContentLength, limit)
+	body, err := ReadEncoded(into, resp.Body, gzipped, resp.ContentLength, limit)
 	if err != nil {
 		return nil, fmt.Errorf("jsonrpc: reading the response: %w", err)
 	}
@@ -69,8 +68,8 @@ const maxErrorBody = 4 << 10
 // a response sent with an error status.
 func ErrorBody(resp *http.Response) []byte {
 	var b []byte
-	if gzipped, _ := httpgzip.ContentEncoding(resp.Header); gzipped {
-		b, _ = httpgzip.ReadGzip(nil, resp.Body, maxErrorBody)
+	if gzipped, _ := ContentEncoding(resp.Header); gzipped {
+		b, _ = ReadGzip(nil, resp.Body, maxErrorBody)
 		return b[:min(len(b), maxErrorBody)]
 	}
 	b, _ = io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))

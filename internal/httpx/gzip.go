@@ -1,4 +1,4 @@
-package httpgzip
+package httpx
 
 import (
 	"bytes"
