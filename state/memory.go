@@ -1,6 +1,7 @@
 package state
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync"
@@ -63,8 +64,9 @@ func (s *MemoryEventStore) After(ctx context.Context, stream string, seq uint64)
 		lost = s.floor
 	}
 	var out []Event
-	for _, e := range s.events {
-		if e.stream == stream && e.Seq > seq {
+	from, _ := slices.BinarySearchFunc(s.events, seq+1, func(e memEvent, t uint64) int { return cmp.Compare(e.Seq, t) })
+	for _, e := range s.events[from:] {
+		if e.stream == stream {
 			out = append(out, e.Event)
 		}
 	}
