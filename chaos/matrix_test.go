@@ -120,7 +120,7 @@ var matrixFaults = []string{
 type column struct{ transport, mode string }
 
 var matrixColumns = []column{
-	{"tcp", "plain"}, {"tcp", "reconnect"}, {"tcp", "failover"}, {"tcp", "batch"},
+	{"tcp", "plain"}, {"tcp", "reconnect"}, {"tcp", "failover"}, {"tcp", "batch"}, {"lsp", "reconnect"},
 	{"ws", "plain"}, {"ws", "reconnect"}, {"ws", "batch"},
 	{"http", "plain"}, {"http", "batch"},
 	{"streamable", "plain"}, {"streamable", "batch"},
@@ -147,6 +147,7 @@ func TestFaultMatrix(t *testing.T) {
 	for _, s := range []string{"tcp", "ws", "http", "streamable"} {
 		targets[s] = workServer(t, s, l)
 	}
+	targets["lsp"] = targets["tcp"] // the server detects the client's Content-Length framing
 	spare := workServer(t, "tcp", l) // failover's second endpoint
 	var rows [][]string
 	var findings []string
@@ -264,8 +265,11 @@ func dialMode(col column, url, spare string) (jsonrpc.Client, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var opts []jsonrpc.DialOption
-	if col.transport == "streamable" {
+	switch col.transport {
+	case "streamable":
 		opts = append(opts, jsonrpc.WithStreamableHTTP())
+	case "lsp":
+		opts = append(opts, jsonrpc.WithFraming(jsonrpc.FramingHeader))
 	}
 	switch col.mode {
 	case "reconnect":
@@ -383,7 +387,7 @@ error), ` + "`deadline`" + ` (the call's context ended: nothing told the client 
 come), or the sentinel the error matches (` + "`ErrConnectionLost`" + `: the call left and its
 connection dropped, never resent; ` + "`ErrClosed`" + `: the connection is gone). A batch cell counts
 its two calls. Modes: plain ` + "`Dial`" + `, ` + "`WithReconnect`" + `, ` + "`DialFailover`" + ` over the proxied
-server and a second, direct one, a ` + "`Batch`" + ` of two calls; Streamable HTTP through ` + "`Dial`" + ` with
+server and a second, direct one, a ` + "`Batch`" + ` of two calls; lsp: tcp with Content-Length framing; Streamable HTTP through ` + "`Dial`" + ` with
 ` + "`WithStreamableHTTP`" + ` (its calls notify first, so answers are event streams). — : the fault
 has no meaning there.
 
