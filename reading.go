@@ -80,7 +80,7 @@ func (o *readOwner) recv() ([]byte, error) {
 	return o.c.ch.Recv()
 }
 
-// StartLoop starts a fresh read loop goroutine (readown.Reader).
+// StartLoop starts a fresh read loop goroutine (connrt.Reader).
 func (o *readOwner) StartLoop() { go o.c.readLoop() }
 
 // Interrupt cuts the read in progress (or the next one), once at a time.
