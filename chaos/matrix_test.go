@@ -468,7 +468,8 @@ const matrixNotes = `
   keeping its socket. The call and every later call on that connection wait out their
   contexts (a call without a deadline would wait for ever), and ` + "`WithReconnect`" + ` does not
   redial, since the connection never fails. WebSocket's pings (every 30 s) end it eventually;
-  on TCP only the caller's deadline does.
+  on TCP only the caller's deadline does. ` + "`DialFailover`" + ` keeps giving such an endpoint its turn:
+  the calls sent to it time out while the others succeed.
 - **a corrupted answer on tcp and ws**: a response the client cannot parse cannot be matched
   to its call, which waits out its context. On HTTP the answer is known to be the POST's:
   ` + "`ErrInvalidResponse`" + ` at once.
