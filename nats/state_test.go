@@ -111,6 +111,27 @@ func newKeyRing(t testing.TB, js jetstream.JetStream, bucket string, retain int)
 	return r
 }
 
+func TestJetStreamSessionStore(t *testing.T) {
+	ns := runJetStream(t)
+	js := jsConn(t, ns)
+	var n atomic.Int64
+	statetest.TestSessionStore(t, func(t *testing.T) state.SessionStore {
+		return newSessionStore(t, js, fmt.Sprint("sessions_", n.Add(1)))
+	})
+	a := newSessionStore(t, jsConn(t, ns), "shared")
+	b := newSessionStore(t, jsConn(t, ns), "shared")
+	statetest.TestSharedSessionStore(t, a, b)
+}
+
+func newSessionStore(t testing.TB, js jetstream.JetStream, bucket string) *jnats.SessionStore {
+	t.Helper()
+	s, err := jnats.NewSessionStore(t.Context(), js, jnats.SessionStoreConfig{Bucket: bucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // TestJetStreamUnreachable stops the server under open stores: appends,
 // reads and rotations fail with an error by the context's deadline, not a
 // hang, and the key ring keeps answering with the keys it last saw.
@@ -119,6 +140,7 @@ func TestJetStreamUnreachable(t *testing.T) {
 	js := jsConn(t, ns, natsgo.MaxReconnects(-1), natsgo.ReconnectWait(50*time.Millisecond))
 	s := newEventStore(t, js, state.Limits{})
 	r := newKeyRing(t, js, "down", 3)
+	sess := newSessionStore(t, js, "down_sessions")
 	ctx := t.Context()
 	if _, err := s.Append(ctx, "a", []byte("x")); err != nil {
 		t.Fatal(err)
@@ -131,6 +153,7 @@ func TestJetStreamUnreachable(t *testing.T) {
 	for name, op := range map[string]func(context.Context) error{
 		"Append": func(ctx context.Context) error { _, err := s.Append(ctx, "a", []byte("y")); return err },
 		"After":  func(ctx context.Context) error { _, _, err := s.After(ctx, "a", 0); return err },
+		"Get":    func(ctx context.Context) error { _, err := sess.Get(ctx, "x"); return err },
 		"Rotate": func(ctx context.Context) error {
 			return r.Rotate(ctx, state.Key{ID: "k2", Secret: []byte("0123456789abcdef")})
 		},
@@ -181,6 +204,27 @@ func benchAppend(b *testing.B, s state.EventStore, read bool) {
 		ev, _, err := s.After(ctx, "bench", seq-1)
 		if err != nil || len(ev) != 1 {
 			b.Fatalf("After: %d events, %v", len(ev), err)
+		}
+	}
+}
+
+// BenchmarkSessionGet measures the look-up of a live session, in memory
+// and in a JetStream bucket.
+func BenchmarkSessionGet(b *testing.B) {
+	b.Run("memory", func(b *testing.B) { benchSessionGet(b, state.NewMemorySessionStore(nil)) })
+	b.Run("jetstream", func(b *testing.B) { benchSessionGet(b, newSessionStore(b, jsConn(b, runJetStream(b)), "bench")) })
+}
+
+func benchSessionGet(b *testing.B, s state.SessionStore) {
+	ctx := b.Context()
+	x := state.Session{ID: "bench", ProtocolVersion: "2025-11-25", ClientInfo: []byte(`{"name":"b"}`), Expires: time.Now().Add(time.Hour)}
+	if err := s.Create(ctx, x); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Get(ctx, "bench"); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

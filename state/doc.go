@@ -1,6 +1,7 @@
 // Package state holds the seams through which a server keeps what outlives
-// one call: the events of resumable Streamable HTTP streams (EventStore)
-// and the keys that authenticate MCP requestState (KeyRing). Each seam has
+// one call: the events of resumable Streamable HTTP streams (EventStore),
+// MCP 2025 sessions (SessionStore) and the keys that authenticate MCP
+// requestState (KeyRing). Each seam has
 // an in-memory implementation here, the one a single process uses, and
 // package state/statetest checks any implementation against the contracts
 // below, so that a shared one (package github.com/seedhq/jsonrpc/nats has
@@ -36,6 +37,16 @@
 // before it. A ring keeps its Retain newest keys and drops older ones;
 // Remove drops one at once (a compromised key). A shared ring makes a
 // rotation on one instance seen by every instance, without a restart.
+//
+// # SessionStore
+//
+// A SessionStore keeps what a server knows of an MCP 2025 session between
+// requests: its id, negotiated protocol version, client capabilities and
+// client info, and its expiry. Create refuses an id held by a live
+// session (ErrSessionExists; of concurrent Creates of one id exactly one
+// succeeds); a session past its Expires, or deleted, is gone: Get, Touch
+// and Delete answer ErrNoSession, and its id may be created again. Touch
+// moves the expiry (an idle timeout touches on every request).
 //
 // # Errors and concurrency
 //

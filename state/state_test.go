@@ -66,3 +66,9 @@ func TestMemoryKeyRingInitial(t *testing.T) {
 		t.Fatal("a short initial key: no error")
 	}
 }
+
+func TestMemorySessionStore(t *testing.T) {
+	statetest.TestSessionStore(t, func(t *testing.T) state.SessionStore { return state.NewMemorySessionStore(nil) })
+	s := state.NewMemorySessionStore(nil)
+	statetest.TestSharedSessionStore(t, s, s)
+}

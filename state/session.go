@@ -1,0 +1,134 @@
+package state
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+)
+
+// ErrNoSession is the error of a session id the store does not hold: never
+// created, deleted, or expired.
+var ErrNoSession = errors.New("jsonrpc/state: no such session (unknown, ended or expired)")
+
+// ErrSessionExists refuses to create a session whose id the store holds.
+var ErrSessionExists = errors.New("jsonrpc/state: a session with this id exists")
+
+// Session is what a server keeps of an MCP 2025 session between requests.
+type Session struct {
+	ID                 string          `json:"id"`
+	ProtocolVersion    string          `json:"protocolVersion"`              // the negotiated revision
+	ClientCapabilities json.RawMessage `json:"clientCapabilities,omitempty"` // as initialize declared them
+	ClientInfo         json.RawMessage `json:"clientInfo,omitempty"`         // as initialize declared it
+	Expires            time.Time       `json:"expires"`                      // the session ends at this time unless touched
+}
+
+// SessionStore keeps sessions by id. A session is gone, everywhere the
+// store is shared, once deleted or once its Expires has passed: Get, Touch
+// and Delete then return ErrNoSession.
+type SessionStore interface {
+	// Create stores a new session (ErrSessionExists when its id is held).
+	Create(ctx context.Context, s Session) error
+	// Get returns the live session named id.
+	Get(ctx context.Context, id string) (Session, error)
+	// Touch moves the expiry of the live session named id to expires.
+	Touch(ctx context.Context, id string, expires time.Time) error
+	// Delete ends the session named id.
+	Delete(ctx context.Context, id string) error
+}
+
+// MemorySessionStore is the in-memory SessionStore of one process.
+type MemorySessionStore struct {
+	now func() time.Time
+
+	mu       sync.Mutex
+	sessions map[string]Session
+	creates  int
+}
+
+// NewMemorySessionStore returns an empty store whose clock is now (nil:
+// time.Now).
+func NewMemorySessionStore(now func() time.Time) *MemorySessionStore {
+	if now == nil {
+		now = time.Now
+	}
+	return &MemorySessionStore{now: now, sessions: map[string]Session{}}
+}
+
+// Create implements SessionStore.
+func (m *MemorySessionStore) Create(ctx context.Context, s Session) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	if m.creates++; m.creates%64 == 0 {
+		maps.DeleteFunc(m.sessions, func(_ string, o Session) bool { return !now.Before(o.Expires) })
+	}
+	if o, ok := m.sessions[s.ID]; ok && now.Before(o.Expires) {
+		return ErrSessionExists
+	}
+	m.sessions[s.ID] = cloneSession(s)
+	return nil
+}
+
+// liveLocked returns the live session named id (m.mu held).
+func (m *MemorySessionStore) liveLocked(id string) (Session, error) {
+	s, ok := m.sessions[id]
+	if !ok {
+		return Session{}, ErrNoSession
+	}
+	if !m.now().Before(s.Expires) {
+		delete(m.sessions, id)
+		return Session{}, ErrNoSession
+	}
+	return s, nil
+}
+
+// Get implements SessionStore.
+func (m *MemorySessionStore) Get(ctx context.Context, id string) (Session, error) {
+	if err := ctx.Err(); err != nil {
+		return Session{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, err := m.liveLocked(id)
+	return cloneSession(s), err
+}
+
+// Touch implements SessionStore.
+func (m *MemorySessionStore) Touch(ctx context.Context, id string, expires time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, err := m.liveLocked(id)
+	if err == nil {
+		s.Expires = expires
+		m.sessions[id] = s
+	}
+	return err
+}
+
+// Delete implements SessionStore.
+func (m *MemorySessionStore) Delete(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, err := m.liveLocked(id)
+	delete(m.sessions, id)
+	return err
+}
+
+func cloneSession(s Session) Session {
+	s.ClientCapabilities = slices.Clone(s.ClientCapabilities)
+	s.ClientInfo = slices.Clone(s.ClientInfo)
+	return s
+}
