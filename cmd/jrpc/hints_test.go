@@ -48,7 +48,7 @@ func TestErrorsNameTheCause(t *testing.T) {
 		{"a bad token", []string{"call", "--bearer", "not-a-token", jwtURL, "sum", "[1]"}, exitTransport,
 			[]string{"401", "refused the credentials sent"}},
 		{"cobra's suggestion", []string{"cal"}, exitUsage,
-			[]string{"unknown command \"cal\" for \"jrpc\"\n  try: jrpc call (run 'jrpc --help'"}},
+			[]string{"unknown command \"cal\" for \"jrpc\"\n  try: jrpc call", "(run 'jrpc --help'"}},
 		{"no literal URL in a hint", []string{"describe", urls["tcp"], "subtrac"}, exitUsage,
 			[]string{"did you mean subtract?"}},
 		{"a check hint names the target", []string{"call", "--check", urls["tcp"], "subtract", "a=1"}, exitUsage,
