@@ -45,16 +45,12 @@ func TestMCPConformanceFixture2026(t *testing.T) {
 		input-required-result-non-tool-request input-required-result-result-type input-required-result-unsupported-methods
 		input-required-result-tampered-state input-required-result-ignore-extra-params input-required-result-validate-input
 		json-schema-2020-12 http-header-validation input-required-result-multiple-input-requests
-		input-required-result-capability-check http-custom-header-server-validation`), map[string]string{
-		"tasks-status-notifications":   "Tasks extension not built (unscored; runs no check)",
-		"tasks-lifecycle":              "Tasks extension not built (unscored)",
-		"tasks-capability-negotiation": "Tasks extension not built (unscored)",
-		"tasks-wire-fields":            "Tasks extension not built (unscored)",
-		"tasks-request-state-removal":  "Tasks extension not built (unscored)",
-		"tasks-mrtr-input":             "Tasks extension not built (unscored)",
-		"tasks-request-headers":        "Tasks extension not built (unscored)",
-		"tasks-dispatch-and-envelope":  "Tasks extension not built (unscored)",
-		"tasks-required-task-error":    "Tasks extension not built (unscored)",
-		"tasks-mrtr-composition":       "Tasks extension not built (unscored)",
+		input-required-result-capability-check http-custom-header-server-validation
+		tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks-request-state-removal tasks-request-headers
+		tasks-required-task-error`), map[string]string{
+		"tasks-status-notifications":  "unscored; the suite skips it (its harness awaits a rewrite for subscriptions/listen)",
+		"tasks-mrtr-input":            "unscored: a task that waits for input (tasks/update, input_required; fixtures confirm_delete, multi_input, test_tool_with_task) is not built",
+		"tasks-dispatch-and-envelope": "unscored: a task that waits for input (tasks/update, input_required; fixtures confirm_delete, multi_input, test_tool_with_task) is not built",
+		"tasks-mrtr-composition":      "unscored: a task that waits for input (tasks/update, input_required; fixtures confirm_delete, multi_input, test_tool_with_task) is not built",
 	})
 }

@@ -22,5 +22,6 @@
 // sampling, roots: Ask) its capabilities do not cover. Registering after
 // serving starts is safe and tells the clients (list_changed under
 // 2025-11-25 to initialized sessions, subscriptions/listen under
-// 2026-07-28).
+// 2026-07-28). A tool with TaskSupport runs as a task (the Tasks
+// extension) for a client that declares it: see tasks.go and docs/mcp.md.
 package mcp

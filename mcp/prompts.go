@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"github.com/seedhq/jsonrpc"
 )
@@ -95,6 +96,7 @@ func (s *Server) registerPrompts(mux *jsonrpc.Mux) {
 			names = append(names, n)
 		}
 		s.mu.RUnlock()
+		slices.Sort(names)
 		names, next, err := s.page(names, cursorOf(p))
 		if err != nil {
 			return promptsListResult{}, err

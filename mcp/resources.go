@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/seedhq/jsonrpc"
@@ -138,6 +139,7 @@ func (s *Server) registerResources(mux *jsonrpc.Mux) {
 			names = append(names, u)
 		}
 		s.mu.RUnlock()
+		slices.Sort(names)
 		names, next, err := s.page(names, cursorOf(p))
 		if err != nil {
 			return resourcesListResult{}, err

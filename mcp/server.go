@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/seedhq/jsonrpc"
 )
@@ -49,15 +50,22 @@ type Server struct {
 	// era's requestState (NewServer sets a random key: set the same keys on
 	// every instance behind a load balancer).
 	Rounds *jsonrpc.InputRounds
+	// MaxTasks bounds the tasks kept (Tasks extension; 0: DefaultMaxTasks);
+	// TaskTTL is how long a finished task stays readable after its last
+	// update (0: DefaultTaskTTL).
+	MaxTasks int
+	TaskTTL  time.Duration
 
 	mu        sync.RWMutex
 	tools     map[string]*tool
+	toolOrder []string // tools/list lists tools in the order they were added
 	resources map[string]*resource
 	templates []*template
 	prompts   map[string]*prompt
 	sessions  map[*jsonrpc.Conn]*session // initialized session-era clients
 	feed      jsonrpc.ChangeFeed         // stateless-era listeners
 	serving   bool
+	tasks     tasks
 }
 
 // session is what a session-era client set: its log level and the
@@ -119,13 +127,23 @@ func (s *Server) cache(ctx context.Context, scope string) cache {
 
 // capabilities are the server's capabilities: what it has registered.
 func (s *Server) capabilities() map[string]any {
-	return map[string]any{
+	s.mu.RLock()
+	withTasks := false
+	for _, t := range s.tools {
+		withTasks = withTasks || t.info.TaskSupport != ""
+	}
+	s.mu.RUnlock()
+	caps := map[string]any{
 		"tools":       map[string]any{"listChanged": true},
 		"resources":   map[string]any{"subscribe": true, "listChanged": true},
 		"prompts":     map[string]any{"listChanged": true},
 		"logging":     map[string]any{},
 		"completions": map[string]any{},
 	}
+	if withTasks {
+		caps["extensions"] = map[string]any{TasksExtension: map[string]any{}}
+	}
+	return caps
 }
 
 // Mux returns the server's methods on a new mux, with
@@ -139,6 +157,7 @@ func (s *Server) Mux() *jsonrpc.Mux {
 	s.registerResources(mux)
 	s.registerPrompts(mux)
 	s.registerUtilities(mux)
+	s.registerTasks(mux)
 	mux.Handle("subscriptions/listen", &s.feed)
 	s.mu.Lock()
 	s.serving = true
@@ -251,10 +270,9 @@ func (s *Server) changed(list string) {
 	s.feed.Publish(list + "ListChanged")
 }
 
-// page returns the page of names (sorted) that cursor starts, and the
+// page returns the page of names (in order) that cursor starts, and the
 // cursor of the next page ("" for none); an invalid cursor is -32602.
 func (s *Server) page(names []string, cursor string) ([]string, string, error) {
-	slices.Sort(names)
 	start := 0
 	if cursor != "" {
 		b, err := base64.RawURLEncoding.DecodeString(cursor)

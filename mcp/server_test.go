@@ -83,14 +83,14 @@ func TestServerBothEras(t *testing.T) {
 		want("tools/call", map[string]any{"name": "add", "arguments": map[string]any{"a": "x"}}, `"isError":true`, "/arguments/a")
 		want("tools/call", map[string]any{"name": "pic"}, `{"type":"image","data":"AQI=","mimeType":"image/png"}`, `{"type":"resource_link","uri":"test://a","name":"a"}`)
 		want("tools/call", map[string]any{"name": "fail"}, `"text":"boom"`, `"isError":true`)
-		want("tools/list", map[string]any{}, `"name":"add"`, `"name":"fail"`, `"nextCursor":"`)
+		want("tools/list", map[string]any{}, `"tools":[{"name":"add"`, `"name":"pic"`, `"nextCursor":"`) // the order they were added
 		var page struct {
 			NextCursor string `json:"nextCursor"`
 		}
 		if err := c.Call(ctx, "tools/list", map[string]any{}, &page); err != nil {
 			t.Fatal(err)
 		}
-		want("tools/list", map[string]any{"cursor": page.NextCursor}, `"name":"pic"`)
+		want("tools/list", map[string]any{"cursor": page.NextCursor}, `"tools":[{"name":"fail"`)
 		want("resources/read", map[string]any{"uri": "test://item/42"}, `"text":"item 42"`)
 		want("resources/templates/list", map[string]any{}, `"uriTemplate":"test://item/{id}"`)
 		want("prompts/get", map[string]any{"name": "hi", "arguments": map[string]any{"who": "Ada"}}, `"text":"hi Ada"`)

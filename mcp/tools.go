@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	jsonv2 "github.com/go-json-experiment/json"
 
@@ -28,6 +29,9 @@ type Tool struct {
 	// in Mcp-Param-<header> too, and the server checks it). AddTool marks
 	// them "x-mcp-header" in the inputSchema.
 	HeaderParams map[string]string `json:"-"`
+	// TaskSupport lets the tool run as a task (the Tasks extension):
+	// TaskOptional or TaskRequired; "" for a plain call only.
+	TaskSupport string `json:"-"`
 }
 
 // ToolResult is a tool's result as MCP sends it. A handler returning
@@ -122,6 +126,7 @@ func (s *Server) RemoveTool(name string) {
 	s.mu.Lock()
 	_, ok := s.tools[name]
 	delete(s.tools, name)
+	s.toolOrder = slices.DeleteFunc(s.toolOrder, func(n string) bool { return n == name })
 	s.mu.Unlock()
 	if ok {
 		s.changed("tools")
@@ -133,6 +138,9 @@ func (s *Server) addTool(t *tool) {
 		panic("mcp: a tool needs a name")
 	}
 	s.mu.Lock()
+	if s.tools[t.info.Name] == nil {
+		s.toolOrder = append(s.toolOrder, t.info.Name)
+	}
 	s.tools[t.info.Name] = t
 	s.mu.Unlock()
 	s.changed("tools")
@@ -188,11 +196,15 @@ type callResult struct {
 	era
 	*ToolResult
 	input *jsonrpc.InputRequiredResult
+	task  *taskView // the tool runs as a task: CreateTaskResult
 }
 
 func (r callResult) MarshalJSON() ([]byte, error) {
 	if r.input != nil {
 		return jsonv2.Marshal(r.input)
+	}
+	if r.task != nil {
+		return jsonv2.Marshal(r.task)
 	}
 	type plain struct {
 		era
@@ -213,10 +225,7 @@ func RequestMeta(ctx context.Context) json.RawMessage {
 func (s *Server) registerTools(mux *jsonrpc.Mux) {
 	jsonrpc.Register(mux, "tools/list", func(ctx context.Context, p *listParams) (toolsListResult, error) {
 		s.mu.RLock()
-		names := make([]string, 0, len(s.tools))
-		for n := range s.tools {
-			names = append(names, n)
-		}
+		names := slices.Clone(s.toolOrder)
 		s.mu.RUnlock()
 		var cursor string
 		if p != nil {
@@ -258,6 +267,14 @@ func (s *Server) callTool(ctx context.Context, name string, args json.RawMessage
 				probs[i].Path = "/arguments" + probs[i].Path
 			}
 			return callResult{era: s.era(ctx), ToolResult: &ToolResult{Content: []Content{TextContent(openrpc.ParamsError(probs).Message)}, IsError: true}}, nil
+		}
+	}
+	if t.info.TaskSupport != "" {
+		switch {
+		case declaresTasks(ctx):
+			return s.startTask(ctx, t, args)
+		case t.info.TaskSupport == TaskRequired:
+			return callResult{}, missingTasks()
 		}
 	}
 	r, err := t.call(ctx, args)

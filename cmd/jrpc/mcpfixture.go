@@ -38,6 +38,7 @@ func mcpFixture(keys [][]byte) *mcp.Server {
 	addFixtureActionTools(s)
 	addFixtureInputTools(s)
 	addFixtureRoundTools(s)
+	addFixtureTaskTools(s)
 	addFixtureResources(s)
 	addFixturePrompts(s)
 	return s
@@ -324,6 +325,45 @@ func addFixtureRoundTools(s *mcp.Server) {
 		}
 		return &mcp.PromptResult{Messages: []mcp.PromptMessage{{Role: "user", Content: mcp.TextContent(fmt.Sprintf("Prompt with context: %v", a.Content["context"]))}}}, nil
 	})
+}
+
+type nameArg struct {
+	Name string `json:"name,omitzero" jsonschema:"Who to greet"`
+}
+
+type secondsArg struct {
+	Seconds float64 `json:"seconds,omitzero" jsonschema:"How long to work, in seconds"`
+	Label   string  `json:"label,omitzero" jsonschema:"A label for the job"`
+}
+
+// addFixtureTaskTools adds the Tasks extension's fixtures: greet (never a
+// task), slow_compute and protocol_error_job (tasks when the client
+// declared the extension), failing_job (a task or -32021).
+func addFixtureTaskTools(s *mcp.Server) {
+	mcp.AddTool(s, mcp.Tool{Name: "greet", Description: "Greets (never a task)"}, func(_ context.Context, a nameArg) (*mcp.ToolResult, error) {
+		if a.Name == "" {
+			a.Name = "world"
+		}
+		return textResult("Hello, " + a.Name + "!"), nil
+	})
+	mcp.AddTool(s, mcp.Tool{Name: "slow_compute", Description: "Works for seconds, then answers (a task)", TaskSupport: mcp.TaskOptional},
+		func(ctx context.Context, a secondsArg) (*mcp.ToolResult, error) {
+			if err := pause(ctx, time.Duration(a.Seconds*float64(time.Second))); err != nil {
+				return nil, err
+			}
+			return textResult(fmt.Sprintf("computed after %vs", a.Seconds)), nil
+		})
+	mcp.AddTool(s, mcp.Tool{Name: "failing_job", Description: "A task whose tool run fails after a second", TaskSupport: mcp.TaskRequired},
+		func(ctx context.Context, _ noArgs) (*mcp.ToolResult, error) {
+			if err := pause(ctx, time.Second); err != nil {
+				return nil, err
+			}
+			return &mcp.ToolResult{Content: []mcp.Content{mcp.TextContent("the job failed")}, IsError: true}, nil
+		})
+	mcp.AddTool(s, mcp.Tool{Name: "protocol_error_job", Description: "A task that fails with a protocol error", TaskSupport: mcp.TaskOptional},
+		func(context.Context, noArgs) (*mcp.ToolResult, error) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: the job crashed"}
+		})
 }
 
 func addFixtureResources(s *mcp.Server) {

@@ -56,6 +56,7 @@ func IsStatelessVersion(v string) bool {
 type Params struct {
 	Name           *string                    `json:"name"`
 	URI            *string                    `json:"uri"`
+	TaskID         *string                    `json:"taskId"` // tasks/get, tasks/update, tasks/cancel (the Tasks extension)
 	Meta           map[string]json.RawMessage `json:"_meta"`
 	Arguments      json.RawMessage            `json:"arguments"`
 	InputResponses map[string]json.RawMessage `json:"inputResponses"`

@@ -72,7 +72,7 @@ func (s *Stateless) Check(hd http.Header, method string, params []byte, notifica
 }
 
 // checkNames checks the headers that mirror what a request names:
-// Mcp-Name (the tool, prompt or resource) and a tool's Mcp-Param-*
+// Mcp-Name (the tool, prompt or resource; a task's id, when sent) and a tool's Mcp-Param-*
 // headers (ToolInputSchema).
 func (s *Stateless) checkNames(hd http.Header, method string, p *Params) *Error {
 	switch method {
@@ -88,6 +88,11 @@ func (s *Stateless) checkNames(hd http.Header, method string, p *Params) *Error 
 		return HeaderMatches(hd, NameHeader, deref(p.Name))
 	case "resources/read":
 		return HeaderMatches(hd, NameHeader, deref(p.URI))
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		// The Tasks extension: Mcp-Name, when sent, mirrors the taskId.
+		if len(hd.Values(NameHeader)) > 0 {
+			return HeaderMatches(hd, NameHeader, deref(p.TaskID))
+		}
 	}
 	return nil
 }
