@@ -124,15 +124,11 @@ func (s *Server) authorize(ctx context.Context, name []byte) *Error {
 	return &Error{Code: CodeForbidden, Message: "forbidden: " + err.Error()}
 }
 
-// admittedKey marks the context of a connection whose one message Admit
-// has already admitted (a Streamable HTTP POST: see admitPOST).
-type admittedKey struct{}
-
 // admit asks the Admit hook about a message whose elements are elems (the
 // responses among them excluded). It returns whether the message may be
 // served and, if not, the reply for its requests (nil when it has none).
 func (s *Server) admit(ctx context.Context, data []byte, elems []wire.Envelope, batch bool) (ok bool, reply []byte, err error) {
-	if s.Admit == nil || ctx.Value(admittedKey{}) != nil {
+	if s.Admit == nil {
 		return true, nil, nil
 	}
 	n := 0

@@ -178,41 +178,49 @@ func (s *Server) conventionNotification(ctx context.Context, conn *Conn, data []
 }
 
 // conventionMessage handles a notification of s's convention: a cancel
-// (routed to the request it names on conn, or, without a conn, by the
-// transport that put a cancelRouter in ctx) or, with Server.OnProgress, a
-// progress report. It reports whether the notification was one.
+// (of a request served on conn; a transport whose requests do not arrive
+// on one Conn routes its cancels itself: see cancelOf) or, with
+// Server.OnProgress, a progress report. It reports whether the
+// notification was one.
 func (s *Server) conventionMessage(ctx context.Context, conn *Conn, name, params []byte) bool {
 	cv := s.Convention
-	switch string(name) {
-	case convention.Convention(cv).CancelMethod():
-		id, ok := RawID(convention.CancelledID(params, convention.Convention(cv)))
-		if !ok || id.IsNull() {
-			s.logger().Debug("jsonrpc: ignoring a cancel notification without a valid id", "method", string(name))
-			return true
-		}
-		if conn != nil && conn.cancelIncoming(id) {
-			return true
-		}
-		if route, _ := ctx.Value(cancelRouterKey{}).(func(ID) bool); route != nil {
-			route(id)
-		}
-		return true
-	case convention.Convention(cv).ProgressMethod():
-		if s.OnProgress == nil {
-			return false
-		}
-		if p, ok := convention.ParseProgress(params, convention.Convention(cv)); ok {
-			s.OnProgress(ctx, Progress(p))
+	if id, ok := s.cancelledID(name, params); ok {
+		if conn != nil && !id.IsZero() {
+			conn.cancelIncoming(id)
 		}
 		return true
 	}
-	return false
+	if string(name) != convention.Convention(cv).ProgressMethod() || s.OnProgress == nil {
+		return false
+	}
+	if p, ok := convention.ParseProgress(params, convention.Convention(cv)); ok {
+		s.OnProgress(ctx, Progress(p))
+	}
+	return true
 }
 
-// cancelRouterKey keys the function by which a transport whose requests
-// do not arrive on one Conn (Streamable HTTP) finds the request a cancel
-// names.
-type cancelRouterKey struct{}
+// cancelOf returns the id the element e of data cancels when it is a
+// cancel notification of s's convention (ok false when it is not one; a
+// cancel naming no valid id is logged and its id is zero).
+func (s *Server) cancelOf(data []byte, e *wire.Envelope) (id ID, ok bool) {
+	if s.Convention == ConventionNone || e.Kind != wire.KindRequest || e.ID.Present() {
+		return ID{}, false
+	}
+	return s.cancelledID(e.MethodName(data), paramsOf(data, e))
+}
+
+// cancelledID is cancelOf for a notification name with params.
+func (s *Server) cancelledID(name, params []byte) (id ID, ok bool) {
+	cv := convention.Convention(s.Convention)
+	if string(name) != cv.CancelMethod() {
+		return ID{}, false
+	}
+	if id, ok = RawID(convention.CancelledID(params, cv)); !ok || id.IsNull() {
+		s.logger().Debug("jsonrpc: ignoring a cancel notification without a valid id", "method", string(name))
+		return ID{}, true
+	}
+	return id, true
+}
 
 // Progress is a progress notification received (see Server.OnProgress).
 type Progress struct {

@@ -115,11 +115,12 @@ func (o *orderedSender) SendQueued(msg []byte, queued func()) error {
 	return err
 }
 
-// replySender is implemented by a [Channel] that writes a reply to the
-// peer's messages differently from a message of ours (a Streamable HTTP
-// POST's channel: its reply ends the POST's answer). A [Conn] sends its
-// replies with sendReply and everything else with Send, so that such a
-// channel need not scan what it sends.
+// replySender is implemented by a [Channel] that carries the answer to one
+// message of the peer (a Streamable HTTP POST's): the reply to it, which a
+// [Conn] sends with sendReply and everything else with Send, ends the
+// answer, so that the channel need not scan what it sends. Such a
+// connection lives only as long as the one call (callScoped): nothing can
+// be pushed on it later.
 type replySender interface {
 	sendReply(msg []byte) error
 }
@@ -130,4 +131,11 @@ func sendReply(ch Channel, msg []byte) error {
 		return rs.sendReply(msg)
 	}
 	return ch.Send(msg)
+}
+
+// callScoped reports whether the connection lives only as long as one
+// call (its Channel is a replySender).
+func (c *Conn) callScoped() bool {
+	_, ok := c.ch.(replySender)
+	return ok
 }

@@ -266,17 +266,9 @@ func (c *Conn) take(data []byte) (*task, bool) {
 	c.taken.Add(1)
 	ci := connInboundPool.Get().(*connInbound)
 	ci.data, ci.conn = data, c
-	pre := false
-	if ps, ok := c.ch.(*postStream); ok {
-		pre = ps.scan.Take(data, &ci.m) // scanned by the POST already
-		ci.scanned = pre
-	}
 	c.srv.dispatch(c.ctx, &ci.inbound, ci)
 	t, draining := ci.t, ci.draining
 	ci.data, ci.conn, ci.t, ci.sc.Data = nil, nil, nil, nil // do not pin the message
-	if pre {
-		ci.m.Elems = nil // the POST's
-	}
 	connInboundPool.Put(ci)
 	c.end()
 	return t, draining

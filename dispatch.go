@@ -6,34 +6,40 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seedhq/jsonrpc/internal/connrt"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // The inbound path. Every transport hands each message it receives to
-// [Server.dispatch], which owns the rules every message passes, in order:
+// [Server.dispatch], once, which owns the rules every message passes, in
+// order:
 //
-//	size → scan → route responses → batch rules → Admit → serve
+//	size → scan → the transport's take → batch rules → Admit → serve
 //
-// The transports differ only in their sink: where an answer decided before
-// any handler runs goes, and how the admitted requests are served. A
-// connection (every stream, WebSocket, a Streamable HTTP POST's event
-// stream, a client's connection) serves them on its workers and writes the
-// replies itself (connInbound); a message transport (HTTP, Streamable
-// HTTP's JSON answers, Process and so NATS) serves them at once and hands
-// the reply back to its caller (exchange). What follows dispatch, serving
-// one request (serveElem) or a batch (serveBatch) under the handler timeout
-// (serve), is shared as well.
+// The transports differ only in their sink: what of a message is for the
+// transport itself (responses to its calls, cancels), where an answer
+// decided before any handler runs goes, and how the admitted requests are
+// served. A connection (every stream, WebSocket, a client's connection)
+// serves them on its workers and writes the replies itself (connInbound);
+// a message transport (HTTP, Process and so NATS) serves them at once and
+// hands the reply back to its caller (exchange); a Streamable HTTP POST
+// does either (postSink, streamable.go): at once for a JSON answer, or on a
+// connection of its own when the answer may become an event stream. What
+// follows dispatch, serving one request (serveElem) or a batch (serveBatch)
+// under the handler timeout (serve), is shared as well.
 
 // inbound is one message to dispatch, with its scanning state.
 type inbound struct {
 	scanState
-	data    []byte
-	conn    *Conn // the connection it arrived on: responses go to its calls (nil: HTTP, Process)
-	scanned bool  // m holds data's scan already (a Streamable HTTP POST's: see streamable.FirstScan)
+	data []byte
 }
 
 // sink is a transport's side of the inbound path.
 type sink interface {
+	// take takes what of the scanned message m (of data) is for the
+	// transport itself and returns the requests to serve (a batch's may be
+	// a slice of their own); false: nothing more is done with m.
+	take(data []byte, m *wire.Message) ([]wire.Envelope, bool)
 	// early takes the answer decided before any handler runs: the error
 	// for a message that is too large, cannot be parsed or breaks a batch
 	// rule, or Admit's refusal (refused, its error; reply then holds the
@@ -47,18 +53,14 @@ type sink interface {
 // this file) and gives what it needs to to. ctx is the message's: its
 // values (the peer) are those of the handlers' contexts.
 func (s *Server) dispatch(ctx context.Context, in *inbound, to sink) {
-	if in.scanned {
-		in.scanned = false
-	} else if e := s.scan(in); e != nil {
+	if e := s.scan(in); e != nil {
 		to.early(s.logReply(ctx, e), nil)
 		return
 	}
 	m := &in.m
-	requests := m.Elems
-	if in.conn != nil {
-		if requests = in.conn.takeInbound(in.data, m); len(requests) == 0 && !m.Batch {
-			return // a response, an event or a convention's notification: taken
-		}
+	requests, ok := to.take(in.data, m)
+	if !ok {
+		return // a response, an event or a convention's notification: taken
 	}
 	if e := s.batchError(m); e != nil {
 		to.early(s.logReply(ctx, e), nil)
@@ -121,6 +123,9 @@ type exchange struct {
 	refused error // Admit's error when it refused the message
 }
 
+// take leaves every element to serve: a response gets an error.
+func (x *exchange) take(_ []byte, m *wire.Message) ([]wire.Envelope, bool) { return m.Elems, true }
+
 func (x *exchange) early(reply []byte, refused error) { x.reply, x.refused = reply, refused }
 
 func (x *exchange) serve(ctx context.Context, e *wire.Envelope, batch []wire.Envelope) {
@@ -156,11 +161,17 @@ func (s *Server) exchangeOnce(ctx context.Context, data []byte, d time.Duration)
 // answer is written at once.
 type connInbound struct {
 	inbound
+	conn     *Conn // the connection it arrived on
 	t        *task // the task to run, if any
 	draining bool  // Shutdown has begun: t is answered, not run
 }
 
 var connInboundPool = sync.Pool{New: func() any { return new(connInbound) }}
+
+func (ci *connInbound) take(data []byte, m *wire.Message) ([]wire.Envelope, bool) {
+	requests := ci.conn.takeInbound(data, m)
+	return requests, len(requests) > 0 || m.Batch
+}
 
 func (ci *connInbound) early(reply []byte, _ error) {
 	if len(reply) > 0 {
@@ -174,6 +185,24 @@ func (ci *connInbound) serve(_ context.Context, e *wire.Envelope, batch []wire.E
 		t.env = *e
 	}
 	ci.t, ci.draining = ci.conn.queue(ci.conn.start(t))
+}
+
+// serveDispatched serves on c the requests e (or batch) of data that its
+// transport dispatched for it, as though c had read them (a Streamable
+// HTTP POST's connection, made for the requests of its POST).
+func (c *Conn) serveDispatched(data []byte, e *wire.Envelope, batch []wire.Envelope) {
+	if batch != nil {
+		batch = append(getEnvelopes(len(batch)), batch...) // the task gives them back
+	}
+	if !c.begin() {
+		return
+	}
+	ci := connInbound{inbound: inbound{data: data}, conn: c}
+	ci.serve(c.ctx, e, batch)
+	c.end()
+	if ci.t != nil {
+		connrt.Go(func() { c.run(ci.t, ci.draining) })
+	}
 }
 
 // takeInbound takes what of a scanned message is for the connection

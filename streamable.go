@@ -160,7 +160,7 @@ const (
 // 405, events carry no ids. The stateless revision of MCP (2026-07-28: no
 // sessions, no GET stream, each request naming its version in _meta) fits
 // beside it as a mode chosen by the request's protocol version: the POST
-// path (post, serveStream) already serves each request on its own.
+// path (postSink) already serves each request on its own.
 func (s *Server) StreamableHTTPHandler(opts StreamableHTTPOptions) http.Handler {
 	if opts.InitializeMethod == "" {
 		opts.InitializeMethod = "initialize"
@@ -225,6 +225,10 @@ func (h *streamableHandler) writeTimeout() time.Duration {
 
 const defaultStreamWriteTimeout = 30 * time.Second
 
+// ServeHTTP reads a POST's body and hands it to Server.dispatch once, with
+// the POST as its sink (postSink), in either era. Nothing answered by then
+// (notifications and responses only, or notifications Admit refused) is
+// accepted: 202.
 func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := h.srv
 	ok, cors, why := s.checkOrigin(r)
@@ -235,184 +239,202 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if cors && httpx.ServeCORS(w, r) {
 		return
 	}
-	if h.rules.Serves(r.Header.Get(versionHeader)) {
-		h.serveStateless(w, r)
+	p := &postSink{h: h, w: w, r: r, stateless: h.rules.Serves(r.Header.Get(versionHeader))}
+	switch {
+	case p.stateless && r.Method != http.MethodPost:
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "jsonrpc: method "+r.Method+" not allowed: MCP "+r.Header.Get(versionHeader)+" has no GET stream and no sessions; POST each message", http.StatusMethodNotAllowed)
 		return
-	}
-	if !streamable.CheckVersion(w, r, h.opts.ProtocolVersions) {
+	case p.stateless:
+		p.w = &streamable.StatusByError{ResponseWriter: w} // a single error's answer gets its HTTP status
+	case !streamable.CheckVersion(w, r, h.opts.ProtocolVersions):
 		return
-	}
-	if r.Method != http.MethodPost {
+	case r.Method != http.MethodPost:
 		h.sessions.ServeOther(w, r) // GET and DELETE with sessions, else 405
 		return
 	}
-	h.post(w, r)
-}
-
-func (h *streamableHandler) post(w http.ResponseWriter, r *http.Request) {
-	s := h.srv
-	acceptsSSE := h.opts.SSE != SSENever && streamable.AcceptsEventStream(r.Header.Get("Accept"))
-	if !acceptsSSE && !h.opts.Sessions {
+	p.acceptsSSE = h.opts.SSE != SSENever && streamable.AcceptsEventStream(r.Header.Get("Accept"))
+	if !p.acceptsSSE && !h.opts.Sessions && !p.stateless {
 		s.ServeHTTP(w, r) // a plain JSON-RPC client: exactly as ServeHTTP
 		return
 	}
-	data, ok := s.readPOST(w, r, nil)
-	if !ok {
+	if p.data, ok = s.readPOST(w, r, nil); !ok {
 		return
 	}
 	// The body is in: a long answer (an event stream) is not cut by the
 	// listener's read timeout.
 	httpx.SetReadDeadline(w, time.Time{})
+	p.srv, p.pi = s, &peerInfo{peer: s.httpPeer(r, "http"), srv: s}
+	s.dispatch(context.WithValue(r.Context(), peerKey{}, p.pi), &p.inbound, p)
+	if !p.answered {
+		p.w.WriteHeader(http.StatusAccepted)
+	}
+}
 
-	p := h.scanPOST(data)
-	var sess *streamable.Session
-	session := ""
-	if h.opts.Sessions {
-		if sess, ok = h.sessions.ForPOST(w, r, p.Initialize); !ok {
-			return
-		}
-		session = sess.ID
-	}
-	if len(p.Responses) > 0 {
-		streamable.Route(&h.routes, data, p.Responses, session, len(p.Responses) < p.Elems)
-	}
-	pi := &peerInfo{peer: s.httpPeer(r, "http"), srv: s}
-	client := streamable.ClientKey(r, pi.peer.RemoteAddr, session, h.opts.Sessions)
-	ctx := h.postContext(r.Context(), pi, sess, client)
+// postSink is the sink of a Streamable HTTP POST, in both eras (see
+// dispatch.go): it finds the POST's session (or applies the stateless
+// revision's checks), routes the responses and cancels it carries to the
+// connections they are for, and answers the rest with JSON, or, when the
+// client takes an event stream and the POST carries calls, serves them on a
+// connection of the POST's own whose reply ends the answer (serveStream).
+type postSink struct {
+	exchange // serves what is answered at once
+	h        *streamableHandler
+	w        http.ResponseWriter
+	r        *http.Request
+	pi       *peerInfo
+	sess     *streamable.Session // its session (nil: none)
+	session  string              // its id ("": none)
+	client   string              // see streamable.ClientKey
+	meta     *MCPMeta            // the stateless revision's _meta (nil: none)
+
+	acceptsSSE, stateless bool
+	opened                bool // begin has run
+	answered              bool // a response was written (else: 202)
+}
+
+// begin finds the POST's session, or applies the stateless revision's
+// checks to its message m (nil: it did not parse); false when it has
+// answered the POST with an error.
+func (p *postSink) begin(data []byte, m *wire.Message) bool {
+	h := p.h
+	p.opened = true
 	switch {
-	case !p.needsReply:
-		// Notifications and responses only: accepted, nothing to answer.
-		if len(p.Responses) < p.Elems {
-			h.notifications(ctx, data)
+	case p.stateless:
+		if m != nil && !p.checkStateless(data, m) {
+			return false
 		}
-		w.WriteHeader(http.StatusAccepted)
-	case !acceptsSSE:
-		// A session client that takes JSON only: no connection to call back on.
-		s.answerJSON(ctx, w, data, pi)
+	case h.opts.Sessions:
+		initialize := m != nil && !m.Batch && m.Elems[0].Kind == wire.KindRequest && m.Elems[0].ID.Present() &&
+			string(m.Elems[0].MethodName(data)) == h.opts.InitializeMethod
+		sess, ok := h.sessions.ForPOST(p.w, p.r, initialize)
+		if !ok {
+			p.answered = true
+			return false
+		}
+		p.sess, p.session = sess, sess.ID
+	}
+	p.client = streamable.ClientKey(p.r, p.pi.peer.RemoteAddr, p.session, h.opts.Sessions && !p.stateless)
+	return true
+}
+
+// take routes the responses in the POST's message to the connections whose
+// calls they answer (streamable.Route) and its cancels to the POSTs serving
+// the requests they name (cancel); it returns the rest, to serve.
+func (p *postSink) take(data []byte, m *wire.Message) ([]wire.Envelope, bool) {
+	if !p.begin(data, m) {
+		return nil, false
+	}
+	responses, cancels := 0, 0
+	for i := range m.Elems {
+		if k := m.Elems[i].Kind; k == wire.KindResponse || k == wire.KindBadResponse {
+			responses++
+		} else if id, ok := p.srv.cancelOf(data, &m.Elems[i]); ok {
+			cancels++
+			p.h.cancel(p.client, id)
+		}
+	}
+	if responses > 0 {
+		streamable.Route(&p.h.routes, data, m.Elems, p.session, responses < len(m.Elems))
+	}
+	switch {
+	case !m.Batch:
+		return m.Elems, responses+cancels == 0
+	case responses == 0:
+		return m.Elems, true
+	}
+	requests := make([]wire.Envelope, 0, len(m.Elems)-responses)
+	for _, e := range m.Elems {
+		if e.Kind != wire.KindResponse && e.Kind != wire.KindBadResponse {
+			requests = append(requests, e)
+		}
+	}
+	return requests, true
+}
+
+// early answers what is decided before any handler runs: a refusal by
+// Admit is 429, as on plain HTTP (notifications refused are accepted); an
+// error, under the stateless revision, gets HTTP 400.
+func (p *postSink) early(reply []byte, refused error) {
+	if !p.opened && !p.begin(p.data, nil) {
+		return // the message did not parse: its session is checked all the same
+	}
+	switch {
+	case refused != nil && len(reply) == 0:
+	case refused != nil:
+		p.answered = true
+		tooManyRequests(p.w, refused)
+	case p.stateless:
+		p.fail(http.StatusBadRequest, reply)
+	case p.acceptsSSE:
+		p.serveStream(p.r.Context(), reply, nil, nil)
 	default:
-		if p.admit {
-			if ctx, ok = h.admitPOST(ctx, w, data, &p.m); !ok {
-				return
-			}
+		p.writeJSON(reply)
+	}
+}
+
+// fail answers the POST with reply, a JSON-RPC error, and an HTTP status.
+func (p *postSink) fail(status int, reply []byte) {
+	p.answered = true
+	p.w.Header()["Content-Type"] = jsonContentType
+	p.w.WriteHeader(status)
+	p.w.Write(reply)
+}
+
+// serve serves the admitted requests: at once when the answer is JSON (or
+// nothing: notifications), else on a connection of the POST's own.
+func (p *postSink) serve(ctx context.Context, e *wire.Envelope, batch []wire.Envelope) {
+	if p.meta != nil {
+		ctx = context.WithValue(ctx, mcpMetaKey{}, p.meta)
+	}
+	if p.sess != nil && p.sess.Standalone != nil {
+		ctx = context.WithValue(ctx, sessionKey{}, p.sess)
+	}
+	if !p.acceptsSSE || countCalls(e, batch) == 0 {
+		p.exchange.serve(ctx, e, batch)
+		if len(p.reply) > 0 {
+			p.writeJSON(p.reply)
 		}
-		h.serveStream(ctx, streamPOST{w: w, data: data, scan: p.scan(), sess: sess, client: client, requests: p.Requests, pi: pi, withData: r.Header.Get(versionHeader) >= "2025-11-25"})
-	}
-}
-
-// postScan is what post learns of a POST's message before it is served.
-type postScan struct {
-	streamable.Post
-	m          wire.Message
-	scanned    bool // m holds the message's scan (false: a parse error)
-	needsReply bool // something is answered: a request, or an error for the whole message
-	admit      bool // Admit is asked about it here (see admitPOST)
-}
-
-// scan is the message's scan, nil when it failed.
-func (p *postScan) scan() *wire.Message {
-	if !p.scanned {
-		return nil
-	}
-	return &p.m
-}
-
-// scanPOST scans a POST's message with the inbound path's scan and batch
-// rules (dispatch.go).
-func (h *streamableHandler) scanPOST(data []byte) *postScan {
-	s := h.srv
-	p := new(postScan)
-	var in inbound
-	in.data = data
-	if s.scan(&in) != nil {
-		p.needsReply = true // a parse error
-		return p
-	}
-	p.m, p.scanned = in.m, true
-	p.Post = streamable.ClassifyPOST(data, &p.m, h.opts.InitializeMethod)
-	wholeError := s.batchError(&p.m) != nil // answered whole by the POST's connection
-	p.needsReply = p.Requests > 0 || wholeError
-	p.admit = !wholeError
-	return p
-}
-
-// postContext is the context of a POST's handlers: the peer, the session
-// (for SessionConn) and, under a convention, the router of the client's
-// cancels.
-func (h *streamableHandler) postContext(ctx context.Context, pi *peerInfo, sess *streamable.Session, client string) context.Context {
-	ctx = context.WithValue(ctx, peerKey{}, pi)
-	if sess != nil && sess.Standalone != nil {
-		ctx = context.WithValue(ctx, sessionKey{}, sess)
-	}
-	if h.srv.Convention != ConventionNone {
-		ctx = context.WithValue(ctx, cancelRouterKey{}, func(id ID) bool { return h.cancel(client, id) })
-	}
-	return ctx
-}
-
-// admitPOST asks Server.Admit about the requests of a POST that its own
-// connection serves (its answer may become an event stream), before
-// anything is written: a refusal is answered as ServeHTTP answers it, 429
-// with Retry-After, on every HTTP flavour. The returned context tells the
-// POST's connection that the message was admitted (it does not ask again).
-func (h *streamableHandler) admitPOST(ctx context.Context, w http.ResponseWriter, data []byte, m *wire.Message) (context.Context, bool) {
-	if h.srv.Admit == nil {
-		return ctx, true
-	}
-	if ok, _, err := h.srv.admit(ctx, data, m.Elems, m.Batch); !ok {
-		tooManyRequests(w, err)
-		return ctx, false
-	}
-	return context.WithValue(ctx, admittedKey{}, true), true
-}
-
-// cancel routes a cancel from client to the POST serving its request id.
-func (h *streamableHandler) cancel(client string, id ID) bool {
-	for _, ps := range h.posts(func(ps *postStream) bool { return ps.client == client }) {
-		if ps.conn.cancelIncoming(id) {
-			if h.srv.Convention == ConventionMCP {
-				ps.Cancelled()
-			}
-			return true
-		}
-	}
-	return false
-}
-
-// answerJSON serves a POST's messages with one JSON answer (no event
-// stream): a refusal by Admit is 429, as on plain HTTP.
-func (s *Server) answerJSON(ctx context.Context, w http.ResponseWriter, data []byte, pi *peerInfo) {
-	reply, refused := s.exchangeOnce(ctx, data, 0)
-	if refused != nil {
-		tooManyRequests(w, refused)
 		return
 	}
-	pi.copyReplyHeader(w.Header())
-	s.writeJSON(w, pi.peer.Header, reply) // gzipped as plain HTTP replies are
+	p.serveStream(ctx, nil, e, batch)
 }
 
-// streamPOST is a POST that serveStream serves.
-type streamPOST struct {
-	w        http.ResponseWriter
-	data     []byte              // its message
-	scan     *wire.Message       // data's scan (nil: not scanned yet, or it failed)
-	sess     *streamable.Session // its session (nil: none)
-	client   string              // see streamable.ClientKey
-	requests int                 // the requests in its message
-	pi       *peerInfo
-	withData bool // the client takes MCP 2025-11-25's priming event
+// countCalls counts the requests e (or batch) holds that are answered:
+// calls, and invalid elements.
+func countCalls(e *wire.Envelope, batch []wire.Envelope) int {
+	n := 0
+	if e != nil && (e.Kind != wire.KindRequest || e.ID.Present()) {
+		n++
+	}
+	for i := range batch {
+		if batch[i].Kind != wire.KindRequest || batch[i].ID.Present() {
+			n++
+		}
+	}
+	return n
 }
 
-// serveStream serves a POST carrying requests on a connection of its own,
-// whose output is this response: JSON, or events once the handler sends the
-// client anything before its reply. In a session that keeps events, a
-// client that goes away once the events have begun does not cancel the
-// call: its events are stored for a GET with Last-Event-ID to resume.
-func (h *streamableHandler) serveStream(ctx context.Context, p streamPOST) {
-	w, sess := p.w, p.sess
+// writeJSON answers the POST with reply as one JSON body, gzipped as
+// plain HTTP replies are.
+func (p *postSink) writeJSON(reply []byte) {
+	p.answered = true
+	p.pi.copyReplyHeader(p.w.Header())
+	p.srv.writeJSON(p.w, p.pi.peer.Header, reply)
+}
+
+// serveStream answers the POST on its event stream, if the answer becomes
+// one (see streamable.Answer): with reply, or by serving e (or batch) on a
+// connection of the POST's own, whose reply ends the answer. In a session
+// that keeps events, a client that goes away once the events have begun
+// does not cancel the call: its events are stored for a GET with
+// Last-Event-ID to resume.
+func (p *postSink) serveStream(ctx context.Context, reply []byte, e *wire.Envelope, batch []wire.Envelope) {
+	h, w, sess := p.h, p.w, p.sess
+	p.answered = true
 	es := h.sessions.PostStream()
-	session, base := "", ctx
+	base := ctx
 	if sess != nil {
-		session = sess.ID
 		sess.OpenStream(es)
 		defer sess.CloseStream(es)
 		if es.Store != nil {
@@ -421,12 +443,17 @@ func (h *streamableHandler) serveStream(ctx context.Context, p streamPOST) {
 	}
 	out := sse.NewOut(w)
 	es.Open(out)
-	ps := &postStream{session: session, client: p.client}
+	ps := &postStream{session: p.session, client: p.client}
 	ps.Answer.Init(w, streamable.AnswerConfig{
-		Events: es, Reply: p.pi, WithData: p.withData,
-		Always: h.opts.SSE == SSEAlways, Requests: p.requests,
+		Events: es, Reply: p.pi, WithData: !p.stateless && p.r.Header.Get(versionHeader) >= mcp.Version2025,
+		Always: h.opts.SSE == SSEAlways, Requests: countCalls(e, batch),
 	})
 	ps.Inbox.Init()
+	if reply != nil {
+		ps.sendReply(reply)
+		es.Hold(ctx, out, ps.Closed())
+		return
+	}
 	conn := newConnContext(base, ps, h.srv, nil)
 	ps.conn = conn // before it is routed: cancel reads it
 	key, ok := h.routes.Add(ps)
@@ -440,8 +467,7 @@ func (h *streamableHandler) serveStream(ctx context.Context, p streamPOST) {
 	// Our calls to this client get ids whose high bits name this POST, so
 	// that the client's answers, POSTed separately, find their way back.
 	conn.seq.Store(key << 32)
-	ps.scan.Set(p.data, p.scan)
-	ps.Put(p.data)
+	conn.serveDispatched(p.data, e, batch)
 	es.Hold(ctx, out, ps.Closed())
 	if ps.Resumable() {
 		// The response went away (the client, a failed write, a resumed
@@ -454,9 +480,17 @@ func (h *streamableHandler) serveStream(ctx context.Context, p streamPOST) {
 	conn.Close() // handlers still running are cancelled
 }
 
-// notifications serves the notifications of a POST (no reply can go back).
-func (h *streamableHandler) notifications(ctx context.Context, data []byte) {
-	h.srv.exchangeOnce(ctx, data, 0)
+// cancel routes a cancel from client to the POST serving its request id.
+func (h *streamableHandler) cancel(client string, id ID) bool {
+	for _, ps := range h.posts(func(ps *postStream) bool { return ps.client == client }) {
+		if ps.conn.cancelIncoming(id) {
+			if h.srv.Convention == ConventionMCP {
+				ps.Cancelled()
+			}
+			return true
+		}
+	}
+	return false
 }
 
 // posts returns the live POSTs that keep keeps.
@@ -556,8 +590,6 @@ type postStream struct {
 	client  string // see streamable.ClientKey
 	conn    *Conn
 	streamable.Inbox
-
-	scan streamable.FirstScan // the POST's scan of its message, for the connection's first take
 }
 
 // SessionID is the POST's session's id, "" for none (streamable.Target).

@@ -245,13 +245,6 @@ func (s *Subscriptions) MethodNames() (subscribe, unsubscribe, notification stri
 	return s.subscribe, s.unsubscribe, s.method
 }
 
-// callScoped reports whether the connection lives only as long as one call
-// (a Streamable HTTP POST's), so that nothing can be pushed on it later.
-func (c *Conn) callScoped() bool {
-	_, ok := c.ch.(*postStream)
-	return ok
-}
-
 var errNotificationsUnsupported = &Error{Code: CodeMethodNotFound, Message: "notifications not supported"}
 
 func (s *Subscriptions) serveSubscribe(ctx context.Context, params []json.RawMessage) (string, error) {

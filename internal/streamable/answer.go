@@ -245,8 +245,8 @@ type Target interface {
 	SessionID() string   // its session ("": none)
 }
 
-// Route hands the responses in a POST (data, of session; responses are
-// its responses, scanned) to the connections whose calls they answer, by
+// Route hands the responses in a POST (data, of session; elems are its
+// elements, scanned) to the connections whose calls they answer, by
 // the route key in the high 32 bits of the call id: only a connection of
 // the same session gets them. A message that also holds requests or
 // notifications (mixed) is served by its own POST's connection, and only
@@ -254,10 +254,13 @@ type Target interface {
 func Route[T interface {
 	Target
 	comparable
-}](r *Routes[T], data []byte, responses []wire.Envelope, session string, mixed bool) {
+}](r *Routes[T], data []byte, elems []wire.Envelope, session string, mixed bool) {
 	seen := map[T]bool{}
-	for i := range responses {
-		n, ok := connrt.ParseID(responses[i].ID.Of(data))
+	for i := range elems {
+		if k := elems[i].Kind; k != wire.KindResponse && k != wire.KindBadResponse {
+			continue
+		}
+		n, ok := connrt.ParseID(elems[i].ID.Of(data))
 		if !ok {
 			continue
 		}
@@ -272,31 +275,8 @@ func Route[T interface {
 			}
 			continue
 		}
-		if msg := SingleResponse(data, &responses[i]); msg != nil {
+		if msg := SingleResponse(data, &elems[i]); msg != nil {
 			target.Deliver(msg)
 		}
 	}
-}
-
-// FirstScan hands a connection the POST's own scan of its message, once,
-// so that the message is not scanned twice. Set is called before the
-// message is delivered; Take then belongs to the connection's reading
-// goroutine.
-type FirstScan struct {
-	m    *wire.Message
-	data []byte
-}
-
-// Set keeps m, the scan of data (nil: not scanned, or the scan failed).
-func (f *FirstScan) Set(data []byte, m *wire.Message) { f.m, f.data = m, data }
-
-// Take copies the kept scan to m and reports true when data is the very
-// message it was made of (the same bytes, not an equal copy), once.
-func (f *FirstScan) Take(data []byte, m *wire.Message) bool {
-	if f.m == nil || len(data) == 0 || len(data) != len(f.data) || &data[0] != &f.data[0] {
-		return false
-	}
-	*m = *f.m
-	f.m, f.data = nil, nil
-	return true
 }

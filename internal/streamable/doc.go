@@ -5,11 +5,9 @@
 // expiry, the bound on live sessions, each session's standalone stream,
 // event store and the numbered streams of its POSTs), GET (the standalone
 // stream, or the resumption of a stream with Last-Event-ID), DELETE and
-// the 405 of other methods, the MCP-Protocol-Version check, what a POST's
-// message holds (ClassifyPOST) and its scan handed to its connection once
-// (FirstScan), the answer to one POST (one JSON body, or an event stream
-// once anything but the reply is sent), the inbox of a server connection's
-// Channel, and the routes that bring the client's answers, POSTed apart,
+// the 405 of other methods, the MCP-Protocol-Version check, the answer to
+// one POST (one JSON body, or an event stream once anything but the reply
+// is sent), the inbox of a server connection's Channel, and the routes that bring the client's answers, POSTed apart,
 // back to the connection whose call they answer (Route).
 //
 // The client's side (client.go): its Channel (a POST per message, its
@@ -24,7 +22,7 @@
 // root package comes in as funcs (ServerConfig.WriteTimeout and OnEnd;
 // ClientConfig's ReadReply, LendReply, Failed, ContextHeader, Logger), as the
 // io.Closer of a session's connection and as the Target of a route. The
-// root keeps the JSON-RPC side: scanning a POST and its batch rules,
-// Admit, serving it on a connection of its own, the stateless revision's
-// checks, SessionConn.
+// root keeps the JSON-RPC side: a POST is dispatched once, like any
+// message, with a sink that answers it (JSON or an event stream, served on
+// a connection of its own), the stateless revision's checks, SessionConn.
 package streamable

@@ -1,7 +1,6 @@
 package streamable
 
 import (
-	"bytes"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -68,25 +67,6 @@ func TestCheckVersion(t *testing.T) {
 	}
 }
 
-func TestClassifyPOST(t *testing.T) {
-	for _, c := range []struct {
-		data                      string
-		elems, requests, response int
-		initialize                bool
-	}{
-		{`{"jsonrpc":"2.0","method":"initialize","id":1}`, 1, 1, 0, true},
-		{`[{"jsonrpc":"2.0","method":"initialize","id":1}]`, 1, 1, 0, false}, // not a single call
-		{`{"jsonrpc":"2.0","method":"initialize"}`, 1, 0, 0, false},          // a notification
-		// a response, a notification, a malformed response, an invalid object, not an object
-		{`[{"jsonrpc":"2.0","id":5,"result":1},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":6,"result":1,"error":{"code":1,"message":"m"}},{"jsonrpc":"2.0","id":6,"junk":1},7]`, 5, 2, 2, false},
-	} {
-		p := ClassifyPOST([]byte(c.data), scanned(t, c.data), "initialize")
-		if p.Elems != c.elems || p.Requests != c.requests || len(p.Responses) != c.response || p.Initialize != c.initialize {
-			t.Errorf("%s: %+v, want %d elements, %d requests, %d responses, initialize %v", c.data, p, c.elems, c.requests, c.response, c.initialize)
-		}
-	}
-}
-
 // target records what Route delivers to it.
 type target struct {
 	session string
@@ -104,41 +84,18 @@ func TestRoute(t *testing.T) {
 	ko, _ := r.Add(other)
 	// A batch of responses only goes whole, once, to each connection it answers.
 	data := `[{"jsonrpc":"2.0","id":` + itoa(ka<<32|1) + `,"result":1},{"jsonrpc":"2.0","id":` + itoa(ka<<32|2) + `,"result":2},{"jsonrpc":"2.0","id":` + itoa(kb<<32|1) + `,"error":{"code":1,"message":"m"}},{"jsonrpc":"2.0","id":` + itoa(ko<<32|1) + `,"result":3},{"jsonrpc":"2.0","id":"x","result":4}]`
-	Route(&r, []byte(data), ClassifyPOST([]byte(data), scanned(t, data), "").Responses, "s", false)
+	Route(&r, []byte(data), scanned(t, data).Elems, "s", false)
 	if !slices.Equal(a.got, []string{data}) || !slices.Equal(b.got, []string{data}) || other.got != nil {
 		t.Fatalf("whole batch: a %q, b %q, another session's %q", a.got, b.got, other.got)
 	}
-	// With requests in it, each response goes on its own.
+	// With requests in it, each response goes on its own (a request whose
+	// id looks like a route's is no response: it goes nowhere).
 	a.got, b.got = nil, nil
-	mixed := `[{"jsonrpc":"2.0","id":` + itoa(ka<<32|3) + `,"result":1},{"jsonrpc":"2.0","method":"n"}]`
-	Route(&r, []byte(mixed), ClassifyPOST([]byte(mixed), scanned(t, mixed), "").Responses, "s", true)
+	mixed := `[{"jsonrpc":"2.0","id":` + itoa(ka<<32|3) + `,"result":1},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","method":"m","id":` + itoa(kb<<32|4) + `}]`
+	Route(&r, []byte(mixed), scanned(t, mixed).Elems, "s", true)
 	if want := `{"jsonrpc":"2.0","id":` + itoa(ka<<32|3) + `,"result":1}`; !slices.Equal(a.got, []string{want}) || b.got != nil {
 		t.Fatalf("mixed: a %q, b %q; want a %q", a.got, b.got, want)
 	}
 }
 
 func itoa(n uint64) string { return strconv.FormatUint(n, 10) }
-
-// A POST's message is scanned once: its connection takes the POST's scan
-// for that message (the same bytes), once, and scans any other message
-// itself.
-func TestFirstScanTakenOnce(t *testing.T) {
-	data := []byte(`{"jsonrpc":"2.0","method":"echo","id":1}`)
-	var f FirstScan
-	f.Set(data, scanned(t, string(data)))
-	var m wire.Message
-	if f.Take(bytes.Clone(data), &m) {
-		t.Fatal("the scan was taken for another message with the same text")
-	}
-	if !f.Take(data, &m) || len(m.Elems) != 1 || m.Elems[0].Kind != wire.KindRequest {
-		t.Fatalf("the POST's scan was not taken: %+v", m)
-	}
-	if f.Take(data, &m) {
-		t.Fatal("the scan was taken twice")
-	}
-	var none FirstScan
-	none.Set(data, nil) // the POST's scan failed
-	if none.Take(data, &m) {
-		t.Fatal("a failed scan was taken")
-	}
-}

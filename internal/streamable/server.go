@@ -15,7 +15,6 @@ import (
 
 	"github.com/seedhq/jsonrpc/internal/mcp"
 	"github.com/seedhq/jsonrpc/internal/sse"
-	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // ServerConfig is the session and stream settings of a server (the root's
@@ -297,32 +296,6 @@ func CheckVersion(w http.ResponseWriter, r *http.Request, versions []string) boo
 	}
 	http.Error(w, "jsonrpc: unsupported "+mcp.VersionHeader+" "+strconv.Quote(v)+"; supported: "+strings.Join(versions, ", "), http.StatusBadRequest)
 	return false
-}
-
-// Post is what a server learns of a POST's message, scanned, before it
-// serves it.
-type Post struct {
-	Elems      int             // the message's elements
-	Requests   int             // calls, and invalid elements that get an error
-	Responses  []wire.Envelope // answers to the server's calls (see Route)
-	Initialize bool            // a single call of the initialize method
-}
-
-// ClassifyPOST tells what the POSTed message data, scanned into m, holds;
-// initialize is the name of the request that starts a session.
-func ClassifyPOST(data []byte, m *wire.Message, initialize string) Post {
-	p := Post{Elems: len(m.Elems)}
-	for i := range m.Elems {
-		e := &m.Elems[i]
-		switch {
-		case e.Kind == wire.KindResponse || e.Kind == wire.KindBadResponse:
-			p.Responses = append(p.Responses, *e)
-		case e.Kind != wire.KindRequest || e.ID.Present():
-			p.Requests++
-			p.Initialize = !m.Batch && e.Kind == wire.KindRequest && string(e.MethodName(data)) == initialize
-		}
-	}
-	return p
 }
 
 // ServeDELETE ends the session a DELETE names.
