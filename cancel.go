@@ -178,8 +178,7 @@ func (s *Server) conventionNotification(ctx context.Context, conn *Conn, data []
 }
 
 // conventionMessage handles a notification of s's convention: a cancel
-// (of a request served on conn; a transport whose requests do not arrive
-// on one Conn routes its cancels itself: see cancelOf) or, with
+// (of a request served on conn: see cancelledID) or, with
 // Server.OnProgress, a progress report. It reports whether the
 // notification was one.
 func (s *Server) conventionMessage(ctx context.Context, conn *Conn, name, params []byte) bool {
@@ -199,20 +198,13 @@ func (s *Server) conventionMessage(ctx context.Context, conn *Conn, name, params
 	return true
 }
 
-// cancelOf returns the id the element e of data cancels when it is a
-// cancel notification of s's convention (ok false when it is not one; a
-// cancel naming no valid id is logged and its id is zero).
-func (s *Server) cancelOf(data []byte, e *wire.Envelope) (id ID, ok bool) {
-	if s.Convention == ConventionNone || e.Kind != wire.KindRequest || e.ID.Present() {
-		return ID{}, false
-	}
-	return s.cancelledID(e.MethodName(data), paramsOf(data, e))
-}
-
-// cancelledID is cancelOf for a notification name with params.
+// cancelledID returns the id a notification name (with params) cancels
+// when it is a cancel of s's convention (ok false when it is not one; a
+// cancel naming no valid id is logged and its id is zero). A transport
+// whose requests do not arrive on one Conn routes the ids itself.
 func (s *Server) cancelledID(name, params []byte) (id ID, ok bool) {
 	cv := convention.Convention(s.Convention)
-	if string(name) != cv.CancelMethod() {
+	if s.Convention == ConventionNone || string(name) != cv.CancelMethod() {
 		return ID{}, false
 	}
 	if id, ok = RawID(convention.CancelledID(params, cv)); !ok || id.IsNull() {

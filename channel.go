@@ -1,6 +1,8 @@
 package jsonrpc
 
 import (
+	"context"
+	"io"
 	"sync"
 )
 
@@ -133,9 +135,42 @@ func sendReply(ch Channel, msg []byte) error {
 	return ch.Send(msg)
 }
 
+// SessionConn returns the connection of the client whose request ctx
+// belongs to, one that outlives the request, so that a handler (or code it
+// hands the connection to) can notify or call that client later: on a
+// stream transport (TCP, unix, stdio, WebSocket) it is ConnFromContext's;
+// over Streamable HTTP with sessions it is the session's, whose messages go
+// on the session's standalone GET stream (waiting in the session's outbox
+// while no GET stream is open; see StreamableHTTPOptions.OutboxSize and
+// ErrStreamBacklog), and whose calls are answered by the client's POSTs. It
+// closes when the session ends. It returns nil where no connection
+// outlives the request: plain HTTP, stateless Streamable HTTP, or
+// NoStandaloneStream.
+func SessionConn(ctx context.Context) *Conn {
+	if ss, ok := ctx.Value(sessionKey{}).(session); ok {
+		c, _ := ss.Conn(ctx).(*Conn)
+		return c
+	}
+	if c := connFromContext(ctx); c != nil && !c.callScoped() {
+		return c
+	}
+	return nil
+}
+
 // callScoped reports whether the connection lives only as long as one
 // call (its Channel is a replySender).
 func (c *Conn) callScoped() bool {
 	_, ok := c.ch.(replySender)
 	return ok
+}
+
+// sessionKey keys, in a request's context, the session it belongs to on a
+// transport whose sessions outlive their requests (Streamable HTTP's).
+type sessionKey struct{}
+
+// session is a transport's session: Conn returns its connection (a
+// *Conn), made for the request whose context is ctx on first use; nil
+// once it has ended.
+type session interface {
+	Conn(ctx context.Context) io.Closer
 }

@@ -200,8 +200,8 @@ func (c *Conn) serveDispatched(data []byte, e *wire.Envelope, batch []wire.Envel
 	ci := connInbound{inbound: inbound{data: data}, conn: c}
 	ci.serve(c.ctx, e, batch)
 	c.end()
-	if ci.t != nil {
-		connrt.Go(func() { c.run(ci.t, ci.draining) })
+	if t, draining := ci.t, ci.draining; t != nil {
+		connrt.Go(func() { c.run(t, draining) })
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/seedhq/jsonrpc/internal/httpx"
@@ -120,12 +121,7 @@ const (
 	DefaultRetryDelay         = time.Second
 )
 
-const (
-	sessionHeader  = mcp.SessionHeader
-	versionHeader  = mcp.VersionHeader
-	eventStream    = sse.ContentType
-	maxPostStreams = 1 << 31 // keys of live POST streams: the high bits of our call ids
-)
+const versionHeader = mcp.VersionHeader
 
 // StreamableHTTPHandler returns an http.Handler serving s over Streamable
 // HTTP. A POST of notifications or responses only gets 202 Accepted and no
@@ -239,7 +235,9 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if cors && httpx.ServeCORS(w, r) {
 		return
 	}
-	p := &postSink{h: h, w: w, r: r, stateless: h.rules.Serves(r.Header.Get(versionHeader))}
+	p := postSinkPool.Get().(*postSink)
+	defer p.release()
+	p.h, p.w, p.r, p.stateless = h, w, r, h.rules.Serves(r.Header.Get(versionHeader))
 	switch {
 	case p.stateless && r.Method != http.MethodPost:
 		w.Header().Set("Allow", http.MethodPost)
@@ -287,10 +285,24 @@ type postSink struct {
 	session  string              // its id ("": none)
 	client   string              // see streamable.ClientKey
 	meta     *MCPMeta            // the stateless revision's _meta (nil: none)
+	calls    int                 // the requests answered (take)
 
 	acceptsSSE, stateless bool
 	opened                bool // begin has run
 	answered              bool // a response was written (else: 202)
+}
+
+var postSinkPool = sync.Pool{New: func() any { return new(postSink) }}
+
+// release gives p back to postSinkPool, keeping only its scanner's buffers:
+// nothing holds p once its POST is answered (a connection's task copies
+// the requests it serves).
+func (p *postSink) release() {
+	sc := p.scanState
+	sc.sc.Data = nil
+	*p = postSink{}
+	p.scanState = sc
+	postSinkPool.Put(p)
 }
 
 // begin finds the POST's session, or applies the stateless revision's
@@ -327,11 +339,18 @@ func (p *postSink) take(data []byte, m *wire.Message) ([]wire.Envelope, bool) {
 	}
 	responses, cancels := 0, 0
 	for i := range m.Elems {
-		if k := m.Elems[i].Kind; k == wire.KindResponse || k == wire.KindBadResponse {
+		switch e := &m.Elems[i]; {
+		case e.Kind == wire.KindResponse || e.Kind == wire.KindBadResponse:
 			responses++
-		} else if id, ok := p.srv.cancelOf(data, &m.Elems[i]); ok {
-			cancels++
-			p.h.cancel(p.client, id)
+		case e.Kind != wire.KindRequest || e.ID.Present():
+			p.calls++ // answered: a call, or an invalid element
+		default:
+			if id, ok := p.srv.cancelledID(e.MethodName(data), paramsOf(data, e)); ok {
+				cancels++
+				if !id.IsZero() {
+					p.h.cancel(p.client, id)
+				}
+			}
 		}
 	}
 	if responses > 0 {
@@ -390,7 +409,7 @@ func (p *postSink) serve(ctx context.Context, e *wire.Envelope, batch []wire.Env
 	if p.sess != nil && p.sess.Standalone != nil {
 		ctx = context.WithValue(ctx, sessionKey{}, p.sess)
 	}
-	if !p.acceptsSSE || countCalls(e, batch) == 0 {
+	if !p.acceptsSSE || p.calls == 0 {
 		p.exchange.serve(ctx, e, batch)
 		if len(p.reply) > 0 {
 			p.writeJSON(p.reply)
@@ -398,21 +417,6 @@ func (p *postSink) serve(ctx context.Context, e *wire.Envelope, batch []wire.Env
 		return
 	}
 	p.serveStream(ctx, nil, e, batch)
-}
-
-// countCalls counts the requests e (or batch) holds that are answered:
-// calls, and invalid elements.
-func countCalls(e *wire.Envelope, batch []wire.Envelope) int {
-	n := 0
-	if e != nil && (e.Kind != wire.KindRequest || e.ID.Present()) {
-		n++
-	}
-	for i := range batch {
-		if batch[i].Kind != wire.KindRequest || batch[i].ID.Present() {
-			n++
-		}
-	}
-	return n
 }
 
 // writeJSON answers the POST with reply as one JSON body, gzipped as
@@ -446,12 +450,11 @@ func (p *postSink) serveStream(ctx context.Context, reply []byte, e *wire.Envelo
 	ps := &postStream{session: p.session, client: p.client}
 	ps.Answer.Init(w, streamable.AnswerConfig{
 		Events: es, Reply: p.pi, WithData: !p.stateless && p.r.Header.Get(versionHeader) >= mcp.Version2025,
-		Always: h.opts.SSE == SSEAlways, Requests: countCalls(e, batch),
+		Always: h.opts.SSE == SSEAlways, Requests: p.calls,
 	})
 	ps.Inbox.Init()
 	if reply != nil {
-		ps.sendReply(reply)
-		es.Hold(ctx, out, ps.Closed())
+		ps.sendReply(reply) // it ends the answer
 		return
 	}
 	conn := newConnContext(base, ps, h.srv, nil)
@@ -481,16 +484,15 @@ func (p *postSink) serveStream(ctx context.Context, reply []byte, e *wire.Envelo
 }
 
 // cancel routes a cancel from client to the POST serving its request id.
-func (h *streamableHandler) cancel(client string, id ID) bool {
+func (h *streamableHandler) cancel(client string, id ID) {
 	for _, ps := range h.posts(func(ps *postStream) bool { return ps.client == client }) {
 		if ps.conn.cancelIncoming(id) {
 			if h.srv.Convention == ConventionMCP {
 				ps.Cancelled()
 			}
-			return true
+			return
 		}
 	}
-	return false
 }
 
 // posts returns the live POSTs that keep keeps.
@@ -507,30 +509,6 @@ func (h *streamableHandler) endPOSTs(session string) {
 	for _, ps := range h.posts(func(ps *postStream) bool { return ps.session == session }) {
 		ps.Close()
 	}
-}
-
-type sessionKey struct{}
-
-// SessionConn returns the connection of the client whose request ctx
-// belongs to, one that outlives the request, so that a handler (or code it
-// hands the connection to) can notify or call that client later: on a
-// stream transport (TCP, unix, stdio, WebSocket) it is ConnFromContext's;
-// over Streamable HTTP with sessions it is the session's, whose messages go
-// on the session's standalone GET stream (waiting in the session's outbox
-// while no GET stream is open; see StreamableHTTPOptions.OutboxSize and
-// ErrStreamBacklog), and whose calls are answered by the client's POSTs. It
-// closes when the session ends. It returns nil where no connection
-// outlives the request: plain HTTP, stateless Streamable HTTP, or
-// NoStandaloneStream.
-func SessionConn(ctx context.Context) *Conn {
-	if ss, ok := ctx.Value(sessionKey{}).(*streamable.Session); ok {
-		c, _ := ss.Conn(ctx).(*Conn)
-		return c
-	}
-	if c := connFromContext(ctx); c != nil && !c.callScoped() {
-		return c
-	}
-	return nil
 }
 
 // sessionConn makes the connection of session s (SessionConn), with the
@@ -581,9 +559,9 @@ func (c *sessionChannel) Close() error {
 	return nil
 }
 
-// postStream is the Channel of one POST's connection: it reads the POST's
-// body (and the answers to our calls, routed to it) and writes to the
-// POST's answer.
+// postStream is the Channel of one POST's connection: it receives the
+// client's answers to its calls, POSTed and routed to it by id, and writes
+// to the POST's answer.
 type postStream struct {
 	streamable.Answer
 	session string

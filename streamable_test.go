@@ -318,3 +318,31 @@ func TestStreamableHTTPClientGoesAway(t *testing.T) {
 		t.Fatal("the handler was not cancelled")
 	}
 }
+
+// An answer decided before any handler runs goes the way a handler's
+// reply goes: a message that does not parse is still refused without a
+// session (400), and under SSEAlways its error is an event; a response in a
+// batch goes to the call it answers, and only the batch's requests are
+// answered.
+func TestStreamableHTTPEarlyAnswers(t *testing.T) {
+	srv := &jsonrpc.Server{Handler: streamableMux(nil)}
+	hs := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{Sessions: true, SSE: jsonrpc.SSEAlways}))
+	defer hs.Close()
+	c := &streamClient{t: t, url: hs.URL}
+	if r := c.post(`{"jsonrpc":`, bothAccept); readAll(t, r) == "" || r.StatusCode != http.StatusBadRequest {
+		t.Fatalf("parse error without a session: %d", r.StatusCode)
+	}
+	r := c.post(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`, bothAccept)
+	readAll(t, r)
+	if c.session = r.Header.Get("Mcp-Session-Id"); c.session == "" {
+		t.Fatal("no session")
+	}
+	r = c.post(`{"jsonrpc":`, bothAccept)
+	if got := readAll(t, r); r.Header.Get("Content-Type") != "text/event-stream" || !strings.Contains(got, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700") {
+		t.Fatalf("parse error under SSEAlways: %q %q", r.Header.Get("Content-Type"), got)
+	}
+	r = c.post(`[{"jsonrpc":"2.0","id":77,"result":1},{"jsonrpc":"2.0","id":"i","method":"initialize"}]`, "application/json")
+	if got := readAll(t, r); got != `[{"jsonrpc":"2.0","id":"i","result":"ready"}]` {
+		t.Fatalf("a batch with a response: %s", got)
+	}
+}

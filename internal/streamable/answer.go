@@ -149,10 +149,6 @@ func (b *Inbox) Deliver(data []byte) {
 	}
 }
 
-// Put hands the first message, the POST's own, to Recv (the inbox has
-// room for it).
-func (b *Inbox) Put(data []byte) { b.in <- data }
-
 // Shut closes the inbox; it reports whether this call did.
 func (b *Inbox) Shut() (first bool) {
 	b.once.Do(func() { close(b.closed); first = true })
