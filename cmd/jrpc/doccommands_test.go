@@ -54,10 +54,10 @@ func docCommands(t *testing.T, path string) []docCommand {
 // notRunHere are the documented commands this test cannot run as they are:
 // servers and interactive sessions (other tests drive those), and commands
 // that need something outside (geth, /etc).
-var notRunHere = regexp.MustCompile(`jrpc serve|jrpc explore|jrpc repl|jrpc completion|jrpc conform|--reconnect|:8546|jrpc bridge|jrpc record|jrpc replay|jrpc mock|jrpc gen`)
+var notRunHere = regexp.MustCompile(`jrpc serve|jrpc explore|jrpc repl|jrpc completion|jrpc conform|jrpc chaos|--reconnect|:8546|jrpc bridge|jrpc record|jrpc replay|jrpc mock|jrpc gen`)
 
 // TestDocCommands runs every `$ jrpc …` command of README.md and
-// docs/cli.md, as written, against a live `jrpc serve` on the documented
+// docs/*.md, as written, against a live `jrpc serve` on the documented
 // addresses (rewritten to free ports), and checks the output shown under it
 // (each shown line, white space aside, appears in what it printed). `go run
 // ./cmd/jrpc` runs the built binary; bench's -t 10s runs 1s (issue 28).
@@ -65,12 +65,14 @@ func TestDocCommands(t *testing.T) {
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "rpc.sock")
 	u := startServeN(t, 4, "-l", "http://127.0.0.1:0/", "-l", "tcp://127.0.0.1:0", "-l", "ws://127.0.0.1:0/", "-l", "unix://"+sock)
+	mcp := startServeN(t, 1, "--mcp", "-l", "http://127.0.0.1:0/mcp")["http"] // docs/streamable-http-mcp.md's
 	binDir := filepath.Join(dir, "bin")
 	os.MkdirAll(binDir, 0o755)
 	if err := os.Symlink(bin, filepath.Join(binDir, "jrpc")); err != nil {
 		t.Fatal(err)
 	}
 	rewrite := strings.NewReplacer(
+		"http://127.0.0.1:8080/mcp", mcp, // before its prefix: the first match wins
 		"http://127.0.0.1:8080/", u["http"],
 		"tcp://127.0.0.1:9090", u["tcp"],
 		"ws://127.0.0.1:8081/", u["ws"],
@@ -80,7 +82,8 @@ func TestDocCommands(t *testing.T) {
 	)
 	space := regexp.MustCompile(`\s+`)
 	ran := 0
-	for _, doc := range []string{"../../README.md", "../../docs/cli.md"} {
+	docs, _ := filepath.Glob("../../docs/*.md")
+	for _, doc := range append([]string{"../../README.md"}, docs...) {
 		for _, c := range docCommands(t, doc) {
 			if notRunHere.MatchString(c.line) {
 				continue
