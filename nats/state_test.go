@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -132,6 +133,25 @@ func newSessionStore(t testing.TB, js jetstream.JetStream, bucket string) *jnats
 	return s
 }
 
+func TestJetStreamBroker(t *testing.T) {
+	ns := runJetStream(t)
+	js := jsConn(t, ns)
+	var n atomic.Int64
+	statetest.TestBroker(t, func(t *testing.T) state.Broker {
+		return newBroker(t, js, fmt.Sprint("BROKER_", n.Add(1)))
+	})
+	statetest.TestSharedBroker(t, newBroker(t, jsConn(t, ns), "SHARED"), newBroker(t, jsConn(t, ns), "SHARED"))
+}
+
+func newBroker(t testing.TB, js jetstream.JetStream, name string) *jnats.Broker {
+	t.Helper()
+	b, err := jnats.NewBroker(t.Context(), js, jnats.BrokerConfig{Stream: name, Subject: "b." + name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // TestJetStreamUnreachable stops the server under open stores: appends,
 // reads and rotations fail with an error by the context's deadline, not a
 // hang, and the key ring keeps answering with the keys it last saw.
@@ -141,6 +161,7 @@ func TestJetStreamUnreachable(t *testing.T) {
 	s := newEventStore(t, js, state.Limits{})
 	r := newKeyRing(t, js, "down", 3)
 	sess := newSessionStore(t, js, "down_sessions")
+	br := newBroker(t, js, "DOWN")
 	ctx := t.Context()
 	if _, err := s.Append(ctx, "a", []byte("x")); err != nil {
 		t.Fatal(err)
@@ -151,9 +172,10 @@ func TestJetStreamUnreachable(t *testing.T) {
 	ns.Shutdown()
 	ns.WaitForShutdown()
 	for name, op := range map[string]func(context.Context) error{
-		"Append": func(ctx context.Context) error { _, err := s.Append(ctx, "a", []byte("y")); return err },
-		"After":  func(ctx context.Context) error { _, _, err := s.After(ctx, "a", 0); return err },
-		"Get":    func(ctx context.Context) error { _, err := sess.Get(ctx, "x"); return err },
+		"Append":  func(ctx context.Context) error { _, err := s.Append(ctx, "a", []byte("y")); return err },
+		"After":   func(ctx context.Context) error { _, _, err := s.After(ctx, "a", 0); return err },
+		"Get":     func(ctx context.Context) error { _, err := sess.Get(ctx, "x"); return err },
+		"Publish": func(ctx context.Context) error { return br.Publish(ctx, "t", []byte("x")) },
 		"Rotate": func(ctx context.Context) error {
 			return r.Rotate(ctx, state.Key{ID: "k2", Secret: []byte("0123456789abcdef")})
 		},
@@ -227,4 +249,41 @@ func benchSessionGet(b *testing.B, s state.SessionStore) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkBrokerFanout measures the latency from Publish on one instance
+// to Next on another (p50 and p99), in memory (one instance) and through
+// JetStream (two connections).
+func BenchmarkBrokerFanout(b *testing.B) {
+	b.Run("memory", func(b *testing.B) {
+		m := state.NewMemoryBroker(1000)
+		benchFanout(b, m, m)
+	})
+	b.Run("jetstream", func(b *testing.B) {
+		ns := runJetStream(b)
+		benchFanout(b, newBroker(b, jsConn(b, ns), "BENCH"), newBroker(b, jsConn(b, ns), "BENCH"))
+	})
+}
+
+func benchFanout(b *testing.B, pub, sub state.Broker) {
+	ctx := b.Context()
+	s, err := sub.Subscribe(ctx, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	var lat []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if err := pub.Publish(ctx, "bench", []byte("event")); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Next(ctx); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2])/1e3, "p50-us")
+	b.ReportMetric(float64(lat[len(lat)*99/100])/1e3, "p99-us")
 }

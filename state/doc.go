@@ -1,7 +1,8 @@
 // Package state holds the seams through which a server keeps what outlives
 // one call: the events of resumable Streamable HTTP streams (EventStore),
-// MCP 2025 sessions (SessionStore) and the keys that authenticate MCP
-// requestState (KeyRing). Each seam has
+// MCP 2025 sessions (SessionStore), the events of subscriptions and change
+// feeds (Broker) and the keys that authenticate MCP requestState
+// (KeyRing). Each seam has
 // an in-memory implementation here, the one a single process uses, and
 // package state/statetest checks any implementation against the contracts
 // below, so that a shared one (package github.com/seedhq/jsonrpc/nats has
@@ -47,6 +48,17 @@
 // succeeds); a session past its Expires, or deleted, is gone: Get, Touch
 // and Delete answer ErrNoSession, and its id may be created again. Touch
 // moves the expiry (an idle timeout touches on every request).
+//
+// # Broker
+//
+// A Broker carries events on topics. A Subscription receives every event
+// published on its topic after Subscribe returned, once, in the topic's
+// order: one order, the same for every subscriber on every instance,
+// which keeps the order of any one caller's Publishes. Publish returns
+// once the broker accepted the event. A subscriber that falls too far
+// behind (a bound of the implementation) gets ErrSlowSubscriber after
+// the events it was still owed, rather than a silent gap. Close ends a
+// subscription: Next then returns ErrClosed.
 //
 // # Errors and concurrency
 //

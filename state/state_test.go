@@ -2,6 +2,7 @@ package state_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -71,4 +72,31 @@ func TestMemorySessionStore(t *testing.T) {
 	statetest.TestSessionStore(t, func(t *testing.T) state.SessionStore { return state.NewMemorySessionStore(nil) })
 	s := state.NewMemorySessionStore(nil)
 	statetest.TestSharedSessionStore(t, s, s)
+}
+
+func TestMemoryBroker(t *testing.T) {
+	statetest.TestBroker(t, func(t *testing.T) state.Broker { return state.NewMemoryBroker(1000) })
+	b := state.NewMemoryBroker(1000)
+	statetest.TestSharedBroker(t, b, b)
+}
+
+// TestMemoryBrokerSlow ends a subscription that falls behind its bound,
+// after the events it had queued.
+func TestMemoryBrokerSlow(t *testing.T) {
+	b := state.NewMemoryBroker(2)
+	ctx := context.Background()
+	s, _ := b.Subscribe(ctx, "t")
+	for _, e := range []string{"1", "2", "3", "4"} {
+		if err := b.Publish(ctx, "t", []byte(e)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []string{"1", "2"} {
+		if got, err := s.Next(ctx); err != nil || string(got) != want {
+			t.Fatalf("Next = %q, %v; want %s", got, err, want)
+		}
+	}
+	if _, err := s.Next(ctx); !errors.Is(err, state.ErrSlowSubscriber) {
+		t.Fatalf("Next past the bound: %v, want ErrSlowSubscriber", err)
+	}
 }
