@@ -121,7 +121,7 @@ type column struct{ transport, mode string }
 
 var matrixColumns = []column{
 	{"tcp", "plain"}, {"tcp", "reconnect"}, {"tcp", "failover"}, {"tcp", "batch"}, {"lsp", "reconnect"},
-	{"ws", "plain"}, {"ws", "reconnect"}, {"ws", "batch"},
+	{"ws", "plain"}, {"ws", "reconnect"}, {"ws", "reconnect+ping"}, {"ws", "batch"},
 	{"http", "plain"}, {"http", "batch"},
 	{"streamable", "plain"}, {"streamable", "batch"},
 }
@@ -147,7 +147,7 @@ func TestFaultMatrix(t *testing.T) {
 	for _, s := range []string{"tcp", "ws", "http", "streamable"} {
 		targets[s] = workServer(t, s, l)
 	}
-	targets["lsp"] = targets["tcp"] // the server detects the client's Content-Length framing
+	targets["lsp"] = targets["tcp"]  // the server detects the client's Content-Length framing
 	spare := workServer(t, "tcp", l) // failover's second endpoint
 	var rows [][]string
 	var findings []string
@@ -216,6 +216,10 @@ func runCell(t *testing.T, name, spec string, col column, target, spare string, 
 			t.Errorf("%s: call %d returned %v after its context ended", name, i, res.took-callTimeout)
 			o.surprises = append(o.surprises, "a call waited past its context")
 		}
+		if res.falseDeadline {
+			t.Errorf("%s: call %d failed with an error matching context.DeadlineExceeded before its context ended", name, i)
+			o.surprises = append(o.surprises, "a call's error matched context.DeadlineExceeded before its context ended")
+		}
 		if res.wrong {
 			t.Errorf("%s: call %d got another call's answer", name, i)
 			o.surprises = append(o.surprises, "a call got another call's answer")
@@ -272,6 +276,9 @@ func dialMode(col column, url, spare string) (jsonrpc.Client, error) {
 		opts = append(opts, jsonrpc.WithFraming(jsonrpc.FramingHeader))
 	}
 	switch col.mode {
+	case "reconnect+ping":
+		opts = append(opts, jsonrpc.WithPing(100*time.Millisecond, 150*time.Millisecond))
+		fallthrough
 	case "reconnect":
 		opts = append(opts, jsonrpc.WithReconnect())
 	case "failover":
@@ -292,6 +299,13 @@ type result struct {
 	late   bool
 	wrong  bool
 	tokens []string
+	// falseDeadline: an error matching context.DeadlineExceeded though
+	// the call's context had not ended
+	falseDeadline bool
+}
+
+func falseDeadline(ctx context.Context, err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
 }
 
 // doWork makes one call (a batch of two in batch mode) under callTimeout.
@@ -316,6 +330,7 @@ func doWork(c jsonrpc.Client, col column, tok string) result {
 				e = bc.Err
 			}
 			r.kinds = append(r.kinds, classify(e))
+			r.falseDeadline = r.falseDeadline || falseDeadline(ctx, e)
 			r.wrong = r.wrong || e == nil && got[i] != r.tokens[i]
 		}
 	} else {
@@ -323,6 +338,7 @@ func doWork(c jsonrpc.Client, col column, tok string) result {
 		r.tokens = []string{tok}
 		err := c.Call(ctx, "work", workParams{Token: tok, Notify: notify}, &got)
 		r.kinds = []string{classify(err)}
+		r.falseDeadline = falseDeadline(ctx, err)
 		r.wrong = err == nil && got != tok
 	}
 	r.took = time.Since(start)
@@ -387,11 +403,12 @@ error), ` + "`deadline`" + ` (the call's context ended: nothing told the client 
 come), or the sentinel the error matches (` + "`ErrConnectionLost`" + `: the call left and its
 connection dropped, never resent; ` + "`ErrClosed`" + `: the connection is gone). A batch cell counts
 its two calls. Modes: plain ` + "`Dial`" + `, ` + "`WithReconnect`" + `, ` + "`DialFailover`" + ` over the proxied
-server and a second, direct one, a ` + "`Batch`" + ` of two calls; lsp: tcp with Content-Length framing; Streamable HTTP through ` + "`Dial`" + ` with
+server and a second, direct one, a ` + "`Batch`" + ` of two calls; lsp: tcp with Content-Length framing; reconnect+ping: ` + "`WithPing(100ms, 150ms)`" + ` too; Streamable HTTP through ` + "`Dial`" + ` with
 ` + "`WithStreamableHTTP`" + ` (its calls notify first, so answers are event streams). — : the fault
 has no meaning there.
 
-The test asserts in every cell: no call returns later than its context allows (+` + slack.String() + `), no
+The test asserts in every cell: no call returns later than its context allows (+` + slack.String() + `) or
+fails with an error matching ` + "`context.DeadlineExceeded`" + ` before its context ends, no
 call is executed twice unless the fault duplicated it towards the server, no call gets
 another's answer, and (TestMain) no goroutine outlives the matrix.
 
@@ -467,7 +484,8 @@ const matrixNotes = `
 - **half-open on tcp and ws**: nothing detects a peer that stops reading and writing while
   keeping its socket. The call and every later call on that connection wait out their
   contexts (a call without a deadline would wait for ever), and ` + "`WithReconnect`" + ` does not
-  redial, since the connection never fails. WebSocket's pings (every 30 s) end it eventually;
+  redial, since the connection never fails. WebSocket's pings end it (every 30 s by default; with
+  ` + "`WithPing(100ms, 150ms)`" + ` the connection is dropped and redialled, see ws reconnect+ping);
   on TCP only the caller's deadline does. ` + "`DialFailover`" + ` keeps giving such an endpoint its turn:
   the calls sent to it time out while the others succeed.
 - **a corrupted answer on tcp and ws**: a response the client cannot parse cannot be matched

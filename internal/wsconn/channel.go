@@ -72,7 +72,10 @@ func (ch *Channel) ping() {
 		return // closing anyway
 	}
 	if err != nil {
-		perr := fmt.Errorf("jsonrpc: websocket peer did not answer a ping within %s: %w", ch.opts.PingTimeout, err)
+		// The ping's own context ran out: said in words, not wrapped, so
+		// that a call failed by the drop does not match
+		// context.DeadlineExceeded as if its caller's context had ended.
+		perr := fmt.Errorf("jsonrpc: websocket peer did not answer a ping within %s: %v", ch.opts.PingTimeout, err)
 		ch.pingErr.Store(&perr)
 		ch.wc.CloseNow()
 		return
