@@ -114,5 +114,13 @@ func TestMCPFixtureSamplingOnTerminal(t *testing.T) {
 	for range 4 { // name, score, status, verified: the defaults
 		s.typeKeys("\r")
 	}
-	s.waitFor(at, `content={\"age\":41,\"name\":\"John Doe\",\"score\":95.5,\"status\":\"active\",\"verified\":true}`)
+	s.waitFor(at, "Elicitation completed: action=accept, content={")
+	if err := s.cmd.Wait(); err != nil {
+		t.Fatalf("%v\n%s", err, s.out.String())
+	}
+	for _, w := range []string{`\"age\":41`, `\"name\":\"John Doe\"`, `\"score\":95.5`, `\"status\":\"active\"`, `\"verified\":true`} { // in any order
+		if !strings.Contains(s.out.String()[at:], w) {
+			t.Errorf("the answer lacks %s:\n%s", w, s.out.String()[at:])
+		}
+	}
 }
