@@ -2,13 +2,18 @@ package main
 
 import (
 	"bufio"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 )
 
 // pythonErrorPage is what python's http.server writes to a request line it
@@ -92,6 +97,36 @@ func TestNonJSONRPCAnswerNamed(t *testing.T) {
 			}
 		})}, `answered "-ERR unknown command`},
 	}
+	// HTTP: a web server's page for any POST; WebSocket: a server that
+	// answers each message with text that is not JSON.
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, "<!DOCTYPE html><html><head><title>Welcome to nginx!</title></head><body></body></html>")
+	}))
+	t.Cleanup(web.Close)
+	chat := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for {
+			if _, _, err := c.Read(r.Context()); err != nil {
+				return
+			}
+			c.Write(r.Context(), websocket.MessageText, []byte("hello, who is there?"))
+		}
+	}))
+	t.Cleanup(chat.Close)
+	cases = append(cases, []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"an HTML page over HTTP", []string{web.URL + "/"}, `answered with an HTML page ("Welcome to nginx!")`},
+		{"an HTML page over HTTP with -v", []string{"-v", web.URL + "/"}, `answered with an HTML page ("Welcome to nginx!")`},
+		{"text over WebSocket", []string{"--timeout", "3s", "ws" + strings.TrimPrefix(chat.URL, "http") + "/"}, `answered "hello, who is there?"`},
+	}...)
 	if py, err := exec.LookPath("python3"); err == nil {
 		// The server of the report itself: python's http.server.
 		l, err := net.Listen("tcp", "127.0.0.1:0")

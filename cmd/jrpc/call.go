@@ -343,7 +343,7 @@ func decodeMessage(t *target, data []byte) (*envelope, error) {
 			return nil, t.notStream()
 		}
 		if bytes.HasPrefix(bytes.TrimSpace(data), []byte("<")) {
-			return nil, transportError(fmt.Errorf("%s answered with an HTML page (%s): it does not speak JSON-RPC", t, snippet(data)), "check the host and port: is a JSON-RPC server listening there?")
+			return nil, transportError(fmt.Errorf("%s answered %s: it does not speak JSON-RPC", t, nameAnswer(data)), "check the host and port: is a JSON-RPC server listening there?")
 		}
 		return nil, transportError(fmt.Errorf("invalid response from %s: %v: %s", t, err, snippet(data)), "is this a JSON-RPC 2.0 server?")
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/coder/websocket"
 )
 
 // After an exchange with a stream or NATS target failed without a reason
@@ -97,6 +100,26 @@ func probeLine(dial func() (net.Conn, error)) (kind string, said []byte) {
 	return "other", said
 }
 
+// probeWS sends a WebSocket target a JSON-RPC message and reads the
+// first it answers (a second at most): "other" when that is not JSON.
+func (t *target) probeWS() (kind string, said []byte) {
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, t.url.String(), &websocket.DialOptions{HTTPHeader: t.headers, HTTPClient: t.httpClient()})
+	if err != nil {
+		return "", nil
+	}
+	defer c.CloseNow()
+	if c.Write(ctx, websocket.MessageText, []byte(`{"jsonrpc":"2.0","method":"rpc.ping","id":0}`)) != nil {
+		return "", nil
+	}
+	_, said, err = c.Read(ctx)
+	if s := bytes.TrimSpace(said); err != nil || len(s) == 0 || bytes.ContainsAny(s[:1], "{[") {
+		return "", nil
+	}
+	return "other", said
+}
+
 // readSome reads what the peer sends until it pauses (100ms), closes, the
 // deadline passes or 1 KiB came.
 func readSome(c net.Conn) []byte {
@@ -122,6 +145,9 @@ func (t *target) wrongProtocol() error {
 		return nil // a command: commandEnded says what it wrote
 	}
 	kind, said := t.portProtocol()
+	if t.isWS() {
+		kind, said = t.probeWS()
+	}
 	host := t.url.Host
 	switch {
 	case kind == "http":

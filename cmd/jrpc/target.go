@@ -449,6 +449,18 @@ func (t *target) exchangeFailure(err error) error {
 		}
 		return transportError(fmt.Errorf("the connection to %s closed before the answer came (%v)", t, err), "the server may have crashed or dropped the message: look at its log (jrpc serve -v)")
 	}
+	return t.otherFailure(err)
+}
+
+// otherFailure reports a failure no other rule explains: an HTML page in
+// answer is named by its title.
+func (t *target) otherFailure(err error) error {
+	msg := err.Error()
+	if _, page, ok := strings.Cut(msg, `answered with Content-Type "text/html`); ok {
+		if _, body, ok := strings.Cut(page, "not application/json: "); ok && htmlTitle(body) != "" {
+			return transportError(fmt.Errorf("%s answered with an HTML page (%q): it does not speak JSON-RPC", t, htmlTitle(body)), "check the URL: is a JSON-RPC server at this path?")
+		}
+	}
 	return transportError(fmt.Errorf("%s: %v", t, err), "")
 }
 
