@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -22,6 +23,11 @@ type KeyRingConfig struct {
 	Key    string
 	// Retain is how many keys the ring keeps (default 3).
 	Retain int
+	// Refresh is how often the ring also reads the bucket (default 500ms),
+	// besides its watch: after a NATS server restart a watch resumes only
+	// once its consumer misses heartbeats (about 10s), so this bounds how
+	// late a rotation is seen.
+	Refresh time.Duration
 	// Storage is JetStream's storage (default file), Replicas its copies
 	// (default 1).
 	Storage  jetstream.StorageType
@@ -32,7 +38,8 @@ type KeyRingConfig struct {
 // every instance that opens the same bucket and key. Keys reads a copy
 // kept current by a watch on the bucket, so it costs no round trip and a
 // rotation on one instance is seen by the others as soon as the watch
-// delivers it (milliseconds on a healthy cluster). Rotate and Remove are
+// delivers it (milliseconds on a healthy cluster), or at the latest at its
+// next read of the bucket (KeyRingConfig.Refresh). Rotate and Remove are
 // a compare-and-set on the bucket (a read and a write), retried when
 // another instance changed the ring in between.
 //
@@ -43,8 +50,9 @@ type KeyRing struct {
 	kv     jetstream.KeyValue
 	key    string
 	retain int
-	stop   context.CancelFunc // stops the watch
-	done   chan struct{}
+	stop   context.CancelFunc // stops the watch and the polls
+	done   chan struct{}      // closed when the watch has stopped
+	polled chan struct{}      // closed when the polls have stopped
 
 	mu   sync.Mutex
 	keys []state.Key
@@ -63,6 +71,9 @@ func NewKeyRing(ctx context.Context, js jetstream.JetStream, cfg KeyRingConfig) 
 	if cfg.Retain <= 0 {
 		cfg.Retain = 3
 	}
+	if cfg.Refresh <= 0 {
+		cfg.Refresh = 500 * time.Millisecond
+	}
 	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket: cfg.Bucket, History: 1, Storage: cfg.Storage, Replicas: max(1, cfg.Replicas),
 	})
@@ -76,9 +87,10 @@ func NewKeyRing(ctx context.Context, js jetstream.JetStream, cfg KeyRingConfig) 
 		stop()
 		return nil, fmt.Errorf("jsonrpc/nats: key ring watch: %w", err)
 	}
-	r := &KeyRing{kv: kv, key: cfg.Key, retain: cfg.Retain, stop: stop, done: make(chan struct{})}
+	r := &KeyRing{kv: kv, key: cfg.Key, retain: cfg.Retain, stop: stop, done: make(chan struct{}), polled: make(chan struct{})}
 	ready := make(chan struct{})
 	go r.watch(w, ready)
+	go r.poll(wctx, cfg.Refresh)
 	select {
 	case <-ready:
 		return r, nil
@@ -105,6 +117,29 @@ func (r *KeyRing) watch(w jetstream.KeyWatcher, ready chan struct{}) {
 			continue // not a ring this package wrote: keep the last good one
 		}
 		r.apply(keys, e.Revision())
+	}
+}
+
+// poll reads the ring every refresh until ctx ends.
+func (r *KeyRing) poll(ctx context.Context, refresh time.Duration) {
+	defer close(r.polled)
+	t := time.NewTicker(refresh)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		gctx, cancel := context.WithTimeout(ctx, refresh)
+		e, err := r.kv.Get(gctx, r.key)
+		cancel()
+		if err != nil {
+			continue // unreachable, or no ring yet: the watch or the next poll will tell
+		}
+		if keys, err := decodeRing(e); err == nil {
+			r.apply(keys, e.Revision())
+		}
 	}
 }
 
@@ -141,6 +176,7 @@ func decodeRing(e jetstream.KeyValueEntry) ([]state.Key, error) {
 func (r *KeyRing) Close() error {
 	r.stop()
 	<-r.done
+	<-r.polled
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -286,4 +287,47 @@ func benchFanout(b *testing.B, pub, sub state.Broker) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2])/1e3, "p50-us")
 	b.ReportMetric(float64(lat[len(lat)*99/100])/1e3, "p99-us")
+}
+
+// TestJetStreamRecovers restarts the server (same port, same store) under
+// open stores: once it is back, the events stored before are read with
+// the ones appended after, none twice, and a rotation made through
+// another connection reaches the ring's watch within a second.
+func TestJetStreamRecovers(t *testing.T) {
+	dir := t.TempDir()
+	ns := runNATS(t, func(o *natsserver.Options) { o.JetStream = true; o.StoreDir = dir })
+	port := ns.Addr().(*net.TCPAddr).Port
+	reconnect := []natsgo.Option{natsgo.MaxReconnects(-1), natsgo.ReconnectWait(20 * time.Millisecond)}
+	js := jsConn(t, ns, reconnect...)
+	s := newEventStore(t, js, state.Limits{})
+	r := newKeyRing(t, js, "recover", 3)
+	ctx := t.Context()
+	first, err := s.Append(ctx, "a", []byte("before"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Shutdown()
+	ns.WaitForShutdown()
+	runNATS(t, func(o *natsserver.Options) { o.JetStream = true; o.StoreDir = dir; o.Port = port })
+
+	deadline := time.Now().Add(10 * time.Second)
+	var second uint64
+	for {
+		actx, cancel := context.WithTimeout(ctx, time.Second)
+		second, err = s.Append(actx, "a", []byte("after"))
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Append after the server came back: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ev, complete, err := s.After(ctx, "a", 0)
+	if err != nil || !complete || len(ev) != 2 || ev[0].Seq != first || ev[1].Seq != second || string(ev[1].Data) != "after" {
+		t.Fatalf("After once back = %+v, complete %v, %v", ev, complete, err)
+	}
+	other := newKeyRing(t, jsConn(t, ns, reconnect...), "recover", 3)
+	statetest.TestSharedKeyRing(t, other, r, time.Second)
 }
