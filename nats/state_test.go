@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -330,4 +331,45 @@ func TestJetStreamRecovers(t *testing.T) {
 	}
 	other := newKeyRing(t, jsConn(t, ns, reconnect...), "recover", 3)
 	statetest.TestSharedKeyRing(t, other, r, time.Second)
+}
+
+// TestJetStreamEventStoreRace appends to one stream from two connections
+// (instances) at once: every append lands once, in one order, and a read
+// after any of them (every 20th checked) is complete (each event names its true predecessor).
+func TestJetStreamEventStoreRace(t *testing.T) {
+	const writers, each = 4, 25
+	ns := runJetStream(t)
+	a := newEventStore(t, jsConn(t, ns), state.Limits{})
+	storeSeq.Add(-1)
+	b := newEventStore(t, jsConn(t, ns), state.Limits{})
+	var wg sync.WaitGroup
+	for w := range 2 * writers {
+		s := []*jnats.EventStore{a, b}[w%2]
+		wg.Go(func() {
+			for i := range each {
+				if _, err := s.Append(t.Context(), "race", fmt.Appendf(nil, "w%d-%d", w, i)); err != nil {
+					t.Errorf("Append: %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	ev, complete, err := a.After(t.Context(), "race", 0)
+	if err != nil || !complete || len(ev) != 2*writers*each {
+		t.Fatalf("After = %d events, complete %v, %v; want %d, true", len(ev), complete, err, 2*writers*each)
+	}
+	seen := map[string]bool{}
+	for i, e := range ev {
+		if seen[string(e.Data)] {
+			t.Fatalf("%s stored twice", e.Data)
+		}
+		seen[string(e.Data)] = true
+		if i%20 != 0 {
+			continue // a read costs a round trip per event: sample
+		}
+		if rest, complete, err := b.After(t.Context(), "race", e.Seq); err != nil || !complete || len(rest) != len(ev)-i-1 {
+			t.Fatalf("After(seq %d) = %d events, complete %v, %v", e.Seq, len(rest), complete, err)
+		}
+	}
 }
