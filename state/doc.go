@@ -36,7 +36,8 @@
 // Keys lists them newest first; the first signs and any verifies, so a
 // rotation (Rotate puts a new key first) never refuses a state signed just
 // before it. A ring keeps its Retain newest keys and drops older ones;
-// Remove drops one at once (a compromised key). A shared ring makes a
+// Remove drops one at once (a compromised key). Callers must not modify
+// the Secrets Keys returns. A shared ring makes a
 // rotation on one instance seen by every instance, without a restart.
 //
 // # SessionStore

@@ -13,7 +13,7 @@ import (
 )
 
 // MakeBroker returns a fresh broker whose subscriptions can each queue at
-// least 1000 unread events; the test's cleanup closes it.
+// least 1000 unread events; it registers with t.Cleanup whatever must be closed.
 type MakeBroker func(t *testing.T) state.Broker
 
 // TestBroker checks the Broker contract: each event once, in order, to

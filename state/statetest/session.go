@@ -12,8 +12,8 @@ import (
 	"github.com/seedhq/jsonrpc/state"
 )
 
-// MakeSessionStore returns a fresh, empty session store; the test's
-// cleanup closes it.
+// MakeSessionStore returns a fresh, empty session store;
+// it registers with t.Cleanup whatever must be closed.
 type MakeSessionStore func(t *testing.T) state.SessionStore
 
 // TestSessionStore checks the SessionStore contract: what a session keeps,

@@ -20,8 +20,8 @@ import (
 	"github.com/seedhq/jsonrpc/state"
 )
 
-// MakeEventStore returns a fresh, empty store bounded by lim; the test's
-// cleanup closes it.
+// MakeEventStore returns a fresh, empty store bounded by lim;
+// it registers with t.Cleanup whatever must be closed.
 type MakeEventStore func(t *testing.T, lim state.Limits) state.EventStore
 
 // TestEventStore checks the EventStore contract: order, reads after a
@@ -266,8 +266,8 @@ func testCanceled(t *testing.T, mk MakeEventStore) {
 	}
 }
 
-// MakeKeyRing returns a fresh, empty ring keeping retain keys; the test's
-// cleanup closes it.
+// MakeKeyRing returns a fresh, empty ring keeping retain keys;
+// it registers with t.Cleanup whatever must be closed.
 type MakeKeyRing func(t *testing.T, retain int) state.KeyRing
 
 // TestKeyRing checks the KeyRing contract: order, retention, refusals,
