@@ -114,3 +114,17 @@ func TestProxyFaultsEachTransport(t *testing.T) {
 		})
 	}
 }
+
+// An answer the proxy makes up to a client's first request, before the
+// target has said anything, goes in the client's framing (Content-Length).
+func TestProxyErrorFirstInClientFraming(t *testing.T) {
+	_, c := proxied(t, "header", "tcp", "method=subtract,dir=in,nth=1,error=-32042")
+	_, err := call(c, 5*time.Second)
+	var e *jsonrpc.Error
+	if !errors.As(err, &e) || e.Code != -32042 {
+		t.Fatalf("first call: %v, want the injected -32042", err)
+	}
+	if r, err := call(c, 5*time.Second); err != nil || r != 19 {
+		t.Fatalf("second call: %v, %v", r, err)
+	}
+}

@@ -117,7 +117,13 @@ func (e *streamEnd) done(msg []byte) { e.st.GiveBack(msg) }
 // serialised).
 func (e *streamEnd) frame(msg []byte) []byte {
 	b := e.wbuf[:0]
-	if framing.Framing(e.writeAs.Load()) == framing.Header {
+	f := framing.Framing(e.writeAs.Load())
+	if f == framing.Auto {
+		// The other side has said nothing yet (an answer the proxy makes
+		// up to a first request): answer in the framing this side uses.
+		f = framing.Framing(e.readAs.Load())
+	}
+	if f == framing.Header {
 		b = append(b, "Content-Length: "...)
 		b = strconv.AppendInt(b, int64(len(msg)), 10)
 		b = append(b, "\r\n\r\n"...)
