@@ -167,6 +167,9 @@ func clientCall(ctx context.Context, t *target, method string, params json.RawMe
 	var result json.RawMessage
 	err = c.Call(ctx, method, p, &result)
 	t.printEra(c, err)
+	if err == nil && method == "tools/call" {
+		result, err = awaitTask(ctx, c, result) // MCP's Tasks extension
+	}
 	t.drainNotices()
 	t.watch.check(method)
 	if err != nil {

@@ -26,12 +26,16 @@ import (
 // and standard error are a terminal.
 func askOnTerminal() bool { return isTerminal(os.Stdin.Fd()) && isTerminal(os.Stderr.Fd()) }
 
-// mcpCapabilities are the capabilities jrpc declares as an MCP client.
+// mcpCapabilities are the capabilities jrpc declares as an MCP client:
+// the Tasks extension (call waits for a task), and on a terminal
+// elicitation and sampling.
 func mcpCapabilities() map[string]any {
-	if !askOnTerminal() {
-		return map[string]any{}
+	caps := map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}}
+	if askOnTerminal() {
+		caps["elicitation"] = map[string]any{"form": map[string]any{}}
+		caps["sampling"] = map[string]any{}
 	}
-	return map[string]any{"elicitation": map[string]any{"form": map[string]any{}}, "sampling": map[string]any{}}
+	return caps
 }
 
 var (

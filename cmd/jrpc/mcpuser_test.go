@@ -124,3 +124,35 @@ func TestMCPFixtureSamplingOnTerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPTaskFromTheCLI: jrpc declares the Tasks extension, so the
+// fixture's task tools answer with a task; call waits for it (a status
+// line per change on stderr) and prints its result; a failed task is its
+// error; Ctrl-C cancels the task (tasks/cancel), which task get then
+// shows; task get of an unknown id is -32602.
+func TestMCPTaskFromTheCLI(t *testing.T) {
+	u := startServeN(t, 1, "--mcp-fixture", "-l", "http://127.0.0.1:0/mcp")["http"]
+	r := run(t, "", "--streamable", "call", u, "tools/call", "name=slow_compute", `arguments={"seconds":0.3}`)
+	if r.code != 0 || !strings.Contains(r.stdout, "computed after 0.3s") || !strings.Contains(r.stderr, ": working (") || !strings.Contains(r.stderr, ": completed (") {
+		t.Fatalf("slow_compute: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = run(t, "", "--streamable", "call", u, "tools/call", "name=protocol_error_job")
+	if r.code != exitRPCError || !strings.Contains(r.stderr, ": failed (") || !strings.Contains(r.stderr, `{"code":-32603,"message":"internal error: the job crashed"}`) {
+		t.Fatalf("protocol_error_job: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = run(t, "", "--streamable", "task", "get", u, "nope")
+	if r.code != exitRPCError || strings.TrimSpace(r.stderr) != `{"code":-32602,"message":"Unknown task: nope"}` {
+		t.Fatalf("task get nope: exit %d %q", r.code, r.stderr)
+	}
+
+	s := startPTY(t, "--streamable", "call", u, "tools/call", "name=slow_compute", `arguments={"seconds":30}`)
+	at := s.waitFor(0, "task ")
+	end := s.waitFor(at, ": working (")
+	id := s.out.String()[at : end-len(": working (")]
+	s.typeKeys("\x03")
+	s.waitFor(end, "task "+id+": cancel sent")
+	r = run(t, "", "--streamable", "task", "get", u, id)
+	if r.code != 0 || !strings.Contains(r.stdout, `"status":"cancelled"`) {
+		t.Fatalf("task get %s after Ctrl-C: exit %d\n%s\n%s", id, r.code, r.stdout, r.stderr)
+	}
+}
