@@ -164,9 +164,7 @@ func (s *Server) StreamableHTTPHandler(opts StreamableHTTPOptions) http.Handler 
 	if opts.SessionIdleTimeout <= 0 {
 		opts.SessionIdleTimeout = DefaultSessionIdleTimeout
 	}
-	if opts.MaxSessions <= 0 {
-		opts.MaxSessions = DefaultMaxSessions
-	}
+	opts.MaxSessions = orDefault(opts.MaxSessions, DefaultMaxSessions)
 	opts.OutboxSize = orDefault(opts.OutboxSize, DefaultOutboxSize)
 	opts.OutboxBytes = orDefault(opts.OutboxBytes, DefaultOutboxBytes)
 	if opts.EventStoreSize == 0 {
@@ -207,19 +205,13 @@ type streamableHandler struct {
 }
 
 // writeTimeout bounds one write of an event stream: Server.WriteTimeout,
-// as on sockets.
+// as on sockets (0: 30 s; negative: none).
 func (h *streamableHandler) writeTimeout() time.Duration {
-	switch d := h.srv.WriteTimeout; {
-	case d < 0:
-		return 0
-	case d == 0:
-		return defaultStreamWriteTimeout
-	default:
-		return d
+	if d := h.srv.WriteTimeout; d != 0 {
+		return max(d, 0)
 	}
+	return 30 * time.Second
 }
-
-const defaultStreamWriteTimeout = 30 * time.Second
 
 // ServeHTTP reads a POST's body and hands it to Server.dispatch once, with
 // the POST as its sink (postSink), in either era. Nothing answered by then
