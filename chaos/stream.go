@@ -52,11 +52,16 @@ func (p *Proxy) serveStream(nc net.Conn) {
 
 // pipe runs one connection between two byte streams.
 func (p *Proxy) pipe(client, target io.ReadWriteCloser) {
-	var clientFraming, targetFraming atomic.Uint32
-	c := newConn(p, newStreamEnd(p, client, &targetFraming, &clientFraming), newStreamEnd(p, target, &clientFraming, &targetFraming))
+	c := p.streamConn(client, target)
 	forget := p.track(c)
 	defer forget()
 	c.run()
+}
+
+// streamConn is a connection between two byte streams.
+func (p *Proxy) streamConn(client, target io.ReadWriteCloser) *conn {
+	var clientFraming, targetFraming atomic.Uint32
+	return newConn(p, newStreamEnd(p, client, &targetFraming, &clientFraming), newStreamEnd(p, target, &clientFraming, &targetFraming))
 }
 
 // Close cuts the connection (at the proxy's Close).

@@ -160,3 +160,24 @@ func TestChaosInFrontOfMCP(t *testing.T) {
 		t.Fatalf("after the cut: exit %d, %s %s", r.code, r.stdout, r.stderr)
 	}
 }
+// jrpc chaos --exec ends when its subprocess ends, even while its own stdin
+// stays open (the client has not gone away), with the subprocess's exit code.
+func TestChaosExecEndsWithItsCommand(t *testing.T) {
+	cmd := exec.Command(bin, "chaos", "--exec", "exit 3")
+	in, _ := cmd.StdinPipe() // kept open
+	defer in.Close()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if cmd.ProcessState.ExitCode() != 3 {
+			t.Fatalf("exit %d (%v), want the command's 3", cmd.ProcessState.ExitCode(), err)
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("jrpc chaos --exec outlived its command")
+	}
+}
