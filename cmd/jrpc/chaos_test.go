@@ -160,6 +160,7 @@ func TestChaosInFrontOfMCP(t *testing.T) {
 		t.Fatalf("after the cut: exit %d, %s %s", r.code, r.stdout, r.stderr)
 	}
 }
+
 // jrpc chaos --exec ends when its subprocess ends, even while its own stdin
 // stays open (the client has not gone away), with the subprocess's exit code.
 func TestChaosExecEndsWithItsCommand(t *testing.T) {
