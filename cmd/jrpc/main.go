@@ -6,6 +6,7 @@
 //	jrpc call http://127.0.0.1:8080/ subtract '[42,23]'
 //	jrpc --exec 'jrpc serve --listen stdio:' call echo name=ada
 //	jrpc repl tcp://127.0.0.1:9090
+//	jrpc raw ws://127.0.0.1:8081/                # each line sent as typed, every message printed
 //	jrpc bench tcp://127.0.0.1:9090 sum '[1,2]' -c 16 -n 100000
 //	jrpc bridge --listen ws://127.0.0.1:8081/ --exec 'my-stdio-server'
 //	jrpc record --listen tcp://127.0.0.1:7000 --out session.jsonl tcp://127.0.0.1:9090
