@@ -151,21 +151,11 @@ func elemLimit(r io.Reader, limit int64) *resultstream.LimitReader {
 	return &resultstream.LimitReader{R: r, Limit: limit, Err: &responseTooLarge{limit: limit}}
 }
 
-// Lending a connection's reader to CallIter (tcp, tls, unix, stdio, a
-// command; a WebSocket client: internal/wsconn). When the reader of a
-// connection meets a line that begins as a response to a waiting CallIter
-// call ({"jsonrpc", "id", then "result": [ — the order we, go-ethereum
-// and most servers write), it
-// lends itself to that call until the line ends: the call decodes the
-// result element by element from the connection, in the memory of one
-// element and the read buffer, and the reader reads on once the call has
-// read the line to its end (or discarded the rest, when the loop broke
-// off). Meanwhile nothing else is read from the connection: responses to
-// other calls and the peer's requests wait behind the stream, so a Call
-// on the same connection from inside the loop waits for the loop to end.
-// With Content-Length framing the body is lent, exactly its length. A
-// response whose result comes before its id is read whole, under the size
-// limit, as any response.
+// Lending a connection's reader to CallIter (the contract is in doc.go):
+// a line that begins as a response to a waiting CallIter call ({"jsonrpc",
+// "id", then "result": [) is lent to that call, which decodes it element by
+// element until the line (or Content-Length body) ends. A response whose
+// result comes before its id is read whole, as any response.
 
 // lineLender is a channel whose reader can be lent (the stream of
 // NewStream: internal/framing).

@@ -8,17 +8,9 @@ import (
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
-// Compression of HTTP bodies (gzip, negotiated with Accept-Encoding and
-// Content-Encoding) and of WebSocket messages (permessage-deflate, through
-// coder/websocket). See docs/performance.md for what it costs.
-//
-// A server decompresses a gzip request body on its own (any client may
-// send one) and compresses a reply of at least Server.HTTPCompressMinSize
-// bytes for a client that accepts gzip; a client always accepts gzip
-// replies and, with WithCompression, compresses its requests. The message
-// size limits count decompressed bytes: a body that inflates past them is
-// refused like any message that is too large (a zip bomb costs the
-// reader the limit, not the bomb).
+// Compression: gzip HTTP bodies and permessage-deflate WebSocket messages
+// (see Server.HTTPCompressMinSize, WithCompression, docs/performance.md).
+// Size limits count decompressed bytes, so a zip bomb costs the limit.
 
 // DefaultHTTPCompressMinSize is the default of Server.HTTPCompressMinSize
 // and the size from which a client with WithCompression compresses its

@@ -25,15 +25,10 @@ import (
 // writes the reply, under the handler's context: it is cancelled when the
 // peer goes away (on HTTP when the client does, on a connection when it
 // closes), and a write that waits for a slow peer holds the sequence back.
-// docs/streaming.md has the rules per transport; in short:
-//
-//   - HTTP (ServeHTTP): a chunked body, written as elements are encoded
-//     (gzipped, chunk by chunk, for a client that accepts gzip).
-//   - Connections (tcp, unix, stdio with newline framing, WebSocket): one
-//     message, written in pieces; other messages to the peer wait behind
-//     it. Content-Length framing needs the length first, so there the
-//     message is encoded whole before it is written.
-//   - Batches, Streamable HTTP, [Server.Process] and NATS: encoded whole.
+// docs/streaming.md has the rules per transport: HTTP writes a chunked
+// body, a connection one message in pieces (others wait behind it); batches,
+// Content-Length framing, Streamable HTTP, [Server.Process] and NATS encode
+// the whole result first.
 //
 // An error (the sequence yields one, or an element cannot be encoded)
 // before the first StreamChunk bytes are written gives an ordinary error

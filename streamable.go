@@ -15,16 +15,8 @@ import (
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
-// Streamable HTTP: the transport of the Model Context Protocol (revision
-// 2025-11-25, basic/transports), for any JSON-RPC service. One endpoint
-// takes POSTs; a POST carrying requests is answered with one JSON body, or
-// with a Server-Sent Events stream that carries the messages the handler
-// sends to the client (notifications, and requests whose answers the client
-// POSTs back) and then the response. A handler reaches the client with
-// ConnFromContext, exactly as on a stream. With sessions, GET opens the
-// session's standalone stream, which carries what is sent on the session's
-// connection (SessionConn) outside any POST, and every stream can be
-// resumed after a dropped connection (GET with Last-Event-ID).
+// Streamable HTTP (MCP 2025-11-25, basic/transports), the server side; the
+// contract is in doc.go.
 
 // SSEPolicy says when a POST is answered with an event stream.
 type SSEPolicy uint8
@@ -153,10 +145,8 @@ const versionHeader = mcp.VersionHeader
 //
 // Stateless (Sessions off), every POST is served on its own, by any
 // instance behind a load balancer: no session header, GET and DELETE get
-// 405, events carry no ids. The stateless revision of MCP (2026-07-28: no
-// sessions, no GET stream, each request naming its version in _meta) fits
-// beside it as a mode chosen by the request's protocol version: the POST
-// path (postSink) already serves each request on its own.
+// 405, events carry no ids. StatelessVersions adds MCP 2026-07-28's
+// stateless mode, chosen by each request's protocol version.
 func (s *Server) StreamableHTTPHandler(opts StreamableHTTPOptions) http.Handler {
 	if opts.InitializeMethod == "" {
 		opts.InitializeMethod = "initialize"

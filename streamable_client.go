@@ -13,12 +13,6 @@ import (
 	"github.com/seedhq/jsonrpc/internal/streamable"
 )
 
-// The client of Streamable HTTP (see streamable.go): a [Conn] whose Channel
-// (internal/streamable's Client) POSTs each message it sends and reads
-// each answer, JSON or an event stream, as messages received. Calls are
-// matched, batches answered and the server's requests served by the Conn,
-// exactly as on a stream.
-
 // WithStreamableHTTP makes Dial of an http:// or https:// URL return a
 // Streamable HTTP client (see [DialStreamableHTTP]) instead of an
 // [HTTPClient].
@@ -60,12 +54,8 @@ func WithStreamableHTTP() DialOption { return func(c *dialConfig) { c.streamable
 // era (MCP 2026-07-28, stateless, or 2025-11-25 with the session above)
 // and speaks it; see mcpclient.go and docs/mcp.md.
 //
-// Options: WithHeader, WithHTTPClient, WithTLSConfig, WithMCPVersion,
-// WithMCPClientInfo, WithMCPCapabilities, WithMaxInputRounds, WithHandler (and the
-// other options of the connection's handler: WithMaxConcurrency, WithAdmit,
-// WithLogger, WithConvention, WithProgress),
-// WithMaxMessageSize (the bound on a JSON answer and on one event, default
-// 10 MiB; over it, the call fails with an error matching ErrMessageTooLarge).
+// The options that apply are in the package doc's table; WithMaxMessageSize
+// bounds a JSON answer and one event (over it: ErrMessageTooLarge).
 func DialStreamableHTTP(ctx context.Context, url string, opts ...DialOption) (*Conn, error) {
 	return dialStreamable(url, newDialConfig(opts))
 }

@@ -15,28 +15,12 @@ import (
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
-// Subscriptions: server push in go-ethereum's convention, which web3 clients
-// and jsonrpsee speak too. A client calls <ns>_subscribe with the kind of
-// events it wants and that kind's arguments, ["ticker", {...}]; the result is
-// a subscription id; events arrive as <ns>_subscription notifications with
-// params {"subscription": id, "result": event}; <ns>_unsubscribe [id] ends it.
-//
-// The guarantees, on every transport with a connection (TCP, unix sockets,
-// stdio, WebSocket):
-//   - the subscribe response is sent before any event of that subscription;
-//     events produced meanwhile are held and follow it, in order;
-//   - events of one subscription are sent in the order they were produced;
-//   - a subscription's buffer is bounded, and what happens when a client
-//     reads too slowly is chosen at registration (an OverflowPolicy);
-//   - a subscription ends, and its producer's context is cancelled, on
-//     unsubscribe, when the connection ends (disconnect, Close, Shutdown),
-//     or when the producer returns.
-//
-// Two members are added to the notification's params beside "subscription"
-// and "result", only when they apply: "dropped" (OverflowDropOldest: how many
-// events were dropped just before this one) and "error" (an error object, in
-// the last notification of a subscription that ended with an error: its
-// producer failed, or OverflowClose found its buffer full).
+// Subscriptions in go-ethereum's convention (guarantees in doc.go): the
+// client calls <ns>_subscribe ["kind", args...] and gets an id; events come
+// as <ns>_subscription {"subscription": id, "result": event}, with
+// "dropped" (OverflowDropOldest: events dropped just before this one) and,
+// in the last one of a subscription that failed, "error" (an error object);
+// <ns>_unsubscribe [id] ends it.
 
 // Error codes of the subscription layer (server-defined range).
 const (

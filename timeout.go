@@ -10,14 +10,6 @@ import (
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
-// A handler that runs past Server.HandlerTimeout is answered at its
-// deadline, without waiting for it to return: its context is cancelled
-// (with context.Cause errHandlerTimeout) and the request gets
-// CodeRequestTimeout "request timed out", the code and message
-// go-ethereum sends for the same case, so that clients written for either
-// read it alike. In a batch the deadline is the message's: the elements
-// answered by then keep their responses, the others get the error.
-
 // DefaultHandlerTimeout is the default Server.HandlerTimeout of HTTP requests.
 const DefaultHandlerTimeout = 30 * time.Second
 

@@ -10,17 +10,6 @@ import (
 	"sync"
 )
 
-// Extension transports: a package outside this module (a message broker, a
-// queue) registers its URL scheme, usually from its init function, so that
-// Dial and Server.Listen reach it while this module never imports it — the
-// way database/sql drivers register. A program enables one by importing
-// it, for its side effect if nothing else:
-//
-//	import _ "github.com/seedhq/jsonrpc/nats"
-//
-// The built-in schemes (http, https, ws, wss, tcp, unix, stdio) cannot be
-// registered over.
-
 // DialFunc connects a client to u, for Dial.
 type DialFunc func(ctx context.Context, u *url.URL, set DialSettings) (Client, error)
 
@@ -81,11 +70,10 @@ var (
 )
 
 // RegisterTransport makes Dial call dial, and Server.Listen call listen, for
-// URLs of scheme (lower case, without "://"). Either may be nil when the
-// transport only dials or only listens. It panics if scheme is empty, built
-// in (http, https, ws, wss, tcp, tls, unix, stdio: a built-in scheme cannot
-// be replaced, since Dial and Server.Listen serve these schemes themselves),
-// or registered already.
+// URLs of scheme (lower case, without "://"), usually from the init of a
+// package a program imports (import _ "github.com/seedhq/jsonrpc/nats").
+// Either may be nil. It panics if scheme is empty, built in (http, https,
+// ws, wss, tcp, tls, unix, stdio) or registered already.
 func RegisterTransport(scheme string, dial DialFunc, listen ListenFunc) {
 	switch scheme {
 	case "", "http", "https", "ws", "wss", "tcp", "tls", "unix", "stdio":
