@@ -232,13 +232,10 @@ func (c *Conn) recvFailed(err error) bool {
 	return false
 }
 
-// finish ends the connection once reading has ended with err. No response
-// can arrive any more. If the peer finished sending (EOF, also in the middle
-// of a message, or a stream that cannot be resynchronised), requests
-// already read are still answered: a
-// half-closed connection gets its answers. If the transport broke (reset,
-// abnormal close), nobody is left to answer: running handlers are
-// cancelled at once.
+// finish ends the connection once reading has ended with err. If the peer
+// finished sending (EOF, also mid-message, or a stream that cannot be
+// resynchronised), requests already read are still answered; if the
+// transport broke, running handlers are cancelled at once.
 func (c *Conn) finish(err error) {
 	c.srv.logProtocol(c.ctx, "jsonrpc: connection closed", nil, err)
 	var fe *FrameError
@@ -303,12 +300,9 @@ func (c *Conn) end() {
 }
 
 // start takes a token for t and counts it as running. Before, it waits
-// while the connection's unwritten replies exceed MaxQueuedBytes
-// (back-pressure): the reader stops reading, so a peer that does not read
-// its answers soon cannot write more requests either (TCP flow control; a
-// pipe's buffer), and memory stays near MaxQueuedBytes plus MaxConcurrency
-// replies, whatever the transport. The replies the reader held go out
-// before it waits, for a token or for the backlog.
+// while the unwritten replies exceed MaxQueuedBytes (back-pressure: the
+// reader stops, so a peer that does not read cannot write either), after
+// releasing the replies the reader held.
 func (c *Conn) start(t *task) (*task, bool) {
 	if limit := c.srv.maxQueuedBytes(); c.backlog.Bytes() > limit {
 		c.rd.releaseReplies()
@@ -381,16 +375,11 @@ func (c *Conn) run(t *task, draining bool) {
 	if len(reply) == 0 || c.ctx.Err() != nil {
 		return // nothing to send, or the connection is closing: nothing is sent any more
 	}
-	// The handler is done: its slot goes back before the reply waits to
-	// be written, so that a reply waiting for a slow (or busy, calling-back)
-	// peer to read never holds a slot the read loop needs to take the
-	// peer's next message. Without this, two peers whose handlers are all
-	// blocked writing to each other deadlock (on net.Pipe at once, on TCP
-	// once the socket buffers fill). Writes are bounded by the channel
-	// instead (the stream's write timeout), and the replies waiting by the
-	// connection's admission of new requests (see start). The slot
-	// goes back once the reply has its place in the output (see
-	// QueuedSender), so replies keep the order their handlers finished in.
+	// The slot goes back once the reply has its place in the output (see
+	// QueuedSender), before it is written: a reply waiting for a slow or
+	// calling-back peer never holds a slot the read loop needs, else two
+	// peers whose handlers all write to each other deadlock. Writes are
+	// bounded by the channel's write timeout, queued replies by start.
 	c.sendQueued(t, reply)
 }
 

@@ -123,8 +123,8 @@ func SetResponseHeader(ctx context.Context, key, value string) bool {
 	return true
 }
 
-// copyReplyHeader adds the headers handlers set to h.
-func (pi *peerInfo) copyReplyHeader(h http.Header) {
+// ReplyHeader adds the headers handlers set to h (streamable.Replier).
+func (pi *peerInfo) ReplyHeader(h http.Header) {
 	pi.mu.Lock()
 	defer pi.mu.Unlock()
 	for k, v := range pi.reply {

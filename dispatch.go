@@ -11,22 +11,13 @@ import (
 )
 
 // The inbound path. Every transport hands each message it receives to
-// [Server.dispatch], once, which owns the rules every message passes, in
-// order:
+// [Server.dispatch], once, which applies the rules every message passes:
 //
 //	size → scan → the transport's take → batch rules → Admit → serve
 //
-// The transports differ only in their sink: what of a message is for the
-// transport itself (responses to its calls, cancels), where an answer
-// decided before any handler runs goes, and how the admitted requests are
-// served. A connection (every stream, WebSocket, a client's connection)
-// serves them on its workers and writes the replies itself (connInbound);
-// a message transport (HTTP, Process and so NATS) serves them at once and
-// hands the reply back to its caller (exchange); a Streamable HTTP POST
-// does either (postSink, streamable.go): at once for a JSON answer, or on a
-// connection of its own when the answer may become an event stream. What
-// follows dispatch, serving one request (serveElem) or a batch (serveBatch)
-// under the handler timeout (serve), is shared as well.
+// Transports differ only in their sink: a connection serves on its workers
+// (connInbound), a message transport (HTTP, Process, NATS) at once
+// (exchange), a Streamable HTTP POST either way (postSink).
 
 // inbound is one message to dispatch, with its scanning state.
 type inbound struct {
@@ -146,15 +137,6 @@ func (x *exchange) exchangeMessage(ctx context.Context, data []byte) ([]byte, er
 }
 
 var exchangePool = sync.Pool{New: func() any { return new(exchange) }}
-
-// exchangeOnce serves the message data as a message transport does, under
-// the handler timeout d, and returns its reply (see exchange).
-func (s *Server) exchangeOnce(ctx context.Context, data []byte, d time.Duration) ([]byte, error) {
-	x := exchangePool.Get().(*exchange)
-	defer exchangePool.Put(x)
-	x.srv, x.d = s, d
-	return x.exchangeMessage(ctx, data)
-}
 
 // connInbound is the sink of a connection: the requests are served by a
 // task on the connection (see Conn.run), which writes the reply; an early

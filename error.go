@@ -132,11 +132,9 @@ var (
 	// faster than they are taken.
 	ErrSubscriptionOverflow = errors.New("jsonrpc: subscription buffer overflow")
 
-	// ErrStreamBacklog is the error of a message sent on a Streamable HTTP
-	// session's connection (SessionConn) while the session's outbox, the
-	// messages waiting for its standalone GET stream, is full
-	// (StreamableHTTPOptions.OutboxSize, OutboxBytes): the client has no
-	// GET stream open, or reads it too slowly. The message is not sent.
+	// ErrStreamBacklog is the error of a message sent on SessionConn while
+	// the session's outbox is full (StreamableHTTPOptions.OutboxSize,
+	// OutboxBytes): the client does not read its GET stream. It is not sent.
 	ErrStreamBacklog = errors.New("jsonrpc: the session's outbox is full: the client does not read its GET stream (StreamableHTTPOptions.OutboxSize)")
 
 	// ErrProgressNotIncreasing is returned by ReportProgress for a value
@@ -154,10 +152,8 @@ var (
 	ErrTooManyInputRounds = errors.New("jsonrpc: the server still asks for input after the rounds allowed (WithMaxInputRounds)")
 
 	// ErrToolRejected is returned, before sending, by a 2026-07-28
-	// tools/call of a tool whose inputSchema (in tools/list) has an
-	// x-mcp-header annotation the revision forbids; the client leaves such
-	// a tool out of the tools/list results it returns, as the revision
-	// requires.
+	// tools/call of a tool whose inputSchema has an x-mcp-header annotation
+	// the revision forbids (the client leaves such tools out of tools/list).
 	ErrToolRejected = errors.New("jsonrpc: MCP tool rejected")
 )
 

@@ -146,7 +146,7 @@ func (s *Server) readPOST(w http.ResponseWriter, r *http.Request, buf []byte) ([
 // NotificationStatus (204) when there is none.
 func (s *Server) writeHTTPReply(w http.ResponseWriter, pi *peerInfo, reply []byte) {
 	h := w.Header()
-	pi.copyReplyHeader(h)
+	pi.ReplyHeader(h)
 	if len(reply) == 0 {
 		status := s.NotificationStatus
 		if status == 0 {

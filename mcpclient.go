@@ -13,14 +13,6 @@ import (
 	"github.com/seedhq/jsonrpc/internal/mcp"
 )
 
-// The MCP client of Streamable HTTP (WithMCPVersion): it finds the era the
-// server speaks and speaks it. Under a stateless revision (2026-07-28 on)
-// every request carries the version, the client's info and capabilities in
-// params._meta and the headers that mirror it; a result asking for input
-// (multi round-trip) is answered by the connection's handler and the
-// request sent again. Under 2025-11-25 the client opens a session with
-// initialize, and the server's requests reach the same handler on it.
-
 // MCPAuto is the WithMCPVersion value that finds the server's era: the
 // newest stateless revision when the server speaks it, else 2025-11-25
 // after an initialize handshake.

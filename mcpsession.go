@@ -11,17 +11,11 @@ import (
 	"github.com/seedhq/jsonrpc/internal/streamable"
 )
 
-// What a session-era (2025-11-25) MCP client declared in its initialize
-// request, kept per session so that the server never sends it a request
-// its capabilities do not cover (elicitation, sampling, roots): the
-// stateless era carries the capabilities in every request's _meta, the
-// session era only once. MCPStateless records them; InputRounds.Ask and
-// MCPClientCapability read them.
-
 // mcpClients maps a session (a Streamable HTTP session, or the connection
-// of a stream transport) to the capabilities its client declared. Keys are
-// weak pointers: an entry leaves when its session or connection is
-// collected, so the table holds nothing alive.
+// of a stream transport) to the capabilities its session-era client
+// declared in initialize (MCPStateless records them; InputRounds.Ask and
+// MCPClientCapability read them), so the server asks only what they cover.
+// Keys are weak pointers: the table holds nothing alive.
 var mcpClients sync.Map // weak.Pointer[streamable.Session] | weak.Pointer[Conn] -> json.RawMessage
 
 // mcpSessionKey names the session of the request ctx belongs to, with the

@@ -8,15 +8,9 @@ import (
 	"github.com/seedhq/jsonrpc/internal/mcp"
 )
 
-// Multi round-trip requests (MCP 2026-07-28, basic/patterns/mrtr): a
-// server that needs input from the client (elicitation, sampling, roots)
-// does not call the client; it answers the request with an
-// InputRequiredResult naming what it needs, and the client sends the
-// request again (a new id) with the answers in inputResponses and the
-// opaque requestState it was given. InputRounds lets one handler serve
-// both eras: Ask calls the client over the session under 2025-11-25, and
-// under 2026-07-28 replays the answers the client brought back, answering
-// what is still missing with an *InputRequiredError.
+// Multi round-trip requests (MCP 2026-07-28, basic/patterns/mrtr): the
+// server answers with an InputRequiredResult and the client sends the
+// request again with the answers; InputRounds.Ask serves both eras.
 
 // DefaultRequestStateTTL is how long a requestState stays valid
 // (InputRounds.TTL).

@@ -11,13 +11,6 @@ import (
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
-// Responses are matched to our calls (in a connrt.Calls table) by the
-// rules of pendingSet.answer, the same for Conn and HTTPClient (and
-// NewMessageClient): a response gets a result, an *Error, or
-// ErrInvalidResponse when the response or its error object is malformed; a
-// response that matches no call is logged and dropped by a Conn (it may
-// answer a call that was given up on), and rejected by an HTTP client.
-
 // pendingCall is a call of ours waiting for its response.
 type pendingCall struct {
 	ch    chan callResult // buffered: receives exactly one result
@@ -51,7 +44,8 @@ type pendingSet struct{ connrt.Calls[*pendingCall] }
 // answer delivers the responses among elems (the elements of message data,
 // requests included) to the calls they answer, and reports what matched no
 // call: how many responses, the id of the first, and an id-null error that
-// answered nothing. The rules, the same for a Conn and an HTTP client:
+// answered nothing. The rules, the same for a Conn, an HTTPClient and
+// NewMessageClient's client:
 //
 //   - a response goes to the call with its id (see outcome);
 //   - an error response with id null (the peer could not read one of our
@@ -59,7 +53,8 @@ type pendingSet struct{ connrt.Calls[*pendingCall] }
 //     message; otherwise it matches none;
 //   - once a batch reply has been read, the calls of that batch it left
 //     out get its id-null error if it held one, and ErrNoResponse otherwise;
-//   - anything else matches no call.
+//   - anything else matches no call (a Conn logs and drops it: it may
+//     answer a call given up on; an HTTP client rejects it).
 func (s *pendingSet) answer(data []byte, elems []wire.Envelope, batch bool) (unmatched int, firstID string, nullErr *Error) {
 	var group uint64 // the batch of ours this message answers
 	for i := range elems {

@@ -263,17 +263,11 @@ type serving struct {
 }
 
 // serve serves a single request sv.e or the batch sv.elems and returns
-// the reply (nil: none is due, or sv.late has sent it). Its steps:
-//
-//   - the handlers' context: ts's (HTTP's, set up by ts.ctx.Init: it
-//     carries the peer), one allocated when there is a timeout, or ctx;
-//     ours is cancelled once the message is answered;
-//   - the deadline, under the timeout sv.d (0: none): a pooled timer that,
-//     if it fires first, cancels the handlers' context and has the reply
-//     due then (the timeout error for each request not answered yet) sent
-//     by sv.late at once, or returned here once the handlers have returned;
-//   - the request (serveElem) or the batch (serveBatch);
-//   - the reply: the one rendered, unless the deadline decided it.
+// the reply (nil: none is due, or sv.late has sent it). The handlers'
+// context is ts's (HTTP's), one allocated when there is a timeout, or ctx.
+// Under the timeout sv.d (0: none) a pooled timer that fires first cancels
+// that context and decides the reply: the timeout error for each request
+// not answered yet, sent by sv.late at once or returned here.
 func (s *Server) serve(ctx context.Context, ts *timedServe, sv *serving) []byte {
 	if sv.elems == nil {
 		if sv.req == nil {

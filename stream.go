@@ -228,7 +228,7 @@ func (s *Server) serveHTTPStream(w http.ResponseWriter, pi *peerInfo, slot *stre
 	defer slot.finish()
 	open := func() (messageWriter, error) {
 		h := w.Header()
-		pi.copyReplyHeader(h)
+		pi.ReplyHeader(h)
 		h["Content-Type"] = jsonContentType
 		gzipped := false
 		if s.httpCompressMinSize() >= 0 { // a stream is never too small to gain

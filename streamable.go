@@ -137,11 +137,9 @@ const versionHeader = mcp.VersionHeader
 // end). A Last-Event-ID that is malformed or names no stream of the session
 // gets 400; one whose missed events were evicted from the store
 // (EventStoreSize) gets 410 for a POST's stream, while the standalone stream
-// resumes with what is left. GET gets 405 without sessions (a stateless
-// server has no one to push to) or with NoStandaloneStream; 406 without
-// text/event-stream in Accept. An idle keep-alive comment (": keep-alive")
-// is written every KeepAlive; a session whose standalone stream is open
-// does not expire.
+// resumes with what is left. GET gets 405 with NoStandaloneStream, 406
+// without text/event-stream in Accept. A ": keep-alive" comment is written
+// every KeepAlive; a session whose standalone stream is open does not expire.
 //
 // Stateless (Sessions off), every POST is served on its own, by any
 // instance behind a load balancer: no session header, GET and DELETE get
@@ -194,8 +192,7 @@ type streamableHandler struct {
 	rules    mcp.Stateless                        // the stateless revisions' checks
 }
 
-// writeTimeout bounds one write of an event stream: Server.WriteTimeout,
-// as on sockets (0: 30 s; negative: none).
+// writeTimeout bounds one write of an event stream, as on sockets.
 func (h *streamableHandler) writeTimeout() time.Duration {
 	if d := h.srv.WriteTimeout; d != 0 {
 		return max(d, 0)
@@ -405,7 +402,7 @@ func (p *postSink) serve(ctx context.Context, e *wire.Envelope, batch []wire.Env
 // plain HTTP replies are.
 func (p *postSink) writeJSON(reply []byte) {
 	p.answered = true
-	p.pi.copyReplyHeader(p.w.Header())
+	p.pi.ReplyHeader(p.w.Header())
 	p.srv.writeJSON(p.w, p.pi.peer.Header, reply)
 }
 
@@ -478,8 +475,7 @@ func (h *streamableHandler) cancel(client string, id ID) {
 }
 
 // posts returns the live POSTs that keep keeps.
-func (h *streamableHandler) posts(keep func(*postStream) bool) []*postStream {
-	var out []*postStream
+func (h *streamableHandler) posts(keep func(*postStream) bool) (out []*postStream) {
 	for _, t := range h.routes.Filter(func(t streamable.Target) bool { ps, ok := t.(*postStream); return ok && keep(ps) }) {
 		out = append(out, t.(*postStream))
 	}
@@ -566,9 +562,6 @@ func (ps *postStream) Send(msg []byte) error { return closedIfEnded(ps.Write(msg
 
 // sendReply writes the reply to the POST's message, which ends the answer.
 func (ps *postStream) sendReply(msg []byte) error { return closedIfEnded(ps.Write(msg, true)) }
-
-// ReplyHeader adds the headers handlers set to h (streamable.Replier).
-func (pi *peerInfo) ReplyHeader(h http.Header) { pi.copyReplyHeader(h) }
 
 // WriteJSON writes msg as a JSON answer, gzipped as plain HTTP replies are
 // (streamable.Replier).

@@ -160,12 +160,15 @@ func (s *Server) ServeEndpoint(ep Endpoint) *Listener {
 // does, and returns the reply to send back: nil when none is due (a
 // notification, a batch of notifications only). It is the entry point of
 // message transports that carry one message per delivery (a broker, a
-// queue). Handlers see ctx; ConnFromContext returns nil (there is no
-// connection to call back on), and a response sent to the server is
-// answered with -32600. msg must not be modified until Process returns; the
-// reply is the caller's.
+// queue). Handlers see ctx; there is no connection to call back on
+// (ErrNoConnection), and a response sent to the server is answered with
+// -32600. msg must not be modified until Process returns; the reply is the
+// caller's.
 func (s *Server) Process(ctx context.Context, msg []byte) []byte {
-	reply, _ := s.exchangeOnce(ctx, msg, s.handlerTimeout(false))
+	x := exchangePool.Get().(*exchange)
+	defer exchangePool.Put(x)
+	x.srv, x.d = s, s.handlerTimeout(false)
+	reply, _ := x.exchangeMessage(ctx, msg)
 	return reply
 }
 
