@@ -10,15 +10,9 @@ import (
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
-// Cancellation and progress, in the conventions of the Language Server
-// Protocol (3.17: $/cancelRequest, $/progress with a workDoneToken) and of
-// the Model Context Protocol (2025-11-25: notifications/cancelled,
-// notifications/progress with params._meta.progressToken). A Server follows
-// one of them, chosen by Server.Convention, never both: the other's
-// notifications are ordinary messages for its Handler.
-
 // Convention selects how a [Server] and the connections it serves cancel
-// requests and report progress. See Server.Convention.
+// requests and report progress: LSP's (3.17) or MCP's (2025-11-25) messages,
+// never both. See Server.Convention.
 type Convention uint8
 
 const (

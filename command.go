@@ -50,10 +50,7 @@ func DialCommand(ctx context.Context, name string, args []string, opts ...DialOp
 		return nil, err
 	}
 	cfg := newDialConfig(opts)
-	grace := cfg.grace
-	if grace <= 0 {
-		grace = DefaultGracePeriod
-	}
+	grace := orDefault(cfg.grace, DefaultGracePeriod)
 	fr := cfg.framing
 	if fr == FramingAuto {
 		fr = FramingLine

@@ -41,10 +41,7 @@ func DialFailover(ctx context.Context, urls []string, opts ...DialOption) (*Fail
 		return nil, errors.New("jsonrpc: DialFailover needs at least one URL")
 	}
 	cfg := newDialConfig(opts)
-	interval := cfg.probeInterval
-	if interval <= 0 {
-		interval = DefaultProbeInterval
-	}
+	interval := orDefault(cfg.probeInterval, DefaultProbeInterval)
 	var dials []func(context.Context) (Client, error)
 	for _, u := range urls {
 		dials = append(dials, func(ctx context.Context) (Client, error) { return dialConfigured(ctx, u, cfg) })

@@ -259,11 +259,8 @@ func NewHTTPClient(url string, opts ...DialOption) *HTTPClient {
 }
 
 func newHTTPClient(url string, cfg *dialConfig) *HTTPClient {
-	c := &HTTPClient{url: url, header: cfg.header.Clone(), maxSize: cfg.maxMessageSize, strictResults: cfg.strictResults, compress: cfg.compress}
+	c := &HTTPClient{url: url, header: cfg.header.Clone(), maxSize: orDefault(cfg.maxMessageSize, DefaultMaxMessageSize), strictResults: cfg.strictResults, compress: cfg.compress}
 	c.inv = cfg.chain(httpDirect{c})
-	if c.maxSize <= 0 {
-		c.maxSize = DefaultMaxMessageSize
-	}
 	c.hc = cfg.httpClient
 	if c.hc == nil {
 		c.own = httpx.NewTransport(cfg.tlsConfig)

@@ -47,9 +47,7 @@ func LogCalls(logger *slog.Logger, opts *LogOptions) Middleware {
 	if opts != nil {
 		o = *opts
 	}
-	if o.MaxParams <= 0 {
-		o.MaxParams = DefaultMaxLoggedParams
-	}
+	o.MaxParams = orDefault(o.MaxParams, DefaultMaxLoggedParams)
 	return func(next Handler) Handler {
 		return HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
 			if !logger.Enabled(ctx, slog.LevelError) {

@@ -119,10 +119,7 @@ type mcpClient struct {
 // newMCPClient returns the MCP client of conn, or an error for options
 // that cannot be sent.
 func newMCPClient(conn *Conn, ch *streamableChannel, cfg *dialConfig) (*mcpClient, error) {
-	m := &mcpClient{next: connDirect{conn}, conn: conn, ch: ch, want: cfg.mcpVersion, rounds: cfg.maxInputRounds}
-	if m.rounds <= 0 {
-		m.rounds = DefaultMaxInputRounds
-	}
+	m := &mcpClient{next: connDirect{conn}, conn: conn, ch: ch, want: cfg.mcpVersion, rounds: orDefault(cfg.maxInputRounds, DefaultMaxInputRounds)}
 	name := cfg.mcpInfo[0]
 	if name == "" {
 		name = "seedhq-jsonrpc"

@@ -119,10 +119,7 @@ func (ir *InputRounds) AskAll(ctx context.Context, qs []Question) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	ttl := ir.TTL
-	if ttl <= 0 {
-		ttl = DefaultRequestStateTTL
-	}
+	ttl := orDefault(ir.TTL, DefaultRequestStateTTL)
 	state, err := mcp.SealState(ir.Keys, answers, bound, ir.now().Add(ttl))
 	if err != nil {
 		return err

@@ -94,10 +94,7 @@ func newReconnectClient(ctx context.Context, dial func(context.Context) (*Conn, 
 	if err != nil {
 		return nil, err
 	}
-	o := redial.Options[*Conn]{Min: cfg.min, Max: cfg.max, Notify: cfg.notify, Cause: causeOf, Closed: ErrClosed}
-	if o.Min <= 0 {
-		o.Min = DefaultReconnectMinDelay
-	}
+	o := redial.Options[*Conn]{Min: orDefault(cfg.min, DefaultReconnectMinDelay), Max: cfg.max, Notify: cfg.notify, Cause: causeOf, Closed: ErrClosed}
 	if o.Max < o.Min {
 		o.Max = max(o.Min, DefaultReconnectMaxDelay)
 	}

@@ -216,7 +216,7 @@ func (s *Server) maxConcurrency() int   { return orDefault(s.MaxConcurrency, Def
 func (s *Server) maxConns() int         { return orDefault(s.MaxConns, DefaultMaxConns) }
 func (s *Server) maxQueuedBytes() int64 { return orDefault(s.MaxQueuedBytes, DefaultMaxQueuedBytes) }
 
-func orDefault[T int | int64](v, def T) T {
+func orDefault[T ~int | ~int64](v, def T) T {
 	if v > 0 {
 		return v
 	}

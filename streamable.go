@@ -149,9 +149,7 @@ func (s *Server) StreamableHTTPHandler(opts StreamableHTTPOptions) http.Handler 
 	if opts.InitializeMethod == "" {
 		opts.InitializeMethod = "initialize"
 	}
-	if opts.SessionIdleTimeout <= 0 {
-		opts.SessionIdleTimeout = DefaultSessionIdleTimeout
-	}
+	opts.SessionIdleTimeout = orDefault(opts.SessionIdleTimeout, DefaultSessionIdleTimeout)
 	opts.MaxSessions = orDefault(opts.MaxSessions, DefaultMaxSessions)
 	opts.OutboxSize = orDefault(opts.OutboxSize, DefaultOutboxSize)
 	opts.OutboxBytes = orDefault(opts.OutboxBytes, DefaultOutboxBytes)

@@ -102,10 +102,7 @@ func NewSubscriptions(mux *Mux, opts SubscriptionsOptions) *Subscriptions {
 		namespace: cmp.Or(opts.Namespace, opts.SubscribeMethod),
 		kinds:     make(map[string]subscriptionKind),
 	}
-	maxPerConn := opts.MaxPerConn
-	if maxPerConn <= 0 {
-		maxPerConn = DefaultMaxSubscriptionsPerConn
-	}
+	maxPerConn := orDefault(opts.MaxPerConn, DefaultMaxSubscriptionsPerConn)
 	s.live = pubsub.NewLive[*Conn](maxPerConn, func(sub *subscription) { sub.End(ErrClosed, false) })
 	s.subscribe, s.unsubscribe, s.method = pubsub.Methods(opts.Namespace, opts.SubscribeMethod, opts.UnsubscribeMethod, opts.NotificationMethod)
 	Register(mux, s.subscribe, s.serveSubscribe, MethodDoc{
@@ -179,9 +176,7 @@ func AddSubscription[P, E any](s *Subscriptions, kind string, fn func(ctx contex
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	if o.Buffer <= 0 {
-		o.Buffer = DefaultSubscriptionBuffer
-	}
+	o.Buffer = orDefault(o.Buffer, DefaultSubscriptionBuffer)
 	k := subscriptionKind{buffer: o.Buffer, policy: o.Overflow, params: reflect.TypeFor[P](), event: reflect.TypeFor[E]()}
 	k.start = func(ctx context.Context, args []byte, sub *subscription) error {
 		var p P
@@ -366,10 +361,7 @@ func Subscribe[E any](ctx context.Context, c *Conn, namespace string, args ...an
 // SubscribeWith is Subscribe with options.
 func SubscribeWith[E any](ctx context.Context, c *Conn, opts SubscribeOptions, args ...any) (*Subscription[E], error) {
 	sub, unsub, notif := pubsub.Methods(opts.Namespace, opts.SubscribeMethod, opts.UnsubscribeMethod, opts.NotificationMethod)
-	buffer := opts.Buffer
-	if buffer <= 0 {
-		buffer = DefaultClientSubscriptionBuffer
-	}
+	buffer := orDefault(opts.Buffer, DefaultClientSubscriptionBuffer)
 	subs := c.clientSubs()
 	subs.Expect(notif, buffer)
 	defer subs.ExpectDone(notif)

@@ -186,10 +186,7 @@ type Exchange func(ctx context.Context, msg []byte, wantReply bool) ([]byte, err
 // further calls fail with ErrClosed; it does not close what send uses.
 func NewMessageClient(send Exchange, opts ...DialOption) Client {
 	cfg := newDialConfig(opts)
-	c := &HTTPClient{send: send, maxSize: cfg.maxMessageSize, strictResults: cfg.strictResults}
+	c := &HTTPClient{send: send, maxSize: orDefault(cfg.maxMessageSize, DefaultMaxMessageSize), strictResults: cfg.strictResults}
 	c.inv = cfg.chain(httpDirect{c})
-	if c.maxSize <= 0 {
-		c.maxSize = DefaultMaxMessageSize
-	}
 	return c
 }

@@ -65,10 +65,7 @@ type WebSocketOptions struct {
 // served in the background, with no goroutine of net/http's kept for it.
 // Beyond Server.MaxConns sockets at once, handshakes get 503.
 func (s *Server) WebSocketHandler(opts WebSocketOptions) http.Handler {
-	bufferSize := opts.BufferSize
-	if bufferSize <= 0 {
-		bufferSize = DefaultWebSocketBufferSize
-	}
+	bufferSize := orDefault(opts.BufferSize, DefaultWebSocketBufferSize)
 	// The origin is checked below, by the rules of every HTTP transport.
 	accept := websocket.AcceptOptions{InsecureSkipVerify: true}
 	if opts.Compression {
@@ -155,10 +152,7 @@ func dialWebSocketConn(ctx context.Context, url string, cfg *dialConfig) (*Conn,
 		}
 		return nil, fmt.Errorf("jsonrpc: websocket dial %s: %w", url, err)
 	}
-	limit := cfg.maxMessageSize
-	if limit <= 0 {
-		limit = DefaultMaxMessageSize
-	}
+	limit := orDefault(cfg.maxMessageSize, DefaultMaxMessageSize)
 	return cfg.newConn(newWSLending(newWSChannel(wc, limit, cfg.pingInterval, cfg.pingTimeout))), nil
 }
 
@@ -172,9 +166,7 @@ func newWSChannel(wc *websocket.Conn, limit int64, interval, timeout time.Durati
 	if interval == 0 {
 		interval = DefaultPingInterval
 	}
-	if timeout <= 0 {
-		timeout = DefaultPingTimeout
-	}
+	timeout = orDefault(timeout, DefaultPingTimeout)
 	return wsChannel{wsconn.New(wc, wsconn.Options{Limit: limit, PingInterval: interval, PingTimeout: timeout,
 		Closed: ErrClosed, TooLarge: func(limit int64) error { return tooLarge(limit, true) }})}
 }
