@@ -293,6 +293,8 @@ func (p *postSink) begin(data []byte, m *wire.Message) bool {
 		if m != nil && !p.checkStateless(data, m) {
 			return false
 		}
+	case m != nil && !p.checkMetaVersion(data, m):
+		return false
 	case h.opts.Sessions:
 		initialize := m != nil && !m.Batch && m.Elems[0].Kind == wire.KindRequest && m.Elems[0].ID.Present() &&
 			string(m.Elems[0].MethodName(data)) == h.opts.InitializeMethod

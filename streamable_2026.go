@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"net/http"
 
 	"github.com/seedhq/jsonrpc/internal/mcp"
@@ -40,6 +41,32 @@ func (p *postSink) checkStateless(data []byte, m *wire.Message) bool {
 	}
 	if meta.ProtocolVersion != "" {
 		p.meta = newMCPMeta(&meta)
+	}
+	return true
+}
+
+// metaVersionKey is in the body of every request of a stateless revision.
+var metaVersionKey = []byte(mcp.MetaProtocolVersion)
+
+// checkMetaVersion refuses, on a server that serves a stateless revision,
+// a POST whose header names no stateless revision (or none) but whose
+// request's _meta names a protocol version: the header must match _meta
+// whatever era it names (400, -32020), and the request is not served as the
+// session era's. A server of the session era only leaves _meta alone, as
+// its revisions do (a dual-era client then falls back to initialize).
+func (p *postSink) checkMetaVersion(data []byte, m *wire.Message) bool {
+	if len(p.h.rules.Versions) == 0 || !bytes.Contains(data, metaVersionKey) {
+		return true
+	}
+	for i := range m.Elems {
+		e := &m.Elems[i]
+		if e.Kind != wire.KindRequest {
+			continue
+		}
+		if refused := mcp.VersionMatches(p.r.Header, paramsOf(data, e)); refused != nil {
+			p.fail(http.StatusBadRequest, appendResponse(nil, idOf(e, data), nil, mcpError(refused)))
+			return false
+		}
 	}
 	return true
 }

@@ -35,13 +35,17 @@ func (s *Stateless) Serves(v string) bool {
 
 // Check checks a stateless request's headers against its body and its
 // _meta: -32022 for a revision the server does not speak, -32020 for a
-// header missing or not matching, -32602 for _meta without its required
+// header missing, repeated or not matching, -32602 for _meta without its required
 // fields; the methods of the session era are unknown (-32601, 404). A
-// notification without _meta needs only a known revision. It returns the
+// notification without _meta needs only a known revision (and its
+// Mcp-Method, when sent, to match). It returns the
 // request's _meta (its zero value, with no ProtocolVersion, for such a
 // notification).
 func (s *Stateless) Check(hd http.Header, method string, params []byte, notification bool) (meta Meta, refused *Error) {
 	version := hd.Get(VersionHeader)
+	if len(hd.Values(VersionHeader)) > 1 {
+		return meta, &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + VersionHeader + " header repeated"}
+	}
 	if !slices.Contains(s.Versions, version) {
 		return meta, UnsupportedVersion(version, s.Versions, s.SessionVersions)
 	}
@@ -54,7 +58,11 @@ func (s *Stateless) Check(hd http.Header, method string, params []byte, notifica
 	}
 	meta, present := p.RequestMeta(method)
 	if !present && notification {
-		return meta, nil // no header rule covers notifications
+		// No header is required of a notification, but one sent must match.
+		if len(hd.Values(MethodHeader)) == 0 {
+			return meta, nil
+		}
+		return meta, HeaderMatches(hd, MethodHeader, method)
 	}
 	if e := HeaderMatches(hd, MethodHeader, method); e != nil {
 		return meta, e
@@ -95,6 +103,33 @@ func (s *Stateless) checkNames(hd http.Header, method string, p *Params) *Error 
 		}
 	}
 	return nil
+}
+
+// VersionMatches checks, for a request of any era, that when params' _meta
+// names a protocol version (which makes it a request of a stateless
+// revision) the MCP-Protocol-Version header is present, single and the
+// same: else HeaderMismatch (-32020), as the stateless revision asks
+// whatever revision the header names.
+func VersionMatches(hd http.Header, params []byte) *Error {
+	p, ok := ParseParams(params)
+	if !ok {
+		return nil
+	}
+	raw, ok := p.Meta[MetaProtocolVersion]
+	if !ok {
+		return nil
+	}
+	want := jsonString(raw)
+	switch vals := hd.Values(VersionHeader); {
+	case len(vals) == 1 && vals[0] == want:
+		return nil
+	case len(vals) == 0:
+		return &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + VersionHeader + " header missing; _meta." + MetaProtocolVersion + " is " + strconv.Quote(want)}
+	case len(vals) > 1:
+		return &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + VersionHeader + " header repeated"}
+	default:
+		return &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + VersionHeader + " " + strconv.Quote(vals[0]) + " does not match _meta." + MetaProtocolVersion + " " + strconv.Quote(want)}
+	}
 }
 
 // sessionEraMethods are the methods the stateless revision removed.

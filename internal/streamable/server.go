@@ -288,8 +288,15 @@ func (t *Sessions) notAllowed(w http.ResponseWriter, r *http.Request) {
 // CheckVersion answers 400 to a request whose MCP-Protocol-Version header
 // names a revision not among versions, and reports whether the request
 // may be served: any revision may when versions is empty, and a request
-// without the header may (MCP: assume the oldest).
+// without the header may (MCP: assume the oldest). A repeated header names
+// no one revision: 400 with HeaderMismatch (-32020), as 2026-07-28 asks.
 func CheckVersion(w http.ResponseWriter, r *http.Request, versions []string) bool {
+	if len(r.Header.Values(mcp.VersionHeader)) > 1 {
+		w.Header()["Content-Type"] = jsonContentType
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write(repeatedVersion)
+		return false
+	}
 	v := r.Header.Get(mcp.VersionHeader)
 	if v == "" || len(versions) == 0 || slices.Contains(versions, v) {
 		return true
@@ -297,6 +304,9 @@ func CheckVersion(w http.ResponseWriter, r *http.Request, versions []string) boo
 	http.Error(w, "jsonrpc: unsupported "+mcp.VersionHeader+" "+strconv.Quote(v)+"; supported: "+strings.Join(versions, ", "), http.StatusBadRequest)
 	return false
 }
+
+// repeatedVersion answers a request whose MCP-Protocol-Version is repeated.
+var repeatedVersion = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32020,"message":"Header mismatch: ` + mcp.VersionHeader + ` header repeated"}}`)
 
 // ServeDELETE ends the session a DELETE names.
 func (t *Sessions) ServeDELETE(w http.ResponseWriter, r *http.Request) {
