@@ -179,7 +179,7 @@ var conformPeers = []struct {
 	}, nil, nil},
 	{"jrpc2 tcp (line)", func(t *testing.T) conformance.Target {
 		return urlTarget(t, "tcp://"+startJrpc2Server(t, channel.Line, make(chan string, 1024)), jsonrpc.FramingLine)
-	}, jrpc2LineFails, jrpc2Maybe},
+	}, jrpc2LineFails, jrpc2LineMaybe},
 	{"jrpc2 tcp (lsp)", func(t *testing.T) conformance.Target {
 		return urlTarget(t, "tcp://"+startJrpc2Server(t, channel.LSP, make(chan string, 1024)), jsonrpc.FramingHeader)
 	}, jrpc2Fails, jrpc2Maybe},
@@ -202,12 +202,13 @@ var conformPeers = []struct {
 // invalid Request example varies from run to run (-32600 "parameters must be
 // array or object" or -32700 "invalid method name": it checks the members in
 // map order).
-// Over line framing, jrpc2 answers a line that is not JSON -32700 and then
-// drops the call on the next line.
+// Over line framing, jrpc2 answers a line that is not JSON -32700 and, in
+// some runs only, drops the call on the next line (seen both ways in CI).
 var (
 	jrpc2Fails     = []string{"id/null", "request/scalar-number", "request/scalar-string", "request/scalar-true", "request/no-id-invalid", "batch/invalid-element-code"}
-	jrpc2LineFails = []string{"id/null", "request/scalar-number", "request/scalar-string", "request/scalar-true", "request/no-id-invalid", "framing/not-json-then-valid", "batch/invalid-element-code"}
+	jrpc2LineFails = []string{"id/null", "request/scalar-number", "request/scalar-string", "request/scalar-true", "request/no-id-invalid", "batch/invalid-element-code"}
 	jrpc2Maybe     = []string{"spec/invalid-request-object"}
+	jrpc2LineMaybe = []string{"spec/invalid-request-object", "framing/not-json-then-valid"}
 )
 
 // go-ethereum takes a boolean id for a valid one, and looks a method up
