@@ -229,8 +229,8 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.acceptsSSE = h.opts.SSE != SSENever && streamable.AcceptsEventStream(r.Header.Get("Accept"))
-	if !p.acceptsSSE && !h.opts.Sessions && !p.stateless {
-		s.ServeHTTP(w, r) // a plain JSON-RPC client: exactly as ServeHTTP
+	if !p.acceptsSSE && !h.opts.Sessions && len(h.rules.Versions) == 0 {
+		s.ServeHTTP(w, r) // a plain JSON-RPC client: exactly as ServeHTTP (under a stateless revision, _meta is checked: postSink)
 		return
 	}
 	if p.data, ok = s.readPOST(w, r, nil); !ok {

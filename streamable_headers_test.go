@@ -197,3 +197,42 @@ func TestStreamableSessionOnlyLeavesMeta(t *testing.T) {
 		t.Fatalf("%d %s: want 400 without HeaderMismatch", resp.StatusCode, reply)
 	}
 }
+
+// A server without sessions serves a client that takes JSON only as
+// ServeHTTP does; with StatelessVersions its requests' _meta is checked
+// against the header all the same.
+func TestStreamableJSONOnlyClientMetaChecked(t *testing.T) {
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "tools/call", func(context.Context, map[string]any) (string, error) { return "ok", nil })
+	srv := &jsonrpc.Server{Handler: mux, Convention: jsonrpc.ConventionMCP}
+	ts := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{StatelessVersions: []string{jsonrpc.MCPVersion2026}}))
+	t.Cleanup(ts.Close)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	for _, tc := range []struct {
+		name    string
+		body    string
+		headers http.Header
+		status  int
+		reply   string
+	}{
+		{"version header missing", body, http.Header{}, 400, `-32020`},
+		{"session era's version", body, http.Header{"Mcp-Protocol-Version": {"2025-11-25"}}, 400, `-32020`},
+		{"all match", body, http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"echo"}}, 200, `{"jsonrpc":"2.0","id":1,"result":"ok"}`},
+		// A plain JSON-RPC call, no MCP at all, is served as ServeHTTP serves it.
+		{"plain JSON-RPC", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{}}`, http.Header{}, 200, `{"jsonrpc":"2.0","id":2,"result":"ok"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(tc.body))
+			req.Header = tc.headers
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if reply := readAll(t, resp); resp.StatusCode != tc.status || !strings.Contains(reply, tc.reply) {
+				t.Fatalf("%d %s: want %d with %s", resp.StatusCode, reply, tc.status, tc.reply)
+			}
+		})
+	}
+}
