@@ -127,6 +127,7 @@ func TestStreamableHeaderMismatches(t *testing.T) {
 		{"2026 version header unsupported", call("echo", "2026-07-28"), hd(pv, "2099-01-01", method, "tools/call", name, "echo"), 400, -32022, ""},
 		{"2026 method header differs", call("echo", "2026-07-28"), hd(pv, "2026-07-28", method, "tools/list", name, "echo"), 400, -32020, ""},
 		{"2026 method header differs in case", call("echo", "2026-07-28"), hd(pv, "2026-07-28", method, "Tools/Call", name, "echo"), 400, -32020, ""},
+		{"2026 method header in base64 (Mcp-Name only has it)", call("echo", "2026-07-28"), hd(pv, "2026-07-28", method, "=?base64?dG9vbHMvY2FsbA==?=", name, "echo"), 400, -32020, ""},
 		{"2026 method header repeated", call("echo", "2026-07-28"), hd(pv, "2026-07-28", method, "tools/call", method, "tools/call", name, "echo"), 400, -32020, ""},
 		{"2026 name header differs", call("echo", "2026-07-28"), hd(pv, "2026-07-28", method, "tools/call", name, "add"), 400, -32020, ""},
 		{"2026 name header missing for resources/read", read, hd(pv, "2026-07-28", method, "resources/read"), 400, -32020, ""},

@@ -62,9 +62,9 @@ func (s *Stateless) Check(hd http.Header, method string, params []byte, notifica
 		if len(hd.Values(MethodHeader)) == 0 {
 			return meta, nil
 		}
-		return meta, HeaderMatches(hd, MethodHeader, method)
+		return meta, methodMatches(hd, method)
 	}
-	if e := HeaderMatches(hd, MethodHeader, method); e != nil {
+	if e := methodMatches(hd, method); e != nil {
 		return meta, e
 	}
 	if e := s.checkNames(hd, method, &p); e != nil {
@@ -77,6 +77,17 @@ func (s *Stateless) Check(hd http.Header, method string, params []byte, notifica
 		return meta, &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + VersionHeader + " " + strconv.Quote(version) + " does not match _meta." + MetaProtocolVersion + " " + strconv.Quote(meta.ProtocolVersion)}
 	}
 	return meta, meta.Check(s.Versions, s.SessionVersions)
+}
+
+// methodMatches checks Mcp-Method: present once and the body's method as
+// it is. The revision gives Mcp-Method no base64 form (only Mcp-Name and
+// Mcp-Param-* have one), so a sentinel is not decoded: an intermediary
+// routes on what it reads.
+func methodMatches(hd http.Header, method string) *Error {
+	if vals := hd.Values(MethodHeader); len(vals) == 1 && vals[0] != method {
+		return &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + MethodHeader + " header value " + strconv.Quote(vals[0]) + " does not match body value " + strconv.Quote(method)}
+	}
+	return HeaderMatches(hd, MethodHeader, method)
 }
 
 // checkNames checks the headers that mirror what a request names:
