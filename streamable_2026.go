@@ -45,8 +45,10 @@ func (p *postSink) checkStateless(data []byte, m *wire.Message) bool {
 	return true
 }
 
-// metaVersionKey is in the body of every request of a stateless revision.
-var metaVersionKey = []byte(mcp.MetaProtocolVersion)
+// metaVersionKey is in the body of every request of a stateless revision,
+// unless its key is written with escapes (\/, \uXXXX): a body with any
+// of those is decoded too.
+var metaVersionKey, escapedSolidus, escapedUnicode = []byte(mcp.MetaProtocolVersion), []byte(`\/`), []byte(`\u`)
 
 // checkMetaVersion refuses, on a server that serves a stateless revision,
 // a POST whose header names no stateless revision (or none) but whose
@@ -55,7 +57,8 @@ var metaVersionKey = []byte(mcp.MetaProtocolVersion)
 // session era's. A server of the session era only leaves _meta alone, as
 // its revisions do (a dual-era client then falls back to initialize).
 func (p *postSink) checkMetaVersion(data []byte, m *wire.Message) bool {
-	if len(p.h.rules.Versions) == 0 || !bytes.Contains(data, metaVersionKey) {
+	if len(p.h.rules.Versions) == 0 ||
+		!bytes.Contains(data, metaVersionKey) && !bytes.Contains(data, escapedSolidus) && !bytes.Contains(data, escapedUnicode) {
 		return true
 	}
 	for i := range m.Elems {

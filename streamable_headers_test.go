@@ -142,6 +142,8 @@ func TestStreamableHeaderMismatches(t *testing.T) {
 		// A 2026 request under a session era's header: the header does not match _meta.
 		{"session-era header on a 2026 request", call("echo", "2026-07-28"), hd(pv, "2025-11-25", method, "tools/call", name, "echo", sess, session), 400, -32020, ""},
 		{"session-era header on a 2026 request, no session", call("echo", "2026-07-28"), hd(pv, "2025-06-18", method, "tools/call", name, "echo"), 400, -32020, ""},
+		{"session-era header on a 2026 request, _meta key escaped", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, hd(pv, "2025-11-25", sess, session), 400, -32020, ""},
+		{"session-era header on a 2026 request, _meta key in \\u escapes", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{"io.modelcontextprotocol/protocol\u0056ersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, hd(pv, "2025-11-25", sess, session), 400, -32020, ""},
 		// 2025-11-25: the session and the version header; the 2026 headers are not part of it.
 		{"2025 all match", plain, hd(pv, "2025-11-25", sess, session), 200, 0, "echo@session"},
 		{"2025 version header absent", plain, hd(sess, session), 200, 0, "echo@session"},
