@@ -40,11 +40,21 @@ type sink interface {
 	serve(ctx context.Context, e *wire.Envelope, batch []wire.Envelope)
 }
 
+// unparsedTaker is a sink that is told of a message that did not parse
+// (err) before its parse error is answered: a connection's, which may
+// have a call of its own that the message was the response to.
+type unparsedTaker interface {
+	unparsed(data []byte, err error)
+}
+
 // dispatch takes one message through the inbound path (see the top of
 // this file) and gives what it needs to to. ctx is the message's: its
 // values (the peer) are those of the handlers' contexts.
 func (s *Server) dispatch(ctx context.Context, in *inbound, to sink) {
 	if e := s.scan(in); e != nil {
+		if u, ok := to.(unparsedTaker); ok && e.Code == CodeParseError && in.sc.Err != nil {
+			u.unparsed(in.data, in.sc.Err)
+		}
 		to.early(s.logReply(ctx, e), nil)
 		return
 	}
@@ -154,6 +164,8 @@ func (ci *connInbound) take(data []byte, m *wire.Message) ([]wire.Envelope, bool
 	requests := ci.conn.takeInbound(data, m)
 	return requests, len(requests) > 0 || m.Batch
 }
+
+func (ci *connInbound) unparsed(data []byte, err error) { ci.conn.failUnparsed(data, err) }
 
 func (ci *connInbound) early(reply []byte, _ error) {
 	if len(reply) > 0 {
