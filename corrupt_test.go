@@ -18,7 +18,8 @@ import (
 // fails at once with ErrInvalidResponse instead of waiting out its context,
 // and the peer still gets its -32700 for the message. A corrupted message
 // whose id matches no call, or that is a request, changes nothing: the call
-// gets its real answer after them.
+// gets its real answer after them. A corrupted batch reply fails every
+// call of its batch.
 func TestConnCorruptedResponseFailsItsCall(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -48,6 +49,19 @@ func TestConnCorruptedResponseFailsItsCall(t *testing.T) {
 	if err := c.Call(ctx, "second", nil, &got); err != nil || got != "real" {
 		t.Fatalf("second call: got %q, %v; want its real answer (the corrupted messages before it are not its)", got, err)
 	}
+	var b jsonrpc.Batch
+	calls := []*jsonrpc.BatchCall{b.Call("third", nil, &got), b.Call("fourth", nil, &got)}
+	if err := c.Batch(ctx, &b); err != nil {
+		t.Fatalf("Batch: %v", err)
+	}
+	for _, bc := range calls {
+		if !errors.Is(bc.Err, jsonrpc.ErrInvalidResponse) {
+			t.Fatalf("batch call %s: got %v, want ErrInvalidResponse (its batch reply was corrupted)", bc.Method, bc.Err)
+		}
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("the calls took %v: a corrupted response was waited for", d)
+	}
 	if err := <-peerErr; err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +71,8 @@ func TestConnCorruptedResponseFailsItsCall(t *testing.T) {
 // with its response corrupted in the result, checks that the client
 // answers that with -32700 and id null, then answers the second request
 // with a corrupted response to another id, a corrupted request bearing the
-// same id, and the real response.
+// same id, and the real response; and it answers a batch with a
+// corrupted reply.
 func corruptingPeer(l net.Listener) error {
 	nc, err := l.Accept()
 	if err != nil {
@@ -94,13 +109,30 @@ func corruptingPeer(l net.Listener) error {
 	if id, err = readID("second"); err != nil {
 		return err
 	}
-	fmt.Fprintf(nc, "{\"jsonrpc\":\"2.0\",\"id\":%s0,\"result\":\"to\xffken\"}\n", id)                       // no call of the client's
+	fmt.Fprintf(nc, "{\"jsonrpc\":\"2.0\",\"id\":%s0,\"result\":\"to\xffken\"}\n", id)                // no call of the client's
 	fmt.Fprintf(nc, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"ask\",\"params\":[\"\xff\"]}\n", id) // a request
 	fmt.Fprintf(nc, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":\"real\"}\n", id)
 	for range 2 { // the client's -32700s
 		if line, err = r.ReadString('\n'); err != nil {
 			return err
 		}
+		if !strings.Contains(line, `"code":-32700`) {
+			return fmt.Errorf("peer: got %q, want a -32700 error", line)
+		}
 	}
-	return nil
+	if line, err = r.ReadString('\n'); err != nil {
+		return err
+	}
+	var ids []string
+	for _, part := range strings.Split(line, `"id":`)[1:] {
+		id, _, _ := strings.Cut(part, "}")
+		id, _, _ = strings.Cut(id, ",")
+		ids = append(ids, id)
+	}
+	if len(ids) != 2 {
+		return fmt.Errorf("peer: got %q, want a batch of two calls", line)
+	}
+	fmt.Fprintf(nc, "[{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":\"\xff\"},{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":\"x\"}]\n", ids[0], ids[1])
+	_, err = r.ReadString('\n') // the client's -32700
+	return err
 }

@@ -228,22 +228,32 @@ func wait(ctx context.Context, sb *sentBatch, strict bool) error {
 }
 
 // failUnparsed fails at once, with ErrInvalidResponse wrapping err, the
-// call of ours in flight that the message data, which did not parse, was
+// calls of ours in flight that the message data, which did not parse, was
 // the response to, when data still shows that beyond doubt (see
-// wire.ResponseID: a corrupted byte often leaves the id readable). An id
-// that matches no call waiting changes nothing: the message is answered
-// as any that does not parse (dispatch), and its call, if any, waits.
+// wire.ResponseID: a corrupted byte often leaves the id readable): the
+// call with that id, and when data was a batch reply, every call of its
+// batch. An id that matches no call waiting changes nothing: the message
+// is answered as any that does not parse (dispatch), and its call, if
+// any, waits.
 func (c *Conn) failUnparsed(data []byte, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.pending.Len() == 0 {
 		return
 	}
-	raw, ok := wire.ResponseID(data)
+	raw, batch, ok := wire.ResponseID(data)
 	if !ok {
 		return
 	}
-	if p, _, ok := c.pending.TakeID(raw); ok {
-		p.ch <- callResult{err: fmt.Errorf("%w: the response to call %s does not parse: %w", ErrInvalidResponse, raw, err)}
+	p, group, ok := c.pending.TakeID(raw)
+	if !ok {
+		return
+	}
+	r := callResult{err: fmt.Errorf("%w: the response to call %s does not parse: %w", ErrInvalidResponse, raw, err)}
+	p.ch <- r
+	if batch {
+		for _, p := range c.pending.TakeGroup(group) {
+			p.ch <- r
+		}
 	}
 }

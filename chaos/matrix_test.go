@@ -478,6 +478,11 @@ const matrixNotes = `
   dropped): the call succeeds, from the server's event store. A stream cut before its first
   event id (cut-after-bytes=20) cannot be resumed, and a stream whose answer event was
   corrupted ends without it: the call fails at once with the stream's error.
+- A corrupted answer fails its call at once with ` + "`ErrInvalidResponse`" + ` on every transport. On
+  HTTP the answer is known to be the POST's; on tcp and ws the client reads the id that the
+  message still shows (a response's, ending before the bad byte; bad bytes tolerated only in
+  strings) and fails that call, or, for a batch reply, its whole batch (fixed: such a call
+  used to wait out its context). A corrupted answer whose id is unreadable is still waited for.
 
 ## Known limits (found by the matrix, not fixed)
 
@@ -488,9 +493,6 @@ const matrixNotes = `
   ` + "`WithPing(100ms, 150ms)`" + ` the connection is dropped and redialled, see ws reconnect+ping);
   on TCP only the caller's deadline does. ` + "`DialFailover`" + ` keeps giving such an endpoint its turn:
   the calls sent to it time out while the others succeed.
-- **a corrupted answer on tcp and ws**: a response the client cannot parse cannot be matched
-  to its call, which waits out its context. On HTTP the answer is known to be the POST's:
-  ` + "`ErrInvalidResponse`" + ` at once.
 - **a subscription notification dropped, duplicated or corrupted on a live connection** reaches
   the consumer as a missing or repeated event with no ` + "`SubscriptionGap`" + `: go-ethereum-style
   notifications carry no sequence number, so nothing can tell. A connection that fails (cut,

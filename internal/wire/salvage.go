@@ -5,31 +5,57 @@ package wire
 // beyond doubt: data is a JSON object whose members, read in order up to
 // the first byte that cannot be JSON there, include "id" with a number
 // value that ends before that byte, and "result" or "error", and not
-// "method". Bytes that are not valid UTF-8 are tolerated inside strings
-// only (a corrupted byte there leaves the structure intact); anything else
-// ends the reading, and what was read before it is all that counts. It
-// returns the id's text and whether it found one.
-func ResponseID(data []byte) ([]byte, bool) {
+// "method"; or an array (batch) of which an object read so is an element,
+// with no element read before it that has a "method". Bytes that are not
+// valid UTF-8 are tolerated inside strings only (a corrupted byte there
+// leaves the structure intact); anything else ends the reading, and what
+// was read before it is all that counts. It returns the id's text (the
+// first found in a batch), whether data was an array, and whether it found
+// an id.
+func ResponseID(data []byte) (id []byte, batch, ok bool) {
 	r := salvager{data: data}
 	r.skipSpace()
-	if !r.byte('{') {
-		return nil, false
+	if r.byte('{') {
+		id, _, _ = r.response()
+		return id, false, id != nil
 	}
-	var id []byte
-	response := false
+	if !r.byte('[') {
+		return nil, false, false
+	}
 	for {
 		r.skipSpace()
-		name, ok := r.str()
-		if !ok {
-			break
+		if !r.byte('{') {
+			return nil, true, false // a batch reply holds objects
+		}
+		id, whole, request := r.response()
+		switch {
+		case id != nil:
+			return id, true, true
+		case !whole || request:
+			return nil, true, false
 		}
 		r.skipSpace()
-		if !r.byte(':') {
+		if !r.byte(',') {
+			return nil, true, false
+		}
+	}
+}
+
+// response reads the members of an object whose '{' was read (see
+// ResponseID): it returns the id of the response it shows, whether it
+// read the object to its end, and whether the object has a "method".
+func (r *salvager) response() (id []byte, whole, request bool) {
+	response := false
+	for !whole {
+		r.skipSpace()
+		name, ok := r.str()
+		r.skipSpace()
+		if !ok || !r.byte(':') {
 			break
 		}
 		switch string(name) {
 		case "method":
-			return nil, false
+			return nil, false, true
 		case "result", "error":
 			response = true // the member began: a response's
 		}
@@ -38,29 +64,24 @@ func ResponseID(data []byte) ([]byte, bool) {
 		if !r.value() {
 			break
 		}
-		v := data[start:r.pos]
+		v := r.data[start:r.pos]
 		r.skipSpace()
-		more := r.byte(',')
-		if !more && !r.byte('}') {
+		if whole = r.byte('}'); !whole && !r.byte(',') {
 			break // v may have been cut short: not taken
 		}
-		switch string(name) {
-		case "id":
+		if string(name) == "id" {
 			if id != nil {
-				return nil, false // two ids: which was it?
+				return nil, false, false // two ids: which was it?
 			}
 			if v[0] == '-' || v[0] >= '0' && v[0] <= '9' {
 				id = v
 			}
 		}
-		if !more {
-			break
-		}
 	}
-	if id == nil || !response {
-		return nil, false
+	if !response {
+		return nil, whole, false
 	}
-	return id, true
+	return id, whole, false
 }
 
 // salvager reads what it can of JSON text that may be broken.
@@ -114,35 +135,38 @@ func (r *salvager) str() ([]byte, bool) {
 // they are made of.
 func (r *salvager) value() bool {
 	var open []byte // the closing brackets due, innermost last
-	for {
-		if r.pos >= len(r.data) {
-			return false
-		}
-		switch c := r.data[r.pos]; {
-		case c == '"':
-			if _, ok := r.str(); !ok {
-				return false
-			}
-		case c == '{' || c == '[':
-			open = append(open, c+2) // '}' and ']'
-			r.pos++
-		case c == '}' || c == ']':
-			if len(open) == 0 || open[len(open)-1] != c {
-				return false
-			}
-			open = open[:len(open)-1]
-			r.pos++
-		case len(open) > 0 && (c == ',' || c == ':' || c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			r.pos++
-		case scalarByte(c):
-			r.pos++
-		default:
+	for r.pos < len(r.data) {
+		var ok bool
+		if open, ok = r.step(open); !ok {
 			return false
 		}
 		if len(open) == 0 && (r.pos >= len(r.data) || !scalarByte(r.data[r.pos]) || !scalarByte(r.data[r.pos-1])) {
-			return true
+			return true // a scalar's run ends where the next byte cannot go on with it
 		}
 	}
+	return false
+}
+
+// step reads one token of a value within the brackets open.
+func (r *salvager) step(open []byte) ([]byte, bool) {
+	switch c := r.data[r.pos]; {
+	case c == '"':
+		_, ok := r.str()
+		return open, ok
+	case c == '{' || c == '[':
+		r.pos++
+		return append(open, c+2), true // '}' or ']'
+	case c == '}' || c == ']':
+		if len(open) == 0 || open[len(open)-1] != c {
+			return open, false
+		}
+		r.pos++
+		return open[:len(open)-1], true
+	case len(open) > 0 && (c == ',' || c == ':' || c == ' ' || c == '\t' || c == '\n' || c == '\r'), scalarByte(c):
+		r.pos++
+		return open, true
+	}
+	return open, false
 }
 
 // scalarByte reports whether c may be part of a number or a literal.
