@@ -234,8 +234,12 @@ func wait(ctx context.Context, sb *sentBatch, strict bool) error {
 // call with that id, and when data was a batch reply, every call of its
 // batch. An id that matches no call waiting changes nothing: the message
 // is answered as any that does not parse (dispatch), and its call, if
-// any, waits.
+// any, waits. A last message that input ended in the middle of is not
+// taken for a corrupted one: its call fails as the connection ends.
 func (c *Conn) failUnparsed(data []byte, err error) {
+	if u, ok := c.ch.(interface{ Unterminated() bool }); ok && u.Unterminated() {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.pending.Len() == 0 {

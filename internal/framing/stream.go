@@ -98,6 +98,9 @@ type Stream struct {
 	r, w int
 	eof  bool
 	lent bool // part of buf was handed out as a message
+	// unterminated: the last message was handed out at the end of input
+	// without its newline (see Unterminated).
+	unterminated bool
 	// interrupted is set by InterruptRecv until the read it cut returns.
 	interrupted atomic.Bool
 	skipping    bool          // an oversize line is being skipped
@@ -122,6 +125,11 @@ type Stream struct {
 func (s *Stream) Framing() Framing { return s.framing }
 
 func (s *Stream) Close() error { return s.rwc.Close() }
+
+// Unterminated reports whether the message Recv returned last ended at
+// the end of input without its newline: it may have been cut short. It is
+// called by the goroutine that calls Recv.
+func (s *Stream) Unterminated() bool { return s.unterminated }
 
 // fill reads more bytes into buf. Messages are handed out as slices of
 // buf (no copy), so bytes once lent are never overwritten: when buf is full
@@ -406,6 +414,7 @@ func (s *Stream) recvLine() ([]byte, error) {
 				// A last message without its newline.
 				line := s.lend(bytes.TrimRight(s.buf[s.r:s.w], "\r"))
 				s.r = s.w
+				s.unterminated = true
 				return line, nil
 			}
 			return nil, err
