@@ -30,6 +30,7 @@ type dialConfig struct {
 	tlsConfig      *tls.Config
 	pingInterval   time.Duration // WebSocket keep-alive (WithPing)
 	pingTimeout    time.Duration
+	stallTimeout   time.Duration                   // WithStallTimeout: 0 for none
 	stderr         io.Writer                       // DialCommand: where the command's stderr goes (WithStderr)
 	grace          time.Duration                   // DialCommand: wait for exit before killing (WithGracePeriod)
 	streamable     bool                            // http(s): a Streamable HTTP client (WithStreamableHTTP)
@@ -130,6 +131,9 @@ func (cfg *dialConfig) newConn(ch Channel) *Conn {
 	c := NewConn(ch, cfg.peer())
 	c.strictResults = cfg.strictResults
 	c.inv = cfg.chain(connDirect{c})
+	if cfg.stallTimeout > 0 {
+		go c.watchStall(cfg.stallTimeout)
+	}
 	return c
 }
 

@@ -223,6 +223,7 @@
 //	WithFraming            FramingLine                                yes             yes
 //	WithMaxMessageSize     DefaultMaxMessageSize      yes      yes    yes             yes          yes
 //	WithPing               DefaultPingInterval/Timeout         yes
+//	WithStallTimeout       off                                 yes    yes             yes
 //	WithStderr             os.Stderr                                                  yes
 //	WithGracePeriod        DefaultGracePeriod                                         yes
 //	WithStreamableHTTP     off (plain HTTP)           yes

@@ -120,7 +120,7 @@ var matrixFaults = []string{
 type column struct{ transport, mode string }
 
 var matrixColumns = []column{
-	{"tcp", "plain"}, {"tcp", "reconnect"}, {"tcp", "failover"}, {"tcp", "batch"}, {"lsp", "reconnect"},
+	{"tcp", "plain"}, {"tcp", "reconnect"}, {"tcp", "reconnect+stall"}, {"tcp", "failover"}, {"tcp", "batch"}, {"lsp", "reconnect"},
 	{"ws", "plain"}, {"ws", "reconnect"}, {"ws", "reconnect+ping"}, {"ws", "batch"},
 	{"http", "plain"}, {"http", "batch"},
 	{"streamable", "plain"}, {"streamable", "batch"},
@@ -277,8 +277,9 @@ func dialMode(col column, url, spare string) (jsonrpc.Client, error) {
 	}
 	switch col.mode {
 	case "reconnect+ping":
-		opts = append(opts, jsonrpc.WithPing(100*time.Millisecond, 150*time.Millisecond))
-		fallthrough
+		opts = append(opts, jsonrpc.WithPing(100*time.Millisecond, 150*time.Millisecond), jsonrpc.WithReconnect())
+	case "reconnect+stall":
+		opts = append(opts, jsonrpc.WithStallTimeout(250*time.Millisecond), jsonrpc.WithReconnect())
 	case "reconnect":
 		opts = append(opts, jsonrpc.WithReconnect())
 	case "failover":
@@ -403,7 +404,7 @@ error), ` + "`deadline`" + ` (the call's context ended: nothing told the client 
 come), or the sentinel the error matches (` + "`ErrConnectionLost`" + `: the call left and its
 connection dropped, never resent; ` + "`ErrClosed`" + `: the connection is gone). A batch cell counts
 its two calls. Modes: plain ` + "`Dial`" + `, ` + "`WithReconnect`" + `, ` + "`DialFailover`" + ` over the proxied
-server and a second, direct one, a ` + "`Batch`" + ` of two calls; lsp: tcp with Content-Length framing; reconnect+ping: ` + "`WithPing(100ms, 150ms)`" + ` too; Streamable HTTP through ` + "`Dial`" + ` with
+server and a second, direct one, a ` + "`Batch`" + ` of two calls; lsp: tcp with Content-Length framing; reconnect+ping: ` + "`WithPing(100ms, 150ms)`" + ` too; reconnect+stall: ` + "`WithStallTimeout(250ms)`" + ` too; Streamable HTTP through ` + "`Dial`" + ` with
 ` + "`WithStreamableHTTP`" + ` (its calls notify first, so answers are event streams). — : the fault
 has no meaning there.
 
@@ -478,6 +479,11 @@ const matrixNotes = `
   dropped): the call succeeds, from the server's event store. A stream cut before its first
   event id (cut-after-bytes=20) cannot be resumed, and a stream whose answer event was
   corrupted ends without it: the call fails at once with the stream's error.
+- ` + "`WithStallTimeout(250ms)`" + ` (tcp reconnect+stall) takes a connection that reads nothing for 250ms while
+  calls wait as lost: a half-open peer, and also a dropped request or answer (nothing else was
+  due), fail the call in flight with ` + "`ErrConnectionLost`" + ` after about 250ms rather than at its
+  deadline, and later calls go through a new connection. A slow answer (delay, bandwidth)
+  within the timeout is not affected.
 - A corrupted answer fails its call at once with ` + "`ErrInvalidResponse`" + ` on every transport. On
   HTTP the answer is known to be the POST's; on tcp and ws the client reads the id that the
   message still shows (a response's, ending before the bad byte; bad bytes tolerated only in
@@ -491,7 +497,9 @@ const matrixNotes = `
   contexts (a call without a deadline would wait for ever), and ` + "`WithReconnect`" + ` does not
   redial, since the connection never fails. WebSocket's pings end it (every 30 s by default; with
   ` + "`WithPing(100ms, 150ms)`" + ` the connection is dropped and redialled, see ws reconnect+ping);
-  on TCP only the caller's deadline does. ` + "`DialFailover`" + ` keeps giving such an endpoint its turn:
+  on TCP only the caller's deadline does, unless ` + "`WithStallTimeout`" + ` is set (opt-in: calls
+  in flight and nothing read for its duration drop the connection; see tcp reconnect+stall).
+  ` + "`DialFailover`" + ` keeps giving such an endpoint its turn:
   the calls sent to it time out while the others succeed.
 - **a subscription notification dropped, duplicated or corrupted on a live connection** reaches
   the consumer as a missing or repeated event with no ` + "`SubscriptionGap`" + `: go-ethereum-style

@@ -101,6 +101,7 @@ type Stream struct {
 	// unterminated: the last message was handed out at the end of input
 	// without its newline (see Unterminated).
 	unterminated bool
+	readBytes    atomic.Uint64 // bytes read from rwc (ReadProgress)
 	// interrupted is set by InterruptRecv until the read it cut returns.
 	interrupted atomic.Bool
 	skipping    bool          // an oversize line is being skipped
@@ -131,6 +132,9 @@ func (s *Stream) Close() error { return s.rwc.Close() }
 // called by the goroutine that calls Recv.
 func (s *Stream) Unterminated() bool { return s.unterminated }
 
+// ReadProgress is the number of bytes read so far; any goroutine may call it.
+func (s *Stream) ReadProgress() uint64 { return s.readBytes.Load() }
+
 // fill reads more bytes into buf. Messages are handed out as slices of
 // buf (no copy), so bytes once lent are never overwritten: when buf is full
 // or consumed after lending, the unread tail moves to a new buffer. buf grows
@@ -151,6 +155,9 @@ func (s *Stream) fill() error {
 		n, err = s.rwc.Read(s.buf[s.w:])
 	}
 	s.w += n
+	if n > 0 {
+		s.readBytes.Add(uint64(n))
+	}
 	if err != nil && n == 0 && s.interrupted.Load() && errors.Is(err, os.ErrDeadlineExceeded) {
 		return s.interruptedRead()
 	}
