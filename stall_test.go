@@ -108,3 +108,46 @@ func TestStallTimeoutPlain(t *testing.T) {
 		t.Fatalf("a call on a connection idle past the stall timeout: %q, %v; want it answered", got, err)
 	}
 }
+
+// A response that arrives slowly, in pieces closer together than the stall
+// timeout, is read to its end: only a connection that reads nothing at all
+// is taken as lost.
+func TestStallTimeoutSlowResponse(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	const d = 200 * time.Millisecond
+	go func() {
+		nc, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		nc.SetDeadline(time.Now().Add(10 * time.Second))
+		line, err := bufio.NewReader(nc).ReadString('\n')
+		if err != nil {
+			return
+		}
+		_, after, _ := strings.Cut(line, `"id":`)
+		id, _, _ := strings.Cut(after, "}")
+		id, _, _ = strings.Cut(id, ",")
+		msg := fmt.Sprintf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":\"%s\"}\n", id, strings.Repeat("x", 100))
+		for i := 0; i < len(msg); i += 10 { // 11 pieces, 40ms apart: over 2 stall timeouts in all
+			nc.Write([]byte(msg[i:min(i+10, len(msg))]))
+			time.Sleep(d / 5)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := jsonrpc.DialConn(ctx, "tcp://"+l.Addr().String(), jsonrpc.WithStallTimeout(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var got string
+	if err := c.Call(ctx, "slow", nil, &got); err != nil || len(got) != 100 {
+		t.Fatalf("a slow response: %d bytes, %v; want it read to its end", len(got), err)
+	}
+}
