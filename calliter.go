@@ -32,19 +32,15 @@ import (
 // that they pass on to the next Invoker, and the loop's body runs while
 // that Call runs (see [Interceptor]).
 //
-// On an [HTTPClient], on a [Conn] over a stream (tcp, tls, unix, stdio,
-// DialCommand; newline or Content-Length framing), a WebSocket client's,
-// and a Streamable HTTP client's answered with JSON, the response is
-// decoded as it arrives, so a result of any size is read in the memory of
-// one element: the response's size limit (WithMaxMessageSize) bounds each
-// element rather than the whole. On a stream or a WebSocket the
-// connection's reader is lent to the loop until the response ends:
-// nothing else is read from that connection meanwhile, so a Call on the
-// same connection from inside the loop waits for the loop to end
-// (docs/streaming.md). Otherwise (an answer as an event stream, a client
-// of another kind) the response is read whole first, under that limit,
-// and its elements decoded one by one. Either way the server need not
-// stream: any array result reads the same (see [Stream]).
+// On an [HTTPClient], a [Conn] over a stream (tcp, tls, unix, stdio,
+// DialCommand), a WebSocket client and a Streamable HTTP client answered
+// with JSON, the response is decoded as it arrives, in the memory of one
+// element: WithMaxMessageSize bounds each element, not the whole. On a
+// stream or a WebSocket the connection's reader is lent to the loop until
+// the response ends, so a Call on that connection from inside the loop
+// waits for the loop to end. Otherwise (an event stream, another client)
+// the response is read whole first, under that limit. Either way any array
+// result reads the same, streamed by the server or not (see [Stream]).
 func CallIter[T any](ctx context.Context, c Client, method string, params any) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		r := &iterResult{Method: method}

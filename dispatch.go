@@ -40,9 +40,8 @@ type sink interface {
 	serve(ctx context.Context, e *wire.Envelope, batch []wire.Envelope)
 }
 
-// unparsedTaker is a sink that is told of a message that did not parse
-// (err) before its parse error is answered: a connection's, which may
-// have a call of its own that the message was the response to.
+// unparsedTaker is a sink told of a message that did not parse before the
+// error is answered (a connection's: it may be a response to its call).
 type unparsedTaker interface {
 	unparsed(data []byte, err error)
 }

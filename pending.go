@@ -41,20 +41,16 @@ func newPending(group uint64) *pendingCall {
 // concurrent use (a [Conn] guards its set with its mutex).
 type pendingSet struct{ connrt.Calls[*pendingCall] }
 
-// answer delivers the responses among elems (the elements of message data,
-// requests included) to the calls they answer, and reports what matched no
-// call: how many responses, the id of the first, and an id-null error that
-// answered nothing. The rules, the same for a Conn, an HTTPClient and
-// NewMessageClient's client:
+// answer delivers the responses among elems (message data's elements) to
+// their calls, and reports what matched none: how many responses, the first
+// one's id, and an id-null error that answered nothing. For every client:
 //
 //   - a response goes to the call with its id (see outcome);
-//   - an error response with id null (the peer could not read one of our
-//     messages) answers the calls waiting when they all belong to one
-//     message; otherwise it matches none;
-//   - once a batch reply has been read, the calls of that batch it left
-//     out get its id-null error if it held one, and ErrNoResponse otherwise;
-//   - anything else matches no call (a Conn logs and drops it: it may
-//     answer a call given up on; an HTTP client rejects it).
+//   - an id-null error response (the peer could not read a message of ours)
+//     answers the calls waiting when they all belong to one message;
+//   - a batch reply's left-out calls get its id-null error, else ErrNoResponse;
+//   - anything else matches no call (a Conn logs and drops it; an HTTP
+//     client rejects it).
 func (s *pendingSet) answer(data []byte, elems []wire.Envelope, batch bool) (unmatched int, firstID string, nullErr *Error) {
 	var group uint64 // the batch of ours this message answers
 	for i := range elems {
@@ -227,15 +223,10 @@ func wait(ctx context.Context, sb *sentBatch, strict bool) error {
 	})
 }
 
-// failUnparsed fails at once, with ErrInvalidResponse wrapping err, the
-// calls of ours in flight that the message data, which did not parse, was
-// the response to, when data still shows that beyond doubt (see
-// wire.ResponseID: a corrupted byte often leaves the id readable): the
-// call with that id, and when data was a batch reply, every call of its
-// batch. An id that matches no call waiting changes nothing: the message
-// is answered as any that does not parse (dispatch), and its call, if
-// any, waits. A last message that input ended in the middle of is not
-// taken for a corrupted one: its call fails as the connection ends.
+// failUnparsed fails with ErrInvalidResponse (wrapping err) the call, or
+// the whole batch, that the unparsable message data still shows it answers
+// (wire.ResponseID); otherwise nothing changes. A last message cut short by
+// the end of input is left to the connection's end.
 func (c *Conn) failUnparsed(data []byte, err error) {
 	if u, ok := c.ch.(interface{ Unterminated() bool }); ok && u.Unterminated() {
 		return

@@ -5,27 +5,21 @@ import (
 	"time"
 )
 
-// WithStallTimeout makes a connection (tcp, tls, unix, WebSocket, stdio)
-// that has calls in flight and reads nothing at all for d count as lost: a
-// peer that keeps its socket but stopped answering (half-open) is
-// otherwise only ended by each call's context. The connection is closed:
-// its calls in flight fail with [ErrClosed] (with [WithReconnect],
-// [ErrConnectionLost], and the next call redials). Reading is "anything":
-// part of a large message counts on a stream, a whole message on other
-// channels; pick d above the longest pause a healthy peer takes with a
-// call in flight (a slow handler counts). Off by default, checked every
-// d/4.
+// WithStallTimeout closes a connection (tcp, tls, unix, WebSocket, stdio)
+// that reads nothing for d while calls are in flight, as a half-open peer
+// is otherwise only ended by each call's context: its calls fail with
+// [ErrClosed] ([ErrConnectionLost] with [WithReconnect], which redials).
+// Part of a message counts as reading on a stream, a whole message
+// elsewhere; pick d above a healthy peer's longest pause with a call in
+// flight (a slow handler counts). Off by default, checked every d/4.
 func WithStallTimeout(d time.Duration) DialOption {
 	return func(c *dialConfig) { c.stallTimeout = d }
 }
 
-// readProgress is a channel that counts what it has read.
-type readProgress interface{ ReadProgress() uint64 }
-
 // progress is what c has read so far, in units that only grow.
 func (c *Conn) progress() uint64 {
 	n := uint64(c.taken.Load())
-	if rp, ok := c.ch.(readProgress); ok {
+	if rp, ok := c.ch.(interface{ ReadProgress() uint64 }); ok {
 		n += rp.ReadProgress()
 	}
 	return n

@@ -22,21 +22,18 @@ import (
 //
 // An iter.Seq2[T, error] converts to a Stream[T]: jsonrpc.Stream[T](seq).
 // The sequence runs after the handler has returned, on the goroutine that
-// writes the reply, under the handler's context: it is cancelled when the
-// peer goes away (on HTTP when the client does, on a connection when it
-// closes), and a write that waits for a slow peer holds the sequence back.
-// docs/streaming.md has the rules per transport: HTTP writes a chunked
-// body, a connection one message in pieces (others wait behind it); batches,
+// writes the reply, under the handler's context (cancelled when the peer
+// goes away); a slow peer holds it back. HTTP writes a chunked body, a
+// connection one message in pieces (others wait behind it); batches,
 // Content-Length framing, Streamable HTTP, [Server.Process] and NATS encode
-// the whole result first.
+// the whole result first (docs/streaming.md).
 //
-// An error (the sequence yields one, or an element cannot be encoded)
-// before the first StreamChunk bytes are written gives an ordinary error
-// response. Once the response has begun it cannot be taken back: the
-// server cuts it short, and the peer sees a broken message, never a
-// complete wrong one. On HTTP the body is aborted (the client gets an
-// unexpected EOF); on a connection the connection is closed, failing the
-// peer's calls in flight on it. The error is logged.
+// An error (yielded, or an element that cannot be encoded) before the first
+// StreamChunk bytes are written gives an ordinary error response. After
+// that the server cuts the response short, so the peer sees a broken
+// message, never a complete wrong one: an HTTP body is aborted (unexpected
+// EOF), a connection closed (failing the peer's calls on it). The error is
+// logged.
 //
 // HandlerTimeout bounds the handler until it returns the Stream, not the
 // writing of its elements; a stalled peer is bounded by WriteTimeout (and

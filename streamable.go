@@ -123,23 +123,19 @@ const versionHeader = mcp.VersionHeader
 // limits (413) are those of ServeHTTP.
 //
 // With Sessions, GET (Accept: text/event-stream, the session's header)
-// opens the session's standalone stream: it carries the requests and
-// notifications sent on SessionConn, never a response. A session has one
-// standalone stream: a new GET takes it over and the older response ends.
-// Messages sent while none is open wait in the session's outbox (OutboxSize).
-// Every event of a session has an id, "<stream>-<n>", unique in the
-// session; each stream starts with a retry: field and an id naming its
-// start (MCP's priming event, with an empty data field for clients of
-// revision 2025-11-25 and later). A dropped connection neither cancels a
-// POST's call nor loses its events: GET with Last-Event-ID writes the
-// stored events of that stream after the id, then goes on with the stream
-// (a POST's stream whose response was already sent: the rest, then the
-// end). A Last-Event-ID that is malformed or names no stream of the session
-// gets 400; one whose missed events were evicted from the store
-// (EventStoreSize) gets 410 for a POST's stream, while the standalone stream
-// resumes with what is left. GET gets 405 with NoStandaloneStream, 406
-// without text/event-stream in Accept. A ": keep-alive" comment is written
-// every KeepAlive; a session whose standalone stream is open does not expire.
+// opens the session's one standalone stream (a new GET takes it over): it
+// carries what SessionConn sends, never a response; meanwhile that waits in
+// the outbox (OutboxSize). Every event has an id unique in the session,
+// "<stream>-<n>"; each stream starts with a retry: field and an id naming
+// its start (MCP's priming event, with empty data for clients of 2025-11-25
+// on). A dropped connection neither cancels a POST's call nor loses its
+// events: GET with Last-Event-ID writes the stored events after the id, then
+// goes on with the stream. A Last-Event-ID malformed or of no stream of the
+// session gets 400; one whose events were evicted (EventStoreSize) gets 410
+// for a POST's stream, while the standalone stream resumes with what is
+// left. GET gets 405 with NoStandaloneStream, 406 without text/event-stream
+// in Accept. A ": keep-alive" comment is written every KeepAlive; a session
+// whose standalone stream is open does not expire.
 //
 // Stateless (Sessions off), every POST is served on its own, by any
 // instance behind a load balancer: no session header, GET and DELETE get

@@ -45,17 +45,14 @@ func (p *postSink) checkStateless(data []byte, m *wire.Message) bool {
 	return true
 }
 
-// metaVersionKey is in the body of every request of a stateless revision,
-// unless its key is written with escapes (\/, \uXXXX): a body with any
-// of those is decoded too.
+// metaVersionKey is in the body of every stateless request unless written
+// with escapes (\/, \uXXXX): a body with either is decoded too.
 var metaVersionKey, escapedSolidus, escapedUnicode = []byte(mcp.MetaProtocolVersion), []byte(`\/`), []byte(`\u`)
 
-// checkMetaVersion refuses, on a server that serves a stateless revision,
-// a POST whose header names no stateless revision (or none) but whose
-// request's _meta names a protocol version: the header must match _meta
-// whatever era it names (400, -32020), and the request is not served as the
-// session era's. A server of the session era only leaves _meta alone, as
-// its revisions do (a dual-era client then falls back to initialize).
+// checkMetaVersion refuses (400, -32020), on a server of a stateless
+// revision, a POST whose request's _meta names a protocol version that its
+// header does not match, whatever era that names. A session-era-only server
+// leaves _meta alone (a dual-era client then falls back to initialize).
 func (p *postSink) checkMetaVersion(data []byte, m *wire.Message) bool {
 	if len(p.h.rules.Versions) == 0 ||
 		!bytes.Contains(data, metaVersionKey) && !bytes.Contains(data, escapedSolidus) && !bytes.Contains(data, escapedUnicode) {

@@ -23,32 +23,26 @@ func WithStreamableHTTP() DialOption { return func(c *dialConfig) { c.streamable
 // and the server's calls work as on a stream. Nothing is sent before the
 // first call (ctx is not used).
 //
-// Each message goes in a POST with "Accept: application/json,
-// text/event-stream"; the answer is read as one JSON message or as an
-// event stream whose "message" events are the server's messages:
-// notifications and requests it sends during the call, served with the
-// handler given with WithHandler (the answers are POSTed back; without
-// one, requests get -32601 and notifications are dropped), then the
-// response. A call returns once its response is read; its context ending
-// abandons the POST. A reply due and missing (202, an empty body, a
-// stream ended early) is an error saying so; a status other than 2xx is an
-// *HTTPError.
+// Each message goes in a POST accepting application/json and
+// text/event-stream; an event stream's "message" events are the server's
+// notifications and requests during the call, served by WithHandler's
+// handler (answers POSTed back; without one, requests get -32601), then the
+// response. A call's context ending abandons its POST. A reply due and
+// missing (202, an empty body, a stream ended early) is an error saying so;
+// a status other than 2xx is an *HTTPError.
 //
-// The Mcp-Session-Id header of the server's first answer carrying one is
-// sent with every later request, and so is the protocolVersion of the
-// result of an "initialize" call, as Mcp-Protocol-Version (unless
-// WithHeader sets one); a 404 to a request carrying it forgets it
-// (the server ended the session: the next initialization starts another).
-// Close ends the session with DELETE (bounded by 5 s) and cancels the
-// requests in flight.
+// The first Mcp-Session-Id the server sends is sent with every later
+// request, and so is an "initialize" result's protocolVersion as
+// Mcp-Protocol-Version (unless WithHeader sets one); a 404 to a request
+// carrying the session forgets it. Close ends the session with DELETE
+// (bounded by 5 s) and cancels the requests in flight.
 //
 // After the first successful POST the client opens the standalone GET
-// stream once; a server that declines it (405, or any other status) is not
-// asked again. The stream is reopened when it ends, with Last-Event-ID when
-// the server sent event ids, after its retry: delay (default 1 s, doubling
-// up to 30 s while the stream carries nothing). A POST's stream cut before
-// its response is resumed the same way when it carried event ids (at most
-// 3 attempts); without ids the call fails.
+// stream once (a server that declines it is not asked again), and reopens
+// it when it ends, with Last-Event-ID when the server sent event ids, after
+// its retry: delay (default 1 s, doubling up to 30 s while it carries
+// nothing). A POST's stream cut before its response is resumed the same way
+// when it carried event ids (at most 3 attempts); without ids the call fails.
 //
 // With WithMCPVersion the client is an MCP client that finds the server's
 // era (MCP 2026-07-28, stateless, or 2025-11-25 with the session above)

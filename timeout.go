@@ -35,13 +35,10 @@ func (s *Server) handlerTimeout(http bool) time.Duration {
 }
 
 func (s *Server) httpBodyTimeout() time.Duration {
-	switch {
-	case s.HTTPBodyTimeout > 0:
-		return s.HTTPBodyTimeout
-	case s.HTTPBodyTimeout == 0:
-		return DefaultHTTPBodyTimeout
+	if s.HTTPBodyTimeout < 0 {
+		return 0
 	}
-	return 0
+	return orDefault(s.HTTPBodyTimeout, DefaultHTTPBodyTimeout)
 }
 
 // timedServe is a message served under a timeout: the handlers' context,
