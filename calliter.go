@@ -19,18 +19,15 @@ import (
 )
 
 // CallIter calls method and yields its result, a JSON array, one element
-// at a time, decoded into T (leniently, as Call decodes, or strictly with
-// WithStrictResults). The call is made when the sequence is ranged over;
-// an error (the call's, an error response as *Error, a result that is not
-// an array, an element that does not decode) is yielded once, last.
-// Breaking out of the loop ends the call, and so does ctx ending while
-// the response is read (on a WebSocket client that closes the socket:
-// docs/streaming.md).
+// at a time, decoded into T as Call decodes. The call is made when the
+// sequence is ranged over; an error (the call's, an error response as
+// *Error, a result that is not an array, an element that does not decode)
+// is yielded once, last. Breaking out of the loop ends the call, and so does
+// ctx ending while the response is read (on a WebSocket client that closes
+// the socket: docs/streaming.md).
 //
-// The call goes through c's Call, so its interceptors (WithInterceptors,
-// Intercept) see it as any call: its result is a value of CallIter's own
-// that they pass on to the next Invoker, and the loop's body runs while
-// that Call runs (see [Interceptor]).
+// The call goes through c's Call, so interceptors see it as any call, with
+// a result of CallIter's own to pass on (see [Interceptor]).
 //
 // On an [HTTPClient], a [Conn] over a stream (tcp, tls, unix, stdio,
 // DialCommand), a WebSocket client and a Streamable HTTP client answered

@@ -122,16 +122,14 @@ func (r *callCtx) send(p []byte) error {
 }
 
 // ReportProgress tells the caller of the request whose handler received ctx
-// how far the handler has got, in the convention of the Server (see
-// Server.Convention), against the progress token the caller sent. It does
-// nothing and returns nil when the caller sent no token, outside a handler
-// served on a connection (plain HTTP requests), without a convention, and
-// once the handler has returned: nothing is sent after the response.
+// how far the handler has got, in the Server's Convention, against the
+// progress token the caller sent. It does nothing and returns nil without a
+// token, outside a handler served on a connection, without a convention,
+// and once the handler has returned.
 //
-// progress must be greater than the value of the previous report (MCP asks
-// it to increase with every notification); a value that is not is refused
-// with ErrProgressNotIncreasing and nothing is sent. total is the expected
-// final value, zero or less when unknown; message is optional.
+// progress must exceed the previous report's (MCP asks it to increase), or
+// it is refused with ErrProgressNotIncreasing and nothing is sent. total is
+// the expected final value, zero or less when unknown; message is optional.
 //
 // MCP: notifications/progress {"progressToken","progress","total","message"}
 // with the params._meta.progressToken of the request, echoed byte for byte.

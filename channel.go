@@ -15,22 +15,19 @@ import (
 // channel has resynchronised and Recv may be called again. Any other error
 // ends the channel; io.EOF means the peer finished sending.
 //
-// Send writes one message and does not retain msg. It may be called
-// concurrently, by many goroutines at once. It may block while the peer does
-// not read: a Channel should bound how long ([NewStream]'s channel does, by
-// its Conn's Server.WriteTimeout),
-// since a [Conn] does not count replies waiting in Send against
-// [Server.MaxConcurrency] (a peer busy calling us back would otherwise
-// deadlock with us).
+// Send writes one message and does not retain msg; it may be called by many
+// goroutines at once. It may block while the peer does not read, so a
+// Channel should bound how long ([NewStream]'s does, by Server.WriteTimeout):
+// a [Conn] does not count replies waiting in Send against
+// [Server.MaxConcurrency] (a peer calling us back would otherwise deadlock).
 //
 // Close closes the channel. It may be called concurrently with Recv and Send,
 // and unblocks them.
 //
 // A Channel may also implement [RecvInterrupter], [BufferedChannel] and
-// [QueuedSender], as an io.Reader may implement io.WriterTo: a Conn then avoids
-// goroutine switches and keeps replies in the order their handlers
-// finished. The contract of a Conn (see the package documentation) is the
-// same with or without them.
+// [QueuedSender], as an io.Reader may implement io.WriterTo: a Conn then
+// avoids goroutine switches and keeps replies in the order their handlers
+// finished; its contract is the same without them.
 type Channel interface {
 	Recv() ([]byte, error)
 	Send(msg []byte) error
@@ -117,12 +114,10 @@ func (o *orderedSender) SendQueued(msg []byte, queued func()) error {
 	return err
 }
 
-// replySender is implemented by a [Channel] that carries the answer to one
-// message of the peer (a Streamable HTTP POST's): the reply to it, which a
-// [Conn] sends with sendReply and everything else with Send, ends the
-// answer, so that the channel need not scan what it sends. Such a
-// connection lives only as long as the one call (callScoped): nothing can
-// be pushed on it later.
+// replySender is a [Channel] that carries the answer to one message of the
+// peer (a Streamable HTTP POST's): the reply, which a [Conn] sends with
+// sendReply (all else with Send), ends the answer, so the channel need not
+// scan what it sends. Its connection lives as long as the call (callScoped).
 type replySender interface {
 	sendReply(msg []byte) error
 }
@@ -135,17 +130,14 @@ func sendReply(ch Channel, msg []byte) error {
 	return ch.Send(msg)
 }
 
-// SessionConn returns the connection of the client whose request ctx
-// belongs to, one that outlives the request, so that a handler (or code it
-// hands the connection to) can notify or call that client later: on a
-// stream transport (TCP, unix, stdio, WebSocket) it is ConnFromContext's;
-// over Streamable HTTP with sessions it is the session's, whose messages go
-// on the session's standalone GET stream (waiting in the session's outbox
-// while no GET stream is open; see StreamableHTTPOptions.OutboxSize and
-// ErrStreamBacklog), and whose calls are answered by the client's POSTs. It
-// closes when the session ends. It returns nil where no connection
-// outlives the request: plain HTTP, stateless Streamable HTTP, or
-// NoStandaloneStream.
+// SessionConn returns a connection to the client of ctx's request that
+// outlives the request, so that a handler can notify or call that client
+// later: on a stream transport (TCP, unix, stdio, WebSocket) it is
+// ConnFromContext's; over Streamable HTTP with sessions it is the session's,
+// whose messages go on the standalone GET stream (waiting in the outbox
+// meanwhile: OutboxSize, ErrStreamBacklog), answered by the client's POSTs,
+// and which closes with the session. It returns nil on plain HTTP,
+// stateless Streamable HTTP, or with NoStandaloneStream.
 func SessionConn(ctx context.Context) *Conn {
 	if ss, ok := ctx.Value(sessionKey{}).(session); ok {
 		c, _ := ss.Conn(ctx).(*Conn)

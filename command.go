@@ -29,18 +29,15 @@ func WithGracePeriod(d time.Duration) DialOption { return func(c *dialConfig) { 
 // WithStderr (where the command's standard error goes, default os.Stderr),
 // WithGracePeriod.
 //
-// ctx bounds the start only: the command runs until the Conn closes. Close
-// (or the end of the connection) closes the command's standard input,
-// waits up to the grace period for it to exit, kills it if it has not, and
-// reaps it. When the command exits by itself the connection ends; if it
-// failed, Conn.Err says how (an *exec.ExitError inside).
+// ctx bounds the start only. Close (or the connection's end) closes the
+// command's standard input, waits up to the grace period for it to exit,
+// then kills and reaps it. When the command exits by itself the connection
+// ends; if it failed, Conn.Err says how (an *exec.ExitError inside).
 //
 // The command's first output is checked against the framing: messages
-// framed the other way end the connection at once (a call would otherwise
-// wait for an answer that can never be read), saying which WithFraming
-// fits; text that is not JSON-RPC (a banner) is logged (WithLogger) and,
-// if the command then ends, named in the error ("wrote "hello", which is
-// not JSON").
+// framed the other way end the connection at once, saying which WithFraming
+// fits; text that is not JSON-RPC (a banner) is logged (WithLogger) and, if
+// the command then ends, named in the error.
 //
 // With WithMCPVersion the connection is an MCP client that finds the
 // command's era as a Streamable HTTP client does (server/discover under

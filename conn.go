@@ -434,12 +434,10 @@ func (c *Conn) tryAcquire() bool {
 func (c *Conn) release() { <-c.sem }
 
 // startRequest records an incoming id as in flight on c (nil: not a
-// connection), under a Convention, and returns the request's own context
-// (see cancel.go), which the peer can cancel. It reports false, and
-// records nothing, without a Convention (nothing else looks ids up), for
-// a notification, or if the id is in flight already (the same id twice in
-// a batch, or a peer reusing one: served and answered all the same, as on
-// HTTP, but a cancel reaches the first).
+// connection) under a Convention and returns the request's context, which
+// the peer can cancel (cancel.go). It reports false, recording nothing,
+// without a Convention, for a notification, or for an id in flight already
+// (served all the same, but a cancel reaches the first).
 func (c *Conn) startRequest(ctx context.Context, id ID, params []byte) (*callCtx, bool) {
 	if c == nil || id.IsZero() || c.srv.Convention == ConventionNone {
 		return nil, false

@@ -148,11 +148,8 @@ func (cfg *dialConfig) newConn(ch Channel) *Conn {
 //	unix://@name                        abstract unix socket (Linux)
 //
 // and any scheme registered with [RegisterTransport] (nats:// once
-// github.com/seedhq/jsonrpc/nats is imported). To talk to a subprocess over its stdin and stdout, use [DialCommand].
-//
-// For a URL whose client is a connection (every scheme above but plain
-// HTTP), [DialConn] returns the *Conn itself.
-//
+// github.com/seedhq/jsonrpc/nats is imported); a subprocess: [DialCommand].
+// [DialConn] returns the *Conn of a connection's URL (all but plain HTTP).
 // With [WithReconnect], a stream URL gives a [*ReconnectClient].
 func Dial(ctx context.Context, rawURL string, opts ...DialOption) (Client, error) {
 	cfg := newDialConfig(opts)

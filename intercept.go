@@ -16,10 +16,9 @@ type Invoker interface {
 // calling next, and must put them back after.
 //
 // A [CallIter] call comes as a Call whose result is CallIter's own value:
-// pass it on to next as is. The loop's body runs inside next's Call, as
-// the elements arrive, and a loop that breaks off makes next's Call
-// return an error. Once elements have reached the loop the call cannot be
-// made again: a retry fails, saying so, and CallIter yields that error.
+// pass it on to next as is. The loop's body runs inside next's Call, which
+// fails if the loop breaks off; once elements have reached the loop, a
+// retry fails, saying so, and CallIter yields that error.
 type Interceptor func(next Invoker) Invoker
 
 // WithInterceptors makes the client's Call, Notify and Batch go through

@@ -9,16 +9,14 @@ import (
 	"github.com/seedhq/jsonrpc/internal/mcp"
 )
 
-// ChangeFeed serves MCP's subscriptions/listen (2026-07-28,
-// basic/patterns/subscriptions): a long-lived request whose answer stream
-// (an SSE response over Streamable HTTP, the connection on stdio) carries
-// the change notifications the client opted in to. The handler first sends
-// notifications/subscriptions/acknowledged with the filter it honours,
-// then each change published with Publish or PublishResource, every message
-// tagged with _meta's io.modelcontextprotocol/subscriptionId (the listen
-// request's id). The subscription ends when the client closes the stream
-// (HTTP) or cancels the request (stdio), or with Close, which answers the
-// request (a graceful end). Its zero value is ready to use.
+// ChangeFeed serves MCP's subscriptions/listen (2026-07-28): a long-lived
+// request whose answer stream (SSE over Streamable HTTP, the connection on
+// stdio) carries the change notifications the client opted in to: first
+// notifications/subscriptions/acknowledged with the filter honoured, then
+// each change given to Publish or PublishResource, every message tagged with
+// _meta's io.modelcontextprotocol/subscriptionId (the listen request's id).
+// It ends when the client closes the stream or cancels the request, or with
+// Close, which answers the request. Its zero value is ready to use.
 type ChangeFeed struct {
 	// Supports lists the filter members the server honours:
 	// "toolsListChanged", "promptsListChanged", "resourcesListChanged",

@@ -29,19 +29,14 @@ const DefaultMaxLoggedParams = 256
 // logger, once the handler has returned. Put it in Server.Middleware, so
 // that requests for unknown methods are logged too.
 //
-// The record's message is "call" (or "notification"); its fields are
-// method, id (the id's JSON text; absent for a notification), duration,
-// outcome ("ok", "error" or "canceled"), code and error (the error's code
-// and message, when there is one), transport and remote (see Peer),
-// principal (LogOptions.Principal) and params (LogOptions.Params), each
-// present only when it has a value. The level follows the outcome: Info
-// for "ok" and "canceled", Warn for errors the caller caused (invalid
-// params, unknown method, application errors), Error for internal errors
-// (-32603, panics included). Headers, and so tokens, are never logged.
-//
-// Protocol errors (parse errors, invalid requests, messages too large) and
-// connection ends never reach a handler: the Server logs them itself, to
-// Server.Logger at debug level.
+// The record's message is "call" (or "notification"); its fields, each
+// present only with a value, are method, id (JSON text), duration, outcome
+// ("ok", "error" or "canceled"), code and error, transport and remote (see
+// Peer), principal and params (LogOptions). The level is Info for "ok" and
+// "canceled", Warn for errors the caller caused (invalid params, unknown
+// method, application errors), Error for internal errors (-32603, panics
+// included). Headers, and so tokens, are never logged. Protocol errors and
+// connection ends never reach a handler: Server.Logger gets them at debug.
 func LogCalls(logger *slog.Logger, opts *LogOptions) Middleware {
 	var o LogOptions
 	if opts != nil {

@@ -34,14 +34,11 @@ const DefaultMaxInputRounds = 8
 //
 // MCPAuto asks server/discover under MCPVersion2026 before the first
 // message: a result, or an UnsupportedProtocolVersionError naming a
-// stateless revision the client speaks, settles the stateless era; an
-// UnsupportedProtocolVersionError naming only session-era revisions, any
-// other error (a 400 without an MCP error, -32601) falls back to
-// initialize, as the revision's backward-compatibility rules ask. A first
-// call of "initialize" chooses the session era without the probe (the
-// caller handshakes itself). A server that refuses initialize too is no
-// MCP server: messages then go as they are. The era found holds for the
-// connection's life; Conn.MCPVersion names it.
+// stateless revision the client speaks, settles the stateless era; any
+// other answer falls back to initialize, as the revision's
+// backward-compatibility rules ask. A first call of "initialize" chooses the
+// session era without the probe. Toward a server that refuses initialize too
+// messages go as they are. Conn.MCPVersion names the era found.
 func WithMCPVersion(version string) DialOption {
 	return func(c *dialConfig) { c.mcpVersion = version }
 }

@@ -94,17 +94,14 @@ func mcpError(e *mcp.Error) *Error {
 	return (*Error)(e)
 }
 
-// MCPStateless returns a Server middleware (Server.Middleware) that serves
-// MCP's stateless revisions on every transport (stdio, sockets, WebSocket):
-// a request whose params._meta names a protocol version is checked (a
-// revision among versions, else -32022 with the supported and requested
-// ones; clientCapabilities present, else -32602) and its handler finds the
-// _meta with MCPMetaFromContext. Other requests (initialize, the session
-// era) pass as they are; the capabilities an initialize request declares
-// are kept for its session (MCPClientCapability), so that InputRounds.Ask
-// never sends a session-era client a request it cannot answer. Streamable HTTP with StatelessVersions does these
-// checks itself (with its header rules and HTTP statuses); there the
-// middleware lets its requests through.
+// MCPStateless returns a Server middleware that serves MCP's stateless
+// revisions on every transport: a request whose params._meta names a
+// protocol version is checked (one of versions, else -32022 naming both;
+// clientCapabilities present, else -32602) and its handler finds the _meta
+// with MCPMetaFromContext. Other requests pass as they are; an initialize
+// request's capabilities are kept for its session (MCPClientCapability), so
+// InputRounds.Ask never asks a session-era client what it cannot answer.
+// Streamable HTTP with StatelessVersions checks its requests itself.
 func MCPStateless(versions ...string) Middleware {
 	return func(next Handler) Handler {
 		return HandlerFunc(func(ctx context.Context, req *Request) (any, error) {

@@ -55,15 +55,13 @@ type InputRounds struct {
 }
 
 // Ask asks the client the request under key and decodes its answer into
-// result. Under 2025-11-25 (no MCPMeta in ctx) it calls the client over
-// the request's connection (the session's stream) and waits. Under
-// 2026-07-28 it finds the answer in the request's inputResponses or in its
-// verified requestState; without one it returns an *InputRequiredError
-// asking for it, whose requestState keeps the answers given so far. A
-// client that did not declare the capability the request needs
-// (elicitation, sampling, roots) gets -32021 in both eras: under
-// 2025-11-25, from the capabilities of its session's initialize (recorded
-// by MCPStateless; a session whose initialize was not seen is asked).
+// result. Under 2025-11-25 (no MCPMeta in ctx) it calls the client over the
+// session's stream and waits. Under 2026-07-28 it finds the answer in the
+// request's inputResponses or verified requestState, or returns an
+// *InputRequiredError asking for it (its requestState keeps the answers so
+// far). A client that did not declare the capability the request needs gets
+// -32021; under 2025-11-25 as its session's initialize, recorded by
+// MCPStateless, declared (a session whose initialize was not seen is asked).
 func (ir *InputRounds) Ask(ctx context.Context, key string, req InputRequest, result any) error {
 	return ir.AskAll(ctx, []Question{{Key: key, Request: req, Result: result}})
 }

@@ -216,12 +216,10 @@ func (o *readOwner) inlineDone(w connrt.ReadWord) bool {
 }
 
 // replyHolder is a channel that can hold its writes back (the stream): a
-// read loop that dispatches requests already read holds their replies
-// until its input runs dry (the channel releases them itself when it must
-// wait for input), then they leave together, so that a pipelining peer gets
-// many replies per write. The loop releases them before anything else that
-// may make it wait: a request served inline, a concurrency token, unwritten
-// replies to drain.
+// read loop holds the replies to requests already read until its input runs
+// dry, so a pipelining peer gets many replies per write. The loop releases
+// them before anything else that may make it wait (an inline request, a
+// concurrency token, replies to drain); so does the channel before a read.
 type replyHolder interface {
 	Hold()
 	HoldCalls() // hold the calls of the callers of responses read together

@@ -12,13 +12,12 @@ import (
 	"github.com/seedhq/jsonrpc/internal/params"
 )
 
-// Results are decoded leniently by default: a member of a result (or of a
-// batch call's result, or of an error's data) that the destination type does
-// not name is ignored, as encoding/json and go-ethereum's client do, since
-// real servers add members to their answers all the time. Everything else
-// stays exact: names match case-sensitively, and a duplicate name or invalid
-// UTF-8 is still an error (the scanner refuses the message before any
-// decoding). A server's params are always decoded strictly (-32602).
+// Results are decoded leniently by default: a member of a result (or of an
+// error's data) that the destination type does not name is ignored, as
+// encoding/json and go-ethereum's client do, since real servers add members
+// all the time. Everything else stays exact (names match case-sensitively; a
+// duplicate name or invalid UTF-8 is refused by the scanner). A server's
+// params are always decoded strictly (-32602).
 
 // WithStrictResults makes Call and Batch reject a result holding a member the
 // destination type does not name (by default such members are ignored).

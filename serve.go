@@ -284,16 +284,12 @@ func (l *Listener) stop(err error) {
 //	                             the same over TLS (tls:// is TCP over TLS);
 //	                             they need ListenTLS
 //
-// A unix socket path never destroys a file: a path that holds anything but
-// a socket is refused and left untouched, a socket where a server accepts
-// connections is refused (errors.Is(err, syscall.EADDRINUSE)), and only a
-// stale socket (connecting is refused) is replaced. On Shutdown the socket
-// file is removed if it is still the one this listener created.
+// A unix socket path never destroys a file: only a stale socket (connecting
+// is refused) is replaced; anything else is refused (a live one with
+// syscall.EADDRINUSE). Shutdown removes the socket file if still its own.
 //
-// On stdio the listener stops when its connection ends. When the peer ended
-// it (end of input, or a stream that cannot be read any further, answered
-// with an error where one can be framed) Err is nil and the reason is
-// logged; Err reports only the server's own failures (a failed write).
+// On stdio the listener stops when its connection ends; Err reports only the
+// server's own failures (a failed write), not the peer's end (logged).
 //
 // Any scheme registered with [RegisterTransport] works too. Shutdown stops
 // every listener.

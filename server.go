@@ -207,9 +207,6 @@ type Server struct {
 
 func (s *Server) maxMessageSize() int64 { return orDefault(s.MaxMessageSize, DefaultMaxMessageSize) }
 func (s *Server) maxBatchLen() int      { return orDefault(s.MaxBatchLen, DefaultMaxBatchLen) }
-func (s *Server) maxResponseBytes() int {
-	return orDefault(s.MaxResponseBytes, DefaultMaxResponseBytes)
-}
 func (s *Server) maxDepth() int         { return orDefault(s.MaxDepth, DefaultMaxDepth) }
 func (s *Server) maxMethodLen() int     { return orDefault(s.MaxMethodLen, DefaultMaxMethodLen) }
 func (s *Server) maxConcurrency() int   { return orDefault(s.MaxConcurrency, DefaultMaxConcurrency) }
@@ -480,15 +477,12 @@ func (s *Server) toError(req *Request, err error) *Error {
 	return &Error{Code: CodeInternalError, Message: "internal error"}
 }
 
-// serveBatch serves the elements of a batch and joins their responses in
-// one array, appended to out. The elements are served in turn while they
-// are quick (a goroutine switch would cost more than each); once one has
-// run for batchWatch, the rest are served beside it on up to
-// MaxConcurrency workers, as the connection has spare capacity, so that a
-// slow element (or one that waits for another of the batch) holds up no
-// other for long. Each worker appends the responses it renders to a
-// pooled buffer of its own. With a deadline (see serve) the
-// responses go to it and serveBatch returns nil.
+// serveBatch serves a batch's elements and appends their responses, in one
+// array, to out. Elements are served in turn while quick; once one has run
+// for batchWatch, the rest are served beside it on up to MaxConcurrency
+// workers (as the connection has capacity), each rendering to a pooled
+// buffer of its own. With a deadline (see serve) the responses go to it and
+// serveBatch returns nil.
 func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems []wire.Envelope, ts *timedServe, out []byte) []byte {
 	b := &batchRun{s: s, ctx: ctx, conn: conn, data: data, elems: elems, ts: ts, workers: 1}
 	if len(elems) > 1 {
@@ -664,7 +658,7 @@ func (bs *batchState) release() {
 // replacing those past MaxResponseBytes with errors. With done (not nil),
 // a request whose element is not done gets the timeout error.
 func (s *Server) joinBatch(out, data []byte, elems []wire.Envelope, resps [][]byte, done []bool) []byte {
-	limit := s.maxResponseBytes()
+	limit := orDefault(s.MaxResponseBytes, DefaultMaxResponseBytes)
 	size := 2
 	for _, r := range resps {
 		size += len(r) + 1

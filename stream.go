@@ -13,12 +13,10 @@ import (
 )
 
 // Stream is a result too large to hold: a handler returns one (a Register
-// handler's result type, or a Handler's result value) and the server
-// writes it as a JSON array, one element at a time, as the sequence yields
-// them. The wire stays plain JSON-RPC: the response is byte for byte the
-// one a handler returning the same elements in a slice gets, so a client
-// that does not stream reads it as any result ([CallIter] reads it element
-// by element).
+// handler's result type, or a Handler's result value) and the server writes
+// it as a JSON array, one element at a time, as the sequence yields them.
+// The response is byte for byte that of the same elements in a slice, so
+// any client reads it ([CallIter] element by element).
 //
 // An iter.Seq2[T, error] converts to a Stream[T]: jsonrpc.Stream[T](seq).
 // The sequence runs after the handler has returned, on the goroutine that
@@ -81,12 +79,10 @@ func (s Stream[T]) encodeStream(e *resultstream.Encoder) error {
 	return err
 }
 
-// streamSlot is how a transport that can write a reply in pieces takes
-// the Stream a handler returned (see Request.stream): serveElem leaves the
-// response's head in the reply and the stream in a new slot, and the
-// transport writes the rest after the head (writeStream). It is allocated
-// only for a handler that returns a Stream: a call that does not pays for
-// one pointer in the transport's per-request state.
+// streamSlot takes the Stream a handler returned to a transport that can
+// write a reply in pieces: serveElem leaves the response's head in the reply
+// and the stream here, and the transport writes the rest (writeStream). It
+// is allocated only for a handler that returns a Stream.
 type streamSlot struct {
 	st  streamer
 	req *Request // the request whose handler returned it (its ID and Method)
@@ -152,13 +148,11 @@ func (s stream) openMessage() (messageWriter, error) {
 	return m, nil
 }
 
-// writeStream writes the stream in slot after head, the response's start.
-// open opens the message when there is more than StreamChunk to write.
-// It returns the whole reply when the message was never opened (the
-// stream fit, or failed before anything was written: an error response),
-// for the caller to send as any reply; nil once the message is written.
-// err is not nil when the message was cut short: the caller must end the
-// connection (or abort the HTTP body).
+// writeStream writes the stream in slot after head, the response's start,
+// opening the message (open) past StreamChunk. It returns the whole reply,
+// for the caller to send, when the message was never opened (the stream fit
+// or failed first); err when the message was cut short: the caller must end
+// the connection (or abort the HTTP body).
 func (s *Server) writeStream(slot *streamSlot, head []byte, open func() (messageWriter, error)) (reply []byte, err error) {
 	// Room for a chunk and the element that crosses it, once.
 	e := resultstream.Encoder{Buf: append(slices.Grow(head, StreamChunk+StreamChunk/4), '['), Chunk: StreamChunk, Open: open}

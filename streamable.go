@@ -242,12 +242,10 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// postSink is the sink of a Streamable HTTP POST, in both eras (see
-// dispatch.go): it finds the POST's session (or applies the stateless
-// revision's checks), routes the responses and cancels it carries to the
-// connections they are for, and answers the rest with JSON, or, when the
-// client takes an event stream and the POST carries calls, serves them on a
-// connection of the POST's own whose reply ends the answer (serveStream).
+// postSink is the sink of a Streamable HTTP POST in both eras: it finds the
+// POST's session (or checks the stateless rules), routes its responses and
+// cancels to their connections, and answers the rest with JSON or, on an
+// event stream, on a connection of the POST's own (serveStream).
 type postSink struct {
 	exchange // serves what is answered at once
 	h        *streamableHandler

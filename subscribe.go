@@ -157,13 +157,12 @@ type subscriptionKind struct {
 	start func(ctx context.Context, args []byte, sub *subscription) error
 }
 
-// AddSubscription adds a kind of subscription to s. fn produces the events:
-// it runs on a goroutine of its own once the subscribe call is answered,
-// sends events through sink, and returns when the subscription is over. Its
-// context is cancelled when the subscription ends otherwise (unsubscribe,
-// disconnect, shutdown). If fn returns an error, the subscriber gets it in a
-// last notification; when it returns nil, the events sent are delivered and
-// the subscription ends quietly.
+// AddSubscription adds a kind of subscription to s. fn runs on a goroutine
+// of its own once the subscribe call is answered, sends events through sink,
+// and returns when the subscription is over; its context is cancelled when
+// the subscription ends otherwise (unsubscribe, disconnect, shutdown). An
+// error it returns reaches the subscriber in a last notification; after nil
+// the events sent are delivered and the subscription ends quietly.
 //
 // The arguments after the kind are decoded into P as Register decodes
 // params: one argument is P's params (an object by name, an array by

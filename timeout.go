@@ -41,11 +41,9 @@ func (s *Server) httpBodyTimeout() time.Duration {
 	return orDefault(s.HTTPBodyTimeout, DefaultHTTPBodyTimeout)
 }
 
-// timedServe is a message served under a timeout: the handlers' context,
-// and the state it shares with the timer that answers it when the deadline
-// passes first. It is one allocation (on HTTP, part of the request's one
-// allocation, httpRequest), and the timer is reused from a pool: a fast
-// handler that never waits on its context costs nothing more.
+// timedServe is a message served under a timeout: the handlers' context
+// and the state it shares with the pooled timer that answers it when the
+// deadline passes first, in one allocation (on HTTP, in httpRequest's).
 type timedServe struct {
 	ctx   lazyCtx
 	srv   *Server

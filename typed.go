@@ -28,12 +28,10 @@ import (
 // problem. Omitted params decode as the zero P unless P has required fields.
 //
 // Params and results follow encoding/json/v2's rules (names match exactly,
-// unknown members are rejected). Plain types (bool, numbers, strings,
-// structs of them whose json tags give only a name, "-", omitempty or
-// omitzero, slices, string-keyed maps and pointers of those) are decoded
-// and encoded by a codec compiled here, once per type, with v2's results;
-// types with JSON or text methods, embedded fields, interfaces, arrays,
-// []byte or other tag options go through v2 itself.
+// unknown members are rejected). Plain types (bool, numbers, strings and
+// structs, slices, string-keyed maps and pointers of them, tags giving only
+// a name, "-", omitempty or omitzero) use a codec compiled here once per
+// type, with v2's results; other types go through v2 itself.
 func Register[P, R any](mux *Mux, method string, fn func(ctx context.Context, params P) (R, error), doc ...MethodDoc) {
 	if strings.HasPrefix(method, "rpc.") {
 		panic("jsonrpc: method names starting with \"rpc.\" are reserved: " + method)

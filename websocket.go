@@ -153,7 +153,7 @@ func dialWebSocketConn(ctx context.Context, url string, cfg *dialConfig) (*Conn,
 		return nil, fmt.Errorf("jsonrpc: websocket dial %s: %w", url, err)
 	}
 	limit := orDefault(cfg.maxMessageSize, DefaultMaxMessageSize)
-	return cfg.newConn(newWSLending(newWSChannel(wc, limit, cfg.pingInterval, cfg.pingTimeout))), nil
+	return cfg.newConn(wsLending{wsconn.NewLending(newWSChannel(wc, limit, cfg.pingInterval, cfg.pingTimeout).Channel)}), nil
 }
 
 // wsChannel is a Channel over a WebSocket (see internal/wsconn).
@@ -175,8 +175,6 @@ func newWSChannel(wc *websocket.Conn, limit int64, interval, timeout time.Durati
 // begins as the response to a waiting CallIter call is lent to that call
 // as it arrives (see calliter.go and internal/wsconn's Lending).
 type wsLending struct{ *wsconn.Lending }
-
-func newWSLending(ch wsChannel) wsLending { return wsLending{wsconn.NewLending(ch.Channel)} }
 
 func (ch wsLending) openMessage() (messageWriter, error) { return wsChannel{ch.Channel}.openMessage() }
 
