@@ -71,6 +71,5 @@ func (s *Server) compressReply(h, req http.Header, reply []byte, into *[]byte) [
 // for them). WebSocket: the handshake offers permessage-deflate (no context
 // takeover), used both ways if the server accepts it (ours does with
 // WebSocketOptions.Compression); messages under 512 bytes go uncompressed.
-// Without it, HTTP requests go uncompressed and WebSocket messages are never
-// compressed. Gzip replies are accepted either way.
+// Gzip replies are accepted with or without it.
 func WithCompression() DialOption { return func(c *dialConfig) { c.compress = true } }

@@ -83,13 +83,11 @@ func (e *FrameError) Is(target error) bool {
 	return target == ErrMessageTooLarge && e.Code == CodeInvalidRequest && strings.HasPrefix(e.Msg, "message too large")
 }
 
-// StreamOptions configure NewStream: what belongs to the byte stream
-// itself, the way its messages are cut. The limits a connection imposes
-// are not here but where each side states them, applied by the [Conn] that
-// takes the channel ([NewConn], [Server.ServeConn]): the size limit and the
-// write timeout of its Server (Server.MaxMessageSize and
-// Server.WriteTimeout; a client's: WithMaxMessageSize). A channel used
-// without a Conn keeps the defaults. The zero value is FramingAuto.
+// StreamOptions configure NewStream: the way the byte stream's messages are
+// cut. The size limit and write timeout are the [Conn]'s that takes the
+// channel (Server.MaxMessageSize and Server.WriteTimeout; a client's:
+// WithMaxMessageSize); a channel used without a Conn keeps the defaults. The
+// zero value is FramingAuto.
 type StreamOptions struct {
 	Framing Framing
 }

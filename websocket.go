@@ -42,11 +42,10 @@ type WebSocketOptions struct {
 	// socket: the server's side of WithPing.
 	PingInterval, PingTimeout time.Duration
 	// Compression lets the server accept permessage-deflate (RFC 7692, no
-	// context takeover) from clients that offer it (the server's side of
-	// WithCompression): each message of 512 bytes or more is then
-	// compressed on its own. Off by default: it costs CPU on both ends for
-	// every large message, and buys nothing on a fast network. Message
-	// size limits count decompressed bytes.
+	// context takeover) from clients that offer it (WithCompression): each
+	// message of 512 bytes or more is compressed on its own. Off by default:
+	// it costs CPU and buys nothing on a fast network. Size limits count
+	// decompressed bytes.
 	Compression bool
 }
 
