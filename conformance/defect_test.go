@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -214,5 +215,57 @@ func TestRestOfLineIgnored(t *testing.T) {
 		if len(rep.Checks) != 3 || strings.Join(failed, " ") != strings.Join(c.fails, " ") {
 			t.Errorf("%s: %d checks, failed %v; want 3 and %v", c.url, len(rep.Checks), failed, c.fails)
 		}
+	}
+}
+
+// TestFramingAnswersOutOfOrder: a stream does not order responses, so a
+// server that answers the calls of a framing check after the request sent
+// behind them (here: those calls are slower) passes the framing checks.
+func TestFramingAnswersOutOfOrder(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	s := &jsonrpc.Server{Handler: demo.NewMux()}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				var mu sync.Mutex
+				br := bufio.NewReader(c)
+				for {
+					line, err := br.ReadBytes('\n')
+					if err != nil {
+						return
+					}
+					go func() {
+						if bytes.Contains(line, []byte(`"f-`)) {
+							time.Sleep(100 * time.Millisecond)
+						}
+						if out := s.Process(context.Background(), line); out != nil {
+							mu.Lock()
+							c.Write(append(out, '\n'))
+							mu.Unlock()
+						}
+					}()
+				}
+			}()
+		}
+	}()
+	target, _ := conformance.URL("tcp://"+l.Addr().String(), jsonrpc.FramingLine, nil)
+	rep, err := (&conformance.Suite{Only: regexp.MustCompile(`^framing/`)}).Check(context.Background(), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Checks) != 3 || len(rep.Failed(conformance.MUST)) != 0 {
+		for _, r := range rep.Checks {
+			t.Logf("%s %v %s", r.Name, r.Status, r.Detail)
+		}
+		t.Errorf("%d checks, failed %v; want 3, none failed", len(rep.Checks), rep.Failed(conformance.MUST))
 	}
 }

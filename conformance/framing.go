@@ -55,7 +55,10 @@ func (r *runner) lineHolds(line string, ids []string, garbage bool) error {
 	if err := r.lineFramed(); err != nil {
 		return err
 	}
-	reps, err := r.collect([]byte(line))
+	reps, err := r.collect([]byte(line), func(reps []*reply) bool {
+		parse, answered := tally(reps, ids)
+		return len(answered) == len(ids) || parse > 0 && len(answered) == 0
+	})
 	if err != nil {
 		return err
 	}
@@ -77,11 +80,15 @@ func (r *runner) notJSONThenValid(call string) error {
 	if err := r.lineFramed(); err != nil {
 		return err
 	}
-	reps, err := r.collect([]byte("hello\n" + call))
+	ids := []string{`"f-4"`}
+	reps, err := r.collect([]byte("hello\n"+call), func(reps []*reply) bool {
+		parse, answered := tally(reps, ids)
+		return parse > 0 && len(answered) == 1
+	})
 	if err != nil {
 		return err
 	}
-	parse, answered := tally(reps, []string{`"f-4"`})
+	parse, answered := tally(reps, ids)
 	switch {
 	case parse == 0:
 		return errors.New("the line that is not JSON got no -32700")
@@ -109,9 +116,12 @@ func tally(reps []*reply, ids []string) (parse int, answered []string) {
 	return parse, answered
 }
 
-// collect sends msg and a request behind it, and returns the replies that
-// came before the request's.
-func (r *runner) collect(msg []byte) ([]*reply, error) {
+// collect sends msg and a request behind it, and returns the replies other
+// than the request's. A server may answer the calls of msg after that
+// request (it may serve them concurrently: a stream does not order
+// responses), so once the request's reply is in, collect reads on, up to
+// the timeout, until complete says nothing more is awaited.
+func (r *runner) collect(msg []byte, complete func([]*reply) bool) ([]*reply, error) {
 	if err := r.send(msg); err != nil {
 		return nil, err
 	}
@@ -124,20 +134,25 @@ func (r *runner) collect(msg []byte) ([]*reply, error) {
 	want := sentinelID(s)
 	var reps []*reply
 	var got []string
-	for {
+	answered := false // the request behind msg
+	for !answered || !complete(reps) {
 		rep, err := r.next(r.s.Timeout)
-		if err != nil {
-			var none *errNoReply
-			if errors.As(err, &none) {
-				return nil, fmt.Errorf("the request sent on the next line (id %s) got no reply within %v", want, r.s.Timeout)
-			}
-			return nil, err
-		}
-		if len(rep.items) == 1 && !rep.batch && string(rep.items[0].id()) == want {
+		var none *errNoReply
+		switch {
+		case answered && errors.As(err, &none):
 			r.got = []byte(strings.Join(got, " "))
-			return reps, nil
+			return reps, nil // nothing more came: the verdict is the caller's
+		case errors.As(err, &none):
+			return nil, fmt.Errorf("the request sent on the next line (id %s) got no reply within %v", want, r.s.Timeout)
+		case err != nil:
+			return nil, err
+		case len(rep.items) == 1 && !rep.batch && string(rep.items[0].id()) == want:
+			answered = true
+		default:
+			reps = append(reps, rep)
+			got = append(got, clip(rep.raw))
 		}
-		reps = append(reps, rep)
-		got = append(got, clip(rep.raw))
 	}
+	r.got = []byte(strings.Join(got, " "))
+	return reps, nil
 }
