@@ -19,7 +19,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"os"
 	"regexp"
@@ -326,11 +325,7 @@ func render(w io.Writer, res results) {
 		fmt.Fprintln(w)
 	}
 
-	for _, name := range slices.Sorted(maps.Keys(res)) {
-		if isOpenLoop(name) {
-			renderOpenLoop(w, name, res[name])
-		}
-	}
+	renderOpenLoops(w, res)
 
 	fmt.Fprintf(w, "### Targets (issues 20 and 31), ours\n\n| scenario | target | measured | |\n|---|---|---:|---|\n")
 	for _, t := range targets {

@@ -20,6 +20,35 @@ var openLoopLevels = []string{"25pct", "50pct", "90pct"}
 // isOpenLoop reports whether a family is an open-loop one.
 func isOpenLoop(name string) bool { return strings.HasPrefix(name, "OpenLoop") }
 
+// renderOpenLoops prints every open-loop family of res, by name.
+func renderOpenLoops(w io.Writer, res results) {
+	for _, name := range slices.Sorted(maps.Keys(res)) {
+		if isOpenLoop(name) {
+			renderOpenLoop(w, name, res[name])
+		}
+	}
+}
+
+// openLoopRow prints one implementation's row: its peak, each level's
+// medians, the calls left unsent and the passes.
+func openLoopRow(w io.Writer, impl string, lvs map[string]map[string][]float64) {
+	var peak []float64 // every level reports the peak it is a share of
+	for _, lv := range openLoopLevels {
+		peak = append(peak, lvs[lv]["peak-calls/s"]...)
+	}
+	fmt.Fprintf(w, "| %s | %s |", impl, format(median(peak)))
+	unsent, passes := 0.0, 0
+	for _, lv := range openLoopLevels {
+		m := lvs[lv]
+		fmt.Fprintf(w, " %s / %s / %s |", format(median(m["p50-µs"])), format(median(m["p99-µs"])), format(median(m["p99.9-µs"])))
+		for _, u := range m["unsent"] {
+			unsent += u
+		}
+		passes = max(passes, len(m["p99-µs"]))
+	}
+	fmt.Fprintf(w, " %s | %d |\n", strconv.FormatFloat(unsent, 'f', 0, 64), passes)
+}
+
 // renderOpenLoop prints one open-loop family: per implementation its peak
 // and, at each level, the medians over passes of p50, p99 and p99.9 (µs);
 // then, per level, whether ours has the lowest p99.
@@ -48,22 +77,7 @@ func renderOpenLoop(w io.Writer, name string, byImpl map[string]map[string][]flo
 	names := slices.Sorted(maps.Keys(level))
 	slices.SortStableFunc(names, func(a, b string) int { return orderOf(a) - orderOf(b) })
 	for _, impl := range names {
-		lvs := level[impl]
-		var peak []float64 // every level reports the peak it is a share of
-		for _, lv := range openLoopLevels {
-			peak = append(peak, lvs[lv]["peak-calls/s"]...)
-		}
-		fmt.Fprintf(w, "| %s | %s |", impl, format(median(peak)))
-		unsent, passes := 0.0, 0
-		for _, lv := range openLoopLevels {
-			m := lvs[lv]
-			fmt.Fprintf(w, " %s / %s / %s |", format(median(m["p50-µs"])), format(median(m["p99-µs"])), format(median(m["p99.9-µs"])))
-			for _, u := range m["unsent"] {
-				unsent += u
-			}
-			passes = max(passes, len(m["p99-µs"]))
-		}
-		fmt.Fprintf(w, " %s | %d |\n", strconv.FormatFloat(unsent, 'f', 0, 64), passes)
+		openLoopRow(w, impl, level[impl])
 	}
 	fmt.Fprintln(w)
 	for _, lv := range openLoopLevels {
