@@ -10,10 +10,11 @@
 // Transports: tcp and unix (newline or Content-Length framing, detected from
 // the client's first bytes, as the server does), ws, and http, which also
 // carries Streamable HTTP (JSON answers, event-stream answers and the GET
-// stream, whose events are messages too; https and wss targets are dialled
-// with the system's roots, the proxy itself listens in the clear). Stdio
-// goes through the CLI (jrpc chaos --exec), or Pipe. WebSocket messages are
-// forwarded as text frames. Not yet: tls:// targets.
+// stream, whose events are messages too). tls://, https:// and wss://
+// targets are dialled with Options.TargetTLS (default: the system's roots);
+// the proxy itself listens in the clear (tcp://, http://, ws://). Stdio goes
+// through the CLI (jrpc chaos --exec), or Pipe. A WebSocket message goes in
+// the frame type (text or binary) of the last frame read from its sender.
 //
 // A Fault is a match and one action. The match: Method (a request's method;
 // a response is matched by the method of the request it answers on the same

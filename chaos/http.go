@@ -3,6 +3,7 @@ package chaos
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net/http"
@@ -20,10 +21,15 @@ const slowRate = 1280
 var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Transfer-Encoding", "Te", "Trailer", "Upgrade", "Accept-Encoding", "Content-Length"}
 
 func (p *Proxy) serveHTTP(ws bool) {
-	tr := &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second}
+	tr := &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second, TLSClientConfig: p.opts.TargetTLS}
 	var h http.Handler = &httpProxy{p: p, client: &http.Client{Transport: tr}}
 	if ws {
-		h = wsProxy{p}
+		// An upgrade is HTTP/1.1: a TLS config of its own keeps HTTP/2 off.
+		wtr := &http.Transport{TLSClientConfig: p.opts.TargetTLS}
+		if wtr.TLSClientConfig == nil {
+			wtr.TLSClientConfig = &tls.Config{}
+		}
+		h = wsProxy{p, &http.Client{Transport: wtr}}
 	}
 	p.hs = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	p.wg.Add(1)

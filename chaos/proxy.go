@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +23,9 @@ type Options struct {
 	Seed   uint64    // seeds P, delay distributions and Corrupt's positions (0: 1)
 	Log    io.Writer // each injected fault as one line (nil: none)
 	JSON   bool      // Log gets one JSON object a line
+	// TargetTLS configures the TLS of tls://, https:// and wss:// targets
+	// (nil: the system's roots); the proxy itself listens in the clear.
+	TargetTLS *tls.Config
 }
 
 // Event is one injected fault.
@@ -71,8 +75,8 @@ type Proxy struct {
 	tmpDir   string
 }
 
-// New starts a proxy in front of target (tcp://, unix://, ws://, http://
-// URLs) on a loopback address of the same scheme, with the faults given;
+// New starts a proxy in front of target (tcp://, tls://, unix://, ws://,
+// http:// URLs) on a loopback address of the same scheme, with the faults given;
 // it panics if it cannot, as httptest.NewServer does.
 func New(target string, faults ...*Fault) *Proxy {
 	p, err := Start("", target, Options{Faults: faults})
@@ -90,9 +94,9 @@ func Start(listen, target string, opts Options) (*Proxy, error) {
 		return nil, fmt.Errorf("chaos: target: %w", err)
 	}
 	switch tu.Scheme {
-	case "tcp", "unix", "http", "https", "ws", "wss":
+	case "tcp", "tls", "unix", "http", "https", "ws", "wss":
 	default:
-		return nil, fmt.Errorf("chaos: cannot proxy to %s:// (want tcp, unix, http(s) or ws(s))", tu.Scheme)
+		return nil, fmt.Errorf("chaos: cannot proxy to %s:// (want tcp, tls, unix, http(s) or ws(s))", tu.Scheme)
 	}
 	p := newProxy(opts)
 	p.target = tu
@@ -131,6 +135,8 @@ func (p *Proxy) loopback(tu *url.URL) (string, error) {
 		}
 		p.tmpDir = dir
 		return "unix://" + filepath.Join(dir, "proxy.sock"), nil
+	case "tls":
+		return "tcp://127.0.0.1:0/", nil
 	case "https":
 		return "http://127.0.0.1:0/", nil
 	case "wss":

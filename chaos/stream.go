@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -39,8 +40,14 @@ func (p *Proxy) serveStream(nc net.Conn) {
 	if p.target.Scheme == "unix" {
 		network, addr = "unix", p.target.Host+p.target.Path
 	}
-	d := net.Dialer{Timeout: 10 * time.Second}
-	tc, err := d.Dial(network, addr)
+	d := &net.Dialer{Timeout: 10 * time.Second}
+	var tc net.Conn
+	var err error
+	if p.target.Scheme == "tls" {
+		tc, err = (&tls.Dialer{NetDialer: d, Config: p.opts.TargetTLS}).Dial(network, addr)
+	} else {
+		tc, err = d.Dial(network, addr)
+	}
 	if err != nil {
 		nc.Close()
 		return

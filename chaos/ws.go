@@ -10,8 +10,12 @@ import (
 	"github.com/coder/websocket"
 )
 
-// wsProxy proxies WebSocket connections, a message a text frame.
-type wsProxy struct{ p *Proxy }
+// wsProxy proxies WebSocket connections, a message a frame: each side
+// writes in the type (text or binary) of the last frame the other read.
+type wsProxy struct {
+	p      *Proxy
+	client *http.Client
+}
 
 func (h wsProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var protos []string
@@ -29,7 +33,7 @@ func (h wsProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	u := *h.p.target
 	u.RawQuery = r.URL.RawQuery
 	dctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-	tc, _, err := websocket.Dial(dctx, u.String(), &websocket.DialOptions{Subprotocols: protos, HTTPHeader: hdr})
+	tc, _, err := websocket.Dial(dctx, u.String(), &websocket.DialOptions{Subprotocols: protos, HTTPHeader: hdr, HTTPClient: h.client})
 	cancel()
 	if err != nil {
 		http.Error(w, "chaos: target: "+err.Error(), http.StatusBadGateway)
@@ -44,7 +48,9 @@ func (h wsProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	tc.SetReadLimit(maxMessage)
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	c := newConn(h.p, &wsEnd{p: h.p, c: cc, ctx: ctx}, &wsEnd{p: h.p, c: tc, ctx: ctx})
+	client, target := &wsEnd{p: h.p, c: cc, ctx: ctx}, &wsEnd{p: h.p, c: tc, ctx: ctx}
+	client.peer, target.peer = target, client
+	c := newConn(h.p, client, target)
 	forget := h.p.track(c)
 	defer forget()
 	c.run()
@@ -52,17 +58,20 @@ func (h wsProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // wsEnd is a WebSocket side.
 type wsEnd struct {
-	p    *Proxy
-	c    *websocket.Conn
-	ctx  context.Context
-	slow atomic.Bool
+	p      *Proxy
+	c      *websocket.Conn
+	peer   *wsEnd
+	ctx    context.Context
+	slow   atomic.Bool
+	binary atomic.Bool // the last frame read was binary
 }
 
 func (e *wsEnd) recv() ([]byte, error) {
 	if e.slow.Load() {
 		e.p.sleep(50 * time.Millisecond)
 	}
-	_, b, err := e.c.Read(e.ctx)
+	typ, b, err := e.c.Read(e.ctx)
+	e.binary.Store(typ == websocket.MessageBinary)
 	return b, err
 }
 
@@ -81,7 +90,11 @@ func (e *wsEnd) write(b []byte, o *writeOpts) error {
 	if o.rate > 0 && !e.p.sleep(time.Duration(len(b))*time.Second/time.Duration(o.rate)) {
 		return errCut
 	}
-	return e.c.Write(e.ctx, websocket.MessageText, b)
+	typ := websocket.MessageText
+	if e.peer.binary.Load() {
+		typ = websocket.MessageBinary
+	}
+	return e.c.Write(e.ctx, typ, b)
 }
 
 func (e *wsEnd) slowDown() { e.slow.Store(true) }

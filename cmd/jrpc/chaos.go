@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/seedhq/jsonrpc/auth"
 	"github.com/seedhq/jsonrpc/chaos"
 	"github.com/spf13/cobra"
 )
@@ -35,7 +37,9 @@ stdin/stdout and a subprocess), injecting faults chosen by method, direction,
 message number or at random with a seed. Transports: tcp://, unix:// (newline
 or Content-Length framing, detected), ws://, http:// (plain HTTP and Streamable
 HTTP: JSON answers, event-stream answers and the GET stream, an event a
-message); --exec for stdio.
+message); --exec for stdio. tls://, https:// and wss:// targets are dialled
+with --cacert, --cert/--key and --insecure (default: the system's roots);
+the proxy listens in the clear (tcp://, http://, ws://).
 
 SPEC is a comma-separated list of a match and one action; a match left out
 matches every message:
@@ -78,6 +82,9 @@ func runChaos(ctx context.Context, args []string, f *chaosFlags) error {
 		return err
 	}
 	opts := chaos.Options{Faults: faults, Seed: f.seed, Log: os.Stderr, JSON: f.json}
+	if opts.TargetTLS, err = chaosTargetTLS(); err != nil {
+		return err
+	}
 	if global.exec != "" {
 		if len(args) > 0 || f.listen != "" {
 			return usageErrorf("chaos --exec talks stdio: no TARGET, no --listen")
@@ -98,6 +105,21 @@ func runChaos(ctx context.Context, args []string, f *chaosFlags) error {
 	defer stop()
 	<-ctx.Done()
 	return nil
+}
+
+// chaosTargetTLS is the TLS of the target from the client security flags
+// (nil: the system's roots).
+func chaosTargetTLS() (*tls.Config, error) {
+	cs := clientSecurity
+	if cs.cacert == "" && cs.cert == "" && cs.key == "" && !cs.insecure {
+		return nil, nil
+	}
+	cfg, err := auth.ClientTLS(cs.cacert, cs.cert, cs.key)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err, hint: "--cacert FILE and --cert FILE --key FILE take PEM files"}
+	}
+	cfg.InsecureSkipVerify = cs.insecure
+	return cfg, nil
 }
 
 // chaosFaults reads --fault and --plan.

@@ -182,3 +182,24 @@ func TestChaosExecEndsWithItsCommand(t *testing.T) {
 		t.Fatal("jrpc chaos --exec outlived its command")
 	}
 }
+
+// jrpc chaos in front of a TLS target (tls://, with --cacert for the
+// target): the proxy listens on tcp:// in the clear, calls pass and faults
+// act; without --cacert the target's certificate is refused and the call
+// fails.
+func TestChaosTLSTarget(t *testing.T) {
+	dir := t.TempDir()
+	ca, caKey, caFile, _ := testCert(t, dir, "ca", nil, nil, false)
+	_, _, serverCert, serverKey := testCert(t, dir, "server", ca, caKey, true)
+	target := startServeN(t, 1, "--tls-cert", serverCert, "--tls-key", serverKey, "-l", "tls://127.0.0.1:0")["tls"]
+	u, log := startChaos(t, "--cacert", caFile, "--listen", "tcp://127.0.0.1:0", target, "--fault", "method=subtract,dir=out,nth=2,error=-32042")
+	expect(t, run(t, "", "call", u, "subtract", "[42,23]"), 0, "19\n")
+	if r := run(t, "", "call", u, "subtract", "[42,23]"); r.code != 1 || !strings.Contains(r.stderr, "-32042") {
+		t.Fatalf("second call: exit %d, %s", r.code, r.stderr)
+	}
+	waitReport(t, log, "chaos: error dir=out method=subtract")
+	plain, _ := startChaos(t, "--listen", "tcp://127.0.0.1:0", target)
+	if r := run(t, "", "--timeout", "2s", "call", plain, "subtract", "[42,23]"); r.code == 0 {
+		t.Fatalf("a call through a proxy that cannot verify the target: exit 0, %s", r.stdout)
+	}
+}
