@@ -13,7 +13,6 @@ import (
 
 	"github.com/seedhq/jsonrpc"
 	"github.com/seedhq/jsonrpc/explorer"
-	"github.com/seedhq/jsonrpc/internal/browsertest"
 	"github.com/seedhq/jsonrpc/internal/demo"
 )
 
@@ -82,7 +81,7 @@ const browserDir = "testdata/browser"
 // demo server, once over HTTP POST and once over WebSocket (notifications
 // shown live). Screenshots go to testdata/browser/out/ (a CI artifact).
 func TestBrowser(t *testing.T) {
-	browsertest.Need(t, browserDir)
+	demo.NeedBrowser(t, browserDir)
 	srv := &jsonrpc.Server{Handler: demo.NewMux()}
 	routes := http.NewServeMux()
 	routes.Handle("/rpc", srv)
@@ -92,10 +91,10 @@ func TestBrowser(t *testing.T) {
 	ts := httptest.NewServer(routes)
 	defer ts.Close()
 	t.Run("http", func(t *testing.T) {
-		browsertest.Run(t, browserDir, ts.URL+"/http/", "--screenshot", "out/http.png")
+		demo.BrowserTest(t, browserDir, ts.URL+"/http/", "--screenshot", "out/http.png")
 	})
 	t.Run("ws", func(t *testing.T) {
-		browsertest.Run(t, browserDir, ts.URL+"/ws-explorer/", "--notifications", "--screenshot", "out/ws.png")
+		demo.BrowserTest(t, browserDir, ts.URL+"/ws-explorer/", "--notifications", "--screenshot", "out/ws.png")
 	})
 	// The page on one origin, the service on another that allows it: the
 	// browser's CORS preflight is answered, and the calls go through
@@ -111,18 +110,18 @@ func TestBrowser(t *testing.T) {
 		pages := &httptest.Server{Listener: ln, Config: &http.Server{Handler: explorer.New(explorer.Config{Endpoint: api.URL + "/"})}}
 		pages.Start()
 		defer pages.Close()
-		browsertest.Run(t, browserDir, pageOrigin+"/")
+		demo.BrowserTest(t, browserDir, pageOrigin+"/")
 	})
 	// A service without rpc.discover: the page says so and calls methods
 	// by name; given the service's document, it lists its methods again.
 	routes.Handle("/blind", &jsonrpc.Server{Handler: withoutDiscover(demo.NewMux())})
 	t.Run("no-discover", func(t *testing.T) {
 		routes.Handle("/blind-explorer/", http.StripPrefix("/blind-explorer", explorer.New(explorer.Config{Endpoint: "/blind"})))
-		browsertest.Run(t, browserDir, ts.URL+"/blind-explorer/", "--mode", "free", "--banner", "rpc.discover: -32601", "--screenshot", "out/no-discover.png")
+		demo.BrowserTest(t, browserDir, ts.URL+"/blind-explorer/", "--mode", "free", "--banner", "rpc.discover: -32601", "--screenshot", "out/no-discover.png")
 	})
 	t.Run("document", func(t *testing.T) {
 		routes.Handle("/doc-explorer/", http.StripPrefix("/doc-explorer", explorer.New(explorer.Config{Endpoint: "/blind", Document: discover(t, ts.URL+"/rpc")})))
-		browsertest.Run(t, browserDir, ts.URL+"/doc-explorer/")
+		demo.BrowserTest(t, browserDir, ts.URL+"/doc-explorer/")
 	})
 }
 

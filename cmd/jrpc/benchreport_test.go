@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seedhq/jsonrpc/internal/browsertest"
+	"github.com/seedhq/jsonrpc/internal/demo"
 )
 
 // TestTimelineBounded feeds a timeline six minutes of samples: it keeps at
@@ -111,8 +111,8 @@ func TestBenchReport(t *testing.T) {
 		}
 	}
 	t.Run("browser", func(t *testing.T) {
-		browsertest.Need(t, browserDir)
-		browsertest.Script(t, browserDir, "report.mjs", "--report", page, "--json", now, "--compare", before, "--screenshot", "out/bench-report.png")
+		demo.NeedBrowser(t, browserDir)
+		demo.BrowserScript(t, browserDir, "report.mjs", "--report", page, "--json", now, "--compare", before, "--screenshot", "out/bench-report.png")
 	})
 }
 

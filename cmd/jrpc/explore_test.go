@@ -17,7 +17,6 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/seedhq/jsonrpc"
-	"github.com/seedhq/jsonrpc/internal/browsertest"
 	"github.com/seedhq/jsonrpc/internal/demo"
 )
 
@@ -69,17 +68,17 @@ func startExplore(t *testing.T, args ...string) string {
 // TestExploreBrowser drives headless Chromium through jrpc explore relaying
 // to a stdio service (--exec: notifications shown live) and to an HTTP one.
 func TestExploreBrowser(t *testing.T) {
-	browsertest.Need(t, browserDir)
+	demo.NeedBrowser(t, browserDir)
 	// --jrpc: the page's "copy as jrpc" (and curl, over HTTP) is run and
 	// gives the answer the page showed.
 	t.Run("stdio", func(t *testing.T) {
-		browsertest.Run(t, browserDir, startExplore(t, "--exec", execCmd, "explore"), "--notifications", "--screenshot", "out/stdio.png", "--jrpc", bin)
+		demo.BrowserTest(t, browserDir, startExplore(t, "--exec", execCmd, "explore"), "--notifications", "--screenshot", "out/stdio.png", "--jrpc", bin)
 	})
 	t.Run("http", func(t *testing.T) {
-		browsertest.Run(t, browserDir, startExplore(t, "explore", urls["http"]), "--jrpc", bin)
+		demo.BrowserTest(t, browserDir, startExplore(t, "explore", urls["http"]), "--jrpc", bin)
 	})
 	t.Run("tcp", func(t *testing.T) {
-		browsertest.Run(t, browserDir, startExplore(t, "explore", urls["tcp"]), "--jrpc", bin)
+		demo.BrowserTest(t, browserDir, startExplore(t, "explore", urls["tcp"]), "--jrpc", bin)
 	})
 }
 
@@ -125,7 +124,7 @@ var serveExplorerRE = regexp.MustCompile(`explorer on (http://\S+/explorer/)`)
 // TestServeExplorerBrowser drives Chromium through the explorer that jrpc
 // serve --explorer mounts beside its HTTP listener (same origin).
 func TestServeExplorerBrowser(t *testing.T) {
-	browsertest.Need(t, browserDir)
+	demo.NeedBrowser(t, browserDir)
 	cmd := exec.Command(bin, "serve", "--explorer", "--listen", "http://127.0.0.1:0/")
 	errs, err := cmd.StderrPipe()
 	if err != nil {
@@ -149,7 +148,7 @@ func TestServeExplorerBrowser(t *testing.T) {
 	}()
 	select {
 	case u := <-found:
-		browsertest.Run(t, browserDir, u, "--screenshot", "out/serve.png")
+		demo.BrowserTest(t, browserDir, u, "--screenshot", "out/serve.png")
 	case <-time.After(10 * time.Second):
 		t.Fatal("jrpc serve --explorer printed no explorer address")
 	}
@@ -206,7 +205,7 @@ func withoutDiscover(h jsonrpc.Handler) jsonrpc.Handler {
 // lists the document's methods and calls them; a target that cannot be
 // reached is explained on the page.
 func TestExploreWithoutDiscover(t *testing.T) {
-	browsertest.Need(t, browserDir)
+	demo.NeedBrowser(t, browserDir)
 	blind := httptest.NewServer(&jsonrpc.Server{Handler: withoutDiscover(demo.NewMux())})
 	defer blind.Close()
 	t.Run("by-name", func(t *testing.T) {
@@ -214,7 +213,7 @@ func TestExploreWithoutDiscover(t *testing.T) {
 		if !strings.HasSuffix(u, "/ui/") {
 			t.Fatalf("the page is at %s, want the --listen URL's path /ui/", u)
 		}
-		browsertest.Run(t, browserDir, u, "--mode", "free", "--banner", "rpc.discover: -32601", "--screenshot", "out/explore-by-name.png")
+		demo.BrowserTest(t, browserDir, u, "--mode", "free", "--banner", "rpc.discover: -32601", "--screenshot", "out/explore-by-name.png")
 	})
 	t.Run("schema", func(t *testing.T) {
 		doc := filepath.Join(t.TempDir(), "api.json")
@@ -223,7 +222,7 @@ func TestExploreWithoutDiscover(t *testing.T) {
 		if err := os.WriteFile(doc, []byte(r.stdout), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		browsertest.Run(t, browserDir, startExplore(t, "explore", "--schema", doc, blind.URL+"/"))
+		demo.BrowserTest(t, browserDir, startExplore(t, "explore", "--schema", doc, blind.URL+"/"))
 	})
 	t.Run("unreachable", func(t *testing.T) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -232,7 +231,7 @@ func TestExploreWithoutDiscover(t *testing.T) {
 		}
 		gone := "tcp://" + ln.Addr().String()
 		ln.Close()
-		browsertest.Run(t, browserDir, startExplore(t, "explore", gone), "--mode", "unreachable", "--banner", "cannot reach the target.*refused")
+		demo.BrowserTest(t, browserDir, startExplore(t, "explore", gone), "--mode", "unreachable", "--banner", "cannot reach the target.*refused")
 	})
 }
 

@@ -2,7 +2,8 @@
 // that the tests use: the JSON-RPC specification's example methods plus a
 // few diagnostics (echo, sleep, big, error, panic, bad_result), MCP-style
 // tools (tools/list, tools/call with add, echo, now and sleep), discovery
-// (rpc.discover) and params validation against the methods' schemas.
+// (rpc.discover) and params validation against the methods' schemas; and
+// the browser test that drives the explorer against it (browser.go).
 package demo
 
 import (

@@ -1,8 +1,9 @@
-// Package browsertest runs the explorer's browser test (the npm project in
-// explorer/testdata/browser, which drives Debian's headless Chromium with
-// playwright-core) from the Go tests of explorer and cmd/jrpc: the
-// explorer page, and the page of jrpc bench --report.
-package browsertest
+package demo
+
+// The explorer's browser test (the npm project in explorer/testdata/browser,
+// which drives Debian's headless Chromium with playwright-core), run from the
+// Go tests of explorer and cmd/jrpc against the demo service: the explorer
+// page, and the page of jrpc bench --report.
 
 import (
 	"context"
@@ -12,16 +13,14 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/seedhq/jsonrpc/internal/demo"
 )
 
-// Chromium is the browser the test drives.
-const Chromium = "/usr/bin/chromium"
+// chromium is the browser the test drives.
+const chromium = "/usr/bin/chromium"
 
-// Need skips t (or, with JSONRPC_REQUIRE_NODE set, as in CI, fails it)
+// NeedBrowser skips t (or, with JSONRPC_REQUIRE_NODE set, as in CI, fails it)
 // when node, the npm project's modules in dir or Chromium are missing.
-func Need(t *testing.T, dir string) {
+func NeedBrowser(t testing.TB, dir string) {
 	t.Helper()
 	skip := t.Skip
 	if os.Getenv("JSONRPC_REQUIRE_NODE") != "" {
@@ -33,26 +32,26 @@ func Need(t *testing.T, dir string) {
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core")); err != nil {
 		skip("explorer/testdata/browser/node_modules is missing: run `npm ci` there")
 	}
-	if _, err := os.Stat(Chromium); err != nil {
-		skip(Chromium + " is missing: apt-get install chromium")
+	if _, err := os.Stat(chromium); err != nil {
+		skip(chromium + " is missing: apt-get install chromium")
 	}
 }
 
-// Run runs test.mjs in dir against the explorer page at url, expecting
+// BrowserTest runs test.mjs in dir against the explorer page at url, expecting
 // every demo method; extra are more flags (--notifications, --screenshot
 // out/NAME.png).
-func Run(t *testing.T, dir, url string, extra ...string) {
+func BrowserTest(t testing.TB, dir, url string, extra ...string) {
 	t.Helper()
 	var names []string
-	for _, m := range demo.NewMux().Methods() {
+	for _, m := range NewMux().Methods() {
 		names = append(names, m.Name)
 	}
-	Script(t, dir, "test.mjs", append([]string{"--url", url, "--methods", strings.Join(names, ",")}, extra...)...)
+	BrowserScript(t, dir, "test.mjs", append([]string{"--url", url, "--methods", strings.Join(names, ",")}, extra...)...)
 }
 
-// Script runs another script of the npm project in dir (report.mjs checks
+// BrowserScript runs another script of the npm project in dir (report.mjs checks
 // a jrpc bench --report page) with args, failing t if it fails.
-func Script(t *testing.T, dir, script string, args ...string) {
+func BrowserScript(t testing.TB, dir, script string, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
