@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/seedhq/jsonrpc/internal/framing"
-	"github.com/seedhq/jsonrpc/internal/process"
+	"github.com/seedhq/jsonrpc/internal/netx"
 )
 
 // DefaultGracePeriod is how long closing a DialCommand connection waits
@@ -52,7 +52,7 @@ func DialCommand(ctx context.Context, name string, args []string, opts ...DialOp
 	if fr == FramingAuto {
 		fr = FramingLine
 	}
-	p, err := process.Start(name, args, process.Options{Stderr: cfg.stderr, Grace: grace, Framing: framing.Framing(fr), Logger: cfg.logger})
+	p, err := netx.StartCommand(name, args, netx.CommandOptions{Stderr: cfg.stderr, Grace: grace, Framing: framing.Framing(fr), Logger: cfg.logger})
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package process
+package netx
 
 import (
 	"errors"
@@ -76,7 +76,7 @@ func TestProcessExitStatus(t *testing.T) {
 	if err != nil {
 		t.Skip("no sh")
 	}
-	p, err := Start(sh, []string{"-c", "exit 3"}, Options{Stderr: io.Discard, Grace: 5 * time.Second, Framing: framing.Line, Logger: quiet})
+	p, err := StartCommand(sh, []string{"-c", "exit 3"}, CommandOptions{Stderr: io.Discard, Grace: 5 * time.Second, Framing: framing.Line, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestProcessCloseKillsAfterGrace(t *testing.T) {
 	if err != nil {
 		t.Skip("no sh")
 	}
-	p, err := Start(sh, []string{"-c", "trap '' TERM; exec sleep 60"}, Options{Stderr: io.Discard, Grace: 100 * time.Millisecond, Framing: framing.Line, Logger: quiet})
+	p, err := StartCommand(sh, []string{"-c", "trap '' TERM; exec sleep 60"}, CommandOptions{Stderr: io.Discard, Grace: 100 * time.Millisecond, Framing: framing.Line, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package process
+package netx
 
 import (
 	"errors"
@@ -13,8 +13,8 @@ import (
 	"github.com/seedhq/jsonrpc/internal/framing"
 )
 
-// Options says how Start runs a command.
-type Options struct {
+// CommandOptions says how StartCommand runs a command.
+type CommandOptions struct {
 	Stderr  io.Writer       // where its standard error goes (nil: os.Stderr)
 	Grace   time.Duration   // how long Close waits for it to exit before killing it (> 0)
 	Framing framing.Framing // how its output should be framed: framing.Line or framing.Header
@@ -35,9 +35,9 @@ type Process struct {
 	sniff   outputSniffer
 }
 
-// Start starts the command name with args. The process is reaped as soon
+// StartCommand starts the command name with args. The process is reaped as soon
 // as it exits, so it never lingers as a zombie.
-func Start(name string, args []string, o Options) (*Process, error) {
+func StartCommand(name string, args []string, o CommandOptions) (*Process, error) {
 	cmd := exec.Command(name, args...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
