@@ -306,7 +306,7 @@ func checkTSSDKRun(t *testing.T, run *tsSDKRun) {
 			t.Errorf("add: inputSchema %s", tool.InputSchema)
 		}
 	}
-	if strings.Join(names, ",") != "add,echo,greet,now,sleep" {
+	if strings.Join(names, ",") != "add,echo,greet,now,sleep,test_trigger_tool_change" {
 		t.Errorf("tools %v", names)
 	}
 

@@ -85,7 +85,7 @@ func TestMCPTypeScriptSDKv2Client(t *testing.T) {
 func checkTSV2Run(t *testing.T, mode string, run *tsV2Run) {
 	t.Helper()
 	modern := mode != "legacy"
-	if want := []string{"add", "echo", "greet", "now", "sleep"}; !slices.Equal(run.Tools.Names, want) || !slices.Equal(run.ListWire.Tools, want) {
+	if want := []string{"add", "echo", "greet", "now", "sleep", "test_trigger_tool_change"}; !slices.Equal(run.Tools.Names, want) || !slices.Equal(run.ListWire.Tools, want) {
 		t.Errorf("tools/list: %v (wire %v)", run.Tools.Names, run.ListWire.Tools)
 	}
 	if modern {

@@ -39,6 +39,7 @@ func init() {
 		mcp       bool
 		fixture   bool
 		stateKeys []string
+		stateURL  string
 		sec       serveSecurity
 	)
 	cmd := &cobra.Command{
@@ -47,7 +48,8 @@ func init() {
 		Long: `Serve the demo service (subtract, minus (deprecated), sum, update,
 notify_hello, get_data, echo, sleep, big, countdown (notifies its caller during
 the call), error, panic, bad_result, demo_subscribe and demo_unsubscribe
-(subscriptions), tools/list, tools/call and rpc.discover, with params checked
+(subscriptions: ticker, large, broadcast), demo_broadcast (sends its value to
+every broadcast subscriber), tools/list, tools/call and rpc.discover, with params checked
 against the methods' schemas) on every --listen URL at once:
 
   http://127.0.0.1:8080/path   HTTP POST
@@ -68,6 +70,14 @@ pages on other origins call (cross-origin requests are refused otherwise);
 --rate-limit N allows N requests per second per client (HTTP 429, -32005 on
 streams).
 
+Several instances: --state nats://HOST:PORT keeps the demo's shared state in
+a NATS server with JetStream (nats-server -js), so that every instance given
+the same server serves as one behind a load balancer with no affinity:
+demo_broadcast on any instance reaches the broadcast subscribers of all, and
+with --mcp test_trigger_tool_change reaches every subscriptions/listen for
+tools. serve does not start without the server (exit 3); when it is down
+later, calls that need it fail at once (-32050) and the others go on.
+
 Without --listen it serves ` + strings.Join(defaultListen, " and ") + `.
 Each listener's actual address is printed on stderr as "listening on URL"
 (port 0 picks a free port). A unix socket path never replaces a file: serve
@@ -83,6 +93,7 @@ only when it fails itself (it cannot listen or write).`,
   jrpc serve --listen stdio: --framing lsp
   jrpc serve --mcp --listen http://127.0.0.1:8080/mcp
   jrpc serve --mcp --listen stdio:
+  jrpc serve --mcp --listen http://127.0.0.1:8081/mcp --state nats://127.0.0.1:4222
   jrpc serve --listen https://127.0.0.1:8443/ --tls-cert server.crt --tls-key server.key --client-ca ca.crt
   jrpc serve --listen http://127.0.0.1:8551/ --jwt-secret jwt.hex`,
 		Args: cobra.NoArgs,
@@ -91,7 +102,17 @@ only when it fails itself (it cannot listen or write).`,
 			if err != nil {
 				return err
 			}
-			srv, opts := newDemoServer(), []jsonrpc.ListenOption{jsonrpc.ListenSocketMode(mode)}
+			var st *sharedState
+			if stateURL != "" {
+				if fixture {
+					return usageErrorf("--state shares the demo's state (with or without --mcp), not --mcp-fixture's")
+				}
+				if st, err = openState(cmd.Context(), stateURL); err != nil {
+					return err
+				}
+				defer st.close()
+			}
+			srv, opts := newDemoServer(st.shared()), []jsonrpc.ListenOption{jsonrpc.ListenSocketMode(mode)}
 			if fixture {
 				keys, err := parseStateKeys(stateKeys)
 				if err != nil {
@@ -106,13 +127,13 @@ only when it fails itself (it cannot listen or write).`,
 				if err != nil {
 					return err
 				}
-				srv = &jsonrpc.Server{Handler: demo.NewMCPMux(keys...), Convention: jsonrpc.ConventionMCP}
-				opts = append(opts, jsonrpc.ListenStreamableHTTP(jsonrpc.StreamableHTTPOptions{
+				srv = &jsonrpc.Server{Handler: st.shared().NewMCPMux(keys...), Convention: jsonrpc.ConventionMCP}
+				opts = append(opts, jsonrpc.ListenStreamableHTTP(st.streamableHTTP(jsonrpc.StreamableHTTPOptions{
 					Sessions:          true,
 					ProtocolVersions:  demo.MCPProtocolVersions,
 					StatelessVersions: demo.MCPStatelessVersions,
 					ToolInputSchema:   demo.ToolInputSchema,
-				}))
+				})))
 			}
 			srv.HandlerTimeout, srv.HTTPBodyTimeout = timeouts.handler, timeouts.body
 			dopts, err := deploy.apply(srv)
@@ -144,6 +165,7 @@ only when it fails itself (it cannot listen or write).`,
 	cmd.Flags().BoolVar(&mcp, "mcp", false, "serve the demo as an MCP server of both eras: 2025-11-25 (initialize, ping, tools with argument errors as isError results; http:// listeners with sessions) and 2026-07-28 (stateless: server/discover, every request on its own)")
 	cmd.Flags().BoolVar(&fixture, "mcp-fixture", false, "serve the MCP conformance suite's fixture surface (its tools, resources and prompts) in both eras, built on package mcp")
 	cmd.Flags().StringArrayVar(&stateKeys, "mcp-state-key", nil, "with --mcp: a `HEX` key (16 bytes or more) signing the requestState of multi round-trips, so that every instance behind a load balancer can resume them; repeat to rotate (the first signs, any verifies); default: a random key")
+	cmd.Flags().StringVar(&stateURL, "state", "", "keep the demo's shared state in the NATS server at `nats://HOST:PORT` (JetStream): broadcast subscriptions and change feeds reach every instance given the same server (docs/deployment.md); serve does not start without it")
 	cmd.Flags().BoolVar(&serveExplorer, "explorer", false, "also serve the web explorer at /explorer/ on each http:// listener")
 	ownFlagsHelp(cmd, "framing")
 	rootCmd.AddCommand(cmd)
@@ -377,10 +399,11 @@ func checkListenURL(u string) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf("cannot listen on %q", u), hint: hint}
 }
 
-// newDemoServer returns a Server for the demo service.
-func newDemoServer() *jsonrpc.Server {
+// newDemoServer returns a Server for the demo service, with sh's shared
+// state.
+func newDemoServer(sh demo.Shared) *jsonrpc.Server {
 	mux := jsonrpc.NewMux()
-	demo.Register(mux)
+	sh.Register(mux)
 	// The demo package may serve rpc.discover itself; if not, serve it here.
 	if !slices.ContainsFunc(mux.Methods(), func(m jsonrpc.MethodInfo) bool { return m.Name == openrpc.DiscoverMethod }) {
 		openrpc.Register(mux, openrpc.Info{Title: "jrpc demo service", Version: "1.0.0"})

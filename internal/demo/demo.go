@@ -54,11 +54,14 @@ var Info = openrpc.Info{
 // registered on mux after this call), the demo methods, the demo tools
 // (tools/list, tools/call), the demo subscriptions (demo_subscribe) and
 // rpc.discover.
-func Register(mux *jsonrpc.Mux) {
+func Register(mux *jsonrpc.Mux) { Shared{}.Register(mux) }
+
+// Register is Register with sh's shared state.
+func (sh Shared) Register(mux *jsonrpc.Mux) {
 	mux.Use(openrpc.Validate(mux))
 	RegisterMethods(mux)
 	DemoTools().Register(mux)
-	RegisterSubscriptions(mux)
+	sh.RegisterSubscriptions(mux)
 	openrpc.Register(mux, Info)
 }
 
@@ -161,8 +164,11 @@ func RegisterMethods(mux *jsonrpc.Mux) {
 }
 
 // NewMux returns a Mux with the whole demo service (see Register).
-func NewMux() *jsonrpc.Mux {
+func NewMux() *jsonrpc.Mux { return Shared{}.NewMux() }
+
+// NewMux is NewMux with sh's shared state.
+func (sh Shared) NewMux() *jsonrpc.Mux {
 	mux := jsonrpc.NewMux()
-	Register(mux)
+	sh.Register(mux)
 	return mux
 }

@@ -77,22 +77,48 @@ func registerMCP(mux *jsonrpc.Mux, log *mcpLog) {
 // as a multi round-trip whose requestState is signed with stateKeys (the
 // first signs, any verifies; a random key when none is given, which only
 // this process knows).
-func NewMCPMux(stateKeys ...[]byte) *jsonrpc.Mux {
+func NewMCPMux(stateKeys ...[]byte) *jsonrpc.Mux { return Shared{}.NewMCPMux(stateKeys...) }
+
+// NewMCPMux is NewMCPMux with sh's shared state. It also has the tool
+// test_trigger_tool_change (named as in MCP's conformance fixture), which
+// sends notifications/tools/list_changed to every subscriptions/listen
+// stream that asked for toolsListChanged.
+func (sh Shared) NewMCPMux(stateKeys ...[]byte) *jsonrpc.Mux {
 	mux := jsonrpc.NewMux()
 	log := newMCPLog()
 	mux.Use(jsonrpc.MCPStateless(MCPStatelessVersions...), openrpc.Validate(mux), log.logStopped)
 	RegisterMethods(mux)
 	ts := DemoTools()
 	addGreet(ts, newRounds(stateKeys))
+	feed := &jsonrpc.ChangeFeed{Supports: []string{"toolsListChanged"}}
+	addTrigger(ts, feed)
 	ts.ArgumentErrorsAsResults = true
 	ts.Register(mux)
-	RegisterSubscriptions(mux)
+	sh.RegisterSubscriptions(mux)
 	registerMCP(mux, log)
 	registerDiscover(mux)
 	// MCP 2026-07-28's change notifications: the demo's tools never change
-	// while it runs, but a client may listen for it.
-	mux.Handle("subscriptions/listen", &jsonrpc.ChangeFeed{Supports: []string{"toolsListChanged"}}, jsonrpc.MethodDoc{
+	// while it runs, but test_trigger_tool_change says they did.
+	mux.Handle("subscriptions/listen", feed, jsonrpc.MethodDoc{
 		Summary: "MCP 2026-07-28: a stream of the change notifications the client opts in to (toolsListChanged), acknowledged first."})
 	openrpc.Register(mux, Info)
 	return mux
+}
+
+// TriggerResult is the result of test_trigger_tool_change.
+type TriggerResult struct {
+	Triggered bool `json:"triggered"`
+}
+
+// Text says what the conformance fixture's tool says.
+func (TriggerResult) Text() string { return "Mutation triggered" }
+
+// addTrigger adds test_trigger_tool_change: it publishes toolsListChanged
+// on feed (the tool list itself stays as it is).
+func addTrigger(ts *Tools, feed *jsonrpc.ChangeFeed) {
+	AddTool(ts, "test_trigger_tool_change", "Sends notifications/tools/list_changed to every subscriptions/listen stream that asked for toolsListChanged.",
+		func(context.Context, struct{}) (TriggerResult, error) {
+			feed.Publish("toolsListChanged")
+			return TriggerResult{Triggered: true}, nil
+		})
 }

@@ -71,7 +71,7 @@ type DiscoverResult struct {
 	Cache
 }
 
-const instructions = "Demo tools: add, echo, greet, now, sleep. tools/list gives their schemas."
+const instructions = "Demo tools: add, echo, greet, now, sleep, test_trigger_tool_change. tools/list gives their schemas."
 
 // capabilities are the demo's server capabilities, in either era.
 func capabilities(stateless bool) map[string]any {

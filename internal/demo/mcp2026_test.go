@@ -1,14 +1,17 @@
 package demo_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/seedhq/jsonrpc"
 	"github.com/seedhq/jsonrpc/internal/demo"
@@ -50,7 +53,7 @@ func TestDemoMCP2026(t *testing.T) {
 	do := mcp2026HTTP(t)
 	info := `"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"jrpc-demo","title":"` + demo.Info.Title + `","version":"` + demo.Info.Version + `"}}`
 	status, body := do("server/discover", "", `{`+meta26+`}`)
-	if want := `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete",` + info + `,"supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26"],"capabilities":{"tools":{"listChanged":true}},"instructions":"Demo tools: add, echo, greet, now, sleep. tools/list gives their schemas.","ttlMs":300000,"cacheScope":"public"}}`; status != 200 || body != want {
+	if want := `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete",` + info + `,"supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26"],"capabilities":{"tools":{"listChanged":true}},"instructions":"Demo tools: add, echo, greet, now, sleep, test_trigger_tool_change. tools/list gives their schemas.","ttlMs":300000,"cacheScope":"public"}}`; status != 200 || body != want {
 		t.Fatalf("discover: %d\n%s\nwant\n%s", status, body, want)
 	}
 	status, body = do("tools/list", "", `{`+meta26+`}`)
@@ -148,5 +151,58 @@ func TestDemoListen(t *testing.T) {
 	// connection serves on.
 	if got := ex(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}`+"\n"+`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":1},`+meta26+`}}`); !strings.Contains(got, `"id":10`) || !strings.Contains(got, `"text":"2"`) {
 		t.Fatalf("after cancelling listen: %s", got)
+	}
+}
+
+// TestDemoTriggerToolChange: test_trigger_tool_change sends
+// notifications/tools/list_changed on a subscriptions/listen stream that
+// asked for toolsListChanged, tagged with its subscription id.
+func TestDemoTriggerToolChange(t *testing.T) {
+	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
+	ts := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{
+		Sessions: true, ProtocolVersions: demo.MCPProtocolVersions, StatelessVersions: demo.MCPStatelessVersions,
+	}))
+	t.Cleanup(ts.Close)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	post := func(id int, method, name, params string) *http.Response {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", method)
+		if name != "" {
+			req.Header.Set("Mcp-Name", name)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	listen := post(7, "subscriptions/listen", "", `{`+meta26+`,"notifications":{"toolsListChanged":true}}`)
+	defer listen.Body.Close()
+	lines := bufio.NewScanner(listen.Body)
+	next := func() string {
+		for lines.Scan() {
+			if d, ok := strings.CutPrefix(lines.Text(), "data: "); ok {
+				return d
+			}
+		}
+		t.Fatalf("listen stream ended: %v", lines.Err())
+		return ""
+	}
+	if ack := next(); !strings.Contains(ack, `"notifications/subscriptions/acknowledged"`) {
+		t.Fatalf("first message %s", ack)
+	}
+	resp := post(8, "tools/call", "test_trigger_tool_change", `{"name":"test_trigger_tool_change","arguments":{},`+meta26+`}`)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `"text":"Mutation triggered"`) {
+		t.Fatalf("tools/call: %d %s", resp.StatusCode, b)
+	}
+	if got := next(); !strings.Contains(got, `"method":"notifications/tools/list_changed"`) || !strings.Contains(got, `"io.modelcontextprotocol/subscriptionId":7`) {
+		t.Fatalf("after the trigger: %s", got)
 	}
 }

@@ -33,8 +33,14 @@ const MaxLargeEvent = 4 << 20
 // returns an id, then demo_subscription notifications carry 1, 2, … K as
 // their result every N ms (default 1000), and the subscription ends
 // quietly after the K-th (no message says so: the protocol has none); demo_unsubscribe [id] ends a subscription.
-// The "large" kind sends strings of a given size, for tests.
+// The "large" kind sends strings of a given size, for tests; the
+// "broadcast" kind, the values of demo_broadcast (registerBroadcast).
 func RegisterSubscriptions(mux *jsonrpc.Mux) *jsonrpc.Subscriptions {
+	return Shared{}.RegisterSubscriptions(mux)
+}
+
+// RegisterSubscriptions is RegisterSubscriptions with sh's shared state.
+func (sh Shared) RegisterSubscriptions(mux *jsonrpc.Mux) *jsonrpc.Subscriptions {
 	subs := jsonrpc.NewSubscriptions(mux, jsonrpc.SubscriptionsOptions{Namespace: "demo"})
 	jsonrpc.AddSubscription(subs, "ticker", func(ctx context.Context, p TickerParams, sink *jsonrpc.Sink[int64]) error {
 		if p.IntervalMS == 0 {
@@ -52,6 +58,7 @@ func RegisterSubscriptions(mux *jsonrpc.Mux) *jsonrpc.Subscriptions {
 		ev := strings.Repeat("x", p.Size)
 		return tick(ctx, p.IntervalMS, p.Count, func(int64) error { return sink.Send(ev) })
 	}, jsonrpc.SubscriptionKindOptions{Buffer: 16})
+	registerBroadcast(mux, subs, sh.broker())
 	return subs
 }
 

@@ -1,0 +1,87 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/state"
+)
+
+// Shared is what the instances of the demo share behind a load balancer
+// (`jrpc serve --state`): each nil member is this process's memory, so
+// that a zero Shared serves one process as Register and NewMCPMux do.
+type Shared struct {
+	// Broker carries demo_broadcast's values to the broadcast subscribers
+	// of every instance.
+	Broker state.Broker
+}
+
+// BroadcastTopic is the Broker topic of demo_broadcast.
+const BroadcastTopic = "demo.broadcast"
+
+// BroadcastParams are the params of demo_broadcast.
+type BroadcastParams struct {
+	Value json.RawMessage `json:"value" jsonschema:"Any JSON value, sent to every broadcast subscriber."`
+}
+
+// broker returns sh's Broker, or one of this process alone.
+func (sh Shared) broker() state.Broker {
+	if sh.Broker != nil {
+		return sh.Broker
+	}
+	return state.NewMemoryBroker(jsonrpc.DefaultSubscriptionBuffer)
+}
+
+// registerBroadcast adds the broadcast subscription kind to subs and
+// demo_broadcast to mux: demo_subscribe ["broadcast"] receives every value
+// published with demo_broadcast {"value": V} after it subscribed, on
+// whichever instance sharing b it was published, in publish order.
+func registerBroadcast(mux *jsonrpc.Mux, subs *jsonrpc.Subscriptions, b state.Broker) {
+	jsonrpc.AddSubscription(subs, "broadcast", func(ctx context.Context, _ struct{}, sink *jsonrpc.Sink[json.RawMessage]) error {
+		feed, err := b.Subscribe(ctx, BroadcastTopic)
+		if err != nil {
+			return fmt.Errorf("demo: broadcast: %w", err)
+		}
+		defer feed.Close()
+		for {
+			v, err := feed.Next(ctx)
+			if ctx.Err() != nil {
+				return nil // unsubscribed or disconnected
+			}
+			if err != nil {
+				return fmt.Errorf("demo: broadcast: %w", err)
+			}
+			if sink.Send(v) != nil {
+				return nil
+			}
+		}
+	})
+	jsonrpc.Register(mux, "demo_broadcast", func(ctx context.Context, p BroadcastParams) (bool, error) {
+		if len(p.Value) == 0 {
+			return false, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: /value: missing")
+		}
+		if err := b.Publish(ctx, BroadcastTopic, p.Value); err != nil {
+			return false, stateError("demo_broadcast", err)
+		}
+		return true, nil
+	}, jsonrpc.MethodDoc{
+		Summary:  `Sends value to every "broadcast" subscriber (demo_subscribe ["broadcast"]) of every instance sharing the broker; returns true.`,
+		Examples: []jsonrpc.Example{{Name: "a number", Params: []byte(`{"value":7}`), Result: []byte(`true`)}},
+	})
+}
+
+// CodeStateUnavailable answers a call that needs the shared state when it
+// cannot be reached (a NATS server down): the call did nothing, and may be
+// tried again.
+const CodeStateUnavailable = -32050
+
+// stateError is the error of a call whose shared state failed.
+func stateError(method string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return &jsonrpc.Error{Code: CodeStateUnavailable, Message: method + ": shared state unavailable: " + err.Error()}
+}
