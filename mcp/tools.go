@@ -32,6 +32,10 @@ type Tool struct {
 	// TaskSupport lets the tool run as a task (the Tasks extension):
 	// TaskOptional or TaskRequired; "" for a plain call only.
 	TaskSupport string `json:"-"`
+	// DeferTask runs a task tool's handler in the request until it calls
+	// StartTask: what it asks before is answered by multi round-trip (the
+	// client calls again), and the call becomes a task there.
+	DeferTask bool `json:"-"`
 }
 
 // ToolResult is a tool's result as MCP sends it. A handler returning
@@ -271,6 +275,8 @@ func (s *Server) callTool(ctx context.Context, name string, args json.RawMessage
 	}
 	if t.info.TaskSupport != "" {
 		switch {
+		case declaresTasks(ctx) && t.info.DeferTask:
+			return s.deferTask(ctx, t, args)
 		case declaresTasks(ctx):
 			return s.startTask(ctx, t, args)
 		case t.info.TaskSupport == TaskRequired:
@@ -278,6 +284,11 @@ func (s *Server) callTool(ctx context.Context, name string, args json.RawMessage
 		}
 	}
 	r, err := t.call(ctx, args)
+	return s.outcome(ctx, r, err)
+}
+
+// outcome is tools/call's answer to a tool's run.
+func (s *Server) outcome(ctx context.Context, r *ToolResult, err error) (callResult, error) {
 	var rpcErr *jsonrpc.Error
 	var input *jsonrpc.InputRequiredError
 	switch {

@@ -109,14 +109,20 @@ func (s *Server) Log(ctx context.Context, level, logger string, data any) {
 // Ask asks the client of the request ctx belongs to for input (key names
 // the question): elicitation/create, sampling/createMessage or
 // roots/list, with s.Rounds (see jsonrpc.InputRounds.Ask: a call over the
-// session, or a multi round-trip). A client that did not declare the
-// capability gets -32021 in both eras, and is not asked.
+// session, or a multi round-trip); in a task, it parks the task in
+// input_required until tasks/update answers. A client that did not declare
+// the capability gets -32021 in both eras, and is not asked.
 func (s *Server) Ask(ctx context.Context, key string, req jsonrpc.InputRequest, result any) error {
-	return s.Rounds.Ask(ctx, key, req, result)
+	return s.AskAll(ctx, []jsonrpc.Question{{Key: key, Request: req, Result: result}})
 }
 
-// AskAll asks several questions at once (one round under 2026-07-28):
-// see jsonrpc.InputRounds.AskAll.
+// AskAll asks several questions at once (one round under 2026-07-28, one
+// input_required in a task): see jsonrpc.InputRounds.AskAll.
 func (s *Server) AskAll(ctx context.Context, qs []jsonrpc.Question) error {
+	if tr, _ := ctx.Value(taskKey{}).(*taskRun); tr != nil {
+		if ts := tr.ts.Load(); ts != nil {
+			return s.askInTask(ctx, ts, qs)
+		}
+	}
 	return s.Rounds.AskAll(ctx, qs)
 }

@@ -364,6 +364,53 @@ func addFixtureTaskTools(s *mcp.Server) {
 		func(context.Context, noArgs) (*mcp.ToolResult, error) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: the job crashed"}
 		})
+	addFixtureInputTasks(s)
+}
+
+type fileArg struct {
+	Filename string `json:"filename,omitzero" jsonschema:"The file to delete"`
+}
+
+// addFixtureInputTasks adds the tasks that wait for input: confirm_delete
+// (one question), multi_input (two at once), test_tool_with_task (asks by
+// multi round-trip, then becomes a task).
+func addFixtureInputTasks(s *mcp.Server) {
+	confirm := jsonrpc.InputRequest{Method: "elicitation/create", Params: map[string]any{"mode": "form", "message": "Confirm?",
+		"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"confirm": map[string]any{"type": "boolean"}}, "required": []string{"confirm"}}}}
+	mcp.AddTool(s, mcp.Tool{Name: "confirm_delete", Description: "Asks to confirm, then deletes (a task waiting for input)", TaskSupport: mcp.TaskOptional},
+		func(ctx context.Context, a fileArg) (*mcp.ToolResult, error) {
+			var r answer
+			if err := s.Ask(ctx, "confirm", confirm, &r); err != nil {
+				return nil, err
+			}
+			if r.Action != "accept" || r.Content["confirm"] != true {
+				return textResult("Kept " + a.Filename), nil
+			}
+			return textResult("Deleted " + a.Filename), nil
+		})
+	mcp.AddTool(s, mcp.Tool{Name: "multi_input", Description: "Asks two questions at once (a task waiting for input)", TaskSupport: mcp.TaskOptional},
+		func(ctx context.Context, _ noArgs) (*mcp.ToolResult, error) {
+			var first, second answer
+			if err := s.AskAll(ctx, []jsonrpc.Question{{Key: "first", Request: form("First name?", "name"), Result: &first},
+				{Key: "second", Request: form("Second name?", "name"), Result: &second}}); err != nil {
+				return nil, err
+			}
+			return textResult(fmt.Sprintf("Got %v and %v", first.Content["name"], second.Content["name"])), nil
+		})
+	mcp.AddTool(s, mcp.Tool{Name: "test_tool_with_task", Description: "Asks the user's name by multi round-trip, then runs as a task", TaskSupport: mcp.TaskRequired, DeferTask: true},
+		func(ctx context.Context, _ noArgs) (*mcp.ToolResult, error) {
+			var r answer
+			if err := s.Ask(ctx, "user_name", form("What is your name?", "name"), &r); err != nil {
+				return nil, err
+			}
+			if err := mcp.StartTask(ctx); err != nil {
+				return nil, err
+			}
+			if err := pause(ctx, 100*time.Millisecond); err != nil {
+				return nil, err
+			}
+			return textResult(fmt.Sprintf("Hello, %v! (from a task)", r.Content["name"])), nil
+		})
 }
 
 func addFixtureResources(s *mcp.Server) {
