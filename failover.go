@@ -46,7 +46,7 @@ func DialFailover(ctx context.Context, urls []string, opts ...DialOption) (*Fail
 	for _, u := range urls {
 		dials = append(dials, func(ctx context.Context) (Client, error) { return dialConfigured(ctx, u, cfg) })
 	}
-	return &FailoverClient{pool: redial.NewPool(dials, interval, probeReach)}, nil
+	return &FailoverClient{pool: redial.NewPool(dials, interval, probeReach, Client.Close)}, nil
 }
 
 // probeReach checks that an HTTP endpoint (dialled without a connection)

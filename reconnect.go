@@ -94,7 +94,7 @@ func newReconnectClient(ctx context.Context, dial func(context.Context) (*Conn, 
 	if err != nil {
 		return nil, err
 	}
-	o := redial.Options[*Conn]{Min: orDefault(cfg.min, DefaultReconnectMinDelay), Max: cfg.max, Notify: cfg.notify, Cause: causeOf, Closed: ErrClosed}
+	o := redial.Options[*Conn]{Min: orDefault(cfg.min, DefaultReconnectMinDelay), Max: cfg.max, Notify: cfg.notify, Done: (*Conn).Done, Cause: causeOf, Close: (*Conn).Close, Closed: ErrClosed}
 	if o.Max < o.Min {
 		o.Max = max(o.Min, DefaultReconnectMaxDelay)
 	}

@@ -7,27 +7,22 @@ import (
 	"time"
 )
 
-// Client is what a Pool holds per endpoint.
-type Client interface {
-	comparable
-	Close() error
-}
-
 // Pool spreads use over endpoints, from the next one in turn: an endpoint
 // that cannot be reached is set aside, and probed (dialled again, then
 // checked) every interval until it answers. Safe for concurrent use.
-type Pool[C Client] struct {
+type Pool[C comparable] struct {
 	eps      []*Endpoint[C]
 	next     atomic.Uint64 // round robin
 	interval time.Duration
 	check    func(ctx context.Context, c C) error
+	close    func(c C) error
 	stop     chan struct{}
 	wg       sync.WaitGroup
 	once     sync.Once
 }
 
 // Endpoint is one endpoint of a Pool.
-type Endpoint[C Client] struct {
+type Endpoint[C comparable] struct {
 	dial func(context.Context) (C, error)
 
 	mu     sync.Mutex
@@ -37,11 +32,11 @@ type Endpoint[C Client] struct {
 }
 
 // NewPool returns a pool over the endpoints that dials dial; they are
-// dialled when first used. A probe's dial is followed by check (nil
-// error: the endpoint is back); interval (> 0) is the probes' period and
-// the bound of each.
-func NewPool[C Client](dials []func(context.Context) (C, error), interval time.Duration, check func(context.Context, C) error) *Pool[C] {
-	p := &Pool[C]{interval: interval, check: check, stop: make(chan struct{})}
+// dialled when first used, and their clients closed with close. A probe's
+// dial is followed by check (nil error: the endpoint is back); interval
+// (> 0) is the probes' period and the bound of each.
+func NewPool[C comparable](dials []func(context.Context) (C, error), interval time.Duration, check func(context.Context, C) error, close func(C) error) *Pool[C] {
+	p := &Pool[C]{interval: interval, check: check, close: close, stop: make(chan struct{})}
 	for _, d := range dials {
 		p.eps = append(p.eps, &Endpoint[C]{dial: d})
 	}
@@ -91,7 +86,7 @@ func (p *Pool[C]) SetAside(ep *Endpoint[C], c C) {
 func (p *Pool[C]) setAsideLocked(ep *Endpoint[C], c C) {
 	var none C
 	if c != none {
-		go c.Close()
+		go p.close(c)
 	}
 	ep.client, ep.down = none, true
 	if ep.probed {
@@ -127,7 +122,7 @@ func (p *Pool[C]) probe(ep *Endpoint[C]) {
 		cancel()
 		if err != nil {
 			if c != none {
-				c.Close()
+				p.close(c)
 			}
 			continue
 		}
@@ -149,7 +144,7 @@ func (p *Pool[C]) Close() {
 		ep.client, ep.down = none, true
 		ep.mu.Unlock()
 		if c != none {
-			c.Close()
+			p.close(c)
 		}
 	}
 }

@@ -23,7 +23,7 @@ func TestPool(t *testing.T) {
 		},
 	}
 	var checks atomic.Int32
-	p := NewPool(dials, 5*time.Millisecond, func(context.Context, *fakeConn) error { checks.Add(1); return nil })
+	p := NewPool(dials, 5*time.Millisecond, func(context.Context, *fakeConn) error { checks.Add(1); return nil }, (*fakeConn).Close)
 	ctx := context.Background()
 	reached := func() map[int]bool {
 		got := map[int]bool{}

@@ -7,30 +7,25 @@ import (
 	"time"
 )
 
-// Conn is a connection the Redialer holds: Done is closed when it has
-// ended.
-type Conn interface {
-	comparable
-	Done() <-chan struct{}
-	Close() error
-}
-
-// Options configure a Redialer.
-type Options[C Conn] struct {
+// Options configure a Redialer of connections of type C.
+type Options[C comparable] struct {
 	Min, Max time.Duration // the first wait before a re-dial (> 0), and the cap of the doubling waits
 	// Notify, when set, is called on the Redialer's goroutine with the
 	// cause when a connection drops (Cause's), and with nil once the next
 	// one is dialled.
 	Notify func(err error)
-	// Cause says why a connection ended (never nil).
+	// Done returns a channel closed once c has ended; Cause says why it
+	// ended (never nil); Close closes it.
+	Done  func(c C) <-chan struct{}
 	Cause func(c C) error
+	Close func(c C) error
 	// Closed is Acquire's error once the Redialer is closed.
 	Closed error
 }
 
 // Redialer holds one connection at a time and dials the next one whenever
 // it drops, with capped, jittered, doubling waits. Safe for concurrent use.
-type Redialer[C Conn] struct {
+type Redialer[C comparable] struct {
 	dial func(context.Context) (C, error)
 	opts Options[C]
 
@@ -43,7 +38,7 @@ type Redialer[C Conn] struct {
 }
 
 // Start holds first and, when it drops, dials with dial until Close.
-func Start[C Conn](first C, dial func(context.Context) (C, error), o Options[C]) *Redialer[C] {
+func Start[C comparable](first C, dial func(context.Context) (C, error), o Options[C]) *Redialer[C] {
 	r := &Redialer[C]{dial: dial, opts: o, conn: first, ready: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	close(r.ready)
 	go r.run(first)
@@ -55,9 +50,9 @@ func (r *Redialer[C]) run(c C) {
 	defer close(r.done)
 	for {
 		select {
-		case <-c.Done():
+		case <-r.opts.Done(c):
 		case <-r.stop:
-			c.Close()
+			r.opts.Close(c)
 			return
 		}
 		r.lost(c)
@@ -71,7 +66,7 @@ func (r *Redialer[C]) run(c C) {
 		r.mu.Lock()
 		if r.closed {
 			r.mu.Unlock()
-			c.Close()
+			r.opts.Close(c)
 			return
 		}
 		r.conn = c

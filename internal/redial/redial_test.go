@@ -31,7 +31,7 @@ var errClosed = errors.New("closed")
 
 func options(notify func(error)) Options[*fakeConn] {
 	return Options[*fakeConn]{Min: time.Millisecond, Max: 4 * time.Millisecond, Notify: notify,
-		Cause: func(*fakeConn) error { return errors.New("dropped") }, Closed: errClosed}
+		Done: (*fakeConn).Done, Cause: func(*fakeConn) error { return errors.New("dropped") }, Close: (*fakeConn).Close, Closed: errClosed}
 }
 
 // A dropped connection is replaced, after failed dials, by the next one;
