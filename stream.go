@@ -149,13 +149,14 @@ func (s stream) openMessage() (messageWriter, error) {
 }
 
 // writeStream writes the stream in slot after head, the response's start,
-// opening the message (open) past StreamChunk. It returns the whole reply,
+// opening the message (open) past StreamChunk; failed (if set) hears at once
+// of a write that failed. It returns the whole reply,
 // for the caller to send, when the message was never opened (the stream fit
 // or failed first); err when the message was cut short: the caller must end
 // the connection (or abort the HTTP body).
-func (s *Server) writeStream(slot *streamSlot, head []byte, open func() (messageWriter, error)) (reply []byte, err error) {
+func (s *Server) writeStream(slot *streamSlot, head []byte, open func() (messageWriter, error), failed func(error)) (reply []byte, err error) {
 	// Room for a chunk and the element that crosses it, once.
-	e := resultstream.Encoder{Buf: append(slices.Grow(head, StreamChunk+StreamChunk/4), '['), Chunk: StreamChunk, Open: open}
+	e := resultstream.Encoder{Buf: append(slices.Grow(head, StreamChunk+StreamChunk/4), '['), Chunk: StreamChunk, Open: open, Failed: failed}
 	start := len(head) - len(`{"jsonrpc":"2.0","id":,"result":`) - len(slot.req.ID.raw)
 	err = slot.st.encodeStream(&e)
 	if err == nil {
@@ -180,7 +181,9 @@ func (s *Server) writeStream(slot *streamSlot, head []byte, open func() (message
 
 // sendStream writes the stream a handler of t returned, after head, on
 // the connection: in pieces when the channel can, as one message
-// otherwise. A stream cut short closes the connection.
+// otherwise. A stream cut short closes the connection; a failed write
+// closes it at once, so that the stream's context ends while its sequence
+// still runs.
 func (c *Conn) sendStream(t *task, head []byte) {
 	slot := t.stream
 	defer slot.finish()
@@ -191,16 +194,13 @@ func (c *Conn) sendStream(t *task, head []byte) {
 	if mo, ok := c.ch.(messageOpener); ok {
 		open = func() (messageWriter, error) {
 			w, err := mo.openMessage()
-			if err != nil {
-				return nil, err
-			}
-			if t.held.Swap(false) {
+			if err == nil && t.held.Swap(false) {
 				c.giveToken() // as for any reply: the slot goes back once it has its place
 			}
-			return connMessage{w, c}, nil
+			return w, err
 		}
 	}
-	reply, err := c.srv.writeStream(slot, head, open)
+	reply, err := c.srv.writeStream(slot, head, open, c.close)
 	if err != nil {
 		c.close(err)
 		return
@@ -231,7 +231,7 @@ func (s *Server) serveHTTPStream(w http.ResponseWriter, pi *peerInfo, slot *stre
 		w.WriteHeader(http.StatusOK)
 		return httpx.NewChunkedBody(w, gzipped), nil
 	}
-	reply, err := s.writeStream(slot, head, open)
+	reply, err := s.writeStream(slot, head, open, nil)
 	if err != nil {
 		panic(http.ErrAbortHandler) // the client must not take a cut body for a whole one
 	}
@@ -262,22 +262,6 @@ func (r *Request) dropStream() {
 // CloseWrite closes standard output: a stream cut short ends the output,
 // so that the peer sees the end rather than wait for the rest.
 func (stdio) CloseWrite() error { return os.Stdout.Close() }
-
-// connMessage is a message written in pieces on a connection: a failed
-// write closes the connection at once, so that the stream's context ends
-// while its sequence still runs.
-type connMessage struct {
-	messageWriter
-	c *Conn
-}
-
-func (m connMessage) Write(p []byte) error {
-	err := m.messageWriter.Write(p)
-	if err != nil {
-		m.c.close(err)
-	}
-	return err
-}
 
 // messageGiver is a Channel that reuses the memory of the messages its
 // caller is done with (the stream's large read buffers).

@@ -23,6 +23,8 @@ type Encoder struct {
 	Buf   []byte
 	Chunk int                    // the size from which Buf is written (with Open)
 	Open  func() (Writer, error) // nil: gather everything; framing.ErrNotIncremental: gather the rest
+	// Failed, when set, is told at once of a write that failed.
+	Failed func(error)
 
 	n    int    // elements encoded
 	w    Writer // once open
@@ -76,6 +78,9 @@ func (e *Encoder) Flush() error {
 	}
 	if err := e.w.Write(e.Buf); err != nil {
 		e.werr = err
+		if e.Failed != nil {
+			e.Failed(err)
+		}
 		return err
 	}
 	e.Buf = e.Buf[:0]
