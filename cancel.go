@@ -254,19 +254,8 @@ func WithProgress(f func(ctx context.Context, p Progress)) DialOption {
 	return func(c *dialConfig) { c.onProgress = f }
 }
 
-// queue records the ids of t's requests as queued, when a Convention lets
-// the peer cancel them; it passes start's results through.
-func (c *Conn) queue(t *task, draining bool) (*task, bool) {
-	if t == nil || c.srv.Convention == ConventionNone {
-		return t, draining
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t.eachID(c.queued.Add)
-	return t, draining
-}
-
-// unqueue forgets t's ids once it has been served.
+// unqueue forgets t's ids, queued by start under a Convention (so that the
+// peer can cancel them), once t has been served.
 func (c *Conn) unqueue(t *task) {
 	if c.srv.Convention == ConventionNone {
 		return

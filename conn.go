@@ -302,7 +302,8 @@ func (c *Conn) end() {
 // start takes a token for t and counts it as running. Before, it waits
 // while the unwritten replies exceed MaxQueuedBytes (back-pressure: the
 // reader stops, so a peer that does not read cannot write either), after
-// releasing the replies the reader held.
+// releasing the replies the reader held. Under a Convention, t's ids are
+// then queued, so that a cancel reaches them before they run (unqueue).
 func (c *Conn) start(t *task) (*task, bool) {
 	if limit := c.srv.maxQueuedBytes(); c.backlog.Bytes() > limit {
 		c.rd.releaseReplies()
@@ -324,6 +325,9 @@ func (c *Conn) start(t *task) (*task, bool) {
 	c.mu.Lock()
 	draining := c.draining
 	c.busy++ // the message being dispatched is counted, so busy > 0 here
+	if c.srv.Convention != ConventionNone {
+		t.eachID(c.queued.Add) // the peer may cancel it before it runs
+	}
 	c.mu.Unlock()
 	t.Context = c.ctx
 	t.held.Store(true)
@@ -331,7 +335,12 @@ func (c *Conn) start(t *task) (*task, bool) {
 	return t, draining
 }
 
-// run serves a task and sends the reply.
+// run serves task t and sends its reply, on the goroutine that read t
+// (inline: see readOwner.place) or on a worker. Admission came first
+// (start: back-pressure and a concurrency token); then, top to bottom, the
+// handler timeout if any (timedServe's start and stop), the request
+// (serveElem: the rules, cancellation, the handler) or the batch, and the
+// reply, counted as unwritten until it is written.
 func (c *Conn) run(t *task, draining bool) {
 	defer c.wg.Done()
 	if !t.keep {
@@ -353,17 +362,28 @@ func (c *Conn) run(t *task, draining bool) {
 	}
 	buf := wire.GetBuf()
 	defer wire.PutBuf(buf)
-	d := c.srv.handlerTimeout(false)
-	sv := serving{conn: c, data: t.data, elems: t.batch, out: (*buf)[:0], d: d}
-	if d > 0 {
-		sv.late = c.sendReply // only then: the method value costs an allocation
-	}
+	out := (*buf)[:0]
+	var req *Request
 	if t.batch == nil {
-		t.req.stream = &t.stream
-		sv.e, sv.req = &t.env, &t.req
+		t.req = Request{ID: idOf(&t.env, t.data), stream: &t.stream}
+		req = &t.req
+	}
+	var ts *timedServe
+	if d := c.srv.handlerTimeout(false); d > 0 {
+		ts = &timedServe{srv: c.srv, d: d, data: t.data, e: &t.env, elems: t.batch, late: c.sendReply}
+		ts.ctx.Init(ctx, nil)
+		ctx = ts.start()
 	}
 	start := time.Now()
-	reply := c.srv.serve(ctx, nil, &sv)
+	var reply []byte
+	if t.batch != nil {
+		reply = c.srv.serveBatch(ctx, c, t.data, t.batch, ts, out)
+	} else {
+		reply = c.srv.serveElem(ctx, c, t.data, &t.env, req, out)
+	}
+	if ts != nil {
+		reply = ts.stop(reply, out, req)
+	}
 	if cap(reply) > cap(*buf) {
 		*buf = reply[:0] // keep the grown buffer for the next reply
 	}
@@ -711,7 +731,9 @@ func (c *Conn) call(ctx context.Context, method string, params any, iter bool) (
 func yieldToken(ctx context.Context, c *Conn) {
 	if t, ok := ctx.Value(connKey{}).(*task); ok && t.conn == c {
 		t.release()
-		c.rd.handOn(t) // served inline: its answer must be read while it waits
+		if t.inlineAt != 0 {
+			c.rd.Hand(t.inlineAt, connrt.Loop, true) // served inline: its answer must be read while it waits
+		}
 	}
 }
 

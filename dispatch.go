@@ -128,12 +128,37 @@ func (x *exchange) take(_ []byte, m *wire.Message) ([]wire.Envelope, bool) { ret
 
 func (x *exchange) early(reply []byte, refused error) { x.reply, x.refused = reply, refused }
 
+// serve serves the message under the handler timeout (timedServe's start
+// and stop) when there is one or x brings its ts (HTTP's: the handlers'
+// context), and keeps the reply.
 func (x *exchange) serve(ctx context.Context, e *wire.Envelope, batch []wire.Envelope) {
-	sv := serving{data: x.data, e: e, elems: batch, out: x.out, d: x.d, late: x.late}
-	if e != nil && x.ts != nil {
-		sv.req = &x.ts.req
+	ts := x.ts
+	var req *Request
+	switch {
+	case e != nil && ts != nil:
+		req = &ts.req
+	case e != nil:
+		req = new(Request)
 	}
-	x.reply = x.srv.serve(ctx, x.ts, &sv)
+	if req != nil {
+		req.ID = idOf(e, x.data)
+	}
+	if ts == nil && x.d > 0 {
+		ts = new(timedServe)
+		ts.ctx.Init(ctx, nil)
+	}
+	if ts != nil {
+		ts.srv, ts.d, ts.data, ts.e, ts.elems, ts.late = x.srv, x.d, x.data, e, batch, x.late
+		ctx = ts.start()
+	}
+	if batch != nil {
+		x.reply = x.srv.serveBatch(ctx, nil, x.data, batch, ts, x.out)
+	} else {
+		x.reply = x.srv.serveElem(ctx, nil, x.data, e, req, x.out)
+	}
+	if ts != nil {
+		x.reply = ts.stop(x.reply, x.out, req)
+	}
 }
 
 // exchangeMessage serves data on x (whose srv, ts, d, late and out are
@@ -177,7 +202,7 @@ func (ci *connInbound) serve(_ context.Context, e *wire.Envelope, batch []wire.E
 	if e != nil {
 		t.env = *e
 	}
-	ci.t, ci.draining = ci.conn.queue(ci.conn.start(t))
+	ci.t, ci.draining = ci.conn.start(t)
 }
 
 // serveDispatched serves on c the requests e (or batch) of data that its

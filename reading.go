@@ -134,8 +134,13 @@ func (c *Conn) readLoop() {
 		if here {
 			c.run(t, draining)
 		}
-		if !readOn || w != 0 && !o.inlineDone(w) {
+		if !readOn {
 			return
+		}
+		if w != 0 {
+			if _, ok := o.Hand(w, connrt.Loop, false); !ok {
+				return // reading was handed to a fresh loop while t was served
+			}
 		}
 	}
 }
@@ -207,14 +212,6 @@ func (o *readOwner) place(t *task, draining bool) (here, readOn bool) {
 	return true, true
 }
 
-// inlineDone hands reading back to the read loop's goroutine once it has
-// served a request inline (state w); it reports false when reading was
-// handed to a fresh loop meanwhile.
-func (o *readOwner) inlineDone(w connrt.ReadWord) bool {
-	_, ok := o.Hand(w, connrt.Loop, false)
-	return ok
-}
-
 // replyHolder is a channel that can hold its writes back (the stream): a
 // read loop holds the replies to requests already read until its input runs
 // dry, so a pipelining peer gets many replies per write. The loop releases
@@ -266,14 +263,6 @@ func (o *readOwner) flushReplies(ctx context.Context) {
 	select {
 	case <-done:
 	case <-ctx.Done():
-	}
-}
-
-// handOn moves reading off the goroutine serving t inline, unless t was
-// not served inline or is done already.
-func (o *readOwner) handOn(t *task) {
-	if t.inlineAt != 0 {
-		o.Hand(t.inlineAt, connrt.Loop, true)
 	}
 }
 

@@ -246,62 +246,6 @@ func parseError(err error) *Error {
 	return &Error{Code: CodeParseError, Message: "parse error: " + err.Error()}
 }
 
-// serving is one message to serve: a single request or a batch's, and
-// how (see serve).
-type serving struct {
-	conn  *Conn // the connection it arrived on (nil: a message transport)
-	data  []byte
-	e     *wire.Envelope  // a single request
-	req   *Request        // its Request to fill in (nil: one is allocated)
-	elems []wire.Envelope // or a batch's requests
-	out   []byte          // where the reply is rendered (appended)
-	d     time.Duration   // the handler timeout (0: none)
-	late  func([]byte)    // answers at the deadline (nil: serve returns that answer)
-}
-
-// serve serves a single request sv.e or the batch sv.elems and returns
-// the reply (nil: none is due, or sv.late has sent it). The handlers'
-// context is ts's (HTTP's), one allocated when there is a timeout, or ctx.
-// Under the timeout sv.d (0: none) a pooled timer that fires first cancels
-// that context and decides the reply: the timeout error for each request
-// not answered yet, sent by sv.late at once or returned here.
-func (s *Server) serve(ctx context.Context, ts *timedServe, sv *serving) []byte {
-	if sv.elems == nil {
-		if sv.req == nil {
-			sv.req = new(Request)
-		}
-		sv.req.ID = idOf(sv.e, sv.data)
-	}
-	if ts == nil && sv.d > 0 {
-		ts = new(timedServe)
-		ts.ctx.Init(ctx, nil)
-	}
-	if ts != nil {
-		ctx = &ts.ctx
-		defer ts.endCtx(sv.req)
-	}
-	if sv.d <= 0 {
-		if sv.elems != nil {
-			return s.serveBatch(ctx, sv.conn, sv.data, sv.elems, nil, sv.out)
-		}
-		return s.serveElem(ctx, sv.conn, sv.data, sv.e, sv.req, sv.out)
-	}
-	ts.srv, ts.d, ts.data, ts.e, ts.elems, ts.late = s, sv.d, sv.data, sv.e, sv.elems, sv.late
-	ts.ctx.When = time.Now().Add(sv.d)
-	var reply []byte
-	if sv.elems != nil {
-		ts.resps, ts.done = make([][]byte, len(sv.elems)), make([]bool, len(sv.elems))
-		timer := timers.Arm(ts, sv.d)
-		s.serveBatch(ctx, sv.conn, sv.data, sv.elems, ts, nil)
-		timer.Stop()
-	} else {
-		timer := timers.Arm(ts, sv.d)
-		reply = s.serveElem(ctx, sv.conn, sv.data, sv.e, sv.req, sv.out)
-		timer.Stop()
-	}
-	return ts.decide(reply, sv)
-}
-
 // serveElem serves one element, whose id is in req.ID, and returns its
 // response appended to out (or out unchanged). Its steps: the rules before
 // a handler (vet); under a Convention, the id in flight, so that the
@@ -481,8 +425,8 @@ func (s *Server) toError(req *Request, err error) *Error {
 // array, to out. Elements are served in turn while quick; once one has run
 // for batchWatch, the rest are served beside it on up to MaxConcurrency
 // workers (as the connection has capacity), each rendering to a pooled
-// buffer of its own. With a deadline (see serve) the responses go to it and
-// serveBatch returns nil.
+// buffer of its own. Under a timeout (ts: see timedServe.start) the responses
+// go to ts and serveBatch returns nil.
 func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems []wire.Envelope, ts *timedServe, out []byte) []byte {
 	b := &batchRun{s: s, ctx: ctx, conn: conn, data: data, elems: elems, ts: ts, workers: 1}
 	if len(elems) > 1 {

@@ -52,7 +52,8 @@ type timedServe struct {
 	e     *wire.Envelope  // a single request
 	elems []wire.Envelope // or a batch
 	late  func([]byte)
-	req   Request // a single request's, for callers that have none of their own (HTTP)
+	req   Request                   // a single request's, for callers that have none of their own (HTTP)
+	timer *connrt.Timer[timedServe] // armed by start when d > 0
 
 	mu       sync.Mutex
 	timedOut bool     // the deadline passed first
@@ -108,23 +109,41 @@ var timers = connrt.Timers[timedServe]{Fire: (*timedServe).fire}
 // costs nothing until somebody waits on it.
 type lazyCtx = connrt.Ctx[peerKey, peerInfo]
 
-// decide returns the reply of a message served under a deadline, once
-// its handlers have returned: reply (a batch's: joined from ts's
-// responses), or the timeout error for each request not answered in time
-// if the deadline passed first; nil if ts.late has sent that already.
-func (ts *timedServe) decide(reply []byte, sv *serving) []byte {
+// start begins serving under ts (srv, d, data, e or elems and late set):
+// the deadline's timer is armed when d > 0. It returns the handlers' context.
+func (ts *timedServe) start() context.Context {
+	if ts.elems != nil {
+		ts.resps, ts.done = make([][]byte, len(ts.elems)), make([]bool, len(ts.elems))
+	}
+	if ts.d > 0 {
+		ts.ctx.When = time.Now().Add(ts.d)
+		ts.timer = timers.Arm(ts, ts.d)
+	}
+	return &ts.ctx
+}
+
+// stop ends serving under ts once its handlers have returned, and returns
+// the reply: reply (a batch's: joined from ts's responses into out), or the
+// timeout error for each request not answered in time if the deadline
+// passed first; nil if ts.late has sent that already. The handlers'
+// context then ends (see endCtx).
+func (ts *timedServe) stop(reply, out []byte, req *Request) []byte {
+	if ts.timer != nil {
+		ts.timer.Stop()
+	}
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
 	switch {
 	case ts.answered:
-		sv.req.dropStream()
-		return nil // late has answered
+		req.dropStream()
+		reply = nil // late has answered
 	case ts.timedOut:
-		sv.req.dropStream()
+		req.dropStream()
 		reply = ts.lateReply()
-	case sv.elems != nil:
-		reply = ts.srv.joinBatch(sv.out, sv.data, sv.elems, ts.resps, nil)
+	case ts.elems != nil:
+		reply = ts.srv.joinBatch(out, ts.data, ts.elems, ts.resps, nil)
 	}
 	ts.answered = true
+	ts.mu.Unlock()
+	ts.endCtx(req)
 	return reply
 }
