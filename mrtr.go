@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/seedhq/jsonrpc/internal/mcp"
+	"github.com/seedhq/jsonrpc/state"
 )
 
 // Multi round-trip requests (MCP 2026-07-28, basic/patterns/mrtr): the
@@ -38,12 +39,20 @@ type InputRequiredError struct{ Result InputRequiredResult }
 func (e *InputRequiredError) Error() string { return "jsonrpc: input required from the client" }
 
 // InputRounds asks an MCP client for input in the way of the request's era.
-// Its zero value is not usable: set Keys.
+// Its zero value is not usable: set Keys or KeyRing.
 type InputRounds struct {
 	// Keys authenticate requestState (HMAC-SHA256), newest first: the first
 	// signs, any verifies, so that a key can be rotated in before the old
 	// one is dropped. Every instance behind a load balancer has the same.
 	Keys [][]byte
+	// KeyRing, when set, signs instead: its newest key, whose id the state
+	// names, and only the key of that id verifies it (removed from the
+	// ring, it refuses at once). Keys and the ring's keys still verify a
+	// state signed without an id (by Keys). Keys is called once per request
+	// that signs or verifies, so it must answer from memory: a rotation then
+	// counts on every instance as soon as their ring shows it (nats.KeyRing:
+	// its watch, or 500ms polls). A ring's error fails the request.
+	KeyRing state.KeyRing
 	// TTL bounds the life of a requestState (default DefaultRequestStateTTL).
 	TTL time.Duration
 	// Subject names the principal of the request a state is bound to, so
@@ -99,9 +108,12 @@ func (ir *InputRounds) AskAll(ctx context.Context, qs []Question) error {
 		return nil
 	}
 	bound := ir.binding(ctx, m)
-	answers, e := mcp.Answers(ir.Keys, m.RequestState, bound, ir.now(), m.InputResponses)
-	if e != nil {
+	keys := &mcp.StateKeys{Static: ir.Keys, Ring: ir.KeyRing}
+	answers, err := mcp.Answers(ctx, keys, m.RequestState, bound, ir.now(), m.InputResponses)
+	if e, ok := err.(*mcp.Error); ok {
 		return mcpError(e)
+	} else if err != nil {
+		return err
 	}
 	missing := map[string]InputRequest{}
 	for _, q := range qs {
@@ -118,11 +130,11 @@ func (ir *InputRounds) AskAll(ctx context.Context, qs []Question) error {
 		return nil
 	}
 	ttl := orDefault(ir.TTL, DefaultRequestStateTTL)
-	state, err := mcp.SealState(ir.Keys, answers, bound, ir.now().Add(ttl))
+	sealed, err := keys.Seal(ctx, answers, bound, ir.now().Add(ttl))
 	if err != nil {
 		return err
 	}
-	return &InputRequiredError{Result: InputRequiredResult{ResultType: "input_required", InputRequests: missing, RequestState: state}}
+	return &InputRequiredError{Result: InputRequiredResult{ResultType: "input_required", InputRequests: missing, RequestState: sealed}}
 }
 
 func (ir *InputRounds) now() time.Time {
