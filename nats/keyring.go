@@ -43,6 +43,12 @@ type KeyRingConfig struct {
 // a compare-and-set on the bucket (a read and a write), retried when
 // another instance changed the ring in between.
 //
+// As jsonrpc.InputRounds.KeyRing it lets a multi round-trip request
+// started on one instance finish on any other: a key rotated in on one
+// instance signs there at once and verifies on every other within the
+// watch's delivery (milliseconds), at worst one Refresh (500ms) and a
+// read of the bucket after it, so within a second by default.
+//
 // While the NATS server is unreachable, Keys keeps answering with the last
 // keys it saw, and Rotate and Remove fail. The secrets are stored in the
 // bucket as they are: protect it with NATS permissions.
