@@ -35,11 +35,23 @@ const CodeLSPRequestCancelled = -32800
 
 // Method names of the conventions.
 const (
-	MethodLSPCancel   = convention.LSPCancel   // "$/cancelRequest"
-	MethodLSPProgress = convention.LSPProgress // "$/progress"
-	MethodMCPCancel   = convention.MCPCancel   // "notifications/cancelled"
-	MethodMCPProgress = convention.MCPProgress // "notifications/progress"
+	MethodLSPCancel   = "$/cancelRequest"
+	MethodLSPProgress = "$/progress"
+	MethodMCPCancel   = "notifications/cancelled"
+	MethodMCPProgress = "notifications/progress"
 )
+
+// methods returns the methods of cv's cancel and progress notifications
+// ("" for ConventionNone).
+func (cv Convention) methods() (cancel, progress string) {
+	switch cv {
+	case ConventionLSP:
+		return MethodLSPCancel, MethodLSPProgress
+	case ConventionMCP:
+		return MethodMCPCancel, MethodMCPProgress
+	}
+	return "", ""
+}
 
 // errPeerCancelled is the cause of a handler's context cancelled by the peer.
 var errPeerCancelled = errors.New("jsonrpc: the peer cancelled the request")
@@ -118,7 +130,8 @@ func (r *callCtx) end() (cancelled bool) {
 // send sends the progress notification with params p (under r.progress's
 // lock).
 func (r *callCtx) send(p []byte) error {
-	return r.conn.Notify(r, convention.Convention(r.conv).ProgressMethod(), json.RawMessage(p))
+	_, method := r.conv.methods()
+	return r.conn.Notify(r, method, json.RawMessage(p))
 }
 
 // ReportProgress tells the caller of the request whose handler received ctx
@@ -181,7 +194,7 @@ func (s *Server) conventionMessage(ctx context.Context, conn *Conn, name, params
 		}
 		return true
 	}
-	if string(name) != convention.Convention(cv).ProgressMethod() || s.OnProgress == nil {
+	if _, progress := cv.methods(); string(name) != progress || s.OnProgress == nil {
 		return false
 	}
 	if p, ok := convention.ParseProgress(params, convention.Convention(cv)); ok {
@@ -195,11 +208,10 @@ func (s *Server) conventionMessage(ctx context.Context, conn *Conn, name, params
 // cancel naming no valid id is logged and its id is zero). A transport
 // whose requests do not arrive on one Conn routes the ids itself.
 func (s *Server) cancelledID(name, params []byte) (id ID, ok bool) {
-	cv := convention.Convention(s.Convention)
-	if s.Convention == ConventionNone || string(name) != cv.CancelMethod() {
+	if cancel, _ := s.Convention.methods(); cancel == "" || string(name) != cancel {
 		return ID{}, false
 	}
-	if id, ok = RawID(convention.CancelledID(params, cv)); !ok || id.IsNull() {
+	if id, ok = RawID(convention.CancelledID(params, convention.Convention(s.Convention))); !ok || id.IsNull() {
 		s.logger().Debug("jsonrpc: ignoring a cancel notification without a valid id", "method", string(name))
 		return ID{}, true
 	}
@@ -232,7 +244,8 @@ func (c *Conn) sendCancel(ctx context.Context, id []byte) {
 		return
 	}
 	p := convention.CancelParams(convention.Convention(cv), id, context.Cause(ctx).Error())
-	msg, err := codec.AppendRequest(nil, nil, convention.Convention(cv).CancelMethod(), json.RawMessage(p), nil)
+	cancel, _ := cv.methods()
+	msg, err := codec.AppendRequest(nil, nil, cancel, json.RawMessage(p), nil)
 	if err == nil {
 		c.send(msg)
 	}

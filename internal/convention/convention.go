@@ -18,37 +18,6 @@ const (
 	MCP             // Model Context Protocol 2025-11-25
 )
 
-// Method names of the conventions' notifications.
-const (
-	LSPCancel   = "$/cancelRequest"
-	LSPProgress = "$/progress"
-	MCPCancel   = "notifications/cancelled"
-	MCPProgress = "notifications/progress"
-)
-
-// CancelMethod is the method of cv's cancel notification ("" for None).
-func (cv Convention) CancelMethod() string {
-	switch cv {
-	case LSP:
-		return LSPCancel
-	case MCP:
-		return MCPCancel
-	}
-	return ""
-}
-
-// ProgressMethod is the method of cv's progress notification ("" for
-// None).
-func (cv Convention) ProgressMethod() string {
-	switch cv {
-	case LSP:
-		return LSPProgress
-	case MCP:
-		return MCPProgress
-	}
-	return ""
-}
-
 // CancelParams renders the params of cv's cancel of the request id (its
 // JSON text); MCP's carry reason. It returns nil for None.
 func CancelParams(cv Convention, id []byte, reason string) []byte {

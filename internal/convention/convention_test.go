@@ -68,18 +68,3 @@ func TestParseProgress(t *testing.T) {
 		t.Error("a report without a token was read")
 	}
 }
-
-func TestMethods(t *testing.T) {
-	for _, c := range []struct {
-		cv               Convention
-		cancel, progress string
-	}{
-		{None, "", ""},
-		{LSP, "$/cancelRequest", "$/progress"},
-		{MCP, "notifications/cancelled", "notifications/progress"},
-	} {
-		if got, got2 := c.cv.CancelMethod(), c.cv.ProgressMethod(); got != c.cancel || got2 != c.progress {
-			t.Errorf("convention %d: %q, %q; want %q, %q", c.cv, got, got2, c.cancel, c.progress)
-		}
-	}
-}
