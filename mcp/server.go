@@ -50,9 +50,11 @@ type Server struct {
 	// era's requestState (NewServer sets a random key: set the same keys on
 	// every instance behind a load balancer).
 	Rounds *jsonrpc.InputRounds
-	// MaxTasks bounds the tasks kept (Tasks extension; 0: DefaultMaxTasks);
-	// TaskTTL is how long a finished task stays readable after its last
-	// update (0: DefaultTaskTTL).
+	// Tasks keeps the tasks of the Tasks extension (nil: a memory store
+	// holding at most MaxTasks, 0 meaning DefaultMaxTasks); TaskTTL is how
+	// long a finished task stays readable after it ended (0:
+	// DefaultTaskTTL).
+	Tasks    TaskStore
 	MaxTasks int
 	TaskTTL  time.Duration
 
@@ -65,7 +67,7 @@ type Server struct {
 	sessions  map[*jsonrpc.Conn]*session // initialized session-era clients
 	feed      jsonrpc.ChangeFeed         // stateless-era listeners
 	serving   bool
-	tasks     tasks
+	running   running // the tasks this process runs
 }
 
 // session is what a session-era client set: its log level and the

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/seedhq/jsonrpc"
 	imcp "github.com/seedhq/jsonrpc/internal/mcp"
@@ -26,8 +29,11 @@ import (
 // on once all its questions are answered. A tool with DeferTask runs in
 // the request until it calls StartTask: its questions before are multi
 // round-trip rounds, and the call becomes a task there. Tasks are kept in
-// memory, bounded by count (Server.MaxTasks) and age (TaskTTL after their
-// last update).
+// Server.Tasks (a TaskStore; by default in memory, bounded by
+// Server.MaxTasks), a finished one TaskTTL after it ended; the run of a
+// task stays in the process that started it, so tasks/update and a
+// cancellation's stopping of the handler work there (tasks/get and the
+// cancelled status from any instance sharing the store).
 
 // TasksExtension names the extension in capabilities.extensions.
 const TasksExtension = "io.modelcontextprotocol/tasks"
@@ -54,29 +60,12 @@ const (
 	TaskCancelled     = "cancelled"
 )
 
-// taskState is one task.
-type taskState struct {
-	ID      string
-	Status  string
-	Created time.Time
-	Updated time.Time
-	Result  *ToolResult
-	Error   *jsonrpc.Error
-	cancel  context.CancelFunc
-	pending map[string]*question // what the handler waits on (input_required)
+func terminal(status string) bool {
+	return status == TaskCompleted || status == TaskFailed || status == TaskCancelled
 }
 
-// question is a question a task's handler waits on; round counts the
-// questions of its AskAll not answered yet.
-type question struct {
-	q     jsonrpc.Question
-	round *round
-}
-
-type round struct {
-	left int
-	done chan struct{} // closed when left reaches 0
-}
+// errTaskEnded refuses a change to a task that ended (cancelled).
+var errTaskEnded = errors.New("mcp: the task ended")
 
 // taskView is a task on the wire: CreateTaskResult (resultType "task")
 // or tasks/get's DetailedTask (resultType "complete").
@@ -89,14 +78,22 @@ type taskView struct {
 	TTLMs          int64                           `json:"ttlMs"`
 	PollIntervalMs int64                           `json:"pollIntervalMs"`
 	InputRequests  map[string]jsonrpc.InputRequest `json:"inputRequests,omitzero"`
-	Result         any                             `json:"result,omitzero"`
+	Result         json.RawMessage                 `json:"result,omitzero"`
 	Error          *jsonrpc.Error                  `json:"error,omitzero"`
 }
 
-// tasks is the server's task table.
-type tasks struct {
-	mu sync.Mutex
-	m  map[string]*taskState
+// view returns t as the wire has it.
+func (s *Server) view(t Task, resultType string) taskView {
+	v := taskView{ResultType: resultType, TaskID: t.ID, Status: t.Status,
+		CreatedAt: t.Created.UTC().Format(time.RFC3339Nano), LastUpdatedAt: t.Updated.UTC().Format(time.RFC3339Nano),
+		TTLMs: s.taskTTL().Milliseconds(), PollIntervalMs: DefaultTaskPollTime.Milliseconds()}
+	if resultType == "complete" {
+		v.Result, v.Error = t.Result, t.Error
+		if t.Status == TaskInputRequired {
+			v.InputRequests = t.InputRequests
+		}
+	}
+	return v
 }
 
 func (s *Server) taskTTL() time.Duration {
@@ -106,28 +103,14 @@ func (s *Server) taskTTL() time.Duration {
 	return DefaultTaskTTL
 }
 
-// view returns t as the wire has it; s.tasks.mu is held.
-func (s *Server) view(t *taskState, resultType string) taskView {
-	v := taskView{ResultType: resultType, TaskID: t.ID, Status: t.Status,
-		CreatedAt: t.Created.UTC().Format(time.RFC3339Nano), LastUpdatedAt: t.Updated.UTC().Format(time.RFC3339Nano),
-		TTLMs: s.taskTTL().Milliseconds(), PollIntervalMs: DefaultTaskPollTime.Milliseconds()}
-	if resultType != "complete" {
-		return v
+// taskStore is s.Tasks, a memory store bounded by MaxTasks when nil.
+func (s *Server) taskStore() TaskStore {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.Tasks == nil {
+		s.Tasks = NewMemoryTaskStore(s.MaxTasks, nil)
 	}
-	if t.Result != nil {
-		v.Result = struct {
-			era
-			*ToolResult
-		}{era{ResultType: "complete"}, t.Result}
-	}
-	v.Error = t.Error
-	if t.Status == TaskInputRequired {
-		v.InputRequests = make(map[string]jsonrpc.InputRequest, len(t.pending))
-		for k, q := range t.pending {
-			v.InputRequests[k] = q.q.Request
-		}
-	}
-	return v
+	return s.Tasks
 }
 
 // declaresTasks reports whether the client of the request ctx belongs to
@@ -152,13 +135,61 @@ func missingTasks() *jsonrpc.Error {
 		Data: json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + TasksExtension + `":{}}}}`)}
 }
 
+// owner names the principal of the request ctx belongs to (Task.Owner).
+func (s *Server) owner(ctx context.Context) string {
+	if s.Rounds != nil && s.Rounds.Subject != nil {
+		return s.Rounds.Subject(ctx)
+	}
+	if p, ok := jsonrpc.PeerFromContext(ctx); ok && p.Header != nil && p.Header.Get("Authorization") != "" {
+		sum := sha256.Sum256([]byte(p.Header.Get("Authorization")))
+		return hex.EncodeToString(sum[:])
+	}
+	return ""
+}
+
+// storeError is the JSON-RPC error of a TaskStore's error.
+func storeError(id string, err error) error {
+	var rpcErr *jsonrpc.Error
+	switch {
+	case errors.As(err, &rpcErr):
+		return err
+	case errors.Is(err, ErrTaskNotFound):
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Unknown task: " + id}
+	case errors.Is(err, ErrTooManyTasks):
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "too many tasks"}
+	}
+	return fmt.Errorf("mcp: task store: %w", err)
+}
+
+// running are the tasks this process runs, by id.
+type running struct {
+	mu sync.Mutex
+	m  map[string]*taskRun
+}
+
 // taskRun is a tool call that runs as a task, or may come to (DeferTask):
 // found in its handler's context.
 type taskRun struct {
 	s       *Server
 	cancel  context.CancelFunc
-	ts      atomic.Pointer[taskState] // set once the call is a task
-	started chan taskView             // DeferTask: StartTask's CreateTaskResult for the request
+	started chan taskView // DeferTask: StartTask's CreateTaskResult for the request
+	id      string        // set before active
+	active  atomic.Bool   // the call is a task
+
+	mu      sync.Mutex // serializes the questions' changes and their writes to the store
+	pending map[string]*question
+}
+
+// question is a question a task's handler waits on; round counts the
+// questions of its AskAll not answered yet.
+type question struct {
+	q     jsonrpc.Question
+	round *round
+}
+
+type round struct {
+	left int
+	done chan struct{} // closed when left reaches 0
 }
 
 type taskKey struct{}
@@ -168,49 +199,56 @@ type taskKey struct{}
 // detached, and what it asks next parks the task (input_required). It
 // does nothing when the call is a task already or cannot be one (a tool
 // without DeferTask, a client without the extension): the handler goes
-// on as it was. A full task table is -32603.
+// on as it was. A full task store is -32603.
 func StartTask(ctx context.Context) error {
 	tr, _ := ctx.Value(taskKey{}).(*taskRun)
-	if tr == nil || tr.started == nil || tr.ts.Load() != nil {
+	if tr == nil || tr.started == nil || tr.active.Load() {
 		return nil
 	}
-	ts, v, err := tr.s.newTask(tr.cancel)
+	v, err := tr.s.newTask(ctx, tr)
 	if err != nil {
 		return err
 	}
-	tr.ts.Store(ts)
 	tr.started <- v
 	return nil
 }
 
-// newTask stores a new working task (before it is answered: a tasks/get
-// right after finds it) and returns it with its CreateTaskResult.
-func (s *Server) newTask(cancel context.CancelFunc) (*taskState, taskView, error) {
+// newTask stores a new working task for tr (before it is answered: a
+// tasks/get right after finds it) and returns its CreateTaskResult.
+func (s *Server) newTask(ctx context.Context, tr *taskRun) (taskView, error) {
 	var b [16]byte
 	rand.Read(b[:])
 	now := time.Now()
-	ts := &taskState{ID: hex.EncodeToString(b[:]), Status: TaskWorking, Created: now, Updated: now, cancel: cancel}
-	if err := s.storeTask(ts, now); err != nil {
-		return nil, taskView{}, err
+	t := Task{ID: hex.EncodeToString(b[:]), Owner: s.owner(ctx), Status: TaskWorking, Created: now, Updated: now}
+	s.running.mu.Lock()
+	if s.running.m == nil {
+		s.running.m = map[string]*taskRun{}
 	}
-	s.tasks.mu.Lock()
-	defer s.tasks.mu.Unlock()
-	return ts, s.view(ts, "task"), nil
+	s.running.m[t.ID] = tr // before the store has it: a cancel finds the run
+	s.running.mu.Unlock()
+	if err := s.taskStore().Create(context.WithoutCancel(ctx), t); err != nil {
+		s.running.mu.Lock()
+		delete(s.running.m, t.ID)
+		s.running.mu.Unlock()
+		return taskView{}, storeError(t.ID, err)
+	}
+	tr.id = t.ID
+	tr.active.Store(true)
+	return s.view(t, "task"), nil
 }
 
 // startTask runs t's handler as a task, detached from the request.
 func (s *Server) startTask(ctx context.Context, t *tool, args json.RawMessage) (callResult, error) {
 	run, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	ts, v, err := s.newTask(cancel)
+	tr := &taskRun{s: s, cancel: cancel}
+	v, err := s.newTask(ctx, tr)
 	if err != nil {
 		cancel()
 		return callResult{}, err
 	}
-	tr := &taskRun{s: s, cancel: cancel}
-	tr.ts.Store(ts)
 	go func() {
 		r, err := safeCall(context.WithValue(run, taskKey{}, tr), t, args)
-		s.finish(run, ts, r, err)
+		s.finish(run, tr, r, err)
 	}()
 	return callResult{task: &v}, nil
 }
@@ -228,8 +266,8 @@ func (s *Server) deferTask(ctx context.Context, t *tool, args json.RawMessage) (
 	done := make(chan outcome, 1)
 	go func() {
 		r, err := safeCall(context.WithValue(run, taskKey{}, tr), t, args)
-		if ts := tr.ts.Load(); ts != nil {
-			s.finish(run, ts, r, err)
+		if tr.active.Load() {
+			s.finish(run, tr, r, err)
 			return
 		}
 		cancel()
@@ -256,60 +294,60 @@ func safeCall(ctx context.Context, t *tool, args json.RawMessage) (r *ToolResult
 	return t.call(ctx, args)
 }
 
-// storeTask adds ts, dropping expired tasks first; a full table is -32603.
-func (s *Server) storeTask(ts *taskState, now time.Time) error {
-	s.tasks.mu.Lock()
-	defer s.tasks.mu.Unlock()
-	if s.tasks.m == nil {
-		s.tasks.m = map[string]*taskState{}
-	}
-	for id, o := range s.tasks.m {
-		if terminal(o.Status) && now.Sub(o.Updated) > s.taskTTL() {
-			delete(s.tasks.m, id)
-		}
-	}
-	max := s.MaxTasks
-	if max <= 0 {
-		max = DefaultMaxTasks
-	}
-	if len(s.tasks.m) >= max {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("too many tasks (%d kept)", max)}
-	}
-	s.tasks.m[ts.ID] = ts
-	return nil
+// ended sets t's status to a terminal one, and its expiry.
+func (s *Server) ended(t *Task, status string) {
+	t.Status, t.InputRequests = status, nil
+	t.Updated = time.Now()
+	t.Expires = t.Updated.Add(s.taskTTL())
 }
 
-func terminal(status string) bool {
-	return status == TaskCompleted || status == TaskFailed || status == TaskCancelled
-}
-
-// finish records how the task's run ended.
-func (s *Server) finish(ctx context.Context, ts *taskState, r *ToolResult, err error) {
-	s.tasks.mu.Lock()
-	defer s.tasks.mu.Unlock()
-	ts.Updated = time.Now()
-	ts.pending = nil
+// finish records how the task's run ended (a cancelled task stays so).
+func (s *Server) finish(ctx context.Context, tr *taskRun, r *ToolResult, err error) {
+	defer func() {
+		s.running.mu.Lock()
+		delete(s.running.m, tr.id)
+		s.running.mu.Unlock()
+		tr.cancel()
+	}()
 	var rpcErr *jsonrpc.Error
+	var result json.RawMessage
 	switch {
-	case ts.Status == TaskCancelled:
 	case ctx.Err() != nil:
-		ts.Status = TaskCancelled
 	case err == nil:
 		if r.Content == nil {
 			r.Content = []Content{}
 		}
-		ts.Status, ts.Result = TaskCompleted, r
+		result, err = jsonv2.Marshal(struct {
+			era
+			*ToolResult
+		}{era{ResultType: "complete"}, r})
+		if err != nil {
+			rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: " + err.Error()}
+		}
 	case errors.As(err, &rpcErr):
-		ts.Status, ts.Error = TaskFailed, rpcErr
 	default: // a tool error: the tool ran
-		ts.Status, ts.Result = TaskCompleted, &ToolResult{Content: []Content{TextContent(err.Error())}, IsError: true}
+		result, _ = jsonv2.Marshal(callResult{era: era{ResultType: "complete"}, ToolResult: &ToolResult{Content: []Content{TextContent(err.Error())}, IsError: true}})
 	}
-	ts.cancel()
+	_, _ = s.taskStore().Update(context.WithoutCancel(ctx), tr.id, func(t *Task) error {
+		switch {
+		case terminal(t.Status):
+			return errTaskEnded
+		case ctx.Err() != nil:
+			s.ended(t, TaskCancelled)
+		case rpcErr != nil:
+			s.ended(t, TaskFailed)
+			t.Error = rpcErr
+		default:
+			s.ended(t, TaskCompleted)
+			t.Result = result
+		}
+		return nil
+	})
 }
 
 // askInTask parks the task in input_required with qs until tasks/update
 // answers them all (or the task is cancelled).
-func (s *Server) askInTask(ctx context.Context, ts *taskState, qs []jsonrpc.Question) error {
+func (s *Server) askInTask(ctx context.Context, tr *taskRun, qs []jsonrpc.Question) error {
 	has := func(name string) bool { h, known := jsonrpc.MCPClientCapability(ctx, name); return h || !known }
 	for _, q := range qs {
 		if e := imcp.MissingCapability(q.Request.Method, has); e != nil {
@@ -320,74 +358,104 @@ func (s *Server) askInTask(ctx context.Context, ts *taskState, qs []jsonrpc.Ques
 		return nil
 	}
 	rd := &round{left: len(qs), done: make(chan struct{})}
-	if err := s.park(ts, qs, rd); err != nil {
+	if err := tr.park(ctx, qs, rd); err != nil {
 		return err
 	}
 	select {
 	case <-rd.done:
 		return nil
 	case <-ctx.Done():
-		s.tasks.mu.Lock()
+		tr.mu.Lock()
 		for _, q := range qs {
-			if p := ts.pending[q.Key]; p != nil && p.round == rd {
-				delete(ts.pending, q.Key)
+			if p := tr.pending[q.Key]; p != nil && p.round == rd {
+				delete(tr.pending, q.Key)
 			}
 		}
-		s.tasks.mu.Unlock()
+		tr.mu.Unlock()
 		return ctx.Err()
 	}
 }
 
-// park adds qs to the questions ts waits on.
-func (s *Server) park(ts *taskState, qs []jsonrpc.Question, rd *round) error {
-	s.tasks.mu.Lock()
-	defer s.tasks.mu.Unlock()
-	if terminal(ts.Status) {
-		return context.Canceled
-	}
+// park adds qs to the questions tr waits on, and tells the store.
+func (tr *taskRun) park(ctx context.Context, qs []jsonrpc.Question, rd *round) error {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
 	for _, q := range qs {
-		if ts.pending[q.Key] != nil {
-			return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: task " + ts.ID + " asks " + q.Key + " twice"}
+		if tr.pending[q.Key] != nil {
+			return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: task " + tr.id + " asks " + q.Key + " twice"}
 		}
 	}
-	if ts.pending == nil {
-		ts.pending = map[string]*question{}
+	if tr.pending == nil {
+		tr.pending = map[string]*question{}
 	}
 	for _, q := range qs {
-		ts.pending[q.Key] = &question{q: q, round: rd}
+		tr.pending[q.Key] = &question{q: q, round: rd}
 	}
-	ts.Status, ts.Updated = TaskInputRequired, time.Now()
+	if err := tr.save(ctx); err != nil {
+		for _, q := range qs {
+			delete(tr.pending, q.Key)
+		}
+		return err
+	}
 	return nil
 }
 
-// answer delivers tasks/update's inputResponses to the questions ts
-// waits on; keys it does not wait on are ignored, an answer that does not
-// decode into its question's result is -32602 (and stays unanswered).
-func (s *Server) answer(ts *taskState, responses map[string]json.RawMessage) error {
-	s.tasks.mu.Lock()
-	defer s.tasks.mu.Unlock()
-	defer func() {
-		if len(ts.pending) == 0 && ts.Status == TaskInputRequired {
-			ts.Status, ts.Updated = TaskWorking, time.Now()
+// save writes tr's questions to the store (tr.mu held): input_required
+// while it has any, else working; a task that ended refuses.
+func (tr *taskRun) save(ctx context.Context) error {
+	_, err := tr.s.taskStore().Update(context.WithoutCancel(ctx), tr.id, func(t *Task) error {
+		if terminal(t.Status) {
+			return errTaskEnded
 		}
-	}()
+		t.Status, t.InputRequests, t.Updated = TaskWorking, nil, time.Now()
+		if len(tr.pending) > 0 {
+			t.Status, t.InputRequests = TaskInputRequired, make(map[string]jsonrpc.InputRequest, len(tr.pending))
+			for k, p := range tr.pending {
+				t.InputRequests[k] = p.q.Request
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errTaskEnded) {
+		return context.Canceled
+	}
+	return err
+}
+
+// answer delivers tasks/update's inputResponses to the questions tr waits
+// on; keys it does not wait on are ignored, an answer that does not
+// decode into its question's result is -32602 (and stays unanswered).
+func (tr *taskRun) answer(ctx context.Context, responses map[string]json.RawMessage) error {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	var answered []*question
+	var bad error
 	for key, raw := range responses {
-		p := ts.pending[key]
+		p := tr.pending[key]
 		if p == nil {
 			continue
 		}
 		if p.q.Result != nil {
 			if err := json.Unmarshal(raw, p.q.Result); err != nil { // members the result does not name are ignored
-				return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: inputResponses." + key + ": " + err.Error()}
+				bad = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: inputResponses." + key + ": " + err.Error()}
+				continue
 			}
 		}
-		delete(ts.pending, key)
-		ts.Updated = time.Now()
+		delete(tr.pending, key)
+		answered = append(answered, p)
+	}
+	if len(answered) == 0 {
+		return bad
+	}
+	if err := tr.save(ctx); err != nil {
+		return err
+	}
+	for _, p := range answered {
 		if p.round.left--; p.round.left == 0 {
 			close(p.round.done)
 		}
 	}
-	return nil
+	return bad
 }
 
 type taskParams struct {
@@ -396,41 +464,50 @@ type taskParams struct {
 	Meta           json.RawMessage            `json:"_meta,omitzero"`
 }
 
-// task finds the task of p for a client that declared the extension.
-func (s *Server) task(ctx context.Context, p taskParams) (*taskState, error) {
+// task finds the task of p for a client that declared the extension and
+// owns it.
+func (s *Server) task(ctx context.Context, p taskParams) (Task, error) {
 	if !declaresTasks(ctx) {
-		return nil, missingTasks()
+		return Task{}, missingTasks()
 	}
-	s.tasks.mu.Lock()
-	ts := s.tasks.m[p.TaskID]
-	s.tasks.mu.Unlock()
-	if ts == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Unknown task: " + p.TaskID}
+	t, err := s.taskStore().Get(ctx, p.TaskID)
+	if err == nil && t.Owner != s.owner(ctx) {
+		err = ErrTaskNotFound
 	}
-	return ts, nil
+	if err != nil {
+		return Task{}, storeError(p.TaskID, err)
+	}
+	return t, nil
 }
 
 func (s *Server) registerTasks(mux *jsonrpc.Mux) {
 	jsonrpc.Register(mux, "tasks/get", func(ctx context.Context, p taskParams) (taskView, error) {
-		ts, err := s.task(ctx, p)
+		t, err := s.task(ctx, p)
 		if err != nil {
 			return taskView{}, err
 		}
-		s.tasks.mu.Lock()
-		defer s.tasks.mu.Unlock()
-		return s.view(ts, "complete"), nil
+		return s.view(t, "complete"), nil
 	})
 	jsonrpc.Register(mux, "tasks/cancel", func(ctx context.Context, p taskParams) (era, error) {
-		ts, err := s.task(ctx, p)
-		if err != nil {
+		if _, err := s.task(ctx, p); err != nil {
 			return era{}, err
 		}
-		s.tasks.mu.Lock()
-		if !terminal(ts.Status) {
-			ts.Status, ts.Updated = TaskCancelled, time.Now()
-			ts.cancel()
+		_, err := s.taskStore().Update(ctx, p.TaskID, func(t *Task) error {
+			if terminal(t.Status) {
+				return errTaskEnded
+			}
+			s.ended(t, TaskCancelled)
+			return nil
+		})
+		if err != nil && !errors.Is(err, errTaskEnded) {
+			return era{}, storeError(p.TaskID, err)
 		}
-		s.tasks.mu.Unlock()
+		s.running.mu.Lock()
+		tr := s.running.m[p.TaskID]
+		s.running.mu.Unlock()
+		if tr != nil {
+			tr.cancel()
+		}
 		return era{ResultType: "complete"}, nil
 	})
 	jsonrpc.Register(mux, "tasks/update", func(ctx context.Context, p *taskParams) (era, error) {
@@ -440,10 +517,19 @@ func (s *Server) registerTasks(mux *jsonrpc.Mux) {
 		if p == nil || p.InputResponses == nil {
 			return era{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: tasks/update needs taskId and inputResponses"}
 		}
-		ts, err := s.task(ctx, *p)
+		t, err := s.task(ctx, *p)
 		if err != nil {
 			return era{}, err
 		}
-		return era{ResultType: "complete"}, s.answer(ts, p.InputResponses)
+		s.running.mu.Lock()
+		tr := s.running.m[p.TaskID]
+		s.running.mu.Unlock()
+		switch {
+		case tr != nil:
+			err = tr.answer(ctx, p.InputResponses)
+		case t.Status == TaskInputRequired:
+			err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "task " + p.TaskID + " waits for input in another process"}
+		}
+		return era{ResultType: "complete"}, err
 	})
 }

@@ -120,8 +120,8 @@ func (s *Server) Ask(ctx context.Context, key string, req jsonrpc.InputRequest, 
 // input_required in a task): see jsonrpc.InputRounds.AskAll.
 func (s *Server) AskAll(ctx context.Context, qs []jsonrpc.Question) error {
 	if tr, _ := ctx.Value(taskKey{}).(*taskRun); tr != nil {
-		if ts := tr.ts.Load(); ts != nil {
-			return s.askInTask(ctx, ts, qs)
+		if tr.active.Load() {
+			return s.askInTask(ctx, tr, qs)
 		}
 	}
 	return s.Rounds.AskAll(ctx, qs)
