@@ -1,9 +1,28 @@
 package main
 
 import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
 	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/seedhq/jsonrpc"
 )
 
 // TestServeStateUnreachable: serve --state names a NATS server nobody
@@ -22,5 +41,465 @@ func TestServeStateUnreachable(t *testing.T) {
 	r = run(t, "", "serve", "--state", "nats://"+addr+"/subject", "--listen", "http://127.0.0.1:0/")
 	if r.code != 2 || !strings.Contains(r.stderr, "want nats://HOST:PORT") {
 		t.Fatalf("a subject in --state: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// replicas is deploy/replicas/run.sh running: three `jrpc serve --mcp
+// --state` instances behind nginx round-robin, one nats-server.
+type replicas struct {
+	t         *testing.T
+	dir       string
+	base      int // nginx; instance i on base+i (http) and base+10+i (ws)
+	natsPort  int
+	script    *exec.Cmd
+	scriptOut *syncBuffer
+}
+
+func (r *replicas) front() string      { return fmt.Sprintf("127.0.0.1:%d", r.base) }
+func (r *replicas) wsURL(i int) string { return fmt.Sprintf("ws://127.0.0.1:%d/ws", r.base+10+i) }
+
+// pid reads the process id run.sh wrote in name.
+func (r *replicas) pid(name string) int {
+	b, err := os.ReadFile(filepath.Join(r.dir, name))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	p, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return p
+}
+
+// freePorts reports whether every port is free on 127.0.0.1.
+func freePorts(ports ...int) bool {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for _, p := range ports {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			return false
+		}
+		ls = append(ls, l)
+	}
+	return true
+}
+
+// findNginx returns nginx's path, or skips the test (fails it in CI).
+func findNginx(t *testing.T) string {
+	if p, err := exec.LookPath("nginx"); err == nil {
+		return p
+	}
+	for _, p := range []string{"/usr/sbin/nginx", "/usr/local/sbin/nginx"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" || os.Getenv("JSONRPC_REQUIRE_NGINX") != "" {
+		t.Fatal("nginx is required here (CI or JSONRPC_REQUIRE_NGINX) but not installed: apt-get install -y nginx")
+	}
+	t.Skip("nginx not installed (apt-get install -y nginx)")
+	return ""
+}
+
+// startReplicas runs deploy/replicas/run.sh as docs/deployment.md does,
+// on free ports, with this test's jrpc, and waits for its "ready" line.
+func startReplicas(t *testing.T) *replicas {
+	findNginx(t)
+	r := &replicas{t: t, dir: t.TempDir(), scriptOut: &syncBuffer{}}
+	for range 50 {
+		r.base = 20000 + rand.IntN(30000)
+		r.natsPort = r.base + 20
+		if freePorts(r.base, r.base+1, r.base+2, r.base+3, r.base+11, r.base+12, r.base+13, r.natsPort) {
+			break
+		}
+	}
+	r.script = exec.Command("bash", filepath.Join("..", "..", "deploy", "replicas", "run.sh"))
+	r.script.Env = append(os.Environ(), "BASE="+strconv.Itoa(r.base), "NATS_PORT="+strconv.Itoa(r.natsPort), "DIR="+r.dir, "JRPC="+bin)
+	r.script.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, _ := r.script.StdoutPipe()
+	r.script.Stderr = r.scriptOut
+	if err := r.script.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		r.script.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { r.script.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			syscall.Kill(-r.script.Process.Pid, syscall.SIGKILL)
+			<-done
+			t.Errorf("run.sh did not stop within 15 s of SIGTERM")
+		}
+		if t.Failed() {
+			for _, f := range []string{"jrpc-1.log", "jrpc-2.log", "jrpc-3.log", "nats-server.log", "nginx/logs/error.log"} {
+				b, _ := os.ReadFile(filepath.Join(r.dir, f))
+				t.Logf("%s:\n%s", f, b)
+			}
+		}
+	})
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			r.scriptOut.Write([]byte(sc.Text() + "\n"))
+			if strings.HasPrefix(sc.Text(), "ready: ") {
+				ready <- sc.Text()
+			}
+		}
+	}()
+	select {
+	case line := <-ready:
+		if !strings.Contains(line, "http://"+r.front()+"/mcp") {
+			t.Fatalf("run.sh: %s", line)
+		}
+	case <-time.After(40 * time.Second):
+		t.Fatalf("run.sh was not ready within 40 s:\n%s", r.scriptOut.String())
+	}
+	return r
+}
+
+// meta2026 is the _meta of an MCP 2026-07-28 request.
+const meta2026 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+
+// errHTTP is the error of a POST answered with no JSON-RPC response.
+type errHTTP struct {
+	status int
+	body   string
+}
+
+func (e *errHTTP) Error() string { return fmt.Sprintf("HTTP %d: %.200s", e.status, e.body) }
+
+// call2026 sends one MCP 2026-07-28 request (stateless: any instance
+// serves it) to url and returns its response.
+func call2026(ctx context.Context, hc *http.Client, url string, id int, method, name, params string) (json.RawMessage, *jsonrpc.Error, error) {
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s,%s}}`, id, method, meta2026, params)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	if name != "" {
+		req.Header.Set("Mcp-Name", name)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, nil, err
+	}
+	// A JSON body, or an event stream whose last event is the response.
+	msg := b
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		msg = nil
+		for _, line := range strings.Split(string(b), "\n") {
+			if d, ok := strings.CutPrefix(line, "data: "); ok && strings.Contains(d, fmt.Sprintf(`"id":%d`, id)) {
+				msg = []byte(d)
+			}
+		}
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  *jsonrpc.Error  `json:"error"`
+	}
+	if json.Unmarshal(msg, &m) != nil || string(m.ID) != strconv.Itoa(id) {
+		return nil, nil, &errHTTP{resp.StatusCode, string(b)}
+	}
+	return m.Result, m.Error, nil
+}
+
+// TestReplicas runs deploy/replicas/run.sh (docs/deployment.md's example)
+// and checks what --state shares across its three instances behind nginx
+// round-robin, with one instance SIGKILLed and the NATS server restarted
+// under load.
+func TestReplicas(t *testing.T) {
+	r := startReplicas(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 45*time.Second)
+	defer cancel()
+
+	t.Run("BroadcastAcrossInstances", func(t *testing.T) { testReplicasBroadcast(t, ctx, r) })
+	t.Run("SIGKILLUnderLoad", func(t *testing.T) { testReplicasKill(t, ctx, r) })
+	t.Run("NATSRestartUnderLoad", func(t *testing.T) { testReplicasNATSRestart(t, ctx, r) })
+}
+
+// broadcastSub subscribes to broadcast events on url and waits until the
+// instance's producer receives them: a value published through publish
+// has come back.
+func broadcastSub(t *testing.T, ctx context.Context, url string, publish func(v string) error) *jsonrpc.Subscription[json.RawMessage] {
+	t.Helper()
+	c, err := jsonrpc.Dial(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	sub, err := jsonrpc.Subscribe[json.RawMessage](ctx, c.(*jsonrpc.Conn), "demo", "broadcast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := fmt.Sprintf(`"ready %s"`, url)
+	for {
+		if err := publish(probe[1 : len(probe)-1]); err != nil {
+			t.Fatal(err)
+		}
+		wctx, wcancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		ev, err := sub.Next(wctx)
+		wcancel()
+		if err == nil && string(ev) == probe {
+			return sub
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%s: no broadcast event came: %v", url, err)
+		}
+	}
+}
+
+// nextValue returns the next broadcast event that is not a readiness probe.
+func nextValue(ctx context.Context, sub *jsonrpc.Subscription[json.RawMessage]) (string, error) {
+	for {
+		ev, err := sub.Next(ctx)
+		if err != nil {
+			return "", err
+		}
+		if !strings.HasPrefix(string(ev), `"ready `) {
+			return string(ev), nil
+		}
+	}
+}
+
+// testReplicasBroadcast: subscribers on instances 1 and 3 (and one through
+// nginx) receive every value demo_broadcast publishes through instance 2
+// and through nginx (round-robin, so through every instance), once each,
+// in order.
+func testReplicasBroadcast(t *testing.T, ctx context.Context, r *replicas) {
+	pub, err := jsonrpc.Dial(ctx, r.wsURL(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	publish := func(v any) error {
+		var ok bool
+		if err := pub.Call(ctx, "demo_broadcast", map[string]any{"value": v}, &ok); err != nil || !ok {
+			return fmt.Errorf("demo_broadcast %v: %v %v", v, ok, err)
+		}
+		return nil
+	}
+	subs := []*jsonrpc.Subscription[json.RawMessage]{
+		broadcastSub(t, ctx, r.wsURL(1), func(v string) error { return publish(v) }),
+		broadcastSub(t, ctx, r.wsURL(3), func(v string) error { return publish(v) }),
+		broadcastSub(t, ctx, "ws://"+r.front()+"/ws", func(v string) error { return publish(v) }),
+	}
+	hc := &http.Client{}
+	for i := 1; i <= 10; i++ {
+		if i%2 == 0 {
+			if err := publish(i); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		res, rerr, err := call2026(ctx, hc, "http://"+r.front()+"/mcp", i, "demo_broadcast", "", fmt.Sprintf(`"value":%d`, i))
+		if err != nil || rerr != nil || string(res) != "true" {
+			t.Fatalf("demo_broadcast %d through nginx: %s %v %v", i, res, rerr, err)
+		}
+	}
+	// As docs/deployment.md shows it.
+	if res := run(t, "", "--streamable", "call", "http://"+r.front()+"/mcp", "demo_broadcast", `{"value": 11}`); res.code != 0 || res.stdout != "true\n" {
+		t.Fatalf("jrpc --streamable call …/mcp demo_broadcast: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	for k, sub := range subs {
+		for i := 1; i <= 11; i++ {
+			v, err := nextValue(ctx, sub)
+			if err != nil || v != strconv.Itoa(i) {
+				t.Fatalf("subscriber %d: event %q (%v), want %d", k, v, err, i)
+			}
+		}
+	}
+}
+
+// load runs clients that call the sleep tool (MCP 2026-07-28, stateless)
+// through nginx until stop, and counts the calls.
+type load struct {
+	ok       atomic.Int64
+	mu       sync.Mutex
+	failures []error
+	wg       sync.WaitGroup
+	stop     atomic.Bool
+}
+
+func startLoad(ctx context.Context, url string, clients int) *load {
+	l := &load{}
+	for c := range clients {
+		l.wg.Go(func() {
+			hc := &http.Client{Transport: &http.Transport{}}
+			defer hc.CloseIdleConnections()
+			for id := c * 1_000_000; !l.stop.Load() && ctx.Err() == nil; id++ {
+				_, rerr, err := call2026(ctx, hc, url, id, "tools/call", "sleep", `"name":"sleep","arguments":{"ms":5}`)
+				if err == nil && rerr != nil {
+					err = rerr
+				}
+				if err != nil {
+					l.mu.Lock()
+					l.failures = append(l.failures, err)
+					l.mu.Unlock()
+					continue
+				}
+				l.ok.Add(1)
+			}
+		})
+	}
+	return l
+}
+
+// until waits until n more calls have succeeded.
+func (l *load) until(ctx context.Context, n int64) error {
+	target := l.ok.Load() + n
+	for l.ok.Load() < target {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%d calls of %d after %v", l.ok.Load(), target, ctx.Err())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}
+
+func (l *load) finish() []error {
+	l.stop.Store(true)
+	l.wg.Wait()
+	return l.failures
+}
+
+// testReplicasKill: one instance is SIGKILLed while four clients call
+// through nginx. A call it was serving fails with nginx's 502 (at most one
+// per client); every other call succeeds, then and after.
+func testReplicasKill(t *testing.T, ctx context.Context, r *replicas) {
+	const clients = 4
+	l := startLoad(ctx, "http://"+r.front()+"/mcp", clients)
+	if err := l.until(ctx, 100); err != nil {
+		t.Fatal(l.finish(), err)
+	}
+	if err := syscall.Kill(r.pid("jrpc-3.pid"), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.until(ctx, 200); err != nil {
+		t.Fatal(l.finish(), err)
+	}
+	failures := l.finish()
+	t.Logf("%d calls, %d failed with the instance they were on", l.ok.Load(), len(failures))
+	if len(failures) > clients {
+		t.Fatalf("%d calls failed (at most one in flight per client): %v", len(failures), failures)
+	}
+	for _, err := range failures {
+		if e := (*errHTTP)(nil); !errors.As(err, &e) || e.status != http.StatusBadGateway {
+			t.Errorf("a call in flight on the killed instance: %v (want nginx's 502)", err)
+		}
+	}
+}
+
+// testReplicasNATSRestart: the NATS server stops under load and starts
+// again. The stateless calls all succeed throughout; demo_broadcast fails
+// at once with -32050 while it is down and works again once it is back,
+// and a subscriber made before receives every value whose publish
+// succeeded, once, in order.
+func testReplicasNATSRestart(t *testing.T, ctx context.Context, r *replicas) {
+	pub, err := jsonrpc.Dial(ctx, r.wsURL(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	publish := func(v int) error {
+		return pub.Call(ctx, "demo_broadcast", map[string]any{"value": v}, nil)
+	}
+	sub := broadcastSub(t, ctx, r.wsURL(1), func(v string) error {
+		return pub.Call(ctx, "demo_broadcast", map[string]any{"value": v}, nil)
+	})
+	l := startLoad(ctx, "http://"+r.front()+"/mcp", 4)
+	var published []int
+	next := 1
+	if err := publish(next); err != nil {
+		t.Fatal(err)
+	}
+	published = append(published, next)
+
+	nsPid := r.pid("nats-server.pid")
+	if err := syscall.Kill(nsPid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for !freePorts(r.natsPort) && ctx.Err() == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Down: a publish fails at once, clearly.
+	next++
+	start := time.Now()
+	err = publish(next)
+	var e *jsonrpc.Error
+	if !errors.As(err, &e) || e.Code != -32050 || !strings.Contains(e.Message, "shared state unavailable") || time.Since(start) > 2*time.Second {
+		t.Fatalf("demo_broadcast with NATS down: %v after %v", err, time.Since(start))
+	}
+	if err := l.until(ctx, 100); err != nil {
+		t.Fatal(l.finish(), err)
+	}
+
+	ns := exec.Command(filepath.Join(r.dir, "bin", "nats-server"), "-js", "-a", "127.0.0.1", "-p", strconv.Itoa(r.natsPort), "-sd", filepath.Join(r.dir, "jetstream"))
+	if err := ns.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ns.Process.Signal(syscall.SIGTERM); ns.Wait() })
+	// Back: publishes succeed again within a few seconds.
+	for {
+		next++
+		err := publish(next)
+		if err == nil {
+			published = append(published, next)
+			break
+		}
+		if !errors.As(err, &e) || e.Code != -32050 || ctx.Err() != nil {
+			t.Fatalf("demo_broadcast once NATS is back: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for range 5 {
+		next++
+		if err := publish(next); err != nil {
+			t.Fatal(err)
+		}
+		published = append(published, next)
+	}
+	if err := l.until(ctx, 100); err != nil {
+		t.Fatal(l.finish(), err)
+	}
+	if failures := l.finish(); len(failures) > 0 {
+		t.Fatalf("%d stateless calls failed while NATS restarted: %v", len(failures), failures)
+	}
+	// Each value published successfully arrives once, in order; one whose
+	// publish failed may arrive (it may have been stored before the
+	// answer was lost), but in its place and once.
+	got := []int{}
+	for len(got) == 0 || got[len(got)-1] != next {
+		v, err := nextValue(ctx, sub)
+		if err != nil {
+			t.Fatalf("after %v: %v", got, err)
+		}
+		n, _ := strconv.Atoi(v)
+		if len(got) > 0 && n <= got[len(got)-1] {
+			t.Fatalf("event %d after %v", n, got)
+		}
+		got = append(got, n)
+	}
+	for _, p := range published {
+		if !slices.Contains(got, p) {
+			t.Fatalf("published %v, the subscriber got %v", published, got)
+		}
 	}
 }

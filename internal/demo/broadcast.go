@@ -25,6 +25,7 @@ const BroadcastTopic = "demo.broadcast"
 // BroadcastParams are the params of demo_broadcast.
 type BroadcastParams struct {
 	Value json.RawMessage `json:"value" jsonschema:"Any JSON value, sent to every broadcast subscriber."`
+	Meta  json.RawMessage `json:"_meta,omitzero" jsonschema:"Request metadata (MCP 2026-07-28)."`
 }
 
 // broker returns sh's Broker, or one of this process alone.
