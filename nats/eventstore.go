@@ -8,6 +8,7 @@ import (
 	"hash/maphash"
 	"strconv"
 	"sync"
+	"time"
 
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -225,4 +226,48 @@ func (s *EventStore) After(ctx context.Context, name string, seq uint64) ([]stat
 	appended := s.last[name]
 	s.mu.Unlock()
 	return nil, seq == 0 && appended == 0, nil
+}
+
+// Wait implements state.Follower with an ephemeral consumer of the
+// stream's subject that starts after seq: it returns at the first event
+// the consumer is given (at once when one is stored). It costs a consumer
+// created and deleted, and a pull, per call.
+func (s *EventStore) Wait(ctx context.Context, name string, seq uint64) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("jsonrpc/nats: event store wait: %w", err)
+	}
+	cons, err := s.stream.CreateConsumer(ctx, jetstream.ConsumerConfig{
+		FilterSubject: s.subjectOf(name), DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: seq + 1,
+		AckPolicy: jetstream.AckNonePolicy, MemoryStorage: true, InactiveThreshold: time.Minute,
+	})
+	if err != nil {
+		return fmt.Errorf("jsonrpc/nats: event store wait: %w", err)
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		_ = s.stream.DeleteConsumer(dctx, cons.CachedInfo().Name) // else the server drops it after a minute idle
+		cancel()
+	}()
+	for {
+		pctx, cancel := context.WithTimeout(ctx, 30*time.Second) // a pull needs a deadline
+		_, err := cons.Next(jetstream.FetchContext(pctx))
+		cancel()
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return fmt.Errorf("jsonrpc/nats: event store wait: %w", ctx.Err())
+		case pastDeadline(ctx):
+			return fmt.Errorf("jsonrpc/nats: event store wait: %w", context.DeadlineExceeded)
+		case !errors.Is(err, natsgo.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded):
+			return fmt.Errorf("jsonrpc/nats: event store wait: %w", err)
+		}
+	}
+}
+
+// pastDeadline reports whether ctx's deadline has passed (before its
+// timer has cancelled it).
+func pastDeadline(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }

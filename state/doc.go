@@ -30,6 +30,13 @@
 // the caller may reuse its buffer after Append, and must not modify the
 // Data of the events After returns.
 //
+// A store that can tell a reader of a new event implements Follower:
+// Wait(stream, seq) returns once an event of stream numbered above seq is
+// stored (an event appended to another stream does not end it, nor does
+// one evicted before Wait looked), so that a reader following a stream
+// appended to on another instance calls After only when there is
+// something to read.
+//
 // # KeyRing
 //
 // A KeyRing holds the keys that sign and verify requestState (HMAC):

@@ -3,6 +3,7 @@ package state
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -19,6 +20,13 @@ type MemoryEventStore struct {
 	seq    uint64
 	lost   map[string]uint64 // the highest evicted seq of each stream
 	floor  uint64            // the highest seq of the lost records dropped to bound lost
+	wait   map[string]*waiters
+}
+
+// waiters are the Waits on one stream: ch closes at its next Append.
+type waiters struct {
+	ch chan struct{}
+	n  int
 }
 
 type memEvent struct {
@@ -33,7 +41,7 @@ func NewMemoryEventStore(lim Limits, now func() time.Time) *MemoryEventStore {
 	if now == nil {
 		now = time.Now
 	}
-	return &MemoryEventStore{lim: lim, now: now, lost: map[string]uint64{}}
+	return &MemoryEventStore{lim: lim, now: now, lost: map[string]uint64{}, wait: map[string]*waiters{}}
 }
 
 // Append implements EventStore.
@@ -48,7 +56,40 @@ func (s *MemoryEventStore) Append(ctx context.Context, stream string, data []byt
 	s.events = append(s.events, memEvent{stream: stream, at: now, Event: Event{Seq: s.seq, Data: slices.Clone(data)}})
 	s.bytes += int64(len(data))
 	s.evictLocked(now)
+	if w := s.wait[stream]; w != nil {
+		close(w.ch)
+		delete(s.wait, stream)
+	}
 	return s.seq, nil
+}
+
+// Wait implements Follower.
+func (s *MemoryEventStore) Wait(ctx context.Context, stream string, seq uint64) error {
+	for {
+		s.mu.Lock()
+		from, _ := slices.BinarySearchFunc(s.events, seq+1, func(e memEvent, t uint64) int { return cmp.Compare(e.Seq, t) })
+		if slices.ContainsFunc(s.events[from:], func(e memEvent) bool { return e.stream == stream }) {
+			s.mu.Unlock()
+			return nil
+		}
+		w := s.wait[stream]
+		if w == nil {
+			w = &waiters{ch: make(chan struct{})}
+			s.wait[stream] = w
+		}
+		w.n++
+		s.mu.Unlock()
+		select {
+		case <-w.ch: // an append to stream: look again
+		case <-ctx.Done():
+			s.mu.Lock()
+			if w.n--; w.n == 0 && s.wait[stream] == w {
+				delete(s.wait, stream)
+			}
+			s.mu.Unlock()
+			return fmt.Errorf("jsonrpc/state: waiting for an event: %w", ctx.Err())
+		}
+	}
 }
 
 // After implements EventStore.

@@ -44,6 +44,17 @@ type EventStore interface {
 	After(ctx context.Context, stream string, seq uint64) (events []Event, complete bool, err error)
 }
 
+// Follower is an EventStore that can wait for a stream's next event, so
+// that a reader following a stream another instance appends to learns of
+// each event as it comes (see the package doc). A reader of a store
+// without it polls.
+type Follower interface {
+	EventStore
+	// Wait returns nil once stream holds an event with Seq above seq (at
+	// once when it does), or the context's error, wrapped.
+	Wait(ctx context.Context, stream string, seq uint64) error
+}
+
 // Key is one requestState key: its id and its secret.
 type Key struct {
 	ID     string

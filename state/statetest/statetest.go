@@ -25,7 +25,8 @@ import (
 type MakeEventStore func(t *testing.T, lim state.Limits) state.EventStore
 
 // TestEventStore checks the EventStore contract: order, reads after a
-// seq, each bound, unknown streams and seqs, copies, concurrent appends.
+// seq, each bound, unknown streams and seqs, copies, concurrent appends,
+// and Wait when the store is a state.Follower.
 func TestEventStore(t *testing.T, mk MakeEventStore) {
 	t.Run("Order", func(t *testing.T) { testOrder(t, mk) })
 	t.Run("After", func(t *testing.T) { testAfter(t, mk) })
@@ -36,6 +37,7 @@ func TestEventStore(t *testing.T, mk MakeEventStore) {
 	t.Run("MaxAge", func(t *testing.T) { testMaxAge(t, mk) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, mk) })
 	t.Run("Canceled", func(t *testing.T) { testCanceled(t, mk) })
+	t.Run("Wait", func(t *testing.T) { testWait(t, mk) })
 }
 
 func ctxOf(t *testing.T) context.Context {
@@ -263,6 +265,44 @@ func testCanceled(t *testing.T, mk MakeEventStore) {
 	}
 	if _, _, err := s.After(ctx, "a", 0); err == nil {
 		t.Error("After with a canceled context: no error")
+	}
+}
+
+func testWait(t *testing.T, mk MakeEventStore) {
+	s, ok := mk(t, state.Limits{}).(state.Follower)
+	if !ok {
+		t.Skip("not a state.Follower")
+	}
+	seqs := appendN(t, s, "a", 2, named("a"))
+	waitFor := func(stream string, seq uint64, d time.Duration) error {
+		ctx, cancel := context.WithTimeout(t.Context(), d)
+		defer cancel()
+		return s.Wait(ctx, stream, seq)
+	}
+	if err := waitFor("a", seqs[0], time.Second); err != nil {
+		t.Fatalf("Wait with an event after seq stored: %v", err)
+	}
+	start := time.Now()
+	err := waitFor("a", seqs[1], 200*time.Millisecond)
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 2*time.Second {
+		t.Fatalf("Wait with nothing after seq: %v after %v; want the deadline", err, time.Since(start))
+	}
+	done := make(chan error, 1)
+	go func() { done <- waitFor("a", seqs[1], 10*time.Second) }()
+	time.Sleep(50 * time.Millisecond)
+	appendN(t, s, "b", 1, named("b"))       // another stream: Wait goes on
+	appendN(t, s, "a", 1, named("a-later")) // this one: Wait returns
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Wait for the next event: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Wait did not return within 5s of the event it waited for")
+	}
+	last := appendN(t, s, "a", 1, named("a-last"))[0]
+	if err := waitFor("a", last+1000, 200*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Wait after a seq past the last: %v; want the deadline", err)
 	}
 }
 
