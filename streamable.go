@@ -13,6 +13,7 @@ import (
 	"github.com/seedhq/jsonrpc/internal/sse"
 	"github.com/seedhq/jsonrpc/internal/streamable"
 	"github.com/seedhq/jsonrpc/internal/wire"
+	"github.com/seedhq/jsonrpc/state"
 )
 
 // Streamable HTTP (MCP 2025-11-25, basic/transports), the server side; the
@@ -91,6 +92,14 @@ type StreamableHTTPOptions struct {
 	// 256 KiB, per session); past either, the oldest go. A negative
 	// EventStoreSize keeps none: events carry no ids and nothing resumes.
 	EventStoreSize, EventStoreBytes int
+	// EventStore, when set, keeps the events of every session's streams in
+	// place of each session's own store (EventStoreSize and EventStoreBytes
+	// then do not apply: the store's Limits do), shared by the instances
+	// that share it: a stream cut off resumes with Last-Event-ID through any
+	// of them, and a POST's stream still written on another instance is
+	// followed there until its response (see docs/streamable-http-mcp.md,
+	// which says what each event costs and how a dead instance's calls end).
+	EventStore state.EventStore
 	// KeepAlive is the interval of the comment lines written on an open
 	// event stream so that proxies do not cut it as idle (default 15 s;
 	// negative: none).
@@ -165,7 +174,7 @@ func (s *Server) StreamableHTTPHandler(opts StreamableHTTPOptions) http.Handler 
 		IdleTimeout: opts.SessionIdleTimeout, MaxSessions: opts.MaxSessions, Enabled: opts.Sessions, Standalone: !opts.NoStandaloneStream,
 		OutboxSize: opts.OutboxSize, OutboxBytes: opts.OutboxBytes, StoreSize: opts.EventStoreSize, StoreBytes: opts.EventStoreBytes,
 		KeepAlive: opts.KeepAlive, Retry: opts.RetryDelay, WriteTimeout: h.writeTimeout,
-		OnEnd: h.endPOSTs, NewConn: h.sessionConn,
+		OnEnd: h.endPOSTs, NewConn: h.sessionConn, Shared: opts.EventStore,
 	})
 	// Shutdown ends the open streams (their clients reconnect elsewhere), so
 	// that an HTTP server's graceful shutdown does not wait for them.
@@ -414,7 +423,10 @@ func (p *postSink) serveStream(ctx context.Context, reply []byte, e *wire.Envelo
 	if sess != nil {
 		sess.OpenStream(es)
 		defer sess.CloseStream(es)
-		if es.Store != nil {
+		if es.Shared != nil {
+			es.Shared.Head = streamable.Head(p.data, e, batch) // the calls a Follow answers if this instance dies
+		}
+		if es.Keeps() {
 			base = context.WithoutCancel(ctx) // the call outlives a dropped connection
 		}
 	}

@@ -25,22 +25,22 @@ type Store struct {
 	events    []StoredEvent // oldest first
 	bytes     int
 	seq       uint64            // the last seq given
-	lost      map[uint32]uint64 // the highest evicted seq of each stream
+	lost      map[uint64]uint64 // the highest evicted seq of each stream
 	forgotten uint64            // the highest seq of the lost records dropped to bound lost
 }
 
 type StoredEvent struct {
-	stream uint32
+	stream uint64
 	seq    uint64
 	data   []byte
 }
 
 func NewStore(maxEvents, maxBytes int) *Store {
-	return &Store{maxEvents: max(1, maxEvents), maxBytes: max(1, maxBytes), lost: map[uint32]uint64{}}
+	return &Store{maxEvents: max(1, maxEvents), maxBytes: max(1, maxBytes), lost: map[uint64]uint64{}}
 }
 
 // add stores an event of stream (the store keeps data) and returns its seq.
-func (s *Store) add(stream uint32, data []byte) uint64 {
+func (s *Store) add(stream uint64, data []byte) uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
@@ -78,7 +78,7 @@ func (s *Store) last() uint64 {
 // after returns the stored events of stream that follow seq, oldest first,
 // and whether they are all of them: false when an event of stream after
 // seq was evicted.
-func (s *Store) after(stream uint32, seq uint64) (events []StoredEvent, complete bool) {
+func (s *Store) after(stream uint64, seq uint64) (events []StoredEvent, complete bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	lost, ok := s.lost[stream]
@@ -94,20 +94,20 @@ func (s *Store) after(stream uint32, seq uint64) (events []StoredEvent, complete
 }
 
 // EventID formats the id of event seq of stream.
-func EventID(stream uint32, seq uint64) string {
-	return strconv.FormatUint(uint64(stream), 10) + "-" + strconv.FormatUint(seq, 10)
+func EventID(stream, seq uint64) string {
+	return strconv.FormatUint(stream, 10) + "-" + strconv.FormatUint(seq, 10)
 }
 
 // ParseEventID parses an id made by eventID.
-func ParseEventID(id string) (stream uint32, seq uint64, ok bool) {
+func ParseEventID(id string) (stream, seq uint64, ok bool) {
 	a, b, found := strings.Cut(id, "-")
 	if !found {
 		return 0, 0, false
 	}
-	st, err1 := strconv.ParseUint(a, 10, 32)
+	st, err1 := strconv.ParseUint(a, 10, 64)
 	sq, err2 := strconv.ParseUint(b, 10, 64)
 	if err1 != nil || err2 != nil {
 		return 0, 0, false
 	}
-	return uint32(st), sq, true
+	return st, sq, true
 }

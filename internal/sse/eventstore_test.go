@@ -52,13 +52,13 @@ func TestEventStoreBytes(t *testing.T) {
 // forgotten counts as having lost what the forgotten ones lost.
 func TestEventStoreLostBound(t *testing.T) {
 	s := NewStore(2, 1<<20)
-	for i := range uint32(10) {
+	for i := range uint64(10) {
 		s.add(i, []byte("e"))
 	}
 	if len(s.lost) > 2 {
 		t.Fatalf("%d lost records", len(s.lost))
 	}
-	for i := range uint32(8) {
+	for i := range uint64(8) {
 		if _, complete := s.after(i, 0); complete {
 			t.Fatalf("stream %d lost its event but resumes as complete", i)
 		}
@@ -72,7 +72,7 @@ func TestEventID(t *testing.T) {
 	if id := EventID(3, 42); id != "3-42" {
 		t.Fatal(id)
 	}
-	for _, bad := range []string{"", "3", "-1", "3-", "a-1", "1-b", "+1-2", "1-+2", "4294967296-1", "1-2-3"} {
+	for _, bad := range []string{"", "3", "-1", "3-", "a-1", "1-b", "+1-2", "1-+2", "18446744073709551616-1", "1-2-3"} {
 		if _, _, ok := ParseEventID(bad); ok {
 			t.Errorf("%q parsed", bad)
 		}

@@ -2,6 +2,7 @@ package sse
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -27,8 +28,9 @@ var ErrBacklog = errors.New("jsonrpc: the session's outbox is full: the client d
 // messages wait in a bounded outbox, written by the goroutine that holds
 // the GET response, so that a slow reader never blocks the sender.
 type Stream struct {
-	Num       uint32        // the stream's number in its session (0: standalone)
-	Store     *Store        // nil: events have no ids and cannot be resumed
+	Num       uint64        // the stream's number in its session (0: standalone)
+	Store     *Store        // the session's store (nil: none)
+	Shared    *Shared       // the store of the server's instances (nil: none); with neither, events have no ids and cannot be resumed
 	Retry     time.Duration // the retry: field at the start of a response (<= 0: none)
 	Timeout   time.Duration // bounds one write (<= 0: none)
 	KeepAlive time.Duration // comment interval on an idle response (<= 0: none)
@@ -36,6 +38,14 @@ type Stream struct {
 	mu    sync.Mutex
 	out   *Out // the attached response, nil while none
 	ended bool // the stream is over: a response attached now gets what is stored, then ends
+
+	// With Shared: the seq a priming event names, when the stream last
+	// stored an event, whether a POST's stream stored its head, and its
+	// heartbeat.
+	point  uint64
+	stored time.Time
+	begun  bool
+	beat   *time.Timer
 
 	// The standalone stream's outbox.
 	queue    [][]byte
@@ -88,8 +98,8 @@ func (es *Stream) start(o *Out, header func(http.Header), prime, withData bool) 
 	o.w.WriteHeader(http.StatusOK)
 	o.started = true
 	b := o.buf[:0]
-	if prime && es.Store != nil {
-		b = append(append(b, "id: "...), EventID(es.Num, es.Store.last())...)
+	if prime && es.Keeps() {
+		b = append(append(b, "id: "...), EventID(es.Num, es.current())...)
 		b = append(b, '\n')
 	}
 	if es.Retry > 0 {
@@ -97,7 +107,7 @@ func (es *Stream) start(o *Out, header func(http.Header), prime, withData bool) 
 		b = append(b, '\n')
 	}
 	if len(b) > 0 {
-		if prime && es.Store != nil && withData {
+		if prime && es.Keeps() && withData {
 			b = append(b, "data:\n"...)
 		}
 		b = append(b, '\n')
@@ -131,24 +141,22 @@ func (es *Stream) timedWrite(o *Out, b []byte) error { return o.write(b, es.Time
 
 // Send stores msg as the stream's next event and writes it to the attached
 // response. It fails only when the event is lost: written nowhere and not
-// stored. A failed write detaches the response.
+// stored. A failed write detaches the response. An event that a shared
+// store failed to keep is written without an id.
 func (es *Stream) Send(msg []byte) error {
 	es.mu.Lock()
 	defer es.mu.Unlock()
-	id := ""
-	if es.Store != nil {
-		id = EventID(es.Num, es.Store.add(es.Num, bytes.Clone(msg)))
-	}
+	id, kept, err := es.keep(msg, true)
 	if es.out == nil {
-		if es.Store == nil {
-			return ErrEnded
+		if !kept {
+			return cmp.Or(err, ErrEnded)
 		}
 		return nil // stored: a resumed stream gets it
 	}
-	if err := es.writeEvent(es.out, id, msg); err != nil {
+	if werr := es.writeEvent(es.out, id, msg); werr != nil {
 		es.detachLocked()
-		if es.Store == nil {
-			return err
+		if !kept {
+			return cmp.Or(err, werr)
 		}
 	}
 	return nil
@@ -180,13 +188,10 @@ func (es *Stream) flushLocked(o *Out) {
 		es.queue[0] = nil
 		es.queue = es.queue[1:]
 		es.queued -= len(msg)
-		id := ""
-		if es.Store != nil {
-			id = EventID(es.Num, es.Store.add(es.Num, msg))
-		}
+		id, kept, _ := es.keep(msg, false)
 		if err := es.writeEvent(o, id, msg); err != nil {
 			es.detachLocked()
-			if es.Store == nil { // not stored: it waits for the next GET
+			if !kept { // not stored: it waits for the next GET
 				es.queue = append([][]byte{msg}, es.queue...)
 				es.queued += len(msg)
 			}
@@ -220,7 +225,10 @@ func (es *Stream) Attach(o *Out, header func(http.Header), from *uint64, strict,
 	var events []StoredEvent
 	if from != nil {
 		var complete bool
-		events, complete = es.Store.after(es.Num, *from)
+		var err error
+		if events, complete, err = es.after(*from); err != nil {
+			return true, err
+		}
 		if !complete && strict {
 			return false, ErrStreamGone
 		}
@@ -245,6 +253,16 @@ func (es *Stream) Attach(o *Out, header func(http.Header), from *uint64, strict,
 	return false, nil
 }
 
+// after returns the stored events after seq, and whether they are all of them.
+func (es *Stream) after(seq uint64) ([]StoredEvent, bool, error) {
+	if es.Shared == nil {
+		events, complete := es.Store.after(es.Num, seq)
+		return events, complete, nil
+	}
+	msgs, _, complete, _, err := es.Shared.read(context.Background(), es.Num, seq)
+	return msgs, complete, err
+}
+
 // detachLocked lets the attached response go (es.mu held).
 func (es *Stream) detachLocked() {
 	if es.out != nil {
@@ -265,6 +283,7 @@ func (es *Stream) detach(o *Out) {
 // End ends the stream: no more events; the attached response ends.
 func (es *Stream) End() {
 	es.mu.Lock()
+	es.endShared()
 	es.ended = true
 	es.detachLocked()
 	es.queue, es.queued = nil, 0
@@ -324,6 +343,7 @@ func (es *Stream) Open(o *Out) { es.out = o }
 func (es *Stream) Begin(header func(http.Header), withData bool) {
 	es.mu.Lock()
 	defer es.mu.Unlock()
+	es.beginShared()
 	if es.out == nil {
 		return // the client went away before
 	}

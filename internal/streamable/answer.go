@@ -109,7 +109,7 @@ func (a *Answer) finish() {
 func (a *Answer) Resumable() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.sse && !a.finished && a.cfg.Events.Store != nil
+	return a.sse && !a.finished && a.cfg.Events.Keeps()
 }
 
 // startEvents makes the answer an event stream (a.mu held).

@@ -15,6 +15,7 @@ import (
 
 	"github.com/seedhq/jsonrpc/internal/mcp"
 	"github.com/seedhq/jsonrpc/internal/sse"
+	"github.com/seedhq/jsonrpc/state"
 )
 
 // ServerConfig is the session and stream settings of a server (the root's
@@ -35,6 +36,9 @@ type ServerConfig struct {
 	// NewConn makes the connection of session s (see Session.Conn) for the
 	// request whose context is ctx; nil when it cannot.
 	NewConn func(ctx context.Context, s *Session) io.Closer
+	// Shared keeps the events of every session's streams for all the
+	// server's instances (nil: each session keeps its own; see shared.go).
+	Shared state.EventStore
 }
 
 // Sessions is the session table of a server: each session's standalone
@@ -71,8 +75,8 @@ type Session struct {
 	timer *time.Timer
 
 	mu      sync.Mutex
-	streams map[uint32]*sse.Stream // the POSTs' streams still live
-	last    uint32                 // the last stream number given
+	streams map[uint64]*sse.Stream // the POSTs' streams still live
+	last    uint64                 // the last stream number given
 	conn    io.Closer              // the session's connection, made on first use (Conn)
 	ended   bool
 }
@@ -88,11 +92,11 @@ func (t *Sessions) New() *Session {
 	rand.Read(b[:])
 	id := hex.EncodeToString(b[:]) // visible ASCII, 128 random bits
 	s := &Session{ID: id, t: t}
-	if t.cfg.StoreSize > 0 {
+	if t.cfg.StoreSize > 0 && t.cfg.Shared == nil {
 		s.Store = sse.NewStore(t.cfg.StoreSize, t.cfg.StoreBytes)
 	}
 	if t.cfg.Standalone {
-		s.Standalone = (&sse.Stream{Store: s.Store, Retry: t.cfg.Retry, Timeout: t.cfg.WriteTimeout(), KeepAlive: t.cfg.KeepAlive}).
+		s.Standalone = (&sse.Stream{Store: s.Store, Shared: t.shared(id, 0), Retry: t.cfg.Retry, Timeout: t.cfg.WriteTimeout(), KeepAlive: t.cfg.KeepAlive}).
 			WithOutbox(t.cfg.OutboxSize, t.cfg.OutboxBytes)
 	}
 	s.timer = time.AfterFunc(t.cfg.IdleTimeout, func() { t.expire(s) })
@@ -184,7 +188,7 @@ func (t *Sessions) PostStream() *sse.Stream {
 // Stream returns the session's stream numbered n: the standalone stream,
 // a POST's still live, or one that has ended (what is stored of it), or
 // nil when the session never had it.
-func (s *Session) Stream(n uint32) *sse.Stream {
+func (s *Session) Stream(n uint64) *sse.Stream {
 	if n == 0 {
 		return s.Standalone
 	}
@@ -193,8 +197,8 @@ func (s *Session) Stream(n uint32) *sse.Stream {
 	if es := s.streams[n]; es != nil {
 		return es
 	}
-	if n > s.last {
-		return nil
+	if n > s.last || s.t.cfg.Shared != nil {
+		return nil // with Shared, the caller follows it (Follow)
 	}
 	es := &sse.Stream{Num: n, Store: s.Store, Retry: s.t.cfg.Retry, Timeout: s.t.cfg.WriteTimeout()}
 	es.End()
@@ -209,8 +213,9 @@ func (s *Session) OpenStream(es *sse.Stream) {
 	s.last++
 	es.Num, es.Store, es.Retry = s.last, s.Store, s.t.cfg.Retry
 	if s.streams == nil {
-		s.streams = map[uint32]*sse.Stream{}
+		s.streams = map[uint64]*sse.Stream{}
 	}
+	s.share(es)
 	s.streams[es.Num] = es
 }
 
@@ -343,8 +348,12 @@ func (t *Sessions) ServeGET(w http.ResponseWriter, r *http.Request) {
 	es, from := s.Standalone, (*uint64)(nil)
 	if last := r.Header.Get("Last-Event-ID"); last != "" {
 		stream, seq, ok := sse.ParseEventID(last)
-		if ok && s.Store != nil {
+		if ok && (s.Store != nil || t.cfg.Shared != nil) {
 			es = s.Stream(stream)
+		}
+		if ok && es == nil && t.cfg.Shared != nil {
+			t.follow(w, r, s, stream, seq)
+			return
 		}
 		if !ok || es == nil {
 			http.Error(w, "jsonrpc: Last-Event-ID "+strconv.Quote(last)+" names no stream of this session", http.StatusBadRequest)
@@ -356,12 +365,8 @@ func (t *Sessions) ServeGET(w http.ResponseWriter, r *http.Request) {
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	out := sse.NewOut(w)
 	ended, err := es.Attach(out, nil, from, es != s.Standalone, r.Header.Get(mcp.VersionHeader) >= mcp.Version2025)
-	if err == sse.ErrStreamDone {
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusGone)
+		attachFailed(w, err)
 		return
 	}
 	if !ended {

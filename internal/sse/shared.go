@@ -1,0 +1,338 @@
+package sse
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/seedhq/jsonrpc/state"
+)
+
+// Shared is the place of a stream's events in a state.EventStore that the
+// server's instances share, in place of its session's Store: each event is
+// appended there before it is written, so that a GET with Last-Event-ID
+// through any instance replays it, and follows a POST's stream still
+// written on another instance (Follow) until its end.
+//
+// Besides the messages, a POST's stream stores records that are never
+// written to a client: at its start a head (Head, the root's note of the
+// calls it answers: the Follow of an instance that dies needs it), every
+// Beat while nothing else was stored a heartbeat, and at its end an end
+// record. A record's data starts with a zero byte, which no JSON-RPC
+// message does.
+type Shared struct {
+	Store state.EventStore
+	Name  string        // the stream's name in Store
+	Head  []byte        // the data of the head record
+	Beat  time.Duration // the heartbeat interval of a POST's stream (<= 0: none)
+}
+
+// StoreTimeout bounds one operation on a shared store.
+const StoreTimeout = 10 * time.Second
+
+// The records of a POST's stream (see Shared).
+const (
+	recHead = "\x00head"
+	recBeat = "\x00beat"
+	recEnd  = "\x00end"
+)
+
+// isRecord reports whether data is a record, not a message.
+func isRecord(data []byte) bool { return len(data) > 0 && data[0] == 0 }
+
+// HeadOf returns the Head of a head record's data (ok false for other data).
+func HeadOf(data []byte) (head []byte, ok bool) {
+	return bytes.CutPrefix(data, []byte(recHead))
+}
+
+// ErrNoStream refuses to follow a stream of which the store holds nothing.
+var ErrNoStream = errors.New("jsonrpc: Last-Event-ID names no stream of this session")
+
+// ErrStore is the error of a shared store that failed.
+var ErrStore = errors.New("jsonrpc: the event store failed")
+
+func storeError(err error) error { return fmt.Errorf("%w: %w", ErrStore, err) }
+
+// append stores data as the stream's next event and returns its seq.
+func (sh *Shared) append(data []byte) (uint64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
+	defer cancel()
+	seq, err := sh.Store.Append(ctx, sh.Name, data)
+	if err != nil {
+		return 0, storeError(err)
+	}
+	return seq, nil
+}
+
+// read returns the stream's events after seq: its messages, the seq of the
+// last record of any kind (seq when none), whether they are all of them
+// (see state.EventStore.After) and whether the end record is among them.
+func (sh *Shared) read(ctx context.Context, num, seq uint64) (msgs []StoredEvent, last uint64, complete, end bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, StoreTimeout)
+	defer cancel()
+	evs, complete, err := sh.Store.After(ctx, sh.Name, seq)
+	if err != nil {
+		return nil, seq, false, false, storeError(err)
+	}
+	last = seq
+	for _, e := range evs {
+		last = e.Seq
+		switch {
+		case !isRecord(e.Data):
+			msgs = append(msgs, StoredEvent{stream: num, seq: e.Seq, data: e.Data})
+		case string(e.Data) == recEnd:
+			end = true
+		}
+	}
+	return msgs, last, complete, end, nil
+}
+
+// wait returns once the stream may hold an event after seq: with the
+// store's Wait, or after PollInterval for a store without it.
+func (sh *Shared) wait(ctx context.Context, seq uint64) error {
+	if f, ok := sh.Store.(state.Follower); ok {
+		return f.Wait(ctx, sh.Name, seq)
+	}
+	t := time.NewTimer(PollInterval)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// PollInterval is how often Follow reads a store that is not a
+// state.Follower.
+const PollInterval = 100 * time.Millisecond
+
+// keep stores msg as the stream's next event, if it keeps events, and
+// returns its id (kept false when it was not stored: err says why, nil
+// when the stream keeps no events). clone copies msg for the session's
+// Store, which keeps what it is given.
+func (es *Stream) keep(msg []byte, clone bool) (id string, kept bool, err error) {
+	switch {
+	case es.Store != nil:
+		if clone {
+			msg = bytes.Clone(msg)
+		}
+		return EventID(es.Num, es.Store.add(es.Num, msg)), true, nil
+	case es.Shared != nil:
+		seq, err := es.Shared.append(msg)
+		if err != nil {
+			return "", false, err
+		}
+		es.point, es.stored = seq, time.Now()
+		return EventID(es.Num, seq), true, nil
+	}
+	return "", false, nil
+}
+
+// Keeps reports whether the stream's events are stored for resumption.
+func (es *Stream) Keeps() bool { return es.Store != nil || es.Shared != nil }
+
+// current is the seq a priming event names: the stream's point now.
+func (es *Stream) current() uint64 {
+	if es.Store != nil {
+		return es.Store.last()
+	}
+	return es.point
+}
+
+// beginShared stores a POST's stream's head (its seq is the stream's
+// starting point, which the priming event names) and starts its
+// heartbeat (es.mu held). A head that cannot be stored leaves the point at
+// 0, before every event of the stream.
+func (es *Stream) beginShared() {
+	if es.Shared == nil || es.Num == 0 || es.begun {
+		return
+	}
+	es.begun = true
+	es.keep(append([]byte(recHead), es.Shared.Head...), false)
+	if es.Shared.Beat > 0 {
+		es.beat = time.AfterFunc(es.Shared.Beat, es.heartbeat)
+	}
+}
+
+// heartbeat stores a heartbeat record unless the stream stored something
+// in the last half interval, so that a Follow elsewhere tells a stream
+// that is quiet from one whose instance died.
+func (es *Stream) heartbeat() {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if es.ended {
+		return
+	}
+	if time.Since(es.stored) >= es.Shared.Beat/2 {
+		es.keep([]byte(recBeat), false)
+	}
+	es.beat.Reset(es.Shared.Beat)
+}
+
+// endShared stores a POST's stream's end record, once, if it began (es.mu
+// held).
+func (es *Stream) endShared() {
+	if !es.begun || es.ended {
+		return
+	}
+	if es.beat != nil {
+		es.beat.Stop()
+	}
+	es.keep([]byte(recEnd), false)
+}
+
+// FollowConfig is what Follow needs besides the stream.
+type FollowConfig struct {
+	From     uint64 // the seq of Last-Event-ID
+	WithData bool   // see start
+	// Silent returns the messages that end a stream whose instance fell
+	// silent (no record for three Beats), given its head and its messages
+	// so far (nil: the stream just ends).
+	Silent func(head []byte, sent [][]byte) [][]byte
+}
+
+// Follow serves o with a POST's stream that this instance does not write
+// (another instance does, or did): the stored events after From, then
+// each event as it is stored, until the end record. When the stream
+// stores nothing, not even a heartbeat, for three Beats, the instance
+// writing it is taken for dead: the messages of cfg.Silent are stored and
+// written, and the stream ends. Before anything is written it fails with
+// ErrStreamGone (events after From evicted), ErrStreamDone (the stream
+// ended and has nothing after From), ErrNoStream, or an ErrStore; a store
+// that fails later ends the response with a comment saying so.
+func (es *Stream) Follow(ctx context.Context, o *Out, cfg FollowConfig) error {
+	sh := es.Shared
+	defer o.rc.SetWriteDeadline(time.Time{}) // the connection may serve other requests
+	msgs, last, complete, end, err := sh.read(ctx, es.Num, cfg.From)
+	switch {
+	case err != nil:
+		return err
+	case !complete:
+		return ErrStreamGone
+	case end && len(msgs) == 0:
+		return ErrStreamDone
+	case last == cfg.From:
+		_, stored, _, _, err := sh.read(ctx, es.Num, 0)
+		if err != nil {
+			return err
+		}
+		if stored == 0 {
+			return ErrNoStream
+		}
+	}
+	if es.start(o, nil, false, cfg.WithData) != nil || es.writeAll(o, msgs) != nil || end {
+		return nil
+	}
+	cfg.From = last
+	es.follow(ctx, o, cfg)
+	return nil
+}
+
+// follow writes the stream's events after last to o as they are stored
+// (see Follow).
+func (es *Stream) follow(ctx context.Context, o *Out, cfg FollowConfig) {
+	sh, silence, heard := es.Shared, 3*es.Shared.Beat, time.Now()
+	for last := cfg.From; ; {
+		d := time.Until(heard.Add(silence))
+		if es.KeepAlive > 0 {
+			d = min(d, es.KeepAlive)
+		}
+		wctx, cancel := context.WithTimeout(ctx, max(d, time.Millisecond))
+		err := sh.wait(wctx, last)
+		timedOut := wctx.Err() != nil
+		cancel()
+		if ctx.Err() != nil {
+			return // the client went away, or Shutdown
+		}
+		if err != nil && !timedOut {
+			es.timedWrite(o, storeComment(err))
+			return
+		}
+		if err == nil {
+			msgs, seen, _, end, err := sh.read(ctx, es.Num, last)
+			if err != nil {
+				es.timedWrite(o, storeComment(err))
+				return
+			}
+			if seen > last {
+				last, heard = seen, time.Now()
+			}
+			if es.writeAll(o, msgs) != nil || end {
+				return
+			}
+		}
+		if time.Since(heard) >= silence {
+			es.silent(ctx, o, cfg)
+			return
+		}
+		if es.KeepAlive > 0 && time.Since(o.last) >= es.KeepAlive/2 && es.timedWrite(o, keepAliveComment) != nil {
+			return
+		}
+	}
+}
+
+// storeComment is the comment that ends a followed stream whose store
+// failed: the client's next GET gets the error (503).
+func storeComment(err error) []byte {
+	return []byte(": " + strings.ReplaceAll(err.Error(), "\n", " ") + "\n\n")
+}
+
+// writeAll writes stored events to o.
+func (es *Stream) writeAll(o *Out, evs []StoredEvent) error {
+	for _, e := range evs {
+		if err := es.writeEvent(o, EventID(e.stream, e.seq), e.data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// silent ends a stream whose instance fell silent: the messages of
+// cfg.Silent (for the calls the stream has not answered) are stored, then
+// the end record, and written.
+func (es *Stream) silent(ctx context.Context, o *Out, cfg FollowConfig) {
+	if cfg.Silent == nil {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, StoreTimeout)
+	defer cancel()
+	all, _, err := es.Shared.Store.After(rctx, es.Shared.Name, 0)
+	if err != nil {
+		es.timedWrite(o, storeComment(storeError(err)))
+		return
+	}
+	var head []byte
+	var sent [][]byte
+	for _, e := range all {
+		if h, ok := HeadOf(e.Data); ok {
+			head = h
+		} else if !isRecord(e.Data) {
+			sent = append(sent, e.Data)
+		}
+	}
+	for _, msg := range cfg.Silent(head, sent) {
+		id, _, _ := es.keep(msg, false)
+		if es.writeEvent(o, id, msg) != nil {
+			return
+		}
+	}
+	es.keep([]byte(recEnd), false)
+}
+
+// AttachStatus is the HTTP status of an error of Attach or Follow.
+func AttachStatus(err error) int {
+	switch {
+	case errors.Is(err, ErrStreamGone):
+		return http.StatusGone
+	case errors.Is(err, ErrNoStream):
+		return http.StatusBadRequest
+	case errors.Is(err, ErrStreamDone):
+		return http.StatusNoContent
+	}
+	return http.StatusServiceUnavailable
+}
