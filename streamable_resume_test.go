@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/state"
 )
 
 // cutDialer dials TCP connections that remember what their requests
@@ -87,6 +88,13 @@ func (l *lastIDs) seen(id string) bool {
 	return slices.Contains(l.ids, id)
 }
 
+// resumedPOST reports whether a GET resumed a POST's stream (not 0).
+func (l *lastIDs) resumedPOST() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.ContainsFunc(l.ids, func(id string) bool { return id != "" && !strings.HasPrefix(id, "0-") })
+}
+
 func expectNote(t *testing.T, notes <-chan string, want string) {
 	t.Helper()
 	select {
@@ -102,12 +110,22 @@ func expectNote(t *testing.T, notes <-chan string, want string) {
 // Our client and server end to end: the TCP connection of a POST's event
 // stream is cut mid-call; the client resumes it with GET and Last-Event-ID
 // and gets the rest and the response exactly once. Then the GET stream's
-// connection is cut: its notifications arrive all, in order, once.
+// connection is cut: its notifications arrive all, in order, once. The
+// same with the events in a state.EventStore (EventStore).
 func TestStreamableHTTPResumeEndToEnd(t *testing.T) {
+	t.Run("session", func(t *testing.T) { testResumeEndToEnd(t, nil) })
+	t.Run("EventStore", func(t *testing.T) { testResumeEndToEnd(t, state.NewMemoryEventStore(state.Limits{}, nil)) })
+}
+
+func testResumeEndToEnd(t *testing.T, store state.EventStore) {
 	release := make(chan struct{})
 	conns := make(chan *jsonrpc.Conn, 1)
 	srv := &jsonrpc.Server{Handler: sessionMux(conns, release)}
-	ids := &lastIDs{h: srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{Sessions: true, RetryDelay: 50 * time.Millisecond})}
+	opts := jsonrpc.StreamableHTTPOptions{Sessions: true, RetryDelay: 50 * time.Millisecond}
+	if store != nil {
+		opts.EventStore = store
+	}
+	ids := &lastIDs{h: srv.StreamableHTTPHandler(opts)}
 	hs := httptest.NewServer(ids)
 	t.Cleanup(hs.Close)
 	d := &cutDialer{}
@@ -143,7 +161,7 @@ func TestStreamableHTTPResumeEndToEnd(t *testing.T) {
 		t.Fatalf("the resumed call: %q %v", r.s, r.err)
 	}
 	expectNote(t, notes, `note ["two"]`)
-	if !ids.seen("2-1") {
+	if store == nil && !ids.seen("2-1") || store != nil && !ids.resumedPOST() {
 		t.Fatalf("no GET resumed the POST's stream: %q", ids.ids)
 	}
 
