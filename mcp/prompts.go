@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
 
 	"github.com/seedhq/jsonrpc"
 )
@@ -90,25 +89,10 @@ func asInput(err error, input **jsonrpc.InputRequiredError) bool { return errors
 
 func (s *Server) registerPrompts(mux *jsonrpc.Mux) {
 	jsonrpc.Register(mux, "prompts/list", func(ctx context.Context, p *listParams) (promptsListResult, error) {
-		s.mu.RLock()
-		names := make([]string, 0, len(s.prompts))
-		for n := range s.prompts {
-			names = append(names, n)
-		}
-		s.mu.RUnlock()
-		slices.Sort(names)
-		names, next, err := s.page(names, cursorOf(p))
+		out, next, err := listPage(s, p, s.prompts, func(pr *prompt) Prompt { return pr.info })
 		if err != nil {
 			return promptsListResult{}, err
 		}
-		out := make([]Prompt, 0, len(names))
-		s.mu.RLock()
-		for _, n := range names {
-			if pr := s.prompts[n]; pr != nil {
-				out = append(out, pr.info)
-			}
-		}
-		s.mu.RUnlock()
 		return promptsListResult{era: s.era(ctx), Prompts: out, NextCursor: next, cache: s.cache(ctx, "public")}, nil
 	})
 	jsonrpc.Register(mux, "prompts/get", func(ctx context.Context, p getParams) (any, error) {

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -133,25 +134,10 @@ func resourceNotFound(uri string) *jsonrpc.Error {
 
 func (s *Server) registerResources(mux *jsonrpc.Mux) {
 	jsonrpc.Register(mux, "resources/list", func(ctx context.Context, p *listParams) (resourcesListResult, error) {
-		s.mu.RLock()
-		names := make([]string, 0, len(s.resources))
-		for u := range s.resources {
-			names = append(names, u)
-		}
-		s.mu.RUnlock()
-		slices.Sort(names)
-		names, next, err := s.page(names, cursorOf(p))
+		out, next, err := listPage(s, p, s.resources, func(r *resource) Resource { return r.info })
 		if err != nil {
 			return resourcesListResult{}, err
 		}
-		out := make([]Resource, 0, len(names))
-		s.mu.RLock()
-		for _, u := range names {
-			if r := s.resources[u]; r != nil {
-				out = append(out, r.info)
-			}
-		}
-		s.mu.RUnlock()
 		return resourcesListResult{era: s.era(ctx), Resources: out, NextCursor: next, cache: s.cache(ctx, "public")}, nil
 	})
 	jsonrpc.Register(mux, "resources/templates/list", func(ctx context.Context, p *listParams) (templatesListResult, error) {
@@ -190,6 +176,28 @@ func cursorOf(p *listParams) string {
 		return ""
 	}
 	return p.Cursor
+}
+
+// listPage returns the page at p's cursor of m's entries (prompts,
+// resources) in the order of their keys, as info describes them, and the
+// next page's cursor.
+func listPage[V, I any](s *Server, p *listParams, m map[string]V, info func(V) I) ([]I, string, error) {
+	s.mu.RLock()
+	keys := slices.Sorted(maps.Keys(m))
+	s.mu.RUnlock()
+	keys, next, err := s.page(keys, cursorOf(p))
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]I, 0, len(keys))
+	s.mu.RLock()
+	for _, k := range keys {
+		if v, ok := m[k]; ok { // not removed meanwhile
+			out = append(out, info(v))
+		}
+	}
+	s.mu.RUnlock()
+	return out, next, nil
 }
 
 // read reads uri: a plain resource, else the first template matching.
