@@ -19,11 +19,18 @@ import (
 
 const mrtrMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}`
 
-// mrtrInstance serves MCP 2026-07-28 over Streamable HTTP with one tool,
-// greet, which asks the client's name in a multi round-trip whose
-// requestState is signed with ring's keys.
+// mrtrInstance serves mrtrHandler(ring) on loopback and returns its URL.
 func mrtrInstance(t testing.TB, ring state.KeyRing) string {
 	t.Helper()
+	ts := httptest.NewServer(mrtrHandler(ring))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// mrtrHandler serves MCP 2026-07-28 over Streamable HTTP with one tool,
+// greet, which asks the client's name in a multi round-trip whose
+// requestState is signed with ring's keys.
+func mrtrHandler(ring state.KeyRing) http.Handler {
 	rounds := &jsonrpc.InputRounds{KeyRing: ring}
 	mux := jsonrpc.NewMux()
 	jsonrpc.Register(mux, "tools/call", func(ctx context.Context, _ map[string]any) (any, error) {
@@ -39,28 +46,16 @@ func mrtrInstance(t testing.TB, ring state.KeyRing) string {
 		return map[string]any{"structuredContent": map[string]string{"greeting": "Hello, " + a.Content.Name + "!"}}, nil
 	})
 	srv := &jsonrpc.Server{Handler: mux, Convention: jsonrpc.ConventionMCP, ExposeInternalErrors: true}
-	ts := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{StatelessVersions: []string{jsonrpc.MCPVersion2026}, SSE: jsonrpc.SSENever}))
-	t.Cleanup(ts.Close)
-	return ts.URL
+	return srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{StatelessVersions: []string{jsonrpc.MCPVersion2026}, SSE: jsonrpc.SSENever})
 }
 
 // mrtrRound posts greet's first round (state "") or its answer with
 // state, and returns the body.
 func mrtrRound(t testing.TB, url, state string) string {
 	t.Helper()
-	params := `{"name":"greet",` + mrtrMeta + `}`
-	if state != "" {
-		params = `{"name":"greet",` + mrtrMeta + `,"inputResponses":{"name":{"action":"accept","content":{"name":"Ada"}}},"requestState":"` + state + `"}`
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+params+`}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", jsonrpc.MCPVersion2026)
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", "greet")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(mrtrRequest(ctx, url, mrtrParams(state)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +65,26 @@ func mrtrRound(t testing.TB, url, state string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// mrtrParams are the params of greet's first round (state "") or of its
+// answer with state.
+func mrtrParams(state string) string {
+	if state == "" {
+		return `{"name":"greet",` + mrtrMeta + `}`
+	}
+	return `{"name":"greet",` + mrtrMeta + `,"inputResponses":{"name":{"action":"accept","content":{"name":"Ada"}}},"requestState":"` + state + `"}`
+}
+
+// mrtrRequest is the POST of a greet round with params to url.
+func mrtrRequest(ctx context.Context, url, params string) *http.Request {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+params+`}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", jsonrpc.MCPVersion2026)
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", "greet")
+	return req
 }
 
 // mrtrState runs greet's first round on url and returns its requestState.
