@@ -46,6 +46,10 @@
 // Remove drops one at once (a compromised key). Callers must not modify
 // the Secrets Keys returns. A shared ring makes a
 // rotation on one instance seen by every instance, without a restart.
+// As jsonrpc.InputRounds.KeyRing, Keys is called by every request that
+// signs or verifies a requestState, so it answers from memory (a shared
+// ring keeps a copy current, as the JetStream one does by a watch); the
+// key's id travels in the requestState in clear, so it is no secret.
 //
 // # SessionStore
 //
