@@ -295,7 +295,8 @@
 // unchecked), NoStandaloneStream (off), OutboxSize and
 // OutboxBytes (DefaultOutboxSize, DefaultOutboxBytes), EventStoreSize and
 // EventStoreBytes (DefaultEventStoreSize, DefaultEventStoreBytes; negative:
-// no store), KeepAlive (DefaultKeepAlive), RetryDelay (DefaultRetryDelay).
+// no store), KeepAlive (DefaultKeepAlive), RetryDelay (DefaultRetryDelay),
+// SessionStore (nil: sessions in this process only).
 //
 // [SubscriptionsOptions] ([NewSubscriptions], the server side): Namespace
 // (go-ethereum's <ns>_subscribe, <ns>_unsubscribe, <ns>_subscription), or

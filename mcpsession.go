@@ -11,47 +11,40 @@ import (
 	"github.com/seedhq/jsonrpc/internal/streamable"
 )
 
-// mcpClients maps a session (a Streamable HTTP session, or the connection
-// of a stream transport) to the capabilities its session-era client
-// declared in initialize (MCPStateless records them; InputRounds.Ask and
-// MCPClientCapability read them), so the server asks only what they cover.
-// Keys are weak pointers: the table holds nothing alive.
-var mcpClients sync.Map // weak.Pointer[streamable.Session] | weak.Pointer[Conn] -> json.RawMessage
+// mcpClients maps the connection of a stream transport to the
+// capabilities its session-era client declared in initialize
+// (MCPStateless records them; InputRounds.Ask and MCPClientCapability read
+// them), so the server asks only what they cover; a Streamable HTTP
+// session keeps its own (streamable.Session.Declared, restored from a
+// SessionStore on every instance). Keys are weak pointers: the table
+// holds nothing alive.
+var mcpClients sync.Map // weak.Pointer[Conn] -> json.RawMessage
 
-// mcpSessionKey names the session of the request ctx belongs to, with the
-// value that keeps it alive (for the cleanup); nil without a session
-// (plain HTTP, Streamable HTTP without sessions or standalone stream).
-func mcpSessionKey(ctx context.Context) (key any, owner any) {
+// mcpSession returns the Streamable HTTP session of the request ctx
+// belongs to, or else the key of its connection's entry in mcpClients
+// with the connection; all nil without a session (plain HTTP, Streamable
+// HTTP without sessions or standalone stream).
+func mcpSession(ctx context.Context) (ss *streamable.Session, key any, c *Conn) {
 	if ss, ok := ctx.Value(sessionKey{}).(*streamable.Session); ok {
-		return weak.Make(ss), ss
+		return ss, nil, nil
 	}
 	if c := connFromContext(ctx); c != nil && !c.callScoped() {
-		return weak.Make(c), c
+		return nil, weak.Make(c), c
 	}
-	return nil, nil
+	return nil, nil, nil
 }
 
 // rememberMCPClient records the capabilities of an initialize request's
 // params for the session ctx belongs to.
 func rememberMCPClient(ctx context.Context, params json.RawMessage) {
-	key, owner := mcpSessionKey(ctx)
-	if key == nil {
-		return
-	}
-	var p struct {
-		Capabilities json.RawMessage `json:"capabilities"`
-	}
-	_ = json.Unmarshal(params, &p)
-	caps := p.Capabilities
-	if len(caps) == 0 || caps[0] != '{' {
-		caps = json.RawMessage(`{}`)
-	}
-	if _, loaded := mcpClients.Swap(key, caps); !loaded {
-		switch o := owner.(type) {
-		case *streamable.Session:
-			runtime.AddCleanup(o, func(k any) { mcpClients.Delete(k) }, key)
-		case *Conn:
-			runtime.AddCleanup(o, func(k any) { mcpClients.Delete(k) }, key)
+	ss, key, c := mcpSession(ctx)
+	caps := streamable.DeclaredCapabilities(params)
+	switch {
+	case ss != nil:
+		ss.SetCapabilities(caps)
+	case key != nil:
+		if _, loaded := mcpClients.Swap(key, caps); !loaded {
+			runtime.AddCleanup(c, func(k any) { mcpClients.Delete(k) }, key)
 		}
 	}
 }
@@ -60,21 +53,24 @@ func rememberMCPClient(ctx context.Context, params json.RawMessage) {
 // belongs to declared capability name (e.g. "elicitation", "sampling",
 // "roots") as an object: from the request's _meta under a stateless
 // revision, from its session's initialize request under the session era
-// (recorded by MCPStateless). known is false when nothing tells: no
-// _meta, and no initialize seen on this session.
+// (recorded by MCPStateless, or by a SessionStore). known is false when
+// nothing tells: no _meta, and no initialize seen on this session.
 func MCPClientCapability(ctx context.Context, name string) (has, known bool) {
 	if m := MCPMetaFromContext(ctx); m != nil {
 		return m.HasCapability(name), true
 	}
-	key, _ := mcpSessionKey(ctx)
-	if key == nil {
+	var caps json.RawMessage
+	switch ss, key, _ := mcpSession(ctx); {
+	case ss != nil:
+		caps = ss.Declared().Capabilities
+	case key != nil:
+		v, _ := mcpClients.Load(key)
+		caps, _ = v.(json.RawMessage)
+	}
+	if caps == nil {
 		return false, false
 	}
-	v, ok := mcpClients.Load(key)
-	if !ok {
-		return false, false
-	}
-	return mcp.HasCapability(v.(json.RawMessage), name), true
+	return mcp.HasCapability(caps, name), true
 }
 
 // missingMCPCapability is -32021 when the client of the request ctx

@@ -108,6 +108,16 @@ type StreamableHTTPOptions struct {
 	// stream of a session: how long a client waits before reconnecting
 	// (default 1 s; negative: no retry field).
 	RetryDelay time.Duration
+	// SessionStore, with Sessions, shares them with the instances that use
+	// the same store: initialize creates the session in it (a store that
+	// fails turns the reply into error -32030), and every request naming
+	// a session asks it once (a Get, and a Touch once a tenth of
+	// SessionIdleTimeout has passed): one held nowhere else is adopted, its
+	// client's declared capabilities and revision restored; one deleted
+	// (DELETE on any instance) or expired is refused with 404 everywhere;
+	// a store that fails or is slower than 2 s gets 503 with error -32030.
+	// nil: sessions live in this process only.
+	SessionStore state.SessionStore
 }
 
 // Defaults of StreamableHTTPOptions.
@@ -175,6 +185,7 @@ func (s *Server) StreamableHTTPHandler(opts StreamableHTTPOptions) http.Handler 
 		OutboxSize: opts.OutboxSize, OutboxBytes: opts.OutboxBytes, StoreSize: opts.EventStoreSize, StoreBytes: opts.EventStoreBytes,
 		KeepAlive: opts.KeepAlive, Retry: opts.RetryDelay, WriteTimeout: h.writeTimeout,
 		OnEnd: h.endPOSTs, NewConn: h.sessionConn, Shared: opts.EventStore,
+		InitializeMethod: opts.InitializeMethod, Store: opts.SessionStore,
 	})
 	// Shutdown ends the open streams (their clients reconnect elsewhere), so
 	// that an HTTP server's graceful shutdown does not wait for them.
@@ -299,9 +310,7 @@ func (p *postSink) begin(data []byte, m *wire.Message) bool {
 	case m != nil && !p.checkMetaVersion(data, m):
 		return false
 	case h.opts.Sessions:
-		initialize := m != nil && !m.Batch && m.Elems[0].Kind == wire.KindRequest && m.Elems[0].ID.Present() &&
-			string(m.Elems[0].MethodName(data)) == h.opts.InitializeMethod
-		sess, ok := h.sessions.ForPOST(p.w, p.r, initialize)
+		sess, ok := h.sessions.ForPOST(p.w, p.r, data, m)
 		if !ok {
 			p.answered = true
 			return false
@@ -394,7 +403,7 @@ func (p *postSink) serve(ctx context.Context, e *wire.Envelope, batch []wire.Env
 	if !p.acceptsSSE || p.calls == 0 {
 		p.exchange.serve(ctx, e, batch)
 		if len(p.reply) > 0 {
-			p.writeJSON(p.reply)
+			p.writeJSON(p.sess.Commit(p.reply))
 		}
 		return
 	}
@@ -432,7 +441,7 @@ func (p *postSink) serveStream(ctx context.Context, reply []byte, e *wire.Envelo
 	}
 	out := sse.NewOut(w)
 	es.Open(out)
-	ps := &postStream{session: p.session, client: p.client}
+	ps := &postStream{session: p.session, client: p.client, sess: sess}
 	ps.Answer.Init(w, streamable.AnswerConfig{
 		Events: es, Reply: p.pi, WithData: !p.stateless && p.r.Header.Get(versionHeader) >= mcp.Version2025,
 		Always: h.opts.SSE == SSEAlways, Requests: p.calls,
@@ -548,6 +557,7 @@ func (c *sessionChannel) Close() error {
 // to the POST's answer.
 type postStream struct {
 	streamable.Answer
+	sess    *streamable.Session // its session (nil: none)
 	session string
 	client  string // see streamable.ClientKey
 	conn    *Conn
@@ -567,7 +577,9 @@ func (ps *postStream) Close() error {
 func (ps *postStream) Send(msg []byte) error { return closedIfEnded(ps.Write(msg, false)) }
 
 // sendReply writes the reply to the POST's message, which ends the answer.
-func (ps *postStream) sendReply(msg []byte) error { return closedIfEnded(ps.Write(msg, true)) }
+func (ps *postStream) sendReply(msg []byte) error {
+	return closedIfEnded(ps.Write(ps.sess.Commit(msg), true))
+}
 
 // WriteJSON writes msg as a JSON answer, gzipped as plain HTTP replies are
 // (streamable.Replier).

@@ -17,8 +17,13 @@
 // stream cut off, DELETE at Close) and the counting of the calls and
 // responses a message holds (messages.go).
 //
-// It imports only internal/sse, internal/mcp, internal/wire and
-// internal/connrt (the ids of the server's calls). What it needs of the
+// With a state.SessionStore (ServerConfig.Store) the sessions are shared
+// with the other instances using it (store.go): created there by
+// initialize, looked up there by every request, adopted by an instance
+// that does not hold them, ended everywhere by DELETE or expiry.
+//
+// It imports only internal/sse, internal/mcp, internal/wire,
+// internal/connrt (the ids of the server's calls) and state. What it needs of the
 // root package comes in as funcs (ServerConfig.WriteTimeout and OnEnd;
 // ClientConfig's ReadReply, LendReply, Failed, ContextHeader, Logger), as the
 // io.Closer of a session's connection and as the Target of a route. The

@@ -11,10 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/seedhq/jsonrpc/internal/mcp"
 	"github.com/seedhq/jsonrpc/internal/sse"
+	"github.com/seedhq/jsonrpc/internal/wire"
 	"github.com/seedhq/jsonrpc/state"
 )
 
@@ -39,6 +41,11 @@ type ServerConfig struct {
 	// Shared keeps the events of every session's streams for all the
 	// server's instances (nil: each session keeps its own; see shared.go).
 	Shared state.EventStore
+	// InitializeMethod is the request that starts a session.
+	InitializeMethod string
+	// Store, when set, shares the sessions with the other instances that
+	// use it (see store.go); nil: this table is all there is.
+	Store state.SessionStore
 }
 
 // Sessions is the session table of a server: each session's standalone
@@ -79,6 +86,10 @@ type Session struct {
 	last    uint64                 // the last stream number given
 	conn    io.Closer              // the session's connection, made on first use (Conn)
 	ended   bool
+	client  Declared // what its client declared
+
+	pending atomic.Bool  // with a Store: created here, not yet in the store (Commit)
+	used    atomic.Int64 // with a Store: the time of its last request here (UnixNano)
 }
 
 // New starts a session; nil when MaxSessions are live.
@@ -90,7 +101,11 @@ func (t *Sessions) New() *Session {
 	}
 	var b [16]byte
 	rand.Read(b[:])
-	id := hex.EncodeToString(b[:]) // visible ASCII, 128 random bits
+	return t.addLocked(hex.EncodeToString(b[:])) // visible ASCII, 128 random bits
+}
+
+// addLocked starts the session id (t.mu held).
+func (t *Sessions) addLocked(id string) *Session {
 	s := &Session{ID: id, t: t}
 	if t.cfg.StoreSize > 0 && t.cfg.Shared == nil {
 		s.Store = sse.NewStore(t.cfg.StoreSize, t.cfg.StoreBytes)
@@ -99,7 +114,12 @@ func (t *Sessions) New() *Session {
 		s.Standalone = (&sse.Stream{Store: s.Store, Shared: t.shared(id, 0), Retry: t.cfg.Retry, Timeout: t.cfg.WriteTimeout(), KeepAlive: t.cfg.KeepAlive}).
 			WithOutbox(t.cfg.OutboxSize, t.cfg.OutboxBytes)
 	}
-	s.timer = time.AfterFunc(t.cfg.IdleTimeout, func() { t.expire(s) })
+	if t.cfg.Store == nil {
+		s.timer = time.AfterFunc(t.cfg.IdleTimeout, func() { t.expire(s) })
+	} else {
+		s.used.Store(time.Now().UnixNano())
+		s.timer = time.AfterFunc(t.checkEvery(), func() { t.expireStored(s) })
+	}
 	t.m[id] = s
 	return s
 }
@@ -111,7 +131,7 @@ func (t *Sessions) expire(s *Session) {
 		s.timer.Reset(t.cfg.IdleTimeout)
 		return
 	}
-	t.End(s.ID)
+	t.end(s, true)
 }
 
 // Touch returns the live session id (nil for none) and restarts its idle
@@ -120,7 +140,11 @@ func (t *Sessions) Touch(id string) *Session {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := t.m[id]
-	if s != nil {
+	switch {
+	case s == nil:
+	case t.cfg.Store != nil:
+		s.used.Store(time.Now().UnixNano())
+	default:
 		s.timer.Reset(t.cfg.IdleTimeout)
 	}
 	return s
@@ -131,14 +155,25 @@ func (t *Sessions) Touch(id string) *Session {
 func (t *Sessions) End(id string) bool {
 	t.mu.Lock()
 	s := t.m[id]
-	delete(t.m, id)
 	t.mu.Unlock()
-	if s == nil {
+	return s != nil && t.end(s, true)
+}
+
+// end ends s, as End does, and without OnEnd when notify is false; false
+// when s has ended already.
+func (t *Sessions) end(s *Session, notify bool) bool {
+	t.mu.Lock()
+	held := t.m[s.ID] == s
+	if held {
+		delete(t.m, s.ID)
+	}
+	t.mu.Unlock()
+	if !held {
 		return false
 	}
 	s.timer.Stop()
-	if t.cfg.OnEnd != nil {
-		t.cfg.OnEnd(id)
+	if notify && t.cfg.OnEnd != nil {
+		t.cfg.OnEnd(s.ID)
 	}
 	s.mu.Lock()
 	s.ended = true
@@ -228,24 +263,43 @@ func (s *Session) CloseStream(es *sse.Stream) {
 }
 
 // ForPOST finds (or, for an initialize without one, starts) the session of
-// a POST. When it reports false it has written the error response: 400
-// without the session header, 404 for a session unknown or ended, 503 when
-// no session can start.
-func (t *Sessions) ForPOST(w http.ResponseWriter, r *http.Request, initialize bool) (*Session, bool) {
+// a POST whose message m (nil: it did not parse) is in data. When it
+// reports false it has written the error response: 400 without the
+// session header, 404 for a session unknown or ended, 503 when no session
+// can start or the Store fails.
+func (t *Sessions) ForPOST(w http.ResponseWriter, r *http.Request, data []byte, m *wire.Message) (*Session, bool) {
 	id := r.Header.Get(mcp.SessionHeader)
+	initialize := id == "" && m != nil && !m.Batch && m.Elems[0].Kind == wire.KindRequest && m.Elems[0].ID.Present() &&
+		string(m.Elems[0].MethodName(data)) == t.cfg.InitializeMethod
 	switch {
-	case id == "" && initialize:
+	case initialize:
 		s := t.New()
 		if s == nil {
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, "jsonrpc: too many sessions", http.StatusServiceUnavailable)
 			return nil, false
 		}
+		if t.cfg.Store != nil {
+			s.declare(data, &m.Elems[0])
+		}
 		w.Header().Set(mcp.SessionHeader, s.ID)
 		return s, true
 	case id == "":
 		http.Error(w, "jsonrpc: missing "+mcp.SessionHeader+" header (initialize first)", http.StatusBadRequest)
 		return nil, false
+	}
+	return t.find(w, r, id)
+}
+
+// find returns the live session id for a request, or writes its refusal
+// (404, or 503 when the Store fails).
+func (t *Sessions) find(w http.ResponseWriter, r *http.Request, id string) (*Session, bool) {
+	if t.cfg.Store != nil {
+		s, err := t.lookup(r.Context(), id)
+		if err != nil {
+			refuse(w, err)
+		}
+		return s, err == nil
 	}
 	s := t.Touch(id)
 	if s == nil {
@@ -320,7 +374,12 @@ func (t *Sessions) ServeDELETE(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "jsonrpc: DELETE needs the "+mcp.SessionHeader+" header", http.StatusBadRequest)
 		return
 	}
-	if !t.End(id) {
+	if t.cfg.Store != nil {
+		if err := t.delete(r.Context(), id); err != nil {
+			refuse(w, err)
+			return
+		}
+	} else if !t.End(id) {
 		http.Error(w, "jsonrpc: unknown or ended session", http.StatusNotFound)
 		return
 	}
@@ -339,9 +398,8 @@ func (t *Sessions) ServeGET(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "jsonrpc: GET needs the "+mcp.SessionHeader+" header (initialize first)", http.StatusBadRequest)
 		return
 	}
-	s := t.Touch(id)
-	if s == nil {
-		http.Error(w, "jsonrpc: unknown or ended session", http.StatusNotFound)
+	s, ok := t.find(w, r, id)
+	if !ok {
 		return
 	}
 	defer t.Touch(id) // the idle time counts from the stream's end

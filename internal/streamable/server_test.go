@@ -146,13 +146,22 @@ func TestServeGETAndDELETE(t *testing.T) {
 
 func TestForPOST(t *testing.T) {
 	cfg := testConfig()
-	cfg.MaxSessions = 1
+	cfg.MaxSessions, cfg.InitializeMethod = 1, "initialize"
 	tab := NewSessions(cfg)
 	post := func(session string, initialize bool) (*Session, *httptest.ResponseRecorder) {
 		r := httptest.NewRequest(http.MethodPost, "/", nil)
 		r.Header.Set(mcp.SessionHeader, session)
 		w := httptest.NewRecorder()
-		s, _ := tab.ForPOST(w, r, initialize)
+		data := []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+		if initialize {
+			data = []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`)
+		}
+		var sc wire.Scanner
+		var m wire.Message
+		if err := sc.Parse(data, 64, &m); err != nil {
+			t.Fatal(err)
+		}
+		s, _ := tab.ForPOST(w, r, data, &m)
 		return s, w
 	}
 	s, w := post("", true)

@@ -1,0 +1,261 @@
+package streamable
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
+	"github.com/seedhq/jsonrpc/state"
+)
+
+// Sessions shared through a state.SessionStore (ServerConfig.Store).
+//
+// An initialize starts its session here and, before its reply is
+// written, creates it in the store with the revision the reply
+// negotiated and the client's capabilities and info (Commit); a store
+// that fails turns the reply into a JSON-RPC error (CodeStoreUnavailable)
+// and the session ends here.
+//
+// Every request naming a session asks the store (one Get): a session
+// deleted or expired in the store is refused (404) on every instance, the
+// one that holds it included (it ends there), and one this instance does
+// not hold is adopted: a local session with that id, its client and
+// revision restored. The Get also tells the session's expiry: when more
+// than a tenth of IdleTimeout has passed since the store last moved it, a
+// Touch moves it to now + IdleTimeout. So a session ends between 0.9 and
+// 1 IdleTimeout after its last request, and an active one costs a write
+// per tenth of IdleTimeout, not one per request. DELETE deletes it from
+// the store, then ends it here; the other instances holding it end it at
+// their next request for it, or check.
+//
+// Here, a session unused for IdleTimeout ends (not in the store: its
+// client may have moved on), unless its client listens on its standalone
+// stream: then it is checked every checkEvery (a tenth of IdleTimeout, at
+// most 10 s), touched when due and ended once the store no longer holds
+// it, so a stream of a session deleted elsewhere ends within checkEvery.
+//
+// A store that fails or does not answer within StoreTimeout refuses the
+// request with 503 and a JSON-RPC error naming the cause; nothing else
+// changes, and the next request asks again.
+
+// StoreTimeout bounds each call to a session Store.
+const StoreTimeout = 2 * time.Second
+
+// CodeStoreUnavailable is the JSON-RPC error of a request that a shared
+// store (package state) failed.
+const CodeStoreUnavailable = -32030
+
+// errTooMany refuses to adopt a session past MaxSessions.
+var errTooMany = errors.New("jsonrpc: too many sessions")
+
+// Declared is what a session's client declared in initialize, and the
+// revision the reply negotiated (with a Store only).
+type Declared struct {
+	Version      string
+	Capabilities json.RawMessage // nil: not known
+	Info         json.RawMessage
+}
+
+// Declared returns what the session's client declared.
+func (s *Session) Declared() Declared {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.client
+}
+
+// SetCapabilities records the capabilities the session's client declared
+// in initialize (see DeclaredCapabilities).
+func (s *Session) SetCapabilities(caps json.RawMessage) {
+	s.mu.Lock()
+	s.client.Capabilities = caps
+	s.mu.Unlock()
+}
+
+// DeclaredCapabilities returns the capabilities object of an initialize
+// request's params, {} when it names none.
+func DeclaredCapabilities(params []byte) json.RawMessage {
+	var p struct {
+		Capabilities json.RawMessage `json:"capabilities"`
+	}
+	_ = json.Unmarshal(params, &p)
+	if len(p.Capabilities) == 0 || p.Capabilities[0] != '{' {
+		return json.RawMessage(`{}`)
+	}
+	return p.Capabilities
+}
+
+// declare records the client of s, a session started by the initialize e
+// in data, for Commit.
+func (s *Session) declare(data []byte, e *wire.Envelope) {
+	var p struct {
+		Info json.RawMessage `json:"clientInfo"`
+	}
+	var params []byte
+	if e.Params.Present() {
+		params = e.Params.Of(data)
+		_ = json.Unmarshal(params, &p)
+	}
+	s.mu.Lock()
+	s.client.Capabilities, s.client.Info = DeclaredCapabilities(params), p.Info
+	s.mu.Unlock()
+	s.pending.Store(true)
+}
+
+// Commit creates s in the Store, once, for the reply to the initialize
+// that started it here, before the reply is written: it returns reply,
+// or in its place a JSON-RPC error naming the store's failure (then s
+// ends here, without OnEnd: the POST that started it is answering). A
+// reply that is an error creates nothing. Without a Store, for a nil s
+// or for any later reply, it returns reply as it is.
+func (s *Session) Commit(reply []byte) []byte {
+	if s == nil || !s.pending.CompareAndSwap(true, false) {
+		return reply
+	}
+	var r struct {
+		ID     json.RawMessage `json:"id"`
+		Error  json.RawMessage `json:"error"`
+		Result json.RawMessage `json:"result"`
+	}
+	if json.Unmarshal(reply, &r) != nil || len(r.Error) > 0 {
+		return reply
+	}
+	var res struct {
+		Version string `json:"protocolVersion"`
+	}
+	_ = json.Unmarshal(r.Result, &res)
+	s.mu.Lock()
+	s.client.Version = res.Version
+	c := s.client
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
+	defer cancel()
+	err := s.t.cfg.Store.Create(ctx, state.Session{ID: s.ID, ProtocolVersion: c.Version, ClientCapabilities: c.Capabilities,
+		ClientInfo: c.Info, Expires: time.Now().Add(s.t.cfg.IdleTimeout)})
+	if err == nil {
+		return reply
+	}
+	s.t.end(s, false)
+	return storeError(r.ID, fmt.Errorf("creating the session: %w", err))
+}
+
+// storeError is the JSON-RPC error response to id (nil: null) of a
+// request the session store failed.
+func storeError(id json.RawMessage, err error) []byte {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	msg, _ := json.Marshal("jsonrpc: the session store failed: " + err.Error())
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}`, id, CodeStoreUnavailable, msg)
+}
+
+// refuse answers a request whose session lookup failed with err: 404
+// for a session the store does not hold, else 503.
+func refuse(w http.ResponseWriter, err error) {
+	w.Header().Set("Retry-After", "1")
+	switch {
+	case errors.Is(err, state.ErrNoSession):
+		w.Header().Del("Retry-After")
+		http.Error(w, "jsonrpc: unknown or ended session", http.StatusNotFound)
+	case err == errTooMany:
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+	default:
+		w.Header()["Content-Type"] = jsonContentType
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write(storeError(nil, err))
+	}
+}
+
+// lookup returns the session id as the Store holds it, adopted when this
+// instance does not hold it, touched in the store when due.
+func (t *Sessions) lookup(ctx context.Context, id string) (*Session, error) {
+	ctx, cancel := context.WithTimeout(ctx, StoreTimeout)
+	defer cancel()
+	st, err := t.check(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.m[id]
+	switch {
+	case s != nil:
+		s.used.Store(time.Now().UnixNano())
+	case len(t.m) >= t.cfg.MaxSessions:
+		return nil, errTooMany
+	default:
+		s = t.addLocked(id)
+		s.client = Declared{Version: st.ProtocolVersion, Capabilities: st.ClientCapabilities, Info: st.ClientInfo}
+	}
+	return s, nil
+}
+
+// check reads the session id from the Store and touches it when due; a
+// session the store does not hold ends here.
+func (t *Sessions) check(ctx context.Context, id string) (state.Session, error) {
+	st, err := t.cfg.Store.Get(ctx, id)
+	if now := time.Now(); err == nil && st.Expires.Sub(now) < t.cfg.IdleTimeout-t.cfg.IdleTimeout/10 {
+		// A failure other than the session's end is tried again on the
+		// next request: the Get has answered.
+		if terr := t.cfg.Store.Touch(ctx, id, now.Add(t.cfg.IdleTimeout)); errors.Is(terr, state.ErrNoSession) {
+			err = terr
+		}
+	}
+	if errors.Is(err, state.ErrNoSession) {
+		t.forget(id)
+	}
+	return st, err
+}
+
+// forget ends here the session id, which the store does not hold (unless
+// it is not yet in the store: Commit).
+func (t *Sessions) forget(id string) {
+	t.mu.Lock()
+	s := t.m[id]
+	t.mu.Unlock()
+	if s != nil && !s.pending.Load() {
+		t.end(s, true)
+	}
+}
+
+// delete ends the session id in the Store, then here.
+func (t *Sessions) delete(ctx context.Context, id string) error {
+	ctx, cancel := context.WithTimeout(ctx, StoreTimeout)
+	defer cancel()
+	err := t.cfg.Store.Delete(ctx, id)
+	if err == nil || errors.Is(err, state.ErrNoSession) {
+		t.forget(id)
+	}
+	return err
+}
+
+// checkEvery is the period of a stored session's timer.
+func (t *Sessions) checkEvery() time.Duration {
+	return max(min(t.cfg.IdleTimeout/10, 10*time.Second), time.Millisecond)
+}
+
+// expireStored ends here a session unused here for IdleTimeout, unless its
+// client listens on its standalone stream: then the store is asked.
+func (t *Sessions) expireStored(s *Session) {
+	t.mu.Lock() // after addLocked: s.timer is set
+	held := t.m[s.ID] == s
+	t.mu.Unlock()
+	if !held {
+		return
+	}
+	if s.Standalone != nil && s.Standalone.Attached() {
+		ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
+		_, err := t.check(ctx, s.ID)
+		cancel()
+		if errors.Is(err, state.ErrNoSession) && !s.pending.Load() {
+			return // check ended it
+		}
+	} else if time.Since(time.Unix(0, s.used.Load())) >= t.cfg.IdleTimeout {
+		t.end(s, true)
+		return
+	}
+	s.timer.Reset(t.checkEvery())
+}

@@ -1,0 +1,264 @@
+package jsonrpc_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/state"
+)
+
+// storeMux: "initialize" negotiates 2025-11-25; "caps" answers what
+// MCPClientCapability knows of "elicitation"; "keep" hands the session's
+// connection to conns; "echo" answers its params.
+func storeMux(conns chan<- *jsonrpc.Conn) *jsonrpc.Mux {
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "initialize", func(context.Context, map[string]any) (map[string]string, error) {
+		return map[string]string{"protocolVersion": "2025-11-25"}, nil
+	})
+	jsonrpc.Register(mux, "caps", func(ctx context.Context, _ struct{}) ([2]bool, error) {
+		has, known := jsonrpc.MCPClientCapability(ctx, "elicitation")
+		return [2]bool{has, known}, nil
+	})
+	jsonrpc.Register(mux, "keep", func(ctx context.Context, _ struct{}) (bool, error) {
+		c := jsonrpc.SessionConn(ctx)
+		conns <- c
+		return c != nil, nil
+	})
+	jsonrpc.Register(mux, "echo", func(_ context.Context, p json.RawMessage) (json.RawMessage, error) { return p, nil })
+	return mux
+}
+
+// storeInstance starts an instance serving storeMux over Streamable HTTP
+// with sessions in store; it returns its URL.
+func storeInstance(t *testing.T, store state.SessionStore, idle time.Duration, conns chan<- *jsonrpc.Conn) string {
+	t.Helper()
+	srv := &jsonrpc.Server{Handler: storeMux(conns)}
+	hs := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{
+		Sessions: true, SessionStore: store, SessionIdleTimeout: idle, StatelessVersions: []string{"2026-07-28"},
+	}))
+	t.Cleanup(func() {
+		hs.CloseClientConnections()
+		hs.Close()
+		srv.Shutdown(context.Background())
+	})
+	return hs.URL
+}
+
+// status reads and closes the body of resp and returns its status.
+func status(t *testing.T, resp *http.Response) int {
+	readAll(t, resp)
+	return resp.StatusCode
+}
+
+const storeInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",` +
+	`"capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}`
+
+// TestStreamableHTTPSessionStore initialises a session through instance
+// A and continues it through B, which never saw it (no affinity): a call,
+// a notification, the client's capabilities, the standalone GET stream and
+// SessionConn; DELETE through B ends it on A as well, whose GET stream
+// ends.
+func TestStreamableHTTPSessionStore(t *testing.T) {
+	store := state.NewMemorySessionStore(nil)
+	conns := make(chan *jsonrpc.Conn, 1)
+	a := &streamClient{t: t, url: storeInstance(t, store, 5*time.Second, conns)}
+	b := &streamClient{t: t, url: storeInstance(t, store, 5*time.Second, conns)}
+	resp := a.post(storeInit, bothAccept)
+	if body := readAll(t, resp); body != `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25"}}` {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
+	}
+	a.session = resp.Header.Get("Mcp-Session-Id")
+	b.session = a.session
+	got, err := store.Get(t.Context(), a.session)
+	if err != nil || got.ProtocolVersion != "2025-11-25" || string(got.ClientCapabilities) != `{"elicitation":{}}` ||
+		string(got.ClientInfo) != `{"name":"t","version":"1"}` || time.Until(got.Expires) < 4*time.Second {
+		t.Fatalf("the stored session: %+v, %v", got, err)
+	}
+	for _, c := range []*streamClient{b, a} {
+		if body := readAll(t, c.post(`{"jsonrpc":"2.0","id":2,"method":"caps"}`, bothAccept)); body != `{"jsonrpc":"2.0","id":2,"result":[true,true]}` {
+			t.Fatalf("caps through %s: %s", c.url, body)
+		}
+	}
+	if resp := b.post(`{"jsonrpc":"2.0","method":"echo"}`, bothAccept); status(t, resp) != http.StatusAccepted {
+		t.Fatalf("a notification through B: %d", resp.StatusCode)
+	}
+	// B's standalone stream carries what B's SessionConn sends.
+	get := b.get()
+	defer get.Body.Close()
+	if get.StatusCode != http.StatusOK {
+		t.Fatalf("GET through B: %d %s", get.StatusCode, readAll(t, get))
+	}
+	f := newFrames(t, get.Body)
+	f.next() // the priming event
+	if body := readAll(t, b.post(`{"jsonrpc":"2.0","id":3,"method":"keep"}`, bothAccept)); body != `{"jsonrpc":"2.0","id":3,"result":true}` {
+		t.Fatalf("keep: %s", body)
+	}
+	if err := (<-conns).Notify(t.Context(), "note", []string{"hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := f.next(); !strings.Contains(ev, `"method":"note","params":["hi"]`) {
+		t.Fatalf("the standalone stream through B: %q", ev)
+	}
+	// A GET stream held on A ends once the session is deleted through B.
+	getA := a.get()
+	defer getA.Body.Close()
+	fa := newFrames(t, getA.Body)
+	fa.next()
+	del, _ := http.NewRequest(http.MethodDelete, b.url, nil)
+	del.Header.Set("Mcp-Session-Id", b.session)
+	if resp, err := http.DefaultClient.Do(del); err != nil || status(t, resp) != http.StatusNoContent {
+		t.Fatalf("DELETE through B: %v %v", resp, err)
+	}
+	if !f.ended() {
+		t.Fatal("B's GET stream outlived the session")
+	}
+	for _, c := range []*streamClient{a, b} {
+		if resp := c.post(`{"jsonrpc":"2.0","id":4,"method":"echo"}`, bothAccept); status(t, resp) != http.StatusNotFound {
+			t.Fatalf("a deleted session through %s: %d", c.url, resp.StatusCode)
+		}
+	}
+	if !fa.ended() {
+		t.Fatal("A's GET stream outlived the session")
+	}
+	if _, err := store.Get(t.Context(), a.session); !errors.Is(err, state.ErrNoSession) {
+		t.Fatalf("the store after DELETE: %v", err)
+	}
+}
+
+// TestStreamableHTTPSessionStoreExpiry keeps a session alive by requests
+// through B only, then lets it idle: it ends on both instances, A (which
+// started it and still holds it) included.
+func TestStreamableHTTPSessionStoreExpiry(t *testing.T) {
+	store := state.NewMemorySessionStore(nil)
+	const idle = time.Second
+	a := &streamClient{t: t, url: storeInstance(t, store, idle, nil)}
+	b := &streamClient{t: t, url: storeInstance(t, store, idle, nil)}
+	a.initialize()
+	b.session = a.session
+	start, _ := store.Get(t.Context(), a.session)
+	for end := time.Now().Add(2 * idle); time.Now().Before(end); time.Sleep(idle / 5) {
+		if resp := b.post(`{"jsonrpc":"2.0","id":2,"method":"echo"}`, bothAccept); status(t, resp) != http.StatusOK {
+			t.Fatalf("an active session through B: %d", resp.StatusCode)
+		}
+	}
+	if s, err := store.Get(t.Context(), a.session); err != nil || !s.Expires.After(start.Expires.Add(idle)) {
+		t.Fatalf("the requests did not touch the session: %+v, %v (created to expire at %v)", s, err, start.Expires)
+	}
+	time.Sleep(idle + idle/5)
+	for _, c := range []*streamClient{a, b} {
+		if resp := c.post(`{"jsonrpc":"2.0","id":3,"method":"echo"}`, bothAccept); status(t, resp) != http.StatusNotFound {
+			t.Fatalf("an expired session through %s: %d", c.url, resp.StatusCode)
+		}
+	}
+}
+
+// flakyStore fails every call while down is set, and hangs until the
+// context ends while hang is set.
+type flakyStore struct {
+	state.SessionStore
+	down, hang atomic.Bool
+}
+
+var errStoreDown = errors.New("store down for the test")
+
+func (f *flakyStore) fail(ctx context.Context) error {
+	if f.hang.Load() {
+		<-ctx.Done()
+		return fmt.Errorf("hung: %w", ctx.Err())
+	}
+	if f.down.Load() {
+		return errStoreDown
+	}
+	return nil
+}
+
+func (f *flakyStore) Create(ctx context.Context, s state.Session) error {
+	if err := f.fail(ctx); err != nil {
+		return err
+	}
+	return f.SessionStore.Create(ctx, s)
+}
+
+func (f *flakyStore) Get(ctx context.Context, id string) (state.Session, error) {
+	if err := f.fail(ctx); err != nil {
+		return state.Session{}, err
+	}
+	return f.SessionStore.Get(ctx, id)
+}
+
+func (f *flakyStore) Delete(ctx context.Context, id string) error {
+	if err := f.fail(ctx); err != nil {
+		return err
+	}
+	return f.SessionStore.Delete(ctx, id)
+}
+
+// storeFailure checks the answer to a request the store failed: HTTP
+// status, a JSON-RPC error -32030 naming the cause, by the deadline.
+func storeFailure(t *testing.T, what string, resp *http.Response, status int, id, cause string) {
+	t.Helper()
+	var e struct {
+		ID    json.RawMessage `json:"id"`
+		Error jsonrpc.Error   `json:"error"`
+	}
+	body := readAll(t, resp)
+	if resp.StatusCode != status || json.Unmarshal([]byte(body), &e) != nil || string(e.ID) != id ||
+		e.Error.Code != -32030 || !strings.Contains(e.Error.Message, cause) {
+		t.Fatalf("%s with the store failing: %d %s", what, resp.StatusCode, body)
+	}
+}
+
+// TestStreamableHTTPSessionStoreFails: while the store fails, an
+// initialize is answered with error -32030 naming the cause (and its
+// session does not exist), session requests get 503 with that error, by
+// the timeout when the store hangs, and stateless calls are served; once
+// the store is back, sessions work again.
+func TestStreamableHTTPSessionStoreFails(t *testing.T) {
+	store := &flakyStore{SessionStore: state.NewMemorySessionStore(nil)}
+	a := &streamClient{t: t, url: storeInstance(t, store, time.Minute, nil)}
+	b := &streamClient{t: t, url: storeInstance(t, store, time.Minute, nil)}
+	a.initialize()
+	b.session = a.session
+	store.down.Store(true)
+	c := &streamClient{t: t, url: a.url}
+	resp := c.post(storeInit, bothAccept)
+	storeFailure(t, "initialize", resp, http.StatusOK, "1", errStoreDown.Error())
+	failed := resp.Header.Get("Mcp-Session-Id")
+	for _, c := range []*streamClient{a, b} {
+		storeFailure(t, "a call through "+c.url, c.post(`{"jsonrpc":"2.0","id":2,"method":"echo"}`, bothAccept),
+			http.StatusServiceUnavailable, "null", errStoreDown.Error())
+	}
+	storeFailure(t, "GET", b.get(), http.StatusServiceUnavailable, "null", errStoreDown.Error())
+	resp, body := post2026(t, a.url, `{"jsonrpc":"2.0","id":3,"method":"echo","params":{`+meta2026+`}}`,
+		map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "echo"})
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"id":3,"result":{"_meta"`) {
+		t.Fatalf("a stateless call with the store down: %d %s", resp.StatusCode, body)
+	}
+	store.down.Store(false)
+	store.hang.Store(true)
+	start := time.Now()
+	storeFailure(t, "a call, the store hanging", b.post(`{"jsonrpc":"2.0","id":4,"method":"echo"}`, bothAccept),
+		http.StatusServiceUnavailable, "null", "deadline exceeded")
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("a hanging store held the call %v", d)
+	}
+	store.hang.Store(false)
+	for _, c := range []*streamClient{b, a} {
+		if body := readAll(t, c.post(`{"jsonrpc":"2.0","id":5,"method":"echo","params":[5]}`, bothAccept)); body != `{"jsonrpc":"2.0","id":5,"result":[5]}` {
+			t.Fatalf("the session once the store is back, through %s: %s", c.url, body)
+		}
+	}
+	c.session = failed
+	if resp := c.post(`{"jsonrpc":"2.0","id":6,"method":"echo"}`, bothAccept); failed == "" || status(t, resp) != http.StatusNotFound {
+		t.Fatalf("the session whose initialize failed (%q): %d", failed, resp.StatusCode)
+	}
+}
