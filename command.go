@@ -47,12 +47,8 @@ func DialCommand(ctx context.Context, name string, args []string, opts ...DialOp
 		return nil, err
 	}
 	cfg := newDialConfig(opts)
-	grace := orDefault(cfg.grace, DefaultGracePeriod)
-	fr := cfg.framing
-	if fr == FramingAuto {
-		fr = FramingLine
-	}
-	p, err := netx.StartCommand(name, args, netx.CommandOptions{Stderr: cfg.stderr, Grace: grace, Framing: framing.Framing(fr), Logger: cfg.logger})
+	fr := cfg.streamFraming()
+	p, err := netx.StartCommand(name, args, netx.CommandOptions{Stderr: cfg.stderr, Grace: orDefault(cfg.grace, DefaultGracePeriod), Framing: framing.Framing(fr), Logger: cfg.logger})
 	if err != nil {
 		return nil, err
 	}

@@ -125,6 +125,15 @@ func (cfg *dialConfig) peer() *Server {
 		Logger: cfg.logger, Convention: cfg.convention, OnProgress: cfg.onProgress}
 }
 
+// streamFraming is the framing of a client's stream: WithFraming's, or
+// FramingLine (the client speaks first: there is nothing to detect).
+func (cfg *dialConfig) streamFraming() Framing {
+	if cfg.framing == FramingAuto {
+		return FramingLine
+	}
+	return cfg.framing
+}
+
 // newConn starts a client connection over ch with the options' server
 // and client settings.
 func (cfg *dialConfig) newConn(ch Channel) *Conn {
@@ -173,22 +182,11 @@ func dialConfigured(ctx context.Context, rawURL string, cfg *dialConfig) (Client
 	case "ws", "wss":
 		return dialWebSocket(ctx, u.String(), cfg)
 	case "tcp", "unix", "tls":
-		addr := u.Host
-		if u.Scheme == "unix" {
-			addr = netx.UnixPath(u)
-		}
-		if addr == "" {
-			return nil, errors.New("jsonrpc: URL " + rawURL + " names no address")
-		}
-		nc, err := netx.DialStream(ctx, u.Scheme, addr, cfg.tlsConfig)
+		nc, err := netx.DialStream(ctx, u, cfg.tlsConfig)
 		if err != nil {
 			return nil, err
 		}
-		framing := cfg.framing
-		if framing == FramingAuto {
-			framing = FramingLine
-		}
-		return cfg.newConn(NewStream(nc, StreamOptions{Framing: framing})), nil
+		return cfg.newConn(NewStream(nc, StreamOptions{Framing: cfg.streamFraming()})), nil
 	}
 	if c, ok, err := dialRegistered(ctx, u, cfg); ok {
 		return c, err

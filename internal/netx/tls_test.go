@@ -65,10 +65,24 @@ func TestListenStream(t *testing.T) {
 		if !strings.HasPrefix(public, tc.prefix) || strings.HasSuffix(public, ":0") {
 			t.Errorf("%s: URL %q", tc.raw, public)
 		}
+		if pu, _ := url.Parse(public); pu.Scheme != "tls" { // the listener has no certificate
+			nc, err := DialStream(t.Context(), pu, nil)
+			if err != nil {
+				t.Errorf("dial %s: %v", public, err)
+			} else {
+				nc.Close()
+			}
+		}
 		l.Close()
 	}
 	u, _ := url.Parse("unix://")
 	if _, _, err := ListenStream(u, nil, 0o600); err == nil || !strings.Contains(err.Error(), "names no socket") {
 		t.Errorf("unix:// with no path: %v", err)
+	}
+	for _, raw := range []string{"unix://", "tcp://", "tls:///x"} {
+		u, _ := url.Parse(raw)
+		if _, err := DialStream(t.Context(), u, nil); err == nil || !strings.Contains(err.Error(), "names no address") {
+			t.Errorf("dial %s: %v", raw, err)
+		}
 	}
 }

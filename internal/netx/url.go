@@ -21,15 +21,22 @@ func UnixPath(u *url.URL) string {
 	return u.Host + u.Path
 }
 
-// DialStream connects to addr by scheme: "tcp" and "unix" as those
-// networks, "tls" as TCP with TLS (tlsCfg; nil: the defaults).
-func DialStream(ctx context.Context, scheme, addr string, tlsCfg *tls.Config) (net.Conn, error) {
-	if scheme == "tls" {
+// DialStream connects to the tcp, tls or unix URL u: "tls" is TCP with TLS
+// (tlsCfg; nil: the defaults).
+func DialStream(ctx context.Context, u *url.URL, tlsCfg *tls.Config) (net.Conn, error) {
+	addr := u.Host
+	if u.Scheme == "unix" {
+		addr = UnixPath(u)
+	}
+	if addr == "" {
+		return nil, errors.New("jsonrpc: URL " + u.String() + " names no address")
+	}
+	if u.Scheme == "tls" {
 		d := tls.Dialer{Config: tlsCfg}
 		return d.DialContext(ctx, "tcp", addr)
 	}
 	var d net.Dialer
-	return d.DialContext(ctx, scheme, addr)
+	return d.DialContext(ctx, u.Scheme, addr)
 }
 
 // ListenStream listens on the tcp, tls or unix URL u and returns the
