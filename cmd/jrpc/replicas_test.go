@@ -231,6 +231,7 @@ func TestReplicas(t *testing.T) {
 	defer cancel()
 
 	t.Run("BroadcastAcrossInstances", func(t *testing.T) { testReplicasBroadcast(t, ctx, r) })
+	t.Run("MultiRoundTripAcrossInstances", func(t *testing.T) { testReplicasRounds(t, ctx, r) })
 	t.Run("SIGKILLUnderLoad", func(t *testing.T) { testReplicasKill(t, ctx, r) })
 	t.Run("NATSRestartUnderLoad", func(t *testing.T) { testReplicasNATSRestart(t, ctx, r) })
 }
@@ -500,6 +501,33 @@ func testReplicasNATSRestart(t *testing.T, ctx context.Context, r *replicas) {
 	for _, p := range published {
 		if !slices.Contains(got, p) {
 			t.Fatalf("published %v, the subscriber got %v", published, got)
+		}
+	}
+}
+
+// testReplicasRounds: the greet tool's multi round-trips (MCP 2026-07-28)
+// through nginx: each round goes to the next instance, which verifies the
+// requestState another signed, by the key ring they share in NATS (the
+// instances have no --mcp-state-key: without the ring each would sign
+// with a random key of its own, and the second round would be refused).
+func testReplicasRounds(t *testing.T, ctx context.Context, r *replicas) {
+	elicit := jsonrpc.WithHandler(jsonrpc.HandlerFunc(func(context.Context, *jsonrpc.Request) (any, error) {
+		return map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}, nil
+	}))
+	caps := jsonrpc.WithMCPCapabilities(map[string]any{"elicitation": map[string]any{"form": map[string]any{}}})
+	c, err := jsonrpc.DialStreamableHTTP(ctx, "http://"+r.front()+"/mcp", jsonrpc.WithMCPVersion(jsonrpc.MCPVersion2026), elicit, caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := range 6 {
+		var greet struct {
+			StructuredContent struct {
+				Greeting string `json:"greeting"`
+			} `json:"structuredContent"`
+		}
+		if err := c.Call(ctx, "tools/call", map[string]any{"name": "greet", "arguments": map[string]any{}}, &greet); err != nil || greet.StructuredContent.Greeting != "Hello, Ada!" {
+			t.Fatalf("greet %d: %+v %v", i, greet, err)
 		}
 	}
 }

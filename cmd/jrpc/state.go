@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net/url"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/seedhq/jsonrpc"
 	"github.com/seedhq/jsonrpc/internal/demo"
 	jnats "github.com/seedhq/jsonrpc/nats"
+	"github.com/seedhq/jsonrpc/state"
 )
 
 // stateConnectTimeout bounds serve's first connection to the NATS server
@@ -21,6 +24,7 @@ const stateConnectTimeout = 5 * time.Second
 // shared by every instance given the same server.
 type sharedState struct {
 	nc   *natsgo.Conn
+	ring *jnats.KeyRing
 	demo demo.Shared
 }
 
@@ -75,13 +79,35 @@ func openStores(ctx context.Context, nc *natsgo.Conn) (*sharedState, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &sharedState{nc: nc, demo: demo.Shared{Broker: broker}}, nil
+	ring, err := jnats.NewKeyRing(ctx, js, jnats.KeyRingConfig{Storage: jetstream.FileStorage})
+	if err != nil {
+		return nil, err
+	}
+	if err := seedRing(ctx, ring); err != nil {
+		ring.Close()
+		return nil, err
+	}
+	return &sharedState{nc: nc, ring: ring, demo: demo.Shared{Broker: broker, KeyRing: ring}}, nil
+}
+
+// seedRing puts a random key in ring when it holds none (the first
+// instance to start). Instances starting together may each put one: the
+// ring keeps them all (KeyRingConfig.Retain), and any verifies.
+func seedRing(ctx context.Context, ring state.KeyRing) error {
+	keys, err := ring.Keys(ctx)
+	if err != nil || len(keys) > 0 {
+		return err
+	}
+	b := make([]byte, 48)
+	rand.Read(b)
+	return ring.Rotate(ctx, state.Key{ID: hex.EncodeToString(b[:8]), Secret: b[16:]})
 }
 
 // close closes the connection to the NATS server, after the listeners
 // have stopped.
 func (s *sharedState) close() {
 	if s != nil {
+		s.ring.Close()
 		s.nc.Close()
 	}
 }

@@ -61,11 +61,8 @@ pids+=($!)
 echo $! >"$dir/nats-server.pid"
 await "$nats_port" nats-server
 
-# One requestState key for all: a multi round-trip started on one instance
-# finishes on any other.
-key=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
 for i in 1 2 3; do
-  "$jrpc" serve --mcp --state "nats://127.0.0.1:$nats_port" --mcp-state-key "$key" \
+  "$jrpc" serve --mcp --state "nats://127.0.0.1:$nats_port" \
     --listen "http://127.0.0.1:$((base + i))/mcp" --listen "ws://127.0.0.1:$((base + 10 + i))/ws" \
     --trusted-proxy 127.0.0.1 >"$dir/jrpc-$i.log" 2>&1 &
   pids+=($!)

@@ -17,6 +17,9 @@ type Shared struct {
 	// Broker carries demo_broadcast's values to the broadcast subscribers
 	// of every instance.
 	Broker state.Broker
+	// KeyRing signs the requestState of greet's multi round-trips (MCP
+	// 2026-07-28), so that any instance finishes what another started.
+	KeyRing state.KeyRing
 }
 
 // BroadcastTopic is the Broker topic of demo_broadcast.

@@ -89,7 +89,7 @@ func (sh Shared) NewMCPMux(stateKeys ...[]byte) *jsonrpc.Mux {
 	mux.Use(jsonrpc.MCPStateless(MCPStatelessVersions...), openrpc.Validate(mux), log.logStopped)
 	RegisterMethods(mux)
 	ts := DemoTools()
-	addGreet(ts, newRounds(stateKeys))
+	addGreet(ts, newRounds(stateKeys, sh.KeyRing))
 	feed := &jsonrpc.ChangeFeed{Supports: []string{"toolsListChanged"}}
 	addTrigger(ts, feed)
 	ts.ArgumentErrorsAsResults = true

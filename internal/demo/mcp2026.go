@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 
 	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/state"
 )
 
 // The demo under MCP's stateless revision (2026-07-28), beside the session
@@ -145,13 +146,14 @@ func addGreet(ts *Tools, rounds *jsonrpc.InputRounds) {
 	})
 }
 
-// newRounds returns the multi round-trip of the demo, keyed by keys (a
-// random key when none is given: then only this process can resume).
-func newRounds(keys [][]byte) *jsonrpc.InputRounds {
-	if len(keys) == 0 {
+// newRounds returns the multi round-trip of the demo, signed by ring's
+// newest key when ring is not nil, else by keys (a random key when none is
+// given: then only this process can resume); keys verify in either case.
+func newRounds(keys [][]byte, ring state.KeyRing) *jsonrpc.InputRounds {
+	if len(keys) == 0 && ring == nil {
 		k := make([]byte, 32)
 		rand.Read(k)
 		keys = [][]byte{k}
 	}
-	return &jsonrpc.InputRounds{Keys: keys}
+	return &jsonrpc.InputRounds{Keys: keys, KeyRing: ring}
 }
