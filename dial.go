@@ -45,6 +45,7 @@ type dialConfig struct {
 	mcpInfo        [2]string                       // WithMCPClientInfo: name, version
 	mcpCaps        any                             // WithMCPCapabilities
 	maxInputRounds int                             // WithMaxInputRounds
+	mcpTasks       *func(taskID, status string)    // WithMCPTasks: nil when off
 }
 
 // WithHeader adds an HTTP header to every request (HTTP) or to the handshake (WebSocket).

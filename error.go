@@ -166,4 +166,5 @@ func init() {
 	convention.ErrNotIncreasing = ErrProgressNotIncreasing
 	mcp.ErrStateInvalid, mcp.ErrStateExpired = ErrRequestStateInvalid, ErrRequestStateExpired
 	mcp.ErrTooManyInputRounds, mcp.ErrToolRejected = ErrTooManyInputRounds, ErrToolRejected
+	mcp.TaskError = func(e *mcp.Error) error { return mcpError(e) }
 }

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -61,6 +62,14 @@ func WithMCPCapabilities(caps any) DialOption { return func(c *dialConfig) { c.m
 // ErrTooManyInputRounds.
 func WithMaxInputRounds(n int) DialOption { return func(c *dialConfig) { c.maxInputRounds = n } }
 
+// WithMCPTasks declares the Tasks extension; a stateless tools/call answered
+// with a task then polls tasks/get (pollIntervalMs), answers its questions
+// with the handler (tasks/update) and returns its result or error (a cancelled
+// task's wraps context.Canceled); an ended ctx cancels it. status may be nil.
+func WithMCPTasks(status func(taskID, status string)) DialOption {
+	return func(c *dialConfig) { c.mcpTasks = &status }
+}
+
 // MCPVersion returns the MCP revision the connection speaks: "" before the
 // era is found and on a connection that is no MCP client (WithMCPVersion),
 // or whose server refused both eras.
@@ -111,18 +120,15 @@ type mcpClient struct {
 	rounds int
 	state  *mcp.ClientState // its _meta, the tools' Mcp-Param-* annotations
 	eras   mcp.EraFinder
+	tasks  *func(taskID, status string) // WithMCPTasks
 }
 
 // newMCPClient returns the MCP client of conn, or an error for options
 // that cannot be sent.
 func newMCPClient(conn *Conn, ch *streamableChannel, cfg *dialConfig) (*mcpClient, error) {
-	m := &mcpClient{next: connDirect{conn}, conn: conn, ch: ch, want: cfg.mcpVersion, rounds: orDefault(cfg.maxInputRounds, DefaultMaxInputRounds)}
-	name := cfg.mcpInfo[0]
-	if name == "" {
-		name = "seedhq-jsonrpc"
-	}
+	m := &mcpClient{next: connDirect{conn}, conn: conn, ch: ch, want: cfg.mcpVersion, rounds: orDefault(cfg.maxInputRounds, DefaultMaxInputRounds), tasks: cfg.mcpTasks}
 	var err error
-	if m.state, err = mcp.NewClientState(name, cfg.mcpInfo[1], cfg.mcpCaps); err != nil {
+	if m.state, err = mcp.NewClientState(cmp.Or(cfg.mcpInfo[0], "seedhq-jsonrpc"), cfg.mcpInfo[1], cfg.mcpCaps, m.tasks != nil); err != nil {
 		return nil, err
 	}
 	if m.want != MCPAuto && m.want != "" && !mcp.IsHeaderValue(m.want) {
@@ -278,6 +284,11 @@ func (m *mcpClient) statelessRounds(ctx context.Context, version, method string,
 	}, func(method string, params json.RawMessage) (json.RawMessage, error) {
 		return m.answer(ctx, method, params)
 	})
+	if m.tasks != nil && method == "tools/call" && err == nil {
+		raw, err = (&mcp.TaskWaiter{Status: *m.tasks, Answer: m.answer, Call: func(ctx context.Context, method string, p any, r *json.RawMessage) error {
+			return m.statelessRounds(ctx, version, method, p, r)
+		}}).Wait(ctx, raw)
+	}
 	if err != nil {
 		return err
 	}
@@ -312,15 +323,11 @@ func (m *mcpClient) answer(ctx context.Context, method string, params json.RawMe
 // (the caller's _meta members kept) and a context carrying the headers
 // that mirror them.
 func (m *mcpClient) stateless(ctx context.Context, version, method string, params any) (json.RawMessage, context.Context, error) {
-	raw := []byte("{}")
-	if params != nil {
-		var err error
-		if raw, err = codec.Marshal(params); err != nil {
-			return nil, ctx, err
-		}
-		if string(raw) == "null" {
-			raw = []byte("{}")
-		}
+	raw, err := codec.Marshal(params)
+	if err != nil {
+		return nil, ctx, err
+	} else if string(raw) == "null" {
+		raw = []byte("{}")
 	}
 	p, err := m.state.WithMeta(raw, version)
 	if err != nil {

@@ -57,6 +57,9 @@ type Server struct {
 	Tasks    TaskStore
 	MaxTasks int
 	TaskTTL  time.Duration
+	// TaskPollInterval is the pollIntervalMs a task suggests to its
+	// client (0: DefaultTaskPollTime).
+	TaskPollInterval time.Duration
 
 	mu        sync.RWMutex
 	tools     map[string]*tool

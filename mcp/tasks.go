@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -86,7 +87,7 @@ type taskView struct {
 func (s *Server) view(t Task, resultType string) taskView {
 	v := taskView{ResultType: resultType, TaskID: t.ID, Status: t.Status,
 		CreatedAt: t.Created.UTC().Format(time.RFC3339Nano), LastUpdatedAt: t.Updated.UTC().Format(time.RFC3339Nano),
-		TTLMs: s.taskTTL().Milliseconds(), PollIntervalMs: DefaultTaskPollTime.Milliseconds()}
+		TTLMs: s.taskTTL().Milliseconds(), PollIntervalMs: max(cmp.Or(s.TaskPollInterval, DefaultTaskPollTime).Milliseconds(), 1)}
 	if resultType == "complete" {
 		v.Result, v.Error = t.Result, t.Error
 		if t.Status == TaskInputRequired {

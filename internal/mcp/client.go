@@ -91,8 +91,9 @@ type ClientState struct {
 }
 
 // NewClientState returns the state of a client named name and version
-// that declares caps (nil: {}); caps must marshal to a JSON object.
-func NewClientState(name, version string, caps any) (*ClientState, error) {
+// that declares caps (nil: {}) and, with tasks, the Tasks extension; caps
+// must marshal to a JSON object.
+func NewClientState(name, version string, caps any, tasks bool) (*ClientState, error) {
 	cs := &ClientState{Caps: json.RawMessage("{}")}
 	cs.Info, _ = jsonv2.Marshal(struct { // a struct: its members always in this order
 		Name    string `json:"name"`
@@ -104,6 +105,9 @@ func NewClientState(name, version string, caps any) (*ClientState, error) {
 			return nil, fmt.Errorf("jsonrpc: WithMCPCapabilities needs a JSON object (%v)", err)
 		}
 		cs.Caps = b
+	}
+	if tasks {
+		return cs, cs.declareExtension(TasksExtension)
 	}
 	return cs, nil
 }
