@@ -55,8 +55,9 @@ type replicas struct {
 	scriptOut *syncBuffer
 }
 
-func (r *replicas) front() string      { return fmt.Sprintf("127.0.0.1:%d", r.base) }
-func (r *replicas) wsURL(i int) string { return fmt.Sprintf("ws://127.0.0.1:%d/ws", r.base+10+i) }
+func (r *replicas) front() string       { return fmt.Sprintf("127.0.0.1:%d", r.base) }
+func (r *replicas) mcpURL(i int) string { return fmt.Sprintf("http://127.0.0.1:%d/mcp", r.base+i) }
+func (r *replicas) wsURL(i int) string  { return fmt.Sprintf("ws://127.0.0.1:%d/ws", r.base+10+i) }
 
 // pid reads the process id run.sh wrote in name.
 func (r *replicas) pid(name string) int {
@@ -231,6 +232,8 @@ func TestReplicas(t *testing.T) {
 	defer cancel()
 
 	t.Run("BroadcastAcrossInstances", func(t *testing.T) { testReplicasBroadcast(t, ctx, r) })
+	t.Run("Session2025RoundRobin", func(t *testing.T) { testReplicasSessions(t, ctx, r) })
+	t.Run("ResumeThroughAnotherInstance", func(t *testing.T) { testReplicasResume(t, ctx, r) })
 	t.Run("MultiRoundTripAcrossInstances", func(t *testing.T) { testReplicasRounds(t, ctx, r) })
 	t.Run("SIGKILLUnderLoad", func(t *testing.T) { testReplicasKill(t, ctx, r) })
 	t.Run("NATSRestartUnderLoad", func(t *testing.T) { testReplicasNATSRestart(t, ctx, r) })
@@ -410,9 +413,10 @@ func testReplicasKill(t *testing.T, ctx context.Context, r *replicas) {
 
 // testReplicasNATSRestart: the NATS server stops under load and starts
 // again. The stateless calls all succeed throughout; demo_broadcast fails
-// at once with -32050 while it is down and works again once it is back,
-// and a subscriber made before receives every value whose publish
-// succeeded, once, in order.
+// at once with -32050 while it is down, and a session's request with 503
+// and -32030; both work again once it is back (the session too), and a
+// subscriber made before receives every value whose publish succeeded,
+// once, in order.
 func testReplicasNATSRestart(t *testing.T, ctx context.Context, r *replicas) {
 	pub, err := jsonrpc.Dial(ctx, r.wsURL(2))
 	if err != nil {
@@ -425,7 +429,13 @@ func testReplicasNATSRestart(t *testing.T, ctx context.Context, r *replicas) {
 	sub := broadcastSub(t, ctx, r.wsURL(1), func(v string) error {
 		return pub.Call(ctx, "demo_broadcast", map[string]any{"value": v}, nil)
 	})
-	l := startLoad(ctx, "http://"+r.front()+"/mcp", 4)
+	front := "http://" + r.front() + "/mcp"
+	sess := openSession(t, ctx, front)
+	ping := func(id int) (int, string) {
+		resp := sess.do(ctx, front, "", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id))
+		return resp.StatusCode, mcpAnswer(resp, id)
+	}
+	l := startLoad(ctx, front, 4)
 	var published []int
 	next := 1
 	if err := publish(next); err != nil {
@@ -447,6 +457,11 @@ func testReplicasNATSRestart(t *testing.T, ctx context.Context, r *replicas) {
 	var e *jsonrpc.Error
 	if !errors.As(err, &e) || e.Code != -32050 || !strings.Contains(e.Message, "shared state unavailable") || time.Since(start) > 2*time.Second {
 		t.Fatalf("demo_broadcast with NATS down: %v after %v", err, time.Since(start))
+	}
+	// Down: a session's request fails at once too, with 503 and -32030.
+	start = time.Now()
+	if status, a := ping(2); status != http.StatusServiceUnavailable || !strings.Contains(a, "-32030") || time.Since(start) > 3*time.Second {
+		t.Fatalf("a session's ping with NATS down: %d %s after %v", status, a, time.Since(start))
 	}
 	if err := l.until(ctx, 100); err != nil {
 		t.Fatal(l.finish(), err)
@@ -476,6 +491,12 @@ func testReplicasNATSRestart(t *testing.T, ctx context.Context, r *replicas) {
 			t.Fatal(err)
 		}
 		published = append(published, next)
+	}
+	// The session made before goes on, through every instance in turn.
+	for id := 3; id < 6; id++ {
+		if status, a := ping(id); status != http.StatusOK || !strings.Contains(a, `"result":{}`) {
+			t.Fatalf("the session's ping once NATS is back: %d %s", status, a)
+		}
 	}
 	if err := l.until(ctx, 100); err != nil {
 		t.Fatal(l.finish(), err)
@@ -530,4 +551,191 @@ func testReplicasRounds(t *testing.T, ctx context.Context, r *replicas) {
 			t.Fatalf("greet %d: %+v %v", i, greet, err)
 		}
 	}
+}
+
+// session2025 is an MCP 2025-11-25 session spoken in raw HTTP, so that
+// the test picks the instance of each request.
+type session2025 struct {
+	t  *testing.T
+	hc *http.Client
+	id string
+}
+
+// do sends one request (method "" for DELETE) to url and returns the
+// response, its body unread.
+func (s *session2025) do(ctx context.Context, url, method, body string, hdr ...string) *http.Response {
+	s.t.Helper()
+	verb := http.MethodPost
+	if body == "" {
+		verb = method
+	}
+	req, err := http.NewRequestWithContext(ctx, verb, url, strings.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if s.id != "" {
+		req.Header.Set("Mcp-Session-Id", s.id)
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return resp
+}
+
+// sseEvent is one event of an event stream.
+type sseEvent struct{ id, data string }
+
+// readEvents returns the events of body as they come, until it ends.
+func readEvents(body io.Reader) <-chan sseEvent {
+	ch := make(chan sseEvent, 64)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(body)
+		sc.Buffer(nil, 1<<20)
+		var ev sseEvent
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				if ev != (sseEvent{}) {
+					ch <- ev
+				}
+				ev = sseEvent{}
+			case strings.HasPrefix(line, "id: "), strings.HasPrefix(line, "id:"):
+				ev.id = strings.TrimSpace(strings.TrimPrefix(line, "id:"))
+			case strings.HasPrefix(line, "data:"):
+				ev.data += strings.TrimSpace(strings.TrimPrefix(line, "data:"))
+			}
+		}
+	}()
+	return ch
+}
+
+// mcpAnswer returns the JSON-RPC response with id in resp (a JSON body or an
+// event stream), or "" when there is none.
+func mcpAnswer(resp *http.Response, id int) string {
+	defer resp.Body.Close()
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	for ev := range readEvents(resp.Body) {
+		if strings.Contains(ev.data, fmt.Sprintf(`"id":%d`, id)) && !strings.Contains(ev.data, `"method"`) {
+			return ev.data
+		}
+	}
+	return ""
+}
+
+// openSession initialises a 2025-11-25 session through url.
+func openSession(t *testing.T, ctx context.Context, url string) *session2025 {
+	s := &session2025{t: t, hc: &http.Client{}}
+	resp := s.do(ctx, url, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"replicas","version":"1"}}}`)
+	s.id = resp.Header.Get("Mcp-Session-Id")
+	if a := mcpAnswer(resp, 1); s.id == "" || !strings.Contains(a, `"protocolVersion":"2025-11-25"`) {
+		t.Fatalf("initialize: %d %q %s", resp.StatusCode, s.id, a)
+	}
+	if resp := s.do(ctx, url, "", `{"jsonrpc":"2.0","method":"notifications/initialized"}`); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: %d", resp.StatusCode)
+	}
+	return s
+}
+
+// testReplicasSessions: a 2025-11-25 session initialised through nginx
+// continues through nginx (round-robin: every instance in turn) and
+// through each instance directly; a DELETE through nginx ends it on all.
+func testReplicasSessions(t *testing.T, ctx context.Context, r *replicas) {
+	front := "http://" + r.front() + "/mcp"
+	s := openSession(t, ctx, front)
+	urls := []string{front, front, front, r.mcpURL(1), r.mcpURL(2), r.mcpURL(3)}
+	for i, u := range urls {
+		id := 10 + i
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"a":%d,"b":1}}}`, id, i)
+		resp := s.do(ctx, u, "", body)
+		if a := mcpAnswer(resp, id); resp.StatusCode != http.StatusOK || !strings.Contains(a, fmt.Sprintf(`"structuredContent":{"sum":%d}`, i+1)) {
+			t.Fatalf("call %d through %s: %d %s", i, u, resp.StatusCode, a)
+		}
+	}
+	resp := s.do(ctx, front, http.MethodDelete, "")
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", resp.StatusCode)
+	}
+	for i := 1; i <= 3; i++ {
+		resp := s.do(ctx, r.mcpURL(i), "", `{"jsonrpc":"2.0","id":99,"method":"ping"}`)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Fatalf("instance %d after DELETE: %d, want 404", i, resp.StatusCode)
+		}
+	}
+}
+
+// testReplicasResume: a tool call's event stream from instance 1 is cut
+// after its first progress events; a GET with Last-Event-ID through
+// instance 2 replays what followed from the shared store and follows the
+// call still running on instance 1 to its response: no event lost, none
+// twice.
+func testReplicasResume(t *testing.T, ctx context.Context, r *replicas) {
+	s := openSession(t, ctx, r.mcpURL(1))
+	cctx, cut := context.WithCancel(ctx)
+	resp := s.do(cctx, r.mcpURL(1), "", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":600},"_meta":{"progressToken":"p"}}}`)
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("tools/call sleep: %d %s", resp.StatusCode, ct)
+	}
+	var seen []sseEvent
+	events := readEvents(resp.Body)
+	for ev := range events {
+		if ev.id == "" {
+			continue
+		}
+		seen = append(seen, ev)
+		if strings.Contains(ev.data, "notifications/progress") && len(seen) >= 3 {
+			break
+		}
+	}
+	cut()
+	resp.Body.Close()
+	for range events {
+	}
+	if len(seen) < 3 {
+		t.Fatalf("events before the cut: %v", seen)
+	}
+	last := seen[len(seen)-1].id
+	g := s.do(ctx, r.mcpURL(2), http.MethodGet, "", "Last-Event-ID", last)
+	if g.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(g.Body)
+		g.Body.Close()
+		t.Fatalf("GET with Last-Event-ID %s on instance 2: %d %s", last, g.StatusCode, b)
+	}
+	defer g.Body.Close()
+	ids := map[string]bool{}
+	for _, ev := range seen {
+		ids[ev.id] = true
+	}
+	progress := 0
+	for ev := range readEvents(g.Body) {
+		if ev.id != "" && ids[ev.id] {
+			t.Fatalf("event %s again after the resumption", ev.id)
+		}
+		ids[ev.id] = true
+		if strings.Contains(ev.data, "notifications/progress") {
+			progress++
+		}
+		if strings.Contains(ev.data, `"id":5`) {
+			if !strings.Contains(ev.data, `"slept_ms":600`) || progress == 0 {
+				t.Fatalf("after %d progress events: %s", progress, ev.data)
+			}
+			return
+		}
+	}
+	t.Fatalf("the resumed stream ended without the response (%d progress events)", progress)
 }

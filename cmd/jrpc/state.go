@@ -23,10 +23,16 @@ const stateConnectTimeout = 5 * time.Second
 // sharedState is serve's --state: the demo's state kept in NATS JetStream,
 // shared by every instance given the same server.
 type sharedState struct {
-	nc   *natsgo.Conn
-	ring *jnats.KeyRing
-	demo demo.Shared
+	nc       *natsgo.Conn
+	ring     *jnats.KeyRing
+	sessions *jnats.SessionStore
+	events   *jnats.EventStore
+	demo     demo.Shared
 }
+
+// stateEventLimits bound the events of resumable streams that --state
+// keeps, all sessions together.
+var stateEventLimits = state.Limits{MaxBytes: 64 << 20, MaxAge: 10 * time.Minute}
 
 // openState connects to the NATS server of rawURL (nats://[user:pass@]host:port)
 // and opens the JetStream stores on it. The connection reconnects for as
@@ -87,7 +93,15 @@ func openStores(ctx context.Context, nc *natsgo.Conn) (*sharedState, error) {
 		ring.Close()
 		return nil, err
 	}
-	return &sharedState{nc: nc, ring: ring, demo: demo.Shared{Broker: broker, KeyRing: ring}}, nil
+	st := &sharedState{nc: nc, ring: ring, demo: demo.Shared{Broker: broker, KeyRing: ring}}
+	if st.sessions, err = jnats.NewSessionStore(ctx, js, jnats.SessionStoreConfig{}); err == nil {
+		st.events, err = jnats.NewEventStore(ctx, js, jnats.EventStoreConfig{Limits: stateEventLimits})
+	}
+	if err != nil {
+		ring.Close()
+		return nil, err
+	}
+	return st, nil
 }
 
 // seedRing puts a random key in ring when it holds none (the first
@@ -123,8 +137,8 @@ func (s *sharedState) shared() demo.Shared {
 
 // streamableHTTP returns opts with the shared stores of Streamable HTTP.
 func (s *sharedState) streamableHTTP(opts jsonrpc.StreamableHTTPOptions) jsonrpc.StreamableHTTPOptions {
-	if s == nil {
-		return opts
+	if s != nil {
+		opts.SessionStore, opts.EventStore = s.sessions, s.events
 	}
 	return opts
 }
