@@ -32,14 +32,8 @@ const DefaultMaxInputRounds = 8
 // headers) or a session-era one (MCPVersion2025: initialize first). See
 // docs/mcp.md. DialCommand negotiates the same way over the command's
 // stdin and stdout (no headers, no session); other transports ignore it.
-//
-// MCPAuto asks server/discover under MCPVersion2026 before the first
-// message: a result, or an UnsupportedProtocolVersionError naming a
-// stateless revision the client speaks, settles the stateless era; any
-// other answer falls back to initialize, as the revision's
-// backward-compatibility rules ask. A first call of "initialize" chooses the
-// session era without the probe. Toward a server that refuses initialize too
-// messages go as they are. Conn.MCPVersion names the era found.
+// MCPAuto probes with server/discover and falls back to initialize toward a
+// session-era server (the rules: docs/mcp.md); Conn.MCPVersion names the era.
 func WithMCPVersion(version string) DialOption {
 	return func(c *dialConfig) { c.mcpVersion = version }
 }
@@ -312,9 +306,6 @@ func (m *mcpClient) answer(ctx context.Context, method string, params json.RawMe
 	v, err := srv.run(ctx, h, req)
 	if err != nil {
 		return nil, srv.toError(req, err)
-	}
-	if raw, ok := v.(json.RawMessage); ok {
-		return raw, nil
 	}
 	return codec.Marshal(v)
 }
