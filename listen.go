@@ -3,10 +3,12 @@ package jsonrpc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/seedhq/jsonrpc/internal/mcp"
+	"github.com/seedhq/jsonrpc/state"
 )
 
 // ChangeFeed serves MCP's subscriptions/listen (2026-07-28): a long-lived
@@ -22,6 +24,9 @@ type ChangeFeed struct {
 	// "toolsListChanged", "promptsListChanged", "resourcesListChanged",
 	// "resourceSubscriptions" (default: the three list changes).
 	Supports []string
+	// Broker, when set, carries the changes published on any instance to
+	// the listeners of all; when it fails, theirs are answered with -32603.
+	Broker state.Broker
 
 	feed mcp.Feed // the listeners and the fan-out of changes
 }
@@ -52,7 +57,9 @@ func (f *ChangeFeed) ServeRPC(ctx context.Context, req *Request) (any, error) {
 		return nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: subscriptions/listen needs a stream to the client"}
 	}
 	id := json.RawMessage(req.ID.String())
-	if err := f.feed.Listen(ctx, c, id, mcp.Honoured(f.Supports, mcp.ListenFilter(p.Notifications))); err != nil {
+	if err := f.feed.Listen(ctx, f.Broker, c, id, mcp.Honoured(f.Supports, mcp.ListenFilter(p.Notifications))); errors.Is(err, mcp.ErrRelay) {
+		return nil, &Error{Code: CodeInternalError, Message: mcp.ErrRelay.Error()}
+	} else if err != nil {
 		return nil, err
 	}
 	return struct {
@@ -63,12 +70,13 @@ func (f *ChangeFeed) ServeRPC(ctx context.Context, req *Request) (any, error) {
 
 // Publish sends the notification of a list change ("toolsListChanged",
 // "promptsListChanged", "resourcesListChanged") to every listener that
-// asked for it. It never waits for a slow client.
-func (f *ChangeFeed) Publish(change string) { f.feed.Publish(change) }
+// asked for it, never waiting for a slow client; with a Broker, on every
+// instance, once the Broker accepted it (its error otherwise).
+func (f *ChangeFeed) Publish(change string) error { return f.feed.Publish(f.Broker, change) }
 
 // PublishResource sends notifications/resources/updated for uri to the
-// listeners subscribed to it.
-func (f *ChangeFeed) PublishResource(uri string) { f.feed.PublishResource(uri) }
+// listeners subscribed to it, as Publish.
+func (f *ChangeFeed) PublishResource(uri string) error { return f.feed.PublishResource(f.Broker, uri) }
 
 // Close ends every subscription gracefully: each listen request is
 // answered (resultType complete), which closes its stream.

@@ -13,14 +13,8 @@ import (
 	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/pubsub"
 	"github.com/seedhq/jsonrpc/internal/wire"
+	"github.com/seedhq/jsonrpc/state"
 )
-
-// Subscriptions in go-ethereum's convention (guarantees in doc.go): the
-// client calls <ns>_subscribe ["kind", args...] and gets an id; events come
-// as <ns>_subscription {"subscription": id, "result": event}, with
-// "dropped" (OverflowDropOldest: events dropped just before this one) and,
-// in the last one of a subscription that failed, "error" (an error object);
-// <ns>_unsubscribe [id] ends it.
 
 // Error codes of the subscription layer (server-defined range).
 const (
@@ -32,7 +26,8 @@ const (
 	CodeSubscriptionOverflow = -32011
 	// CodeSubscriptionLimit answers <ns>_subscribe on a connection that
 	// already holds SubscriptionsOptions.MaxPerConn live subscriptions.
-	CodeSubscriptionLimit = -32012
+	CodeSubscriptionLimit  = -32012
+	CodeSubscriptionBroker = -32013 // a topic's Broker failed, or the server fell behind it (AddTopic)
 )
 
 // Defaults of the subscription layer.
@@ -59,14 +54,20 @@ const (
 	OverflowClose
 )
 
-// Subscriptions serves the subscriptions of one namespace on a Mux. Create
-// it with NewSubscriptions and add kinds with AddSubscription.
+// Subscriptions serves the subscriptions of one namespace on a Mux in
+// go-ethereum's convention (guarantees in doc.go): <ns>_subscribe ["kind",
+// args...] returns an id; events come as <ns>_subscription {"subscription":
+// id, "result": event}, with "dropped" (OverflowDropOldest: events dropped
+// just before this one) and, in the last one of a subscription that failed,
+// "error" (an error object); <ns>_unsubscribe [id] ends it. Create it with
+// NewSubscriptions; add kinds with AddSubscription or AddTopic.
 type Subscriptions struct {
 	namespace   string // for messages
 	subscribe   string
 	unsubscribe string
 	method      string                             // of the event notifications
 	live        *pubsub.Live[*Conn, *subscription] // live subscriptions by connection and id
+	fan         *pubsub.Fanout                     // the topics' events (AddTopic)
 
 	mu    sync.Mutex
 	kinds map[string]subscriptionKind
@@ -88,6 +89,9 @@ type SubscriptionsOptions struct {
 	// DefaultMaxSubscriptionsPerConn); a subscribe call over the cap is
 	// answered with CodeSubscriptionLimit.
 	MaxPerConn int
+	// Broker, when set, carries the events of topics (AddTopic) between
+	// every instance sharing it (nil: this process only).
+	Broker state.Broker
 }
 
 // NewSubscriptions registers the subscribe and unsubscribe methods of
@@ -105,6 +109,7 @@ func NewSubscriptions(mux *Mux, opts SubscriptionsOptions) *Subscriptions {
 	maxPerConn := orDefault(opts.MaxPerConn, DefaultMaxSubscriptionsPerConn)
 	s.live = pubsub.NewLive[*Conn](maxPerConn, func(sub *subscription) { sub.End(ErrClosed, false) })
 	s.subscribe, s.unsubscribe, s.method = pubsub.Methods(opts.Namespace, opts.SubscribeMethod, opts.UnsubscribeMethod, opts.NotificationMethod)
+	s.fan = pubsub.NewFanout(opts.Broker, s.subscribe+" ")
 	Register(mux, s.subscribe, s.serveSubscribe, MethodDoc{
 		Summary: "Starts a subscription: params are the kind of events, then its arguments; the result is the subscription id.",
 	})
@@ -136,25 +141,28 @@ func (k *Sink[E]) Send(ev E) error {
 }
 
 // SubscriptionKindOptions is the server side's configuration of one kind
-// of subscription (AddSubscription): the queue of events each of its
-// subscriptions holds unsent. The zero value of each field is its default.
+// of subscription (AddSubscription, AddTopic): the queue of events each of
+// its subscriptions holds unsent. The zero value of each field is its default.
 type SubscriptionKindOptions struct {
-	// Buffer is how many events a subscription holds unsent (default
-	// DefaultSubscriptionBuffer).
-	Buffer int
-	// Overflow is what happens when the buffer is full (default
-	// OverflowBlock).
-	Overflow OverflowPolicy
+	Buffer   int            // events a subscription holds unsent (default DefaultSubscriptionBuffer)
+	Overflow OverflowPolicy // what happens when the buffer is full (default OverflowBlock)
 }
 
 type subscriptionKind struct {
-	buffer int
-	policy OverflowPolicy
-	params reflect.Type // P
-	event  reflect.Type // E
+	buffer        int
+	policy        OverflowPolicy
+	params, event reflect.Type // P, E
 	// start decodes the arguments and starts the producer; the returned
 	// error is sent as the subscribe call's error.
 	start func(ctx context.Context, args []byte, sub *subscription) error
+}
+
+func newKind[P, E any](opts []SubscriptionKindOptions) subscriptionKind {
+	var o SubscriptionKindOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	return subscriptionKind{buffer: orDefault(o.Buffer, DefaultSubscriptionBuffer), policy: o.Overflow, params: reflect.TypeFor[P](), event: reflect.TypeFor[E]()}
 }
 
 // AddSubscription adds a kind of subscription to s. fn runs on a goroutine
@@ -171,12 +179,7 @@ type subscriptionKind struct {
 // opts, at most one, sets the kind's buffer and overflow policy.
 func AddSubscription[P, E any](s *Subscriptions, kind string, fn func(ctx context.Context, params P, sink *Sink[E]) error, opts ...SubscriptionKindOptions) {
 	pd := newParamsDecoder(reflect.TypeFor[P]())
-	var o SubscriptionKindOptions
-	if len(opts) > 0 {
-		o = opts[0]
-	}
-	o.Buffer = orDefault(o.Buffer, DefaultSubscriptionBuffer)
-	k := subscriptionKind{buffer: o.Buffer, policy: o.Overflow, params: reflect.TypeFor[P](), event: reflect.TypeFor[E]()}
+	k := newKind[P, E](opts)
 	k.start = func(ctx context.Context, args []byte, sub *subscription) error {
 		var p P
 		if err := pd.decode(args, &p); err != nil {
@@ -188,6 +191,38 @@ func AddSubscription[P, E any](s *Subscriptions, kind string, fn func(ctx contex
 		}()
 		return nil
 	}
+	s.addKind(kind, k)
+}
+
+// AddTopic adds a kind of subscription, with no arguments, whose events are
+// those given to Publish on any instance sharing the Broker: each subscriber
+// receives each one published after its subscribe call was answered, once,
+// in the Broker's order (without one, the Publishes'). opts sets the buffer
+// and overflow policy of each subscription (under OverflowBlock, a slow one
+// holds back the others of its instance). Broker failures: docs/subscriptions.md.
+func AddTopic[E any](s *Subscriptions, kind string, opts ...SubscriptionKindOptions) {
+	k := newKind[struct{}, E](opts)
+	pubsub.AddTopic[E](s.fan, kind)
+	k.start = func(ctx context.Context, args []byte, sub *subscription) error {
+		if len(args) > 0 {
+			return invalidParams("/1", "the "+kind+" subscription takes no arguments")
+		}
+		if err := s.fan.Join(ctx, kind, &sub.Sub); err != nil {
+			return sub.errorObject(err)
+		}
+		return nil
+	}
+	s.addKind(kind, k)
+}
+
+// Publish sends event, an E of kind's AddTopic, to kind's subscribers: with
+// a Broker, once it accepted the event (or its error); without, once each
+// subscription here has queued it.
+func (s *Subscriptions) Publish(ctx context.Context, kind string, event any) error {
+	return s.fan.Publish(ctx, kind, event)
+}
+
+func (s *Subscriptions) addKind(kind string, k subscriptionKind) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, dup := s.kinds[kind]; dup {
@@ -240,9 +275,13 @@ func (s *Subscriptions) serveSubscribe(ctx context.Context, params []json.RawMes
 	if !ok {
 		return "", Errorf(CodeMethodNotFound, "no %q subscription in the %s namespace", kind, s.namespace)
 	}
-	sub := s.newSubscription(ctx, conn, k)
-	if err := s.add(conn, sub); err != nil {
-		return "", err
+	sub := &subscription{owner: s, conn: conn}
+	sub.Start(ctx, s.method, k.buffer, pubsub.Policy(k.policy), sub)
+	switch err := s.live.Add(conn.ctx, conn, sub.ID, sub); {
+	case errors.Is(err, pubsub.ErrConnEnded):
+		return "", ErrClosed
+	case err != nil:
+		return "", Errorf(CodeSubscriptionLimit, "too many subscriptions on this connection (limit %d)", s.live.Max())
 	}
 	if err := k.start(ctx, args, sub); err != nil {
 		sub.End(nil, false)
@@ -270,16 +309,6 @@ func (s *Subscriptions) serveUnsubscribe(ctx context.Context, p unsubscribeParam
 	return true, nil
 }
 
-func (s *Subscriptions) add(conn *Conn, sub *subscription) error {
-	switch err := s.live.Add(conn.ctx, conn, sub.ID, sub); {
-	case errors.Is(err, pubsub.ErrConnEnded):
-		return ErrClosed
-	case err != nil:
-		return Errorf(CodeSubscriptionLimit, "too many subscriptions on this connection (limit %d)", s.live.Max())
-	}
-	return nil
-}
-
 // Live returns the number of live subscriptions, over every connection.
 func (s *Subscriptions) Live() int { return s.live.Len() }
 
@@ -291,12 +320,6 @@ type subscription struct {
 	conn  *Conn
 }
 
-func (s *Subscriptions) newSubscription(ctx context.Context, conn *Conn, k subscriptionKind) *subscription {
-	sub := &subscription{owner: s, conn: conn}
-	sub.Start(ctx, s.method, k.buffer, pubsub.Policy(k.policy), sub)
-	return sub
-}
-
 // Send, Ended, AppendError and Broken make a subscription its Outbox's
 // pubsub.Subscriber.
 
@@ -304,6 +327,7 @@ func (sub *subscription) Send(msg []byte) error { return sub.conn.ch.Send(msg) }
 
 func (sub *subscription) Ended(err error) {
 	sub.Cancel(err)
+	sub.owner.fan.Leave(&sub.Sub)
 	sub.owner.live.Remove(sub.conn, sub.ID, sub.conn.ctx.Err() != nil) // lock order: the Outbox's, then the registry's
 }
 
@@ -320,6 +344,9 @@ func (sub *subscription) errorObject(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) && e != nil {
 		return e
+	}
+	if re := (*pubsub.RelayError)(nil); errors.As(err, &re) {
+		return &Error{Code: CodeSubscriptionBroker, Message: re.Error()}
 	}
 	return sub.conn.srv.toError(&Request{Method: sub.owner.subscribe}, err)
 }

@@ -26,6 +26,9 @@ type Broker interface {
 type Subscription interface {
 	// Next returns the next event, waiting for it until ctx ends;
 	// ErrClosed after Close, ErrSlowSubscriber when the reader fell behind.
+	// Any error but ctx's ends the subscription (a shared broker that lost
+	// its backing service returns one rather than wait for it): events
+	// published after may not reach it, and the caller subscribes again.
 	Next(ctx context.Context) ([]byte, error)
 	// Close ends the subscription.
 	Close() error

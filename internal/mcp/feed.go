@@ -3,8 +3,14 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
 	"sync"
+
+	"github.com/seedhq/jsonrpc/state"
 )
 
 // MetaSubscriptionID is the _meta key that tags the messages of a
@@ -52,21 +58,56 @@ func Honoured(supports []string, want ListenFilter) ListenFilter {
 	return got
 }
 
+// ErrRelay ends the subscriptions/listen requests of an instance whose
+// Broker failed: changes published after it may not reach them, so they
+// end, answered with this error, rather than go on with a gap.
+var ErrRelay = errors.New("subscriptions/listen ended: the broker failed; listen again")
+
+// feedTopic is the Broker topic of the changes: every Feed sharing a
+// Broker is one feed.
+const feedTopic = "mcp subscriptions/listen"
+
 // Feed is the set of subscriptions/listen streams of a server and the
 // fan-out of the changes published to them. Its zero value is ready to
-// use; its methods may be called concurrently.
+// use; its methods may be called concurrently. With a Broker (the b of
+// Listen and Publish, the same on every call), a change published on any
+// instance sharing it reaches the listeners of every instance: each
+// instance with listeners holds one broker subscription (a relay, made by
+// the first listener and closed with the last) whose changes it hands to
+// them; when that fails, its listeners end with ErrRelay.
 type Feed struct {
 	mu        sync.Mutex
 	listeners map[*listener]struct{}
 	closed    chan struct{}
+	relay     *relay     // under mu; nil without a broker or listeners
+	join      sync.Mutex // held while the relay is made
 }
 
+// relay is the broker subscription that feeds an instance's listeners.
+type relay struct {
+	n      int                // listeners, under Feed.mu
+	cancel context.CancelFunc // closes it
+	failed chan struct{}      // closed once it failed, err set
+	err    error
+}
+
+// listener is one subscriptions/listen stream. Its notifications wait in
+// a queue, sent in order by one goroutine at a time after the
+// acknowledgement; a change already waiting is not queued again (the
+// client has still to re-read), so that the queue stays bounded however
+// slowly the client reads.
 type listener struct {
-	mu     sync.Mutex // held while the acknowledgement is sent: nothing goes before it
 	to     Notifier
 	id     json.RawMessage
 	filter ListenFilter
+
+	mu      sync.Mutex
+	queue   []note
+	sending bool // a goroutine sends the queue, or the acknowledgement is on its way
 }
+
+// note is one notification: a method, and the uri of a resource update.
+type note struct{ method, uri string }
 
 func (f *Feed) done() chan struct{} {
 	f.mu.Lock()
@@ -79,13 +120,22 @@ func (f *Feed) done() chan struct{} {
 
 // Listen serves one subscriptions/listen request, whose id is id, for the
 // client to: it sends notifications/subscriptions/acknowledged with the
-// filter honoured, then the changes published that match it, until ctx
-// ends (its error) or Close (nil: the request is answered, resultType
-// complete).
-func (f *Feed) Listen(ctx context.Context, to Notifier, id json.RawMessage, filter ListenFilter) error {
+// filter honoured, then the changes published that match it (through b,
+// when not nil), until ctx ends (its error), Close (nil: the request is
+// answered, resultType complete) or b fails (an error wrapping ErrRelay).
+func (f *Feed) Listen(ctx context.Context, b state.Broker, to Notifier, id json.RawMessage, filter ListenFilter) error {
 	closed := f.done()
-	l := &listener{to: to, id: id, filter: filter}
-	l.mu.Lock()
+	var r *relay
+	var failed <-chan struct{}
+	if b != nil {
+		var err error
+		if r, err = f.joinRelay(ctx, b); err != nil {
+			return err
+		}
+		defer f.leaveRelay(r)
+		failed = r.failed
+	}
+	l := &listener{to: to, id: id, filter: filter, sending: true}
 	f.mu.Lock()
 	if f.listeners == nil {
 		f.listeners = map[*listener]struct{}{}
@@ -101,56 +151,166 @@ func (f *Feed) Listen(ctx context.Context, to Notifier, id json.RawMessage, filt
 		Meta          map[string]any `json:"_meta"`
 		Notifications ListenFilter   `json:"notifications"`
 	}{map[string]any{MetaSubscriptionID: l.id}, l.filter}
-	err := to.Notify(ctx, "notifications/subscriptions/acknowledged", ack)
-	l.mu.Unlock()
-	if err != nil {
+	if err := to.Notify(ctx, "notifications/subscriptions/acknowledged", ack); err != nil {
 		return err
 	}
+	l.mu.Lock()
+	l.sending = false
+	l.kick()
+	l.mu.Unlock()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-closed:
 		return nil
+	case <-failed:
+		return r.err // set before failed was closed
+	}
+}
+
+// joinRelay counts one more listener of the relay, making it if there is
+// none.
+func (f *Feed) joinRelay(ctx context.Context, b state.Broker) (*relay, error) {
+	f.join.Lock()
+	defer f.join.Unlock()
+	f.mu.Lock()
+	if r := f.relay; r != nil {
+		r.n++
+		f.mu.Unlock()
+		return r, nil
+	}
+	f.mu.Unlock()
+	bs, err := b.Subscribe(ctx, feedTopic)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRelay, err)
+	}
+	rctx, cancel := context.WithCancel(context.Background())
+	r := &relay{n: 1, cancel: cancel, failed: make(chan struct{})}
+	f.mu.Lock()
+	f.relay = r
+	f.mu.Unlock()
+	go f.run(rctx, bs, r)
+	return r, nil
+}
+
+// leaveRelay counts one listener less of r, closing it with the last.
+func (f *Feed) leaveRelay(r *relay) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r.n--
+	if r.n == 0 && f.relay == r {
+		f.relay = nil
+		r.cancel()
+	}
+}
+
+// run hands the changes r's broker subscription carries to the listeners,
+// until r is closed (ctx ends) or fails.
+func (f *Feed) run(ctx context.Context, bs state.Subscription, r *relay) {
+	defer bs.Close()
+	for {
+		data, err := bs.Next(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			slog.Warn("jsonrpc: the broker subscription of subscriptions/listen failed; its listeners end", "err", err)
+			f.mu.Lock()
+			if f.relay == r {
+				f.relay = nil
+			}
+			r.err = fmt.Errorf("%w: %w", ErrRelay, err)
+			close(r.failed)
+			f.mu.Unlock()
+			return
+		}
+		switch kind, arg, _ := strings.Cut(string(data), " "); kind {
+		case "change":
+			f.change(arg)
+		case "resource":
+			f.resource(arg)
+		}
 	}
 }
 
 // Publish sends the notification of a list change ("toolsListChanged",
 // "promptsListChanged", "resourcesListChanged") to every listener that
-// asked for it. It never waits for a slow client.
-func (f *Feed) Publish(change string) {
+// asked for it: through b, when not nil, once b accepted it (b's error
+// otherwise); without, at once. It never waits for a slow client.
+func (f *Feed) Publish(b state.Broker, change string) error {
+	if changeMethods[change] == "" {
+		return fmt.Errorf("mcp: Publish: %q is not a list change", change)
+	}
+	if b != nil {
+		return b.Publish(context.Background(), feedTopic, []byte("change "+change))
+	}
+	f.change(change)
+	return nil
+}
+
+// PublishResource sends notifications/resources/updated for uri to the
+// listeners subscribed to it, through b as Publish.
+func (f *Feed) PublishResource(b state.Broker, uri string) error {
+	if b != nil {
+		return b.Publish(context.Background(), feedTopic, []byte("resource "+uri))
+	}
+	f.resource(uri)
+	return nil
+}
+
+func (f *Feed) change(change string) {
 	method := changeMethods[change]
 	f.each(func(l *listener) bool {
 		return (change == "toolsListChanged" && l.filter.ToolsListChanged) ||
 			(change == "promptsListChanged" && l.filter.PromptsListChanged) ||
 			(change == "resourcesListChanged" && l.filter.ResourcesListChanged)
-	}, method, nil)
+	}, note{method: method})
 }
 
-// PublishResource sends notifications/resources/updated for uri to the
-// listeners subscribed to it.
-func (f *Feed) PublishResource(uri string) {
-	f.each(func(l *listener) bool { return slices.Contains(l.filter.ResourceSubscriptions, uri) }, "notifications/resources/updated", map[string]any{"uri": uri})
+func (f *Feed) resource(uri string) {
+	f.each(func(l *listener) bool { return slices.Contains(l.filter.ResourceSubscriptions, uri) }, note{"notifications/resources/updated", uri})
 }
 
-func (f *Feed) each(match func(*listener) bool, method string, params map[string]any) {
+func (f *Feed) each(match func(*listener) bool, n note) {
 	f.mu.Lock()
-	var to []*listener
+	defer f.mu.Unlock()
 	for l := range f.listeners {
 		if match(l) {
-			to = append(to, l)
+			l.mu.Lock()
+			if !slices.Contains(l.queue, n) {
+				l.queue = append(l.queue, n)
+			}
+			l.kick()
+			l.mu.Unlock()
 		}
 	}
-	f.mu.Unlock()
-	for _, l := range to {
-		p := map[string]any{"_meta": map[string]any{MetaSubscriptionID: l.id}}
-		for k, v := range params {
-			p[k] = v
+}
+
+// kick starts the sender if there is something to send; l.mu is held.
+func (l *listener) kick() {
+	if !l.sending && len(l.queue) > 0 {
+		l.sending = true
+		go l.send()
+	}
+}
+
+// send sends the queue in order, until it is empty.
+func (l *listener) send() {
+	for {
+		l.mu.Lock()
+		if len(l.queue) == 0 {
+			l.sending = false
+			l.mu.Unlock()
+			return
 		}
-		go func() {
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			_ = l.to.Notify(context.Background(), method, p) // a listener gone is dropped by its handler
-		}()
+		n := l.queue[0]
+		l.queue = l.queue[1:]
+		l.mu.Unlock()
+		p := map[string]any{"_meta": map[string]any{MetaSubscriptionID: l.id}}
+		if n.uri != "" {
+			p["uri"] = n.uri
+		}
+		_ = l.to.Notify(context.Background(), n.method, p) // a listener gone is dropped by its handler
 	}
 }
 

@@ -51,11 +51,11 @@ func TestFeed(t *testing.T) {
 	n := &notes{}
 	done := make(chan error, 1)
 	go func() {
-		done <- f.Listen(context.Background(), n, json.RawMessage(`7`), ListenFilter{ToolsListChanged: true})
+		done <- f.Listen(context.Background(), nil, n, json.RawMessage(`7`), ListenFilter{ToolsListChanged: true})
 	}()
-	n.wait(t, 1)                    // acknowledged: subscribed
-	f.Publish("promptsListChanged") // not asked for
-	f.Publish("toolsListChanged")
+	n.wait(t, 1)                         // acknowledged: subscribed
+	f.Publish(nil, "promptsListChanged") // not asked for
+	f.Publish(nil, "toolsListChanged")
 	got := n.wait(t, 2)
 	if got[0] != `notifications/subscriptions/acknowledged {"_meta":{"io.modelcontextprotocol/subscriptionId":7},"notifications":{"toolsListChanged":true}}` ||
 		got[1] != `notifications/tools/list_changed {"_meta":{"io.modelcontextprotocol/subscriptionId":7}}` {
@@ -67,7 +67,7 @@ func TestFeed(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := new(Feed).Listen(ctx, n, json.RawMessage(`8`), ListenFilter{}); err != context.Canceled {
+	if err := new(Feed).Listen(ctx, nil, n, json.RawMessage(`8`), ListenFilter{}); err != context.Canceled {
 		t.Fatalf("Listen of a cancelled request: %v", err)
 	}
 }

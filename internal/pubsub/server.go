@@ -95,6 +95,12 @@ func (o *Outbox) kick() {
 	}
 }
 
+func (o *Outbox) isEnded() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.ended
+}
+
 // Ready runs once the subscribe response is sent: events may follow.
 func (o *Outbox) Ready() {
 	o.mu.Lock()

@@ -14,6 +14,7 @@ var ErrClosed = errors.New("jsonrpc: subscription closed")
 // context and the Outbox its events wait in.
 type Sub struct {
 	Outbox
+	topicMember
 	ID     string
 	Ctx    context.Context // the producer's
 	cancel context.CancelCauseFunc
