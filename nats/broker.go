@@ -147,7 +147,7 @@ func (b *Broker) Subscribe(ctx context.Context, topic string) (state.Subscriptio
 		return nil, fmt.Errorf("jsonrpc/nats: broker subscribe: %w", err)
 	}
 	nc := b.js.Conn()
-	s := &subscription{it: it, nc: nc, status: nc.StatusChanged(natsgo.DISCONNECTED, natsgo.CLOSED)}
+	s := &subscription{it: it, nc: nc, status: nc.StatusChanged(natsgo.RECONNECTING, natsgo.DISCONNECTED, natsgo.CLOSED)}
 	go s.watch()
 	if !nc.IsConnected() { // lost before the watch began
 		s.end(ErrDisconnected)
