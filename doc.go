@@ -302,9 +302,9 @@
 // [SubscriptionsOptions] ([NewSubscriptions], the server side): Namespace
 // (go-ethereum's <ns>_subscribe, <ns>_unsubscribe, <ns>_subscription), or
 // SubscribeMethod, UnsubscribeMethod and NotificationMethod (which replace
-// the names it makes), MaxPerConn (DefaultMaxSubscriptionsPerConn);
-// [SubscriptionKindOptions] ([AddSubscription]): Buffer
-// (DefaultSubscriptionBuffer), Overflow (OverflowBlock);
+// the names it makes), MaxPerConn (DefaultMaxSubscriptionsPerConn), Broker
+// (none: topics reach this process only); [SubscriptionKindOptions]
+// ([AddSubscription], [AddTopic]): Buffer (DefaultSubscriptionBuffer), Overflow (OverflowBlock);
 // [SubscribeOptions] on the client: Namespace (or SubscribeMethod,
 // UnsubscribeMethod and NotificationMethod, which replace the names it
 // makes), Buffer (DefaultClientSubscriptionBuffer). [LogOptions] ([LogCalls]): Params

@@ -251,4 +251,3 @@ func TestJetStreamTopicsNATSDown(t *testing.T) {
 		t.Fatalf("listener once NATS is back: %s", got)
 	}
 }
-
