@@ -23,5 +23,8 @@
 // serving starts is safe and tells the clients (list_changed under
 // 2025-11-25 to initialized sessions, subscriptions/listen under
 // 2026-07-28). A tool with TaskSupport runs as a task (the Tasks
-// extension) for a client that declares it: see tasks.go and docs/mcp.md.
+// extension) for a client that declares it, asking for input through
+// tasks/update when it needs some; tasks are kept in a TaskStore (memory by
+// default; package mcptest checks any implementation against the
+// contract): see tasks.go, taskstore.go and docs/mcp.md.
 package mcp

@@ -206,6 +206,9 @@ func StartTask(ctx context.Context) error {
 	if tr == nil || tr.started == nil || tr.active.Load() {
 		return nil
 	}
+	if err := ctx.Err(); err != nil { // the request went away: no task for nobody
+		return err
+	}
 	v, err := tr.s.newTask(ctx, tr)
 	if err != nil {
 		return err
