@@ -20,6 +20,10 @@ import (
 // of --state, and the creation of its streams and buckets.
 const stateConnectTimeout = 5 * time.Second
 
+// stateRequestTimeout bounds a JetStream request of --state's stores
+// whose context has no deadline.
+const stateRequestTimeout = 2 * time.Second
+
 // sharedState is serve's --state: the demo's state kept in NATS JetStream,
 // shared by every instance given the same server.
 type sharedState struct {
@@ -74,7 +78,9 @@ func openState(ctx context.Context, rawURL string) (*sharedState, error) {
 func openStores(ctx context.Context, nc *natsgo.Conn) (*sharedState, error) {
 	ctx, cancel := context.WithTimeout(ctx, stateConnectTimeout)
 	defer cancel()
-	js, err := jetstream.New(nc)
+	// A request sent just as the server went away waits for its answer
+	// this long at most (the default is 5 s).
+	js, err := jetstream.New(nc, jetstream.WithDefaultTimeout(stateRequestTimeout))
 	if err != nil {
 		return nil, err
 	}
