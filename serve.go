@@ -67,7 +67,7 @@ func (s *Server) stdioEnded(err error) error {
 func (s *Server) Serve(l net.Listener, opts ...ListenOption) error {
 	cfg := newListenConfig(opts)
 	if cfg.tls != nil {
-		tlsCfg, err := cfg.serverTLS("tls")
+		tlsCfg, err := netx.ServerTLS(cfg.tls, "tls")
 		if err != nil {
 			return err
 		}
@@ -231,12 +231,6 @@ func ListenStreamableHTTP(opts StreamableHTTPOptions) ListenOption {
 // configurations from files.
 func ListenTLS(cfg *tls.Config) ListenOption { return func(c *listenConfig) { c.tls = cfg } }
 
-// serverTLS returns the listener's TLS configuration with modern defaults,
-// offering the given application protocols (ALPN).
-func (c *listenConfig) serverTLS(scheme string, protos ...string) (*tls.Config, error) {
-	return netx.ServerTLS(c.tls, scheme, protos...)
-}
-
 // ListenFraming sets the framing of tcp://, tls://, unix:// and stdio:
 // listeners and of [Server.Serve] (default [FramingAuto]: detected from the
 // first bytes the peer sends).
@@ -330,9 +324,9 @@ func (s *Server) listenHTTP(l *Listener, u *url.URL, cfg *listenConfig) error {
 	var err error
 	switch u.Scheme {
 	case "https":
-		tlsCfg, err = cfg.serverTLS(u.Scheme, "h2", "http/1.1")
+		tlsCfg, err = netx.ServerTLS(cfg.tls, u.Scheme, "h2", "http/1.1")
 	case "wss":
-		tlsCfg, err = cfg.serverTLS(u.Scheme, "http/1.1") // WebSocket upgrades are HTTP/1.1
+		tlsCfg, err = netx.ServerTLS(cfg.tls, u.Scheme, "http/1.1") // WebSocket upgrades are HTTP/1.1
 	}
 	if err != nil {
 		return err
@@ -367,18 +361,11 @@ func (s *Server) listenHTTP(l *Listener, u *url.URL, cfg *listenConfig) error {
 
 // listenStream makes l serve the tcp, tls or unix URL u.
 func (s *Server) listenStream(l *Listener, u *url.URL, cfg *listenConfig) error {
-	var tlsCfg *tls.Config
-	if u.Scheme == "tls" {
-		var err error
-		if tlsCfg, err = cfg.serverTLS(u.Scheme); err != nil {
-			return err
-		}
-	}
 	mode := cfg.socketMode
 	if mode == 0 {
 		mode = DefaultSocketMode
 	}
-	nl, publicURL, err := netx.ListenStream(u, tlsCfg, mode)
+	nl, publicURL, err := netx.ListenStream(u, cfg.tls, mode)
 	if err != nil {
 		return err
 	}

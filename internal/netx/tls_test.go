@@ -14,7 +14,6 @@ func TestServerTLS(t *testing.T) {
 	if _, err := ServerTLS(&tls.Config{}, "wss"); err == nil || !strings.Contains(err.Error(), "no certificate") {
 		t.Errorf("no certificate: %v", err)
 	}
-	getCert := func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return nil, nil }
 	base := &tls.Config{MinVersion: tls.VersionTLS10, GetCertificate: getCert}
 	cfg, err := ServerTLS(base, "https", "h2", "http/1.1")
 	if err != nil {
@@ -31,6 +30,8 @@ func TestServerTLS(t *testing.T) {
 		t.Errorf("kept settings lost: %x %v", cfg.MinVersion, cfg.NextProtos)
 	}
 }
+
+func getCert(*tls.ClientHelloInfo) (*tls.Certificate, error) { return nil, nil }
 
 func TestUnixPath(t *testing.T) {
 	for raw, want := range map[string]string{
@@ -58,7 +59,7 @@ func TestListenStream(t *testing.T) {
 		{"unix://" + dir + "/s.sock", "unix://" + dir + "/s.sock"},
 	} {
 		u, _ := url.Parse(tc.raw)
-		l, public, err := ListenStream(u, &tls.Config{}, 0o600)
+		l, public, err := ListenStream(u, &tls.Config{GetCertificate: getCert}, 0o600)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.raw, err)
 		}
@@ -78,6 +79,10 @@ func TestListenStream(t *testing.T) {
 	u, _ := url.Parse("unix://")
 	if _, _, err := ListenStream(u, nil, 0o600); err == nil || !strings.Contains(err.Error(), "names no socket") {
 		t.Errorf("unix:// with no path: %v", err)
+	}
+	u, _ = url.Parse("tls://127.0.0.1:0")
+	if _, _, err := ListenStream(u, &tls.Config{}, 0o600); err == nil || !strings.Contains(err.Error(), "no certificate") {
+		t.Errorf("tls:// without a certificate: %v", err)
 	}
 	for _, raw := range []string{"unix://", "tcp://", "tls:///x"} {
 		u, _ := url.Parse(raw)

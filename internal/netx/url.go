@@ -41,9 +41,9 @@ func DialStream(ctx context.Context, u *url.URL, tlsCfg *tls.Config) (net.Conn, 
 
 // ListenStream listens on the tcp, tls or unix URL u and returns the
 // listener with the URL clients reach it at (the actual port when u asked
-// for port 0). A tls URL needs tlsCfg (ServerTLS); a unix socket file gets
-// mode (see ListenUnix).
-func ListenStream(u *url.URL, tlsCfg *tls.Config, mode fs.FileMode) (net.Listener, string, error) {
+// for port 0). A tls URL needs tlsBase, made a listener's configuration by
+// ServerTLS; a unix socket file gets mode (see ListenUnix).
+func ListenStream(u *url.URL, tlsBase *tls.Config, mode fs.FileMode) (net.Listener, string, error) {
 	switch u.Scheme {
 	case "unix":
 		addr := UnixPath(u)
@@ -53,6 +53,10 @@ func ListenStream(u *url.URL, tlsCfg *tls.Config, mode fs.FileMode) (net.Listene
 		nl, err := ListenUnix(addr, mode)
 		return nl, "unix://" + addr, err
 	case "tls":
+		tlsCfg, err := ServerTLS(tlsBase, u.Scheme)
+		if err != nil {
+			return nil, "", err
+		}
 		nl, err := net.Listen("tcp", u.Host)
 		if err != nil {
 			return nil, "", err
