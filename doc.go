@@ -296,8 +296,9 @@
 // OutboxBytes (DefaultOutboxSize, DefaultOutboxBytes), EventStoreSize and
 // EventStoreBytes (DefaultEventStoreSize, DefaultEventStoreBytes; negative:
 // no store), KeepAlive (DefaultKeepAlive), RetryDelay (DefaultRetryDelay),
-// SessionStore (nil: sessions in this process only), EventStore (nil: each
-// session keeps its own events).
+// SessionStore (nil: sessions in this process only), SessionStaleness (0:
+// every request asks the store), EventStore (nil: each session keeps its
+// own events).
 //
 // [SubscriptionsOptions] ([NewSubscriptions], the server side): Namespace
 // (go-ethereum's <ns>_subscribe, <ns>_unsubscribe, <ns>_subscription), or

@@ -118,6 +118,11 @@ type StreamableHTTPOptions struct {
 	// a store that fails or is slower than 2 s gets 503 with error -32030.
 	// nil: sessions live in this process only.
 	SessionStore state.SessionStore
+	// SessionStaleness lets an instance serve a session it checked with
+	// the SessionStore less than that long ago without asking again: a
+	// DELETE through another instance reaches it within that time (an
+	// expiry is never missed). Default 0: every request asks.
+	SessionStaleness time.Duration
 }
 
 // Defaults of StreamableHTTPOptions.
@@ -185,7 +190,7 @@ func (s *Server) StreamableHTTPHandler(opts StreamableHTTPOptions) http.Handler 
 		OutboxSize: opts.OutboxSize, OutboxBytes: opts.OutboxBytes, StoreSize: opts.EventStoreSize, StoreBytes: opts.EventStoreBytes,
 		KeepAlive: opts.KeepAlive, Retry: opts.RetryDelay, WriteTimeout: h.writeTimeout,
 		OnEnd: h.endPOSTs, NewConn: h.sessionConn, Shared: opts.EventStore,
-		InitializeMethod: opts.InitializeMethod, Store: opts.SessionStore,
+		InitializeMethod: opts.InitializeMethod, Store: opts.SessionStore, Staleness: opts.SessionStaleness,
 	})
 	// Shutdown ends the open streams (their clients reconnect elsewhere), so
 	// that an HTTP server's graceful shutdown does not wait for them.

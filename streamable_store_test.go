@@ -40,11 +40,16 @@ func storeMux(conns chan<- *jsonrpc.Conn) *jsonrpc.Mux {
 // storeInstance starts an instance serving storeMux over Streamable HTTP
 // with sessions in store; it returns its URL.
 func storeInstance(t *testing.T, store state.SessionStore, idle time.Duration, conns chan<- *jsonrpc.Conn) string {
+	return storeInstanceOpts(t, jsonrpc.StreamableHTTPOptions{SessionStore: store, SessionIdleTimeout: idle}, conns)
+}
+
+// storeInstanceOpts is storeInstance with opts (Sessions and
+// StatelessVersions set).
+func storeInstanceOpts(t *testing.T, opts jsonrpc.StreamableHTTPOptions, conns chan<- *jsonrpc.Conn) string {
 	t.Helper()
 	srv := &jsonrpc.Server{Handler: storeMux(conns)}
-	hs := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{
-		Sessions: true, SessionStore: store, SessionIdleTimeout: idle, StatelessVersions: []string{"2026-07-28"},
-	}))
+	opts.Sessions, opts.StatelessVersions = true, []string{"2026-07-28"}
+	hs := httptest.NewServer(srv.StreamableHTTPHandler(opts))
 	t.Cleanup(func() {
 		hs.CloseClientConnections()
 		hs.Close()
@@ -261,4 +266,56 @@ func TestStreamableHTTPSessionStoreFails(t *testing.T) {
 	if resp := c.post(`{"jsonrpc":"2.0","id":6,"method":"echo"}`, bothAccept); failed == "" || status(t, resp) != http.StatusNotFound {
 		t.Fatalf("the session whose initialize failed (%q): %d", failed, resp.StatusCode)
 	}
+}
+
+// countingStore counts the Gets of its store.
+type countingStore struct {
+	state.SessionStore
+	gets atomic.Int64
+}
+
+func (c *countingStore) Get(ctx context.Context, id string) (state.Session, error) {
+	c.gets.Add(1)
+	return c.SessionStore.Get(ctx, id)
+}
+
+// TestStreamableHTTPSessionStaleness: with SessionStaleness, an instance
+// asks the store about a session at most once per SessionStaleness, and
+// a DELETE through another instance reaches it within that time.
+func TestStreamableHTTPSessionStaleness(t *testing.T) {
+	const stale = 300 * time.Millisecond
+	store := &countingStore{SessionStore: state.NewMemorySessionStore(nil)}
+	opts := jsonrpc.StreamableHTTPOptions{SessionStore: store, SessionStaleness: stale}
+	a := &streamClient{t: t, url: storeInstanceOpts(t, opts, nil)}
+	b := &streamClient{t: t, url: storeInstanceOpts(t, opts, nil)}
+	a.initialize()
+	b.session = a.session
+	start := time.Now()
+	const calls = 20
+	for i := range calls {
+		c := []*streamClient{a, b}[i%2]
+		if body := readAll(t, c.post(`{"jsonrpc":"2.0","id":2,"method":"echo","params":[2]}`, bothAccept)); body != `{"jsonrpc":"2.0","id":2,"result":[2]}` {
+			t.Fatalf("call %d: %s", i, body)
+		}
+	}
+	// A asks none while fresh from initialize, B once to adopt; each asks
+	// again once per staleness window passed.
+	if n, most := store.gets.Load(), 1+2*int64(time.Since(start)/stale+1); n > most {
+		t.Fatalf("%d calls asked the store %d times in %v; want at most %d", calls, n, time.Since(start), most)
+	}
+	del, _ := http.NewRequest(http.MethodDelete, b.url, nil)
+	del.Header.Set("Mcp-Session-Id", b.session)
+	if resp, err := http.DefaultClient.Do(del); err != nil || status(t, resp) != http.StatusNoContent {
+		t.Fatalf("DELETE through B: %v %v", resp, err)
+	}
+	time.Sleep(stale)
+	if resp := a.post(`{"jsonrpc":"2.0","id":3,"method":"echo"}`, bothAccept); status(t, resp) != http.StatusNotFound {
+		t.Fatalf("the deleted session through A after %v: %d", stale, resp.StatusCode)
+	}
+}
+
+// BenchmarkStreamableSessionStore: BenchmarkStreamableSession with the
+// sessions in a state.MemorySessionStore (a Get per request).
+func BenchmarkStreamableSessionStore(b *testing.B) {
+	benchSession(b, jsonrpc.StreamableHTTPOptions{Sessions: true, SessionStore: state.NewMemorySessionStore(nil)})
 }

@@ -46,6 +46,9 @@ type ServerConfig struct {
 	// Store, when set, shares the sessions with the other instances that
 	// use it (see store.go); nil: this table is all there is.
 	Store state.SessionStore
+	// Staleness is how long a session checked with the Store is served
+	// without asking it again (0: every request asks).
+	Staleness time.Duration
 }
 
 // Sessions is the session table of a server: each session's standalone
@@ -88,8 +91,11 @@ type Session struct {
 	ended   bool
 	client  Declared // what its client declared
 
-	pending atomic.Bool  // with a Store: created here, not yet in the store (Commit)
-	used    atomic.Int64 // with a Store: the time of its last request here (UnixNano)
+	// With a Store (store.go): created here, not yet in the store (Commit);
+	// the times (UnixNano) of its last request here, of its last check with
+	// the store, and of its expiry as the store said then.
+	pending                  atomic.Bool
+	used, checkedAt, expires atomic.Int64
 }
 
 // New starts a session; nil when MaxSessions are live.

@@ -24,7 +24,11 @@ import (
 // deleted or expired in the store is refused (404) on every instance, the
 // one that holds it included (it ends there), and one this instance does
 // not hold is adopted: a local session with that id, its client and
-// revision restored. The Get also tells the session's expiry: when more
+// revision restored. With Staleness, a session this instance checked
+// less than Staleness ago, whose expiry is not due for a Touch, is served
+// without asking: a DELETE through another instance then reaches this
+// one within Staleness (an expiry is never missed: the expiry last seen
+// is a lower bound, as only a Touch moves it). The Get also tells the session's expiry: when more
 // than a tenth of IdleTimeout has passed since the store last moved it, a
 // Touch moves it to now + IdleTimeout. So a session ends between 0.9 and
 // 1 IdleTimeout after its last request, and an active one costs a write
@@ -133,9 +137,11 @@ func (s *Session) Commit(reply []byte) []byte {
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
 	defer cancel()
+	expires := time.Now().Add(s.t.cfg.IdleTimeout)
 	err := s.t.cfg.Store.Create(ctx, state.Session{ID: s.ID, ProtocolVersion: c.Version, ClientCapabilities: c.Capabilities,
-		ClientInfo: c.Info, Expires: time.Now().Add(s.t.cfg.IdleTimeout)})
+		ClientInfo: c.Info, Expires: expires})
 	if err == nil {
+		s.checked(expires)
 		return reply
 	}
 	s.t.end(s, false)
@@ -170,8 +176,12 @@ func refuse(w http.ResponseWriter, err error) {
 }
 
 // lookup returns the session id as the Store holds it, adopted when this
-// instance does not hold it, touched in the store when due.
+// instance does not hold it, touched in the store when due; one checked
+// less than Staleness ago is served as it is (fresh).
 func (t *Sessions) lookup(ctx context.Context, id string) (*Session, error) {
+	if s := t.fresh(id); s != nil {
+		return s, nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, StoreTimeout)
 	defer cancel()
 	st, err := t.check(ctx, id)
@@ -190,17 +200,49 @@ func (t *Sessions) lookup(ctx context.Context, id string) (*Session, error) {
 		s = t.addLocked(id)
 		s.client = Declared{Version: st.ProtocolVersion, Capabilities: st.ClientCapabilities, Info: st.ClientInfo}
 	}
+	s.checked(st.Expires)
 	return s, nil
 }
 
-// check reads the session id from the Store and touches it when due; a
-// session the store does not hold ends here.
+// checked records that the store holds s, expiring at expires.
+func (s *Session) checked(expires time.Time) {
+	s.checkedAt.Store(time.Now().UnixNano())
+	s.expires.Store(expires.UnixNano())
+}
+
+// fresh returns the session id when it was checked with the store less
+// than Staleness ago and its expiry is not due for a Touch; nil otherwise.
+func (t *Sessions) fresh(id string) *Session {
+	if t.cfg.Staleness <= 0 {
+		return nil
+	}
+	t.mu.Lock()
+	s := t.m[id]
+	t.mu.Unlock()
+	now := time.Now().UnixNano()
+	if s == nil || now-s.checkedAt.Load() >= int64(t.cfg.Staleness) || s.expires.Load()-now < int64(t.touchAfter()) {
+		return nil
+	}
+	s.used.Store(now)
+	return s
+}
+
+// touchAfter is the time before its expiry under which a session is
+// touched: 0.9 IdleTimeout, a tenth of it having passed.
+func (t *Sessions) touchAfter() time.Duration { return t.cfg.IdleTimeout - t.cfg.IdleTimeout/10 }
+
+// check reads the session id from the Store and touches it when due (the
+// expiry it returns is then the new one); a session the store does not
+// hold ends here.
 func (t *Sessions) check(ctx context.Context, id string) (state.Session, error) {
 	st, err := t.cfg.Store.Get(ctx, id)
-	if now := time.Now(); err == nil && st.Expires.Sub(now) < t.cfg.IdleTimeout-t.cfg.IdleTimeout/10 {
+	if now := time.Now(); err == nil && st.Expires.Sub(now) < t.touchAfter() {
 		// A failure other than the session's end is tried again on the
 		// next request: the Get has answered.
-		if terr := t.cfg.Store.Touch(ctx, id, now.Add(t.cfg.IdleTimeout)); errors.Is(terr, state.ErrNoSession) {
+		switch terr := t.cfg.Store.Touch(ctx, id, now.Add(t.cfg.IdleTimeout)); {
+		case terr == nil:
+			st.Expires = now.Add(t.cfg.IdleTimeout)
+		case errors.Is(terr, state.ErrNoSession):
 			err = terr
 		}
 	}
@@ -248,8 +290,11 @@ func (t *Sessions) expireStored(s *Session) {
 	}
 	if s.Standalone != nil && s.Standalone.Attached() {
 		ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
-		_, err := t.check(ctx, s.ID)
+		st, err := t.check(ctx, s.ID)
 		cancel()
+		if err == nil {
+			s.checked(st.Expires)
+		}
 		if errors.Is(err, state.ErrNoSession) && !s.pending.Load() {
 			return // check ended it
 		}
