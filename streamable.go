@@ -108,20 +108,15 @@ type StreamableHTTPOptions struct {
 	// stream of a session: how long a client waits before reconnecting
 	// (default 1 s; negative: no retry field).
 	RetryDelay time.Duration
-	// SessionStore, with Sessions, shares them with the instances that use
-	// the same store: initialize creates the session in it (a store that
-	// fails turns the reply into error -32030), and every request naming
-	// a session asks it once (a Get, and a Touch once a tenth of
-	// SessionIdleTimeout has passed): one held nowhere else is adopted, its
-	// client's declared capabilities and revision restored; one deleted
-	// (DELETE on any instance) or expired is refused with 404 everywhere;
-	// a store that fails or is slower than 2 s gets 503 with error -32030.
-	// nil: sessions live in this process only.
+	// SessionStore, with Sessions, shares them with the instances using
+	// the same store: a session initialised through one continues through
+	// any other, and DELETE or expiry ends it on all (404). Every request
+	// naming a session asks the store (503 with error -32030 when it fails
+	// or takes 2 s; docs/streamable-http-mcp.md). nil: this process only.
 	SessionStore state.SessionStore
-	// SessionStaleness lets an instance serve a session it checked with
-	// the SessionStore less than that long ago without asking again: a
-	// DELETE through another instance reaches it within that time (an
-	// expiry is never missed). Default 0: every request asks.
+	// SessionStaleness serves a session checked with the SessionStore less
+	// than that long ago without asking again: a DELETE through another
+	// instance reaches this one within it (default 0: every request asks).
 	SessionStaleness time.Duration
 }
 
@@ -446,7 +441,7 @@ func (p *postSink) serveStream(ctx context.Context, reply []byte, e *wire.Envelo
 	}
 	out := sse.NewOut(w)
 	es.Open(out)
-	ps := &postStream{session: p.session, client: p.client, sess: sess}
+	ps := &postStream{sess: sess, client: p.client}
 	ps.Answer.Init(w, streamable.AnswerConfig{
 		Events: es, Reply: p.pi, WithData: !p.stateless && p.r.Header.Get(versionHeader) >= mcp.Version2025,
 		Always: h.opts.SSE == SSEAlways, Requests: p.calls,
@@ -504,7 +499,7 @@ func (h *streamableHandler) posts(keep func(*postStream) bool) (out []*postStrea
 
 // endPOSTs cancels the POSTs of a session that ends.
 func (h *streamableHandler) endPOSTs(session string) {
-	for _, ps := range h.posts(func(ps *postStream) bool { return ps.session == session }) {
+	for _, ps := range h.posts(func(ps *postStream) bool { return ps.SessionID() == session }) {
 		ps.Close()
 	}
 }
@@ -562,15 +557,14 @@ func (c *sessionChannel) Close() error {
 // to the POST's answer.
 type postStream struct {
 	streamable.Answer
-	sess    *streamable.Session // its session (nil: none)
-	session string
-	client  string // see streamable.ClientKey
-	conn    *Conn
+	sess   *streamable.Session // its session (nil: none)
+	client string              // see streamable.ClientKey
+	conn   *Conn
 	streamable.Inbox
 }
 
 // SessionID is the POST's session's id, "" for none (streamable.Target).
-func (ps *postStream) SessionID() string { return ps.session }
+func (ps *postStream) SessionID() string { return ps.sess.SessionID() }
 
 func (ps *postStream) Close() error {
 	ps.Shut()

@@ -3,6 +3,7 @@ package nats_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -36,7 +37,7 @@ func BenchmarkSessionLookup(b *testing.B) {
 	ctx := context.Background()
 	for _, s := range stores[1:] {
 		b.Run("get/"+s.name, func(b *testing.B) {
-			id := "bench-" + s.name
+			id := fmt.Sprint("bench-", s.name, benchSeq.Add(1))
 			if err := s.store.Create(ctx, state.Session{ID: id, ProtocolVersion: "2025-11-25",
 				ClientCapabilities: json.RawMessage(`{"elicitation":{}}`), Expires: time.Now().Add(time.Hour)}); err != nil {
 				b.Fatal(err)

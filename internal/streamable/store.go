@@ -64,6 +64,14 @@ type Declared struct {
 	Info         json.RawMessage
 }
 
+// SessionID is the id of s, "" for a nil s.
+func (s *Session) SessionID() string {
+	if s == nil {
+		return ""
+	}
+	return s.ID
+}
+
 // Declared returns what the session's client declared.
 func (s *Session) Declared() Declared {
 	s.mu.Lock()
