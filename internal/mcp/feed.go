@@ -17,10 +17,8 @@ import (
 // subscriptions/listen stream with the listen request's id.
 const MetaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
 
-// Notifier sends a notification to a client (the root's *Conn).
-type Notifier interface {
-	Notify(ctx context.Context, method string, params any) error
-}
+// Notify sends a notification to a client (the root's Conn.Notify).
+type Notify func(ctx context.Context, method string, params any) error
 
 // ListenFilter is the notifications filter of subscriptions/listen (the
 // root's ListenFilter converts to it).
@@ -97,7 +95,7 @@ type relay struct {
 // client has still to re-read), so that the queue stays bounded however
 // slowly the client reads.
 type listener struct {
-	to     Notifier
+	to     Notify
 	id     json.RawMessage
 	filter ListenFilter
 
@@ -123,7 +121,7 @@ func (f *Feed) done() chan struct{} {
 // filter honoured, then the changes published that match it (through b,
 // when not nil), until ctx ends (its error), Close (nil: the request is
 // answered, resultType complete) or b fails (an error wrapping ErrRelay).
-func (f *Feed) Listen(ctx context.Context, b state.Broker, to Notifier, id json.RawMessage, filter ListenFilter) error {
+func (f *Feed) Listen(ctx context.Context, b state.Broker, to Notify, id json.RawMessage, filter ListenFilter) error {
 	closed := f.done()
 	var r *relay
 	var failed <-chan struct{}
@@ -151,7 +149,7 @@ func (f *Feed) Listen(ctx context.Context, b state.Broker, to Notifier, id json.
 		Meta          map[string]any `json:"_meta"`
 		Notifications ListenFilter   `json:"notifications"`
 	}{map[string]any{MetaSubscriptionID: l.id}, l.filter}
-	if err := to.Notify(ctx, "notifications/subscriptions/acknowledged", ack); err != nil {
+	if err := to(ctx, "notifications/subscriptions/acknowledged", ack); err != nil {
 		return err
 	}
 	l.mu.Lock()
@@ -310,7 +308,7 @@ func (l *listener) send() {
 		if n.uri != "" {
 			p["uri"] = n.uri
 		}
-		_ = l.to.Notify(context.Background(), n.method, p) // a listener gone is dropped by its handler
+		_ = l.to(context.Background(), n.method, p) // a listener gone is dropped by its handler
 	}
 }
 
