@@ -451,7 +451,10 @@ func (tr *taskRun) answer(ctx context.Context, responses map[string]json.RawMess
 	if len(answered) == 0 {
 		return bad
 	}
-	if err := tr.save(ctx); err != nil {
+	if err := tr.save(ctx); err != nil && !errors.Is(err, context.Canceled) { // a store error: still asked
+		for _, p := range answered {
+			tr.pending[p.q.Key] = p
+		}
 		return err
 	}
 	for _, p := range answered {

@@ -101,17 +101,10 @@ func (w *TaskWaiter) Wait(ctx context.Context, result json.RawMessage) (json.Raw
 			w.Status(id, t.Status)
 		}
 		last = t.Status
-		switch t.Status {
-		case "completed":
-			return t.Result, nil
-		case "failed":
-			if t.Error == nil {
-				return nil, fmt.Errorf("jsonrpc: MCP task %s failed without an error", id)
-			}
-			return nil, TaskError((*Error)(t.Error))
-		case "cancelled":
-			return nil, fmt.Errorf("jsonrpc: MCP task %s was cancelled: %w", id, context.Canceled)
-		case "input_required":
+		if ended, raw, err := t.outcome(); ended {
+			return raw, err
+		}
+		if t.Status == "input_required" {
 			if err := w.answer(ctx, id, t.InputRequests); err != nil {
 				return nil, w.cancel(ctx, id, err)
 			}
@@ -129,6 +122,23 @@ func (w *TaskWaiter) Wait(ctx context.Context, result json.RawMessage) (json.Raw
 			return nil, w.cancel(ctx, id, err)
 		}
 	}
+}
+
+// outcome is the result or error of a task that ended (ended false for
+// one that did not).
+func (t *task) outcome() (ended bool, result json.RawMessage, err error) {
+	switch t.Status {
+	case "completed":
+		return true, t.Result, nil
+	case "failed":
+		if t.Error == nil {
+			return true, nil, fmt.Errorf("jsonrpc: MCP task %s failed without an error", t.TaskID)
+		}
+		return true, nil, TaskError((*Error)(t.Error))
+	case "cancelled":
+		return true, nil, fmt.Errorf("jsonrpc: MCP task %s was cancelled: %w", t.TaskID, context.Canceled)
+	}
+	return false, nil, nil
 }
 
 // answer answers the task's questions and sends the answers.
