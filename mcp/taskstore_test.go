@@ -22,11 +22,12 @@ func TestMemoryTaskStore(t *testing.T) {
 // Two servers (two instances) sharing one TaskStore, over real Streamable
 // HTTP: a task started on one is read and cancelled from the other; a
 // task is its owner's (another Authorization is told it is unknown); the
-// store's bound is -32603; a finished task is gone TaskTTL after it ended.
+// store's bound is -32603; tasks/update reaches a task only where it runs;
+// a finished task is gone TaskTTL after it ended.
 func TestSharedTaskStore(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	store := mcp.NewMemoryTaskStore(2, nil)
+	store := mcp.NewMemoryTaskStore(3, nil)
 	release := make(chan struct{})
 	serve := func() string {
 		s := mcp.NewServer(mcp.Implementation{Name: "shared", Version: "1"})
@@ -39,6 +40,10 @@ func TestSharedTaskStore(t *testing.T) {
 				return nil, ctx.Err()
 			}
 		})
+		mcp.AddTool(s, mcp.Tool{Name: "ask", TaskSupport: mcp.TaskRequired}, func(ctx context.Context, _ struct{}) (*mcp.ToolResult, error) {
+			var a elicited
+			return &mcp.ToolResult{Content: []mcp.Content{}}, s.Ask(ctx, "q", jsonrpc.InputRequest{Method: "elicitation/create", Params: map[string]any{}}, &a)
+		})
 		srv := &jsonrpc.Server{Handler: s.Mux(), Convention: jsonrpc.ConventionMCP}
 		ts := httptest.NewServer(srv.StreamableHTTPHandler(s.StreamableHTTPOptions()))
 		t.Cleanup(ts.Close)
@@ -47,7 +52,7 @@ func TestSharedTaskStore(t *testing.T) {
 	a, b := serve(), serve()
 	dial := func(url, auth string) *jsonrpc.Conn {
 		c, err := jsonrpc.DialStreamableHTTP(ctx, url, jsonrpc.WithMCPVersion(jsonrpc.MCPVersion2026), jsonrpc.WithHeader("Authorization", auth),
-			jsonrpc.WithMCPCapabilities(map[string]any{"extensions": map[string]any{mcp.TasksExtension: map[string]any{}}}))
+			jsonrpc.WithMCPCapabilities(map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{mcp.TasksExtension: map[string]any{}}}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,11 +72,32 @@ func TestSharedTaskStore(t *testing.T) {
 	if err := eve.Call(ctx, "tasks/get", map[string]any{"taskId": first.TaskID}, &got); !errors.As(err, &e) || e.Code != jsonrpc.CodeInvalidParams {
 		t.Fatalf("tasks/get by another principal: %v, want -32602", err)
 	}
+	var asking task
+	if err := onA.Call(ctx, "tools/call", map[string]any{"name": "ask"}, &asking); err != nil {
+		t.Fatal(err)
+	}
+	for got.TaskID != asking.TaskID || got.Status != mcp.TaskInputRequired {
+		if err := onB.Call(ctx, "tasks/get", map[string]any{"taskId": asking.TaskID}, &got); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update := map[string]any{"taskId": asking.TaskID, "inputResponses": map[string]any{"q": map[string]any{"action": "decline"}}}
+	if err := onB.Call(ctx, "tasks/update", update, nil); !errors.As(err, &e) || e.Code != jsonrpc.CodeInternalError {
+		t.Fatalf("tasks/update on the instance not running the task: %v, want -32603", err)
+	}
+	if err := onA.Call(ctx, "tasks/update", update, nil); err != nil {
+		t.Fatal(err)
+	}
+	for got.Status != mcp.TaskCompleted {
+		if err := onB.Call(ctx, "tasks/get", map[string]any{"taskId": asking.TaskID}, &got); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := onB.Call(ctx, "tools/call", map[string]any{"name": "job"}, &second); err != nil {
 		t.Fatal(err)
 	}
 	if err := onA.Call(ctx, "tools/call", map[string]any{"name": "job"}, nil); !errors.As(err, &e) || e.Code != jsonrpc.CodeInternalError {
-		t.Fatalf("a third task in a store of 2: %v, want -32603", err)
+		t.Fatalf("a fourth task in a store of 3: %v, want -32603", err)
 	}
 	if err := onB.Call(ctx, "tasks/cancel", map[string]any{"taskId": first.TaskID}, nil); err != nil {
 		t.Fatal(err)
