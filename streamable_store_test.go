@@ -256,6 +256,11 @@ func TestStreamableHTTPSessionStoreFails(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("a hanging store held the call %v", d)
 	}
+	start = time.Now()
+	storeFailure(t, "initialize, the store hanging", c.post(storeInit, bothAccept), http.StatusOK, "1", "deadline exceeded")
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("a hanging store held initialize %v", d)
+	}
 	store.hang.Store(false)
 	for _, c := range []*streamClient{b, a} {
 		if body := readAll(t, c.post(`{"jsonrpc":"2.0","id":5,"method":"echo","params":[5]}`, bothAccept)); body != `{"jsonrpc":"2.0","id":5,"result":[5]}` {
@@ -318,4 +323,32 @@ func TestStreamableHTTPSessionStaleness(t *testing.T) {
 // sessions in a state.MemorySessionStore (a Get per request).
 func BenchmarkStreamableSessionStore(b *testing.B) {
 	benchSession(b, jsonrpc.StreamableHTTPOptions{Sessions: true, SessionStore: state.NewMemorySessionStore(nil)})
+}
+
+// TestStreamableHTTPSessionStoreEventStream answers initialize on an event
+// stream (SSEAlways): the session is in the store once the reply comes,
+// and a store that fails makes that reply error -32030 on the stream.
+func TestStreamableHTTPSessionStoreEventStream(t *testing.T) {
+	store := &flakyStore{SessionStore: state.NewMemorySessionStore(nil)}
+	a := &streamClient{t: t, url: storeInstanceOpts(t, jsonrpc.StreamableHTTPOptions{SessionStore: store, SSE: jsonrpc.SSEAlways}, nil)}
+	resp := a.post(storeInit, bothAccept)
+	body := readAll(t, resp)
+	id := resp.Header.Get("Mcp-Session-Id")
+	if resp.Header.Get("Content-Type") != "text/event-stream" || !strings.Contains(body, `data: {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25"}}`) {
+		t.Fatalf("initialize: %s %q", resp.Header.Get("Content-Type"), body)
+	}
+	if s, err := store.Get(t.Context(), id); err != nil || s.ProtocolVersion != "2025-11-25" || string(s.ClientCapabilities) != `{"elicitation":{}}` {
+		t.Fatalf("the stored session: %+v, %v", s, err)
+	}
+	store.down.Store(true)
+	resp = a.post(storeInit, bothAccept)
+	body = readAll(t, resp)
+	if !strings.Contains(body, `data: {"jsonrpc":"2.0","id":1,"error":{"code":-32030,"message":"jsonrpc: the session store failed: creating the session: `+errStoreDown.Error()) {
+		t.Fatalf("initialize, the store failing: %q", body)
+	}
+	store.down.Store(false)
+	a.session = resp.Header.Get("Mcp-Session-Id")
+	if resp := a.post(`{"jsonrpc":"2.0","id":2,"method":"echo"}`, bothAccept); status(t, resp) != http.StatusNotFound {
+		t.Fatalf("the session whose initialize failed: %d", resp.StatusCode)
+	}
 }
