@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -232,6 +231,7 @@ func TestReplicas(t *testing.T) {
 	defer cancel()
 
 	t.Run("BroadcastAcrossInstances", func(t *testing.T) { testReplicasBroadcast(t, ctx, r) })
+	t.Run("ListenAcrossInstances", func(t *testing.T) { testReplicasListen(t, ctx, r) })
 	t.Run("Session2025RoundRobin", func(t *testing.T) { testReplicasSessions(t, ctx, r) })
 	t.Run("ResumeThroughAnotherInstance", func(t *testing.T) { testReplicasResume(t, ctx, r) })
 	t.Run("MultiRoundTripAcrossInstances", func(t *testing.T) { testReplicasRounds(t, ctx, r) })
@@ -239,10 +239,9 @@ func TestReplicas(t *testing.T) {
 	t.Run("NATSRestartUnderLoad", func(t *testing.T) { testReplicasNATSRestart(t, ctx, r) })
 }
 
-// broadcastSub subscribes to broadcast events on url and waits until the
-// instance's producer receives them: a value published through publish
-// has come back.
-func broadcastSub(t *testing.T, ctx context.Context, url string, publish func(v string) error) *jsonrpc.Subscription[json.RawMessage] {
+// broadcastSub subscribes to broadcast events on url: every value
+// published after it returns must come.
+func broadcastSub(t *testing.T, ctx context.Context, url string) *jsonrpc.Subscription[json.RawMessage] {
 	t.Helper()
 	c, err := jsonrpc.Dial(ctx, url)
 	if err != nil {
@@ -253,34 +252,7 @@ func broadcastSub(t *testing.T, ctx context.Context, url string, publish func(v 
 	if err != nil {
 		t.Fatal(err)
 	}
-	probe := fmt.Sprintf(`"ready %s"`, url)
-	for {
-		if err := publish(probe[1 : len(probe)-1]); err != nil {
-			t.Fatal(err)
-		}
-		wctx, wcancel := context.WithTimeout(ctx, 100*time.Millisecond)
-		ev, err := sub.Next(wctx)
-		wcancel()
-		if err == nil && string(ev) == probe {
-			return sub
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("%s: no broadcast event came: %v", url, err)
-		}
-	}
-}
-
-// nextValue returns the next broadcast event that is not a readiness probe.
-func nextValue(ctx context.Context, sub *jsonrpc.Subscription[json.RawMessage]) (string, error) {
-	for {
-		ev, err := sub.Next(ctx)
-		if err != nil {
-			return "", err
-		}
-		if !strings.HasPrefix(string(ev), `"ready `) {
-			return string(ev), nil
-		}
-	}
+	return sub
 }
 
 // testReplicasBroadcast: subscribers on instances 1 and 3 (and one through
@@ -301,9 +273,9 @@ func testReplicasBroadcast(t *testing.T, ctx context.Context, r *replicas) {
 		return nil
 	}
 	subs := []*jsonrpc.Subscription[json.RawMessage]{
-		broadcastSub(t, ctx, r.wsURL(1), func(v string) error { return publish(v) }),
-		broadcastSub(t, ctx, r.wsURL(3), func(v string) error { return publish(v) }),
-		broadcastSub(t, ctx, "ws://"+r.front()+"/ws", func(v string) error { return publish(v) }),
+		broadcastSub(t, ctx, r.wsURL(1)),
+		broadcastSub(t, ctx, r.wsURL(3)),
+		broadcastSub(t, ctx, "ws://"+r.front()+"/ws"),
 	}
 	hc := &http.Client{}
 	for i := 1; i <= 10; i++ {
@@ -324,8 +296,8 @@ func testReplicasBroadcast(t *testing.T, ctx context.Context, r *replicas) {
 	}
 	for k, sub := range subs {
 		for i := 1; i <= 11; i++ {
-			v, err := nextValue(ctx, sub)
-			if err != nil || v != strconv.Itoa(i) {
+			v, err := sub.Next(ctx)
+			if err != nil || string(v) != strconv.Itoa(i) {
 				t.Fatalf("subscriber %d: event %q (%v), want %d", k, v, err, i)
 			}
 		}
@@ -412,11 +384,12 @@ func testReplicasKill(t *testing.T, ctx context.Context, r *replicas) {
 }
 
 // testReplicasNATSRestart: the NATS server stops under load and starts
-// again. The stateless calls all succeed throughout; demo_broadcast fails
-// at once with -32050 while it is down, and a session's request with 503
-// and -32030; both work again once it is back (the session too), and a
-// subscriber made before receives every value whose publish succeeded,
-// once, in order.
+// again. The stateless calls all succeed throughout. While it is down,
+// demo_broadcast fails at once with -32050 and a session's request with
+// 503 and -32030, and a broadcast subscription made before ends with
+// -32013 after the values it had (an error, never a silent gap). Once it
+// is back, both work again (the session too), and a new subscription
+// receives every value published after it, once, in order.
 func testReplicasNATSRestart(t *testing.T, ctx context.Context, r *replicas) {
 	pub, err := jsonrpc.Dial(ctx, r.wsURL(2))
 	if err != nil {
@@ -426,25 +399,19 @@ func testReplicasNATSRestart(t *testing.T, ctx context.Context, r *replicas) {
 	publish := func(v int) error {
 		return pub.Call(ctx, "demo_broadcast", map[string]any{"value": v}, nil)
 	}
-	sub := broadcastSub(t, ctx, r.wsURL(1), func(v string) error {
-		return pub.Call(ctx, "demo_broadcast", map[string]any{"value": v}, nil)
-	})
 	front := "http://" + r.front() + "/mcp"
 	sess := openSession(t, ctx, front)
 	ping := func(id int) (int, string) {
 		resp := sess.do(ctx, front, "", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id))
 		return resp.StatusCode, mcpAnswer(resp, id)
 	}
+	before := broadcastSub(t, ctx, r.wsURL(1))
 	l := startLoad(ctx, front, 4)
-	var published []int
-	next := 1
-	if err := publish(next); err != nil {
+	if err := publish(1); err != nil {
 		t.Fatal(err)
 	}
-	published = append(published, next)
 
-	nsPid := r.pid("nats-server.pid")
-	if err := syscall.Kill(nsPid, syscall.SIGTERM); err != nil {
+	if err := syscall.Kill(r.pid("nats-server.pid"), syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	for !freePorts(r.natsPort) && ctx.Err() == nil {
@@ -452,17 +419,23 @@ func testReplicasNATSRestart(t *testing.T, ctx context.Context, r *replicas) {
 	}
 	// Down: a publish fails at once, clearly (or, sent in the instant the
 	// server was going away, by stateRequestTimeout).
-	next++
 	start := time.Now()
-	err = publish(next)
+	err = publish(2)
 	var e *jsonrpc.Error
 	if !errors.As(err, &e) || e.Code != -32050 || !strings.Contains(e.Message, "shared state unavailable") || time.Since(start) > stateRequestTimeout+time.Second {
 		t.Fatalf("demo_broadcast with NATS down: %v after %v", err, time.Since(start))
 	}
-	// Down: a session's request fails at once too, with 503 and -32030.
+	// A session's request fails at once too, with 503 and -32030.
 	start = time.Now()
 	if status, a := ping(2); status != http.StatusServiceUnavailable || !strings.Contains(a, "-32030") || time.Since(start) > 3*time.Second {
 		t.Fatalf("a session's ping with NATS down: %d %s after %v", status, a, time.Since(start))
+	}
+	// The subscription made before had 1, then ends with the broker's error.
+	if v, err := before.Next(ctx); err != nil || string(v) != "1" {
+		t.Fatalf("subscribed before the outage: %s %v", v, err)
+	}
+	if v, err := before.Next(ctx); !errors.As(err, &e) || e.Code != jsonrpc.CodeSubscriptionBroker {
+		t.Fatalf("subscribed before the outage, once NATS is down: %s %v (want the end, -32013)", v, err)
 	}
 	if err := l.until(ctx, 100); err != nil {
 		t.Fatal(l.finish(), err)
@@ -475,10 +448,8 @@ func testReplicasNATSRestart(t *testing.T, ctx context.Context, r *replicas) {
 	t.Cleanup(func() { ns.Process.Signal(syscall.SIGTERM); ns.Wait() })
 	// Back: publishes succeed again within a few seconds.
 	for {
-		next++
-		err := publish(next)
+		err := publish(3)
 		if err == nil {
-			published = append(published, next)
 			break
 		}
 		if !errors.As(err, &e) || e.Code != -32050 || ctx.Err() != nil {
@@ -486,12 +457,16 @@ func testReplicasNATSRestart(t *testing.T, ctx context.Context, r *replicas) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	for range 5 {
-		next++
-		if err := publish(next); err != nil {
+	after := broadcastSub(t, ctx, r.wsURL(1))
+	for v := 4; v <= 8; v++ {
+		if err := publish(v); err != nil {
 			t.Fatal(err)
 		}
-		published = append(published, next)
+	}
+	for want := 4; want <= 8; want++ {
+		if v, err := after.Next(ctx); err != nil || string(v) != strconv.Itoa(want) {
+			t.Fatalf("subscribed after the outage: %s %v, want %d", v, err, want)
+		}
 	}
 	// The session made before goes on, through every instance in turn.
 	for id := 3; id < 6; id++ {
@@ -504,26 +479,6 @@ func testReplicasNATSRestart(t *testing.T, ctx context.Context, r *replicas) {
 	}
 	if failures := l.finish(); len(failures) > 0 {
 		t.Fatalf("%d stateless calls failed while NATS restarted: %v", len(failures), failures)
-	}
-	// Each value published successfully arrives once, in order; one whose
-	// publish failed may arrive (it may have been stored before the
-	// answer was lost), but in its place and once.
-	got := []int{}
-	for len(got) == 0 || got[len(got)-1] != next {
-		v, err := nextValue(ctx, sub)
-		if err != nil {
-			t.Fatalf("after %v: %v", got, err)
-		}
-		n, _ := strconv.Atoi(v)
-		if len(got) > 0 && n <= got[len(got)-1] {
-			t.Fatalf("event %d after %v", n, got)
-		}
-		got = append(got, n)
-	}
-	for _, p := range published {
-		if !slices.Contains(got, p) {
-			t.Fatalf("published %v, the subscriber got %v", published, got)
-		}
 	}
 }
 
@@ -739,4 +694,53 @@ func testReplicasResume(t *testing.T, ctx context.Context, r *replicas) {
 		}
 	}
 	t.Fatalf("the resumed stream ended without the response (%d progress events)", progress)
+}
+
+// testReplicasListen: a subscriptions/listen stream (MCP 2026-07-28) on
+// instance 1 receives notifications/tools/list_changed for each
+// test_trigger_tool_change called on instance 2, through nginx and on
+// instance 3.
+func testReplicasListen(t *testing.T, ctx context.Context, r *replicas) {
+	lctx, stop := context.WithCancel(ctx)
+	defer stop()
+	body := `{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{` + meta2026 + `,"notifications":{"toolsListChanged":true}}}`
+	req, _ := http.NewRequestWithContext(lctx, http.MethodPost, r.mcpURL(1), strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := readEvents(resp.Body)
+	next := func() string {
+		for {
+			select {
+			case ev, ok := <-events:
+				if !ok {
+					t.Fatal("the listen stream ended")
+				}
+				if ev.data != "" {
+					return ev.data
+				}
+			case <-ctx.Done():
+				t.Fatal("no notification on the listen stream")
+			}
+		}
+	}
+	if ack := next(); !strings.Contains(ack, `"notifications/subscriptions/acknowledged"`) {
+		t.Fatalf("first message on the listen stream: %s", ack)
+	}
+	hc := &http.Client{}
+	for i, url := range []string{r.mcpURL(2), "http://" + r.front() + "/mcp", r.mcpURL(3)} {
+		res, rerr, err := call2026(ctx, hc, url, 100+i, "tools/call", "test_trigger_tool_change", `"name":"test_trigger_tool_change","arguments":{}`)
+		if err != nil || rerr != nil || !strings.Contains(string(res), "Mutation triggered") {
+			t.Fatalf("test_trigger_tool_change through %s: %s %v %v", url, res, rerr, err)
+		}
+		if got := next(); !strings.Contains(got, `"method":"notifications/tools/list_changed"`) || !strings.Contains(got, `"io.modelcontextprotocol/subscriptionId":7`) {
+			t.Fatalf("after the trigger through %s: %s", url, got)
+		}
+	}
 }

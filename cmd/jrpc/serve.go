@@ -74,7 +74,8 @@ Several instances: --state nats://HOST:PORT keeps the demo's shared state in
 a NATS server with JetStream (nats-server -js), so that every instance given
 the same server serves as one behind a load balancer with no affinity:
 demo_broadcast on any instance reaches the broadcast subscribers of all, and
-with --mcp an MCP 2025 session continues through any instance (a DELETE ends
+with --mcp test_trigger_tool_change reaches every subscriptions/listen for
+tools, an MCP 2025 session continues through any instance (a DELETE ends
 it on all), a cut event stream resumes with Last-Event-ID through any
 instance, and a multi round-trip started on one instance finishes on any
 other (the requestState keys are a ring in NATS; the first instance puts a
@@ -169,7 +170,7 @@ only when it fails itself (it cannot listen or write).`,
 	cmd.Flags().BoolVar(&mcp, "mcp", false, "serve the demo as an MCP server of both eras: 2025-11-25 (initialize, ping, tools with argument errors as isError results; http:// listeners with sessions) and 2026-07-28 (stateless: server/discover, every request on its own)")
 	cmd.Flags().BoolVar(&fixture, "mcp-fixture", false, "serve the MCP conformance suite's fixture surface (its tools, resources and prompts) in both eras, built on package mcp")
 	cmd.Flags().StringArrayVar(&stateKeys, "mcp-state-key", nil, "with --mcp: a `HEX` key (16 bytes or more) signing the requestState of multi round-trips, so that every instance behind a load balancer can resume them; repeat to rotate (the first signs, any verifies); default: a random key")
-	cmd.Flags().StringVar(&stateURL, "state", "", "keep the demo's shared state in the NATS server at `nats://HOST:PORT` (JetStream): broadcast subscriptions, MCP sessions, resumable streams' events and requestState keys are shared by every instance given the same server (docs/deployment.md); serve does not start without it")
+	cmd.Flags().StringVar(&stateURL, "state", "", "keep the demo's shared state in the NATS server at `nats://HOST:PORT` (JetStream): broadcast subscriptions, change feeds, MCP sessions, resumable streams' events and requestState keys are shared by every instance given the same server (docs/deployment.md); serve does not start without it")
 	cmd.Flags().BoolVar(&serveExplorer, "explorer", false, "also serve the web explorer at /explorer/ on each http:// listener")
 	ownFlagsHelp(cmd, "framing")
 	rootCmd.AddCommand(cmd)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/seedhq/jsonrpc"
 	"github.com/seedhq/jsonrpc/state"
@@ -15,7 +14,9 @@ import (
 // that a zero Shared serves one process as Register and NewMCPMux do.
 type Shared struct {
 	// Broker carries demo_broadcast's values to the broadcast subscribers
-	// of every instance.
+	// of every instance (SubscriptionsOptions.Broker), and
+	// test_trigger_tool_change's changes to every subscriptions/listen
+	// (ChangeFeed.Broker).
 	Broker state.Broker
 	// KeyRing signs the requestState of greet's multi round-trips (MCP
 	// 2026-07-28), so that any instance finishes what another started.
@@ -31,43 +32,18 @@ type BroadcastParams struct {
 	Meta  json.RawMessage `json:"_meta,omitzero" jsonschema:"Request metadata (MCP 2026-07-28)."`
 }
 
-// broker returns sh's Broker, or one of this process alone.
-func (sh Shared) broker() state.Broker {
-	if sh.Broker != nil {
-		return sh.Broker
-	}
-	return state.NewMemoryBroker(jsonrpc.DefaultSubscriptionBuffer)
-}
-
 // registerBroadcast adds the broadcast subscription kind to subs and
 // demo_broadcast to mux: demo_subscribe ["broadcast"] receives every value
 // published with demo_broadcast {"value": V} after it subscribed, on
-// whichever instance sharing b it was published, in publish order.
-func registerBroadcast(mux *jsonrpc.Mux, subs *jsonrpc.Subscriptions, b state.Broker) {
-	jsonrpc.AddSubscription(subs, "broadcast", func(ctx context.Context, _ struct{}, sink *jsonrpc.Sink[json.RawMessage]) error {
-		feed, err := b.Subscribe(ctx, BroadcastTopic)
-		if err != nil {
-			return fmt.Errorf("demo: broadcast: %w", err)
-		}
-		defer feed.Close()
-		for {
-			v, err := feed.Next(ctx)
-			if ctx.Err() != nil {
-				return nil // unsubscribed or disconnected
-			}
-			if err != nil {
-				return fmt.Errorf("demo: broadcast: %w", err)
-			}
-			if sink.Send(v) != nil {
-				return nil
-			}
-		}
-	})
+// whichever instance sharing subs's Broker it was published, in the
+// Broker's order.
+func registerBroadcast(mux *jsonrpc.Mux, subs *jsonrpc.Subscriptions) {
+	jsonrpc.AddTopic[json.RawMessage](subs, "broadcast")
 	jsonrpc.Register(mux, "demo_broadcast", func(ctx context.Context, p BroadcastParams) (bool, error) {
 		if len(p.Value) == 0 {
 			return false, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: /value: missing")
 		}
-		if err := b.Publish(ctx, BroadcastTopic, p.Value); err != nil {
+		if err := subs.Publish(ctx, "broadcast", p.Value); err != nil {
 			return false, stateError("demo_broadcast", err)
 		}
 		return true, nil

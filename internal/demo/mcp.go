@@ -82,7 +82,8 @@ func NewMCPMux(stateKeys ...[]byte) *jsonrpc.Mux { return Shared{}.NewMCPMux(sta
 // NewMCPMux is NewMCPMux with sh's shared state. It also has the tool
 // test_trigger_tool_change (named as in MCP's conformance fixture), which
 // sends notifications/tools/list_changed to every subscriptions/listen
-// stream that asked for toolsListChanged.
+// stream that asked for toolsListChanged, on every instance sharing
+// sh.Broker.
 func (sh Shared) NewMCPMux(stateKeys ...[]byte) *jsonrpc.Mux {
 	mux := jsonrpc.NewMux()
 	log := newMCPLog()
@@ -90,7 +91,7 @@ func (sh Shared) NewMCPMux(stateKeys ...[]byte) *jsonrpc.Mux {
 	RegisterMethods(mux)
 	ts := DemoTools()
 	addGreet(ts, newRounds(stateKeys, sh.KeyRing))
-	feed := &jsonrpc.ChangeFeed{Supports: []string{"toolsListChanged"}}
+	feed := &jsonrpc.ChangeFeed{Supports: []string{"toolsListChanged"}, Broker: sh.Broker}
 	addTrigger(ts, feed)
 	ts.ArgumentErrorsAsResults = true
 	ts.Register(mux)
@@ -118,7 +119,9 @@ func (TriggerResult) Text() string { return "Mutation triggered" }
 func addTrigger(ts *Tools, feed *jsonrpc.ChangeFeed) {
 	AddTool(ts, "test_trigger_tool_change", "Sends notifications/tools/list_changed to every subscriptions/listen stream that asked for toolsListChanged.",
 		func(context.Context, struct{}) (TriggerResult, error) {
-			feed.Publish("toolsListChanged")
+			if err := feed.Publish("toolsListChanged"); err != nil {
+				return TriggerResult{}, stateError("test_trigger_tool_change", err)
+			}
 			return TriggerResult{Triggered: true}, nil
 		})
 }

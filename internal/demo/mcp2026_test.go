@@ -15,6 +15,7 @@ import (
 
 	"github.com/seedhq/jsonrpc"
 	"github.com/seedhq/jsonrpc/internal/demo"
+	"github.com/seedhq/jsonrpc/state"
 )
 
 const meta26 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}`
@@ -154,20 +155,26 @@ func TestDemoListen(t *testing.T) {
 	}
 }
 
-// TestDemoTriggerToolChange: test_trigger_tool_change sends
-// notifications/tools/list_changed on a subscriptions/listen stream that
-// asked for toolsListChanged, tagged with its subscription id.
+// TestDemoTriggerToolChange: test_trigger_tool_change on one instance
+// sends notifications/tools/list_changed on a subscriptions/listen stream
+// of another sharing its broker, one that asked for toolsListChanged,
+// tagged with its subscription id.
 func TestDemoTriggerToolChange(t *testing.T) {
-	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
-	ts := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{
-		Sessions: true, ProtocolVersions: demo.MCPProtocolVersions, StatelessVersions: demo.MCPStatelessVersions,
-	}))
-	t.Cleanup(ts.Close)
+	sh := demo.Shared{Broker: state.NewMemoryBroker(16)}
+	instance := func() string {
+		srv := &jsonrpc.Server{Handler: sh.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
+		ts := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{
+			Sessions: true, ProtocolVersions: demo.MCPProtocolVersions, StatelessVersions: demo.MCPStatelessVersions,
+		}))
+		t.Cleanup(ts.Close)
+		return ts.URL
+	}
+	a, b := instance(), instance()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	post := func(id int, method, name, params string) *http.Response {
+	post := func(url string, id int, method, name, params string) *http.Response {
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL, strings.NewReader(body))
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
@@ -181,7 +188,7 @@ func TestDemoTriggerToolChange(t *testing.T) {
 		}
 		return resp
 	}
-	listen := post(7, "subscriptions/listen", "", `{`+meta26+`,"notifications":{"toolsListChanged":true}}`)
+	listen := post(a, 7, "subscriptions/listen", "", `{`+meta26+`,"notifications":{"toolsListChanged":true}}`)
 	defer listen.Body.Close()
 	lines := bufio.NewScanner(listen.Body)
 	next := func() string {
@@ -196,11 +203,11 @@ func TestDemoTriggerToolChange(t *testing.T) {
 	if ack := next(); !strings.Contains(ack, `"notifications/subscriptions/acknowledged"`) {
 		t.Fatalf("first message %s", ack)
 	}
-	resp := post(8, "tools/call", "test_trigger_tool_change", `{"name":"test_trigger_tool_change","arguments":{},`+meta26+`}`)
-	b, _ := io.ReadAll(resp.Body)
+	resp := post(b, 8, "tools/call", "test_trigger_tool_change", `{"name":"test_trigger_tool_change","arguments":{},`+meta26+`}`)
+	out, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(string(b), `"text":"Mutation triggered"`) {
-		t.Fatalf("tools/call: %d %s", resp.StatusCode, b)
+	if !strings.Contains(string(out), `"text":"Mutation triggered"`) {
+		t.Fatalf("tools/call: %d %s", resp.StatusCode, out)
 	}
 	if got := next(); !strings.Contains(got, `"method":"notifications/tools/list_changed"`) || !strings.Contains(got, `"io.modelcontextprotocol/subscriptionId":7`) {
 		t.Fatalf("after the trigger: %s", got)

@@ -41,7 +41,7 @@ func RegisterSubscriptions(mux *jsonrpc.Mux) *jsonrpc.Subscriptions {
 
 // RegisterSubscriptions is RegisterSubscriptions with sh's shared state.
 func (sh Shared) RegisterSubscriptions(mux *jsonrpc.Mux) *jsonrpc.Subscriptions {
-	subs := jsonrpc.NewSubscriptions(mux, jsonrpc.SubscriptionsOptions{Namespace: "demo"})
+	subs := jsonrpc.NewSubscriptions(mux, jsonrpc.SubscriptionsOptions{Namespace: "demo", Broker: sh.Broker})
 	jsonrpc.AddSubscription(subs, "ticker", func(ctx context.Context, p TickerParams, sink *jsonrpc.Sink[int64]) error {
 		if p.IntervalMS == 0 {
 			p.IntervalMS = DefaultTickerInterval
@@ -58,7 +58,7 @@ func (sh Shared) RegisterSubscriptions(mux *jsonrpc.Mux) *jsonrpc.Subscriptions 
 		ev := strings.Repeat("x", p.Size)
 		return tick(ctx, p.IntervalMS, p.Count, func(int64) error { return sink.Send(ev) })
 	}, jsonrpc.SubscriptionKindOptions{Buffer: 16})
-	registerBroadcast(mux, subs, sh.broker())
+	registerBroadcast(mux, subs)
 	return subs
 }
 
