@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -350,5 +352,68 @@ func TestStreamableHTTPSessionStoreEventStream(t *testing.T) {
 	a.session = resp.Header.Get("Mcp-Session-Id")
 	if resp := a.post(`{"jsonrpc":"2.0","id":2,"method":"echo"}`, bothAccept); status(t, resp) != http.StatusNotFound {
 		t.Fatalf("the session whose initialize failed: %d", resp.StatusCode)
+	}
+}
+
+// TestStreamableHTTPSessionStoreRoundRobin: the library's client, behind
+// a proxy that sends each request to the next of two instances (no
+// affinity), initialises once and calls on, each call served by either;
+// while the store fails its calls fail with -32030 (an *Error inside the
+// HTTP 503), and go on once it is back; Close's DELETE ends the session
+// in the store.
+func TestStreamableHTTPSessionStoreRoundRobin(t *testing.T) {
+	store := &flakyStore{SessionStore: state.NewMemorySessionStore(nil)}
+	var backends []*httputil.ReverseProxy
+	var hits [2]atomic.Int64
+	for range 2 {
+		u, _ := url.Parse(storeInstance(t, store, time.Minute, nil))
+		p := httputil.NewSingleHostReverseProxy(u)
+		p.FlushInterval = -1
+		backends = append(backends, p)
+	}
+	var next atomic.Int64
+	var session atomic.Value
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+			session.Store(id)
+		}
+		i := next.Add(1) % 2
+		hits[i].Add(1)
+		backends[i].ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	ctx := t.Context()
+	c, err := jsonrpc.DialStreamableHTTP(ctx, proxy.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var init json.RawMessage
+	if err := c.Call(ctx, "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}}}`), &init); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		var caps [2]bool
+		if err := c.Call(ctx, "caps", nil, &caps); err != nil || caps != [2]bool{true, true} {
+			t.Fatalf("call %d: %v, %v", i, caps, err)
+		}
+	}
+	if hits[0].Load() < 3 || hits[1].Load() < 3 {
+		t.Fatalf("the instances served %d and %d requests", hits[0].Load(), hits[1].Load())
+	}
+	store.down.Store(true)
+	var e *jsonrpc.Error
+	var he *jsonrpc.HTTPError
+	if err := c.Call(ctx, "echo", nil, nil); !errors.As(err, &e) || e.Code != -32030 || !errors.As(err, &he) || he.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a call while the store fails: %v", err)
+	}
+	store.down.Store(false)
+	var echo []int
+	if err := c.Call(ctx, "echo", []int{7}, &echo); err != nil || len(echo) != 1 || echo[0] != 7 {
+		t.Fatalf("a call once the store is back: %v, %v", echo, err)
+	}
+	c.Close()
+	if _, err := store.Get(ctx, session.Load().(string)); !errors.Is(err, state.ErrNoSession) {
+		t.Fatalf("the session in the store after Close: %v", err)
 	}
 }
