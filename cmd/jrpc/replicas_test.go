@@ -107,8 +107,9 @@ func findNginx(t *testing.T) string {
 }
 
 // startReplicas runs deploy/replicas/run.sh as docs/deployment.md does,
-// on free ports, with this test's jrpc, and waits for its "ready" line.
-func startReplicas(t *testing.T) *replicas {
+// on free ports, with this test's jrpc and flags added to each jrpc serve,
+// and waits for its "ready" line.
+func startReplicas(t *testing.T, flags ...string) *replicas {
 	findNginx(t)
 	r := &replicas{t: t, dir: t.TempDir(), scriptOut: &syncBuffer{}}
 	for range 50 {
@@ -118,7 +119,7 @@ func startReplicas(t *testing.T) *replicas {
 			break
 		}
 	}
-	r.script = exec.Command("bash", filepath.Join("..", "..", "deploy", "replicas", "run.sh"))
+	r.script = exec.Command("bash", append([]string{filepath.Join("..", "..", "deploy", "replicas", "run.sh")}, flags...)...)
 	r.script.Env = append(os.Environ(), "BASE="+strconv.Itoa(r.base), "NATS_PORT="+strconv.Itoa(r.natsPort), "DIR="+r.dir, "JRPC="+bin)
 	r.script.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, _ := r.script.StdoutPipe()
@@ -226,7 +227,7 @@ func call2026(ctx context.Context, hc *http.Client, url string, id int, method, 
 // round-robin, with one instance SIGKILLed and the NATS server restarted
 // under load.
 func TestReplicas(t *testing.T) {
-	r := startReplicas(t)
+	r := startReplicas(t, "--sse-keep-alive", "250ms")
 	ctx, cancel := context.WithTimeout(t.Context(), 45*time.Second)
 	defer cancel()
 
@@ -356,18 +357,49 @@ func (l *load) finish() []error {
 	return l.failures
 }
 
-// testReplicasKill: one instance is SIGKILLed while four clients call
-// through nginx. A call it was serving fails with nginx's 502 (at most one
-// per client); every other call succeeds, then and after.
+// testReplicasKill: instance 3 is SIGKILLed while four clients call
+// through nginx and while it runs a tool call whose event stream the
+// client stopped reading. A call it was serving through nginx fails with
+// nginx's 502 (at most one per client); every other call succeeds, then
+// and after. The stream, resumed with Last-Event-ID through instance 1,
+// replays the events instance 3 stored after the last one the client
+// read, none twice, then ends with -32001 for the call once three
+// heartbeats (--sse-keep-alive 250ms) have not come.
 func testReplicasKill(t *testing.T, ctx context.Context, r *replicas) {
+	s := openSession(t, ctx, r.mcpURL(3))
+	cctx, cut := context.WithCancel(ctx)
+	resp := s.do(cctx, r.mcpURL(3), "", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":4000},"_meta":{"progressToken":"k"}}}`)
+	events := readEvents(resp.Body)
+	var seen []sseEvent
+	for ev := range events {
+		if ev.id != "" {
+			seen = append(seen, ev)
+		}
+		if strings.Contains(ev.data, "notifications/progress") {
+			break
+		}
+	}
+	cut()
+	resp.Body.Close()
+	cutAt := time.Now()
+	for range events {
+	}
+	if len(seen) == 0 || !strings.Contains(seen[len(seen)-1].data, "notifications/progress") {
+		t.Fatalf("events before the cut: %v", seen)
+	}
+
 	const clients = 4
 	l := startLoad(ctx, "http://"+r.front()+"/mcp", clients)
 	if err := l.until(ctx, 100); err != nil {
 		t.Fatal(l.finish(), err)
 	}
+	// Meanwhile the call's progress events (every 400 ms) go on into the
+	// store, unread: two at least before the kill.
+	time.Sleep(time.Until(cutAt.Add(time.Second)))
 	if err := syscall.Kill(r.pid("jrpc-3.pid"), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	killed := time.Now()
 	if err := l.until(ctx, 200); err != nil {
 		t.Fatal(l.finish(), err)
 	}
@@ -381,6 +413,36 @@ func testReplicasKill(t *testing.T, ctx context.Context, r *replicas) {
 			t.Errorf("a call in flight on the killed instance: %v (want nginx's 502)", err)
 		}
 	}
+
+	last := seen[len(seen)-1].id
+	g := s.do(ctx, r.mcpURL(1), http.MethodGet, "", "Last-Event-ID", last)
+	defer g.Body.Close()
+	if g.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(g.Body)
+		t.Fatalf("GET with Last-Event-ID %s on instance 1 after instance 3 died: %d %s", last, g.StatusCode, b)
+	}
+	ids := map[string]bool{}
+	for _, ev := range seen {
+		ids[ev.id] = true
+	}
+	replayed := 0
+	for ev := range readEvents(g.Body) {
+		if ev.id != "" && ids[ev.id] {
+			t.Fatalf("event %s again after the resumption", ev.id)
+		}
+		ids[ev.id] = true
+		if strings.Contains(ev.data, "notifications/progress") {
+			replayed++
+		}
+		if strings.Contains(ev.data, `"id":5`) {
+			if !strings.Contains(ev.data, `"code":-32001`) || replayed == 0 {
+				t.Fatalf("after %d progress events replayed: %s", replayed, ev.data)
+			}
+			t.Logf("%d progress events replayed; the call ended with -32001 %v after the kill", replayed, time.Since(killed).Round(time.Millisecond))
+			return
+		}
+	}
+	t.Fatalf("the resumed stream ended without the call's end (%d progress events replayed)", replayed)
 }
 
 // testReplicasNATSRestart: the NATS server stops under load and starts
@@ -457,7 +519,21 @@ func testReplicasNATSRestart(t *testing.T, ctx context.Context, r *replicas) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	after := broadcastSub(t, ctx, r.wsURL(1))
+	// Instance 1 reconnects on its own (every 250 ms): until then its
+	// subscribe calls fail with -32013, "try again".
+	sc, err := jsonrpc.Dial(ctx, r.wsURL(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	var after *jsonrpc.Subscription[json.RawMessage]
+	for after == nil {
+		after, err = jsonrpc.Subscribe[json.RawMessage](ctx, sc.(*jsonrpc.Conn), "demo", "broadcast")
+		if err != nil && (!errors.As(err, &e) || e.Code != jsonrpc.CodeSubscriptionBroker || ctx.Err() != nil) {
+			t.Fatalf("subscribing once NATS is back: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	for v := 4; v <= 8; v++ {
 		if err := publish(v); err != nil {
 			t.Fatal(err)

@@ -40,6 +40,7 @@ func init() {
 		fixture   bool
 		stateKeys []string
 		stateURL  string
+		keepAlive time.Duration
 		sec       serveSecurity
 	)
 	cmd := &cobra.Command{
@@ -138,6 +139,7 @@ only when it fails itself (it cannot listen or write).`,
 					ProtocolVersions:  demo.MCPProtocolVersions,
 					StatelessVersions: demo.MCPStatelessVersions,
 					ToolInputSchema:   demo.ToolInputSchema,
+					KeepAlive:         keepAlive,
 				})))
 			}
 			srv.HandlerTimeout, srv.HTTPBodyTimeout = timeouts.handler, timeouts.body
@@ -171,6 +173,7 @@ only when it fails itself (it cannot listen or write).`,
 	cmd.Flags().BoolVar(&fixture, "mcp-fixture", false, "serve the MCP conformance suite's fixture surface (its tools, resources and prompts) in both eras, built on package mcp")
 	cmd.Flags().StringArrayVar(&stateKeys, "mcp-state-key", nil, "with --mcp: a `HEX` key (16 bytes or more) signing the requestState of multi round-trips, so that every instance behind a load balancer can resume them; repeat to rotate (the first signs, any verifies); default: a random key")
 	cmd.Flags().StringVar(&stateURL, "state", "", "keep the demo's shared state in the NATS server at `nats://HOST:PORT` (JetStream): broadcast subscriptions, change feeds, MCP sessions, resumable streams' events and requestState keys are shared by every instance given the same server (docs/deployment.md); serve does not start without it")
+	cmd.Flags().DurationVar(&keepAlive, "sse-keep-alive", 0, "with --mcp: write a keep-alive comment on open event streams this often (0: 15s); with --state also the heartbeat by which another instance following a stream takes its instance for dead after three missed")
 	cmd.Flags().BoolVar(&serveExplorer, "explorer", false, "also serve the web explorer at /explorer/ on each http:// listener")
 	ownFlagsHelp(cmd, "framing")
 	rootCmd.AddCommand(cmd)

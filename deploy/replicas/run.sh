@@ -3,7 +3,9 @@
 # round-robin (no affinity), sharing their state through one nats-server
 # with JetStream, all on this machine's loopback (docs/deployment.md).
 #
-#   deploy/replicas/run.sh            # until Ctrl-C; then everything stops
+#   deploy/replicas/run.sh [FLAG]...  # until Ctrl-C; then everything stops
+#
+# FLAGs are added to each `jrpc serve` (e.g. -v to log every call).
 #
 # Needs Go and nginx. It builds jrpc and nats-server (the version
 # cmd/jrpc/go.mod requires) into its directory, then prints
@@ -64,7 +66,7 @@ await "$nats_port" nats-server
 for i in 1 2 3; do
   "$jrpc" serve --mcp --state "nats://127.0.0.1:$nats_port" \
     --listen "http://127.0.0.1:$((base + i))/mcp" --listen "ws://127.0.0.1:$((base + 10 + i))/ws" \
-    --trusted-proxy 127.0.0.1 >"$dir/jrpc-$i.log" 2>&1 &
+    --trusted-proxy 127.0.0.1 "$@" >"$dir/jrpc-$i.log" 2>&1 &
   pids+=($!)
   echo $! >"$dir/jrpc-$i.pid"
 done
