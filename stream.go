@@ -140,13 +140,7 @@ type messageOpener interface {
 	openMessage() (messageWriter, error)
 }
 
-func (s stream) openMessage() (messageWriter, error) {
-	m, err := s.OpenMessage()
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
-}
+func (s stream) openMessage() (messageWriter, error) { return s.OpenMessage() }
 
 // writeStream writes the stream in slot after head, the response's start,
 // opening the message (open) past StreamChunk; failed (if set) hears at once

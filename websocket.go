@@ -175,13 +175,5 @@ func newWSChannel(wc *websocket.Conn, limit int64, interval, timeout time.Durati
 // as it arrives (see calliter.go and internal/wsconn's Lending).
 type wsLending struct{ *wsconn.Lending }
 
-func (ch wsLending) openMessage() (messageWriter, error) { return wsChannel{ch.Channel}.openMessage() }
-
-// openMessage writes one WebSocket text message in frames.
-func (ch wsChannel) openMessage() (messageWriter, error) {
-	m, err := ch.OpenMessage()
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
-}
+func (ch wsLending) openMessage() (messageWriter, error) { return ch.OpenMessage() }
+func (ch wsChannel) openMessage() (messageWriter, error) { return ch.OpenMessage() }
