@@ -88,12 +88,7 @@ func (c *Conn) newRequestCtx(ctx context.Context, params []byte) *callCtx {
 	}
 	inner, cancel := context.WithCancelCause(ctx)
 	return &callCtx{Context: inner, cancel: cancel, conn: c, conv: cv,
-		progress: convention.Progress{Conv: convention.Convention(cv), Params: params, TokenOf: progressTokenOf}}
-}
-
-// progressTokenOf is progressToken for convention.Progress.
-func progressTokenOf(params []byte, cv convention.Convention) []byte {
-	return progressToken(params, Convention(cv))
+		progress: convention.Progress{Conv: convention.Convention(cv), Params: params, TokenOf: progressToken}}
 }
 
 // cancelIncoming cancels the peer's request id if it is being served, or
@@ -165,8 +160,8 @@ func ReportProgress(ctx context.Context, progress, total float64, message string
 // progressToken returns the progress token in params (MCP:
 // _meta.progressToken, LSP: workDoneToken), a copy of its bytes, or nil
 // when there is none or it is neither a string nor an integer.
-func progressToken(params []byte, cv Convention) []byte {
-	tok := convention.TokenOf(params, convention.Convention(cv))
+func progressToken(params []byte, cv convention.Convention) []byte {
+	tok := convention.TokenOf(params, cv)
 	if id, ok := RawID(tok); !ok || id.IsNull() || (tok[0] != '"' && !canonicalInt(string(tok))) {
 		return nil
 	}
