@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 )
 
 // SubscriptionGap is returned, once, by [Resubscription.Next] when the
@@ -31,7 +32,7 @@ type Resubscription[E any] struct {
 
 	mu    sync.Mutex
 	cur   *Subscription[E]
-	ended bool // Unsubscribe was called
+	ended atomic.Bool // Unsubscribe was called
 }
 
 // Resubscribe is [SubscribeWith] on a reconnecting client: when the
@@ -74,7 +75,7 @@ func (s *Resubscription[E]) Next(ctx context.Context) (E, error) {
 	cur := s.cur
 	s.mu.Unlock()
 	ev, err := cur.Next(ctx)
-	if err == nil || ctx.Err() != nil || cur.conn.Err() == nil || s.isEnded() {
+	if err == nil || ctx.Err() != nil || cur.conn.Err() == nil || s.ended.Load() {
 		return ev, err // an event, or the subscription ended while its connection lives on
 	}
 	cause := err
@@ -99,17 +100,11 @@ func (s *Resubscription[E]) Next(ctx context.Context) (E, error) {
 	}
 }
 
-func (s *Resubscription[E]) isEnded() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.ended
-}
-
 // Unsubscribe ends the subscription and tells the server; it is not made
 // again.
 func (s *Resubscription[E]) Unsubscribe(ctx context.Context) error {
 	s.mu.Lock()
-	s.ended = true
+	s.ended.Store(true)
 	cur := s.cur
 	s.mu.Unlock()
 	err := cur.Unsubscribe(ctx)
