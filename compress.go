@@ -35,12 +35,18 @@ func (s *Server) httpCompressMinSize() int {
 func (s *Server) writeJSON(w http.ResponseWriter, req http.Header, reply []byte) error {
 	h := w.Header()
 	h["Content-Type"] = jsonContentType
+	gzipped := false
 	if m := s.httpCompressMinSize(); m >= 0 && len(reply) >= m {
-		zbuf := wire.GetBuf()
-		defer wire.PutBuf(zbuf)
-		reply = s.compressReply(h, req, reply, zbuf)
+		h.Add("Vary", "Accept-Encoding")
+		if gzipped = httpx.Accepts(req); gzipped {
+			zbuf := wire.GetBuf()
+			defer wire.PutBuf(zbuf)
+			*zbuf = httpx.Append((*zbuf)[:0], reply)
+			reply = *zbuf
+			h.Set("Content-Encoding", "gzip")
+		}
 	}
-	if len(reply) > 2048 {
+	if gzipped || len(reply) > 2048 {
 		// Smaller replies get their length from net/http, which buffers
 		// them; a larger one would otherwise go chunked.
 		h.Set("Content-Length", strconv.Itoa(len(reply)))
@@ -48,20 +54,6 @@ func (s *Server) writeJSON(w http.ResponseWriter, req http.Header, reply []byte)
 	w.WriteHeader(http.StatusOK)
 	_, err := w.Write(reply)
 	return err
-}
-
-// compressReply returns the body to send for a reply large enough to
-// compress: gzipped into *into when the request (its header req) accepts
-// gzip. It sets the headers that say which.
-func (s *Server) compressReply(h, req http.Header, reply []byte, into *[]byte) []byte {
-	h.Add("Vary", "Accept-Encoding")
-	if !httpx.Accepts(req) {
-		return reply
-	}
-	*into = httpx.Append((*into)[:0], reply)
-	h.Set("Content-Encoding", "gzip")
-	h.Set("Content-Length", strconv.Itoa(len(*into)))
-	return *into
 }
 
 // WithCompression compresses what the client sends where the transport
