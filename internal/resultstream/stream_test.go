@@ -102,13 +102,14 @@ func TestEncoderElemError(t *testing.T) {
 func TestEncoderWriteFails(t *testing.T) {
 	gone := errors.New("peer gone")
 	rec := &recorder{fail: gone}
-	e := Encoder{Buf: []byte("["), Chunk: 2, Open: func() (Writer, error) { return rec, nil }}
-	if err := e.Elem(12345); !errors.Is(err, gone) || !e.Opened() || !e.WriteFailed() {
-		t.Fatalf("a failed write: %v, opened %v, failed %v", err, e.Opened(), e.WriteFailed())
+	var told []error // what Failed heard
+	e := Encoder{Buf: []byte("["), Chunk: 2, Open: func() (Writer, error) { return rec, nil }, Failed: func(err error) { told = append(told, err) }}
+	if err := e.Elem(12345); !errors.Is(err, gone) || !e.Opened() || !e.WriteFailed() || len(told) != 1 || told[0] != gone {
+		t.Fatalf("a failed write: %v, opened %v, failed %v, Failed told %v", err, e.Opened(), e.WriteFailed(), told)
 	}
-	e = Encoder{Buf: []byte("["), Chunk: 2, Open: func() (Writer, error) { return nil, gone }}
-	if err := e.Elem(12345); !errors.Is(err, gone) || e.Opened() || !e.WriteFailed() {
-		t.Fatalf("a failed open: %v, opened %v, failed %v", err, e.Opened(), e.WriteFailed())
+	e = Encoder{Buf: []byte("["), Chunk: 2, Open: func() (Writer, error) { return nil, gone }, Failed: func(err error) { told = append(told, err) }}
+	if err := e.Elem(12345); !errors.Is(err, gone) || e.Opened() || !e.WriteFailed() || len(told) != 1 {
+		t.Fatalf("a failed open (the caller's to handle, not Failed's): %v, opened %v, failed %v, Failed told %v", err, e.Opened(), e.WriteFailed(), told)
 	}
 }
 
