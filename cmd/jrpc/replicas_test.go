@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -259,7 +260,8 @@ func broadcastSub(t *testing.T, ctx context.Context, url string) *jsonrpc.Subscr
 // testReplicasBroadcast: subscribers on instances 1 and 3 (and one through
 // nginx) receive every value demo_broadcast publishes through instance 2
 // and through nginx (round-robin, so through every instance), once each,
-// in order.
+// in order; then the values of three publishers at once, one per
+// instance.
 func testReplicasBroadcast(t *testing.T, ctx context.Context, r *replicas) {
 	pub, err := jsonrpc.Dial(ctx, r.wsURL(2))
 	if err != nil {
@@ -301,6 +303,55 @@ func testReplicasBroadcast(t *testing.T, ctx context.Context, r *replicas) {
 			if err != nil || string(v) != strconv.Itoa(i) {
 				t.Fatalf("subscriber %d: event %q (%v), want %d", k, v, err, i)
 			}
+		}
+	}
+
+	// Under load: three publishers at once, one on each instance, 50
+	// values each. Every subscriber receives all 150 once, each
+	// publisher's in its order, and all three in one same order (the
+	// broker's).
+	const perPublisher = 50
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	for p := 1; p <= 3; p++ {
+		wg.Go(func() {
+			c, err := jsonrpc.Dial(ctx, r.wsURL(p))
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			for n := 1; n <= perPublisher; n++ {
+				if err := c.Call(ctx, "demo_broadcast", map[string]any{"value": []int{p, n}}, nil); err != nil {
+					errs <- fmt.Errorf("publisher %d, value %d: %w", p, n, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	var orders [][]string
+	for k, sub := range subs {
+		next := map[int]int{1: 1, 2: 1, 3: 1}
+		var order []string
+		for range 3 * perPublisher {
+			v, err := sub.Next(ctx)
+			var pn []int
+			if err != nil || json.Unmarshal(v, &pn) != nil || len(pn) != 2 || pn[1] != next[pn[0]] {
+				t.Fatalf("subscriber %d after %d events: %s %v (want each publisher's values in order: %v)", k, len(order), v, err, next)
+			}
+			next[pn[0]]++
+			order = append(order, string(v))
+		}
+		orders = append(orders, order)
+	}
+	for k := 1; k < len(orders); k++ {
+		if !slices.Equal(orders[0], orders[k]) {
+			t.Fatalf("subscribers 0 and %d received the values in different orders", k)
 		}
 	}
 }
@@ -597,13 +648,22 @@ type session2025 struct {
 // response, its body unread.
 func (s *session2025) do(ctx context.Context, url, method, body string, hdr ...string) *http.Response {
 	s.t.Helper()
+	resp, err := s.send(ctx, url, method, body, hdr...)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return resp
+}
+
+// send is do, for any goroutine.
+func (s *session2025) send(ctx context.Context, url, method, body string, hdr ...string) (*http.Response, error) {
 	verb := http.MethodPost
 	if body == "" {
 		verb = method
 	}
 	req, err := http.NewRequestWithContext(ctx, verb, url, strings.NewReader(body))
 	if err != nil {
-		s.t.Fatal(err)
+		return nil, err
 	}
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if body != "" {
@@ -616,11 +676,7 @@ func (s *session2025) do(ctx context.Context, url, method, body string, hdr ...s
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	resp, err := s.hc.Do(req)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return resp
+	return s.hc.Do(req)
 }
 
 // sseEvent is one event of an event stream.
@@ -684,7 +740,8 @@ func openSession(t *testing.T, ctx context.Context, url string) *session2025 {
 
 // testReplicasSessions: a 2025-11-25 session initialised through nginx
 // continues through nginx (round-robin: every instance in turn) and
-// through each instance directly; a DELETE through nginx ends it on all.
+// through each instance directly, as do four more at once; a DELETE
+// through nginx ends the first on all.
 func testReplicasSessions(t *testing.T, ctx context.Context, r *replicas) {
 	front := "http://" + r.front() + "/mcp"
 	s := openSession(t, ctx, front)
@@ -696,6 +753,31 @@ func testReplicasSessions(t *testing.T, ctx context.Context, r *replicas) {
 		if a := mcpAnswer(resp, id); resp.StatusCode != http.StatusOK || !strings.Contains(a, fmt.Sprintf(`"structuredContent":{"sum":%d}`, i+1)) {
 			t.Fatalf("call %d through %s: %d %s", i, u, resp.StatusCode, a)
 		}
+	}
+	// Under load: four more sessions at once, 15 calls each through nginx.
+	var wg sync.WaitGroup
+	failed := make(chan string, 4)
+	for range 4 {
+		o := openSession(t, ctx, front)
+		wg.Go(func() {
+			for i := range 15 {
+				body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"a":%d,"b":2}}}`, 100+i, i)
+				resp, err := o.send(ctx, front, "", body)
+				if err != nil {
+					failed <- fmt.Sprintf("session %s, call %d: %v", o.id, i, err)
+					return
+				}
+				if a := mcpAnswer(resp, 100+i); resp.StatusCode != http.StatusOK || !strings.Contains(a, fmt.Sprintf(`"structuredContent":{"sum":%d}`, i+2)) {
+					failed <- fmt.Sprintf("session %s, call %d: %d %s", o.id, i, resp.StatusCode, a)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(failed)
+	for f := range failed {
+		t.Error(f)
 	}
 	resp := s.do(ctx, front, http.MethodDelete, "")
 	resp.Body.Close()
