@@ -403,7 +403,7 @@ func (p *postSink) serve(ctx context.Context, e *wire.Envelope, batch []wire.Env
 	if !p.acceptsSSE || p.calls == 0 {
 		p.exchange.serve(ctx, e, batch)
 		if len(p.reply) > 0 {
-			p.writeJSON(p.sess.Commit(p.reply))
+			p.writeJSON(p.sess.Commit(p.reply, p.w.Header()))
 		}
 		return
 	}
@@ -444,7 +444,7 @@ func (p *postSink) serveStream(ctx context.Context, reply []byte, e *wire.Envelo
 	ps := &postStream{sess: sess, client: p.client}
 	ps.Answer.Init(w, streamable.AnswerConfig{
 		Events: es, Reply: p.pi, WithData: !p.stateless && p.r.Header.Get(versionHeader) >= mcp.Version2025,
-		Always: h.opts.SSE == SSEAlways, Requests: p.calls,
+		Always: h.opts.SSE == SSEAlways, Requests: p.calls, Session: sess,
 	})
 	ps.Inbox.Init()
 	if reply != nil {
@@ -576,9 +576,7 @@ func (ps *postStream) Close() error {
 func (ps *postStream) Send(msg []byte) error { return closedIfEnded(ps.Write(msg, false)) }
 
 // sendReply writes the reply to the POST's message, which ends the answer.
-func (ps *postStream) sendReply(msg []byte) error {
-	return closedIfEnded(ps.Write(ps.sess.Commit(msg), true))
-}
+func (ps *postStream) sendReply(msg []byte) error { return closedIfEnded(ps.Write(msg, true)) }
 
 // WriteJSON writes msg as a JSON answer, gzipped as plain HTTP replies are
 // (streamable.Replier).

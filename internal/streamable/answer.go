@@ -18,6 +18,7 @@ type AnswerConfig struct {
 	WithData bool        // the client takes MCP 2025-11-25's priming event
 	Always   bool        // an event stream from the start (SSEAlways)
 	Requests int         // the requests of the POST (see Cancelled)
+	Session  *Session    // the POST's session (nil: none), whose Commit the reply passes
 }
 
 // Replier is what an Answer needs of the server's reply.
@@ -61,6 +62,11 @@ func (a *Answer) Write(msg []byte, reply bool) error {
 	defer a.mu.Unlock()
 	if a.finished {
 		return sse.ErrEnded
+	}
+	if reply && !a.sse {
+		msg = a.cfg.Session.Commit(msg, a.w.Header())
+	} else if reply {
+		msg = a.cfg.Session.Commit(msg, nil) // the session's header is out
 	}
 	if !a.sse && (!reply || a.cfg.Always) {
 		a.startEvents()

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/seedhq/jsonrpc/internal/mcp"
 	"github.com/seedhq/jsonrpc/internal/wire"
 	"github.com/seedhq/jsonrpc/state"
 )
@@ -120,10 +121,11 @@ func (s *Session) declare(data []byte, e *wire.Envelope) {
 // Commit creates s in the Store, once, for the reply to the initialize
 // that started it here, before the reply is written: it returns reply,
 // or in its place a JSON-RPC error naming the store's failure (then s
-// ends here, without OnEnd: the POST that started it is answering). A
-// reply that is an error creates nothing. Without a Store, for a nil s
-// or for any later reply, it returns reply as it is.
-func (s *Session) Commit(reply []byte) []byte {
+// ends here, without OnEnd: the POST that started it is answering, and
+// the session's header goes from h, the response's header when not yet
+// sent). A reply that is an error creates nothing. Without a Store, for a
+// nil s or for any later reply, it returns reply as it is.
+func (s *Session) Commit(reply []byte, h http.Header) []byte {
 	if s == nil || !s.pending.CompareAndSwap(true, false) {
 		return reply
 	}
@@ -153,6 +155,9 @@ func (s *Session) Commit(reply []byte) []byte {
 		return reply
 	}
 	s.t.end(s, false)
+	if h != nil {
+		h.Del(mcp.SessionHeader)
+	}
 	return storeError(r.ID, fmt.Errorf("creating the session: %w", err))
 }
 
