@@ -272,7 +272,7 @@ func (o *readOwner) flushReplies(ctx context.Context) {
 // reading. Calls register under c.mu, so a caller either is seen here or
 // sees the park (takeOver).
 func (o *readOwner) park() bool {
-	if o.served.Load() || o.buffered() {
+	if o.served.Load() || o.buffered() || o.c.subs.Load() != nil { // a subscriber's events must not wait
 		return false
 	}
 	c := o.c
