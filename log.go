@@ -83,14 +83,7 @@ func logCall(ctx context.Context, logger *slog.Logger, o *LogOptions, req *Reque
 	if err != nil {
 		attrs = append(attrs, slog.Int64("code", code), slog.String("error", errorText(err)))
 	}
-	if p, ok := PeerFromContext(ctx); ok {
-		if p.Transport != "" {
-			attrs = append(attrs, slog.String("transport", p.Transport))
-		}
-		if p.RemoteAddr != "" {
-			attrs = append(attrs, slog.String("remote", p.RemoteAddr))
-		}
-	}
+	attrs = appendPeer(ctx, attrs)
 	if o.Principal != nil {
 		if who := o.Principal(ctx); who != "" {
 			attrs = append(attrs, slog.String("principal", who))

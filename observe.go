@@ -68,21 +68,25 @@ func (s *Server) logProtocol(ctx context.Context, msg string, e *Error, err erro
 	if !l.Enabled(ctx, slog.LevelDebug) {
 		return
 	}
-	attrs := make([]slog.Attr, 0, 5)
-	if p, ok := PeerFromContext(ctx); ok {
-		if p.Transport != "" {
-			attrs = append(attrs, slog.String("transport", p.Transport))
-		}
-		if p.RemoteAddr != "" {
-			attrs = append(attrs, slog.String("remote", p.RemoteAddr))
-		}
-	}
+	attrs := appendPeer(ctx, make([]slog.Attr, 0, 5))
 	if e != nil {
 		attrs = append(attrs, slog.Int64("code", e.Code), slog.String("error", e.Message))
 	} else if err != nil {
 		attrs = append(attrs, slog.String("error", err.Error()))
 	}
 	l.LogAttrs(ctx, slog.LevelDebug, msg, attrs...)
+}
+
+// appendPeer appends the transport and address of ctx's peer, when known.
+func appendPeer(ctx context.Context, attrs []slog.Attr) []slog.Attr {
+	p, _ := PeerFromContext(ctx)
+	if p.Transport != "" {
+		attrs = append(attrs, slog.String("transport", p.Transport))
+	}
+	if p.RemoteAddr != "" {
+		attrs = append(attrs, slog.String("remote", p.RemoteAddr))
+	}
+	return attrs
 }
 
 // logReply logs a reply that carries only an error (the server's answer to a
