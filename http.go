@@ -136,8 +136,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) readPOST(w http.ResponseWriter, r *http.Request, buf []byte) ([]byte, bool) {
 	limit := s.maxMessageSize()
 	buf, err := httpx.ReadPOST(w, r, buf, limit, s.httpBodyTimeout())
-	if err == httpx.ErrTooLarge {
-		s.tooLargeHTTP(w, r, limit)
+	if err == httpx.ErrTooLarge { // 413, and the connection closes: the rest of the body is not read
+		ctx := withPeer(r.Context(), s, s.httpPeer(r, "http"))
+		s.logProtocol(ctx, "jsonrpc: message too large", errMessageTooLarge(limit), nil)
+		httpx.RefuseTooLarge(w, "jsonrpc: "+errMessageTooLarge(limit).Message)
 	}
 	return buf, err == nil
 }
@@ -166,14 +168,6 @@ func tooManyRequests(w http.ResponseWriter, refused error) {
 	h["Content-Type"] = jsonContentType
 	w.WriteHeader(http.StatusTooManyRequests)
 	w.Write(appendResponse(nil, NullID, nil, &Error{Code: CodeLimitExceeded, Message: "limit exceeded"}))
-}
-
-// tooLargeHTTP answers 413 and asks the client to close the connection,
-// since the rest of the body will not be read.
-func (s *Server) tooLargeHTTP(w http.ResponseWriter, r *http.Request, limit int64) {
-	ctx := withPeer(r.Context(), s, s.httpPeer(r, "http"))
-	s.logProtocol(ctx, "jsonrpc: message too large", errMessageTooLarge(limit), nil)
-	httpx.RefuseTooLarge(w, "jsonrpc: "+errMessageTooLarge(limit).Message)
 }
 
 // jsonContentType is the header value every request and reply carries,
