@@ -273,7 +273,6 @@ func (c *Conn) unqueue(t *task) {
 	t.eachID(c.queued.Done)
 }
 
-// eachID calls f with the id key of each of t's requests that has an id.
 func (t *task) eachID(f func(k string)) {
 	if t.batch == nil {
 		if t.env.ID.Present() {

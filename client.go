@@ -80,7 +80,6 @@ func (c *BatchCall) IsNotification() bool { return c.notify }
 // Len returns the number of calls and notifications in the batch.
 func (b *Batch) Len() int { return len(b.elems) }
 
-// finish records the outcome of a call.
 func (c *BatchCall) finish(result []byte, err error, strict bool) {
 	if err != nil {
 		c.Err = err

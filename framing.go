@@ -142,7 +142,6 @@ func tooLarge(limit int64, fatal bool) *FrameError {
 	return &FrameError{Fatal: fatal, Code: CodeInvalidRequest, Msg: framing.TooLargeMessage(limit), limit: limit}
 }
 
-// frameError gives the engine's error about a message as a *FrameError.
 func frameError(err error) error {
 	fe, ok := err.(*framing.Error)
 	if !ok {

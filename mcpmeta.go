@@ -78,7 +78,6 @@ func MCPMetaFromContext(ctx context.Context) *MCPMeta {
 	return m
 }
 
-// newMCPMeta returns the MCPMeta of a request's _meta.
 func newMCPMeta(m *mcp.Meta) *MCPMeta {
 	return &MCPMeta{ProtocolVersion: m.ProtocolVersion, ClientInfo: m.ClientInfo, ClientCapabilities: m.ClientCapabilities,
 		LogLevel: m.LogLevel, Raw: m.Raw, InputResponses: m.InputResponses, RequestState: m.RequestState,

@@ -135,7 +135,6 @@ func idOf(e *wire.Envelope, data []byte) ID {
 	return ID{raw: string(e.ID.Of(data))}
 }
 
-// appendError appends the JSON error object e.
 func appendError(b []byte, e *Error) []byte {
 	b = append(b, `{"code":`...)
 	b = strconv.AppendInt(b, e.Code, 10)

@@ -98,7 +98,6 @@ func resultOf(data []byte, e *wire.Envelope, batch bool, elems int) callResult {
 	return r
 }
 
-// outcome is what response e of data says about its call.
 func outcome(data []byte, e *wire.Envelope) callResult {
 	switch {
 	case e.Kind == wire.KindBadResponse:
@@ -129,7 +128,6 @@ func nullIDError(data []byte, e *wire.Envelope) *Error {
 // parseOurID reads an id we sent: a plain decimal number.
 func parseOurID(raw []byte) (uint64, bool) { return connrt.ParseID(raw) }
 
-// batchCall is a call of a batch being sent, with its id and record.
 type batchCall struct {
 	*BatchCall
 	id uint64
@@ -174,7 +172,6 @@ func (sb *sentBatch) whole() []byte {
 
 var sentBatchPool = sync.Pool{New: func() any { return new(sentBatch) }}
 
-// records returns the pending records of the calls.
 func (sb *sentBatch) records() []*pendingCall {
 	sb.ps = sb.ps[:0]
 	for _, w := range sb.calls {

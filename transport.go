@@ -87,7 +87,6 @@ func RegisterTransport(scheme string, dial DialFunc, listen ListenFunc) {
 	transports[scheme] = transport{dial, listen}
 }
 
-// registered returns the transport registered for scheme.
 func registered(scheme string) (transport, bool) {
 	transportsMu.RLock()
 	defer transportsMu.RUnlock()

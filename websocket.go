@@ -155,7 +155,7 @@ func dialWebSocketConn(ctx context.Context, url string, cfg *dialConfig) (*Conn,
 	return cfg.newConn(wsLending{wsconn.NewLending(newWSChannel(wc, limit, cfg.pingInterval, cfg.pingTimeout).Channel)}), nil
 }
 
-// wsChannel is a Channel over a WebSocket (see internal/wsconn).
+// wsChannel is a server socket's Channel: wsconn's, with openMessage.
 type wsChannel struct{ *wsconn.Channel }
 
 // newWSChannel reads messages of up to limit bytes from wc and pings the
