@@ -230,6 +230,7 @@
 //	WithMCPVersion         off (no MCP client)                                                      yes (MCPAuto, or a revision)
 //	WithMCPClientInfo      "seedhq-jsonrpc"                                                         yes
 //	WithMCPCapabilities    {}                                                                       yes
+//	WithMCPTasks           off (tasks not declared)                                                 yes
 //	WithMaxInputRounds     DefaultMaxInputRounds                                                    yes
 //	WithCompression        off                        gzip     deflate
 //	WithReconnect          off                                 yes    yes                           (NewReconnectClient too)

@@ -30,8 +30,8 @@ func TestParseFault(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
-	if _, err := chaos.Start("", "tls://127.0.0.1:1", chaos.Options{}); err == nil {
-		t.Error("a tls:// target accepted")
+	if _, err := chaos.Start("", "quic://127.0.0.1:1", chaos.Options{}); err == nil || !strings.Contains(err.Error(), "want tcp, tls, unix") {
+		t.Errorf("a quic:// target: %v", err)
 	}
 }
 

@@ -81,6 +81,7 @@ func TestDemoSignatures(t *testing.T) {
 	want := `bad_result(params any) any
 big(n integer) string
 countdown(n integer, interval_ms? integer) string
+demo_broadcast(value any, _meta? any) boolean
 demo_subscribe(values ...any) string
 demo_unsubscribe(id string) boolean
 echo(params any) any
