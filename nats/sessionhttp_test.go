@@ -4,11 +4,17 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +23,7 @@ import (
 
 	"github.com/seedhq/jsonrpc"
 	jnats "github.com/seedhq/jsonrpc/nats"
+	"github.com/seedhq/jsonrpc/state"
 )
 
 // httpInstance serves, over Streamable HTTP with its sessions in store, a
@@ -214,5 +221,67 @@ func TestStreamableHTTPSessionsNATSDown(t *testing.T) {
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
+	}
+}
+
+// TestStreamableHTTPSessionsUnderLoad: six clients of the library, each
+// behind a proxy that sends every request to the next of three instances
+// sharing one JetStream bucket (no affinity), initialise, call 25 times
+// (each call checks the capabilities restored wherever it lands) and
+// close; every call succeeds, every session ends in the bucket.
+func TestStreamableHTTPSessionsUnderLoad(t *testing.T) {
+	ns := runJetStream(t)
+	var backends []*httputil.ReverseProxy
+	var stores []*jnats.SessionStore
+	for range 3 {
+		store := newSessionStore(t, jsConn(t, ns), "load")
+		u, _ := url.Parse(httpInstance(t, store, time.Minute, nil))
+		backends = append(backends, httputil.NewSingleHostReverseProxy(u))
+		stores = append(stores, store)
+	}
+	var next atomic.Int64
+	var ids sync.Map
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+			ids.Store(id, true)
+		}
+		backends[next.Add(1)%3].ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	var wg sync.WaitGroup
+	for client := range 6 {
+		wg.Go(func() {
+			ctx := t.Context()
+			c, err := jsonrpc.DialStreamableHTTP(ctx, proxy.URL)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer c.Close()
+			caps := fmt.Sprintf(`{"protocolVersion":"2025-11-25","capabilities":{%s}}`, map[bool]string{true: `"elicitation":{}`}[client%2 == 0])
+			if err := c.Call(ctx, "initialize", json.RawMessage(caps), nil); err != nil {
+				t.Errorf("client %d: initialize: %v", client, err)
+				return
+			}
+			for i := range 25 {
+				var got [2]bool
+				if err := c.Call(ctx, "caps", nil, &got); err != nil || got != [2]bool{client%2 == 0, true} {
+					t.Errorf("client %d call %d: %v, %v", client, i, got, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	n := 0
+	ids.Range(func(id, _ any) bool {
+		n++
+		if _, err := stores[0].Get(t.Context(), id.(string)); !errors.Is(err, state.ErrNoSession) {
+			t.Errorf("session %s after Close: %v", id, err)
+		}
+		return true
+	})
+	if n != 6 {
+		t.Fatalf("%d sessions, want 6", n)
 	}
 }
