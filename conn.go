@@ -33,6 +33,7 @@ type Conn struct {
 	paramsSize atomic.Int64  // size of the last large params we sent (see growFor)
 	wg         sync.WaitGroup
 	done       chan struct{}
+	peerDone   chan struct{} // closed once reading ended: the peer finished sending, or the transport broke
 	onDone     func()
 
 	rd        readOwner    // who reads (reading.go)
@@ -90,6 +91,7 @@ func newConnContext(base context.Context, ch Channel, srv *Server, onDone func()
 		done:   make(chan struct{}),
 		onDone: onDone,
 	}
+	c.peerDone = make(chan struct{})
 	if qs, ok := ch.(QueuedSender); ok {
 		c.qs = qs
 	} else {
@@ -243,6 +245,7 @@ func (c *Conn) finish(err error) {
 		c.close(err)
 	}
 	c.failPending(err)
+	close(c.peerDone) // subscriptions/listen ends: nothing else would end it (listen.go)
 	c.wg.Wait()
 	c.rd.flushReplies(context.Background()) // the answers of a peer that finished sending (bounded by the write timeout)
 	c.close(err)

@@ -119,9 +119,10 @@ func (f *Feed) done() chan struct{} {
 // Listen serves one subscriptions/listen request, whose id is id, for the
 // client to: it sends notifications/subscriptions/acknowledged with the
 // filter honoured, then the changes published that match it (through b,
-// when not nil), until ctx ends (its error), Close (nil: the request is
-// answered, resultType complete) or b fails (an error wrapping ErrRelay).
-func (f *Feed) Listen(ctx context.Context, b state.Broker, to Notify, id json.RawMessage, filter ListenFilter) error {
+// when not nil), until ctx ends (its error), Close or ended (closed once
+// the client finished sending) (nil: the request is answered, resultType
+// complete) or b fails (an error wrapping ErrRelay).
+func (f *Feed) Listen(ctx context.Context, b state.Broker, to Notify, id json.RawMessage, filter ListenFilter, ended <-chan struct{}) error {
 	closed := f.done()
 	var r *relay
 	var failed <-chan struct{}
@@ -160,6 +161,8 @@ func (f *Feed) Listen(ctx context.Context, b state.Broker, to Notify, id json.Ra
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-closed:
+		return nil
+	case <-ended:
 		return nil
 	case <-failed:
 		return r.err // set before failed was closed

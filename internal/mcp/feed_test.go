@@ -51,7 +51,7 @@ func TestFeed(t *testing.T) {
 	n := &notes{}
 	done := make(chan error, 1)
 	go func() {
-		done <- f.Listen(context.Background(), nil, n.Notify, json.RawMessage(`7`), ListenFilter{ToolsListChanged: true})
+		done <- f.Listen(context.Background(), nil, n.Notify, json.RawMessage(`7`), ListenFilter{ToolsListChanged: true}, nil)
 	}()
 	n.wait(t, 1)                         // acknowledged: subscribed
 	f.Publish(nil, "promptsListChanged") // not asked for
@@ -67,7 +67,7 @@ func TestFeed(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := new(Feed).Listen(ctx, nil, n.Notify, json.RawMessage(`8`), ListenFilter{}); err != context.Canceled {
+	if err := new(Feed).Listen(ctx, nil, n.Notify, json.RawMessage(`8`), ListenFilter{}, nil); err != context.Canceled {
 		t.Fatalf("Listen of a cancelled request: %v", err)
 	}
 }
