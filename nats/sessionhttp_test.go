@@ -285,3 +285,87 @@ func TestStreamableHTTPSessionsUnderLoad(t *testing.T) {
 		t.Fatalf("%d sessions, want 6", n)
 	}
 }
+
+// TestStreamableHTTPSessionsNATSRestartUnderLoad restarts nats-server
+// under four library clients calling through three instances round-robin:
+// every call either succeeds (a request to the store waits for the
+// reconnection, up to the store's 2 s bound) or fails with -32030 (the
+// store's error, never a lost session's 404), none waits past that bound,
+// and every client's calls succeed again once nats-server is back.
+func TestStreamableHTTPSessionsNATSRestartUnderLoad(t *testing.T) {
+	dir := t.TempDir()
+	ns := runNATS(t, func(o *natsserver.Options) { o.JetStream = true; o.StoreDir = dir })
+	port := ns.Addr().(*net.TCPAddr).Port
+	reconnect := []natsgo.Option{natsgo.MaxReconnects(-1), natsgo.ReconnectWait(20 * time.Millisecond)}
+	var backends []*httputil.ReverseProxy
+	for range 3 {
+		u, _ := url.Parse(httpInstance(t, newSessionStore(t, jsConn(t, ns, reconnect...), "restart"), time.Minute, nil))
+		backends = append(backends, httputil.NewSingleHostReverseProxy(u))
+	}
+	var next atomic.Int64
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		backends[next.Add(1)%3].ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	var back atomic.Int64 // UnixNano once nats-server is back
+	var failed atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for client := range 4 {
+		wg.Go(func() {
+			ctx := t.Context()
+			c, err := jsonrpc.DialStreamableHTTP(ctx, proxy.URL)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer c.Close()
+			if err := c.Call(ctx, "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{}}`), nil); err != nil {
+				t.Errorf("client %d: initialize: %v", client, err)
+				return
+			}
+			okAfter := false
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					if !okAfter {
+						t.Errorf("client %d: no call succeeded once nats-server was back", client)
+					}
+					return
+				default:
+				}
+				start := time.Now()
+				var got []int
+				err := c.Call(ctx, "echo", []int{i}, &got)
+				var e *jsonrpc.Error
+				switch {
+				case err == nil && len(got) == 1 && got[0] == i:
+					okAfter = okAfter || (back.Load() != 0 && start.UnixNano() > back.Load())
+				case errors.As(err, &e) && e.Code == -32030:
+					failed.Add(1)
+				default:
+					t.Errorf("client %d call %d: %v, %v", client, i, got, err)
+					return
+				}
+				if d := time.Since(start); d > 5*time.Second {
+					t.Errorf("client %d call %d took %v", client, i, d)
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond)
+	ns.Shutdown()
+	ns.WaitForShutdown()
+	time.Sleep(3 * time.Second) // past the store's bound: a request buffered meanwhile fails
+	runNATS(t, func(o *natsserver.Options) { o.JetStream = true; o.StoreDir = dir; o.Port = port })
+	back.Store(time.Now().UnixNano())
+	time.Sleep(3 * time.Second)
+	close(stop)
+	wg.Wait()
+	if failed.Load() == 0 {
+		t.Error("no call failed while nats-server was down")
+	}
+	t.Logf("%d calls failed with -32030 while nats-server was down or coming back", failed.Load())
+}
