@@ -228,9 +228,10 @@ func call2026(ctx context.Context, hc *http.Client, url string, id int, method, 
 // round-robin, with one instance SIGKILLed and the NATS server restarted
 // under load.
 func TestReplicas(t *testing.T) {
-	r := startReplicas(t, "--sse-keep-alive", "250ms")
+	r := startReplicas(t, "--sse-keep-alive", "250ms", "--session-idle-timeout", replicasIdle.String())
 	ctx, cancel := context.WithTimeout(t.Context(), 45*time.Second)
 	defer cancel()
+	expiring := startExpiry(t, ctx, r)
 
 	t.Run("BroadcastAcrossInstances", func(t *testing.T) { testReplicasBroadcast(t, ctx, r) })
 	t.Run("ListenAcrossInstances", func(t *testing.T) { testReplicasListen(t, ctx, r) })
@@ -239,6 +240,7 @@ func TestReplicas(t *testing.T) {
 	t.Run("MultiRoundTripAcrossInstances", func(t *testing.T) { testReplicasRounds(t, ctx, r) })
 	t.Run("SIGKILLUnderLoad", func(t *testing.T) { testReplicasKill(t, ctx, r) })
 	t.Run("NATSRestartUnderLoad", func(t *testing.T) { testReplicasNATSRestart(t, ctx, r) })
+	t.Run("SessionExpiryEverywhere", func(t *testing.T) { expiring(t) })
 }
 
 // broadcastSub subscribes to broadcast events on url: every value
@@ -558,7 +560,7 @@ func testReplicasNATSRestart(t *testing.T, ctx context.Context, r *replicas) {
 	if err := ns.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ns.Process.Signal(syscall.SIGTERM); ns.Wait() })
+	r.t.Cleanup(func() { ns.Process.Signal(syscall.SIGTERM); ns.Wait() }) // it serves the subtests after this one
 	// Back: publishes succeed again within a few seconds.
 	for {
 		err := publish(3)
@@ -899,6 +901,34 @@ func testReplicasListen(t *testing.T, ctx context.Context, r *replicas) {
 		}
 		if got := next(); !strings.Contains(got, `"method":"notifications/tools/list_changed"`) || !strings.Contains(got, `"io.modelcontextprotocol/subscriptionId":7`) {
 			t.Fatalf("after the trigger through %s: %s", url, got)
+		}
+	}
+}
+
+// replicasIdle is TestReplicas's --session-idle-timeout.
+const replicasIdle = 5 * time.Second
+
+// startExpiry initialises a session through instance 1 and uses it once
+// through instance 2; the check it returns, run once the other subtests
+// are done, waits until the session has been idle past replicasIdle and
+// finds it gone on every instance (404), the one that holds it included.
+func startExpiry(t *testing.T, ctx context.Context, r *replicas) func(*testing.T) {
+	s := openSession(t, ctx, r.mcpURL(1))
+	resp := s.do(ctx, r.mcpURL(2), "", `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	if a := mcpAnswer(resp, 2); resp.StatusCode != http.StatusOK || !strings.Contains(a, `"result":{}`) {
+		t.Fatalf("ping through instance 2: %d %s", resp.StatusCode, a)
+	}
+	lastUse := time.Now()
+	return func(t *testing.T) {
+		s.t = t
+		time.Sleep(time.Until(lastUse.Add(replicasIdle + 500*time.Millisecond)))
+		for _, i := range []int{2, 1} { // instance 3 was killed
+			resp := s.do(ctx, r.mcpURL(i), "", `{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusNotFound {
+				t.Errorf("instance %d, %v after the session's last use (idle timeout %v): %d %s, want 404", i, time.Since(lastUse).Round(time.Millisecond), replicasIdle, resp.StatusCode, b)
+			}
 		}
 	}
 }

@@ -40,7 +40,7 @@ func init() {
 		fixture   bool
 		stateKeys []string
 		stateURL  string
-		keepAlive time.Duration
+		streams   struct{ keepAlive, idle time.Duration }
 		sec       serveSecurity
 	)
 	cmd := &cobra.Command{
@@ -135,11 +135,12 @@ only when it fails itself (it cannot listen or write).`,
 				}
 				srv = &jsonrpc.Server{Handler: st.shared().NewMCPMux(keys...), Convention: jsonrpc.ConventionMCP}
 				opts = append(opts, jsonrpc.ListenStreamableHTTP(st.streamableHTTP(jsonrpc.StreamableHTTPOptions{
-					Sessions:          true,
-					ProtocolVersions:  demo.MCPProtocolVersions,
-					StatelessVersions: demo.MCPStatelessVersions,
-					ToolInputSchema:   demo.ToolInputSchema,
-					KeepAlive:         keepAlive,
+					Sessions:           true,
+					ProtocolVersions:   demo.MCPProtocolVersions,
+					StatelessVersions:  demo.MCPStatelessVersions,
+					ToolInputSchema:    demo.ToolInputSchema,
+					KeepAlive:          streams.keepAlive,
+					SessionIdleTimeout: streams.idle,
 				})))
 			}
 			srv.HandlerTimeout, srv.HTTPBodyTimeout = timeouts.handler, timeouts.body
@@ -173,7 +174,8 @@ only when it fails itself (it cannot listen or write).`,
 	cmd.Flags().BoolVar(&fixture, "mcp-fixture", false, "serve the MCP conformance suite's fixture surface (its tools, resources and prompts) in both eras, built on package mcp")
 	cmd.Flags().StringArrayVar(&stateKeys, "mcp-state-key", nil, "with --mcp: a `HEX` key (16 bytes or more) signing the requestState of multi round-trips, so that every instance behind a load balancer can resume them; repeat to rotate (the first signs, any verifies); default: a random key")
 	cmd.Flags().StringVar(&stateURL, "state", "", "keep the demo's shared state in the NATS server at `nats://HOST:PORT` (JetStream): broadcast subscriptions, change feeds, MCP sessions, resumable streams' events and requestState keys are shared by every instance given the same server (docs/deployment.md); serve does not start without it")
-	cmd.Flags().DurationVar(&keepAlive, "sse-keep-alive", 0, "with --mcp: write a keep-alive comment on open event streams this often (0: 15s); with --state also the heartbeat by which another instance following a stream takes its instance for dead after three missed")
+	cmd.Flags().DurationVar(&streams.idle, "session-idle-timeout", 0, "with --mcp: end an MCP 2025 session unused for this long (0: 30m); with --state on every instance")
+	cmd.Flags().DurationVar(&streams.keepAlive, "sse-keep-alive", 0, "with --mcp: write a keep-alive comment on open event streams this often (0: 15s); with --state also the heartbeat by which another instance following a stream takes its instance for dead after three missed")
 	cmd.Flags().BoolVar(&serveExplorer, "explorer", false, "also serve the web explorer at /explorer/ on each http:// listener")
 	ownFlagsHelp(cmd, "framing")
 	rootCmd.AddCommand(cmd)
