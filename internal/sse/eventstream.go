@@ -39,14 +39,6 @@ type Stream struct {
 	out   *Out // the attached response, nil while none
 	ended bool // the stream is over: a response attached now gets what is stored, then ends
 
-	// With Shared: the seq a priming event names, when the stream last
-	// stored an event, whether a POST's stream stored its head, and its
-	// heartbeat.
-	point  uint64
-	stored time.Time
-	begun  bool
-	beat   *time.Timer
-
 	// The standalone stream's outbox.
 	queue    [][]byte
 	queued   int // bytes

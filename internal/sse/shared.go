@@ -29,6 +29,14 @@ type Shared struct {
 	Name  string        // the stream's name in Store
 	Head  []byte        // the data of the head record
 	Beat  time.Duration // the heartbeat interval of a POST's stream (<= 0: none)
+
+	// Under the stream's mu: the seq a priming event names, when the
+	// stream last stored an event, whether a POST's stream stored its
+	// head, and its heartbeat.
+	point  uint64
+	stored time.Time
+	begun  bool
+	beat   *time.Timer
 }
 
 // StoreTimeout bounds one operation on a shared store.
@@ -127,7 +135,7 @@ func (es *Stream) keep(msg []byte, clone bool) (id string, kept bool, err error)
 		if err != nil {
 			return "", false, err
 		}
-		es.point, es.stored = seq, time.Now()
+		es.Shared.point, es.Shared.stored = seq, time.Now()
 		return EventID(es.Num, seq), true, nil
 	}
 	return "", false, nil
@@ -141,7 +149,7 @@ func (es *Stream) current() uint64 {
 	if es.Store != nil {
 		return es.Store.last()
 	}
-	return es.point
+	return es.Shared.point
 }
 
 // beginShared stores a POST's stream's head (its seq is the stream's
@@ -149,13 +157,14 @@ func (es *Stream) current() uint64 {
 // heartbeat (es.mu held). A head that cannot be stored leaves the point at
 // 0, before every event of the stream.
 func (es *Stream) beginShared() {
-	if es.Shared == nil || es.Num == 0 || es.begun {
+	sh := es.Shared
+	if sh == nil || es.Num == 0 || sh.begun {
 		return
 	}
-	es.begun = true
-	es.keep(append([]byte(recHead), es.Shared.Head...), false)
-	if es.Shared.Beat > 0 {
-		es.beat = time.AfterFunc(es.Shared.Beat, es.heartbeat)
+	sh.begun = true
+	es.keep(append([]byte(recHead), sh.Head...), false)
+	if sh.Beat > 0 {
+		sh.beat = time.AfterFunc(sh.Beat, es.heartbeat)
 	}
 }
 
@@ -168,20 +177,21 @@ func (es *Stream) heartbeat() {
 	if es.ended {
 		return
 	}
-	if time.Since(es.stored) >= es.Shared.Beat/2 {
+	if time.Since(es.Shared.stored) >= es.Shared.Beat/2 {
 		es.keep([]byte(recBeat), false)
 	}
-	es.beat.Reset(es.Shared.Beat)
+	es.Shared.beat.Reset(es.Shared.Beat)
 }
 
 // endShared stores a POST's stream's end record, once, if it began (es.mu
 // held).
 func (es *Stream) endShared() {
-	if !es.begun || es.ended {
+	sh := es.Shared
+	if sh == nil || !sh.begun || es.ended {
 		return
 	}
-	if es.beat != nil {
-		es.beat.Stop()
+	if sh.beat != nil {
+		sh.beat.Stop()
 	}
 	es.keep([]byte(recEnd), false)
 }
