@@ -254,7 +254,7 @@ func (es *Stream) follow(ctx context.Context, o *Out, cfg FollowConfig) {
 		}
 		wctx, cancel := context.WithTimeout(ctx, max(d, time.Millisecond))
 		err := sh.wait(wctx, last)
-		timedOut := wctx.Err() != nil
+		timedOut := wctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) // a store may see the deadline before the context's timer does
 		cancel()
 		if ctx.Err() != nil {
 			return // the client went away, or Shutdown
