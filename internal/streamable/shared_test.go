@@ -83,9 +83,16 @@ func events(t *testing.T, r *sse.Reader, within time.Duration) (ids, msgs []stri
 
 // A POST's stream written on instance A, cut after its first event, is
 // resumed through instance B: B replays what A stored after the id, then
-// follows what A goes on writing until its end; nothing twice.
+// follows what A goes on writing until its end; nothing twice. The same
+// with a store that cannot Wait (B polls it).
 func TestSharedFollow(t *testing.T) {
-	store := state.NewMemoryEventStore(state.Limits{}, nil)
+	t.Run("Follower", func(t *testing.T) { testSharedFollow(t, state.NewMemoryEventStore(state.Limits{}, nil)) })
+	t.Run("poll", func(t *testing.T) {
+		testSharedFollow(t, struct{ state.EventStore }{state.NewMemoryEventStore(state.Limits{}, nil)})
+	})
+}
+
+func testSharedFollow(t *testing.T, store state.EventStore) {
 	a, b := sharedTable(store, time.Second), sharedTable(store, time.Second)
 	s := a.New()
 	adopt(b, s)
