@@ -20,7 +20,11 @@
 // With a state.SessionStore (ServerConfig.Store) the sessions are shared
 // with the other instances using it (store.go): created there by
 // initialize, looked up there by every request, adopted by an instance
-// that does not hold them, ended everywhere by DELETE or expiry.
+// that does not hold them, ended everywhere by DELETE or expiry. With a
+// shared state.EventStore (ServerConfig.Shared) the streams' events are
+// kept there (shared.go): a GET with Last-Event-ID for a POST's stream
+// that this instance does not serve follows it in the store, and answers
+// its calls with -32001 if the instance writing it falls silent.
 //
 // It imports only internal/sse, internal/mcp, internal/wire,
 // internal/connrt (the ids of the server's calls) and state. What it needs of the

@@ -1,0 +1,214 @@
+package jsonrpc_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/internal/sse"
+	"github.com/seedhq/jsonrpc/state"
+)
+
+// sharedInstance is one instance of a Streamable HTTP server keeping its
+// sessions and events in the stores all instances share; its "slow"
+// handler notifies "one", waits for release, notifies "two" and "three"
+// and answers "done" (or its context's error).
+func sharedInstance(t *testing.T, events state.EventStore, sessions state.SessionStore, release <-chan struct{}, finished chan<- error) string {
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "initialize", func(context.Context, map[string]any) (map[string]any, error) {
+		return map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "serverInfo": map[string]any{"name": "t", "version": "1"}}, nil
+	})
+	jsonrpc.Register(mux, "slow", func(ctx context.Context, _ struct{}) (string, error) {
+		c := jsonrpc.ConnFromContext(ctx)
+		err := c.Notify(ctx, "note", []string{"one"})
+		if err == nil {
+			select {
+			case <-release:
+			case <-ctx.Done():
+				err = ctx.Err()
+			}
+		}
+		for _, n := range []string{"two", "three"} {
+			if err == nil {
+				err = c.Notify(ctx, "note", []string{n})
+			}
+		}
+		finished <- err
+		return "done", err
+	})
+	srv := &jsonrpc.Server{Handler: mux}
+	hs := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{
+		Sessions: true, EventStore: events, SessionStore: sessions, KeepAlive: 200 * time.Millisecond,
+	}))
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+// sharedRequest makes a request of a client of the 2025-11-25 revision in session.
+func sharedRequest(t *testing.T, method, url, session, body string) *http.Request {
+	req, _ := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	return req
+}
+
+// cutAfterOne initializes a session on instance a, POSTs "slow" there and
+// reads its event stream up to the notification "one", then closes the
+// response (the client's connection cut). It returns the session and the
+// id of the last event read.
+func cutAfterOne(t *testing.T, a string) (session, lastID string) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(sharedRequest(t, http.MethodPost, a, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	session = resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || session == "" {
+		t.Fatalf("initialize: %s, session %q", resp.Status, session)
+	}
+	resp, err = http.DefaultClient.Do(sharedRequest(t, http.MethodPost, a, session, `{"jsonrpc":"2.0","id":7,"method":"slow"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := sse.NewReader(resp.Body, 1<<20)
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			t.Fatalf("the POST's stream ended before note one: %v", err)
+		}
+		if strings.Contains(string(ev.Data), `"one"`) {
+			return session, r.LastID
+		}
+	}
+}
+
+// readResumed reads the messages of a resumed stream until it ends (within
+// 10 s), with their ids.
+func readResumed(t *testing.T, resp *http.Response) (ids, msgs []string) {
+	t.Helper()
+	defer resp.Body.Close()
+	timer := time.AfterFunc(10*time.Second, func() { resp.Body.Close() })
+	defer timer.Stop()
+	r := sse.NewReader(resp.Body, 1<<20)
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			return ids, msgs
+		}
+		if len(ev.Data) > 0 {
+			ids, msgs = append(ids, r.LastID), append(msgs, string(ev.Data))
+		}
+	}
+}
+
+// TestStreamableHTTPResumeOtherInstance: a POST's stream on instance A is
+// cut after its first event; GET with Last-Event-ID on instance B (the
+// sessions and events in stores both share) replays what A stored after
+// it, then the events A's handler goes on producing, up to the response,
+// each once; the call was not cancelled on A.
+func TestStreamableHTTPResumeOtherInstance(t *testing.T) {
+	events := state.NewMemoryEventStore(state.Limits{}, nil)
+	sessions := state.NewMemorySessionStore(nil)
+	release := make(chan struct{})
+	finished := make(chan error, 2)
+	a := sharedInstance(t, events, sessions, release, finished)
+	b := sharedInstance(t, events, sessions, release, finished)
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free) // before the servers close: A's call ends
+	session, last := cutAfterOne(t, a)
+	stream, lastSeq, ok := sse.ParseEventID(last)
+	if !ok || stream == 0 {
+		t.Fatalf("the POST's event id %q", last)
+	}
+
+	get := sharedRequest(t, http.MethodGet, b, session, "")
+	get.Header.Set("Last-Event-ID", last)
+	resp, err := http.DefaultClient.Do(get)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET on B: %v %v", resp.Status, err)
+	}
+	time.AfterFunc(100*time.Millisecond, free) // B follows A's stream by now
+	ids, msgs := readResumed(t, resp)
+	want := []string{`"two"`, `"three"`, `"id":7,"result":"done"`}
+	if len(msgs) != len(want) {
+		t.Fatalf("B wrote %q; want two, three and the response, once each", msgs)
+	}
+	prev := lastSeq
+	for i, w := range want {
+		st, seq, ok := sse.ParseEventID(ids[i])
+		if !strings.Contains(msgs[i], w) || !ok || st != stream || seq <= prev {
+			t.Fatalf("event %d: %s %s; want %s, after %s", i, ids[i], msgs[i], w, last)
+		}
+		prev = seq
+	}
+	if err := <-finished; err != nil {
+		t.Fatalf("the call on A: %v; want it served on after the cut", err)
+	}
+	// Resumed again on A after the last event: the stream has ended (204).
+	get = sharedRequest(t, http.MethodGet, a, session, "")
+	get.Header.Set("Last-Event-ID", ids[len(ids)-1])
+	if resp, err := http.DefaultClient.Do(get); err != nil || resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("GET on A after the last event: %v %v; want 204", resp.Status, err)
+	}
+}
+
+// cutOffStore is an instance's view of a shared store that it can lose
+// (what the other instances see of an instance killed).
+type cutOffStore struct {
+	state.EventStore
+	off atomic.Bool
+}
+
+func (s *cutOffStore) Append(ctx context.Context, stream string, data []byte) (uint64, error) {
+	if s.off.Load() {
+		return 0, errors.New("cut off")
+	}
+	return s.EventStore.Append(ctx, stream, data)
+}
+
+// TestStreamableHTTPResumeInstanceGone: instance A stops storing anything
+// (killed, or cut off from the store) while its call runs; the stream
+// resumed on B replays what A stored, then, after three KeepAlives of
+// silence, ends with a -32001 error for the call.
+func TestStreamableHTTPResumeInstanceGone(t *testing.T) {
+	events := state.NewMemoryEventStore(state.Limits{}, nil)
+	sessions := state.NewMemorySessionStore(nil)
+	release := make(chan struct{})
+	finished := make(chan error, 2)
+	aStore := &cutOffStore{EventStore: events}
+	a := sharedInstance(t, aStore, sessions, release, finished)
+	b := sharedInstance(t, events, sessions, release, finished)
+	t.Cleanup(func() { close(release) }) // before the servers close: A's call ends
+	session, last := cutAfterOne(t, a)
+	aStore.off.Store(true)
+
+	start := time.Now()
+	get := sharedRequest(t, http.MethodGet, b, session, "")
+	get.Header.Set("Last-Event-ID", last)
+	resp, err := http.DefaultClient.Do(get)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET on B: %v %v", resp.Status, err)
+	}
+	_, msgs := readResumed(t, resp)
+	took := time.Since(start)
+	if len(msgs) != 1 || !strings.HasPrefix(msgs[0], `{"jsonrpc":"2.0","id":7,"error":{"code":-32001,"message":"jsonrpc: the instance serving this call fell silent`) {
+		t.Fatalf("B wrote %q; want one -32001 error for id 7", msgs)
+	}
+	if took < 600*time.Millisecond || took > 5*time.Second {
+		t.Fatalf("the error came after %v; want three KeepAlives (600ms)", took)
+	}
+}
