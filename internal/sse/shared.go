@@ -243,37 +243,25 @@ func (es *Stream) Follow(ctx context.Context, o *Out, cfg FollowConfig) error {
 	return nil
 }
 
-// follow writes the stream's events after last to o as they are stored
-// (see Follow).
+// follow writes the stream's events after cfg.From to o as they are
+// stored (see Follow).
 func (es *Stream) follow(ctx context.Context, o *Out, cfg FollowConfig) {
-	sh, silence, heard := es.Shared, 3*es.Shared.Beat, time.Now()
+	silence, heard := 3*es.Shared.Beat, time.Now()
 	for last := cfg.From; ; {
-		d := time.Until(heard.Add(silence))
-		if es.KeepAlive > 0 {
-			d = min(d, es.KeepAlive)
-		}
-		wctx, cancel := context.WithTimeout(ctx, max(d, time.Millisecond))
-		err := sh.wait(wctx, last)
-		timedOut := wctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) // a store may see the deadline before the context's timer does
-		cancel()
-		if ctx.Err() != nil {
+		woke, err := es.waitFor(ctx, last, heard.Add(silence))
+		switch {
+		case ctx.Err() != nil:
 			return // the client went away, or Shutdown
-		}
-		if err != nil && !timedOut {
+		case err != nil:
 			es.timedWrite(o, storeComment(err))
 			return
-		}
-		if err == nil {
-			msgs, seen, _, end, err := sh.read(ctx, es.Num, last)
-			if err != nil {
-				es.timedWrite(o, storeComment(err))
+		case woke:
+			seen, done := es.relay(ctx, o, last)
+			if done {
 				return
 			}
 			if seen > last {
 				last, heard = seen, time.Now()
-			}
-			if es.writeAll(o, msgs) != nil || end {
-				return
 			}
 		}
 		if time.Since(heard) >= silence {
@@ -284,6 +272,35 @@ func (es *Stream) follow(ctx context.Context, o *Out, cfg FollowConfig) {
 			return
 		}
 	}
+}
+
+// waitFor waits until the stream may hold an event after last, at most
+// until deadline or a KeepAlive: woke false when it timed out, err when
+// the store failed.
+func (es *Stream) waitFor(ctx context.Context, last uint64, deadline time.Time) (woke bool, err error) {
+	d := time.Until(deadline)
+	if es.KeepAlive > 0 {
+		d = min(d, es.KeepAlive)
+	}
+	wctx, cancel := context.WithTimeout(ctx, max(d, time.Millisecond))
+	defer cancel()
+	err = es.Shared.wait(wctx, last)
+	if err != nil && (wctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) { // a store may see the deadline before the context's timer does
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// relay writes to o the stream's messages after last: the seq of the last
+// record read, and done when the stream ended, o failed, or the store did
+// (then o ends with a comment saying so).
+func (es *Stream) relay(ctx context.Context, o *Out, last uint64) (seen uint64, done bool) {
+	msgs, seen, _, end, err := es.Shared.read(ctx, es.Num, last)
+	if err != nil {
+		es.timedWrite(o, storeComment(err))
+		return last, true
+	}
+	return seen, es.writeAll(o, msgs) != nil || end
 }
 
 // storeComment is the comment that ends a followed stream whose store
