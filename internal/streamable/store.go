@@ -25,17 +25,19 @@ import (
 // deleted or expired in the store is refused (404) on every instance, the
 // one that holds it included (it ends there), and one this instance does
 // not hold is adopted: a local session with that id, its client and
-// revision restored. With Staleness, a session this instance checked
-// less than Staleness ago, whose expiry is not due for a Touch, is served
-// without asking: a DELETE through another instance then reaches this
-// one within Staleness (an expiry is never missed: the expiry last seen
-// is a lower bound, as only a Touch moves it). The Get also tells the session's expiry: when more
+// revision restored. The Get also tells the session's expiry: when more
 // than a tenth of IdleTimeout has passed since the store last moved it, a
 // Touch moves it to now + IdleTimeout. So a session ends between 0.9 and
 // 1 IdleTimeout after its last request, and an active one costs a write
 // per tenth of IdleTimeout, not one per request. DELETE deletes it from
 // the store, then ends it here; the other instances holding it end it at
 // their next request for it, or check.
+//
+// With Staleness, a session this instance checked less than Staleness
+// ago, whose expiry is not due for a Touch, is served without asking: a
+// DELETE through another instance then reaches this one within
+// Staleness. An expiry is never missed: the expiry last seen is a lower
+// bound, as only a Touch moves it.
 //
 // Here, a session unused for IdleTimeout ends (not in the store: its
 // client may have moved on), unless its client listens on its standalone
