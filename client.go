@@ -46,28 +46,24 @@ type BatchCall struct {
 
 // Call adds a call whose result is decoded into result (a pointer, or nil).
 func (b *Batch) Call(method string, params, result any) *BatchCall {
-	c := b.newCall()
-	*c = BatchCall{Method: method, Params: params, result: result}
-	b.elems = append(b.elems, c)
-	return c
+	return b.add(BatchCall{Method: method, Params: params, result: result})
 }
 
-// newCall returns a fresh BatchCall from the slab (a full slab is left to
-// the calls already made from it, whose pointers stay valid).
-func (b *Batch) newCall() *BatchCall {
+// add appends c, kept in the slab (a full slab is left to the calls
+// already made from it, whose pointers stay valid).
+func (b *Batch) add(c BatchCall) *BatchCall {
 	if len(b.slab) == cap(b.slab) {
 		b.slab = make([]BatchCall, 0, min(max(2*cap(b.slab), 8), 256))
 		b.elems = slices.Grow(b.elems, cap(b.slab)) // room for the slab's calls
 	}
-	b.slab = b.slab[:len(b.slab)+1]
-	return &b.slab[len(b.slab)-1]
+	b.slab = append(b.slab, c)
+	b.elems = append(b.elems, &b.slab[len(b.slab)-1])
+	return b.elems[len(b.elems)-1]
 }
 
 // Notify adds a notification.
 func (b *Batch) Notify(method string, params any) {
-	c := b.newCall()
-	*c = BatchCall{Method: method, Params: params, notify: true}
-	b.elems = append(b.elems, c)
+	b.add(BatchCall{Method: method, Params: params, notify: true})
 }
 
 // Calls returns the batch's calls and notifications, in order. Middleware
