@@ -157,21 +157,16 @@ func (s *Server) admit(ctx context.Context, data []byte, elems []wire.Envelope, 
 func refusal(data []byte, elems []wire.Envelope, batch bool, rpcErr *Error) (reply []byte) {
 	for i := range elems {
 		e := &elems[i]
-		if k := e.Kind; k == wire.KindResponse || k == wire.KindBadResponse {
-			continue
+		if k := e.Kind; k == wire.KindResponse || k == wire.KindBadResponse || !e.ID.Present() {
+			continue // a response, or a notification: no reply
 		}
-		id := idOf(e, data)
-		if id.IsZero() {
-			continue // a notification: no reply
+		if batch {
+			reply = append(reply, ',') // the first one becomes the '['
 		}
-		if len(reply) == 0 && batch {
-			reply = append(reply, '[')
-		} else if batch {
-			reply = append(reply, ',')
-		}
-		reply = appendResponse(reply, id, nil, rpcErr)
+		reply = appendResponse(reply, idOf(e, data), nil, rpcErr)
 	}
 	if batch && len(reply) > 0 {
+		reply[0] = '['
 		reply = append(reply, ']')
 	}
 	return reply
