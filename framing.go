@@ -129,25 +129,15 @@ func (s stream) setLimits(maxSize int64, writeTimeout time.Duration) {
 // channel (see limitedChannel), once, before the Conn reads or writes.
 func (s stream) takenBy(srv *Server) { s.setLimits(srv.maxMessageSize(), srv.WriteTimeout) }
 
+// Recv gives the engine's errors about a message as *FrameErrors.
 func (s stream) Recv() ([]byte, error) {
 	msg, err := s.Stream.Recv()
-	if err != nil {
-		return nil, frameError(err)
+	if fe, ok := err.(*framing.Error); ok {
+		return nil, &FrameError{Fatal: fe.Fatal, Code: fe.Code, Msg: fe.Msg, limit: fe.Limit, size: fe.Size, head: fe.Head}
+	} else if err != nil {
+		return nil, err
 	}
 	return msg, nil
-}
-
-// tooLarge is the error of a message over limit (fatal: the channel ends).
-func tooLarge(limit int64, fatal bool) *FrameError {
-	return &FrameError{Fatal: fatal, Code: CodeInvalidRequest, Msg: framing.TooLargeMessage(limit), limit: limit}
-}
-
-func frameError(err error) error {
-	fe, ok := err.(*framing.Error)
-	if !ok {
-		return err
-	}
-	return &FrameError{Fatal: fe.Fatal, Code: fe.Code, Msg: fe.Msg, limit: fe.Limit, size: fe.Size, head: fe.Head}
 }
 
 // What a Conn looks for in the channel of NewStream.

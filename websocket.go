@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/seedhq/jsonrpc/internal/framing"
 	"github.com/seedhq/jsonrpc/internal/httpx"
 	"github.com/seedhq/jsonrpc/internal/wsconn"
 )
@@ -167,7 +168,9 @@ func newWSChannel(wc *websocket.Conn, limit int64, interval, timeout time.Durati
 	}
 	timeout = orDefault(timeout, DefaultPingTimeout)
 	return wsChannel{wsconn.New(wc, wsconn.Options{Limit: limit, PingInterval: interval, PingTimeout: timeout,
-		Closed: ErrClosed, TooLarge: func(limit int64) error { return tooLarge(limit, true) }})}
+		Closed: ErrClosed, TooLarge: func(limit int64) error {
+			return &FrameError{Fatal: true, Code: CodeInvalidRequest, Msg: framing.TooLargeMessage(limit), limit: limit}
+		}})}
 }
 
 // wsLending is the Channel of a WebSocket client (Dial): a message that
