@@ -81,7 +81,11 @@ func logCall(ctx context.Context, logger *slog.Logger, o *LogOptions, req *Reque
 	}
 	attrs = append(attrs, slog.Duration("duration", d), slog.String("outcome", outcome))
 	if err != nil {
-		attrs = append(attrs, slog.Int64("code", code), slog.String("error", errorText(err)))
+		text := err.Error()
+		if e := (*Error)(nil); errors.As(err, &e) && e != nil { // its message alone, not "jsonrpc: code N: "
+			text = e.Message
+		}
+		attrs = append(attrs, slog.Int64("code", code), slog.String("error", text))
 	}
 	attrs = appendPeer(ctx, attrs)
 	if o.Principal != nil {
@@ -93,15 +97,6 @@ func logCall(ctx context.Context, logger *slog.Logger, o *LogOptions, req *Reque
 		attrs = append(attrs, slog.String("params", cut(req.Params, o.MaxParams)))
 	}
 	logger.LogAttrs(ctx, level, msg, attrs...)
-}
-
-// errorText is the message of an *Error, or the text of another error.
-func errorText(err error) string {
-	var e *Error
-	if errors.As(err, &e) && e != nil {
-		return e.Message
-	}
-	return err.Error()
 }
 
 // cut returns b as a string of at most n bytes (not splitting a UTF-8
