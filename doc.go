@@ -48,12 +48,9 @@
 // such) on every transport: RFC 8259 §8.1 forbids sending one, and one
 // answer everywhere beats a guess; on a stream the connection goes on.
 //
-// On a byte stream, FramingAuto (the server's default on sockets and stdio)
-// selects Content-Length framing only when the first bytes are a header
-// name ("Content-Length:" or "Content-Type:", any case); anything else,
-// JSON or not, is newline framing and gets its answer on that line (a
-// line that begins like a header field and has no newline within 8 KiB is
-// a header section too long).
+// On a byte stream, [FramingAuto] (the server's default on sockets and
+// stdio) selects Content-Length framing only when the first bytes are a
+// header name; anything else, JSON or not, is newline framing.
 //
 // # Handlers and errors
 //
@@ -281,13 +278,10 @@
 // (DefaultHealthPath, under Listen), DrainDelay (0), TrustedProxies (none:
 // X-Forwarded-For ignored), Logger (none).
 //
-// [StreamOptions] ([NewStream]): Framing (FramingAuto: detected from the
-// peer's first bytes, newline framing until then), the one setting that
-// belongs to the byte stream itself. Its size limit and write timeout
-// are those of the Conn that takes it, stated once per side:
-// Server.MaxMessageSize and Server.WriteTimeout ([Server.ServeConn],
-// [NewConn]; DefaultWriteTimeout on a socket, none on pipes and stdio),
-// WithMaxMessageSize on a client.
+// [StreamOptions] ([NewStream]): Framing (FramingAuto); its size limit and
+// write timeout are the Conn's (Server.MaxMessageSize, Server.WriteTimeout:
+// DefaultWriteTimeout on a socket, none on pipes and stdio;
+// WithMaxMessageSize on a client).
 //
 // [StreamableHTTPOptions]: Sessions (off: stateless), InitializeMethod
 // ("initialize"), SessionIdleTimeout (DefaultSessionIdleTimeout),
