@@ -4,10 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seedhq/jsonrpc"
+	jmcp "github.com/seedhq/jsonrpc/mcp"
 )
 
 // tsFixtureRun is what interop/node/mcp_v2_fixture.mjs prints.
@@ -307,5 +312,103 @@ func checkTSFixtureInputs(t *testing.T, run *tsFixtureRun) {
 	}
 	if run.Seen.Roots != 2 {
 		t.Errorf("roots/list asked %d times, want 2", run.Seen.Roots)
+	}
+}
+
+// addArgs and sumResult are the typed arguments and structured result of
+// the library server's add tool.
+type addArgs struct {
+	A int `json:"a"`
+	B int `json:"b"`
+}
+
+type sumResult struct {
+	Sum  int    `json:"sum"`
+	Expr string `json:"expr"`
+}
+
+func (r sumResult) Text() string { return fmt.Sprintf("%s = %d", r.Expr, r.Sum) }
+
+// libraryServer is a server of package mcp with pages of 2: five tools
+// (a typed one with structured output, one returning a resource link),
+// three resources, templates and prompts each, and a completion.
+func libraryServer(t *testing.T) string {
+	s := jmcp.NewServer(jmcp.Implementation{Name: "interop-library", Version: "1.0.0"})
+	s.PageSize = 2
+	jmcp.AddTool(s, jmcp.Tool{Name: "add", Description: "Adds two integers."}, func(_ context.Context, a addArgs) (sumResult, error) {
+		return sumResult{Sum: a.A + a.B, Expr: fmt.Sprintf("%d + %d", a.A, a.B)}, nil
+	})
+	jmcp.AddTool(s, jmcp.Tool{Name: "link", Description: "Links to a resource."}, func(context.Context, struct{}) (*jmcp.ToolResult, error) {
+		return &jmcp.ToolResult{Content: []jmcp.Content{jmcp.ResourceLink(jmcp.Resource{URI: "test://r2", Name: "r2", Title: "Second", Description: "The second resource", MimeType: "text/plain"})}}, nil
+	})
+	for i := 1; i <= 3; i++ {
+		n := strconv.Itoa(i)
+		jmcp.AddTool(s, jmcp.Tool{Name: "t" + n}, func(context.Context, struct{}) (*jmcp.ToolResult, error) { return nil, nil })
+		s.AddResource(jmcp.Resource{URI: "test://r" + n, Name: "r" + n}, func(context.Context, string, map[string]string) ([]jmcp.ResourceContents, error) { return nil, nil })
+		s.AddResourceTemplate(jmcp.ResourceTemplate{URITemplate: "test://tpl" + n + "/{id}", Name: "tpl" + n}, func(context.Context, string, map[string]string) ([]jmcp.ResourceContents, error) { return nil, nil })
+		s.AddPrompt(jmcp.Prompt{Name: "p" + n}, func(context.Context, map[string]string) (*jmcp.PromptResult, error) { return nil, nil })
+	}
+	s.Complete = func(_ context.Context, p jmcp.CompleteParams) (jmcp.Completion, error) {
+		var values []string
+		for _, c := range []string{"green", "grey", "red", "gold"} {
+			if strings.HasPrefix(c, p.Argument.Value) && p.Ref.Name == "p1" && p.Argument.Name == "color" {
+				values = append(values, c)
+			}
+		}
+		return jmcp.Completion{Values: values[:min(2, len(values))], Total: len(values), HasMore: len(values) > 2}, nil
+	}
+	srv := &jsonrpc.Server{Handler: s.Mux(), Convention: jsonrpc.ConventionMCP}
+	ts := httptest.NewServer(srv.StreamableHTTPHandler(s.StreamableHTTPOptions()))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// libraryRun is what mcp_v2_fixture.mjs prints with "library".
+type libraryRun struct {
+	ProtocolVersion string             `json:"protocolVersion"`
+	Steps           map[string]outcome `json:"steps"`
+	Pages           map[string][]struct {
+		Cursor     *string  `json:"cursor"`
+		Items      []string `json:"items"`
+		NextCursor *string  `json:"nextCursor"`
+	} `json:"pages"`
+}
+
+// The TypeScript SDK v2 client against a server of package mcp served by
+// real net/http, in each mode: it walks every list two entries a page
+// (tools, resources, templates, prompts), asks for a page by its cursor,
+// gets a tool's structured output (checked by the SDK against the tool's
+// outputSchema) and text, a resource link, and a completion.
+func TestMCPTypeScriptSDKv2ClientLibrary(t *testing.T) {
+	requireNode(t, "@modelcontextprotocol/client")
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	url := libraryServer(t)
+	for _, mode := range []string{"legacy", "auto", "2026-07-28"} {
+		t.Run(mode, func(t *testing.T) {
+			var run libraryRun
+			decodeOutput(t, runNode(t, ctx, "mcp_v2_fixture.mjs", mode, "http", url, "library"), &run)
+			run.Steps["tools"].wantResult(t, "tools", `["add","link","t1","t2","t3"]`)
+			run.Steps["resources"].wantResult(t, "resources", `["r1","r2","r3"]`)
+			run.Steps["templates"].wantResult(t, "templates", `["tpl1","tpl2","tpl3"]`)
+			run.Steps["prompts"].wantResult(t, "prompts", `["p1","p2","p3"]`)
+			for method, want := range map[string][]string{"tools/list": {"add,link", "t1,t2", "t3"}, "resources/list": {"r1,r2", "r3"},
+				"resources/templates/list": {"tpl1,tpl2", "tpl3"}, "prompts/list": {"p1,p2", "p3"}} {
+				var got []string
+				for i, p := range run.Pages[method] {
+					got = append(got, strings.Join(p.Items, ","))
+					if last := i == len(run.Pages[method])-1; (p.NextCursor == nil) != last || (i > 0) != (p.Cursor != nil) {
+						t.Errorf("%s page %d: cursor %v, nextCursor %v", method, i, p.Cursor, p.NextCursor)
+					}
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("%s pages: %q, want %q", method, got, want)
+				}
+			}
+			run.Steps["toolsPage2"].wantResult(t, "tools/list by cursor", `{"tools":["t1","t2"],"nextCursor":`+string(mustJSONString(*run.Pages["tools/list"][1].NextCursor))+`}`)
+			run.Steps["structured"].wantResult(t, "add", `{"content":[{"type":"text","text":"2 + 3 = 5"}],"structuredContent":{"sum":5,"expr":"2 + 3"}}`)
+			run.Steps["link"].wantResult(t, "link", `{"content":[{"type":"resource_link","uri":"test://r2","name":"r2","title":"Second","description":"The second resource","mimeType":"text/plain"}]}`)
+			run.Steps["complete"].wantResult(t, "complete", `{"completion":{"values":["green","grey"],"total":3,"hasMore":true}}`)
+		})
 	}
 }

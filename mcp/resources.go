@@ -147,7 +147,11 @@ func (s *Server) registerResources(mux *jsonrpc.Mux) {
 			out = append(out, t.info)
 		}
 		s.mu.RUnlock()
-		return templatesListResult{era: s.era(ctx), ResourceTemplates: out, cache: s.cache(ctx, "public")}, nil
+		out, next, err := pageOf(s.PageSize, out, cursorOf(p))
+		if err != nil {
+			return templatesListResult{}, err
+		}
+		return templatesListResult{era: s.era(ctx), ResourceTemplates: out, NextCursor: next, cache: s.cache(ctx, "public")}, nil
 	})
 	jsonrpc.Register(mux, "resources/read", func(ctx context.Context, p readParams) (any, error) {
 		return s.read(context.WithValue(ctx, requestMetaKey{}, p.Meta), p.URI)

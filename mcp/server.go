@@ -278,6 +278,11 @@ func (s *Server) changed(list string) {
 // page returns the page of names (in order) that cursor starts, and the
 // cursor of the next page ("" for none); an invalid cursor is -32602.
 func (s *Server) page(names []string, cursor string) ([]string, string, error) {
+	return pageOf(s.PageSize, names, cursor)
+}
+
+// pageOf is page of any list, size entries a page.
+func pageOf[T any](size int, names []T, cursor string) ([]T, string, error) {
 	start := 0
 	if cursor != "" {
 		b, err := base64.RawURLEncoding.DecodeString(cursor)
@@ -287,10 +292,10 @@ func (s *Server) page(names []string, cursor string) ([]string, string, error) {
 		}
 		start = n
 	}
-	if s.PageSize <= 0 || start+s.PageSize >= len(names) {
+	if size <= 0 || start+size >= len(names) {
 		return names[start:], "", nil
 	}
-	end := start + s.PageSize
+	end := start + size
 	return names[start:end], base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(end))), nil
 }
 

@@ -1,5 +1,5 @@
 // Usage: node mcp_v2_fixture.mjs MODE stdio SERVER_COMMAND [ARGS...]
-//        node mcp_v2_fixture.mjs MODE http URL
+//        node mcp_v2_fixture.mjs MODE http URL [library]
 //
 // Drives the MCP conformance fixture (`jrpc serve --mcp-fixture`) with the
 // official TypeScript MCP SDK v2 client (@modelcontextprotocol/client),
@@ -16,6 +16,11 @@
 // The Go test (mcp_fixture_ts_test.go) checks it against the fixture's
 // source. Exit status: 0 when the script ran to its end, 2 on a crash or a
 // timeout.
+//
+// With "library" it drives instead the Go test's own server (package mcp,
+// pages of 2): the lists the SDK walks page by page (and one page asked
+// by its cursor), a tool's structured output (which the SDK checks against
+// the tool's outputSchema), a resource link and a completion.
 
 import { Client, ProtocolError } from '@modelcontextprotocol/client';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -87,7 +92,55 @@ const answers = {
 // The answers of this client's sampling handler, by the last message's text.
 const completions = { 'What is the capital of France?': 'Paris', 'Generate a greeting': 'Hello there' };
 
+// pages records the list results the client receives, per method.
+function tapPages(transport, sent) {
+  const pages = {};
+  const onmessage = transport.onmessage;
+  transport.onmessage = (m, extra) => {
+    const req = m.result && sent.find((r) => r.id === m.id);
+    if (req && req.method.endsWith('/list')) {
+      const items = m.result.tools ?? m.result.prompts ?? m.result.resources ?? m.result.resourceTemplates ?? [];
+      (pages[req.method] ??= []).push({ cursor: req.params?.cursor ?? null, items: items.map((i) => i.name), nextCursor: m.result.nextCursor ?? null });
+    }
+    onmessage(m, extra);
+  };
+  return pages;
+}
+
+async function library() {
+  const client = new Client({ name: 'interop-ts-v2-library', version: '1.0.0' }, { versionNegotiation: versionNegotiation() });
+  const transport = newTransport();
+  await client.connect(transport, opts);
+  const sent = [];
+  const send = transport.send.bind(transport);
+  transport.send = (m, o) => {
+    sent.push(m);
+    return send(m, o);
+  };
+  const pages = tapPages(transport, sent);
+  const out = { protocolVersion: client.getNegotiatedProtocolVersion() ?? null, steps: {} };
+  const s = out.steps;
+  const names = async (list, key) => {
+    const r = await outcome(list);
+    return r.result ? { result: r.result[key].map((i) => i.name) } : r;
+  };
+  s.tools = await names(client.listTools({}, opts), 'tools');
+  s.resources = await names(client.listResources({}, opts), 'resources');
+  s.templates = await names(client.listResourceTemplates({}, opts), 'resourceTemplates');
+  s.prompts = await names(client.listPrompts({}, opts), 'prompts');
+  out.pages = structuredClone(pages); // the SDK's own walks
+  const second = pages['tools/list']?.[0]?.nextCursor;
+  s.toolsPage2 = second ? await outcome(client.listTools({ cursor: second }, opts)) : { error: { code: -1, message: 'no nextCursor on the first page' } };
+  if (s.toolsPage2.result) s.toolsPage2 = { result: { tools: s.toolsPage2.result.tools.map((t) => t.name), nextCursor: s.toolsPage2.result.nextCursor ?? null } };
+  s.structured = await outcome(client.callTool({ name: 'add', arguments: { a: 2, b: 3 } }, opts));
+  s.link = await outcome(client.callTool({ name: 'link', arguments: {} }, opts));
+  s.complete = await outcome(client.complete({ ref: { type: 'ref/prompt', name: 'p1' }, argument: { name: 'color', value: 'g' } }, opts));
+  await client.close();
+  process.stdout.write(JSON.stringify(out) + '\n');
+}
+
 async function main() {
+  if (target[1] === 'library') return library();
   const seen = { elicitations: [], samplings: [], roots: 0, logs: [], toolsChanged: [], promptsChanged: [] };
   const client = new Client(
     { name: 'interop-ts-v2-fixture', version: '1.0.0' },
