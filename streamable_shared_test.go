@@ -3,6 +3,7 @@ package jsonrpc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -19,11 +20,21 @@ import (
 // sharedInstance is one instance of a Streamable HTTP server keeping its
 // sessions and events in the stores all instances share; its "slow"
 // handler notifies "one", waits for release, notifies "two" and "three"
-// and answers "done" (or its context's error).
+// and answers "done" (or its context's error); "push" sends three
+// notifications on the session's connection (the GET stream).
 func sharedInstance(t *testing.T, events state.EventStore, sessions state.SessionStore, release <-chan struct{}, finished chan<- error) string {
 	mux := jsonrpc.NewMux()
 	jsonrpc.Register(mux, "initialize", func(context.Context, map[string]any) (map[string]any, error) {
 		return map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "serverInfo": map[string]any{"name": "t", "version": "1"}}, nil
+	})
+	jsonrpc.Register(mux, "push", func(ctx context.Context, _ struct{}) (bool, error) {
+		c := jsonrpc.SessionConn(ctx)
+		for i := range 3 {
+			if err := c.Notify(ctx, "n", []int{i}); err != nil {
+				return false, err
+			}
+		}
+		return true, nil
 	})
 	jsonrpc.Register(mux, "slow", func(ctx context.Context, _ struct{}) (string, error) {
 		c := jsonrpc.ConnFromContext(ctx)
@@ -69,16 +80,8 @@ func sharedRequest(t *testing.T, method, url, session, body string) *http.Reques
 // id of the last event read.
 func cutAfterOne(t *testing.T, a string) (session, lastID string) {
 	t.Helper()
-	resp, err := http.DefaultClient.Do(sharedRequest(t, http.MethodPost, a, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	session = resp.Header.Get("Mcp-Session-Id")
-	if resp.StatusCode != http.StatusOK || session == "" {
-		t.Fatalf("initialize: %s, session %q", resp.Status, session)
-	}
-	resp, err = http.DefaultClient.Do(sharedRequest(t, http.MethodPost, a, session, `{"jsonrpc":"2.0","id":7,"method":"slow"}`))
+	session = sharedInit(t, a)
+	resp, err := http.DefaultClient.Do(sharedRequest(t, http.MethodPost, a, session, `{"jsonrpc":"2.0","id":7,"method":"slow"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,6 +96,21 @@ func cutAfterOne(t *testing.T, a string) (session, lastID string) {
 			return session, r.LastID
 		}
 	}
+}
+
+// sharedInit initializes a session on instance a.
+func sharedInit(t *testing.T, a string) (session string) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(sharedRequest(t, http.MethodPost, a, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	session = resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || session == "" {
+		t.Fatalf("initialize: %s, session %q", resp.Status, session)
+	}
+	return session
 }
 
 // readResumed reads the messages of a resumed stream until it ends (within
@@ -210,5 +228,65 @@ func TestStreamableHTTPResumeInstanceGone(t *testing.T) {
 	}
 	if took < 600*time.Millisecond || took > 5*time.Second {
 		t.Fatalf("the error came after %v; want three KeepAlives (600ms)", took)
+	}
+}
+
+// TestStreamableHTTPResumeGETOtherInstance: the session's GET stream on A
+// carries three notifications and is cut after the first; GET with
+// Last-Event-ID on B replays the other two from the shared store.
+func TestStreamableHTTPResumeGETOtherInstance(t *testing.T) {
+	events := state.NewMemoryEventStore(state.Limits{}, nil)
+	sessions := state.NewMemorySessionStore(nil)
+	release := make(chan struct{})
+	finished := make(chan error, 1)
+	a := sharedInstance(t, events, sessions, release, finished)
+	b := sharedInstance(t, events, sessions, release, finished)
+	session := sharedInit(t, a)
+	t.Cleanup(func() { // the session's connection, on A, ends with it
+		req := sharedRequest(t, http.MethodDelete, a, session, "").WithContext(context.Background()) // t's is done by now
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	})
+	resp, err := http.DefaultClient.Do(sharedRequest(t, http.MethodPost, a, session, `{"jsonrpc":"2.0","id":1,"method":"push"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	first := func(url, last string) (*http.Response, *sse.Reader) {
+		get := sharedRequest(t, http.MethodGet, url, session, "")
+		if last != "" {
+			get.Header.Set("Last-Event-ID", last)
+		}
+		resp, err := http.DefaultClient.Do(get)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %v %v", url, resp.Status, err)
+		}
+		time.AfterFunc(10*time.Second, func() { resp.Body.Close() })
+		return resp, sse.NewReader(resp.Body, 1<<20)
+	}
+	next := func(r *sse.Reader) string {
+		for {
+			ev, err := r.Next()
+			if err != nil {
+				t.Fatalf("the GET stream ended: %v", err)
+			}
+			if len(ev.Data) > 0 {
+				return string(ev.Data)
+			}
+		}
+	}
+	resp, r := first(a, "")
+	if got := next(r); !strings.Contains(got, `"params":[0]`) {
+		t.Fatalf("the GET stream on A: %s", got)
+	}
+	cut := r.LastID
+	resp.Body.Close()
+	resp, r = first(b, cut)
+	defer resp.Body.Close()
+	for i := 1; i < 3; i++ {
+		if got := next(r); !strings.Contains(got, fmt.Sprintf(`"params":[%d]`, i)) {
+			t.Fatalf("the GET stream resumed on B after %s: %s, want notification %d", cut, got, i)
+		}
 	}
 }

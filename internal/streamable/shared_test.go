@@ -238,3 +238,30 @@ func TestSharedStoreDown(t *testing.T) {
 		t.Fatalf("Send with no response and the store down: %v", err)
 	}
 }
+
+// A POST's stream whose events after Last-Event-ID were evicted from the
+// shared store cannot be resumed exactly: 410, as with a session's store.
+func TestSharedFollowEvicted(t *testing.T) {
+	store := state.NewMemoryEventStore(state.Limits{MaxEvents: 3}, nil)
+	b := sharedTable(store, time.Second)
+	s := b.New()
+	hs := httptest.NewServer(http.HandlerFunc(b.ServeGET))
+	t.Cleanup(hs.Close)
+	name := s.ID + "/9"
+	var seqs []uint64
+	for _, d := range []string{"\x00head{\"ids\":[1]}", `{"jsonrpc":"2.0","method":"a"}`, `{"jsonrpc":"2.0","method":"b"}`, `{"jsonrpc":"2.0","method":"c"}`, `{"jsonrpc":"2.0","method":"d"}`} {
+		seq, _ := store.Append(t.Context(), name, []byte(d))
+		seqs = append(seqs, seq)
+	}
+	if resp, _ := resume(t, hs.URL, s.ID, fmt.Sprint("9-", seqs[0])); resp.StatusCode != http.StatusGone {
+		t.Fatalf("resuming after an evicted event: %s, want 410", resp.Status)
+	}
+	resp, r := resume(t, hs.URL, s.ID, fmt.Sprint("9-", seqs[2]))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("resuming after a kept event: %s", resp.Status)
+	}
+	ev, err := r.Next()
+	if err != nil || !strings.Contains(string(ev.Data), `"c"`) {
+		t.Fatalf("first event after a kept one: %q %v", ev.Data, err)
+	}
+}
