@@ -20,13 +20,10 @@ const DefaultHTTPCompressMinSize = 1 << 10
 // httpCompressMinSize is the size from which HTTP replies are compressed:
 // -1 when never.
 func (s *Server) httpCompressMinSize() int {
-	switch {
-	case s.HTTPCompressMinSize < 0:
+	if s.HTTPCompressMinSize < 0 {
 		return -1
-	case s.HTTPCompressMinSize == 0:
-		return DefaultHTTPCompressMinSize
 	}
-	return s.HTTPCompressMinSize
+	return orDefault(s.HTTPCompressMinSize, DefaultHTTPCompressMinSize)
 }
 
 // writeJSON writes reply as the 200 JSON body of a response to a request
