@@ -38,25 +38,26 @@ func Register[P, R any](mux *Mux, method string, fn func(ctx context.Context, pa
 	}
 	pd := newParamsDecoder(reflect.TypeFor[P]())
 	codec.CodecFor(reflect.TypeFor[R]()) // plan the result's encoding now
+	var fields []ParamInfo
+	for _, f := range pd.Fields() { // struct params' members, in positional order
+		fields = append(fields, ParamInfo(f))
+	}
 	info := MethodInfo{
 		Name:       method,
 		Doc:        firstDoc(doc),
 		ParamsType: reflect.TypeFor[P](),
 		ResultType: resultTypeOf(reflect.TypeFor[R]()),
-		Params:     pd.paramInfos(),
+		Params:     fields,
 		ByPosition: pd.ByPosition(),
 		ByName:     pd.ByName(),
 	}
 	// The decoded params live in recycled memory: fn gets a copy, so
 	// nothing can keep a reference to it.
 	pool := sync.Pool{New: func() any { return new(P) }}
+	var zero P
 	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
 		pp := pool.Get().(*P)
-		defer func() {
-			var zero P
-			*pp = zero
-			pool.Put(pp)
-		}()
+		defer func() { *pp = zero; pool.Put(pp) }()
 		if err := pd.decode(req.Params, pp); err != nil {
 			return nil, err
 		}
@@ -92,13 +93,4 @@ func (d paramsDecoder) decode(raw []byte, p any) error {
 		return invalidParams(err.Path, err.Problem)
 	}
 	return nil
-}
-
-// paramInfos lists the members of struct params, in positional order.
-func (d paramsDecoder) paramInfos() []ParamInfo {
-	var infos []ParamInfo
-	for _, f := range d.Fields() {
-		infos = append(infos, ParamInfo(f))
-	}
-	return infos
 }
