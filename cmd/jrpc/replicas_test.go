@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/seedhq/jsonrpc"
 )
 
@@ -929,6 +930,42 @@ func startExpiry(t *testing.T, ctx context.Context, r *replicas) func(*testing.T
 			if resp.StatusCode != http.StatusNotFound {
 				t.Errorf("instance %d, %v after the session's last use (idle timeout %v): %d %s, want 404", i, time.Since(lastUse).Round(time.Millisecond), replicasIdle, resp.StatusCode, b)
 			}
+		}
+	}
+}
+
+// TestServeStatePlain: two plain (not MCP) `jrpc serve --state`
+// instances on an embedded NATS server with JetStream: a broadcast
+// subscriber on one receives what demo_broadcast publishes on the other.
+func TestServeStatePlain(t *testing.T) {
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	t.Cleanup(ns.Shutdown)
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server did not start")
+	}
+	state := strings.TrimSuffix(ns.ClientURL(), "/")
+	_, a, _ := startServe(t, "--state", state, "--listen", "ws://127.0.0.1:0/")
+	_, b, _ := startServe(t, "--state", state, "--listen", "ws://127.0.0.1:0/")
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	sub := broadcastSub(t, ctx, a)
+	pub, err := jsonrpc.Dial(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	for v := 1; v <= 3; v++ {
+		if err := pub.Call(ctx, "demo_broadcast", map[string]any{"value": v}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for v := 1; v <= 3; v++ {
+		if got, err := sub.Next(ctx); err != nil || string(got) != strconv.Itoa(v) {
+			t.Fatalf("event %s %v, want %d", got, err, v)
 		}
 	}
 }
