@@ -7,6 +7,10 @@
 // the registry of them by connection and id, with the per-connection cap,
 // that ends a connection's subscriptions when it ends (sub.go, live.go, with
 // the ids, the method names and the split of a subscribe call's params).
+// A Fanout hands the events of topics, kinds whose events are published
+// rather than produced per subscription, to their subscriptions: itself
+// without a broker, or through one (a state.Broker), each instance relaying
+// the broker's events of a topic to its own subscriptions (topic.go).
 // On the client,
 // a Registry routes each event notification, on the read goroutine and in
 // order, to the bounded Queue of its subscription, holding the events that
