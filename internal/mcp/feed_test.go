@@ -3,10 +3,13 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/seedhq/jsonrpc/state"
 )
 
 func TestHonoured(t *testing.T) {
@@ -69,5 +72,62 @@ func TestFeed(t *testing.T) {
 	cancel()
 	if err := new(Feed).Listen(ctx, nil, n.Notify, json.RawMessage(`8`), ListenFilter{}, nil); err != context.Canceled {
 		t.Fatalf("Listen of a cancelled request: %v", err)
+	}
+}
+
+// grabBroker is a memory broker that hands the test each subscription
+// it makes.
+type grabBroker struct {
+	*state.MemoryBroker
+	subs chan state.Subscription
+}
+
+func (b *grabBroker) Subscribe(ctx context.Context, topic string) (state.Subscription, error) {
+	s, err := b.MemoryBroker.Subscribe(ctx, topic)
+	if err == nil {
+		b.subs <- s
+	}
+	return s, err
+}
+
+// Two feeds sharing a broker (two instances): a change published on one
+// reaches the listeners of the other through one broker subscription per
+// feed with listeners; when it fails, the listeners end with ErrRelay.
+func TestFeedBroker(t *testing.T) {
+	b := &grabBroker{MemoryBroker: state.NewMemoryBroker(100), subs: make(chan state.Subscription, 10)}
+	var f1, f2 Feed
+	n1, n2 := &notes{}, &notes{}
+	done := make(chan error, 2)
+	go func() {
+		done <- f1.Listen(t.Context(), b, n1.Notify, json.RawMessage(`1`), ListenFilter{ToolsListChanged: true})
+	}()
+	go func() {
+		done <- f1.Listen(t.Context(), b, n2.Notify, json.RawMessage(`2`), ListenFilter{ResourceSubscriptions: []string{"u"}})
+	}()
+	n1.wait(t, 1)
+	n2.wait(t, 1)
+	if len(b.subs) != 1 {
+		t.Fatalf("%d broker subscriptions for one feed's listeners", len(b.subs))
+	}
+	if err := f2.Publish(b, "toolsListChanged"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f2.PublishResource(b, "u"); err != nil {
+		t.Fatal(err)
+	}
+	if got := n1.wait(t, 2); got[1] != `notifications/tools/list_changed {"_meta":{"io.modelcontextprotocol/subscriptionId":1}}` {
+		t.Fatalf("listener 1: %q", got)
+	}
+	if got := n2.wait(t, 2); got[1] != `notifications/resources/updated {"_meta":{"io.modelcontextprotocol/subscriptionId":2},"uri":"u"}` {
+		t.Fatalf("listener 2: %q", got)
+	}
+	(<-b.subs).Close() // the broker subscription fails (ErrClosed, not asked for by the feed)
+	for range 2 {
+		if err := <-done; !errors.Is(err, ErrRelay) || !errors.Is(err, state.ErrClosed) {
+			t.Fatalf("Listen after its relay failed: %v", err)
+		}
+	}
+	if err := f2.Publish(b, "nope"); err == nil {
+		t.Fatal("Publish of no list change: no error")
 	}
 }
