@@ -307,10 +307,10 @@ func (l *listener) send() {
 		n := l.queue[0]
 		l.queue = l.queue[1:]
 		l.mu.Unlock()
-		p := map[string]any{"_meta": map[string]any{MetaSubscriptionID: l.id}}
-		if n.uri != "" {
-			p["uri"] = n.uri
-		}
+		p := struct { // a struct, not a map: its members keep one order
+			Meta map[string]any `json:"_meta"`
+			URI  string         `json:"uri,omitzero"`
+		}{map[string]any{MetaSubscriptionID: l.id}, n.uri}
 		_ = l.to(context.Background(), n.method, p) // a listener gone is dropped by its handler
 	}
 }

@@ -99,10 +99,10 @@ func TestFeedBroker(t *testing.T) {
 	n1, n2 := &notes{}, &notes{}
 	done := make(chan error, 2)
 	go func() {
-		done <- f1.Listen(t.Context(), b, n1.Notify, json.RawMessage(`1`), ListenFilter{ToolsListChanged: true})
+		done <- f1.Listen(t.Context(), b, n1.Notify, json.RawMessage(`1`), ListenFilter{ToolsListChanged: true}, nil)
 	}()
 	go func() {
-		done <- f1.Listen(t.Context(), b, n2.Notify, json.RawMessage(`2`), ListenFilter{ResourceSubscriptions: []string{"u"}})
+		done <- f1.Listen(t.Context(), b, n2.Notify, json.RawMessage(`2`), ListenFilter{ResourceSubscriptions: []string{"u"}}, nil)
 	}()
 	n1.wait(t, 1)
 	n2.wait(t, 1)
