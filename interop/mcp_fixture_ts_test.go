@@ -329,8 +329,9 @@ type sumResult struct {
 
 func (r sumResult) Text() string { return fmt.Sprintf("%s = %d", r.Expr, r.Sum) }
 
-// libraryServer is a server of package mcp with pages of 2: five tools
-// (a typed one with structured output, one returning a resource link),
+// libraryServer is a server of package mcp with pages of 2: six tools
+// (a typed one with structured output, one returning a resource link, one
+// that tells the subscribers of test://r1 it changed),
 // three resources, templates and prompts each, and a completion.
 func libraryServer(t *testing.T) string {
 	s := jmcp.NewServer(jmcp.Implementation{Name: "interop-library", Version: "1.0.0"})
@@ -340,6 +341,10 @@ func libraryServer(t *testing.T) string {
 	})
 	jmcp.AddTool(s, jmcp.Tool{Name: "link", Description: "Links to a resource."}, func(context.Context, struct{}) (*jmcp.ToolResult, error) {
 		return &jmcp.ToolResult{Content: []jmcp.Content{jmcp.ResourceLink(jmcp.Resource{URI: "test://r2", Name: "r2", Title: "Second", Description: "The second resource", MimeType: "text/plain"})}}, nil
+	})
+	jmcp.AddTool(s, jmcp.Tool{Name: "touch", Description: "Tells the subscribers that test://r1 changed."}, func(context.Context, struct{}) (*jmcp.ToolResult, error) {
+		s.ResourceUpdated("test://r1")
+		return &jmcp.ToolResult{Content: []jmcp.Content{jmcp.TextContent("touched")}}, nil
 	})
 	for i := 1; i <= 3; i++ {
 		n := strconv.Itoa(i)
@@ -378,7 +383,9 @@ type libraryRun struct {
 // real net/http, in each mode: it walks every list two entries a page
 // (tools, resources, templates, prompts), asks for a page by its cursor,
 // gets a tool's structured output (checked by the SDK against the tool's
-// outputSchema) and text, a resource link, and a completion.
+// outputSchema) and text, a resource link, a completion, and the update
+// of a resource it subscribed to (resources/subscribe under 2025-11-25,
+// subscriptions/listen under 2026-07-28).
 func TestMCPTypeScriptSDKv2ClientLibrary(t *testing.T) {
 	requireNode(t, "@modelcontextprotocol/client")
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
@@ -388,11 +395,11 @@ func TestMCPTypeScriptSDKv2ClientLibrary(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			var run libraryRun
 			decodeOutput(t, runNode(t, ctx, "mcp_v2_fixture.mjs", mode, "http", url, "library"), &run)
-			run.Steps["tools"].wantResult(t, "tools", `["add","link","t1","t2","t3"]`)
+			run.Steps["tools"].wantResult(t, "tools", `["add","link","touch","t1","t2","t3"]`)
 			run.Steps["resources"].wantResult(t, "resources", `["r1","r2","r3"]`)
 			run.Steps["templates"].wantResult(t, "templates", `["tpl1","tpl2","tpl3"]`)
 			run.Steps["prompts"].wantResult(t, "prompts", `["p1","p2","p3"]`)
-			for method, want := range map[string][]string{"tools/list": {"add,link", "t1,t2", "t3"}, "resources/list": {"r1,r2", "r3"},
+			for method, want := range map[string][]string{"tools/list": {"add,link", "touch,t1", "t2,t3"}, "resources/list": {"r1,r2", "r3"},
 				"resources/templates/list": {"tpl1,tpl2", "tpl3"}, "prompts/list": {"p1,p2", "p3"}} {
 				var got []string
 				for i, p := range run.Pages[method] {
@@ -405,10 +412,12 @@ func TestMCPTypeScriptSDKv2ClientLibrary(t *testing.T) {
 					t.Errorf("%s pages: %q, want %q", method, got, want)
 				}
 			}
-			run.Steps["toolsPage2"].wantResult(t, "tools/list by cursor", `{"tools":["t1","t2"],"nextCursor":`+string(mustJSONString(*run.Pages["tools/list"][1].NextCursor))+`}`)
+			run.Steps["toolsPage2"].wantResult(t, "tools/list by cursor", `{"tools":["touch","t1"],"nextCursor":`+string(mustJSONString(*run.Pages["tools/list"][1].NextCursor))+`}`)
 			run.Steps["structured"].wantResult(t, "add", `{"content":[{"type":"text","text":"2 + 3 = 5"}],"structuredContent":{"sum":5,"expr":"2 + 3"}}`)
 			run.Steps["link"].wantResult(t, "link", `{"content":[{"type":"resource_link","uri":"test://r2","name":"r2","title":"Second","description":"The second resource","mimeType":"text/plain"}]}`)
 			run.Steps["complete"].wantResult(t, "complete", `{"completion":{"values":["green","grey"],"total":3,"hasMore":true}}`)
+			run.Steps["touch"].wantResult(t, "touch", textResult("touched"))
+			run.Steps["updated"].wantResult(t, "notifications/resources/updated", `[{"uri":"test://r1"}]`)
 		})
 	}
 }

@@ -20,7 +20,8 @@
 // With "library" it drives instead the Go test's own server (package mcp,
 // pages of 2): the lists the SDK walks page by page (and one page asked
 // by its cursor), a tool's structured output (which the SDK checks against
-// the tool's outputSchema), a resource link and a completion.
+// the tool's outputSchema), a resource link, a completion and the update
+// of a resource it subscribed to.
 
 import { Client, ProtocolError } from '@modelcontextprotocol/client';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -135,6 +136,16 @@ async function library() {
   s.structured = await outcome(client.callTool({ name: 'add', arguments: { a: 2, b: 3 } }, opts));
   s.link = await outcome(client.callTool({ name: 'link', arguments: {} }, opts));
   s.complete = await outcome(client.complete({ ref: { type: 'ref/prompt', name: 'p1' }, argument: { name: 'color', value: 'g' } }, opts));
+  const updated = [];
+  client.setNotificationHandler('notifications/resources/updated', (n) => {
+    const { _meta, ...params } = n.params;
+    updated.push(params);
+  });
+  const sub = modern ? await client.listen({ resourceSubscriptions: ['test://r1'] }, opts) : await client.subscribeResource({ uri: 'test://r1' }, opts);
+  s.touch = await outcome(client.callTool({ name: 'touch', arguments: {} }, opts));
+  await waitFor(() => updated.length > 0, 5000);
+  s.updated = { result: updated };
+  if (modern) await sub.close();
   await client.close();
   process.stdout.write(JSON.stringify(out) + '\n');
 }
