@@ -421,3 +421,61 @@ func TestMCPTypeScriptSDKv2ClientLibrary(t *testing.T) {
 		})
 	}
 }
+
+// tasksRun is what mcp_v2_fixture.mjs prints with "tasks".
+type tasksRun struct {
+	ProtocolVersion string             `json:"protocolVersion"`
+	Steps           map[string]outcome `json:"steps"`
+	TaskHeaders     []struct {
+		Method string `json:"method"`
+		Name   string `json:"name"`
+	} `json:"taskHeaders"`
+}
+
+// The fixture's Tasks extension with the TypeScript SDK v2 client, as far
+// as it goes: the SDK sees the extension in the server's capabilities but
+// refuses a tools/call answered with a task (it has no tasks API), so the
+// script creates the tasks by plain POSTs and drives them with the SDK's
+// request(): confirm_delete waits for input (tasks/get shows its
+// question), tasks/update answers it and tasks/get then has its result;
+// tasks/cancel ends slow_compute; an unknown task is -32602. The SDK's
+// transport names the task in Mcp-Name, and the server checks it.
+func TestMCPTypeScriptSDKv2ClientFixtureTasks(t *testing.T) {
+	requireNode(t, "@modelcontextprotocol/client")
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	url := startJRPCServe(t, ctx, "--mcp-fixture", "--listen", "http://127.0.0.1:0/mcp")
+	var run tasksRun
+	decodeOutput(t, runNode(t, ctx, "mcp_v2_fixture.mjs", "2026-07-28", "http", url, "tasks"), &run)
+	if run.ProtocolVersion != "2026-07-28" {
+		t.Fatalf("negotiated %q", run.ProtocolVersion)
+	}
+	run.Steps["extension"].wantResult(t, "capabilities.extensions", `{}`)
+	run.Steps["sdkCall"].wantResult(t, "greet", textResult("Hello, Ada!"))
+	if e := run.Steps["sdkTaskCall"].Error; e == nil || e.Message != "Unsupported result type 'task' for tools/call" {
+		t.Errorf("the SDK took a task: %+v (if it has a tasks API now, use it here)", run.Steps["sdkTaskCall"])
+	}
+	run.Steps["created"].wantResult(t, "tools/call", `{"resultType":"task","status":"working"}`)
+	run.Steps["waiting"].wantResult(t, "tasks/get (waiting)", `{"status":"input_required","inputRequests":{"confirm":{"method":"elicitation/create","params":{"mode":"form","message":"Confirm?",`+
+		`"requestedSchema":{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}}}}}`)
+	run.Steps["update"].wantResult(t, "tasks/update", `{}`)
+	run.Steps["done"].wantResult(t, "tasks/get (done)", `{"status":"completed","result":{"resultType":"complete","content":[{"type":"text","text":"Deleted a.txt"}]}}`)
+	run.Steps["cancel"].wantResult(t, "tasks/cancel", `{}`)
+	run.Steps["cancelled"].wantResult(t, "tasks/get (cancelled)", `{"status":"cancelled"}`)
+	run.Steps["unknown"].wantError(t, "tasks/get of no task", -32602, "Unknown task: no-such-task", "")
+	var methods []string
+	for _, h := range run.TaskHeaders {
+		if h.Name == "" {
+			t.Errorf("%s sent without Mcp-Name", h.Method)
+		}
+		if len(methods) == 0 || methods[len(methods)-1] != h.Method {
+			methods = append(methods, h.Method)
+		}
+	}
+	if want := []string{"tasks/get", "tasks/update", "tasks/get", "tasks/cancel", "tasks/get"}; !slices.Equal(methods, want) {
+		t.Errorf("the SDK's tasks requests: %q, want %q", methods, want)
+	}
+	if n := len(run.TaskHeaders); n == 0 || run.TaskHeaders[n-1].Name != "no-such-task" {
+		t.Errorf("Mcp-Name of the last tasks/get: %+v", run.TaskHeaders)
+	}
+}

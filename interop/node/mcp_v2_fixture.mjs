@@ -1,5 +1,5 @@
 // Usage: node mcp_v2_fixture.mjs MODE stdio SERVER_COMMAND [ARGS...]
-//        node mcp_v2_fixture.mjs MODE http URL [library]
+//        node mcp_v2_fixture.mjs MODE http URL [library|tasks]
 //
 // Drives the MCP conformance fixture (`jrpc serve --mcp-fixture`) with the
 // official TypeScript MCP SDK v2 client (@modelcontextprotocol/client),
@@ -22,8 +22,15 @@
 // by its cursor), a tool's structured output (which the SDK checks against
 // the tool's outputSchema), a resource link, a completion and the update
 // of a resource it subscribed to.
+//
+// With "tasks" (2026-07-28 over HTTP) it tries the fixture's Tasks
+// extension: the SDK refuses a tools/call answered with resultType "task"
+// (it has no tasks API), so the script creates the tasks by plain POSTs,
+// then polls, answers and cancels them with the SDK's generic request()
+// (tasks/get, tasks/update, tasks/cancel, which its transport sends with
+// the Mcp-Name header the extension asks for).
 
-import { Client, ProtocolError } from '@modelcontextprotocol/client';
+import { Client, ProtocolError, fromJsonSchema } from '@modelcontextprotocol/client';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
@@ -150,8 +157,77 @@ async function library() {
   process.stdout.write(JSON.stringify(out) + '\n');
 }
 
+// createTask POSTs a tools/call that the server runs as a task, as a
+// 2026-07-28 client declaring the extension, and returns its
+// CreateTaskResult.
+async function createTask(name, args) {
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientInfo': { name: 'interop-ts-v2-tasks', version: '1.0.0' },
+    'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} }, extensions: { [TASKS]: {} } },
+  };
+  const res = await fetch(target[0], {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': name },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args, _meta: meta } }),
+  });
+  const text = await res.text();
+  const body = res.headers.get('content-type')?.startsWith('text/event-stream') ? text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6))).find((m) => m.id === 1) : JSON.parse(text);
+  if (!body?.result?.taskId) throw new Error(`${name}: no task: ${text}`);
+  return body.result;
+}
+
+const TASKS = 'io.modelcontextprotocol/tasks';
+
+async function tasks() {
+  const any = fromJsonSchema({ type: 'object' });
+  const client = new Client({ name: 'interop-ts-v2-tasks', version: '1.0.0' }, { capabilities: { elicitation: { form: {} }, extensions: { [TASKS]: {} } }, versionNegotiation: versionNegotiation() });
+  // The headers of the SDK's tasks/* POSTs.
+  const headers = [];
+  const recording = (url, init) => {
+    const h = new Headers(init?.headers);
+    if (h.get('mcp-method')?.startsWith('tasks/')) headers.push({ method: h.get('mcp-method'), name: h.get('mcp-name') });
+    return fetch(url, init);
+  };
+  const transport = new StreamableHTTPClientTransport(new URL(target[0]), { fetch: recording });
+  await client.connect(transport, opts);
+  const out = { protocolVersion: client.getNegotiatedProtocolVersion() ?? null, steps: {}, taskHeaders: headers };
+  const s = out.steps;
+  const req = (method, params) => outcome(client.request({ method, params }, any, opts));
+  const view = (o) => {
+    if (!o.result) return o;
+    const { createdAt, lastUpdatedAt, ttlMs, pollIntervalMs, taskId, ...rest } = o.result;
+    return { result: rest };
+  };
+  // get polls tasks/get until the task's status is not status.
+  const get = async (id, status) => {
+    let o;
+    for (const end = Date.now() + 5000; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
+      o = await req('tasks/get', { taskId: id });
+      if (!o.result || o.result.status !== status) break;
+    }
+    return view(o);
+  };
+  s.extension = { result: client.getServerCapabilities()?.extensions?.[TASKS] ?? null };
+  s.sdkCall = await outcome(client.callTool({ name: 'greet', arguments: { name: 'Ada' } }, opts)); // never a task
+  s.sdkTaskCall = await outcome(client.callTool({ name: 'slow_compute', arguments: { seconds: 0.05 } }, opts));
+  const confirm = await createTask('confirm_delete', { filename: 'a.txt' });
+  s.created = { result: { resultType: confirm.resultType, status: confirm.status } };
+  s.waiting = await get(confirm.taskId, 'working');
+  s.update = await req('tasks/update', { taskId: confirm.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } });
+  s.done = await get(confirm.taskId, 'input_required');
+  if (s.done.result?.status === 'working') s.done = await get(confirm.taskId, 'working');
+  const slow = await createTask('slow_compute', { seconds: 30 });
+  s.cancel = view(await req('tasks/cancel', { taskId: slow.taskId }));
+  s.cancelled = await get(slow.taskId, 'working');
+  s.unknown = await req('tasks/get', { taskId: 'no-such-task' });
+  await client.close();
+  process.stdout.write(JSON.stringify(out) + '\n');
+}
+
 async function main() {
   if (target[1] === 'library') return library();
+  if (target[1] === 'tasks') return tasks();
   const seen = { elicitations: [], samplings: [], roots: 0, logs: [], toolsChanged: [], promptsChanged: [] };
   const client = new Client(
     { name: 'interop-ts-v2-fixture', version: '1.0.0' },
