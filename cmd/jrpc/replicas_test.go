@@ -3,11 +3,13 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -23,7 +25,11 @@ import (
 	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/seedhq/jsonrpc"
+	jnats "github.com/seedhq/jsonrpc/nats"
+	"github.com/seedhq/jsonrpc/state"
 )
 
 // TestServeStateUnreachable: serve --state names a NATS server nobody
@@ -115,7 +121,7 @@ func startReplicas(t *testing.T, flags ...string) *replicas {
 	findNginx(t)
 	r := &replicas{t: t, dir: t.TempDir(), scriptOut: &syncBuffer{}}
 	for range 50 {
-		r.base = 20000 + rand.IntN(30000)
+		r.base = 20000 + mrand.IntN(30000)
 		r.natsPort = r.base + 20
 		if freePorts(r.base, r.base+1, r.base+2, r.base+3, r.base+11, r.base+12, r.base+13, r.natsPort) {
 			break
@@ -182,7 +188,12 @@ func (e *errHTTP) Error() string { return fmt.Sprintf("HTTP %d: %.200s", e.statu
 // call2026 sends one MCP 2026-07-28 request (stateless: any instance
 // serves it) to url and returns its response.
 func call2026(ctx context.Context, hc *http.Client, url string, id int, method, name, params string) (json.RawMessage, *jsonrpc.Error, error) {
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s,%s}}`, id, method, meta2026, params)
+	return post2026(ctx, hc, url, id, method, name, "{"+meta2026+","+params+"}")
+}
+
+// post2026 is call2026 with the whole params object, _meta included.
+func post2026(ctx context.Context, hc *http.Client, url string, id int, method, name, params string) (json.RawMessage, *jsonrpc.Error, error) {
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		return nil, nil, err
@@ -239,6 +250,7 @@ func TestReplicas(t *testing.T) {
 	t.Run("Session2025RoundRobin", func(t *testing.T) { testReplicasSessions(t, ctx, r) })
 	t.Run("ResumeThroughAnotherInstance", func(t *testing.T) { testReplicasResume(t, ctx, r) })
 	t.Run("MultiRoundTripAcrossInstances", func(t *testing.T) { testReplicasRounds(t, ctx, r) })
+	t.Run("KeyRotationAcrossInstances", func(t *testing.T) { testReplicasRotation(t, ctx, r) })
 	t.Run("SIGKILLUnderLoad", func(t *testing.T) { testReplicasKill(t, ctx, r) })
 	t.Run("NATSRestartUnderLoad", func(t *testing.T) { testReplicasNATSRestart(t, ctx, r) })
 	t.Run("SessionExpiryEverywhere", func(t *testing.T) { expiring(t) })
@@ -966,6 +978,120 @@ func TestServeStatePlain(t *testing.T) {
 	for v := 1; v <= 3; v++ {
 		if got, err := sub.Next(ctx); err != nil || string(got) != strconv.Itoa(v) {
 			t.Fatalf("event %s %v, want %d", got, err, v)
+		}
+	}
+}
+
+// greetMeta is the _meta of a 2026-07-28 client that can answer
+// elicitations.
+const greetMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}`
+
+// greetState starts the greet tool on url and returns the requestState of
+// its question and the id of the key that signed it.
+func greetState(ctx context.Context, url string) (state, kid string, err error) {
+	res, rerr, err := post2026(ctx, http.DefaultClient, url, 1, "tools/call", "greet", `{"name":"greet","arguments":{},`+greetMeta+`}`)
+	if err == nil && rerr != nil {
+		err = rerr
+	}
+	if err != nil {
+		return "", "", err
+	}
+	var r struct {
+		RequestState string `json:"requestState"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		return "", "", err
+	}
+	k, _, _ := strings.Cut(r.RequestState, ".")
+	id, err := base64.RawURLEncoding.DecodeString(k)
+	return r.RequestState, string(id), err
+}
+
+// greetFinish answers greet's question on url with state.
+func greetFinish(ctx context.Context, url, state string) error {
+	res, rerr, err := post2026(ctx, http.DefaultClient, url, 2, "tools/call", "greet",
+		`{"name":"greet","arguments":{},"inputResponses":{"name":{"action":"accept","content":{"name":"Ada"}}},"requestState":"`+state+`",`+greetMeta+`}`)
+	switch {
+	case err != nil:
+		return err
+	case rerr != nil:
+		return rerr
+	case !strings.Contains(string(res), "Hello, Ada!"):
+		return fmt.Errorf("result %s", res)
+	}
+	return nil
+}
+
+// testReplicasRotation: a key rotated into the shared ring (from outside,
+// as an operator would) signs the multi round-trips of every instance
+// within a second, with no restart; a state signed before still finishes
+// on another instance until its key is removed, and is then refused by
+// every instance within a second.
+func testReplicasRotation(t *testing.T, ctx context.Context, r *replicas) {
+	nc, err := natsgo.Connect(fmt.Sprintf("nats://127.0.0.1:%d", r.natsPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := jnats.NewKeyRing(ctx, js, jnats.KeyRingConfig{Storage: jetstream.FileStorage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ring.Close()
+	old, oldKid, err := greetState(ctx, r.mcpURL(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := make([]byte, 32)
+	rand.Read(secret)
+	newKid := fmt.Sprintf("rotated-%x", secret[:4])
+	if err := ring.Rotate(ctx, state.Key{ID: newKid, Secret: secret}); err != nil {
+		t.Fatal(err)
+	}
+	rotated := time.Now()
+	var fresh string
+	for i := 1; i <= 3; i++ {
+		for {
+			st, kid, err := greetState(ctx, r.mcpURL(i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kid == newKid {
+				fresh = st
+				break
+			}
+			if kid != oldKid || time.Since(rotated) > time.Second {
+				t.Fatalf("instance %d signs with key %q %v after the rotation to %q", i, kid, time.Since(rotated), newKid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	t.Logf("every instance signs with the rotated key %v after the rotation", time.Since(rotated).Round(time.Millisecond))
+	if err := greetFinish(ctx, r.mcpURL(2), old); err != nil {
+		t.Fatalf("a state signed before the rotation, on another instance: %v", err)
+	}
+	if err := greetFinish(ctx, r.mcpURL(1), fresh); err != nil {
+		t.Fatalf("a state signed with the rotated key, on another instance: %v", err)
+	}
+	if err := ring.Remove(ctx, oldKid); err != nil {
+		t.Fatal(err)
+	}
+	removed := time.Now()
+	for i := 1; i <= 3; i++ {
+		for {
+			err := greetFinish(ctx, r.mcpURL(i), old)
+			var e *jsonrpc.Error
+			if errors.As(err, &e) && e.Code == jsonrpc.CodeInvalidParams {
+				break
+			}
+			if err != nil || time.Since(removed) > time.Second {
+				t.Fatalf("instance %d, %v after the old key's removal: %v (want -32602)", i, time.Since(removed), err)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
 }
