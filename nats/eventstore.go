@@ -59,7 +59,10 @@ type EventStoreConfig struct {
 // Each event records the Seq of the event before it in its stream, which
 // the appending process knows (it serialises the appends of a stream, and
 // guards against another instance appending to it with JetStream's
-// expected-last-subject-sequence check). A process that appends to a
+// expected-last-subject-sequence check). A process's first append to a
+// stream expects it new (no event on its subject), which costs nothing
+// more for a new stream (a Streamable HTTP POST's) and one refused
+// publish and a read for one that exists. A process that appends to a
 // stream whose every event was evicted before it first appended to it
 // takes it as a new stream.
 type EventStore struct {
@@ -129,16 +132,9 @@ func (s *EventStore) Append(ctx context.Context, name string, data []byte) (uint
 	defer l.Unlock()
 	subj := s.subjectOf(name)
 	s.mu.Lock()
-	prev, known := s.last[name]
+	prev := s.last[name] // 0 for a stream this process has not appended to: taken as new
 	s.mu.Unlock()
 	expect := prev
-	if !known {
-		var err error
-		if prev, err = s.lastSeq(ctx, subj); err != nil {
-			return 0, err
-		}
-		expect = prev
-	}
 	for range casAttempts {
 		msg := &natsgo.Msg{Subject: subj, Data: data, Header: natsgo.Header{hdrPrev: {strconv.FormatUint(prev, 10)}}}
 		ack, err := s.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(expect))
