@@ -35,6 +35,7 @@ type tsFixtureRun struct {
 	LogsNoLevel   []json.RawMessage `json:"logsNoLevel"`
 	Progress      []json.RawMessage `json:"progress"`
 	ProgressToken json.RawMessage   `json:"progressToken"`
+	WatchedReads  int               `json:"watchedReads"`
 }
 
 // The official TypeScript SDK v2 client (@modelcontextprotocol/client)
@@ -45,8 +46,9 @@ type tsFixtureRun struct {
 // rule, progress, sampling, elicitation and roots answered by the client's
 // handlers (over the session, or as multi round-trips the SDK fulfils),
 // resources, templates, prompts with arguments, completion, list changes
-// (the SDK refreshes its lists when told), a bad cursor, and a client with
-// no capabilities never asked. One fresh server per run.
+// (the SDK refreshes its lists when told), caching hints (the SDK serves a
+// second read from its cache under 2026-07-28), a bad cursor, and a client
+// with no capabilities never asked. One fresh server per run.
 func TestMCPTypeScriptSDKv2ClientFixture(t *testing.T) {
 	requireNode(t, "@modelcontextprotocol/client")
 	bin := jrpcBinary(t)
@@ -199,6 +201,10 @@ func checkTSFixtureRun(t *testing.T, modern bool, run *tsFixtureRun) {
 		for _, name := range []string{"ping", "setLevel", "subscribe", "unsubscribe"} {
 			run.Steps[name].wantResult(t, name, `{}`)
 		}
+	}
+	// The SDK caches a read for the ttlMs the server gave (2026-07-28 only).
+	if want := map[bool]int{false: 2, true: 1}[modern]; run.WatchedReads != want {
+		t.Errorf("two reads of test://watched-resource sent %d resources/read, want %d", run.WatchedReads, want)
 	}
 	checkTSFixtureLogs(t, modern, run)
 	checkTSFixtureProgress(t, run)

@@ -322,6 +322,10 @@ async function main() {
     readStateless: 'test://stateless-static-text', readMissing: 'test://no-such-resource' })) {
     s[name] = await outcome(client.readResource({ uri }, { ...opts, cacheMode: 'bypass' }));
   }
+  // Caching hints: under 2026-07-28 the server's ttlMs lets the SDK serve
+  // the second read from its cache; under 2025-11-25 there is none.
+  for (let i = 0; i < 2; i++) await client.readResource({ uri: 'test://watched-resource' }, opts);
+  out.watchedReads = sent.filter((m) => m.method === 'resources/read' && m.params?.uri === 'test://watched-resource').length;
   if (modern) {
     const sub = await client.listen({ resourceSubscriptions: ['test://watched-resource'] }, opts);
     s.subscribe = { result: sub.honoredFilter };
