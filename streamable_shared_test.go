@@ -2,10 +2,13 @@ package jsonrpc_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -289,4 +292,103 @@ func TestStreamableHTTPResumeGETOtherInstance(t *testing.T) {
 			t.Fatalf("the GET stream resumed on B after %s: %s, want notification %d", cut, got, i)
 		}
 	}
+}
+
+// pinnedProxy sends a GET with Last-Event-ID (a resumption) to instance
+// b and every other request to instance a, as a balancer without
+// affinity may.
+func pinnedProxy(t *testing.T, a, b string) string {
+	var backends [2]*httputil.ReverseProxy
+	for i, u := range []string{a, b} {
+		target, _ := url.Parse(u)
+		backends[i] = httputil.NewSingleHostReverseProxy(target)
+		backends[i].FlushInterval = -1
+	}
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
+			backends[1].ServeHTTP(w, r)
+			return
+		}
+		backends[0].ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	return proxy.URL
+}
+
+// TestStreamableHTTPResumeClientOtherInstance: the library's client, its
+// POST's connection cut after the first notification, resumes the stream
+// on its own through a balancer that sends the resumption to the other
+// instance: the call gets the rest of its notifications and its result;
+// with the first instance cut off from the store mid-call, the call fails
+// with -32001 from the other instance.
+func TestStreamableHTTPResumeClientOtherInstance(t *testing.T) {
+	t.Run("served", func(t *testing.T) {
+		done, notes, free := cutClientCall(t)
+		free()
+		expectNote(t, notes, `note ["two"]`)
+		expectNote(t, notes, `note ["three"]`)
+		if err := <-done; err != nil {
+			t.Fatalf("the call resumed on the other instance: %v", err)
+		}
+	})
+	t.Run("gone", func(t *testing.T) {
+		done, _, _ := cutClientCall(t)
+		var e *jsonrpc.Error
+		select {
+		case err := <-done:
+			if !errors.As(err, &e) || e.Code != -32001 || !strings.Contains(e.Message, "fell silent") {
+				t.Fatalf("the call of an instance gone: %v; want -32001", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the call of an instance gone did not end within 10s")
+		}
+	})
+}
+
+// cutClientCall starts two instances behind pinnedProxy and a client of
+// it whose "slow" call's connection is cut after note one; by then A's
+// view of the event store is cut off too when the subtest is "gone". It
+// returns the call's outcome, the notifications and the release of the
+// handlers.
+func cutClientCall(t *testing.T) (<-chan error, <-chan string, func()) {
+	events := state.NewMemoryEventStore(state.Limits{}, nil)
+	sessions := state.NewMemorySessionStore(nil)
+	release := make(chan struct{})
+	finished := make(chan error, 4)
+	aStore := &cutOffStore{EventStore: events}
+	a := sharedInstance(t, aStore, sessions, release, finished)
+	b := sharedInstance(t, events, sessions, release, finished)
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free)
+	d := &cutDialer{}
+	tr := &http.Transport{DialContext: d.dial}
+	t.Cleanup(tr.CloseIdleConnections)
+	notes := make(chan string, 16)
+	ctx := t.Context()
+	c, err := jsonrpc.DialStreamableHTTP(ctx, pinnedProxy(t, a, b), append(clientSide(notes), jsonrpc.WithHTTPClient(&http.Client{Transport: tr}))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Call(ctx, "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{}}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		var s string
+		err := c.Call(ctx, "slow", nil, &s)
+		if err == nil && s != "done" {
+			err = fmt.Errorf("result %q", s)
+		}
+		done <- err
+	}()
+	expectNote(t, notes, `note ["one"]`)
+	if strings.HasSuffix(t.Name(), "/gone") {
+		aStore.off.Store(true) // from now on nothing A writes is stored
+	}
+	if n := d.cut(`"method":"slow"`); n == 0 {
+		t.Fatal("no connection carried the call")
+	}
+	return done, notes, free
 }
