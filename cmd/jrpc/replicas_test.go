@@ -434,7 +434,7 @@ func (l *load) finish() []error {
 func testReplicasKill(t *testing.T, ctx context.Context, r *replicas) {
 	s := openSession(t, ctx, r.mcpURL(3))
 	cctx, cut := context.WithCancel(ctx)
-	resp := s.do(cctx, r.mcpURL(3), "", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":4000},"_meta":{"progressToken":"k"}}}`)
+	resp := s.do(cctx, r.mcpURL(3), "", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":6000},"_meta":{"progressToken":"k"}}}`)
 	events := readEvents(resp.Body)
 	var seen []sseEvent
 	for ev := range events {
@@ -456,12 +456,13 @@ func testReplicasKill(t *testing.T, ctx context.Context, r *replicas) {
 
 	const clients = 4
 	l := startLoad(ctx, "http://"+r.front()+"/mcp", clients)
-	if err := l.until(ctx, 100); err != nil {
+	if err := l.until(ctx, 40); err != nil {
 		t.Fatal(l.finish(), err)
 	}
-	// Meanwhile the call's progress events (every 400 ms) go on into the
-	// store, unread: two at least before the kill.
-	time.Sleep(time.Until(cutAt.Add(time.Second)))
+	// Meanwhile the call's progress events (every 600 ms) go on into the
+	// store, unread: two before the kill, which comes well before the
+	// call's end (6 s).
+	time.Sleep(time.Until(cutAt.Add(1400 * time.Millisecond)))
 	if err := syscall.Kill(r.pid("jrpc-3.pid"), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package demo
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/seedhq/jsonrpc"
 	"github.com/seedhq/jsonrpc/state"
@@ -44,7 +43,7 @@ func registerBroadcast(mux *jsonrpc.Mux, subs *jsonrpc.Subscriptions) {
 			return false, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: /value: missing")
 		}
 		if err := subs.Publish(ctx, "broadcast", p.Value); err != nil {
-			return false, stateError("demo_broadcast", err)
+			return false, stateError(ctx, "demo_broadcast", err)
 		}
 		return true, nil
 	}, jsonrpc.MethodDoc{
@@ -58,10 +57,12 @@ func registerBroadcast(mux *jsonrpc.Mux, subs *jsonrpc.Subscriptions) {
 // tried again.
 const CodeStateUnavailable = -32050
 
-// stateError is the error of a call whose shared state failed.
-func stateError(method string, err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
+// stateError is the error of a call whose shared state failed: the
+// call's own end (ctx's error) as it is, anything else (a store's own
+// timeout included) as CodeStateUnavailable.
+func stateError(ctx context.Context, method string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
 	return &jsonrpc.Error{Code: CodeStateUnavailable, Message: method + ": shared state unavailable: " + err.Error()}
 }

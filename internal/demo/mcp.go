@@ -118,9 +118,9 @@ func (TriggerResult) Text() string { return "Mutation triggered" }
 // on feed (the tool list itself stays as it is).
 func addTrigger(ts *Tools, feed *jsonrpc.ChangeFeed) {
 	AddTool(ts, "test_trigger_tool_change", "Sends notifications/tools/list_changed to every subscriptions/listen stream that asked for toolsListChanged.",
-		func(context.Context, struct{}) (TriggerResult, error) {
+		func(ctx context.Context, _ struct{}) (TriggerResult, error) {
 			if err := feed.Publish("toolsListChanged"); err != nil {
-				return TriggerResult{}, stateError("test_trigger_tool_change", err)
+				return TriggerResult{}, stateError(ctx, "test_trigger_tool_change", err)
 			}
 			return TriggerResult{Triggered: true}, nil
 		})
