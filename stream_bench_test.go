@@ -27,12 +27,15 @@ type heapPeak struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 	peak uint64
+	base uint64 // heap in use at the start, after a GC
 }
 
 func startHeapPeak() *heapPeak {
 	runtime.GC()
 	h := &heapPeak{stop: make(chan struct{})}
 	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/unused:bytes"}}
+	metrics.Read(samples)
+	h.base = samples[0].Value.Uint64() + samples[1].Value.Uint64()
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
@@ -56,6 +59,14 @@ func (h *heapPeak) done() float64 {
 	close(h.stop)
 	h.wg.Wait()
 	return float64(h.peak) / (1 << 20)
+}
+
+// grown stops sampling and returns the peak above the heap in use at the
+// start, in MiB: what the measured work held, whatever other tests of the
+// process left live.
+func (h *heapPeak) grown() float64 {
+	h.done()
+	return float64(h.peak-h.base) / (1 << 20)
 }
 
 // streamBenchParams: 1 MiB per call, in elements of about 1 KiB.
