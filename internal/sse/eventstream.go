@@ -204,7 +204,7 @@ var ErrEnded = errors.New("jsonrpc: the event stream has ended")
 // resume its stream forever, waiting for a response that never comes).
 var ErrStreamDone = errors.New("jsonrpc: the stream has ended and has no events after Last-Event-ID")
 
-var ErrStreamGone = errors.New("jsonrpc: the events after Last-Event-ID are no longer stored (StreamableHTTPOptions.EventStoreSize)")
+var ErrStreamGone = errors.New("jsonrpc: the events after Last-Event-ID are no longer stored (StreamableHTTPOptions.EventStoreSize, or the EventStore's Limits)")
 
 // Attach makes o the stream's response. With from set (a resumption), the
 // stored events after from are written first; strict refuses (with

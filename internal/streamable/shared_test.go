@@ -253,8 +253,9 @@ func TestSharedFollowEvicted(t *testing.T) {
 		seq, _ := store.Append(t.Context(), name, []byte(d))
 		seqs = append(seqs, seq)
 	}
-	if resp, _ := resume(t, hs.URL, s.ID, fmt.Sprint("9-", seqs[0])); resp.StatusCode != http.StatusGone {
-		t.Fatalf("resuming after an evicted event: %s, want 410", resp.Status)
+	resp, _ := resume(t, hs.URL, s.ID, fmt.Sprint("9-", seqs[0]))
+	if body, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusGone || !strings.Contains(string(body), "EventStore's Limits") {
+		t.Fatalf("resuming after an evicted event: %s %s, want 410 naming the store's limits", resp.Status, body)
 	}
 	resp, r := resume(t, hs.URL, s.ID, fmt.Sprint("9-", seqs[2]))
 	if resp.StatusCode != http.StatusOK {
