@@ -39,8 +39,10 @@ type Shared struct {
 	beat   *time.Timer
 }
 
-// StoreTimeout bounds one operation on a shared store.
-const StoreTimeout = 10 * time.Second
+// StoreTimeout bounds one operation on a shared store (as the session
+// store's are): a store that does not answer fails the event, or the
+// resumption, within it.
+const StoreTimeout = 2 * time.Second
 
 // The records of a POST's stream (see Shared).
 const (
