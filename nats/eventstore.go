@@ -54,7 +54,7 @@ type EventStoreConfig struct {
 // one instance resumes through any other. An event's Seq is its JetStream
 // sequence; Append costs one JetStream publish (a round trip to the
 // server, and to a quorum with replicas), After one direct get per event
-// read plus one.
+// read plus one, Wait (state.Follower) an ephemeral consumer.
 //
 // Each event records the Seq of the event before it in its stream, which
 // the appending process knows (it serialises the appends of a stream, and

@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// MemoryEventStore is the in-memory EventStore of one process.
+// MemoryEventStore is the in-memory EventStore of one process; it is a
+// Follower.
 type MemoryEventStore struct {
 	lim Limits
 	now func() time.Time
