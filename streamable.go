@@ -422,8 +422,8 @@ func (p *postSink) writeJSON(reply []byte) {
 // one (see streamable.Answer): with reply, or by serving e (or batch) on a
 // connection of the POST's own, whose reply ends the answer. In a session
 // that keeps events, a client that goes away once the events have begun
-// does not cancel the call: its events are stored for a GET with
-// Last-Event-ID to resume.
+// does not cancel the call, nor does CloseEventStream: the POST returns,
+// and the call's events are stored for a GET with Last-Event-ID to resume.
 func (p *postSink) serveStream(ctx context.Context, reply []byte, e *wire.Envelope, batch []wire.Envelope) {
 	h, w, sess := p.h, p.w, p.sess
 	p.answered = true
@@ -431,7 +431,6 @@ func (p *postSink) serveStream(ctx context.Context, reply []byte, e *wire.Envelo
 	base := ctx
 	if sess != nil {
 		sess.OpenStream(es)
-		defer sess.CloseStream(es)
 		if es.Shared != nil {
 			es.Shared.Head = streamable.Head(p.data, e, batch) // the calls a Follow answers if this instance dies
 		}
@@ -449,32 +448,40 @@ func (p *postSink) serveStream(ctx context.Context, reply []byte, e *wire.Envelo
 	ps.Inbox.Init()
 	if reply != nil {
 		ps.sendReply(reply) // it ends the answer
+		sess.CloseStream(es)
 		return
 	}
 	conn := newConnContext(base, ps, h.srv, nil)
 	ps.conn = conn // before it is routed: cancel reads it
 	key, ok := h.routes.Add(ps)
+	end := func() { conn.Close(); h.routes.Remove(key); sess.CloseStream(es) } // handlers still running are cancelled
 	if !ok {
-		conn.Close()
+		end()
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "jsonrpc: too many streams", http.StatusServiceUnavailable)
 		return
 	}
-	defer h.routes.Remove(key)
 	// Our calls to this client get ids whose high bits name this POST, so
 	// that the client's answers, POSTed separately, find their way back.
 	conn.seq.Store(key << 32)
 	conn.serveDispatched(p.data, e, batch)
 	es.Hold(ctx, out, ps.Closed())
-	if ps.Resumable() {
-		// The response went away (the client, a failed write, a resumed
-		// stream taking over): serve on, into the store.
-		select {
-		case <-ps.Done():
-		case <-ps.Closed(): // the session ended
-		}
-	}
-	conn.Close() // handlers still running are cancelled
+	// The response may have gone (the client, a failed write, a resumed
+	// stream taking over, CloseEventStream) while the call goes on, into
+	// the store: the POST returns all the same.
+	ps.Finally(ps.Closed(), end)
+}
+
+// CloseEventStream ends the response of the Streamable HTTP POST whose
+// request ctx serves, before its reply (MCP's SSE polling): the call goes
+// on, and the client, after RetryDelay, resumes with GET and Last-Event-ID
+// and gets the rest of the call's events, its reply too, from the event
+// store. It reports false, doing nothing, where nothing would resume: no
+// session or event store, a client that takes no event stream, the reply
+// sent.
+func CloseEventStream(ctx context.Context) bool {
+	ps, ok := ConnFromContext(ctx).ch.(*postStream)
+	return ok && ps.EndResponse()
 }
 
 // cancel routes a cancel from client to the POST serving its request id.

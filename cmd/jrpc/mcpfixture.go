@@ -120,8 +120,19 @@ func addFixtureActionTools(s *mcp.Server) {
 		}
 		return &mcp.ToolResult{Content: []mcp.Content{mcp.TextContent(text)}}, nil
 	})
-	fixedTool(s, "test_reconnection", "Tests SSE stream disconnection and client reconnection (SEP-1699).",
-		mcp.TextContent("Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure."))
+	// test_reconnection closes its POST's event stream mid-call: the client
+	// gets its result on a GET with Last-Event-ID (SEP-1699's SSE polling).
+	mcp.AddTool(s, mcp.Tool{Name: "test_reconnection", Description: "Tests SSE stream disconnection and client reconnection (SEP-1699)."},
+		func(ctx context.Context, _ noArgs) (*mcp.ToolResult, error) {
+			if jsonrpc.CloseEventStream(ctx) {
+				select {
+				case <-time.After(100 * time.Millisecond): // the call goes on after the close
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			return textResult("Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure."), nil
+		})
 	mcp.AddTool(s, mcp.Tool{Name: "test_logging_tool", Description: "Diagnostic logging validator tool"}, func(ctx context.Context, _ noArgs) (*mcp.ToolResult, error) {
 		s.Log(ctx, "info", "", "Diagnostic trace logging activated")
 		return &mcp.ToolResult{Content: []mcp.Content{mcp.TextContent("Logging evaluated")}}, nil

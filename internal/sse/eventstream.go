@@ -263,6 +263,14 @@ func (es *Stream) detachLocked() {
 	}
 }
 
+// Detach lets the attached response go (its Hold returns) while the stream
+// goes on: what is sent meanwhile is stored for a resumption.
+func (es *Stream) Detach() {
+	es.mu.Lock()
+	es.detachLocked()
+	es.mu.Unlock()
+}
+
 // detach lets o go if it is still attached.
 func (es *Stream) detach(o *Out) {
 	es.mu.Lock()

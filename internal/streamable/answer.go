@@ -103,6 +103,24 @@ func (a *Answer) Cancelled() {
 	a.finish()
 }
 
+// EndResponse ends the HTTP response before the reply, which the event
+// store keeps with the answer's other events for the client to resume
+// with GET and Last-Event-ID (MCP's SSE polling); the answer becomes an
+// event stream (primed) first if it is not one yet. It reports false,
+// doing nothing, when the events are not kept or the answer has ended.
+func (a *Answer) EndResponse() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.finished || !a.cfg.Events.Keeps() {
+		return false
+	}
+	if !a.sse {
+		a.startEvents()
+	}
+	a.cfg.Events.Detach()
+	return true
+}
+
 // finish marks the reply written and ends the answer (a.mu held).
 func (a *Answer) finish() {
 	a.finished = true
@@ -116,6 +134,23 @@ func (a *Answer) Resumable() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.sse && !a.finished && a.cfg.Events.Keeps()
+}
+
+// Finally runs end once the answer is over: at once, unless its response
+// went away while the call goes on (Resumable), then on a goroutine of its
+// own once the reply is written or stop is closed.
+func (a *Answer) Finally(stop <-chan struct{}, end func()) {
+	if !a.Resumable() {
+		end()
+		return
+	}
+	go func() {
+		select {
+		case <-a.done:
+		case <-stop:
+		}
+		end()
+	}()
 }
 
 // startEvents makes the answer an event stream (a.mu held).

@@ -260,9 +260,12 @@ func (s *Session) OpenStream(es *sse.Stream) {
 	s.streams[es.Num] = es
 }
 
-// CloseStream ends a POST's event stream.
+// CloseStream ends a POST's event stream (s nil: a POST of no session).
 func (s *Session) CloseStream(es *sse.Stream) {
 	es.End()
+	if s == nil {
+		return
+	}
 	s.mu.Lock()
 	delete(s.streams, es.Num)
 	s.mu.Unlock()

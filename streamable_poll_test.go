@@ -1,0 +1,111 @@
+package jsonrpc_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seedhq/jsonrpc"
+)
+
+// pollMux: "poll" closes its POST's event stream (CloseEventStream), tells
+// the test whether it could (closed), waits for release, notifies "two"
+// and answers "done".
+func pollMux(closed chan<- bool, release <-chan struct{}) *jsonrpc.Mux {
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "initialize", func(context.Context, map[string]any) (string, error) { return "ready", nil })
+	jsonrpc.Register(mux, "poll", func(ctx context.Context, _ struct{}) (string, error) {
+		ok := jsonrpc.CloseEventStream(ctx)
+		closed <- ok
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		if err := jsonrpc.ConnFromContext(ctx).Notify(ctx, "note", []string{"two"}); err != nil && ok {
+			return "", err
+		}
+		return "done", nil
+	})
+	return mux
+}
+
+// readBounded reads resp's body to its end, failing the test when that
+// takes more than 5 s.
+func readBounded(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	stop := time.AfterFunc(5*time.Second, func() { resp.Body.Close() })
+	defer stop.Stop()
+	return readAll(t, resp)
+}
+
+// A handler closes its POST's event stream mid-call (MCP's SSE polling,
+// SEP-1699): the POST's response ends after the priming event while the
+// call goes on, and a GET with Last-Event-ID gets the rest, reply included.
+func TestStreamableHTTPCloseEventStream(t *testing.T) {
+	closed, release := make(chan bool, 1), make(chan struct{})
+	srv := &jsonrpc.Server{Handler: pollMux(closed, release)}
+	hs := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{Sessions: true, KeepAlive: -1}))
+	t.Cleanup(hs.Close)
+	c := &streamClient{t: t, url: hs.URL}
+	c.initialize()
+	t.Cleanup(c.end)
+
+	resp := c.post(`{"jsonrpc":"2.0","id":"p","method":"poll"}`, bothAccept)
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "text/event-stream" {
+		t.Fatalf("POST: %d %q", resp.StatusCode, ct)
+	}
+	// The call waits for release: the response ends before its reply.
+	if got := readBounded(t, resp); got != "id: 2-0\nretry: 1000\n\n" {
+		t.Fatalf("POST stream: %q", got)
+	}
+	if !<-closed {
+		t.Fatal("CloseEventStream reported false on a session's event stream")
+	}
+	close(release)
+	want := "retry: 1000\n\n" +
+		"id: 2-1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"note\",\"params\":[\"two\"]}\n\n" +
+		"id: 2-2\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"p\",\"result\":\"done\"}\n\n"
+	r := c.get("Last-Event-ID: 2-0")
+	if got := readBounded(t, r); r.StatusCode != 200 || got != want {
+		t.Fatalf("resumed: %d %q, want %q", r.StatusCode, got, want)
+	}
+}
+
+// Where nothing would resume, CloseEventStream does nothing and reports
+// false: the call is answered as usual.
+func TestStreamableHTTPCloseEventStreamRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		opts   jsonrpc.StreamableHTTPOptions
+		accept string
+	}{
+		{"stateless", jsonrpc.StreamableHTTPOptions{}, bothAccept},
+		{"no event store", jsonrpc.StreamableHTTPOptions{Sessions: true, EventStoreSize: -1}, bothAccept},
+		{"JSON client", jsonrpc.StreamableHTTPOptions{Sessions: true}, "application/json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			closed, release := make(chan bool, 1), make(chan struct{})
+			close(release)
+			srv := &jsonrpc.Server{Handler: pollMux(closed, release)}
+			tc.opts.KeepAlive = -1
+			hs := httptest.NewServer(srv.StreamableHTTPHandler(tc.opts))
+			t.Cleanup(hs.Close)
+			c := &streamClient{t: t, url: hs.URL}
+			if tc.opts.Sessions {
+				c.initialize()
+				t.Cleanup(c.end)
+			}
+			got := readBounded(t, c.post(`{"jsonrpc":"2.0","id":"p","method":"poll"}`, tc.accept))
+			if !strings.Contains(got, `{"jsonrpc":"2.0","id":"p","result":"done"}`) {
+				t.Fatalf("answer: %q", got)
+			}
+			if <-closed {
+				t.Fatal("CloseEventStream reported true")
+			}
+		})
+	}
+}
