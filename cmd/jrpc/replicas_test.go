@@ -33,7 +33,8 @@ import (
 )
 
 // TestServeStateUnreachable: serve --state names a NATS server nobody
-// runs: serve does not start, says why and what to do, exit 3.
+// runs, or one without JetStream: serve does not start, says why and what
+// to do, exit 3.
 func TestServeStateUnreachable(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -48,6 +49,12 @@ func TestServeStateUnreachable(t *testing.T) {
 	r = run(t, "", "serve", "--state", "nats://"+addr+"/subject", "--listen", "http://127.0.0.1:0/")
 	if r.code != 2 || !strings.Contains(r.stderr, "want nats://HOST:PORT") {
 		t.Fatalf("a subject in --state: exit %d\n%s", r.code, r.stderr)
+	}
+	// A NATS server without JetStream: the same, with its own hint.
+	_, plain := startNATSServer(t)
+	r = run(t, "", "serve", "--state", plain, "--listen", "http://127.0.0.1:0/")
+	if r.code != 3 || !strings.Contains(r.stderr, "--state "+plain+": ") || !strings.Contains(r.stderr, "must run with JetStream enabled") {
+		t.Fatalf("a NATS server without JetStream: exit %d\n%s", r.code, r.stderr)
 	}
 }
 
