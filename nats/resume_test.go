@@ -1,15 +1,22 @@
 package nats_test
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
+	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/seedhq/jsonrpc"
@@ -174,6 +181,119 @@ func TestJetStreamResumeOtherInstance(t *testing.T) {
 		t.Fatalf("B wrote %q for the call of an instance gone; want one -32001 error", msgs)
 	}
 	if took := time.Since(start); took < 600*time.Millisecond || took > 8*time.Second {
+		t.Fatalf("the error came after %v; want three KeepAlives (600ms)", took)
+	}
+}
+
+// resumeChildEnv carries the NATS server's URL to TestJetStreamResumeChild.
+const resumeChildEnv = "JSONRPC_RESUME_CHILD_NATS"
+
+// TestJetStreamResumeChild is not a test: it is the instance that
+// TestJetStreamResumeKilled runs as a process of its own and kills. It
+// serves on a loopback port it prints, its sessions and events in the
+// NATS server named by resumeChildEnv; its "slow" notifies "one" and
+// "two", then never answers.
+func TestJetStreamResumeChild(t *testing.T) {
+	natsURL := os.Getenv(resumeChildEnv)
+	if natsURL == "" {
+		t.Skip("a process of TestJetStreamResumeKilled")
+	}
+	nc, err := natsgo.Connect(natsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := jetstream.New(nc)
+	events, err := jnats.NewEventStore(t.Context(), js, jnats.EventStoreConfig{Stream: "RESUME", Subject: "resume"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions, err := jnats.NewSessionStore(t.Context(), js, jnats.SessionStoreConfig{Bucket: "resume_sessions"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "initialize", func(context.Context, map[string]any) (map[string]string, error) {
+		return map[string]string{"protocolVersion": "2025-11-25"}, nil
+	})
+	jsonrpc.Register(mux, "slow", func(ctx context.Context, _ struct{}) (string, error) {
+		c := jsonrpc.ConnFromContext(ctx)
+		c.Notify(ctx, "note", []string{"one"})
+		c.Notify(ctx, "note", []string{"two"})
+		select {} // until killed
+	})
+	srv := &jsonrpc.Server{Handler: mux}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("http://%s\n", l.Addr())
+	http.Serve(l, srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{
+		Sessions: true, EventStore: events, SessionStore: sessions, KeepAlive: 200 * time.Millisecond,
+	}))
+}
+
+// TestJetStreamResumeKilled: instance A, a process of its own, serves a
+// call whose stream the client reads up to note one (note two is in
+// flight) when A is killed with SIGKILL; GET with Last-Event-ID on
+// instance B replays note two, which A stored, then, with nothing more
+// stored for three KeepAlives, ends the stream with -32001 for the call.
+func TestJetStreamResumeKilled(t *testing.T) {
+	ns := runJetStream(t)
+	b, _ := resumeInstance(t, ns, nil)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestJetStreamResumeChild$")
+	cmd.Env = append(os.Environ(), resumeChildEnv+"="+ns.ClientURL())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	lines := bufio.NewScanner(out)
+	a := ""
+	for a == "" && lines.Scan() {
+		if strings.HasPrefix(lines.Text(), "http://") {
+			a = lines.Text()
+		}
+	}
+	if a == "" {
+		t.Fatalf("instance A printed no address: %v", lines.Err())
+	}
+	go io.Copy(io.Discard, out)
+
+	resp := resumeRequest(t, http.MethodPost, a, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	resp.Body.Close()
+	session := resp.Header.Get("Mcp-Session-Id")
+	resp = resumeRequest(t, http.MethodPost, a, session, `{"jsonrpc":"2.0","id":7,"method":"slow"}`)
+	r := sse.NewReader(resp.Body, 1<<20)
+	var one string
+	for got := 0; got < 2; {
+		ev, err := r.Next()
+		if err != nil {
+			t.Fatalf("A's stream ended before note two: %v", err)
+		}
+		if len(ev.Data) > 0 {
+			got++
+		}
+		if strings.Contains(string(ev.Data), `"one"`) {
+			one = r.LastID // the client lost note two: it resumes after one
+		}
+	}
+	if err := cmd.Process.Kill(); err != nil { // SIGKILL
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	resp.Body.Close()
+
+	start := time.Now()
+	_, msgs := resumeRead(t, resumeRequest(t, http.MethodGet, b, session, "Last-Event-ID: "+one))
+	took := time.Since(start)
+	if len(msgs) != 2 || !strings.Contains(msgs[0], `"two"`) || !strings.HasPrefix(msgs[1], `{"jsonrpc":"2.0","id":7,"error":{"code":-32001,`) {
+		t.Fatalf("B wrote %q after A was killed; want note two (stored by A), then -32001 for the call", msgs)
+	}
+	if took < 600*time.Millisecond || took > 8*time.Second {
 		t.Fatalf("the error came after %v; want three KeepAlives (600ms)", took)
 	}
 }
