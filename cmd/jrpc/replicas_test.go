@@ -153,6 +153,17 @@ func startReplicas(t *testing.T, flags ...string) *replicas {
 			<-done
 			t.Errorf("run.sh did not stop within 15 s of SIGTERM")
 		}
+		// It stopped everything it started.
+		for _, f := range []string{"jrpc-1.pid", "jrpc-2.pid", "jrpc-3.pid", "nats-server.pid", "nginx/nginx.pid"} {
+			b, err := os.ReadFile(filepath.Join(r.dir, f))
+			if err != nil {
+				continue // nginx removes its pid file when it exits
+			}
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && syscall.Kill(pid, 0) == nil {
+				t.Errorf("run.sh left %s (process %d) running", f, pid)
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
 		if t.Failed() {
 			for _, f := range []string{"jrpc-1.log", "jrpc-2.log", "jrpc-3.log", "nats-server.log", "nginx/logs/error.log"} {
 				b, _ := os.ReadFile(filepath.Join(r.dir, f))
