@@ -229,7 +229,6 @@
 //	WithMCPCapabilities    {}                                                                       yes
 //	WithMCPTasks           off (tasks not declared)                                                 yes
 //	WithMaxInputRounds     DefaultMaxInputRounds                                                    yes
-//	WithMCPTasks           off (no Tasks extension)                                                 yes
 //	WithCompression        off                        gzip     deflate
 //	WithReconnect          off                                 yes    yes                           (NewReconnectClient too)
 //	WithBackoff            DefaultReconnectMin/MaxDelay        yes    yes
