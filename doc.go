@@ -74,12 +74,9 @@
 // # Streaming results
 //
 // A handler may return a [Stream] (an iter.Seq2[T, error]): the server
-// writes the result as a JSON array, element by element, with the bytes a
-// slice of the same elements gets; [CallIter] reads a result element by
-// element, as it arrives on HTTP, Streamable HTTP's JSON answers,
-// WebSocket and streams of either framing. An error before anything
-// is written is an error response; after, the response is cut short (the
-// HTTP body aborted, the connection closed), never completed wrongly.
+// writes the result as a JSON array, element by element, cut short (never
+// completed wrongly) by an error midway; [CallIter] reads a result element
+// by element as it arrives.
 //
 // # Subscriptions
 //
@@ -322,16 +319,11 @@
 //
 // # Access: Authorize and Admit
 //
-// [Server.Authorize] judges each request, each batch element on its own,
-// on every transport, before its handler runs: an error refuses that
-// request with [CodeForbidden] (or the *Error returned), and rpc.discover
-// lists only what the caller may call. [Server.Admit] judges each message
-// as it is read, with the number of requests it carries, before anything
-// of it runs: an error refuses the whole message (HTTP 429 with
-// Retry-After, or [CodeLimitExceeded] for each request on a stream, whose
-// connection goes on). Both are called concurrently and must be quick;
-// [PeerFromContext] tells who is asking. On a client, [WithAdmit] is the
-// same hook for what the server sends.
+// [Server.Authorize] judges each request (each batch element on its own)
+// and [Server.Admit] each message as it is read, on every transport, before
+// any handler runs; their docs say how a refusal is answered. Both are
+// called concurrently and must be quick; [PeerFromContext] tells who is
+// asking. On a client, [WithAdmit] is the same hook for what the server sends.
 //
 // # RegisterTransport
 //
