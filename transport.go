@@ -87,11 +87,10 @@ func RegisterTransport(scheme string, dial DialFunc, listen ListenFunc) {
 	transports[scheme] = transport{dial, listen}
 }
 
-func registered(scheme string) (transport, bool) {
+func registered(scheme string) transport {
 	transportsMu.RLock()
 	defer transportsMu.RUnlock()
-	t, ok := transports[scheme]
-	return t, ok
+	return transports[scheme] // none: a transport with neither function
 }
 
 // orRegistered lists the registered schemes that have what has asks for,
@@ -112,8 +111,8 @@ func orRegistered(has func(transport) bool) string {
 // dialRegistered dials u with its registered transport; ok is false when
 // none is registered for its scheme.
 func dialRegistered(ctx context.Context, u *url.URL, cfg *dialConfig) (c Client, ok bool, err error) {
-	t, ok := registered(u.Scheme)
-	if !ok || t.dial == nil {
+	t := registered(u.Scheme)
+	if t.dial == nil {
 		return nil, false, nil
 	}
 	c, err = t.dial(ctx, u, DialSettings{Header: cfg.header.Clone(), TLSConfig: cfg.tlsConfig, MaxMessageSize: cfg.maxMessageSize, cfg: cfg})
@@ -126,8 +125,8 @@ func dialRegistered(ctx context.Context, u *url.URL, cfg *dialConfig) (c Client,
 // listenRegistered starts u's registered transport on s; ok is false when
 // none is registered for its scheme.
 func (s *Server) listenRegistered(u *url.URL) (l *Listener, ok bool, err error) {
-	t, ok := registered(u.Scheme)
-	if !ok || t.listen == nil {
+	t := registered(u.Scheme)
+	if t.listen == nil {
 		return nil, false, nil
 	}
 	if s.life.Closing() {
