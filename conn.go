@@ -32,7 +32,7 @@ type Conn struct {
 	seq        atomic.Uint64 // ids of our outgoing calls
 	paramsSize atomic.Int64  // size of the last large params we sent (see growFor)
 	wg         sync.WaitGroup
-	done       chan struct{}
+	done       chan struct{} // made by Done when first asked for (guarded by mu): a server's connection seldom is
 	peerDone   chan struct{} // closed once reading ended: the peer finished sending, or the transport broke
 	onDone     func()
 
@@ -49,6 +49,7 @@ type Conn struct {
 	busy     int               // messages taken and not yet answered (dispatch and handlers)
 	idle     chan struct{}     // closed when busy drops to 0 while draining
 	closed   bool
+	ended    bool         // finish is done: done is closed
 	taken    atomic.Int64 // messages taken for processing (tests count answers against it)
 	err      error
 
@@ -88,7 +89,6 @@ func newConnContext(base context.Context, ch Channel, srv *Server, onDone func()
 		ctx:    ctx,
 		cancel: cancel,
 		sem:    make(chan struct{}, srv.maxConcurrency()),
-		done:   make(chan struct{}),
 		onDone: onDone,
 	}
 	c.peerDone = make(chan struct{})
@@ -197,7 +197,17 @@ func (c *Conn) errClosed() error {
 }
 
 // Done is closed when the connection has ended and every handler has returned.
-func (c *Conn) Done() <-chan struct{} { return c.done }
+func (c *Conn) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil {
+		c.done = make(chan struct{})
+		if c.ended {
+			close(c.done)
+		}
+	}
+	return c.done
+}
 
 // Err returns why the connection ended (io.EOF when the peer finished), or nil while it runs.
 func (c *Conn) Err() error {
@@ -208,7 +218,7 @@ func (c *Conn) Err() error {
 
 // Wait blocks until the connection has ended and returns Err.
 func (c *Conn) Wait() error {
-	<-c.done
+	<-c.Done()
 	return c.Err()
 }
 
@@ -250,7 +260,12 @@ func (c *Conn) finish(err error) {
 	c.rd.flushReplies(context.Background()) // the answers of a peer that finished sending (bounded by the write timeout)
 	c.close(err)
 	c.rd.Stop()
-	close(c.done)
+	c.mu.Lock()
+	c.ended = true
+	if c.done != nil {
+		close(c.done)
+	}
+	c.mu.Unlock()
 	if c.onDone != nil {
 		c.onDone()
 	}
@@ -600,7 +615,7 @@ func (c *Conn) close(cause error) {
 // pending calls fail with [ErrClosed]. Use [Conn.Shutdown] to finish work first.
 func (c *Conn) Close() error {
 	c.close(ErrClosed)
-	<-c.done
+	<-c.Done()
 	return nil
 }
 
@@ -626,13 +641,13 @@ func (c *Conn) Shutdown(ctx context.Context) error {
 	case <-idle:
 		c.rd.flushReplies(ctx) // every answer is out before the connection closes
 		c.close(ErrClosed)
-	case <-c.done:
+	case <-c.Done():
 	case <-ctx.Done():
 		c.close(ErrClosed)
-		<-c.done
+		<-c.Done()
 		return ctx.Err()
 	}
-	<-c.done
+	<-c.Done()
 	return nil
 }
 

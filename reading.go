@@ -103,6 +103,9 @@ func (o *readOwner) Interrupt() bool {
 // goroutine switch. When more is waiting, the request goes to a worker and
 // reading goes on at once (see place).
 func (c *Conn) readLoop() {
+	if w, ok := c.ch.(interface{ WaitInput() }); ok {
+		w.WaitInput() // an idle socket: this goroutine waits on its small starting stack
+	}
 	o := &c.rd
 	for {
 		if o.Grown() && !o.interruptible() && !o.buffered() {

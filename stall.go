@@ -31,9 +31,10 @@ func (c *Conn) watchStall(d time.Duration) {
 	t := time.NewTicker(max(d/4, time.Millisecond))
 	defer t.Stop()
 	last, since := c.progress(), time.Now()
+	done := c.Done()
 	for {
 		select {
-		case <-c.done:
+		case <-done:
 			return
 		case now := <-t.C:
 			c.mu.Lock()

@@ -170,6 +170,22 @@ func (s *Stream) fill() error {
 	return err
 }
 
+// WaitInput waits until input arrives on a socket stream that holds no
+// buffer (an idle one: see interruptedRead), and reads it into a buffer
+// made then, as Recv's first read would, but from a frame shallow enough
+// that a goroutine that begins with it waits on its small starting stack
+// (a stack grown by a deeper wait is never shrunk back). Errors are left
+// to Recv, which meets them again (a deadline, the end of input, a close).
+func (s *Stream) WaitInput() {
+	if s.sock == nil || s.buf != nil || s.eof {
+		return
+	}
+	s.Release() // about to wait for input: what was held goes out
+	n, _ := s.readSocket()
+	s.w += n
+	s.readBytes.Add(uint64(n))
+}
+
 // makeRoom makes room in buf for a read: when buf is full, or so little
 // room is left after lending that reads would come in small pieces, the
 // unread tail moves to a fresh buffer (twice the size when the tail fills
