@@ -28,9 +28,7 @@ const (
 // is the default.
 //
 // A handshake passes the Origin and Host rules of every HTTP transport
-// (Server.AllowedOrigins, Server.AllowedHosts), checked by the same
-// function: by default only same-origin browsers and clients that send
-// no Origin header are accepted.
+// (Server.AllowedOrigins, Server.AllowedHosts).
 type WebSocketOptions struct {
 	// BufferSize is the size of each socket's read buffer and of its write
 	// buffer (0: DefaultWebSocketBufferSize). An idle socket holds both; a
