@@ -3,7 +3,6 @@ package jsonrpc
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 )
 
@@ -30,8 +29,7 @@ type Resubscription[E any] struct {
 	opts SubscribeOptions
 	args []any
 
-	mu    sync.Mutex
-	cur   *Subscription[E]
+	cur   atomic.Pointer[Subscription[E]]
 	ended atomic.Bool // Unsubscribe was called
 }
 
@@ -56,24 +54,18 @@ func Resubscribe[E any](ctx context.Context, r *ReconnectClient, opts SubscribeO
 		if err != nil {
 			return nil, r.lostErr(ctx, c, err)
 		}
-		s.cur = sub
+		s.cur.Store(sub)
 		return s, nil
 	}
 }
 
 // ID returns the current subscription's id.
-func (s *Resubscription[E]) ID() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cur.id
-}
+func (s *Resubscription[E]) ID() string { return s.cur.Load().id }
 
 // Next waits for the next event. After a reconnect it returns a
 // *SubscriptionGap once (errors.As), then the new subscription's events.
 func (s *Resubscription[E]) Next(ctx context.Context) (E, error) {
-	s.mu.Lock()
-	cur := s.cur
-	s.mu.Unlock()
+	cur := s.cur.Load()
 	ev, err := cur.Next(ctx)
 	if err == nil || ctx.Err() != nil || cur.conn.Err() == nil || s.ended.Load() {
 		return ev, err // an event, or the subscription ended while its connection lives on
@@ -93,9 +85,7 @@ func (s *Resubscription[E]) Next(ctx context.Context) (E, error) {
 			}
 			return ev, err
 		}
-		s.mu.Lock()
-		s.cur = sub
-		s.mu.Unlock()
+		s.cur.Store(sub)
 		return ev, &SubscriptionGap{OldID: cur.id, NewID: sub.id, Cause: cause}
 	}
 }
@@ -103,10 +93,8 @@ func (s *Resubscription[E]) Next(ctx context.Context) (E, error) {
 // Unsubscribe ends the subscription and tells the server; it is not made
 // again.
 func (s *Resubscription[E]) Unsubscribe(ctx context.Context) error {
-	s.mu.Lock()
 	s.ended.Store(true)
-	cur := s.cur
-	s.mu.Unlock()
+	cur := s.cur.Load()
 	err := cur.Unsubscribe(ctx)
 	if cur.conn.Err() != nil && errors.Is(err, ErrClosed) {
 		return nil // the connection is gone, and the subscription with it
