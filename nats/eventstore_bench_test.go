@@ -83,3 +83,38 @@ func benchPOST(b *testing.B, url, session, msg string, sink *bytes.Buffer) *http
 	}
 	return resp
 }
+
+// BenchmarkEventStoreWait measures what a follower pays per event it is
+// woken for: an Append on one instance, then a Wait for it through
+// another (it has come: Wait returns at once), in memory and on JetStream
+// (two connections: Wait creates, pulls from and deletes a consumer).
+func BenchmarkEventStoreWait(b *testing.B) {
+	lim := state.Limits{MaxEvents: 10000}
+	b.Run("memory", func(b *testing.B) {
+		m := state.NewMemoryEventStore(lim, nil)
+		benchWait(b, m, m)
+	})
+	b.Run("jetstream", func(b *testing.B) {
+		ns := runJetStream(b)
+		a := newEventStore(b, jsConn(b, ns), lim)
+		storeSeq.Add(-1) // the same stream, through another connection
+		benchWait(b, a, newEventStore(b, jsConn(b, ns), lim))
+	})
+}
+
+func benchWait(b *testing.B, writer state.EventStore, follower state.Follower) {
+	ctx := b.Context()
+	data := make([]byte, 256)
+	var last uint64
+	b.ReportAllocs()
+	for b.Loop() {
+		seq, err := writer.Append(ctx, "follow", data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := follower.Wait(ctx, "follow", last); err != nil {
+			b.Fatal(err)
+		}
+		last = seq
+	}
+}

@@ -33,9 +33,9 @@
 // A store that can tell a reader of a new event implements Follower:
 // Wait(stream, seq) returns once an event of stream numbered above seq is
 // stored (an event appended to another stream does not end it, nor does
-// one evicted before Wait looked), so that a reader following a stream
-// appended to on another instance calls After only when there is
-// something to read.
+// one evicted before Wait looked; it may end as an event is about to be
+// stored), so that a reader following a stream appended to on another
+// instance calls After when there is something to read.
 //
 // # KeyRing
 //

@@ -51,7 +51,9 @@ type EventStore interface {
 type Follower interface {
 	EventStore
 	// Wait returns nil once stream holds an event with Seq above seq (at
-	// once when it does), or the context's error, wrapped.
+	// once when it does), or the context's error, wrapped. It may return
+	// nil early, as an event is about to be stored (or refused): a reader
+	// calls After, and Wait again when it finds nothing new.
 	Wait(ctx context.Context, stream string, seq uint64) error
 }
 
