@@ -66,10 +66,9 @@
 // be encoded becomes -32603. Clients return error responses as *Error, so
 // errors.As works on both sides.
 //
-// Request.Params may share memory with the read buffer, which is reused
-// for later messages: a handler must not keep it after returning (or,
-// for a [Stream], after the stream ends); copy it to keep it. Register decodes params into
-// a typed value before the handler runs, so typed handlers need not care.
+// [Request].Params may share the read buffer, reused for later messages;
+// Register decodes params before the handler runs, so typed handlers need
+// not care.
 //
 // # Streaming results
 //

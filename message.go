@@ -104,7 +104,7 @@ func canonicalInt(s string) bool {
 // Params holds the raw JSON of the params member (an array or an object), or
 // nil when it was omitted. It may share memory with the read buffer: a
 // handler must not retain it (or the *Request, which may be reused) after
-// returning (copy what it keeps).
+// returning, or for a [Stream] after the stream ends (copy what it keeps).
 type Request struct {
 	ID     ID
 	Method string

@@ -118,10 +118,9 @@ func (s *Server) wsPeer(r *http.Request) Peer {
 }
 
 // DialWebSocket opens a WebSocket to url (ws:// or wss://) and returns the
-// Conn on it. Options: WithHeader (sent in the handshake), WithHTTPClient,
-// WithTLSConfig, WithHandler (serves the server's calls to the client;
-// without it they get -32601), WithMaxMessageSize (default 10 MiB), WithPing
-// (default: a ping every DefaultPingInterval). ctx bounds the handshake only.
+// Conn on it; ctx bounds the handshake only. The options that apply, with
+// their defaults, are in the package doc's table (WithHeader is sent in the
+// handshake).
 func DialWebSocket(ctx context.Context, url string, opts ...DialOption) (*Conn, error) {
 	return dialWebSocketConn(ctx, url, newDialConfig(opts))
 }
