@@ -24,10 +24,8 @@ func WithGracePeriod(d time.Duration) DialOption { return func(c *dialConfig) { 
 
 // DialCommand starts the command name with args and returns a Conn that
 // talks JSON-RPC over its standard input and output, as LSP and MCP clients
-// do. Options: WithFraming (default FramingLine; FramingHeader for LSP),
-// WithHandler (serves the command's calls to us), WithMaxMessageSize,
-// WithStderr (where the command's standard error goes, default os.Stderr),
-// WithGracePeriod.
+// do. The package doc's table lists the options that apply (FramingHeader
+// is LSP's WithFraming).
 //
 // ctx bounds the start only. Close (or the connection's end) closes the
 // command's standard input, waits up to the grace period for it to exit,

@@ -244,10 +244,8 @@ type HTTPClient struct {
 	send Exchange // NewMessageClient: carries the messages instead of HTTP
 }
 
-// NewHTTPClient returns a client that posts to url. Options: WithHeader,
-// WithHTTPClient, WithTLSConfig, WithMaxMessageSize (the bound on a
-// response body, default 10 MiB). Dial returns the same for http:// and
-// https:// URLs.
+// NewHTTPClient returns a client that posts to url, with the options the
+// package doc's table lists; Dial returns the same for http(s):// URLs.
 func NewHTTPClient(url string, opts ...DialOption) *HTTPClient {
 	return newHTTPClient(url, newDialConfig(opts))
 }
