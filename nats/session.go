@@ -34,8 +34,8 @@ type SessionStoreConfig struct {
 // SessionStore is a state.SessionStore in a JetStream key-value bucket,
 // shared by every instance that opens it: a session created through one
 // instance is found through any other, and a Delete or an expiry ends it
-// for all. Get is one read from the bucket; Create, Touch and Delete a
-// read and a compare-and-set write. Expiry is judged by the reading
+// for all. Get is one read from the bucket; Create, Touch, Set and Delete
+// a read and a compare-and-set write. Expiry is judged by the reading
 // instance's clock against the session's Expires.
 //
 // Set as jsonrpc.StreamableHTTPOptions.SessionStore, it makes Streamable
@@ -126,12 +126,33 @@ func (s *SessionStore) Get(ctx context.Context, id string) (state.Session, error
 
 // Touch implements state.SessionStore.
 func (s *SessionStore) Touch(ctx context.Context, id string, expires time.Time) error {
+	return s.update(ctx, id, "touch", func(x *state.Session) error {
+		x.Expires = expires
+		return nil
+	})
+}
+
+// Set implements state.SessionStore: a read and a write that succeeds only
+// if the entry is still the one read (tried again otherwise), so no
+// concurrent Set or Touch is lost.
+func (s *SessionStore) Set(ctx context.Context, id, key string, value json.RawMessage) error {
+	return s.update(ctx, id, "set", func(x *state.Session) (err error) {
+		x.Values, err = state.SetValue(x.Values, key, value)
+		return err
+	})
+}
+
+// update applies change to the live session named id with a
+// compare-and-set on its revision, tried again on a conflict.
+func (s *SessionStore) update(ctx context.Context, id, what string, change func(*state.Session) error) error {
 	for range casAttempts {
 		x, rev, err := s.live(ctx, id)
 		if err != nil {
 			return err
 		}
-		x.Expires = expires
+		if err := change(&x); err != nil {
+			return err
+		}
 		body, err := json.Marshal(x)
 		if err != nil {
 			return err
@@ -141,7 +162,7 @@ func (s *SessionStore) Touch(ctx context.Context, id string, expires time.Time) 
 			return wrapWrite(err)
 		}
 	}
-	return fmt.Errorf("jsonrpc/nats: session touch: %d conflicting updates", casAttempts)
+	return fmt.Errorf("jsonrpc/nats: session %s: %d conflicting updates", what, casAttempts)
 }
 
 // Delete implements state.SessionStore.

@@ -59,7 +59,13 @@
 // session (ErrSessionExists; of concurrent Creates of one id exactly one
 // succeeds); a session past its Expires, or deleted, is gone: Get, Touch
 // and Delete answer ErrNoSession, and its id may be created again. Touch
-// moves the expiry (an idle timeout touches on every request).
+// moves the expiry (an idle timeout touches on every request). A session
+// also keeps Values, what the server set for it after initialize (package
+// mcp's log level and resource subscriptions): Set writes one value and
+// keeps the others, so concurrent Sets of different keys, through any
+// instances, are all kept (a shared store compares and swaps), and one
+// that would take the values past MaxSessionValues bytes is refused
+// (ErrSessionValuesFull). Create, Touch and Get keep Values as they are.
 //
 // # Broker
 //

@@ -24,6 +24,39 @@ type Session struct {
 	ClientCapabilities json.RawMessage `json:"clientCapabilities,omitempty"` // as initialize declared them
 	ClientInfo         json.RawMessage `json:"clientInfo,omitempty"`         // as initialize declared it
 	Expires            time.Time       `json:"expires"`                      // the session ends at this time unless touched
+	// Values are what the server set for the session since (Set), by key.
+	Values map[string]json.RawMessage `json:"values,omitempty"`
+}
+
+// MaxSessionValues bounds the bytes of a session's Values, keys and values
+// together.
+const MaxSessionValues = 64 << 10
+
+// ErrSessionValuesFull refuses a Set past MaxSessionValues.
+var ErrSessionValuesFull = errors.New("jsonrpc/state: the session's values would exceed MaxSessionValues bytes")
+
+// SetValue sets key to value in values (nil or empty value: removes it),
+// the Values of a session, and returns them; ErrSessionValuesFull past
+// MaxSessionValues. values is modified: pass a copy.
+func SetValue(values map[string]json.RawMessage, key string, value json.RawMessage) (map[string]json.RawMessage, error) {
+	if len(value) == 0 {
+		delete(values, key)
+		return values, nil
+	}
+	n := len(key) + len(value)
+	for k, v := range values {
+		if k != key {
+			n += len(k) + len(v)
+		}
+	}
+	if n > MaxSessionValues {
+		return values, ErrSessionValuesFull
+	}
+	if values == nil {
+		values = map[string]json.RawMessage{}
+	}
+	values[key] = slices.Clone(value)
+	return values, nil
 }
 
 // SessionStore keeps sessions by id. A session is gone, everywhere the
@@ -38,6 +71,9 @@ type SessionStore interface {
 	Touch(ctx context.Context, id string, expires time.Time) error
 	// Delete ends the session named id.
 	Delete(ctx context.Context, id string) error
+	// Set sets the value of key in the Values of the live session named
+	// id (nil: removes it), keeping its other values (SetValue).
+	Set(ctx context.Context, id, key string, value json.RawMessage) error
 }
 
 // MemorySessionStore is the in-memory SessionStore of one process.
@@ -115,6 +151,21 @@ func (m *MemorySessionStore) Touch(ctx context.Context, id string, expires time.
 	return err
 }
 
+// Set implements SessionStore.
+func (m *MemorySessionStore) Set(ctx context.Context, id, key string, value json.RawMessage) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, err := m.liveLocked(id)
+	if err == nil {
+		s.Values, err = SetValue(maps.Clone(s.Values), key, value)
+		m.sessions[id] = s
+	}
+	return err
+}
+
 // Delete implements SessionStore.
 func (m *MemorySessionStore) Delete(ctx context.Context, id string) error {
 	if err := ctx.Err(); err != nil {
@@ -130,5 +181,6 @@ func (m *MemorySessionStore) Delete(ctx context.Context, id string) error {
 func cloneSession(s Session) Session {
 	s.ClientCapabilities = slices.Clone(s.ClientCapabilities)
 	s.ClientInfo = slices.Clone(s.ClientInfo)
+	s.Values = maps.Clone(s.Values) // a value is never modified in place (SetValue)
 	return s
 }
