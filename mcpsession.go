@@ -9,6 +9,7 @@ import (
 
 	"github.com/seedhq/jsonrpc/internal/mcp"
 	"github.com/seedhq/jsonrpc/internal/streamable"
+	"github.com/seedhq/jsonrpc/state"
 )
 
 // mcpClients maps the connection of a stream transport to the
@@ -71,6 +72,15 @@ func MCPClientCapability(ctx context.Context, name string) (has, known bool) {
 		return false, false
 	}
 	return mcp.HasCapability(caps, name), true
+}
+
+// MCPSessionValues returns the Values of the Streamable HTTP session of the
+// request ctx belongs to, kept in its SessionStore; nil without one.
+func MCPSessionValues(ctx context.Context) state.SessionValues {
+	if ss, _, _ := mcpSession(ctx); ss.Shared() {
+		return ss
+	}
+	return nil
 }
 
 // missingMCPCapability is -32021 when the client of the request ctx

@@ -93,8 +93,17 @@ func (s *Server) AddResourceTemplate(t ResourceTemplate, read ReadFunc) {
 // ResourceUpdated tells the clients subscribed to uri that it changed:
 // notifications/resources/updated to session-era clients that sent
 // resources/subscribe, and to stateless-era listeners that asked for it.
+// With a SessionStore, it reaches the sessions that sent a request through
+// this instance, subscribed through any instance as the store last told
+// this one (at their last request here, or every check of a standalone
+// stream held here): call it on every instance that serves them.
 func (s *Server) ResourceUpdated(uri string) {
-	s.notifySessions("notifications/resources/updated", map[string]string{"uri": uri}, func(ss *session) bool { return ss.subs[uri] })
+	s.notifySessions("notifications/resources/updated", map[string]string{"uri": uri}, func(ss *session) bool {
+		if ss.shared != nil {
+			return ss.shared.Value(subKey+uri) != nil
+		}
+		return ss.subs[uri]
+	})
 	s.feed.PublishResource(uri)
 }
 
@@ -159,7 +168,15 @@ func (s *Server) registerResources(mux *jsonrpc.Mux) {
 	sub := func(add bool) func(ctx context.Context, p readParams) (era, error) {
 		return func(ctx context.Context, p readParams) (era, error) {
 			ss := s.join(ctx)
-			if ss != nil {
+			if v := jsonrpc.MCPSessionValues(ctx); v != nil {
+				var val json.RawMessage
+				if add {
+					val = json.RawMessage("true")
+				}
+				if err := v.Set(ctx, subKey+p.URI, val); err != nil {
+					return era{}, storeFailed(err)
+				}
+			} else if ss != nil {
 				s.mu.Lock()
 				if add {
 					ss.subs[p.URI] = true

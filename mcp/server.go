@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/state"
 )
 
 // Implementation names a server (or a client).
@@ -74,11 +75,24 @@ type Server struct {
 }
 
 // session is what a session-era client set: its log level and the
-// resources it subscribed to.
+// resources it subscribed to; with a SessionStore they are kept in the
+// session's Values (shared), under levelKey and subKey+uri, so that every
+// instance honours them.
 type session struct {
-	level int // index in LogLevels; -1: none set
-	subs  map[string]bool
+	level  int // index in LogLevels; -1: none set
+	subs   map[string]bool
+	shared state.SessionValues
 }
+
+// The keys of the session's Values.
+const (
+	levelKey = "mcp/level"
+	subKey   = "mcp/sub/"
+)
+
+// storeFailed is the error of a request whose session store failed: -32030,
+// as the transport answers then.
+func storeFailed(err error) error { return jsonrpc.Errorf(-32030, "%v", err) }
 
 // NewServer returns a server named info, with no tools, resources or
 // prompts yet.
@@ -156,7 +170,7 @@ func (s *Server) capabilities() map[string]any {
 // Convention jsonrpc.ConventionMCP.
 func (s *Server) Mux() *jsonrpc.Mux {
 	mux := jsonrpc.NewMux()
-	mux.Use(jsonrpc.MCPStateless(StatelessVersions...))
+	mux.Use(jsonrpc.MCPStateless(StatelessVersions...), s.adopt)
 	s.registerLifecycle(mux)
 	s.registerTools(mux)
 	s.registerResources(mux)
@@ -235,7 +249,7 @@ func (s *Server) join(ctx context.Context) *session {
 	if ss := s.sessions[c]; ss != nil {
 		return ss
 	}
-	ss := &session{level: -1, subs: map[string]bool{}}
+	ss := &session{level: -1, subs: map[string]bool{}, shared: jsonrpc.MCPSessionValues(ctx)}
 	s.sessions[c] = ss
 	go func() {
 		<-c.Done()
@@ -244,6 +258,18 @@ func (s *Server) join(ctx context.Context) *session {
 		s.mu.Unlock()
 	}()
 	return ss
+}
+
+// adopt joins a session kept in a SessionStore at its first request here
+// (it may have been initialized through another instance), so that the
+// notifications of its subscriptions reach it.
+func (s *Server) adopt(next jsonrpc.Handler) jsonrpc.Handler {
+	return jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if jsonrpc.MCPSessionValues(ctx) != nil {
+			s.join(ctx)
+		}
+		return next.ServeRPC(ctx, req)
+	})
 }
 
 // notifySessions sends a notification to every session-era client that

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
 
 	"github.com/seedhq/jsonrpc"
 )
@@ -71,7 +72,11 @@ func (s *Server) registerUtilities(mux *jsonrpc.Mux) {
 		if i < 0 {
 			return era{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: unknown log level %q", p.Level)
 		}
-		if ss := s.join(ctx); ss != nil {
+		if v := jsonrpc.MCPSessionValues(ctx); v != nil {
+			if err := v.Set(ctx, levelKey, strconv.AppendInt(nil, int64(i), 10)); err != nil {
+				return era{}, storeFailed(err)
+			}
+		} else if ss := s.join(ctx); ss != nil {
 			s.mu.Lock()
 			ss.level = i
 			s.mu.Unlock()
@@ -84,7 +89,10 @@ func (s *Server) registerUtilities(mux *jsonrpc.Mux) {
 // belongs to, when its client wants that level: under the stateless era
 // the request's _meta logLevel (none: no message), on the request's own
 // stream; under the session era the level the session set with
-// logging/setLevel (none set: every message), on the request's stream.
+// logging/setLevel (none set: every message), on the request's stream;
+// with a SessionStore, the level as the store told this instance at the
+// request's session check (SessionStaleness: set through another instance
+// up to that long ago may be missed).
 func (s *Server) Log(ctx context.Context, level, logger string, data any) {
 	i := slices.Index(LogLevels, level)
 	c := jsonrpc.ConnFromContext(ctx)
@@ -93,6 +101,10 @@ func (s *Server) Log(ctx context.Context, level, logger string, data any) {
 	}
 	if m := jsonrpc.MCPMetaFromContext(ctx); m != nil {
 		if min := slices.Index(LogLevels, m.LogLevel); min < 0 || i < min {
+			return
+		}
+	} else if v := jsonrpc.MCPSessionValues(ctx); v != nil {
+		if min, err := strconv.Atoi(string(v.Value(levelKey))); err == nil && i < min {
 			return
 		}
 	} else if sc := jsonrpc.SessionConn(ctx); sc != nil {

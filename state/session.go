@@ -28,6 +28,14 @@ type Session struct {
 	Values map[string]json.RawMessage `json:"values,omitempty"`
 }
 
+// SessionValues are the Values of one session as a server instance sees
+// them: Value as the store last told it (or as it set them since), Set
+// through the store (SessionStore.Set), then there.
+type SessionValues interface {
+	Value(key string) json.RawMessage
+	Set(ctx context.Context, key string, value json.RawMessage) error
+}
+
 // MaxSessionValues bounds the bytes of a session's Values, keys and values
 // together.
 const MaxSessionValues = 64 << 10

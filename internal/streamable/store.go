@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"time"
 
@@ -45,6 +46,12 @@ import (
 // most 10 s), touched when due and ended once the store no longer holds
 // it, so a stream of a session deleted elsewhere ends within checkEvery.
 //
+// A session's Values (what the server set for it: package mcp's log level
+// and subscriptions) travel with it: each check reads them with the rest
+// (Value answers from that copy, at no extra cost), and Set writes one
+// through the store, then here; so a value set through another instance
+// is seen here at this instance's next check of the session.
+//
 // A store that fails or does not answer within StoreTimeout refuses the
 // request with 503 and a JSON-RPC error naming the cause; nothing else
 // changes, and the next request asks again.
@@ -60,11 +67,40 @@ const CodeStoreUnavailable = -32030
 var errTooMany = errors.New("jsonrpc: too many sessions")
 
 // Declared is what a session's client declared in initialize, and the
-// revision the reply negotiated (with a Store only).
+// revision the reply negotiated (with a Store only); with a Store, also
+// the session's Values as the store last told this instance.
 type Declared struct {
 	Version      string
 	Capabilities json.RawMessage // nil: not known
 	Info         json.RawMessage
+	Values       map[string]json.RawMessage // never modified: replaced
+}
+
+// Shared reports whether s is kept in a Store (its Values then work).
+func (s *Session) Shared() bool { return s != nil && s.t.cfg.Store != nil }
+
+// Value returns the value of key in the Values of s as the Store told
+// this instance at its last check (this request's, unless checked less
+// than Staleness ago; every checkEvery while its standalone stream is
+// held here), or as this instance set it since; nil when it has none.
+func (s *Session) Value(key string) json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.client.Values[key]
+}
+
+// Set sets key to value in the Values of s in the Store (nil: removes
+// it; state.SessionStore.Set), then here.
+func (s *Session) Set(ctx context.Context, key string, value json.RawMessage) error {
+	ctx, cancel := context.WithTimeout(ctx, StoreTimeout)
+	defer cancel()
+	if err := s.t.cfg.Store.Set(ctx, s.ID, key, value); err != nil {
+		return fmt.Errorf("jsonrpc: the session store failed: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.client.Values, _ = state.SetValue(maps.Clone(s.client.Values), key, value)
+	return nil
 }
 
 // SessionID is the id of s, "" for a nil s.
@@ -215,7 +251,7 @@ func (t *Sessions) lookup(ctx context.Context, id string) (*Session, error) {
 		s = t.addLocked(id)
 		s.client = Declared{Version: st.ProtocolVersion, Capabilities: st.ClientCapabilities, Info: st.ClientInfo}
 	}
-	s.checked(st.Expires)
+	s.seen(st)
 	return s, nil
 }
 
@@ -223,6 +259,14 @@ func (t *Sessions) lookup(ctx context.Context, id string) (*Session, error) {
 func (s *Session) checked(expires time.Time) {
 	s.checkedAt.Store(time.Now().UnixNano())
 	s.expires.Store(expires.UnixNano())
+}
+
+// seen records st, s as the store holds it.
+func (s *Session) seen(st state.Session) {
+	s.checked(st.Expires)
+	s.mu.Lock()
+	s.client.Values = st.Values
+	s.mu.Unlock()
 }
 
 // fresh returns the session id when it was checked with the store less
@@ -308,7 +352,7 @@ func (t *Sessions) expireStored(s *Session) {
 		st, err := t.check(ctx, s.ID)
 		cancel()
 		if err == nil {
-			s.checked(st.Expires)
+			s.seen(st)
 		}
 		if errors.Is(err, state.ErrNoSession) && !s.pending.Load() {
 			return // check ended it
