@@ -65,11 +65,8 @@ type Conn struct {
 // NewConn starts serving ch: it reads messages until the channel ends,
 // answering the peer's requests with srv (nil: every call gets -32601) and
 // matching responses to the calls made with [Conn.Call], [Conn.Notify] and [Conn.Batch].
-func NewConn(ch Channel, srv *Server) *Conn { return newConn(ch, srv, nil) }
-
-// newConn is [NewConn] with a function called once the connection has ended.
-func newConn(ch Channel, srv *Server, onDone func()) *Conn {
-	return newConnContext(context.Background(), ch, srv, onDone)
+func NewConn(ch Channel, srv *Server) *Conn {
+	return newConnContext(context.Background(), ch, srv, nil)
 }
 
 // newConnContext is newConn whose handlers' contexts derive from base (so
@@ -317,14 +314,12 @@ func (c *Conn) end() {
 	}
 }
 
-// start takes a token for t and counts it as running. Before, it waits
-// while the unwritten replies exceed MaxQueuedBytes (back-pressure: the
-// reader stops, so a peer that does not read cannot write either), after
-// releasing the replies the reader held. Under a Convention, t's ids are
-// then queued, so that a cancel reaches them before they run (unqueue).
+// start admits t: it waits while the unwritten replies exceed MaxQueuedBytes
+// (back-pressure: the reader stops) and for a concurrency token, then counts
+// t as running and, under a Convention, queues its ids for cancels.
 func (c *Conn) start(t *task) (*task, bool) {
 	if limit := c.srv.maxQueuedBytes(); c.backlog.Bytes() > limit {
-		c.rd.releaseReplies()
+		c.rd.holder().Release()
 		if !c.backlog.Wait(c.ctx, limit) {
 			return nil, false
 		}
@@ -332,7 +327,7 @@ func (c *Conn) start(t *task) (*task, bool) {
 	select {
 	case c.sem <- struct{}{}:
 	default:
-		c.rd.releaseReplies() // the reader waits: the replies it held go out
+		c.rd.holder().Release() // the reader waits: the replies it held go out
 		select {
 		case c.sem <- struct{}{}:
 		case <-c.ctx.Done():
@@ -353,12 +348,9 @@ func (c *Conn) start(t *task) (*task, bool) {
 	return t, draining
 }
 
-// run serves task t and sends its reply, on the goroutine that read t
-// (inline: see readOwner.place) or on a worker. Admission came first
-// (start: back-pressure and a concurrency token); then, top to bottom, the
-// handler timeout if any (timedServe's start and stop), the request
-// (serveElem: the rules, cancellation, the handler) or the batch, and the
-// reply, counted as unwritten until it is written.
+// run serves task t (admitted by start) inline or on a worker, top to
+// bottom: the handler timeout if any, the request (serveElem) or the batch,
+// the reply, counted as unwritten until written.
 func (c *Conn) run(t *task, draining bool) {
 	defer c.wg.Done()
 	if !t.keep {
@@ -413,11 +405,8 @@ func (c *Conn) run(t *task, draining bool) {
 	if len(reply) == 0 || c.ctx.Err() != nil {
 		return // nothing to send, or the connection is closing: nothing is sent any more
 	}
-	// The slot goes back once the reply has its place in the output (see
-	// QueuedSender), before it is written: a reply waiting for a slow or
-	// calling-back peer never holds a slot the read loop needs, else two
-	// peers whose handlers all write to each other deadlock. Writes are
-	// bounded by the channel's write timeout, queued replies by start.
+	// The slot goes back once the reply has its place in the output, before
+	// it is written: else two peers whose handlers write to each other deadlock.
 	c.sendQueued(t, reply)
 }
 

@@ -184,11 +184,6 @@ type connInbound struct {
 
 var connInboundPool = sync.Pool{New: func() any { return new(connInbound) }}
 
-func (ci *connInbound) take(data []byte, m *wire.Message) ([]wire.Envelope, bool) {
-	requests := ci.conn.takeInbound(data, m)
-	return requests, len(requests) > 0 || m.Batch
-}
-
 func (ci *connInbound) unparsed(data []byte, err error) { ci.conn.failUnparsed(data, err) }
 
 func (ci *connInbound) early(reply []byte, _ error) {
@@ -223,24 +218,25 @@ func (c *Conn) serveDispatched(data []byte, e *wire.Envelope, batch []wire.Envel
 	}
 }
 
-// takeInbound takes what of a scanned message is for the connection
-// itself: the responses to its calls, and, alone, an event of one of its
-// subscriptions (subscribe.go) or a notification of its Server's
-// convention (taken in order, without a slot: cancel.go). It returns the
-// rest, the requests to serve (a batch's in a slice of their own).
-func (c *Conn) takeInbound(data []byte, m *wire.Message) []wire.Envelope {
+// take takes what of a scanned message is for the connection itself: the
+// responses to its calls, and, alone, an event of one of its subscriptions
+// (subscribe.go) or a notification of its Server's convention (taken in
+// order, without a slot: cancel.go). It returns the rest, the requests to
+// serve (a batch's in a slice of their own).
+func (ci *connInbound) take(data []byte, m *wire.Message) ([]wire.Envelope, bool) {
+	c := ci.conn
 	if !m.Batch {
 		e := &m.Elems[0]
 		switch {
 		case e.Kind == wire.KindResponse || e.Kind == wire.KindBadResponse:
 			c.deliver(data, m.Elems, false)
-			return nil
+			return nil, false
 		case !e.ID.Present() && c.takeEvent(data, e):
-			return nil
+			return nil, false
 		case c.srv.conventionNotification(c.ctx, c, data, e):
-			return nil
+			return nil, false
 		}
-		return m.Elems
+		return m.Elems, true
 	}
 	n := 0
 	for i := range m.Elems {
@@ -252,7 +248,7 @@ func (c *Conn) takeInbound(data []byte, m *wire.Message) []wire.Envelope {
 		c.deliver(data, m.Elems, true)
 	}
 	if n == 0 {
-		return nil // a batch of responses (the client's usual case)
+		return nil, true // a batch of responses (the client's usual case)
 	}
 	requests := getEnvelopes(n) // the task keeps them (m goes back to its pool) and gives them back
 	for i := range m.Elems {
@@ -260,11 +256,11 @@ func (c *Conn) takeInbound(data []byte, m *wire.Message) []wire.Envelope {
 			requests = append(requests, m.Elems[i])
 		}
 	}
-	return requests
+	return requests, true
 }
 
 // envelopesPool recycles the slices holding a batch's requests while it is
-// served (see takeInbound and Conn.run).
+// served (see connInbound.take and Conn.run).
 var envelopesPool = sync.Pool{New: func() any { return new([]wire.Envelope) }}
 
 // maxPooledEnvelopes bounds the slices kept in envelopesPool.

@@ -10,21 +10,15 @@ import (
 	"github.com/seedhq/jsonrpc/internal/framing"
 )
 
-// Who reads a connection: a readOwner, whose state machine (loop, inline,
-// caller, parked, ended) and budget timer are connrt.ReadOwner; the
-// reading itself (readLoop, readFor), parking and the channel's optional
-// capabilities are here.
+// Who reads a connection: its state machine and timer are connrt.ReadOwner;
+// the reading (readLoop, readFor) and parking are here.
 const (
 	// overlapWindow: a connection whose calls overlapped this recently
-	// keeps its read loop. With several callers at once, one of them
-	// reading would mostly read for the others, and handing reading back
-	// and forth costs more than the goroutine switch it saves.
+	// keeps its read loop (a caller reading would mostly read for others).
 	overlapWindow = 100 * time.Millisecond
-	// quickRequest: while the handlers of requests take less than this,
-	// the read loop also serves requests that have more input waiting
-	// behind them itself, in turn, rather than on goroutines of their own:
-	// a goroutine switch would cost more than the request, and their
-	// replies leave together.
+	// quickRequest: while handlers take less, the read loop serves requests
+	// with more input behind them itself, in turn (a goroutine switch would
+	// cost more), and their replies leave together.
 	quickRequest = 50 * time.Microsecond
 )
 
@@ -174,7 +168,7 @@ func (o *readOwner) loopTookOther() (readOn bool) {
 	if o.buffered() {
 		// Responses (or notifications) with more behind them: the
 		// calls their callers make next are held to leave together.
-		o.holdCalls()
+		o.holder().HoldCalls()
 		return true
 	}
 	return !o.park()
@@ -191,7 +185,7 @@ func (o *readOwner) place(t *task, draining bool) (here, readOn bool) {
 		// dry. The request is served here too while requests have been
 		// quick (as a server that handles a read's worth of requests
 		// in turn), otherwise on a goroutine of its own.
-		o.holdReplies()
+		o.holder().Hold()
 		if !o.quick.Load() {
 			connrt.Go(func() { o.c.run(t, draining) })
 			return false, true
@@ -201,7 +195,7 @@ func (o *readOwner) place(t *task, draining bool) (here, readOn bool) {
 		// a read that cannot be interrupted could not be moved off a
 		// stack a handler grew, so the reading goroutine stays small.
 		o.Hand(o.Load(), connrt.Loop, true)
-		o.releaseReplies()
+		o.holder().Release()
 		return true, false
 	}
 	w, ok := o.Hand(o.Load(), connrt.Inline, false)
@@ -210,7 +204,7 @@ func (o *readOwner) place(t *task, draining bool) (here, readOn bool) {
 	}
 	t.inlineAt = w
 	if !hold {
-		o.releaseReplies() // (under the inline budget: the write may wait for the peer)
+		o.holder().Release() // (under the inline budget: the write may wait for the peer)
 	}
 	return true, true
 }
@@ -227,36 +221,27 @@ type replyHolder interface {
 	Flush() // release, and wait until everything queued is written
 }
 
-// holdReplies holds the channel's writes, if it can.
-func (o *readOwner) holdReplies() {
+// holder is the channel's replyHolder, or noHold.
+func (o *readOwner) holder() replyHolder {
 	if h, ok := o.c.ch.(replyHolder); ok {
-		h.Hold()
+		return h
 	}
+	return noHold{}
 }
 
-// holdCalls holds the calls that the callers of responses delivered
-// together make next, if the channel can.
-func (o *readOwner) holdCalls() {
-	if h, ok := o.c.ch.(replyHolder); ok {
-		h.HoldCalls()
-	}
-}
+// noHold is the replyHolder of a channel that cannot hold its writes.
+type noHold struct{}
 
-// releaseReplies lets what holdReplies held go out.
-func (o *readOwner) releaseReplies() {
-	if h, ok := o.c.ch.(replyHolder); ok {
-		h.Release()
-	}
-}
+func (noHold) Hold()      {}
+func (noHold) HoldCalls() {}
+func (noHold) Release()   {}
+func (noHold) Flush()     {}
 
 // flushReplies writes what is held or queued before the connection closes
 // after answering everything (Shutdown, the peer's end of input); it gives
 // up when ctx ends.
 func (o *readOwner) flushReplies(ctx context.Context) {
-	h, ok := o.c.ch.(replyHolder)
-	if !ok {
-		return
-	}
+	h := o.holder()
 	if ctx.Done() == nil {
 		h.Flush()
 		return
@@ -286,7 +271,7 @@ func (o *readOwner) park() bool {
 	}
 	_, ok := o.Hand(o.Load(), connrt.Parked, false)
 	if ok {
-		o.releaseReplies() // nobody reads now: nothing may wait for the next read
+		o.holder().Release() // nobody reads now: nothing may wait for the next read
 	}
 	return ok
 }

@@ -78,7 +78,7 @@ func dialStreamable(rawURL string, cfg *dialConfig) (*Conn, error) {
 		Logger:        srv.logger,
 		Closed:        ErrClosed,
 	}, cfg.mcpVersion != "") // an MCP client: no GET stream before the era is known
-	c = newConn(ch, srv, nil)
+	c = NewConn(ch, srv)
 	c.strictResults = cfg.strictResults
 	c.inv = cfg.chain(connDirect{c})
 	if cfg.mcpVersion != "" {
