@@ -129,18 +129,14 @@ func (s *Server) streamError(method string, err error) *Error {
 	return s.toError(&Request{Method: method}, err)
 }
 
-// messageWriter writes one message in pieces; Close ends it, Abort gives
-// it up (the channel fails: its peer could not find the next message).
-type messageWriter = resultstream.Writer
-
 // messageOpener is a Channel that can write a message in pieces (the
 // stream with newline framing, WebSocket). openMessage fails with
 // framing.ErrNotIncremental when it cannot for this message.
 type messageOpener interface {
-	openMessage() (messageWriter, error)
+	openMessage() (resultstream.Writer, error)
 }
 
-func (s stream) openMessage() (messageWriter, error) { return s.OpenMessage() }
+func (s stream) openMessage() (resultstream.Writer, error) { return s.OpenMessage() }
 
 // writeStream writes the stream in slot after head, the response's start,
 // opening the message (open) past StreamChunk; failed (if set) hears at once
@@ -148,7 +144,7 @@ func (s stream) openMessage() (messageWriter, error) { return s.OpenMessage() }
 // for the caller to send, when the message was never opened (the stream fit
 // or failed first); err when the message was cut short: the caller must end
 // the connection (or abort the HTTP body).
-func (s *Server) writeStream(slot *streamSlot, head []byte, open func() (messageWriter, error), failed func(error)) (reply []byte, err error) {
+func (s *Server) writeStream(slot *streamSlot, head []byte, open func() (resultstream.Writer, error), failed func(error)) (reply []byte, err error) {
 	// Room for a chunk and the element that crosses it, once.
 	e := resultstream.Encoder{Buf: append(slices.Grow(head, StreamChunk+StreamChunk/4), '['), Chunk: StreamChunk, Open: open, Failed: failed}
 	start := len(head) - len(`{"jsonrpc":"2.0","id":,"result":`) - len(slot.req.ID.raw)
@@ -184,9 +180,9 @@ func (c *Conn) sendStream(t *task, head []byte) {
 	if c.ctx.Err() != nil {
 		return
 	}
-	var open func() (messageWriter, error)
+	var open func() (resultstream.Writer, error)
 	if mo, ok := c.ch.(messageOpener); ok {
-		open = func() (messageWriter, error) {
+		open = func() (resultstream.Writer, error) {
 			w, err := mo.openMessage()
 			if err == nil && t.held.Swap(false) {
 				c.giveToken() // as for any reply: the slot goes back once it has its place
@@ -211,7 +207,7 @@ func (c *Conn) sendStream(t *task, head []byte) {
 // aborts the body (http.ErrAbortHandler).
 func (s *Server) serveHTTPStream(w http.ResponseWriter, pi *peerInfo, slot *streamSlot, head []byte) {
 	defer slot.finish()
-	open := func() (messageWriter, error) {
+	open := func() (resultstream.Writer, error) {
 		h := w.Header()
 		pi.ReplyHeader(h)
 		h["Content-Type"] = jsonContentType

@@ -10,6 +10,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/seedhq/jsonrpc/internal/framing"
 	"github.com/seedhq/jsonrpc/internal/httpx"
+	"github.com/seedhq/jsonrpc/internal/resultstream"
 	"github.com/seedhq/jsonrpc/internal/wsconn"
 )
 
@@ -175,5 +176,5 @@ func newWSChannel(wc *websocket.Conn, limit int64, interval, timeout time.Durati
 // as it arrives (see calliter.go and internal/wsconn's Lending).
 type wsLending struct{ *wsconn.Lending }
 
-func (ch wsLending) openMessage() (messageWriter, error) { return ch.OpenMessage() }
-func (ch wsChannel) openMessage() (messageWriter, error) { return ch.OpenMessage() }
+func (ch wsLending) openMessage() (resultstream.Writer, error) { return ch.OpenMessage() }
+func (ch wsChannel) openMessage() (resultstream.Writer, error) { return ch.OpenMessage() }
