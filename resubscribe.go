@@ -7,17 +7,18 @@ import (
 )
 
 // SubscriptionGap is returned, once, by [Resubscription.Next] when the
-// subscription was made again on a new connection: events the server sent
-// between the drop and the new subscription are lost, so the consumer may
+// subscription was made again, on a new connection or after the server
+// ended it for its broker's failure ([CodeSubscriptionBroker]): events
+// between the end and the new subscription are lost, so the consumer may
 // want to catch up (for example, fetch the blocks it missed). The next call
 // of Next goes on with the new subscription's events.
 type SubscriptionGap struct {
 	OldID, NewID string // the subscription's ids before and after
-	Cause        error  // why the old one ended (the connection's error)
+	Cause        error  // why the old one ended (the connection's error, or the server's)
 }
 
 func (g *SubscriptionGap) Error() string {
-	return "jsonrpc: subscription " + g.OldID + " was made again as " + g.NewID + " after a reconnect; events may have been missed"
+	return "jsonrpc: subscription " + g.OldID + " was made again as " + g.NewID + "; events may have been missed"
 }
 
 func (g *SubscriptionGap) Unwrap() error { return g.Cause }
@@ -36,8 +37,10 @@ type Resubscription[E any] struct {
 // Resubscribe is [SubscribeWith] on a reconnecting client: when the
 // connection drops, the subscription is made again on the next one with the
 // same arguments, and Next reports a [*SubscriptionGap] before the new
-// events. It fails, and ends, only when the client is closed, the context
-// of Next ends, or the server refuses the subscription (its *Error).
+// events; so is one the server ended with [CodeSubscriptionBroker], on the
+// same connection. It fails, and ends, only when the client is closed, the
+// context of Next ends, or the server refuses the subscription (its *Error;
+// after a CodeSubscriptionBroker refusal, the next call of Next tries again).
 func Resubscribe[E any](ctx context.Context, r *ReconnectClient, opts SubscribeOptions, args ...any) (*Resubscription[E], error) {
 	s := &Resubscription[E]{r: r, opts: opts, args: args}
 	var prev *Conn
@@ -67,11 +70,15 @@ func (s *Resubscription[E]) ID() string { return s.cur.Load().id }
 func (s *Resubscription[E]) Next(ctx context.Context) (E, error) {
 	cur := s.cur.Load()
 	ev, err := cur.Next(ctx)
-	if err == nil || ctx.Err() != nil || cur.conn.Err() == nil || s.ended.Load() {
+	var e *Error
+	brokerEnded := errors.As(err, &e) && e.Code == CodeSubscriptionBroker
+	if err == nil || ctx.Err() != nil || (cur.conn.Err() == nil && !brokerEnded) || s.ended.Load() {
 		return ev, err // an event, or the subscription ended while its connection lives on
 	}
-	cause := err
-	prev := cur.conn
+	cause, prev := err, cur.conn
+	if brokerEnded {
+		prev = nil // the connection lives: subscribe again on it
+	}
 	for {
 		c, err := s.r.conns.Acquire(ctx, prev)
 		if err != nil {
