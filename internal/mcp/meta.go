@@ -52,24 +52,68 @@ func IsStatelessVersion(v string) bool {
 }
 
 // Params is what the transport reads of a request's params: the _meta
-// and the fields mirrored in HTTP headers.
+// and the fields mirrored in HTTP headers. Meta and Arguments alias the
+// params (nil when absent); the strings are "" when absent or null.
 type Params struct {
-	Name           *string                    `json:"name"`
-	URI            *string                    `json:"uri"`
-	TaskID         *string                    `json:"taskId"` // tasks/get, tasks/update, tasks/cancel (the Tasks extension)
-	Meta           map[string]json.RawMessage `json:"_meta"`
-	Arguments      json.RawMessage            `json:"arguments"`
-	InputResponses map[string]json.RawMessage `json:"inputResponses"`
-	RequestState   string                     `json:"requestState"`
+	Name, URI, TaskID string // TaskID: tasks/get, tasks/update, tasks/cancel (the Tasks extension)
+	Meta              []byte // the _meta object
+	Arguments         []byte
+	InputResponses    map[string]json.RawMessage
+	RequestState      string
 }
 
-// ParseParams reads params; ok is false when they are not an object.
+// ParseParams reads params, valid JSON (scanned), without decoding what
+// it does not look at; ok is false when they are not an object or a
+// member read has the wrong type (a string, an object, or null).
 func ParseParams(params []byte) (p Params, ok bool) {
+	params = bytes.TrimLeft(params, " \t\r\n")
 	if len(params) == 0 {
 		return p, true
 	}
-	err := jsonv2.Unmarshal(params, &p)
-	return p, err == nil
+	ok = params[0] == '{'
+	wire.Members(params, func(name, v []byte) {
+		switch string(name) {
+		case "name":
+			p.Name = stringOf(v, &ok)
+		case "uri":
+			p.URI = stringOf(v, &ok)
+		case "taskId":
+			p.TaskID = stringOf(v, &ok)
+		case "requestState":
+			p.RequestState = stringOf(v, &ok)
+		case "_meta":
+			p.Meta = objectOf(v, &ok)
+		case "arguments":
+			p.Arguments = v
+		case "inputResponses":
+			if raw := objectOf(v, &ok); raw != nil {
+				var answers map[string]json.RawMessage
+				ok = ok && jsonv2.Unmarshal(raw, &answers) == nil
+				p.InputResponses = answers
+			}
+		}
+	})
+	return p, ok
+}
+
+// stringOf returns the string v holds ("" for null); a value of another
+// type clears ok.
+func stringOf(v []byte, ok *bool) string {
+	if len(v) > 0 && v[0] == '"' {
+		return jsonString(v)
+	}
+	*ok = *ok && string(v) == "null"
+	return ""
+}
+
+// objectOf returns v when it is an object (nil for null); a value of
+// another type clears ok.
+func objectOf(v []byte, ok *bool) []byte {
+	if len(v) > 0 && v[0] == '{' {
+		return v
+	}
+	*ok = *ok && string(v) == "null"
+	return nil
 }
 
 // Meta is the _meta of a request of a stateless revision, with what of
@@ -88,17 +132,30 @@ type Meta struct {
 }
 
 // RequestMeta returns the request's MCP _meta; present is false when _meta does
-// not name a protocol version (a session-era request).
+// not name a protocol version (a session-era request). Its slices are
+// copies: m outlives the params.
 func (p *Params) RequestMeta(method string) (m Meta, present bool) {
-	raw, ok := p.Meta[MetaProtocolVersion]
-	if !ok {
+	wire.Members(p.Meta, func(name, _ []byte) { present = present || string(name) == MetaProtocolVersion })
+	if !present {
 		return m, false
 	}
-	m = Meta{ProtocolVersion: jsonString(raw), LogLevel: jsonString(p.Meta[MetaLogLevel]),
-		ClientInfo: p.Meta[MetaClientInfo], ClientCapabilities: p.Meta[MetaClientCapabilities],
-		InputResponses: p.InputResponses, RequestState: p.RequestState,
-		Method: method, Target: deref(p.Name) + deref(p.URI), Arguments: compactJSON(p.Arguments)}
-	m.Raw, _ = jsonv2.Marshal(p.Meta)
+	m.Raw = compactJSON(p.Meta)
+	var version, level []byte
+	wire.Members(m.Raw, func(name, v []byte) {
+		switch string(name) {
+		case MetaProtocolVersion:
+			version = v
+		case MetaLogLevel:
+			level = v
+		case MetaClientInfo:
+			m.ClientInfo = v
+		case MetaClientCapabilities:
+			m.ClientCapabilities = v
+		}
+	})
+	m.ProtocolVersion, m.LogLevel = jsonString(version), jsonString(level)
+	m.InputResponses, m.RequestState = p.InputResponses, p.RequestState
+	m.Method, m.Target, m.Arguments = method, p.Name+p.URI, compactJSON(p.Arguments)
 	return m, true
 }
 
@@ -160,21 +217,18 @@ func UnsupportedVersion(requested string, supported, also []string) *Error {
 	return &Error{Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version", Data: data}
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-// compactJSON returns raw without insignificant white space (nil stays nil).
+// compactJSON returns a copy of raw without insignificant white space
+// (nil stays nil).
 func compactJSON(raw []byte) []byte {
 	if len(raw) == 0 {
 		return nil
 	}
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return raw
+	if !bytes.ContainsAny(raw, " \t\r\n") {
+		return bytes.Clone(raw)
+	}
+	b := bytes.NewBuffer(make([]byte, 0, len(raw)))
+	if json.Compact(b, raw) != nil {
+		return bytes.Clone(raw)
 	}
 	return b.Bytes()
 }

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // Stateless is a server's rules for the requests of MCP's stateless
@@ -96,21 +98,21 @@ func methodMatches(hd http.Header, method string) *Error {
 func (s *Stateless) checkNames(hd http.Header, method string, p *Params) *Error {
 	switch method {
 	case "tools/call":
-		if e := HeaderMatches(hd, NameHeader, deref(p.Name)); e != nil {
+		if e := HeaderMatches(hd, NameHeader, p.Name); e != nil {
 			return e
 		}
-		if s.ToolInputSchema == nil || p.Name == nil {
+		if s.ToolInputSchema == nil || p.Name == "" {
 			return nil
 		}
-		return CheckParamHeaders(hd, s.schemas.Of(*p.Name, s.ToolInputSchema(*p.Name)), p.Arguments)
+		return CheckParamHeaders(hd, s.schemas.Of(p.Name, s.ToolInputSchema(p.Name)), p.Arguments)
 	case "prompts/get":
-		return HeaderMatches(hd, NameHeader, deref(p.Name))
+		return HeaderMatches(hd, NameHeader, p.Name)
 	case "resources/read":
-		return HeaderMatches(hd, NameHeader, deref(p.URI))
+		return HeaderMatches(hd, NameHeader, p.URI)
 	case "tasks/get", "tasks/update", "tasks/cancel":
 		// The Tasks extension: Mcp-Name, when sent, mirrors the taskId.
 		if len(hd.Values(NameHeader)) > 0 {
-			return HeaderMatches(hd, NameHeader, deref(p.TaskID))
+			return HeaderMatches(hd, NameHeader, p.TaskID)
 		}
 	}
 	return nil
@@ -126,8 +128,13 @@ func VersionMatches(hd http.Header, params []byte) *Error {
 	if !ok {
 		return nil
 	}
-	raw, ok := p.Meta[MetaProtocolVersion]
-	if !ok {
+	var raw []byte
+	wire.Members(p.Meta, func(name, v []byte) {
+		if string(name) == MetaProtocolVersion {
+			raw = v
+		}
+	})
+	if raw == nil {
 		return nil
 	}
 	want := jsonString(raw)

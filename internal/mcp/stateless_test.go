@@ -80,3 +80,40 @@ func TestUnsupportedVersionData(t *testing.T) {
 		t.Fatal("HTTPStatus")
 	}
 }
+
+// ParseParams reads the members it needs by type, as a decoder would
+// (a string, an object, or null), and RequestMeta copies what it keeps.
+func TestParseParams(t *testing.T) {
+	for params, ok := range map[string]bool{
+		``: true, `{}`: true, `[1]`: false, `{"name":null,"_meta":null}`: true,
+		`{"name":5}`: false, `{"uri":{}}`: false, `{"taskId":true}`: false, `{"requestState":1}`: false,
+		`{"_meta":[]}`: false, `{"inputResponses":"x"}`: false, `{"inputResponses":{"a":{"x":1}}}`: true,
+		`{"other":[1,{"name":5}],"name":"a"}`: true,
+	} {
+		if _, got := ParseParams([]byte(params)); got != ok {
+			t.Errorf("ParseParams(%s): ok %v, want %v", params, got, ok)
+		}
+	}
+	body := []byte(`{"name":"t\u00e9","arguments":{ "a" : 1 },"requestState":"s","inputResponses":{"q":{}},` +
+		`"_meta":{ "io.modelcontextprotocol\/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{ },` +
+		`"io.modelcontextprotocol/logLevel":"info","progressToken":7}}`)
+	p, ok := ParseParams(body)
+	if !ok || p.Name != "té" || p.RequestState != "s" || string(p.InputResponses["q"]) != `{}` {
+		t.Fatalf("ParseParams: %+v, %v", p, ok)
+	}
+	m, present := p.RequestMeta("tools/call")
+	want := `{"io.modelcontextprotocol\/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"info","progressToken":7}`
+	if !present || m.ProtocolVersion != Version2026 || m.LogLevel != "info" || string(m.ClientCapabilities) != `{}` ||
+		string(m.Raw) != want || string(m.Arguments) != `{"a":1}` || m.Target != "té" || m.Method != "tools/call" {
+		t.Fatalf("RequestMeta: %+v, %v", m, present)
+	}
+	for i := range body {
+		body[i] = 'x' // what m keeps is its own
+	}
+	if string(m.Raw) != want || string(m.ClientCapabilities) != `{}` || string(m.Arguments) != `{"a":1}` {
+		t.Fatalf("RequestMeta aliases the params: %s", m.Raw)
+	}
+	if _, present := (&Params{Meta: []byte(`{"progressToken":1}`)}).RequestMeta("x"); present {
+		t.Fatal("a _meta without a protocol version is present")
+	}
+}

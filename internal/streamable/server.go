@@ -464,5 +464,8 @@ func ClientKey(r *http.Request, remote, session string, sessions bool) string {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	return host + "\x00" + r.Header.Get("Authorization")
+	if auth := r.Header.Get("Authorization"); auth != "" {
+		return host + "\x00" + auth
+	}
+	return host
 }
