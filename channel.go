@@ -73,17 +73,14 @@ type QueuedSender interface {
 	SendQueued(msg []byte, queued func()) error
 }
 
-// limitedChannel is implemented by a [Channel] whose size limit and write
-// timeout the Conn that takes it sets from its Server (NewStream's): each
-// limit is stated in one place per side, and set once per connection, not
-// checked per message.
+// limitedChannel is a [Channel] whose size limit and write timeout the Conn
+// that takes it sets from its Server, once (NewStream's).
 type limitedChannel interface {
 	takenBy(srv *Server)
 }
 
-// orderedSender is a [QueuedSender] over a [Channel] that is not one: a reply
-// takes a ticket at once, and the replies are sent in ticket order, one at
-// a time. (Other messages, calls and notifications, are sent directly.)
+// orderedSender is a [QueuedSender] over a [Channel] that is not one: replies
+// take a ticket at once and are sent in ticket order, one at a time.
 type orderedSender struct {
 	ch   Channel
 	mu   sync.Mutex
@@ -160,9 +157,8 @@ func (c *Conn) callScoped() bool {
 // transport whose sessions outlive their requests (Streamable HTTP's).
 type sessionKey struct{}
 
-// session is a transport's session: Conn returns its connection (a
-// *Conn), made for the request whose context is ctx on first use; nil
-// once it has ended.
+// session is a transport's session: Conn returns its *Conn, made for ctx's
+// request on first use; nil once it has ended.
 type session interface {
 	Conn(ctx context.Context) io.Closer
 }

@@ -69,9 +69,8 @@ func NewConn(ch Channel, srv *Server) *Conn {
 	return newConnContext(context.Background(), ch, srv, nil)
 }
 
-// newConnContext is newConn whose handlers' contexts derive from base (so
-// that they carry its values: the peer, what a WebSocket handshake's
-// middleware stored).
+// newConnContext is NewConn whose handlers' contexts derive from base (the
+// peer, what a WebSocket handshake's middleware stored), calling onDone at the end.
 func newConnContext(base context.Context, ch Channel, srv *Server, onDone func()) *Conn {
 	if srv == nil {
 		srv = &Server{Handler: NewMux()}
@@ -106,9 +105,8 @@ func newConnContext(base context.Context, ch Channel, srv *Server, onDone func()
 
 type connKey struct{}
 
-// task is one incoming request (or batch) being served. It is also the
-// handler's context (the connection's context, plus the connection), so
-// that one allocation carries all a handler needs.
+// task is one incoming request (or batch) being served, and its handler's
+// context (the connection's, plus the connection): one allocation.
 type task struct {
 	context.Context
 	conn  *Conn
@@ -183,9 +181,8 @@ func (noChannel) Recv() ([]byte, error) { return nil, ErrNoConnection }
 func (noChannel) Send([]byte) error     { return ErrNoConnection }
 func (noChannel) Close() error          { return nil }
 
-// errClosed is the error of a call on a closed connection: errNotSent
-// (which matches ErrClosed), or ErrNoConnection on the stand-in that
-// ConnFromContext returns.
+// errClosed is the error of a call on a closed connection: errNotSent (it
+// matches ErrClosed), or ErrNoConnection on ConnFromContext's stand-in.
 func (c *Conn) errClosed() error {
 	if _, ok := c.ch.(noChannel); ok {
 		return ErrNoConnection
@@ -268,9 +265,8 @@ func (c *Conn) finish(err error) {
 	}
 }
 
-// take dispatches one message read from the channel (dispatch.go); it
-// returns the task to serve, if any, once a token is free (it waits while
-// MaxConcurrency handlers run).
+// take dispatches one message read from the channel (dispatch.go) and
+// returns the task to serve, if any, admitted by start.
 func (c *Conn) take(data []byte) (*task, bool) {
 	if !c.begin() {
 		return nil, false // Shutdown already closed the connection: nothing can be answered
@@ -298,9 +294,8 @@ func (c *Conn) begin() bool {
 	return true
 }
 
-// end undoes begin; when it leaves the connection idle during Shutdown, it
-// stops taking messages and wakes Shutdown, under one lock, so that no
-// message is taken after Shutdown decided to close.
+// end undoes begin; leaving the connection idle during Shutdown, it stops
+// taking messages and wakes Shutdown under one lock (none is taken after).
 func (c *Conn) end() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -449,6 +444,7 @@ func (t *task) replied() {
 	}
 }
 
+// tryAcquire takes a concurrency token if one is free (giveToken gives it back).
 func (c *Conn) tryAcquire() bool {
 	select {
 	case c.sem <- struct{}{}:
@@ -458,13 +454,9 @@ func (c *Conn) tryAcquire() bool {
 	}
 }
 
-func (c *Conn) release() { <-c.sem }
-
-// startRequest records an incoming id as in flight on c (nil: not a
-// connection) under a Convention and returns the request's context, which
-// the peer can cancel (cancel.go). It reports false, recording nothing,
-// without a Convention, for a notification, or for an id in flight already
-// (served all the same, but a cancel reaches the first).
+// startRequest records an incoming id as in flight on c (nil: none) under a
+// Convention and returns the context the peer's cancel reaches (cancel.go);
+// false, recording nothing, otherwise, or for an id in flight already.
 func (c *Conn) startRequest(ctx context.Context, id ID, params []byte) (*callCtx, bool) {
 	if c == nil || id.IsZero() || c.srv.Convention == ConventionNone {
 		return nil, false
@@ -493,9 +485,8 @@ func (c *Conn) endRequest(id ID) (cancelled bool) {
 }
 
 // inflightSet holds the contexts of the peer's requests served under a
-// Convention, by id key. The first is held in fields and only overlapping
-// ones in a map, dropped once nothing is in flight: a connection serving
-// one call at a time, or idle, keeps no map.
+// Convention, by id key: the first in fields, only overlapping ones in a map
+// (dropped once nothing is in flight).
 type inflightSet struct {
 	key  string
 	r    *callCtx // nil: none in the fields
@@ -537,9 +528,8 @@ func (s *inflightSet) remove(k string) *callCtx {
 // write ends the connection.
 func (c *Conn) send(msg []byte) { c.sent(c.ch.Send(msg)) }
 
-// sendReply writes a reply to the peer's message at once (not queued
-// behind the replies of running handlers: see Conn.run); a failure to
-// write ends the connection.
+// sendReply writes a reply at once, not queued behind the running
+// handlers' (see Conn.run); a failure to write ends the connection.
 func (c *Conn) sendReply(msg []byte) { c.sent(sendReply(c.ch, msg)) }
 
 func (c *Conn) sent(err error) {
@@ -670,9 +660,8 @@ func (c *Conn) callDirect(ctx context.Context, method string, params, result any
 	return err
 }
 
-// call sends a request and waits for its response. With iter (CallIter
-// on a channel that lends), the response may come lent (callResult.lent):
-// the reader waits until the caller has read it.
+// call sends a request and waits for its response; with iter (CallIter) it
+// may come lent (callResult.lent), the reader waiting until it is read.
 func (c *Conn) call(ctx context.Context, method string, params any, iter bool) (callResult, error) {
 	if err := ctx.Err(); err != nil {
 		return callResult{}, err // a call whose context has ended is not sent

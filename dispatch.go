@@ -27,14 +27,12 @@ type inbound struct {
 
 // sink is a transport's side of the inbound path.
 type sink interface {
-	// take takes what of the scanned message m (of data) is for the
-	// transport itself and returns the requests to serve (a batch's may be
-	// a slice of their own); false: nothing more is done with m.
+	// take takes what of the scanned message m is for the transport itself
+	// and returns the requests to serve; false: nothing more is done with m.
 	take(data []byte, m *wire.Message) ([]wire.Envelope, bool)
-	// early takes the answer decided before any handler runs: the error
-	// for a message that is too large, cannot be parsed or breaks a batch
-	// rule, or Admit's refusal (refused, its error; reply then holds the
-	// refused requests' errors, nil when they are all notifications).
+	// early takes the answer decided before any handler runs: the error of
+	// a message too large, unparsed or breaking a batch rule, or Admit's
+	// refusal (refused; reply holds the requests' errors, nil if none is due).
 	early(reply []byte, refused error)
 	// serve serves the admitted requests: e alone, or a batch's.
 	serve(ctx context.Context, e *wire.Envelope, batch []wire.Envelope)
@@ -46,9 +44,8 @@ type unparsedTaker interface {
 	unparsed(data []byte, err error)
 }
 
-// dispatch takes one message through the inbound path (see the top of
-// this file) and gives what it needs to to. ctx is the message's: its
-// values (the peer) are those of the handlers' contexts.
+// dispatch takes one message through the inbound path (see above) to the
+// sink to; ctx's values (the peer) are the handlers' contexts'.
 func (s *Server) dispatch(ctx context.Context, in *inbound, to sink) {
 	if e := s.scan(in); e != nil {
 		if u, ok := to.(unparsedTaker); ok && e.Code == CodeParseError && in.sc.Err != nil {
@@ -128,9 +125,8 @@ func (x *exchange) take(_ []byte, m *wire.Message) ([]wire.Envelope, bool) { ret
 
 func (x *exchange) early(reply []byte, refused error) { x.reply, x.refused = reply, refused }
 
-// serve serves the message under the handler timeout (timedServe's start
-// and stop) when there is one or x brings its ts (HTTP's: the handlers'
-// context), and keeps the reply.
+// serve serves the message, under timedServe's start and stop when there is
+// a timeout or x brings its ts (HTTP's), and keeps the reply.
 func (x *exchange) serve(ctx context.Context, e *wire.Envelope, batch []wire.Envelope) {
 	ts := x.ts
 	var req *Request
@@ -172,9 +168,8 @@ func (x *exchange) exchangeMessage(ctx context.Context, data []byte) ([]byte, er
 
 var exchangePool = sync.Pool{New: func() any { return new(exchange) }}
 
-// connInbound is the sink of a connection: the requests are served by a
-// task on the connection (see Conn.run), which writes the reply; an early
-// answer is written at once.
+// connInbound is the sink of a connection: a task serves the requests and
+// writes the reply (Conn.run); an early answer is written at once.
 type connInbound struct {
 	inbound
 	conn     *Conn // the connection it arrived on
@@ -200,9 +195,8 @@ func (ci *connInbound) serve(_ context.Context, e *wire.Envelope, batch []wire.E
 	ci.t, ci.draining = ci.conn.start(t)
 }
 
-// serveDispatched serves on c the requests e (or batch) of data that its
-// transport dispatched for it, as though c had read them (a Streamable
-// HTTP POST's connection, made for the requests of its POST).
+// serveDispatched serves on c the requests e (or batch) its transport
+// dispatched, as though c had read them (a Streamable HTTP POST's connection).
 func (c *Conn) serveDispatched(data []byte, e *wire.Envelope, batch []wire.Envelope) {
 	if batch != nil {
 		batch = append(getEnvelopes(len(batch)), batch...) // the task gives them back

@@ -91,11 +91,8 @@ func (o *readOwner) Interrupt() bool {
 	return true
 }
 
-// readLoop reads messages until the channel ends or reading is handed on.
-// A request that arrives with nothing else waiting to be read is served
-// right here, and reading goes on after it: a fast reply leaves with no
-// goroutine switch. When more is waiting, the request goes to a worker and
-// reading goes on at once (see place).
+// readLoop reads messages until the channel ends or reading is handed on;
+// a request is served here or on a worker (see place).
 func (c *Conn) readLoop() {
 	if w, ok := c.ch.(interface{ WaitInput() }); ok {
 		w.WaitInput() // an idle socket: this goroutine waits on its small starting stack
@@ -162,8 +159,7 @@ func (c *Conn) loopRecvFailed(err error) (readOn bool) {
 }
 
 // loopTookOther is the read loop's step after a message that needs no
-// serving (responses, notifications handled on the spot): it reports
-// whether the loop reads on (false: reading parked).
+// serving; it reports whether the loop reads on (false: reading parked).
 func (o *readOwner) loopTookOther() (readOn bool) {
 	if o.buffered() {
 		// Responses (or notifications) with more behind them: the
@@ -174,10 +170,10 @@ func (o *readOwner) loopTookOther() (readOn bool) {
 	return !o.park()
 }
 
-// place decides where the read loop's request t is served: here (on the
-// read loop's goroutine, inline unless reading was handed to a fresh
-// loop) or on a worker; readOn is false when this goroutine stops reading
-// once it has served t (or at once, if t could not be served inline).
+// place decides where the read loop's request t is served: here (inline,
+// unless reading went to a fresh loop) when nothing else waits or requests
+// are quick, else on a worker; readOn is false when this goroutine stops
+// reading once it has served t (or at once, if it could not serve t inline).
 func (o *readOwner) place(t *task, draining bool) (here, readOn bool) {
 	hold := o.buffered()
 	if hold {
@@ -211,9 +207,8 @@ func (o *readOwner) place(t *task, draining bool) (here, readOn bool) {
 
 // replyHolder is a channel that can hold its writes back (the stream): a
 // read loop holds the replies to requests already read until its input runs
-// dry, so a pipelining peer gets many replies per write. The loop releases
-// them before anything else that may make it wait (an inline request, a
-// concurrency token, replies to drain); so does the channel before a read.
+// dry (many replies per write), and releases them before anything that may
+// make it wait; so does the channel before a read.
 type replyHolder interface {
 	Hold()
 	HoldCalls() // hold the calls of the callers of responses read together
@@ -238,8 +233,7 @@ func (noHold) Release()   {}
 func (noHold) Flush()     {}
 
 // flushReplies writes what is held or queued before the connection closes
-// after answering everything (Shutdown, the peer's end of input); it gives
-// up when ctx ends.
+// (Shutdown, the peer's end of input); it gives up when ctx ends.
 func (o *readOwner) flushReplies(ctx context.Context) {
 	h := o.holder()
 	if ctx.Done() == nil {
@@ -283,9 +277,8 @@ func (o *readOwner) noteOverlap() {
 	}
 }
 
-// takeOver is called by a caller whose calls are registered and sent: if
-// reading is parked, the caller reads for its answers (or, if it cannot,
-// starts a read loop) before it waits for them.
+// takeOver has a caller whose calls are sent read for their answers if
+// reading is parked (or start a read loop, if it cannot).
 func (o *readOwner) takeOver(ctx context.Context, calls ...*pendingCall) {
 	w := o.Load()
 	if w.State() != connrt.Parked {
@@ -350,21 +343,17 @@ func (o *readOwner) readFor(ctx context.Context, calls []*pendingCall) {
 	}
 }
 
-// wake makes sure someone reads: parked reading goes to a read loop. A
-// CallIter call waits for its response there rather than read for it,
-// since its response may be lent to it; a closed connection's loop sees
-// the channel closed and finishes.
+// wake hands parked reading to a read loop (where a CallIter call's
+// response is lent; a closed connection's loop finishes).
 func (o *readOwner) wake() {
 	if w := o.Load(); w.State() == connrt.Parked {
 		o.Hand(w, connrt.Loop, true)
 	}
 }
 
-// lendMessage lends the connection's reader to the CallIter call whose
-// response Recv has begun to read (lendCheck chose it), and waits until
-// that call has read it to its end or discarded it. A call given up on
-// meanwhile has its response discarded here. Whoever reads the connection
-// calls it; nothing else is read meanwhile (docs/streaming.md).
+// lendMessage lends the reader to the CallIter call whose response Recv has
+// begun to read (lendCheck chose it) and waits until the call has read or
+// discarded it (a call given up on has it discarded here; docs/streaming.md).
 func (c *Conn) lendMessage() {
 	l := c.ch.(lineLender)
 	c.mu.Lock()

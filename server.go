@@ -519,7 +519,7 @@ func (b *batchRun) watch() {
 		connrt.Go(func() {
 			defer b.wg.Done()
 			if b.conn != nil {
-				defer b.conn.release()
+				defer b.conn.giveToken()
 			}
 			b.work(w)
 		})

@@ -72,8 +72,7 @@ func (ts *timedServe) record(i int, r []byte) {
 }
 
 // fire runs at the deadline: the handlers' context is cancelled and, with
-// a late function, the reply due now is sent (ts.mu is held meanwhile, so
-// that the handlers' return waits for it).
+// late, the reply due now is sent (under ts.mu: stop waits for it).
 func (ts *timedServe) fire() {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
@@ -122,11 +121,10 @@ func (ts *timedServe) start() context.Context {
 	return &ts.ctx
 }
 
-// stop ends serving under ts once its handlers have returned, and returns
-// the reply: reply (a batch's: joined from ts's responses into out), or the
-// timeout error for each request not answered in time if the deadline
-// passed first; nil if ts.late has sent that already. The handlers'
-// context then ends (see endCtx).
+// stop ends serving under ts once its handlers have returned and returns
+// the reply: reply (a batch's joined into out), or the timeout error for
+// each request not answered in time; nil if late sent it. The handlers'
+// context then ends (endCtx).
 func (ts *timedServe) stop(reply, out []byte, req *Request) []byte {
 	if ts.timer != nil {
 		ts.timer.Stop()
