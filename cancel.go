@@ -242,7 +242,7 @@ func (c *Conn) sendCancel(ctx context.Context, id []byte) {
 	cancel, _ := cv.methods()
 	msg, err := codec.AppendRequest(nil, nil, cancel, json.RawMessage(p), nil)
 	if err == nil {
-		c.send(msg)
+		c.sent(c.ch.Send(msg)) // a failure to write ends the connection
 	}
 }
 

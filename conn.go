@@ -97,7 +97,8 @@ func newConnContext(base context.Context, ch Channel, srv *Server, onDone func()
 	if l, ok := ch.(lineLender); ok {
 		l.SetLendCheck(c.lendCheck)
 	}
-	c.rd.init(c)
+	c.rd.c, c.rd.window = c, overlapWindow
+	c.rd.ReadOwner.Init(&c.rd)
 	srv.life.Add(c)
 	c.rd.Hand(c.rd.Load(), connrt.Loop, true)
 	return c
@@ -523,10 +524,6 @@ func (s *inflightSet) remove(k string) *callCtx {
 	}
 	return r
 }
-
-// send writes one message of ours, a call or a notification; a failure to
-// write ends the connection.
-func (c *Conn) send(msg []byte) { c.sent(c.ch.Send(msg)) }
 
 // sendReply writes a reply at once, not queued behind the running
 // handlers' (see Conn.run); a failure to write ends the connection.

@@ -44,12 +44,6 @@ type readOwner struct {
 // same connection (set by the package's tests).
 var checkOneReader bool
 
-func (o *readOwner) init(c *Conn) {
-	o.c = c
-	o.window = overlapWindow
-	o.ReadOwner.Init(o)
-}
-
 // The channel's optional capabilities, looked up when needed (a
 // connection keeps no copy of them: an idle one should be small).
 
