@@ -472,13 +472,13 @@ func (p *postSink) serveStream(ctx context.Context, reply []byte, e *wire.Envelo
 	ps.Finally(ps.Closed(), end)
 }
 
-// CloseEventStream ends the response of the Streamable HTTP POST whose
-// request ctx serves, before its reply (MCP's SSE polling): the call goes
-// on, and the client, after RetryDelay, resumes with GET and Last-Event-ID
-// and gets the rest of the call's events, its reply too, from the event
-// store. It reports false, doing nothing, where nothing would resume: no
-// session or event store, a client that takes no event stream, the reply
-// sent.
+// CloseEventStream ends the response carrying the events of the Streamable
+// HTTP POST whose request ctx serves (the POST's, or a GET's that resumed
+// them) before its reply, as MCP's SSE polling does: the call goes on, and
+// the client, after RetryDelay, resumes with GET and Last-Event-ID and gets
+// the rest of its events, the reply too, from the event store. It reports
+// false, doing nothing, where nothing would resume: no session or event
+// store, a client that takes no event stream, the reply sent.
 func CloseEventStream(ctx context.Context) bool {
 	ps, ok := ConnFromContext(ctx).ch.(*postStream)
 	return ok && ps.EndResponse()

@@ -30,7 +30,7 @@ func (p *postSink) checkStateless(data []byte, m *wire.Message) bool {
 		p.fail(http.StatusBadRequest, appendResponse(nil, id, nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: a POST carries a request or a notification"}))
 		return false
 	}
-	meta, refused := p.h.rules.Check(p.r.Header, string(e.MethodName(data)), paramsOf(data, e), id.IsZero())
+	meta, refused := p.h.rules.Check(p.r.Header, mcp.MethodString(e.MethodName(data)), paramsOf(data, e), id.IsZero())
 	if refused != nil {
 		status := http.StatusBadRequest
 		if refused.Code == CodeMethodNotFound {

@@ -2,6 +2,7 @@ package jsonrpc_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -107,5 +108,50 @@ func TestStreamableHTTPCloseEventStreamRefused(t *testing.T) {
 				t.Fatal("CloseEventStream reported true")
 			}
 		})
+	}
+}
+
+// A handler may close its events' response more than once (SEP-1699): the
+// second time, the GET that resumed them ends, and the next GET resumes.
+func TestStreamableHTTPCloseEventStreamTwice(t *testing.T) {
+	release1, release2 := make(chan struct{}), make(chan struct{})
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "initialize", func(context.Context, map[string]any) (string, error) { return "ready", nil })
+	jsonrpc.Register(mux, "poll", func(ctx context.Context, _ struct{}) (string, error) {
+		first := jsonrpc.CloseEventStream(ctx)
+		<-release1
+		if err := jsonrpc.ConnFromContext(ctx).Notify(ctx, "note", []string{"two"}); err != nil {
+			return "", err
+		}
+		second := jsonrpc.CloseEventStream(ctx)
+		<-release2
+		return fmt.Sprint(first, second), nil
+	})
+	srv := &jsonrpc.Server{Handler: mux}
+	hs := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{Sessions: true, KeepAlive: -1}))
+	t.Cleanup(hs.Close)
+	c := &streamClient{t: t, url: hs.URL}
+	c.initialize()
+	t.Cleanup(c.end)
+
+	if got := readBounded(t, c.post(`{"jsonrpc":"2.0","id":"p","method":"poll"}`, bothAccept)); got != "id: 2-0\nretry: 1000\n\n" {
+		t.Fatalf("POST stream: %q", got)
+	}
+	r := c.get("Last-Event-ID: 2-0")
+	stop := time.AfterFunc(5*time.Second, func() { r.Body.Close() })
+	defer stop.Stop()
+	f := newFrames(t, r.Body)
+	if got := f.next(); got != "retry: 1000\n\n" {
+		t.Fatalf("resumed: %q", got)
+	}
+	close(release1) // the GET is attached: the note goes there, then it ends
+	if got := f.next(); got != "id: 2-1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"note\",\"params\":[\"two\"]}\n\n" || !f.ended() {
+		t.Fatalf("resumed, then closed: %q", got)
+	}
+	r.Body.Close()
+	close(release2)
+	want := "retry: 1000\n\nid: 2-2\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"p\",\"result\":\"true true\"}\n\n"
+	if r := c.get("Last-Event-ID: 2-1"); readBounded(t, r) != want {
+		t.Fatalf("resumed again: want %q", want)
 	}
 }

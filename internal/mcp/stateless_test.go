@@ -117,3 +117,13 @@ func TestParseParams(t *testing.T) {
 		t.Fatal("a _meta without a protocol version is present")
 	}
 }
+
+func TestMethodString(t *testing.T) {
+	name := []byte("tools/call")
+	if n := testing.AllocsPerRun(100, func() { _ = MethodString(name) }); n != 0 || MethodString(name) != "tools/call" {
+		t.Errorf("tools/call: %v allocations", n)
+	}
+	if got := MethodString([]byte("x/y")); got != "x/y" {
+		t.Errorf("x/y: %q", got)
+	}
+}
