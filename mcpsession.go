@@ -77,7 +77,7 @@ func MCPClientCapability(ctx context.Context, name string) (has, known bool) {
 // MCPSessionValues returns the Values of the Streamable HTTP session of the
 // request ctx belongs to, kept in its SessionStore; nil without one.
 func MCPSessionValues(ctx context.Context) state.SessionValues {
-	if ss, _, _ := mcpSession(ctx); ss.Shared() {
+	if ss, _ := ctx.Value(sessionKey{}).(*streamable.Session); ss.Shared() {
 		return ss
 	}
 	return nil

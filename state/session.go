@@ -73,7 +73,8 @@ func SetValue(values map[string]json.RawMessage, key string, value json.RawMessa
 type SessionStore interface {
 	// Create stores a new session (ErrSessionExists when its id is held).
 	Create(ctx context.Context, s Session) error
-	// Get returns the live session named id.
+	// Get returns the live session named id (its Values are not to be
+	// modified).
 	Get(ctx context.Context, id string) (Session, error)
 	// Touch moves the expiry of the live session named id to expires.
 	Touch(ctx context.Context, id string, expires time.Time) error
@@ -116,7 +117,12 @@ func (m *MemorySessionStore) Create(ctx context.Context, s Session) error {
 	if o, ok := m.sessions[s.ID]; ok && now.Before(o.Expires) {
 		return ErrSessionExists
 	}
-	m.sessions[s.ID] = cloneSession(s)
+	s = cloneSession(s)
+	s.Values = maps.Clone(s.Values)
+	for k, v := range s.Values {
+		s.Values[k] = slices.Clone(v)
+	}
+	m.sessions[s.ID] = s
 	return nil
 }
 
@@ -189,6 +195,5 @@ func (m *MemorySessionStore) Delete(ctx context.Context, id string) error {
 func cloneSession(s Session) Session {
 	s.ClientCapabilities = slices.Clone(s.ClientCapabilities)
 	s.ClientInfo = slices.Clone(s.ClientInfo)
-	s.Values = maps.Clone(s.Values) // a value is never modified in place (SetValue)
-	return s
+	return s // Values are shared: never modified in place (Set replaces the map)
 }

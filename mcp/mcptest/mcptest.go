@@ -1,7 +1,9 @@
 // Package mcptest checks implementations of package mcp's interfaces
 // against their contracts, as package state/statetest does for package
 // state: an implementation's test calls TestTaskStore with a function that
-// makes a fresh, empty store.
+// makes a fresh, empty store. TestSharedSession checks, on two real HTTP
+// servers, that an MCP session's log level and subscriptions travel with
+// it through a state.SessionStore.
 //
 // The checks use real time only for expiry (a wait of about 100ms) and
 // bound every wait.
