@@ -26,5 +26,8 @@
 // extension) for a client that declares it, asking for input through
 // tasks/update when it needs some; tasks are kept in a TaskStore (memory by
 // default; package mcptest checks any implementation against the
-// contract): see tasks.go, taskstore.go and docs/mcp.md.
+// contract): see tasks.go, taskstore.go and docs/mcp.md. Behind a load
+// balancer, with a state.SessionStore, a session's log level and
+// subscriptions travel with it (its Values), and Server.Broker carries
+// ResourceUpdated to every instance.
 package mcp

@@ -3,12 +3,15 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"maps"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/state"
 )
 
 // Resource describes a resource in resources/list.
@@ -93,18 +96,81 @@ func (s *Server) AddResourceTemplate(t ResourceTemplate, read ReadFunc) {
 // ResourceUpdated tells the clients subscribed to uri that it changed:
 // notifications/resources/updated to session-era clients that sent
 // resources/subscribe, and to stateless-era listeners that asked for it.
-// With a SessionStore, it reaches the sessions that sent a request through
-// this instance, subscribed through any instance as the store last told
-// this one (at their last request here, or every check of a standalone
-// stream held here): call it on every instance that serves them.
+//
+// With a SessionStore, a session is told by the instance whose standalone
+// stream it listens on, once it has sent a request through that instance,
+// if subscribed through any instance as the store last told this one (at
+// the session's last request here, or at a check of the stream, every
+// tenth of the idle timeout, at most 10 s). With a Broker, ResourceUpdated
+// on any instance reaches them all (a Publish; one that fails tells this
+// instance's sessions only); without, call it on every instance.
 func (s *Server) ResourceUpdated(uri string) {
+	if s.Broker != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), brokerTimeout)
+		defer cancel()
+		if s.Broker.Publish(ctx, updatedTopic, []byte(uri)) == nil {
+			return
+		}
+	}
+	s.resourceUpdated(uri)
+}
+
+// resourceUpdated is ResourceUpdated on this instance.
+func (s *Server) resourceUpdated(uri string) {
 	s.notifySessions("notifications/resources/updated", map[string]string{"uri": uri}, func(ss *session) bool {
 		if ss.shared != nil {
-			return ss.shared.Value(subKey+uri) != nil
+			a, _ := ss.shared.(interface{ Attached() bool }) // the transport's session
+			return a != nil && a.Attached() && ss.shared.Value(subKey+uri) != nil
 		}
 		return ss.subs[uri]
 	})
 	s.feed.PublishResource(uri)
+}
+
+// The Broker's topic of ResourceUpdated, and the bound of a call to it.
+const (
+	updatedTopic  = "mcp.resources.updated"
+	brokerTimeout = 2 * time.Second
+)
+
+// subscribeUpdates subscribes to the Broker's updates, trying again every
+// brokerTimeout until ctx ends (nil then).
+func (s *Server) subscribeUpdates(ctx context.Context) state.Subscription {
+	for {
+		sctx, cancel := context.WithTimeout(ctx, brokerTimeout)
+		sub, err := s.Broker.Subscribe(sctx, updatedTopic)
+		cancel()
+		if err == nil {
+			return sub
+		}
+		slog.WarnContext(ctx, "mcp: subscribing to resource updates", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(brokerTimeout):
+		}
+	}
+}
+
+// relayUpdates tells this instance's sessions the updates sub receives
+// (nil: subscribes first), subscribing again when it ends, until ctx ends.
+func (s *Server) relayUpdates(ctx context.Context, sub state.Subscription) {
+	if sub == nil {
+		sub = s.subscribeUpdates(ctx)
+	}
+	for sub != nil {
+		uri, err := sub.Next(ctx)
+		if err == nil {
+			s.resourceUpdated(string(uri))
+			continue
+		}
+		sub.Close()
+		if ctx.Err() != nil {
+			return
+		}
+		slog.WarnContext(ctx, "mcp: resource updates ended; subscribing again", "err", err)
+		sub = s.subscribeUpdates(ctx)
+	}
 }
 
 type resourcesListResult struct {

@@ -61,6 +61,10 @@ type Server struct {
 	// TaskPollInterval is the pollIntervalMs a task suggests to its
 	// client (0: DefaultTaskPollTime).
 	TaskPollInterval time.Duration
+	// Broker, when set (the same on every instance, with a SessionStore),
+	// carries ResourceUpdated to every instance (see there); nil: this
+	// process only. Mux subscribes; Close ends it.
+	Broker state.Broker
 
 	mu        sync.RWMutex
 	tools     map[string]*tool
@@ -72,6 +76,7 @@ type Server struct {
 	feed      jsonrpc.ChangeFeed         // stateless-era listeners
 	serving   bool
 	running   running // the tasks this process runs
+	relay     context.CancelFunc
 }
 
 // session is what a session-era client set: its log level and the
@@ -180,13 +185,34 @@ func (s *Server) Mux() *jsonrpc.Mux {
 	mux.Handle("subscriptions/listen", &s.feed)
 	s.mu.Lock()
 	s.serving = true
+	relay := s.Broker != nil && s.relay == nil
+	ctx := context.Background()
+	if relay {
+		ctx, s.relay = context.WithCancel(ctx)
+	}
 	s.mu.Unlock()
+	if relay { // subscribed before Mux returns, unless the broker fails: then tried again
+		sctx, cancel := context.WithTimeout(ctx, brokerTimeout)
+		sub, err := s.Broker.Subscribe(sctx, updatedTopic)
+		cancel()
+		if err != nil {
+			sub = nil
+		}
+		go s.relayUpdates(ctx, sub)
+	}
 	return mux
 }
 
 // Close ends the stateless era's subscriptions (subscriptions/listen)
-// gracefully.
-func (s *Server) Close() { s.feed.Close() }
+// gracefully, and the Broker's subscription.
+func (s *Server) Close() {
+	s.feed.Close()
+	s.mu.Lock()
+	if s.relay != nil {
+		s.relay()
+	}
+	s.mu.Unlock()
+}
 
 type initializeParams struct {
 	ProtocolVersion string          `json:"protocolVersion"`

@@ -8,8 +8,10 @@ import (
 )
 
 // TestSessionStateAcrossInstances: two instances sharing a memory session
-// store (mcptest.TestSharedSession).
+// store, and a memory broker or none (mcptest.TestSharedSession).
 func TestSessionStateAcrossInstances(t *testing.T) {
 	s := state.NewMemorySessionStore(nil)
-	mcptest.TestSharedSession(t, s, s)
+	mcptest.TestSharedSession(t, s, s, nil, nil)
+	b := state.NewMemoryBroker(64)
+	mcptest.TestSharedSession(t, s, s, b, b)
 }

@@ -14,13 +14,15 @@ import (
 
 // TestJetStreamMCPSessionState: two instances, each with its own NATS
 // connection and SessionStore on one JetStream bucket: a session's log
-// level and subscriptions set through one are honoured by the other
-// (mcptest.TestSharedSession).
+// level and subscriptions set through one are honoured by the other, and
+// a resource updated on one reaches the session through the other by a
+// JetStream broker (mcptest.TestSharedSession).
 func TestJetStreamMCPSessionState(t *testing.T) {
 	ns := runJetStream(t)
-	a := newSessionStore(t, jsConn(t, ns), "mcp_sessions")
-	b := newSessionStore(t, jsConn(t, ns), "mcp_sessions")
-	mcptest.TestSharedSession(t, a, b)
+	jsA, jsB := jsConn(t, ns), jsConn(t, ns)
+	a := newSessionStore(t, jsA, "mcp_sessions")
+	b := newSessionStore(t, jsB, "mcp_sessions")
+	mcptest.TestSharedSession(t, a, b, newBroker(t, jsA, "mcp_updates"), newBroker(t, jsB, "mcp_updates"))
 }
 
 // BenchmarkSessionValues measures what a session's Values cost: set/* one

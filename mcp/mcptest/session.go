@@ -21,11 +21,13 @@ import (
 // through B (its standalone stream on B) sets its log level and subscribes
 // through A; a tool called through B sends only the log messages that
 // level allows, and resources updated on B reach the session for the
-// resources subscribed through A only, unsubscribing included.
-func TestSharedSession(t *testing.T, a, b state.SessionStore) {
+// resources subscribed through A only, unsubscribing included. With
+// brokers (ba and bb, two handles on one, or nil), an update on A reaches
+// the session on B's stream too.
+func TestSharedSession(t *testing.T, a, b state.SessionStore, ba, bb state.Broker) {
 	ctx := ctxOf(t)
-	_, urlA := sharedInstance(t, a)
-	srvB, urlB := sharedInstance(t, b)
+	srvA, urlA := sharedInstance(t, a, ba)
+	srvB, urlB := sharedInstance(t, b, bb)
 	r := &router{}
 	r.get, _ = url.Parse(urlB)
 	r.to.Store(r.get)
@@ -77,6 +79,11 @@ func TestSharedSession(t *testing.T, a, b state.SessionStore) {
 	srvB.ResourceUpdated("test://item/1")
 	srvB.ResourceUpdated("test://item/3")
 	wantUpdated("test://item/3")
+	if ba != nil {
+		srvA.ResourceUpdated("test://item/1")
+		srvA.ResourceUpdated("test://item/3")
+		wantUpdated("test://item/3")
+	}
 }
 
 func must[T any](v T, err error) T {
@@ -88,10 +95,12 @@ func must[T any](v T, err error) T {
 
 // sharedInstance serves a server with a "chatty" tool, which logs at
 // debug, info, warning, error and emergency, on a real HTTP server whose
-// sessions are kept in store; it returns the server and its address.
-func sharedInstance(t *testing.T, store state.SessionStore) (*mcp.Server, string) {
+// sessions are kept in store, its updates carried by broker; it returns
+// the server and its address.
+func sharedInstance(t *testing.T, store state.SessionStore, broker state.Broker) (*mcp.Server, string) {
 	t.Helper()
 	s := mcp.NewServer(mcp.Implementation{Name: "shared", Version: "1"})
+	s.Broker = broker
 	mcp.AddTool(s, mcp.Tool{Name: "chatty"}, func(ctx context.Context, _ struct{}) (struct{}, error) {
 		for _, l := range []string{"debug", "info", "warning", "error", "emergency"} {
 			s.Log(ctx, l, "chatty", l)
@@ -109,6 +118,7 @@ func sharedInstance(t *testing.T, store state.SessionStore) (*mcp.Server, string
 		ts.CloseClientConnections()
 		ts.Close()
 		srv.Shutdown(context.Background())
+		s.Close()
 	})
 	return s, ts.URL
 }
