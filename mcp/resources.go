@@ -97,13 +97,15 @@ func (s *Server) AddResourceTemplate(t ResourceTemplate, read ReadFunc) {
 // notifications/resources/updated to session-era clients that sent
 // resources/subscribe, and to stateless-era listeners that asked for it.
 //
-// With a SessionStore, a session is told by the instance whose standalone
-// stream it listens on, once it has sent a request through that instance,
-// if subscribed through any instance as the store last told this one (at
-// the session's last request here, or at a check of the stream, every
-// tenth of the idle timeout, at most 10 s). With a Broker, ResourceUpdated
-// on any instance reaches them all (a Publish; one that fails tells this
-// instance's sessions only); without, call it on every instance.
+// With a SessionStore, a session is told by each instance it has sent a
+// request through, if subscribed through any instance as the store last
+// told that one (at the session's last request there, or at a check of its
+// standalone stream held there: every tenth of the idle timeout, at most
+// 10 s); the client gets it from the instance its standalone stream
+// listens on, the others keep it as for a client not listening. With a
+// Broker, ResourceUpdated on any instance reaches them all (a Publish; one
+// that fails tells this instance's sessions only); without, call it on
+// every instance.
 func (s *Server) ResourceUpdated(uri string) {
 	if s.Broker != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), brokerTimeout)
@@ -119,8 +121,7 @@ func (s *Server) ResourceUpdated(uri string) {
 func (s *Server) resourceUpdated(uri string) {
 	s.notifySessions("notifications/resources/updated", map[string]string{"uri": uri}, func(ss *session) bool {
 		if ss.shared != nil {
-			a, _ := ss.shared.(interface{ Attached() bool }) // the transport's session
-			return a != nil && a.Attached() && ss.shared.Value(subKey+uri) != nil
+			return ss.shared.Value(subKey+uri) != nil
 		}
 		return ss.subs[uri]
 	})

@@ -79,10 +79,6 @@ type Declared struct {
 // Shared reports whether s is kept in a Store (its Values then work).
 func (s *Session) Shared() bool { return s != nil && s.t.cfg.Store != nil }
 
-// Attached reports whether the client of s listens on its standalone
-// stream through this instance.
-func (s *Session) Attached() bool { return s.Standalone != nil && s.Standalone.Attached() }
-
 // Value returns the value of key in the Values of s as the Store told
 // this instance at its last check (this request's, unless checked less
 // than Staleness ago; every checkEvery while its standalone stream is
