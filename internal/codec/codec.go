@@ -184,12 +184,23 @@ func appendEncoded(b []byte, v any, c *codec) ([]byte, bool) {
 // decodeInto decodes data into the value p points to, of the type c
 // plans, or reports false for v2 to do it.
 func decodeInto(data []byte, c *codec, p unsafe.Pointer) bool {
-	d := Decoder{wire.Cursor{Data: data}}
+	d := NewDecoder(data)
 	return d.Value(c, p) && d.Peek() == 0 && d.Pos == len(data)
 }
 
 // Decoder reads one JSON value the scanner has already validated.
-type Decoder struct{ wire.Cursor }
+type Decoder struct {
+	wire.Cursor
+	// Alias: Data never changes (wire.Stable), so the strings decoded
+	// share its memory where they have no escapes, rather than copy it.
+	Alias bool
+}
+
+// NewDecoder returns a decoder of data, whose strings alias data when its
+// memory is stable (see wire.Stable).
+func NewDecoder(data []byte) Decoder {
+	return Decoder{Cursor: wire.Cursor{Data: data}, Alias: wire.Stable(data)}
+}
 
 // literal consumes lit if it comes next.
 func (d *Decoder) literal(lit string) bool {
@@ -279,8 +290,9 @@ func (d *Decoder) stringBytes() (b []byte, fresh, ok bool) {
 // str reads a string value.
 func (d *Decoder) str() (string, bool) {
 	b, fresh, ok := d.stringBytes()
-	if fresh {
-		return unsafe.String(unsafe.SliceData(b), len(b)), ok // no other reference
+	if fresh || d.Alias {
+		// fresh: no other reference; Alias: bytes that never change.
+		return unsafe.String(unsafe.SliceData(b), len(b)), ok
 	}
 	return string(b), ok
 }

@@ -85,6 +85,10 @@ var writerPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // duplicate names): every params and result is.
 func Unmarshal(data []byte, v any) error {
 	if raw, ok := v.(*json.RawMessage); ok {
+		if wire.Stable(data) {
+			*raw = data[:len(data):len(data)] // never changes: shared, not copied
+			return nil
+		}
 		*raw = append((*raw)[:0], data...)
 		return nil
 	}

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // Reusing large read buffers. A message is lent to the caller as a slice
@@ -16,12 +18,26 @@ import (
 // next message of its size (a batch of 100 small requests made a fresh
 // 9 KB buffer per batch). A buffer some of whose messages never come back is
 // simply left to the garbage collector.
+//
+// A large message (LargeMessage bytes and up) is different: the buffer it
+// was lent from becomes stable (wire.MarkStable) and is never recycled,
+// whatever comes back, so that the strings decoded from its messages may
+// share its memory instead of being copied (internal/codec; a 1 MiB echo
+// spent a quarter of its CPU on those copies). The buffer then lives as
+// long as any of them; a handler may keep its params. The invariant the
+// decoder relies on: a stable buffer is never put in a pool, and the
+// stream never writes again into bytes it lent (it reads on past them, or
+// into a new buffer).
 
 // reuseMin is the size of a large read buffer; smallReuseMin the size
 // from which read buffers are tracked and reused. The two classes have
 // pools of their own, so that a small message does not take a large
 // buffer from the pool (and drop it, as too large).
 const reuseMin, smallReuseMin = 64 << 10, 4 << 10
+
+// LargeMessage is the size from which a message makes its read buffer
+// stable: never recycled, its strings decoded in place.
+const LargeMessage = reuseMin
 
 // maxLive bounds the buffers tracked at once; past it the oldest is
 // forgotten (never reused).
@@ -30,8 +46,9 @@ const maxLive = 4
 // lentBuf is a large read buffer and the count of its users: the messages
 // lent from it and not given back, plus one while the stream reads into it.
 type lentBuf struct {
-	buf   []byte
-	users atomic.Int32
+	buf    []byte
+	users  atomic.Int32
+	stable atomic.Bool // a large message was lent from it: never recycled
 }
 
 // contains reports whether p points into the buffer.
@@ -88,11 +105,23 @@ func (s *Stream) leave() {
 	}
 }
 
-// drop ends one use of lb; the last returns its buffer to the pool.
+// drop ends one use of lb; the last returns its buffer to the pool,
+// unless it is stable.
 func (s *Stream) drop(lb *lentBuf) {
 	if lb.users.Add(-1) != 0 {
 		return
 	}
+	s.forget(lb)
+	if lb.stable.Load() {
+		return
+	}
+	b := lb.buf
+	pool, _ := bufClass(cap(b))
+	pool.Put(&b)
+}
+
+// forget stops tracking lb's users.
+func (s *Stream) forget(lb *lentBuf) {
 	s.rmu.Lock()
 	for i, l := range s.live {
 		if l == lb {
@@ -101,9 +130,16 @@ func (s *Stream) drop(lb *lentBuf) {
 		}
 	}
 	s.rmu.Unlock()
-	b := lb.buf
-	pool, _ := bufClass(cap(b))
-	pool.Put(&b)
+}
+
+// stabilize makes the current buffer stable, as a large message is lent
+// from it (see LargeMessage): never recycled, its users no longer counted.
+func (s *Stream) stabilize() {
+	if s.cur.stable.Swap(true) {
+		return
+	}
+	wire.MarkStable(s.cur.buf)
+	s.forget(s.cur)
 }
 
 // GiveBack tells the stream that the caller is done with msg, a message

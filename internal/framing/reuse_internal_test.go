@@ -17,7 +17,7 @@ func TestGiveBackReusesOnlyWhenAllBack(t *testing.T) {
 	defer client.Close()
 	s := New(server, Line, 8<<20, 30*time.Second)
 	defer s.Close()
-	big := func(c byte) string { return `"` + strings.Repeat(string(c), 200<<10) + `"` }
+	big := func(c byte) string { return `"` + strings.Repeat(string(c), 20<<10) + `"` }
 	go func() {
 		// Two large messages read into one buffer, then more of them.
 		client.Write([]byte(big('a') + "\n" + big('b') + "\n"))

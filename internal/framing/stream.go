@@ -271,6 +271,9 @@ func (s *Stream) lend(b []byte) []byte {
 	s.lent = true
 	s.hint = len(b)
 	if s.cur != nil {
+		if len(b) >= LargeMessage {
+			s.stabilize() // never recycled: its strings may alias it (reuse.go)
+		}
 		s.cur.users.Add(1) // until the caller gives it back (GiveBack)
 	}
 	return b[:len(b):len(b)]

@@ -201,7 +201,7 @@ func (d *Decoder) decodeWhole(params []byte, p any) *Error {
 // decodeMembers decodes a params object into the struct v.
 func (d *Decoder) decodeMembers(params []byte, v reflect.Value) *Error {
 	if d.object != nil {
-		dec := codec.Decoder{Cursor: wire.Cursor{Data: params}}
+		dec := codec.NewDecoder(params)
 		seen, ok := dec.Object(d.object, v.Addr().UnsafePointer())
 		if ok && dec.Peek() == 0 && dec.Pos == len(params) {
 			if seen&d.requiredMask == d.requiredMask {

@@ -1,0 +1,72 @@
+package wire
+
+import (
+	"sync/atomic"
+	"unsafe"
+	"weak"
+)
+
+// Stable memory: the read buffers of large messages (internal/framing)
+// are never written again once a message was lent from them, and never
+// recycled, so the strings decoded from such a message may share its
+// memory (internal/codec) rather than be copied: the buffer then lives as
+// long as any of them. Whoever reads messages into memory it will never
+// write again nor hand to a pool says so with MarkStable; the decoder asks
+// Stable. A buffer not known here is copied from, as always: forgetting
+// one costs a copy, never correctness.
+
+// AliasMin is the size from which a value is decoded in place when its
+// memory is stable: shorter values are copied, so that a few bytes kept
+// by a handler do not hold a large message's whole buffer.
+const AliasMin = 1 << 10
+
+// stableSpan is one buffer MarkStable was told of: its address range and
+// a weak pointer to it, so that a range whose buffer was collected (and
+// whose memory may now be some other, reusable, allocation's) is never
+// taken for stable.
+type stableSpan struct {
+	start, end uintptr
+	buf        weak.Pointer[byte]
+}
+
+// stableSpans remembers the last buffers marked, newest at stableNext-1;
+// an older one is forgotten (its values are then copied).
+var (
+	stableSpans [64]atomic.Pointer[stableSpan]
+	stableNext  atomic.Uint32
+)
+
+// MarkStable records that buf, which must start at the beginning of its
+// allocation, is never written again in any byte a reader was lent nor
+// recycled, for as long as it is reachable.
+func MarkStable(buf []byte) {
+	if cap(buf) == 0 {
+		return
+	}
+	p := unsafe.SliceData(buf)
+	start := uintptr(unsafe.Pointer(p))
+	sp := &stableSpan{start: start, end: start + uintptr(cap(buf)), buf: weak.Make(p)}
+	i := (stableNext.Add(1) - 1) % uint32(len(stableSpans))
+	stableSpans[i].Store(sp)
+}
+
+// Stable reports whether b lies in a buffer MarkStable was told of that
+// is still reachable: its bytes never change, and strings may alias them.
+func Stable(b []byte) bool {
+	if len(b) < AliasMin || stableNext.Load() == 0 {
+		return false
+	}
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	end := start + uintptr(len(b))
+	n := stableNext.Load()
+	for k := range uint32(len(stableSpans)) {
+		sp := stableSpans[(n-1-k)%uint32(len(stableSpans))].Load()
+		if sp == nil || start < sp.start || end > sp.end {
+			continue
+		}
+		// A live buffer covering the range: b is in it (two live
+		// allocations never overlap).
+		return sp.buf.Value() != nil
+	}
+	return false
+}
