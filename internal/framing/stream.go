@@ -240,6 +240,11 @@ func (s *Stream) interruptedRead() error {
 
 // bufferSize is the size of a new read buffer that holds nothing yet.
 func (s *Stream) bufferSize() int {
+	if s.hint >= LargeMessage {
+		// Expect another as large, with less room to spare: the buffer is
+		// never recycled once it lent one (reuse.go).
+		return s.hint + s.hint/16 + 4096
+	}
 	if s.hint > 512 {
 		return s.hint + s.hint/4 // the last message was large: expect another
 	}
