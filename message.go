@@ -104,7 +104,9 @@ func canonicalInt(s string) bool {
 // Params holds the raw JSON of the params member (an array or an object), or
 // nil when it was omitted. It may share memory with the read buffer: a
 // handler must not retain it (or the *Request, which may be reused) after
-// returning, or for a [Stream] after the stream ends (copy what it keeps).
+// returning, or for a [Stream] after the stream ends (copy what it keeps),
+// unless its message on a stream was 64 KiB or more: such a message's buffer
+// is never reused, and the strings decoded from it share its memory.
 type Request struct {
 	ID     ID
 	Method string

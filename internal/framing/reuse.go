@@ -85,7 +85,7 @@ func (s *Stream) newBuf(size int) ([]byte, *lentBuf) {
 		// Rounded up to the class's unit, so that a buffer sized for a
 		// message a few bytes shorter (the previous size from another
 		// stream, say) serves the next one.
-		b = uninitialized((size+unit-1)/unit*unit)[:size]
+		b = uninitialized((size + unit - 1) / unit * unit)[:size]
 	}
 	lb := &lentBuf{buf: b}
 	lb.users.Store(1) // the stream's own use

@@ -4,7 +4,9 @@
 // message object as a request, a response or an invalid request
 // (envelope.go), the string encoder (encode.go), the reading of a
 // response's id from the first bytes of a message too large to be read
-// whole (head.go), and the pool of message buffers (buf.go). Go values
+// whole (head.go), the pool of message buffers (buf.go), and the record
+// of memory that never changes, which decoded strings may share
+// (stable.go: MarkStable, Stable). Go values
 // become JSON and back in internal/codec, which builds on this package.
 //
 // The scanner is strict where JSON-RPC needs it: invalid UTF-8, duplicate
