@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -31,19 +32,28 @@ type LogMessage struct {
 // with logging/setLevel, and notifications/message sent on the client's
 // session connection (jsonrpc.SessionConn: over Streamable HTTP, the
 // session's GET stream) for the messages at that level or above. A client
-// that never set a level gets no log messages.
+// that never set a level gets no log messages. A session kept in a
+// SessionStore keeps its level there (jsonrpc.MCPSessionValues), honoured
+// by every instance.
 type mcpLog struct {
 	mu     sync.Mutex
 	levels map[*jsonrpc.Conn]int // index in MCPLogLevels; entries leave when the connection ends
 }
 
+// levelKey keys the level in the Values of a session kept in a
+// SessionStore (as package mcp does), so that every instance honours it.
+const levelKey = "mcp/level"
+
 // setLevel records level for the session of the request ctx belongs to.
 // Where no connection outlives the request (stateless Streamable HTTP)
 // there is nowhere to send log messages later, and nothing is kept.
-func (l *mcpLog) setLevel(ctx context.Context, level int) {
+func (l *mcpLog) setLevel(ctx context.Context, level int) error {
+	if v := jsonrpc.MCPSessionValues(ctx); v != nil {
+		return v.Set(ctx, levelKey, strconv.AppendInt(nil, int64(level), 10))
+	}
 	c := jsonrpc.SessionConn(ctx)
 	if c == nil {
-		return
+		return nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -56,6 +66,7 @@ func (l *mcpLog) setLevel(ctx context.Context, level int) {
 		}()
 	}
 	l.levels[c] = level
+	return nil
 }
 
 // log sends data at level to the session of the request ctx belongs to,
@@ -77,9 +88,15 @@ func (l *mcpLog) log(ctx context.Context, level int, data any) {
 	if c == nil {
 		return
 	}
-	l.mu.Lock()
-	min, ok := l.levels[c]
-	l.mu.Unlock()
+	min, ok := 0, false
+	if v := jsonrpc.MCPSessionValues(ctx); v != nil {
+		n, err := strconv.Atoi(string(v.Value(levelKey)))
+		min, ok = n, err == nil
+	} else {
+		l.mu.Lock()
+		min, ok = l.levels[c]
+		l.mu.Unlock()
+	}
 	if !ok || level < min {
 		return
 	}
@@ -96,7 +113,9 @@ func (l *mcpLog) register(mux *jsonrpc.Mux) {
 		if i < 0 {
 			return struct{}{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: unknown log level %q", p.Level)
 		}
-		l.setLevel(ctx, i)
+		if err := l.setLevel(ctx, i); err != nil {
+			return struct{}{}, jsonrpc.Errorf(-32030, "%v", err) // the session store failed
+		}
 		return struct{}{}, nil
 	}, jsonrpc.MethodDoc{Summary: "MCP logging: the least severe level of the notifications/message the client wants (the demo logs the tool calls it stopped early, at notice)."})
 }
