@@ -50,7 +50,7 @@ type Stream struct {
 // Out is one HTTP response carrying an event stream.
 type Out struct {
 	w       http.ResponseWriter
-	rc      *http.ResponseController
+	rc      http.ResponseController // by value: no allocation of its own
 	done    chan struct{} // closed when detached: its holder returns
 	started bool          // the event-stream header is written
 	last    time.Time     // of the last write
@@ -58,7 +58,7 @@ type Out struct {
 }
 
 func NewOut(w http.ResponseWriter) *Out {
-	return &Out{w: w, rc: http.NewResponseController(w), done: make(chan struct{})}
+	return &Out{w: w, rc: *http.NewResponseController(w), done: make(chan struct{})}
 }
 
 // write writes b and flushes it, within the write timeout.
