@@ -51,9 +51,9 @@ type Stream struct {
 type Out struct {
 	w       http.ResponseWriter
 	rc      http.ResponseController // by value: no allocation of its own
-	done    chan struct{} // closed when detached: its holder returns
-	started bool          // the event-stream header is written
-	last    time.Time     // of the last write
+	done    chan struct{}           // closed when detached: its holder returns
+	started bool                    // the event-stream header is written
+	last    time.Time               // of the last write
 	buf     []byte
 }
 
