@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/state"
 )
 
 // pollMux: "poll" closes its POST's event stream (CloseEventStream), tells
@@ -153,5 +154,29 @@ func TestStreamableHTTPCloseEventStreamTwice(t *testing.T) {
 	want := "retry: 1000\n\nid: 2-2\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"p\",\"result\":\"true true\"}\n\n"
 	if r := c.get("Last-Event-ID: 2-1"); readBounded(t, r) != want {
 		t.Fatalf("resumed again: want %q", want)
+	}
+}
+
+// With a shared event store the events of a closed response are resumed
+// from the store as well.
+func TestStreamableHTTPCloseEventStreamShared(t *testing.T) {
+	closed, release := make(chan bool, 1), make(chan struct{})
+	srv := &jsonrpc.Server{Handler: pollMux(closed, release)}
+	hs := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{Sessions: true, KeepAlive: -1,
+		EventStore: state.NewMemoryEventStore(state.Limits{}, nil)}))
+	t.Cleanup(hs.Close)
+	c := &streamClient{t: t, url: hs.URL}
+	c.initialize()
+	t.Cleanup(c.end)
+	got := readBounded(t, c.post(`{"jsonrpc":"2.0","id":"p","method":"poll"}`, bothAccept))
+	id, _, ok := strings.Cut(strings.TrimPrefix(got, "id: "), "\n")
+	if !ok || !strings.HasPrefix(got, "id: ") || !strings.HasSuffix(got, "retry: 1000\n\n") || !<-closed {
+		t.Fatalf("POST stream: %q", got)
+	}
+	close(release)
+	r := c.get("Last-Event-ID: " + id)
+	if got := readBounded(t, r); r.StatusCode != 200 || !strings.Contains(got, `"method":"note","params":["two"]`) ||
+		!strings.HasSuffix(got, "data: {\"jsonrpc\":\"2.0\",\"id\":\"p\",\"result\":\"done\"}\n\n") {
+		t.Fatalf("resumed: %d %q", r.StatusCode, got)
 	}
 }
