@@ -16,7 +16,10 @@ import (
 // and the same Go values, into a fresh and into a filled destination. Run
 // longer with
 //
-//	go test -run='^$' -fuzz=FuzzAlias -fuzztime=20s .
+//	go test -run='^$' -fuzz=FuzzAlias -fuzztime=20s -fuzzminimizetime=100x .
+//
+// (with the default minimising time, the fuzzer spends most of a short run
+// minimising its first finds: 45k runs in 20 s against 577k).
 func FuzzAlias(f *testing.F) {
 	for _, s := range []string{
 		`{}`, `""`, `"plain"`, `"a\"b"`, `{"s":"x","sl":["a","b\n"],"m":{"k":1},"named":"n","odd <&> é":"é"}`,
