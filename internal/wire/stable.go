@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"sync"
 	"sync/atomic"
 	"unsafe"
 	"weak"
@@ -29,12 +30,15 @@ type stableSpan struct {
 	buf        weak.Pointer[byte]
 }
 
-// stableSpans remembers the last buffers marked, newest at stableNext-1;
-// an older one is forgotten (its values are then copied).
-var (
-	stableSpans [64]atomic.Pointer[stableSpan]
-	stableNext  atomic.Uint32
-)
+// stable remembers the last buffers marked, in a ring (the newest at
+// next-1; an older one is forgotten, and its values copied), in place so
+// that marking a buffer costs no allocation of its own.
+var stable struct {
+	mu    sync.Mutex
+	spans [64]stableSpan
+	next  uint32
+	any   atomic.Bool // a buffer was marked: until then Stable answers at once
+}
 
 // MarkStable records that buf, which must start at the beginning of its
 // allocation, is never written again in any byte a reader was lent nor
@@ -45,23 +49,29 @@ func MarkStable(buf []byte) {
 	}
 	p := unsafe.SliceData(buf)
 	start := uintptr(unsafe.Pointer(p))
-	sp := &stableSpan{start: start, end: start + uintptr(cap(buf)), buf: weak.Make(p)}
-	i := (stableNext.Add(1) - 1) % uint32(len(stableSpans))
-	stableSpans[i].Store(sp)
+	w := weak.Make(p)
+	stable.mu.Lock()
+	stable.spans[stable.next%uint32(len(stable.spans))] = stableSpan{start: start, end: start + uintptr(cap(buf)), buf: w}
+	stable.next++
+	stable.mu.Unlock()
+	stable.any.Store(true)
 }
 
-// Stable reports whether b lies in a buffer MarkStable was told of that
-// is still reachable: its bytes never change, and strings may alias them.
+// Stable reports whether b, of AliasMin bytes or more, lies in a buffer
+// MarkStable was told of that is still reachable: its bytes never change,
+// and strings may alias them.
 func Stable(b []byte) bool {
-	if len(b) < AliasMin || stableNext.Load() == 0 {
+	if len(b) < AliasMin || !stable.any.Load() {
 		return false
 	}
 	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	end := start + uintptr(len(b))
-	n := stableNext.Load()
-	for k := range uint32(len(stableSpans)) {
-		sp := stableSpans[(n-1-k)%uint32(len(stableSpans))].Load()
-		if sp == nil || start < sp.start || end > sp.end {
+	stable.mu.Lock()
+	defer stable.mu.Unlock()
+	n := uint32(len(stable.spans))
+	for k := range n {
+		sp := &stable.spans[(stable.next-1-k)%n]
+		if start < sp.start || end > sp.end {
 			continue
 		}
 		// A live buffer covering the range: b is in it (two live
