@@ -28,38 +28,37 @@ type Conn struct {
 
 	ctx        context.Context // cancelled when the connection closes; handlers derive from it
 	cancel     context.CancelFunc
-	sem        chan struct{} // one token per running handler
+	tokens     connrt.Tokens // one per running handler
 	seq        atomic.Uint64 // ids of our outgoing calls
 	paramsSize atomic.Int64  // size of the last large params we sent (see growFor)
 	wg         sync.WaitGroup
 	done       chan struct{} // made by Done when first asked for (guarded by mu): a server's connection seldom is
-	peerDone   chan struct{} // closed once reading ended: the peer finished sending, or the transport broke
+	peerDone   chan struct{} // made by peerFinished when first asked for (guarded by mu)
 	onDone     func()
 
-	rd        readOwner    // who reads (reading.go)
-	qs        QueuedSender // ch, or ch behind an orderedSender
-	giveToken func()       // gives a concurrency token back (for QueuedSender)
+	rd        readOwner      // who reads (reading.go)
+	ordered   *orderedSender // replies in order, when ch is no QueuedSender
+	giveToken func()         // gives a concurrency token back (for QueuedSender)
 
 	mu       sync.Mutex
 	pending  pendingSet        // our calls awaiting a response (pending.go)
 	inflight inflightSet       // the peer's requests being served, by id
 	queued   convention.Queued // the peer's requests read but not yet served (under a Convention)
-	draining bool              // Shutdown: answer new requests with an error
-	stopping bool              // Shutdown found the connection idle: take no more messages
 	busy     int               // messages taken and not yet answered (dispatch and handlers)
 	idle     chan struct{}     // closed when busy drops to 0 while draining
-	closed   bool
-	ended    bool         // finish is done: done is closed
-	taken    atomic.Int64 // messages taken for processing (tests count answers against it)
+	taken    atomic.Int64      // messages taken for processing (tests count answers against it)
 	err      error
+	inv      Invoker // WithInterceptors: the chain Call, Notify and Batch go through (nil: none)
 
-	strictResults bool    // WithStrictResults: unknown members of results are errors
-	inv           Invoker // WithInterceptors: the chain Call, Notify and Batch go through (nil: none)
+	// Side by side, so that an idle connection's Conn fits a smaller size class.
+	draining, stopping bool // Shutdown: answer new requests with an error; found idle: take no more messages
+	closed, ended      bool // ended: finish is done, done is closed
+	peerEnded          bool // reading ended: peerDone is closed
+	strictResults      bool // WithStrictResults: unknown members of results are errors
 
-	iterCalls atomic.Int32 // CallIter calls waiting, whose responses may be lent (calliter.go)
-
-	subs    atomic.Pointer[pubsub.Registry] // our subscriptions' events, once Subscribe was called (subscribe.go)
-	backlog connrt.Backlog                  // unwritten reply bytes; admission waits on it (see start)
+	iterCalls atomic.Int32                    // CallIter calls waiting, whose responses may be lent (calliter.go)
+	subs      atomic.Pointer[pubsub.Registry] // our subscriptions' events, once Subscribe was called (subscribe.go)
+	backlog   connrt.Backlog                  // unwritten reply bytes; admission waits on it (see start)
 }
 
 // NewConn starts serving ch: it reads messages until the channel ends,
@@ -84,16 +83,12 @@ func newConnContext(base context.Context, ch Channel, srv *Server, onDone func()
 		srv:    srv,
 		ctx:    ctx,
 		cancel: cancel,
-		sem:    make(chan struct{}, srv.maxConcurrency()),
 		onDone: onDone,
 	}
-	c.peerDone = make(chan struct{})
-	if qs, ok := ch.(QueuedSender); ok {
-		c.qs = qs
-	} else {
-		c.qs = &orderedSender{ch: ch}
+	if _, ok := ch.(QueuedSender); !ok {
+		c.ordered = &orderedSender{ch: ch}
 	}
-	c.giveToken = func() { <-c.sem }
+	c.giveToken = c.tokens.Give
 	if l, ok := ch.(lineLender); ok {
 		l.SetLendCheck(c.lendCheck)
 	}
@@ -136,7 +131,7 @@ func (t *task) Value(key any) any {
 // release gives the task's concurrency token back, once.
 func (t *task) release() {
 	if t.held.Swap(false) {
-		<-t.conn.sem
+		t.conn.tokens.Give()
 	}
 }
 
@@ -192,16 +187,33 @@ func (c *Conn) errClosed() error {
 }
 
 // Done is closed when the connection has ended and every handler has returned.
-func (c *Conn) Done() <-chan struct{} {
+func (c *Conn) Done() <-chan struct{} { return c.signal(&c.done, &c.ended) }
+
+// peerFinished is closed once reading has ended: the peer finished
+// sending, or the transport broke.
+func (c *Conn) peerFinished() <-chan struct{} { return c.signal(&c.peerDone, &c.peerEnded) }
+
+// signal returns *ch, made when first asked for (an idle server connection
+// seldom is), closed at once if *ended.
+func (c *Conn) signal(ch *chan struct{}, ended *bool) <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.done == nil {
-		c.done = make(chan struct{})
-		if c.ended {
-			close(c.done)
+	if *ch == nil {
+		*ch = make(chan struct{})
+		if *ended {
+			close(*ch)
 		}
 	}
-	return c.done
+	return *ch
+}
+
+// raise sets *ended and closes *ch if signal made it.
+func (c *Conn) raise(ch *chan struct{}, ended *bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if *ended = true; *ch != nil {
+		close(*ch)
+	}
 }
 
 // Err returns why the connection ended (io.EOF when the peer finished), or nil while it runs.
@@ -250,17 +262,12 @@ func (c *Conn) finish(err error) {
 		c.close(err)
 	}
 	c.failPending(err)
-	close(c.peerDone) // subscriptions/listen ends: nothing else would end it (listen.go)
+	c.raise(&c.peerDone, &c.peerEnded) // subscriptions/listen ends: nothing else would end it (listen.go)
 	c.wg.Wait()
 	c.rd.flushReplies(context.Background()) // the answers of a peer that finished sending (bounded by the write timeout)
 	c.close(err)
 	c.rd.Stop()
-	c.mu.Lock()
-	c.ended = true
-	if c.done != nil {
-		close(c.done)
-	}
-	c.mu.Unlock()
+	c.raise(&c.done, &c.ended)
 	if c.onDone != nil {
 		c.onDone()
 	}
@@ -320,13 +327,9 @@ func (c *Conn) start(t *task) (*task, bool) {
 			return nil, false
 		}
 	}
-	select {
-	case c.sem <- struct{}{}:
-	default:
+	if !c.tryAcquire() {
 		c.rd.holder().Release() // the reader waits: the replies it held go out
-		select {
-		case c.sem <- struct{}{}:
-		case <-c.ctx.Done():
+		if !c.tokens.Take(c.ctx, c.srv.maxConcurrency()) {
 			return nil, false
 		}
 	}
@@ -414,7 +417,11 @@ func (c *Conn) sendQueued(t *task, reply []byte) {
 	if !t.held.Swap(false) {
 		queued = nil // given back already (the handler called its peer)
 	}
-	err := c.qs.SendQueued(reply, queued)
+	qs, ok := c.ch.(QueuedSender)
+	if !ok {
+		qs = c.ordered
+	}
+	err := qs.SendQueued(reply, queued)
 	c.backlog.Written(len(reply), c.srv.maxQueuedBytes())
 	c.sent(err)
 }
@@ -446,14 +453,7 @@ func (t *task) replied() {
 }
 
 // tryAcquire takes a concurrency token if one is free (giveToken gives it back).
-func (c *Conn) tryAcquire() bool {
-	select {
-	case c.sem <- struct{}{}:
-		return true
-	default:
-		return false
-	}
-}
+func (c *Conn) tryAcquire() bool { return c.tokens.TryTake(c.srv.maxConcurrency()) }
 
 // startRequest records an incoming id as in flight on c (nil: none) under a
 // Convention and returns the context the peer's cancel reaches (cancel.go);

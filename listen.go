@@ -57,7 +57,7 @@ func (f *ChangeFeed) ServeRPC(ctx context.Context, req *Request) (any, error) {
 		return nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: subscriptions/listen needs a stream to the client"}
 	}
 	id := json.RawMessage(req.ID.String())
-	if err := f.feed.Listen(ctx, f.Broker, c.Notify, id, mcp.Honoured(f.Supports, mcp.ListenFilter(p.Notifications)), c.peerDone); errors.Is(err, mcp.ErrRelay) {
+	if err := f.feed.Listen(ctx, f.Broker, c.Notify, id, mcp.Honoured(f.Supports, mcp.ListenFilter(p.Notifications)), c.peerFinished()); errors.Is(err, mcp.ErrRelay) {
 		return nil, &Error{Code: CodeInternalError, Message: mcp.ErrRelay.Error()}
 	} else if err != nil {
 		return nil, err

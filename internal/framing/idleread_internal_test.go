@@ -4,6 +4,7 @@ package framing
 
 import (
 	"errors"
+	"io"
 	"net"
 	"syscall"
 	"testing"
@@ -11,7 +12,7 @@ import (
 )
 
 // A stream on a TCP socket that is interrupted while idle (the idle
-// refresh) waits on holding no read buffer, and reads the next messages
+// refresh) waits on holding no read buffer (nor write buffers), and reads the next messages
 // whole: one sent whole, one cut into pieces, and the hang-up.
 func TestIdleStreamHoldsNoBuffer(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -53,6 +54,14 @@ func TestIdleStreamHoldsNoBuffer(t *testing.T) {
 	if s.buf == nil {
 		t.Fatal("a busy stream let its buffer go")
 	}
+	for range 2 { // a reply in each of the write queue's two buffers
+		if err := s.Send([]byte(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := io.ReadFull(peer, make([]byte, 2*len(b+"\n"))); err != nil {
+		t.Fatal(err) // read, so that the hang-up below is an end of input, not a reset
+	}
 	for range 2 { // interrupted twice while idle
 		got := recv()
 		time.Sleep(20 * time.Millisecond) // let Recv wait on the socket
@@ -64,6 +73,9 @@ func TestIdleStreamHoldsNoBuffer(t *testing.T) {
 		}
 		if s.buf != nil {
 			t.Fatalf("an idle stream holds a %d-byte buffer", len(s.buf))
+		}
+		if s.queue != nil || s.spare != nil {
+			t.Fatalf("an idle stream holds write buffers of %d and %d bytes", cap(s.queue), cap(s.spare))
 		}
 	}
 	got := recv()

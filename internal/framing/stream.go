@@ -234,6 +234,7 @@ func (s *Stream) interruptedRead() error {
 		// The idle refresh: wait on without a buffer (idleread_unix.go).
 		s.leave()
 		s.buf, s.r, s.w, s.lent = nil, 0, 0, false
+		s.writer.dropBuffers()
 	}
 	return ErrInterrupted
 }

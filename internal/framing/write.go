@@ -72,6 +72,16 @@ func (w *writer) SendQueued(msg []byte, queued func()) error {
 	return w.werr
 }
 
+// dropBuffers lets the write queue's buffers go while nothing is queued
+// (an idle connection keeps none; the next reply makes one).
+func (w *writer) dropBuffers() {
+	w.wmu.Lock()
+	if len(w.queue) == 0 && !w.writing {
+		w.queue, w.spare = nil, nil
+	}
+	w.wmu.Unlock()
+}
+
 func call(f func()) {
 	if f != nil {
 		f()
