@@ -29,7 +29,7 @@ func (s *Stream) OpenMessage() (*MessageWriter, error) {
 		case s.werr != nil:
 			return nil, s.werr
 		case s.writing:
-			s.wcond.Wait()
+			s.wait()
 		case len(s.queue) > 0:
 			s.writeQueue(0) // what was queued (or held) before goes first
 		default:
@@ -90,7 +90,7 @@ func (m *MessageWriter) end(err error) {
 		s.werr = err
 	}
 	s.writing = false
-	s.wcond.Broadcast()
+	s.broadcast()
 	if len(s.queue) > 0 && s.werr == nil && s.waitMax <= s.written && s.flushing == 0 {
 		// Queued behind the message with no sender waiting to write them
 		// (held replies): they go now rather than wait for the next send.

@@ -72,7 +72,6 @@ var ErrInterrupted = errors.New("jsonrpc: read interrupted")
 func New(rwc io.ReadWriteCloser, f Framing, max int64, wto time.Duration) *Stream {
 	s := &Stream{rwc: rwc, framing: f, max: max}
 	s.writer = writer{rwc: rwc, wto: wto, header: f == Header}
-	s.wcond = sync.NewCond(&s.wmu)
 	s.useSocketReader(rwc)
 	return s
 }

@@ -34,7 +34,22 @@ type writer struct {
 	taken    uint64       // rounds taken from the queue by a writer
 	written  uint64       // rounds written
 	werr     error
-	wcond    *sync.Cond
+	wcond    *sync.Cond // made by the first wait: a stream whose senders never wait has none
+}
+
+// wait waits for a change of the write side's state (wmu held).
+func (w *writer) wait() {
+	if w.wcond == nil {
+		w.wcond = sync.NewCond(&w.wmu)
+	}
+	w.wcond.Wait()
+}
+
+// broadcast wakes those that wait (wmu held).
+func (w *writer) broadcast() {
+	if w.wcond != nil {
+		w.wcond.Broadcast()
+	}
 }
 
 // Send frames msg and writes it. Concurrent senders are coalesced: while
@@ -64,7 +79,7 @@ func (w *writer) SendQueued(msg []byte, queued func()) error {
 	mine := w.taken + 1 // the round that will carry these bytes
 	w.waitMax = max(w.waitMax, mine)
 	for w.writing && w.written < mine && w.werr == nil {
-		w.wcond.Wait()
+		w.wait()
 	}
 	if w.written < mine && w.werr == nil {
 		w.writeQueue(mine) // nobody writes it: write it, and what follows
@@ -103,7 +118,7 @@ func (w *writer) writeDirect(msg []byte) error {
 		w.werr = err
 	}
 	w.writing = false
-	w.wcond.Broadcast()
+	w.broadcast()
 	return w.werr
 }
 
@@ -184,7 +199,7 @@ func (w *writer) Flush() {
 			continue
 		}
 		w.flushing++
-		w.wcond.Wait()
+		w.wait()
 		w.flushing--
 	}
 }
@@ -210,7 +225,7 @@ func (w *writer) writeQueue(mine uint64) {
 		} else {
 			w.spare = nil
 		}
-		w.wcond.Broadcast()
+		w.broadcast()
 		if w.written >= mine && len(w.queue) > 0 && (w.waitMax > w.written || w.flushing > 0) {
 			// Hand the rest to a sender that waits for a round not yet
 			// written (it writes on when it wakes), or to flush, rather
@@ -221,7 +236,7 @@ func (w *writer) writeQueue(mine uint64) {
 		}
 	}
 	w.writing = false
-	w.wcond.Broadcast()
+	w.broadcast()
 }
 
 // directWrite is the size from which a message is written in place
