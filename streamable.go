@@ -85,7 +85,8 @@ type StreamableHTTPOptions struct {
 	// for its standalone stream (default 256 messages, 256 KiB): sent on
 	// SessionConn while no GET stream is open, or faster than the client
 	// reads it. A message over either bound is refused: its send fails
-	// with ErrStreamBacklog (nothing waits).
+	// with ErrStreamBacklog (nothing waits). With EventStore the store is
+	// the outbox, shared by the instances (see docs/streamable-http-mcp.md).
 	OutboxSize, OutboxBytes int
 	// EventStoreSize and EventStoreBytes bound the events a session keeps
 	// so that a client can resume a stream cut off (default 256 events,
@@ -546,7 +547,8 @@ type sessionChannel struct {
 func (c *sessionChannel) SessionID() string { return c.sess.ID }
 
 // Send queues msg for the standalone stream; it never waits, and fails
-// with ErrStreamBacklog when the outbox is full.
+// with ErrStreamBacklog when the outbox is full. With an EventStore it
+// appends msg there (2 s at most) for whichever instance holds the GET.
 func (c *sessionChannel) Send(msg []byte) error { return closedIfEnded(c.sess.Standalone.Enqueue(msg)) }
 
 // Close ends the connection's channel; the session lives on, and the next

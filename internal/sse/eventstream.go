@@ -155,7 +155,12 @@ func (es *Stream) Send(msg []byte) error {
 }
 
 // Enqueue puts msg in the standalone stream's outbox; it never waits.
+// With Shared, the outbox is the shared store: msg is appended there (see
+// enqueueShared).
 func (es *Stream) Enqueue(msg []byte) error {
+	if es.Shared != nil {
+		return es.enqueueShared(msg)
+	}
 	es.mu.Lock()
 	defer es.mu.Unlock()
 	if es.ended {
@@ -215,7 +220,9 @@ func (es *Stream) Attach(o *Out, header func(http.Header), from *uint64, strict,
 	es.mu.Lock()
 	defer es.mu.Unlock()
 	var events []StoredEvent
-	if from != nil {
+	if from != nil && es.Shared != nil && es.Num == 0 {
+		es.Shared.point = *from // the client has the events up to from: Hold writes the rest
+	} else if from != nil {
 		var complete bool
 		var err error
 		if events, complete, err = es.after(*from); err != nil {
@@ -300,6 +307,9 @@ func (es *Stream) Hold(ctx context.Context, o *Out, stop <-chan struct{}) (gone 
 		es.detach(o)
 		o.rc.SetWriteDeadline(time.Time{}) // the connection may serve other requests
 	}()
+	if es.Shared != nil {
+		return es.holdShared(ctx, o, stop)
+	}
 	var tick <-chan time.Time
 	if es.KeepAlive > 0 {
 		t := time.NewTicker(es.KeepAlive)

@@ -365,3 +365,98 @@ func AttachStatus(err error) int {
 	}
 	return http.StatusServiceUnavailable
 }
+
+// With Shared, the standalone stream's outbox is the shared store: each
+// message sent on any instance is appended to the stream there
+// (enqueueShared), and the instance holding the session's GET writes the
+// stream from the store in its order (holdShared), its own messages
+// included, from its point: the seq of the last event written to a GET
+// here (or the Last-Event-ID of a resumption). A GET opened without
+// Last-Event-ID on an instance that never held one starts at the stream's
+// first stored event.
+
+// enqueueShared appends msg to the standalone stream in the shared store;
+// it fails (ErrStore) when the store does within StoreTimeout.
+func (es *Stream) enqueueShared(msg []byte) error {
+	es.mu.Lock()
+	ended := es.ended
+	es.mu.Unlock()
+	if ended {
+		return ErrEnded
+	}
+	_, err := es.Shared.append(msg)
+	return err
+}
+
+// holdShared is Hold with Shared: it writes the stream's events after its
+// point to o as they are stored, until o is detached, stop closes or ctx
+// ends (gone true); a store that fails ends o with a comment saying so.
+func (es *Stream) holdShared(ctx context.Context, o *Out, stop <-chan struct{}) (gone bool) {
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-o.done:
+		case <-stop:
+		case <-fctx.Done():
+		}
+		cancel()
+	}()
+	for {
+		es.mu.Lock()
+		last := es.Shared.point
+		es.mu.Unlock()
+		woke, err := es.waitFor(fctx, last, time.Now().Add(time.Minute))
+		if err == nil && woke {
+			err = es.relayHeld(fctx, o, last)
+		}
+		switch {
+		case fctx.Err() != nil:
+			return ctx.Err() != nil
+		case err != nil:
+			es.mu.Lock()
+			if es.out == o {
+				es.timedWrite(o, storeComment(err))
+				es.detachLocked()
+			}
+			es.mu.Unlock()
+			return false
+		}
+		es.keepAlive(o)
+	}
+}
+
+// relayHeld writes to o, while it is attached, the stream's events after
+// last, and moves the point past them.
+func (es *Stream) relayHeld(ctx context.Context, o *Out, last uint64) error {
+	msgs, seen, _, _, err := es.Shared.read(ctx, es.Num, last)
+	if err != nil {
+		return err
+	}
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if es.out != o || es.Shared.point != last {
+		return nil // taken over (a newer GET here, or a resumption): it writes them
+	}
+	for _, e := range msgs {
+		if es.writeEvent(o, EventID(e.stream, e.seq), e.data) != nil {
+			es.detachLocked()
+			return nil
+		}
+		es.Shared.point = e.seq
+	}
+	es.Shared.point = max(es.Shared.point, seen)
+	return nil
+}
+
+// keepAlive writes a keep-alive comment to o, while it is attached, unless
+// something was written in the last half KeepAlive.
+func (es *Stream) keepAlive(o *Out) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if es.KeepAlive > 0 && es.out == o && o.started && time.Since(o.last) >= es.KeepAlive/2 {
+		if es.timedWrite(o, keepAliveComment) != nil {
+			es.detachLocked()
+		}
+	}
+}
