@@ -17,6 +17,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -251,6 +252,18 @@ func atMost(x float64) func(float64) bool  { return func(v float64) bool { retur
 
 func render(w io.Writer, res results) {
 	all := map[string]map[string]row{}
+	for _, sc := range append(slices.Clone(scenarios), extraScenarios(res)...) {
+		if byImpl := res[sc.name]; byImpl != nil {
+			all[sc.name] = renderScenario(w, sc, byImpl)
+		}
+	}
+	renderOpenLoops(w, res)
+	renderTargets(w, all)
+}
+
+// extraScenarios are the families of res no scenario knows: shown with
+// whatever metrics they have, no ratios.
+func extraScenarios(res results) []scenario {
 	known := map[string]bool{}
 	for _, sc := range scenarios {
 		known[sc.name] = true
@@ -260,7 +273,6 @@ func render(w io.Writer, res results) {
 		if known[name] || isOpenLoop(name) {
 			continue
 		}
-		// An unknown family: show whatever metrics it has, no ratios.
 		var cols []string
 		for _, impl := range byImpl {
 			for m := range impl {
@@ -273,60 +285,57 @@ func render(w io.Writer, res results) {
 		extra = append(extra, scenario{name: name, metric: cols[0], cols: cols, title: "(not a known scenario)"})
 	}
 	slices.SortFunc(extra, func(a, b scenario) int { return strings.Compare(a.name, b.name) })
-	for _, sc := range append(slices.Clone(scenarios), extra...) {
-		byImpl := res[sc.name]
-		if byImpl == nil {
-			continue
-		}
-		limit := byImpl[sc.limit][sc.metric]
-		best, bestName := bestPeer(sc, byImpl)
-		fmt.Fprintf(w, "### %s: %s\n\n", sc.name, sc.title)
-		fmt.Fprintf(w, "| impl |")
-		for _, c := range sc.cols {
-			fmt.Fprintf(w, " %s |", c)
-		}
-		limitName := sc.limit
-		if limitName == "" {
-			limitName = "–"
-		}
-		if bestName == "" {
-			bestName = "–"
-		}
-		fmt.Fprintf(w, " × limit (%s) | × best peer (%s) | spread | passes |\n|---|", limitName, bestName)
-		for range sc.cols {
-			fmt.Fprintf(w, "---:|")
-		}
-		fmt.Fprintf(w, "---:|---:|---:|---:|\n")
-		rows := map[string]row{}
-		for _, impl := range implsOf(byImpl) {
-			vals := byImpl[impl]
-			r := row{medians: map[string]float64{}}
-			for m, v := range vals {
-				r.medians[m] = median(v)
-			}
-			main := vals[sc.metric]
-			r.vsLimit, r.vsPeer = ratio(main, limit), ratio(main, best)
-			rows[impl] = r
-			fmt.Fprintf(w, "| %s |", impl)
-			for _, c := range sc.cols {
-				fmt.Fprintf(w, " %s |", format(median(vals[c])))
-			}
-			spread := math.NaN()
-			if len(main) > 1 {
-				spread = (slices.Max(main) - slices.Min(main)) / median(main)
-			}
-			spreadText := "–"
-			if !math.IsNaN(spread) {
-				spreadText = strconv.FormatFloat(100*spread, 'f', 0, 64) + "%"
-			}
-			fmt.Fprintf(w, " %s | %s | %s | %d |\n", formatRatio(r.vsLimit), formatRatio(r.vsPeer), spreadText, len(main))
-		}
-		all[sc.name] = rows
-		fmt.Fprintln(w)
+	return extra
+}
+
+// renderScenario writes one family's table and returns its rows by
+// implementation, for the targets.
+func renderScenario(w io.Writer, sc scenario, byImpl map[string]map[string][]float64) map[string]row {
+	limit := byImpl[sc.limit][sc.metric]
+	best, bestName := bestPeer(sc, byImpl)
+	fmt.Fprintf(w, "### %s: %s\n\n| impl |", sc.name, sc.title)
+	for _, c := range sc.cols {
+		fmt.Fprintf(w, " %s |", c)
 	}
+	fmt.Fprintf(w, " × limit (%s) | × best peer (%s) | spread | passes |\n|---|", cmp.Or(sc.limit, "–"), cmp.Or(bestName, "–"))
+	for range sc.cols {
+		fmt.Fprintf(w, "---:|")
+	}
+	fmt.Fprintf(w, "---:|---:|---:|---:|\n")
+	rows := map[string]row{}
+	for _, impl := range implsOf(byImpl) {
+		vals := byImpl[impl]
+		r := row{medians: map[string]float64{}}
+		for m, v := range vals {
+			r.medians[m] = median(v)
+		}
+		main := vals[sc.metric]
+		r.vsLimit, r.vsPeer = ratio(main, limit), ratio(main, best)
+		rows[impl] = r
+		fmt.Fprintf(w, "| %s |", impl)
+		for _, c := range sc.cols {
+			fmt.Fprintf(w, " %s |", format(median(vals[c])))
+		}
+		fmt.Fprintf(w, " %s | %s | %s | %d |\n", formatRatio(r.vsLimit), formatRatio(r.vsPeer), spreadText(main), len(main))
+	}
+	fmt.Fprintln(w)
+	return rows
+}
 
-	renderOpenLoops(w, res)
+// spreadText is (max−min)/median of the passes, as a percentage.
+func spreadText(v []float64) string {
+	if len(v) < 2 {
+		return "–"
+	}
+	spread := (slices.Max(v) - slices.Min(v)) / median(v)
+	if math.IsNaN(spread) {
+		return "–"
+	}
+	return strconv.FormatFloat(100*spread, 'f', 0, 64) + "%"
+}
 
+// renderTargets writes each target's verdict for ours.
+func renderTargets(w io.Writer, all map[string]map[string]row) {
 	fmt.Fprintf(w, "### Targets (issues 20 and 31), ours\n\n| scenario | target | measured | |\n|---|---|---:|---|\n")
 	for _, t := range targets {
 		rows, ok := all[t.scenario]
