@@ -61,11 +61,11 @@ func NewOut(w http.ResponseWriter) *Out {
 	return &Out{w: w, rc: *http.NewResponseController(w), done: make(chan struct{})}
 }
 
-// write writes b and flushes it, within the write timeout.
-func (o *Out) write(b []byte, timeout time.Duration) error {
+// write writes b to o and flushes it, within the write timeout.
+func (es *Stream) write(o *Out, b []byte) error {
 	o.last = time.Now()
-	if timeout > 0 {
-		o.rc.SetWriteDeadline(o.last.Add(timeout))
+	if es.Timeout > 0 {
+		o.rc.SetWriteDeadline(o.last.Add(es.Timeout))
 	}
 	if _, err := o.w.Write(b); err != nil {
 		return err
@@ -108,7 +108,7 @@ func (es *Stream) start(o *Out, header func(http.Header), prime, withData bool) 
 	if len(b) == 0 {
 		return o.rc.Flush()
 	}
-	return o.write(b, es.Timeout)
+	return es.write(o, b)
 }
 
 // writeEvent writes one message as an event with its id ("" for none).
@@ -120,7 +120,7 @@ func (es *Stream) writeEvent(o *Out, id string, msg []byte) error {
 	b = append(b, "event: message\ndata: "...)
 	b = append(b, msg...) // a JSON-RPC message has no newline: one data line
 	b = append(b, "\n\n"...)
-	err := es.timedWrite(o, b)
+	err := es.write(o, b)
 	if cap(b) <= 64<<10 {
 		o.buf = b[:0]
 	} else {
@@ -128,8 +128,6 @@ func (es *Stream) writeEvent(o *Out, id string, msg []byte) error {
 	}
 	return err
 }
-
-func (es *Stream) timedWrite(o *Out, b []byte) error { return o.write(b, es.Timeout) }
 
 // Send stores msg as the stream's next event and writes it to the attached
 // response. It fails only when the event is lost: written nowhere and not
@@ -202,64 +200,47 @@ func (es *Stream) flushLocked(o *Out) {
 // ErrEnded is the error of a message sent on a stream that has ended.
 var ErrEnded = errors.New("jsonrpc: the event stream has ended")
 
-// ErrStreamDone refuses to resume a stream whose missed events were evicted.
-// errStreamDone: the resumed stream has ended and the client has had all of
-// it (answered 204 No Content, which tells an SSE client to stop
-// reconnecting, as a client whose call was cancelled would otherwise
-// resume its stream forever, waiting for a response that never comes).
+// ErrStreamDone: the resumed stream has ended and the client has had all
+// of it (204, which tells an SSE client to stop reconnecting).
 var ErrStreamDone = errors.New("jsonrpc: the stream has ended and has no events after Last-Event-ID")
 
+// ErrStreamGone refuses to resume a stream whose missed events were evicted.
 var ErrStreamGone = errors.New("jsonrpc: the events after Last-Event-ID are no longer stored (StreamableHTTPOptions.EventStoreSize, or the EventStore's Limits)")
 
 // Attach makes o the stream's response. With from set (a resumption), the
 // stored events after from are written first; strict refuses (with
-// errStreamGone, before anything is written) when some of them were
+// ErrStreamGone, before anything is written) when some of them were
 // evicted. It reports whether the stream had ended (o then ends after the
 // replay); else the response attached before is detached.
-func (es *Stream) Attach(o *Out, header func(http.Header), from *uint64, strict, withData bool) (ended bool, err error) {
+func (es *Stream) Attach(o *Out, from *uint64, strict, withData bool) (ended bool, err error) {
 	es.mu.Lock()
 	defer es.mu.Unlock()
 	var events []StoredEvent
 	if from != nil && es.Shared != nil && es.Num == 0 {
 		es.Shared.point = *from // the client has the events up to from: Hold writes the rest
 	} else if from != nil {
-		var complete bool
-		var err error
-		if events, complete, err = es.after(*from); err != nil {
+		complete := true
+		if es.Shared != nil {
+			events, _, complete, _, err = es.Shared.read(context.Background(), es.Num, *from)
+		} else {
+			events, complete = es.Store.after(es.Num, *from)
+		}
+		switch {
+		case err != nil:
 			return true, err
-		}
-		if !complete && strict {
+		case !complete && strict:
 			return false, ErrStreamGone
-		}
-		if complete && len(events) == 0 && es.ended {
+		case complete && len(events) == 0 && es.ended:
 			return true, ErrStreamDone
 		}
 	}
-	if err := es.start(o, header, from == nil, withData); err != nil {
-		return true, nil
-	}
-	for _, e := range events {
-		if err := es.writeEvent(o, EventID(e.stream, e.seq), e.data); err != nil {
-			return true, nil
-		}
-	}
-	if es.ended {
+	if es.start(o, nil, from == nil, withData) != nil || es.writeAll(o, events) != nil || es.ended {
 		return true, nil
 	}
 	es.detachLocked()
 	es.out = o
 	es.flushLocked(o)
 	return false, nil
-}
-
-// after returns the stored events after seq, and whether they are all of them.
-func (es *Stream) after(seq uint64) ([]StoredEvent, bool, error) {
-	if es.Shared == nil {
-		events, complete := es.Store.after(es.Num, seq)
-		return events, complete, nil
-	}
-	msgs, _, complete, _, err := es.Shared.read(context.Background(), es.Num, seq)
-	return msgs, complete, err
 }
 
 // detachLocked lets the attached response go (es.mu held).
@@ -329,13 +310,7 @@ func (es *Stream) Hold(ctx context.Context, o *Out, stop <-chan struct{}) (gone 
 			es.flushLocked(o)
 			es.mu.Unlock()
 		case <-tick:
-			es.mu.Lock()
-			if es.out == o && o.started && time.Since(o.last) >= es.KeepAlive/2 {
-				if err := es.timedWrite(o, keepAliveComment); err != nil {
-					es.detachLocked()
-				}
-			}
-			es.mu.Unlock()
+			es.keepAlive(o)
 		}
 	}
 }

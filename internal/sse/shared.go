@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -255,7 +254,7 @@ func (es *Stream) follow(ctx context.Context, o *Out, cfg FollowConfig) {
 		case ctx.Err() != nil:
 			return // the client went away, or Shutdown
 		case err != nil:
-			es.timedWrite(o, storeComment(err))
+			es.write(o, storeComment(err))
 			return
 		case woke:
 			seen, done := es.relay(ctx, o, last)
@@ -270,7 +269,7 @@ func (es *Stream) follow(ctx context.Context, o *Out, cfg FollowConfig) {
 			es.silent(ctx, o, cfg)
 			return
 		}
-		if es.KeepAlive > 0 && time.Since(o.last) >= es.KeepAlive/2 && es.timedWrite(o, keepAliveComment) != nil {
+		if es.KeepAlive > 0 && time.Since(o.last) >= es.KeepAlive/2 && es.write(o, keepAliveComment) != nil {
 			return
 		}
 	}
@@ -299,7 +298,7 @@ func (es *Stream) waitFor(ctx context.Context, last uint64, deadline time.Time) 
 func (es *Stream) relay(ctx context.Context, o *Out, last uint64) (seen uint64, done bool) {
 	msgs, seen, _, end, err := es.Shared.read(ctx, es.Num, last)
 	if err != nil {
-		es.timedWrite(o, storeComment(err))
+		es.write(o, storeComment(err))
 		return last, true
 	}
 	return seen, es.writeAll(o, msgs) != nil || end
@@ -332,7 +331,7 @@ func (es *Stream) silent(ctx context.Context, o *Out, cfg FollowConfig) {
 	defer cancel()
 	all, _, err := es.Shared.Store.After(rctx, es.Shared.Name, 0)
 	if err != nil {
-		es.timedWrite(o, storeComment(storeError(err)))
+		es.write(o, storeComment(storeError(err)))
 		return
 	}
 	var head []byte
@@ -351,19 +350,6 @@ func (es *Stream) silent(ctx context.Context, o *Out, cfg FollowConfig) {
 		}
 	}
 	es.keep([]byte(recEnd), false)
-}
-
-// AttachStatus is the HTTP status of an error of Attach or Follow.
-func AttachStatus(err error) int {
-	switch {
-	case errors.Is(err, ErrStreamGone):
-		return http.StatusGone
-	case errors.Is(err, ErrNoStream):
-		return http.StatusBadRequest
-	case errors.Is(err, ErrStreamDone):
-		return http.StatusNoContent
-	}
-	return http.StatusServiceUnavailable
 }
 
 // With Shared, the standalone stream's outbox is the shared store: each
@@ -416,7 +402,7 @@ func (es *Stream) holdShared(ctx context.Context, o *Out, stop <-chan struct{}) 
 		case err != nil:
 			es.mu.Lock()
 			if es.out == o {
-				es.timedWrite(o, storeComment(err))
+				es.write(o, storeComment(err))
 				es.detachLocked()
 			}
 			es.mu.Unlock()
@@ -455,7 +441,7 @@ func (es *Stream) keepAlive(o *Out) {
 	es.mu.Lock()
 	defer es.mu.Unlock()
 	if es.KeepAlive > 0 && es.out == o && o.started && time.Since(o.last) >= es.KeepAlive/2 {
-		if es.timedWrite(o, keepAliveComment) != nil {
+		if es.write(o, keepAliveComment) != nil {
 			es.detachLocked()
 		}
 	}

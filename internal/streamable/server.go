@@ -431,7 +431,7 @@ func (t *Sessions) ServeGET(w http.ResponseWriter, r *http.Request) {
 	// A long stream is not cut by the listener's read timeout.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	out := sse.NewOut(w)
-	ended, err := es.Attach(out, nil, from, es != s.Standalone, r.Header.Get(mcp.VersionHeader) >= mcp.Version2025)
+	ended, err := es.Attach(out, from, es != s.Standalone, r.Header.Get(mcp.VersionHeader) >= mcp.Version2025)
 	if err != nil {
 		attachFailed(w, err)
 		return

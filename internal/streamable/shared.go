@@ -3,6 +3,7 @@ package streamable
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -84,10 +85,15 @@ func (t *Sessions) follow(w http.ResponseWriter, r *http.Request, s *Session, nu
 // followed: 204 for a stream that ended with nothing more, 410 for events
 // evicted, 400 for no such stream, 503 for a store that failed.
 func attachFailed(w http.ResponseWriter, err error) {
-	status := sse.AttachStatus(err)
-	if status == http.StatusNoContent {
-		w.WriteHeader(status)
+	status := http.StatusServiceUnavailable
+	switch {
+	case errors.Is(err, sse.ErrStreamDone):
+		w.WriteHeader(http.StatusNoContent)
 		return
+	case errors.Is(err, sse.ErrStreamGone):
+		status = http.StatusGone
+	case errors.Is(err, sse.ErrNoStream):
+		status = http.StatusBadRequest
 	}
 	http.Error(w, err.Error(), status)
 }
