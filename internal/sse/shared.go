@@ -250,20 +250,21 @@ func (es *Stream) follow(ctx context.Context, o *Out, cfg FollowConfig) {
 	silence, heard := 3*es.Shared.Beat, time.Now()
 	for last := cfg.From; ; {
 		woke, err := es.waitFor(ctx, last, heard.Add(silence))
+		var msgs []StoredEvent
+		seen, end := last, false
+		if err == nil && woke {
+			msgs, seen, _, end, err = es.Shared.read(ctx, es.Num, last)
+		}
 		switch {
 		case ctx.Err() != nil:
 			return // the client went away, or Shutdown
 		case err != nil:
 			es.write(o, storeComment(err))
 			return
-		case woke:
-			seen, done := es.relay(ctx, o, last)
-			if done {
-				return
-			}
-			if seen > last {
-				last, heard = seen, time.Now()
-			}
+		case es.writeAll(o, msgs) != nil || end:
+			return
+		case seen > last:
+			last, heard = seen, time.Now()
 		}
 		if time.Since(heard) >= silence {
 			es.silent(ctx, o, cfg)
@@ -290,18 +291,6 @@ func (es *Stream) waitFor(ctx context.Context, last uint64, deadline time.Time) 
 		return false, nil
 	}
 	return err == nil, err
-}
-
-// relay writes to o the stream's messages after last: the seq of the last
-// record read, and done when the stream ended, o failed, or the store did
-// (then o ends with a comment saying so).
-func (es *Stream) relay(ctx context.Context, o *Out, last uint64) (seen uint64, done bool) {
-	msgs, seen, _, end, err := es.Shared.read(ctx, es.Num, last)
-	if err != nil {
-		es.write(o, storeComment(err))
-		return last, true
-	}
-	return seen, es.writeAll(o, msgs) != nil || end
 }
 
 // storeComment is the comment that ends a followed stream whose store
