@@ -203,8 +203,8 @@ type streamableHandler struct {
 	srv      *Server
 	opts     StreamableHTTPOptions
 	sessions *streamable.Sessions
-	routes   streamable.Routes[streamable.Target] // the connections that call the client (a POST's, a session's), by the high bits of their call ids
-	rules    mcp.Stateless                        // the stateless revisions' checks
+	routes   streamable.Routes // the connections that call the client (a POST's, a session's), by the high bits of their call ids
+	rules    mcp.Stateless     // the stateless revisions' checks
 }
 
 // writeTimeout bounds one write of an event stream, as on sockets.
@@ -487,8 +487,8 @@ func CloseEventStream(ctx context.Context) bool {
 
 // cancel routes a cancel from client to the POST serving its request id.
 func (h *streamableHandler) cancel(client string, id ID) {
-	for _, ps := range h.posts(func(ps *postStream) bool { return ps.client == client }) {
-		if ps.conn.cancelIncoming(id) {
+	for _, t := range h.routes.Filter(func(t streamable.Target) bool { ps, ok := t.(*postStream); return ok && ps.client == client }) {
+		if ps := t.(*postStream); ps.conn.cancelIncoming(id) {
 			if h.srv.Convention == ConventionMCP {
 				ps.Cancelled()
 			}
@@ -497,18 +497,10 @@ func (h *streamableHandler) cancel(client string, id ID) {
 	}
 }
 
-// posts returns the live POSTs that keep keeps.
-func (h *streamableHandler) posts(keep func(*postStream) bool) (out []*postStream) {
-	for _, t := range h.routes.Filter(func(t streamable.Target) bool { ps, ok := t.(*postStream); return ok && keep(ps) }) {
-		out = append(out, t.(*postStream))
-	}
-	return out
-}
-
 // endPOSTs cancels the POSTs of a session that ends.
 func (h *streamableHandler) endPOSTs(session string) {
-	for _, ps := range h.posts(func(ps *postStream) bool { return ps.SessionID() == session }) {
-		ps.Close()
+	for _, t := range h.routes.Filter(func(t streamable.Target) bool { _, ok := t.(*postStream); return ok && t.SessionID() == session }) {
+		t.(*postStream).Close()
 	}
 }
 

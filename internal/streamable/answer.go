@@ -206,21 +206,21 @@ const maxRoutes = 1 << 31
 // session's) with keys that go in the high 32 bits of their call ids, so
 // that the client's answers, POSTed apart, find their way back (Get). Its
 // methods may be called concurrently.
-type Routes[T comparable] struct {
+type Routes struct {
 	mu   sync.Mutex
-	m    map[uint64]T
+	m    map[uint64]Target
 	next uint64
 }
 
 // Add gives v a free key; false when none is left.
-func (r *Routes[T]) Add(v T) (uint64, bool) {
+func (r *Routes) Add(v Target) (uint64, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.m) >= maxRoutes-1 {
 		return 0, false
 	}
 	if r.m == nil {
-		r.m = map[uint64]T{}
+		r.m = map[uint64]Target{}
 	}
 	for {
 		r.next = (r.next + 1) % maxRoutes
@@ -232,14 +232,14 @@ func (r *Routes[T]) Add(v T) (uint64, bool) {
 }
 
 // Remove frees key.
-func (r *Routes[T]) Remove(key uint64) {
+func (r *Routes) Remove(key uint64) {
 	r.mu.Lock()
 	delete(r.m, key)
 	r.mu.Unlock()
 }
 
 // Get returns the connection of key.
-func (r *Routes[T]) Get(key uint64) (T, bool) {
+func (r *Routes) Get(key uint64) (Target, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	v, ok := r.m[key]
@@ -247,10 +247,10 @@ func (r *Routes[T]) Get(key uint64) (T, bool) {
 }
 
 // Filter returns the connections keep keeps (called with the routes locked).
-func (r *Routes[T]) Filter(keep func(T) bool) []T {
+func (r *Routes) Filter(keep func(Target) bool) []Target {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []T
+	var out []Target
 	for _, v := range r.m {
 		if keep(v) {
 			out = append(out, v)
@@ -288,11 +288,8 @@ type Target interface {
 // the same session gets them. A message that also holds requests or
 // notifications (mixed) is served by its own POST's connection, and only
 // there: each of its responses is routed as a message of its own.
-func Route[T interface {
-	Target
-	comparable
-}](r *Routes[T], data []byte, elems []wire.Envelope, session string, mixed bool) {
-	seen := map[T]bool{}
+func Route(r *Routes, data []byte, elems []wire.Envelope, session string, mixed bool) {
+	seen := map[Target]bool{}
 	for i := range elems {
 		if k := elems[i].Kind; k != wire.KindResponse && k != wire.KindBadResponse {
 			continue

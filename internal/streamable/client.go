@@ -117,7 +117,6 @@ func (c *Client) SendQueued(msg []byte, queued func()) error {
 // returns once the responses msg calls for have been read.
 func (c *Client) SendContext(ctx context.Context, msg []byte) error {
 	out := outline(msg)
-	due, init := out.calls, out.init
 	rctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(c.ctx, cancel)
 	end := func() { stop(); cancel() }
@@ -136,28 +135,23 @@ func (c *Client) SendContext(ctx context.Context, msg []byte) error {
 		// Not drained: a stream the server keeps open after the response
 		// is closed.
 		defer resp.Body.Close()
-		return c.failure(ctx, c.readStream(rctx, sse.NewReader(resp.Body, int(min(c.cfg.Limit, 1<<31-1))), due, init))
+		return c.failure(ctx, c.readStream(rctx, sse.NewReader(resp.Body, int(min(c.cfg.Limit, 1<<31-1))), out.calls, out.init))
 	}
 	if resp.StatusCode == http.StatusAccepted {
 		resp.ContentLength = 0 // accepted: no reply, whatever the body
 	}
-	if c.lendable(out, resp) {
+	// Lent to its one call, which reads it as it arrives; not an
+	// initialize's answer, read here for its version.
+	if c.cfg.LendReply != nil && out.lone != nil && out.init == "" && resp.ContentLength != 0 {
 		if lent = c.cfg.LendReply(resp, out.lone, end); lent {
-			return nil // the call reads its answer as it arrives
+			return nil
 		}
 	}
-	body, err := c.cfg.ReadReply(resp, due > 0)
+	body, err := c.cfg.ReadReply(resp, out.calls > 0)
 	if err != nil || len(body) == 0 {
 		return c.failure(ctx, err)
 	}
-	return c.failure(ctx, c.received(rctx, body, init))
-}
-
-// lendable reports whether the JSON answer resp to out may be lent to its
-// one call (LendReply): not to an initialize request, whose answer is read
-// here for its version.
-func (c *Client) lendable(out outgoing, resp *http.Response) bool {
-	return c.cfg.LendReply != nil && out.lone != nil && out.init == "" && resp.ContentLength != 0
+	return c.failure(ctx, c.received(rctx, body, out.init))
 }
 
 // failure maps the error of an exchange for a caller whose context is ctx:
@@ -414,11 +408,15 @@ func (c *Client) Close() error {
 	c.close.Do(func() {
 		c.mu.Lock()
 		c.closed = true
-		session, version, getDone := c.session, c.version, c.getDone
+		session, getDone := c.session, c.getDone
 		c.mu.Unlock()
 		c.cancel()
 		if session != "" {
-			c.deleteSession(session, version)
+			ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+			if resp, _, err := c.roundTrip(ctx, http.MethodDelete, nil, ""); err == nil {
+				resp.Body.Close()
+			}
+			cancel()
 		}
 		if getDone != nil {
 			<-getDone
@@ -428,24 +426,4 @@ func (c *Client) Close() error {
 		}
 	})
 	return nil
-}
-
-// deleteSession ends the session with DELETE.
-func (c *Client) deleteSession(session, version string) {
-	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.cfg.URL, nil)
-	if err != nil {
-		return
-	}
-	for k, v := range c.cfg.Header {
-		req.Header[k] = v
-	}
-	req.Header.Set(mcp.SessionHeader, session)
-	if version != "" {
-		req.Header.Set(mcp.VersionHeader, version)
-	}
-	if resp, err := c.cfg.HTTP.Do(req); err == nil {
-		resp.Body.Close()
-	}
 }

@@ -77,7 +77,7 @@ func (t *target) Deliver(data []byte) { t.got = append(t.got, string(data)) }
 func (t *target) SessionID() string   { return t.session }
 
 func TestRoute(t *testing.T) {
-	var r Routes[*target]
+	var r Routes
 	a, b, other := &target{session: "s"}, &target{session: "s"}, &target{session: "t"}
 	ka, _ := r.Add(a)
 	kb, _ := r.Add(b)

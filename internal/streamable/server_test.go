@@ -263,25 +263,26 @@ func TestInboxAndRoutes(t *testing.T) {
 		b.Deliver([]byte("late")) // more than the inbox holds: none blocks once it is shut
 	}
 
-	var r Routes[string]
-	k1, ok1 := r.Add("a")
-	k2, ok2 := r.Add("b")
+	var r Routes
+	ta, tb := &target{session: "a"}, &target{session: "b"}
+	k1, ok1 := r.Add(ta)
+	k2, ok2 := r.Add(tb)
 	if !ok1 || !ok2 || k1 == 0 || k1 == k2 || k1 >= maxRoutes || k2 >= maxRoutes {
 		t.Fatalf("keys %d %d", k1, k2)
 	}
-	if v, ok := r.Get(k2); !ok || v != "b" {
+	if v, ok := r.Get(k2); !ok || v != tb {
 		t.Fatal("Get")
 	}
 	r.Remove(k1)
 	if _, ok := r.Get(k1); ok {
 		t.Fatal("a removed key")
 	}
-	if got := r.Filter(func(v string) bool { return v == "b" }); len(got) != 1 {
+	if got := r.Filter(func(v Target) bool { return v == tb }); len(got) != 1 {
 		t.Fatalf("Filter %v", got)
 	}
 	// Keys wrap around below maxRoutes and skip 0 and those in use.
 	r.next = maxRoutes - 1
-	if k, _ := r.Add("c"); k == 0 || k == k2 || k >= maxRoutes {
+	if k, _ := r.Add(&target{}); k == 0 || k == k2 || k >= maxRoutes {
 		t.Fatalf("wrapped key %d", k)
 	}
 }

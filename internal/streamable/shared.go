@@ -1,6 +1,7 @@
 package streamable
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -149,14 +150,7 @@ func silentAnswers(silence time.Duration) func(hd []byte, sent [][]byte) [][]byt
 			}
 		}
 		if h.Batch && len(out) > 0 {
-			b := []byte{'['}
-			for i, m := range out {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = append(b, m...)
-			}
-			return [][]byte{append(b, ']')}
+			return [][]byte{append(append([]byte{'['}, bytes.Join(out, []byte{','})...), ']')}
 		}
 		return out
 	}
