@@ -128,19 +128,15 @@ func (a *Answer) finish() {
 	a.cfg.Events.End()
 }
 
-// Resumable reports whether the call goes on once its response is gone:
-// its answer is an event stream whose events are stored.
-func (a *Answer) Resumable() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.sse && !a.finished && a.cfg.Events.Keeps()
-}
-
 // Finally runs end once the answer is over: at once, unless its response
-// went away while the call goes on (Resumable), then on a goroutine of its
-// own once the reply is written or stop is closed.
+// went away while the call goes on into the event store (an event stream
+// that keeps its events, not finished), then on a goroutine of its own once
+// the reply is written or stop is closed.
 func (a *Answer) Finally(stop <-chan struct{}, end func()) {
-	if !a.Resumable() {
+	a.mu.Lock()
+	resumable := a.sse && !a.finished && a.cfg.Events.Keeps()
+	a.mu.Unlock()
+	if !resumable {
 		end()
 		return
 	}

@@ -16,45 +16,24 @@ import (
 
 // Sessions shared through a state.SessionStore (ServerConfig.Store).
 //
-// An initialize starts its session here and, before its reply is
-// written, creates it in the store with the revision the reply
-// negotiated and the client's capabilities and info (Commit); a store
-// that fails turns the reply into a JSON-RPC error (CodeStoreUnavailable)
-// and the session ends here.
+// Initialize starts a session here and creates it in the store before its
+// reply is written (Commit), with the negotiated revision and the client's
+// capabilities and info; a store that fails turns the reply into error
+// CodeStoreUnavailable and the session ends. Every request naming a
+// session asks the store (one Get): one the store no longer holds is
+// refused (404) and ends here; one this instance does not hold is adopted.
+// When more than a tenth of IdleTimeout has passed since the store last
+// moved its expiry, a Touch moves it to now + IdleTimeout: a session ends
+// 0.9 to 1 IdleTimeout after its last request, at one write per tenth.
+// DELETE deletes it in the store, then here; other instances end it at
+// their next request or check. With Staleness, a session checked less than
+// Staleness ago and not due for a Touch is served without asking.
 //
-// Every request naming a session asks the store (one Get): a session
-// deleted or expired in the store is refused (404) on every instance, the
-// one that holds it included (it ends there), and one this instance does
-// not hold is adopted: a local session with that id, its client and
-// revision restored. The Get also tells the session's expiry: when more
-// than a tenth of IdleTimeout has passed since the store last moved it, a
-// Touch moves it to now + IdleTimeout. So a session ends between 0.9 and
-// 1 IdleTimeout after its last request, and an active one costs a write
-// per tenth of IdleTimeout, not one per request. DELETE deletes it from
-// the store, then ends it here; the other instances holding it end it at
-// their next request for it, or check.
-//
-// With Staleness, a session this instance checked less than Staleness
-// ago, whose expiry is not due for a Touch, is served without asking: a
-// DELETE through another instance then reaches this one within
-// Staleness. An expiry is never missed: the expiry last seen is a lower
-// bound, as only a Touch moves it.
-//
-// Here, a session unused for IdleTimeout ends (not in the store: its
-// client may have moved on), unless its client listens on its standalone
-// stream: then it is checked every checkEvery (a tenth of IdleTimeout, at
-// most 10 s), touched when due and ended once the store no longer holds
-// it, so a stream of a session deleted elsewhere ends within checkEvery.
-//
-// A session's Values (what the server set for it: package mcp's log level
-// and subscriptions) travel with it: each check reads them with the rest
-// (Value answers from that copy, at no extra cost), and Set writes one
-// through the store, then here; so a value set through another instance
-// is seen here at this instance's next check of the session.
-//
-// A store that fails or does not answer within StoreTimeout refuses the
-// request with 503 and a JSON-RPC error naming the cause; nothing else
-// changes, and the next request asks again.
+// Here, a session unused for IdleTimeout ends, unless its client listens on
+// its standalone stream: then it is checked every checkEvery (a tenth of
+// IdleTimeout, at most 10 s). Its Values travel with it: each check reads
+// them, Set writes through the store, then here. A store that fails or
+// takes StoreTimeout refuses the request with 503 and a JSON-RPC error.
 
 // StoreTimeout bounds each call to a session Store.
 const StoreTimeout = 2 * time.Second
