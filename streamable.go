@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -142,43 +143,32 @@ const versionHeader = mcp.VersionHeader
 // JSON-RPC message as its data. Limits, origin checks (403) and body
 // limits (413) are those of ServeHTTP.
 //
-// With Sessions, GET (Accept: text/event-stream, the session's header)
-// opens the session's one standalone stream (a new GET takes it over): it
-// carries what SessionConn sends, never a response; meanwhile that waits in
-// the outbox (OutboxSize). Every event has an id unique in the session,
-// "<stream>-<n>"; each stream starts with a retry: field and an id naming
-// its start (MCP's priming event, with empty data for clients of 2025-11-25
-// on). A dropped connection neither cancels a POST's call nor loses its
-// events: GET with Last-Event-ID writes the stored events after the id, then
-// goes on with the stream. A Last-Event-ID malformed or of no stream of the
-// session gets 400; one whose events were evicted (EventStoreSize) gets 410
-// for a POST's stream, while the standalone stream resumes with what is
-// left. GET gets 405 with NoStandaloneStream, 406 without text/event-stream
-// in Accept. A ": keep-alive" comment is written every KeepAlive; a session
-// whose standalone stream is open does not expire.
+// With Sessions, GET (Accept: text/event-stream, else 406) opens the
+// session's one standalone stream (a new GET takes it over): it carries
+// what SessionConn sends, never a response. Every event has an id unique in
+// the session, "<stream>-<n>"; each stream starts with a retry: field and
+// an id naming its start (MCP's priming event, with empty data for clients
+// of 2025-11-25 on). A dropped connection neither cancels a POST's call nor
+// loses its events: GET with Last-Event-ID writes the stored events after
+// the id, then goes on with the stream (400 for an id of no stream of the
+// session; 410 for a POST's stream whose events were evicted, while the
+// standalone stream resumes with what is left). A ": keep-alive" comment
+// is written every KeepAlive; a session whose standalone stream is open
+// does not expire.
 //
 // Stateless (Sessions off), every POST is served on its own, by any
-// instance behind a load balancer: no session header, GET and DELETE get
-// 405, events carry no ids. StatelessVersions adds MCP 2026-07-28's
-// stateless mode, chosen by each request's protocol version.
+// instance: no session header, GET and DELETE get 405, events carry no
+// ids. StatelessVersions adds MCP 2026-07-28's stateless mode, chosen by
+// each request's protocol version.
 func (s *Server) StreamableHTTPHandler(opts StreamableHTTPOptions) http.Handler {
-	if opts.InitializeMethod == "" {
-		opts.InitializeMethod = "initialize"
-	}
+	opts.InitializeMethod = cmp.Or(opts.InitializeMethod, "initialize")
 	opts.SessionIdleTimeout = orDefault(opts.SessionIdleTimeout, DefaultSessionIdleTimeout)
 	opts.MaxSessions = orDefault(opts.MaxSessions, DefaultMaxSessions)
 	opts.OutboxSize = orDefault(opts.OutboxSize, DefaultOutboxSize)
 	opts.OutboxBytes = orDefault(opts.OutboxBytes, DefaultOutboxBytes)
-	if opts.EventStoreSize == 0 {
-		opts.EventStoreSize = DefaultEventStoreSize
-	}
+	opts.EventStoreSize = cmp.Or(opts.EventStoreSize, DefaultEventStoreSize) // negative: none
 	opts.EventStoreBytes = orDefault(opts.EventStoreBytes, DefaultEventStoreBytes)
-	if opts.KeepAlive == 0 {
-		opts.KeepAlive = DefaultKeepAlive
-	}
-	if opts.RetryDelay == 0 {
-		opts.RetryDelay = DefaultRetryDelay
-	}
+	opts.KeepAlive, opts.RetryDelay = cmp.Or(opts.KeepAlive, DefaultKeepAlive), cmp.Or(opts.RetryDelay, DefaultRetryDelay)
 	h := &streamableHandler{srv: s, opts: opts}
 	h.rules.Versions, h.rules.SessionVersions, h.rules.ToolInputSchema = opts.StatelessVersions, opts.ProtocolVersions, opts.ToolInputSchema
 	h.sessions = streamable.NewSessions(streamable.ServerConfig{
@@ -274,7 +264,6 @@ type postSink struct {
 	r        *http.Request
 	pi       *peerInfo
 	sess     *streamable.Session // its session (nil: none)
-	session  string              // its id ("": none)
 	client   string              // see streamable.ClientKey
 	meta     *MCPMeta            // the stateless revision's _meta (nil: none)
 	calls    int                 // the requests answered (take)
@@ -316,9 +305,9 @@ func (p *postSink) begin(data []byte, m *wire.Message) bool {
 			p.answered = true
 			return false
 		}
-		p.sess, p.session = sess, sess.ID
+		p.sess = sess
 	}
-	p.client = streamable.ClientKey(p.r, p.pi.peer.RemoteAddr, p.session, h.opts.Sessions && !p.stateless)
+	p.client = streamable.ClientKey(p.r, p.pi.peer.RemoteAddr, p.sess.SessionID(), h.opts.Sessions && !p.stateless)
 	return true
 }
 
@@ -346,7 +335,7 @@ func (p *postSink) take(data []byte, m *wire.Message) ([]wire.Envelope, bool) {
 		}
 	}
 	if responses > 0 {
-		streamable.Route(&p.h.routes, data, m.Elems, p.session, responses < len(m.Elems))
+		streamable.Route(&p.h.routes, data, m.Elems, p.sess.SessionID(), responses < len(m.Elems))
 	}
 	switch {
 	case !m.Batch:
