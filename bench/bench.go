@@ -20,7 +20,7 @@
 //	OpenLoopTCP, OpenLoopHTTP
 //	            latency (p50, p99, p99.9 from each call's due time) under
 //	            a fixed offered load of 25%, 50% and 90% of each
-//	            implementation's peak (see OpenLoop)
+//	            implementation's sustained peak (see SustainedPeak, OpenLoop)
 //	IdleTCP     server memory and goroutines per idle TCP connection
 //	IdleWS      the same for WebSocket connections
 //

@@ -142,8 +142,31 @@ func waitUntil(ctx context.Context, timer *time.Timer, t time.Time) bool {
 	}
 }
 
+// KeptUp reports whether the load kept up with its schedule: every due
+// call sent and answered, the last within max(Duration/50, 10 ms) of the
+// schedule's end, so no queue was left growing.
+func (r *LoadResult) KeptUp() bool {
+	slack := max(r.Spec.Duration/50, 10*time.Millisecond)
+	return r.Unsent == 0 && r.Errors == 0 && r.Elapsed <= r.Spec.Duration+slack
+}
+
+// SustainedPeak is the peak an open-loop load is a share of: the highest
+// of upper·0.9^i (upper a ClosedLoopPeak, i < steps) that OpenLoop keeps
+// up with (KeptUp) for d with callers, or the lowest, untried, when none
+// of the others does. A closed loop has no timers and
+// no idle moments, so it reaches rates an open-loop load cannot sustain,
+// and by more the cheaper each call is: a fixed cost per call (the
+// schedule's timers, waking idle processors) is a larger share of it.
+func SustainedPeak(ctx context.Context, upper float64, d time.Duration, callers, steps int, call func(context.Context) error) float64 {
+	rate := upper
+	for i := 1; i < steps && !OpenLoop(ctx, LoadSpec{Rate: rate, Duration: d, Callers: callers, Drain: d}, call).KeptUp(); i++ {
+		rate *= 0.9
+	}
+	return rate
+}
+
 // ClosedLoopPeak is the calls per second callers goroutines make calling
-// as fast as they can for d: the peak an open-loop load is a share of.
+// as fast as they can for d: the upper bound of SustainedPeak.
 func ClosedLoopPeak(ctx context.Context, callers int, d time.Duration, call func(context.Context) error) (float64, error) {
 	var calls atomic.Int64
 	var firstErr atomic.Pointer[error]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"net"
 	"slices"
 	"strings"
@@ -40,7 +41,8 @@ func levelDuration() time.Duration {
 
 // BenchmarkOpenLoopTCP (issue 41): latency under a fixed offered load over
 // one TCP connection shared by the callers. For each implementation it
-// measures the peak (64 callers as fast as they can, as TCPPar64), then
+// measures the peak (64 callers as fast as they can, as TCPPar64, then
+// lowered to what the open-loop load sustains: SustainedPeak), then
 // offers 25%, 50% and 90% of it open-loop and reports p50, p99 and p99.9
 // from each call's due time, in µs (see OpenLoop).
 func BenchmarkOpenLoopTCP(b *testing.B) {
@@ -72,14 +74,16 @@ func openLoopAll(b *testing.B, has func(*Impl) bool, start func(testing.TB, *Imp
 			if _, err := ClosedLoopPeak(ctx, concurrency, min(d/4, 250*time.Millisecond), call); err != nil {
 				b.Fatal(err)
 			}
-			peak, err := ClosedLoopPeak(ctx, concurrency, d, call)
+			closed, err := ClosedLoopPeak(ctx, concurrency, d, call)
 			if err != nil {
 				b.Fatal(err)
 			}
+			peak := SustainedPeak(ctx, closed, d/2, openLoopCallers, 6, call)
 			for _, pct := range levels {
 				b.Run(fmt.Sprintf("%dpct", pct), func(b *testing.B) {
 					start := time.Now()
 					r := OpenLoop(ctx, LoadSpec{Rate: peak * float64(pct) / 100, Duration: d, Callers: openLoopCallers, Drain: d + time.Second}, call)
+					b.ReportMetric(closed, "closedpeak-calls/s")
 					reportLoad(b, peak, r)
 					// The last call is due just before d: fill d, so that a
 					// -benchtime=d run ends here rather than run the level again.
@@ -239,6 +243,50 @@ func TestOpenLoopBehind(t *testing.T) {
 	}
 	if max := r.Latency[len(r.Latency)-1]; max < 200*time.Millisecond {
 		t.Fatalf("the slowest call took %v; a queue of 10 ms a call should show", max)
+	}
+}
+
+// TestKeptUp: a load kept up when every due call was answered by a little
+// after the schedule's end.
+func TestKeptUp(t *testing.T) {
+	spec := LoadSpec{Rate: 100, Duration: time.Second}
+	for _, c := range []struct {
+		r    LoadResult
+		want bool
+	}{
+		{LoadResult{Spec: spec, Elapsed: time.Second}, true},
+		{LoadResult{Spec: spec, Elapsed: 1019 * time.Millisecond}, true},
+		{LoadResult{Spec: spec, Elapsed: 1021 * time.Millisecond}, false}, // a queue left: 2% over
+		{LoadResult{Spec: spec, Elapsed: time.Second, Unsent: 1}, false},
+		{LoadResult{Spec: spec, Elapsed: time.Second, Errors: 1}, false},
+		{LoadResult{Spec: LoadSpec{Rate: 100, Duration: 50 * time.Millisecond}, Elapsed: 59 * time.Millisecond}, true}, // at least 10 ms
+	} {
+		if got := c.r.KeptUp(); got != c.want {
+			t.Errorf("%v after a %v schedule, %d unsent, %d errors: KeptUp %v, want %v", c.r.Elapsed, c.r.Spec.Duration, c.r.Unsent, c.r.Errors, got, c.want)
+		}
+	}
+}
+
+// TestSustainedPeak: offered more than a server can answer, the peak comes
+// down in 10% steps to below its capacity; offered less, the first rate
+// stands. The server runs one call at a time and sleeps 1 ms in each, so
+// it answers at most 1,000 calls/s.
+func TestSustainedPeak(t *testing.T) {
+	var mu sync.Mutex
+	call := func(context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		time.Sleep(time.Millisecond)
+		return nil
+	}
+	const d = 300 * time.Millisecond
+	// 1500, 1350, 1215 and 1094 calls/s are over the capacity (by 9% at
+	// least: a queue of 28 ms by the end), so the fifth step stands.
+	if got, want := SustainedPeak(context.Background(), 1500, d, 16, 5, call), 1500*0.9*0.9*0.9*0.9; math.Abs(got-want) > 1e-6 {
+		t.Errorf("from 1500 calls/s: %.1f, want %.1f", got, want)
+	}
+	if got := SustainedPeak(context.Background(), 200, d, 16, 5, call); got != 200 {
+		t.Errorf("from 200 calls/s, a fifth of the capacity: %.1f, want 200", got)
 	}
 }
 
