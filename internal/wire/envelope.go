@@ -163,16 +163,18 @@ func (s *Scanner) Envelope(e *Envelope) bool {
 
 func (e *Envelope) classify(data []byte, unknown Span, dup bool) {
 	idOK := !e.ID.Present() || IsIDValue(data[e.ID.Start])
+	// With a result or an error and no method it is a response, a bad one
+	// if problem finds one: it fails its call, and no one answers it.
 	switch msg := e.problem(data, unknown, dup, idOK); {
-	case msg != "":
+	case msg != "" && (e.method.Present() || !e.Result.Present() && !e.ErrObj.Present()):
 		e.Kind = KindInvalid
 		e.Err = &Invalid{Msg: "invalid request: " + msg}
 		if !idOK {
 			e.ID = Span{}
 		}
-	case !e.method.Present(): // a response: problem ruled out the rest
+	case !e.method.Present():
 		e.Kind = KindResponse
-		if !e.ID.Present() || (e.Result.Present() && e.ErrObj.Present()) || e.Params.Present() {
+		if msg != "" || !e.ID.Present() || (e.Result.Present() && e.ErrObj.Present()) || e.Params.Present() {
 			e.Kind = KindBadResponse
 		}
 	default:

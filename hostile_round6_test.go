@@ -1,0 +1,79 @@
+package jsonrpc_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/seedhq/jsonrpc"
+)
+
+// hostilePeer listens on loopback and answers every line it reads with
+// reply(line); what it reads is sent on got.
+func hostilePeer(t *testing.T, reply func(line string) string) (addr string, got <-chan string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	lines := make(chan string, 16)
+	go func() {
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		sc := bufio.NewScanner(nc)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			default:
+			}
+			if r := reply(sc.Text()); r != "" {
+				nc.Write([]byte(r + "\n"))
+			}
+		}
+	}()
+	return "tcp://" + ln.Addr().String(), lines
+}
+
+// TestHostileMalformedResponseFailsTheCall: a server's answer with the
+// call's id and a result or an error, but broken otherwise (an unknown
+// member, "jsonrpc" missing or not "2.0", a repeated member), fails that
+// call at once with ErrInvalidResponse, as its documentation says, and is
+// not answered back as if it were an invalid request (the call hung until
+// its context ended, and the server was sent a -32600 for its response).
+func TestHostileMalformedResponseFailsTheCall(t *testing.T) {
+	for _, resp := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":1,"extra":2}`,
+		`{"id":1,"result":1}`,
+		`{"jsonrpc":"1.0","id":1,"result":1}`,
+		`{"JSONRPC":"2.0","id":1,"result":1}`,
+		`{"jsonrpc":"2.0","id":1,"result":1,"result":2}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"},"x":1}`,
+	} {
+		addr, got := hostilePeer(t, func(string) string { return resp })
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		c, err := jsonrpc.Dial(ctx, addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		err = c.Call(ctx, "m", nil, nil)
+		if !errors.Is(err, jsonrpc.ErrInvalidResponse) || time.Since(start) > time.Second {
+			t.Errorf("%s: Call = %v after %v, want ErrInvalidResponse at once", resp, err, time.Since(start))
+		}
+		<-got // the request
+		select {
+		case l := <-got:
+			t.Errorf("%s: the client answered the response with %s", resp, l)
+		case <-time.After(100 * time.Millisecond):
+		}
+		c.Close()
+		cancel()
+	}
+}
