@@ -43,23 +43,15 @@ type Resubscription[E any] struct {
 // after a CodeSubscriptionBroker refusal, the next call of Next tries again).
 func Resubscribe[E any](ctx context.Context, r *ReconnectClient, opts SubscribeOptions, args ...any) (*Resubscription[E], error) {
 	s := &Resubscription[E]{r: r, opts: opts, args: args}
-	var prev *Conn
-	for {
-		c, err := r.conns.Acquire(ctx, prev)
-		if err != nil {
-			return nil, err
-		}
+	err := r.retry(ctx, func(c *Conn) error {
 		sub, err := SubscribeWith[E](ctx, c, opts, args...)
-		if err == errNotSent {
-			prev = c
-			continue
-		}
-		if err != nil {
-			return nil, r.lostErr(ctx, c, err)
-		}
 		s.cur.Store(sub)
-		return s, nil
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
+	return s, nil
 }
 
 // ID returns the current subscription's id.
