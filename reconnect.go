@@ -155,8 +155,7 @@ func (r *ReconnectClient) retry(ctx context.Context, op func(*Conn) error) error
 // lostErr turns err, from a call on c, into an error matching
 // ErrConnectionLost when c dropped under it.
 func (r *ReconnectClient) lostErr(ctx context.Context, c *Conn, err error) error {
-	var rpcErr *Error
-	if err == nil || ctx.Err() != nil || errors.As(err, &rpcErr) || (c.Err() == nil && !brokenStream(err)) || r.conns.Closed() {
+	if err == nil || ctx.Err() != nil || !lostOn(c, err) || r.conns.Closed() {
 		return err
 	}
 	return errors.Join(ErrConnectionLost, err)
