@@ -181,7 +181,11 @@ func dialConfigured(ctx context.Context, rawURL string, cfg *dialConfig) (Client
 		}
 		return newHTTPClient(u.String(), cfg), nil
 	case "ws", "wss":
-		return dialWebSocket(ctx, u.String(), cfg)
+		c, err := dialWebSocket(ctx, u.String(), cfg)
+		if err != nil {
+			return nil, err // not a nil *Conn in a non-nil Client
+		}
+		return c, nil
 	case "tcp", "unix", "tls":
 		nc, err := netx.DialStream(ctx, u, cfg.tlsConfig)
 		if err != nil {
@@ -189,8 +193,12 @@ func dialConfigured(ctx context.Context, rawURL string, cfg *dialConfig) (Client
 		}
 		return cfg.newConn(NewStream(nc, StreamOptions{Framing: cfg.streamFraming()})), nil
 	}
-	if c, ok, err := dialRegistered(ctx, u, cfg); ok {
-		return c, err
+	if t := registered(u.Scheme); t.dial != nil {
+		c, err := t.dial(ctx, u, DialSettings{Header: cfg.header.Clone(), TLSConfig: cfg.tlsConfig, MaxMessageSize: cfg.maxMessageSize, cfg: cfg})
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
 	}
 	return nil, errors.New("jsonrpc: unsupported URL scheme " + u.Scheme + " in " + rawURL + " (want http, https, ws, wss, tcp, tls or unix" + orRegistered(func(t transport) bool { return t.dial != nil }) + ")")
 }

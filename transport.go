@@ -108,20 +108,6 @@ func orRegistered(has func(transport) bool) string {
 	return strings.Join(names, "")
 }
 
-// dialRegistered dials u with its registered transport; ok is false when
-// none is registered for its scheme.
-func dialRegistered(ctx context.Context, u *url.URL, cfg *dialConfig) (c Client, ok bool, err error) {
-	t := registered(u.Scheme)
-	if t.dial == nil {
-		return nil, false, nil
-	}
-	c, err = t.dial(ctx, u, DialSettings{Header: cfg.header.Clone(), TLSConfig: cfg.tlsConfig, MaxMessageSize: cfg.maxMessageSize, cfg: cfg})
-	if err != nil {
-		return nil, true, err
-	}
-	return c, true, nil
-}
-
 // listenRegistered starts u's registered transport on s; ok is false when
 // none is registered for its scheme.
 func (s *Server) listenRegistered(u *url.URL) (l *Listener, ok bool, err error) {
