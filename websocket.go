@@ -123,18 +123,10 @@ func (s *Server) wsPeer(r *http.Request) Peer {
 // their defaults, are in the package doc's table (WithHeader is sent in the
 // handshake).
 func DialWebSocket(ctx context.Context, url string, opts ...DialOption) (*Conn, error) {
-	return dialWebSocketConn(ctx, url, newDialConfig(opts))
+	return dialWebSocket(ctx, url, newDialConfig(opts))
 }
 
-func dialWebSocket(ctx context.Context, url string, cfg *dialConfig) (Client, error) {
-	c, err := dialWebSocketConn(ctx, url, cfg)
-	if err != nil {
-		return nil, err // not a nil *Conn in a non-nil Client
-	}
-	return c, nil
-}
-
-func dialWebSocketConn(ctx context.Context, url string, cfg *dialConfig) (*Conn, error) {
+func dialWebSocket(ctx context.Context, url string, cfg *dialConfig) (*Conn, error) {
 	hc := cfg.httpClient
 	if hc == nil && cfg.tlsConfig != nil {
 		hc = &http.Client{Transport: httpx.NewTransport(cfg.tlsConfig)}
