@@ -68,16 +68,14 @@ func (o *Outbox) Push(raw []byte) bool {
 		switch o.policy {
 		case Block:
 			o.room.Wait()
-			continue
 		case DropOldest:
 			o.queue[0] = nil
 			o.queue = o.queue[1:]
 			o.dropped++
-			continue
+		default: // Close
+			o.endLocked(ErrOverflow, true)
+			return false
 		}
-		// Close
-		o.endLocked(ErrOverflow, true)
-		return false
 	}
 	if o.ended {
 		return false

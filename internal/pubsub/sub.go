@@ -16,32 +16,25 @@ type Sub struct {
 	Outbox
 	topicMember
 	ID     string
-	Ctx    context.Context // the producer's
-	cancel context.CancelCauseFunc
+	Ctx    context.Context         // the producer's
+	Cancel context.CancelCauseFunc // cancels Ctx with a cause
 }
 
 // Start readies s for sub, under a fresh id: the producer's context keeps
 // ctx's values (a principal, say) but lives as long as the subscription,
 // not the subscribe call. Each event is sent as a notification of method.
 func (s *Sub) Start(ctx context.Context, method string, buffer int, policy Policy, sub Subscriber) {
-	s.Ctx, s.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	s.Ctx, s.Cancel = context.WithCancelCause(context.WithoutCancel(ctx))
 	s.ID = NewID()
 	s.Init(buffer, policy, Prefix(method, s.ID), sub)
 }
 
-// Cancel cancels the producer's context with cause err.
-func (s *Sub) Cancel(err error) { s.cancel(err) }
-
 // PushEvent queues one encoded event, applying the overflow policy. Once
 // the subscription has ended it returns an error wrapping ErrClosed.
 func (s *Sub) PushEvent(raw []byte) error {
-	if !s.Push(raw) {
-		return s.closedErr()
+	if s.Push(raw) {
+		return nil
 	}
-	return nil
-}
-
-func (s *Sub) closedErr() error {
 	if cause := context.Cause(s.Ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		return errors.Join(ErrClosed, cause)
 	}
@@ -51,9 +44,8 @@ func (s *Sub) closedErr() error {
 // ProducerDone ends the subscription when its producer returns err: what
 // it sent is still delivered, then its error if it failed.
 func (s *Sub) ProducerDone(err error) {
-	if err != nil && s.Ctx.Err() == nil {
-		s.End(err, true)
-		return
+	if s.Ctx.Err() != nil {
+		err = nil
 	}
-	s.End(nil, true)
+	s.End(err, true)
 }
