@@ -85,14 +85,10 @@ func capabilities(stateless bool) map[string]any {
 // registerDiscover serves server/discover: the revisions the demo speaks
 // (stateless ones first), its capabilities and identity.
 func registerDiscover(mux *jsonrpc.Mux) {
-	jsonrpc.Register(mux, "server/discover", func(ctx context.Context, _ DiscoverParams) (DiscoverResult, error) {
-		e := era(ctx)
-		if e.ResultType == "" {
-			e = Era2026{ResultType: "complete", Meta: map[string]any{jsonrpc.MetaServerInfo: serverInfo()}}
-		}
+	jsonrpc.Register(mux, "server/discover", func(_ context.Context, _ DiscoverParams) (DiscoverResult, error) {
 		ttl := int64(ToolsListTTLMs)
 		return DiscoverResult{
-			Era2026:           e,
+			Era2026:           Era2026{ResultType: "complete", Meta: map[string]any{jsonrpc.MetaServerInfo: serverInfo()}},
 			SupportedVersions: append(append([]string(nil), MCPStatelessVersions...), MCPProtocolVersions...),
 			Capabilities:      capabilities(true),
 			Instructions:      instructions,

@@ -74,22 +74,16 @@ func (l *mcpLog) setLevel(ctx context.Context, level int) error {
 // works after the request was cancelled (the message then travels on the
 // session's standalone stream).
 func (l *mcpLog) log(ctx context.Context, level int, data any) {
+	var c *jsonrpc.Conn
+	min, ok := 0, false
 	if m := jsonrpc.MCPMetaFromContext(ctx); m != nil {
 		// MCP 2026-07-28: the request names its level, and its messages go
 		// on its own stream (none for a request without a level).
-		if min := slices.Index(MCPLogLevels, m.LogLevel); min >= 0 && level >= min {
-			if c := jsonrpc.ConnFromContext(ctx); c != nil {
-				_ = c.Notify(context.WithoutCancel(ctx), "notifications/message", LogMessage{Level: MCPLogLevels[level], Logger: "jrpc-demo", Data: data})
-			}
-		}
+		c, min = jsonrpc.ConnFromContext(ctx), slices.Index(MCPLogLevels, m.LogLevel)
+		ok = min >= 0
+	} else if c = jsonrpc.SessionConn(ctx); c == nil {
 		return
-	}
-	c := jsonrpc.SessionConn(ctx)
-	if c == nil {
-		return
-	}
-	min, ok := 0, false
-	if v := jsonrpc.MCPSessionValues(ctx); v != nil {
+	} else if v := jsonrpc.MCPSessionValues(ctx); v != nil {
 		n, err := strconv.Atoi(string(v.Value(levelKey)))
 		min, ok = n, err == nil
 	} else {
@@ -97,10 +91,9 @@ func (l *mcpLog) log(ctx context.Context, level int, data any) {
 		min, ok = l.levels[c]
 		l.mu.Unlock()
 	}
-	if !ok || level < min {
-		return
+	if ok && c != nil && level >= min {
+		_ = c.Notify(context.WithoutCancel(ctx), "notifications/message", LogMessage{Level: MCPLogLevels[level], Logger: "jrpc-demo", Data: data})
 	}
-	_ = c.Notify(context.WithoutCancel(ctx), "notifications/message", LogMessage{Level: MCPLogLevels[level], Logger: "jrpc-demo", Data: data})
 }
 
 // newMCPLog returns a log with no client's level set.
