@@ -35,20 +35,23 @@ func inlineSchema(t reflect.Type, title string) *openrpc.Schema {
 	}
 	defs := s.Defs
 	s.Defs = nil
-	b, err := json.Marshal(s)
+	var v any
+	var out openrpc.Schema
+	convert(s, &v)
+	convert(inlineRefs(v, defs, 8), &out)
+	out.Title = title
+	return &out
+}
+
+// convert decodes the JSON of from into to; a failure is a bug.
+func convert(from, to any) {
+	b, err := json.Marshal(from)
+	if err == nil {
+		err = json.Unmarshal(b, to)
+	}
 	if err != nil {
 		panic("demo: " + err.Error())
 	}
-	var v any
-	json.Unmarshal(b, &v)
-	v = inlineRefs(v, defs, 8)
-	b, _ = json.Marshal(v)
-	var out openrpc.Schema
-	if err := json.Unmarshal(b, &out); err != nil {
-		panic("demo: " + err.Error())
-	}
-	out.Title = title
-	return &out
 }
 
 // inlineRefs replaces each {"$ref": "#/$defs/NAME"} in v by the definition.
@@ -57,9 +60,8 @@ func inlineRefs(v any, defs map[string]*openrpc.Schema, depth int) any {
 	case map[string]any:
 		if ref, ok := x["$ref"].(string); ok && depth > 0 {
 			if d := defs[strings.TrimPrefix(ref, "#/$defs/")]; d != nil {
-				b, _ := json.Marshal(d)
 				var dv any
-				json.Unmarshal(b, &dv)
+				convert(d, &dv)
 				return inlineRefs(dv, defs, depth-1)
 			}
 		}

@@ -198,16 +198,15 @@ func (r CallResult) MarshalJSON() ([]byte, error) {
 }
 
 // Call runs the tool name with the raw JSON arguments (nil for none). An
-// unknown name is -32602 ("Unknown tool: NAME", as MCP asks in both eras); arguments that do not match the tool's schema are
-// -32602 with the problems at /arguments/NAME.
-func (ts *Tools) Call(ctx context.Context, name string, arguments []byte) (*CallResult, error) {
+// unknown name is -32602 "Unknown tool: NAME" (as MCP asks in both eras);
+// arguments that do not match the tool's schema are -32602 with the
+// problems at /arguments/NAME.
+func (ts *Tools) Call(ctx context.Context, name string, arguments []byte) (CallResult, error) {
 	ts.mu.RLock()
 	t := ts.tools[name]
 	ts.mu.RUnlock()
 	if t == nil {
-		// MCP (2025-11-25 and 2026-07-28 alike): an unknown tool is a
-		// protocol error, invalid params.
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Unknown tool: " + name}
+		return CallResult{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Unknown tool: " + name}
 	}
 	if len(arguments) == 0 || string(arguments) == "null" {
 		arguments = []byte("{}")
@@ -217,22 +216,22 @@ func (ts *Tools) Call(ctx context.Context, name string, arguments []byte) (*Call
 			probs[i].Path = "/arguments" + probs[i].Path
 		}
 		if ts.ArgumentErrorsAsResults {
-			return &CallResult{Era2026: era(ctx), Content: []Content{{Type: "text", Text: openrpc.ParamsError(probs).Message}}, IsError: true}, nil
+			return CallResult{Era2026: era(ctx), Content: []Content{{Type: "text", Text: openrpc.ParamsError(probs).Message}}, IsError: true}, nil
 		}
-		return nil, openrpc.ParamsError(probs)
+		return CallResult{}, openrpc.ParamsError(probs)
 	}
 	r, text, err := t.call(ctx, arguments)
 	var rpcErr *jsonrpc.Error
 	var input *jsonrpc.InputRequiredError
 	switch {
 	case err == nil:
-		return &CallResult{Era2026: era(ctx), Content: []Content{{Type: "text", Text: text}}, StructuredContent: r}, nil
+		return CallResult{Era2026: era(ctx), Content: []Content{{Type: "text", Text: text}}, StructuredContent: r}, nil
 	case errors.As(err, &input):
-		return &CallResult{input: &input.Result}, nil
+		return CallResult{input: &input.Result}, nil
 	case errors.As(err, &rpcErr), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), ctx.Err() != nil:
-		return nil, err
+		return CallResult{}, err
 	default:
-		return &CallResult{Era2026: era(ctx), Content: []Content{{Type: "text", Text: err.Error()}}, IsError: true}, nil
+		return CallResult{Era2026: era(ctx), Content: []Content{{Type: "text", Text: err.Error()}}, IsError: true}, nil
 	}
 }
 
@@ -245,11 +244,7 @@ func (ts *Tools) Register(mux *jsonrpc.Mux) {
 		Examples: []jsonrpc.Example{{Name: "list", Params: []byte(`{}`)}},
 	})
 	jsonrpc.Register(mux, "tools/call", func(ctx context.Context, p CallParams) (CallResult, error) {
-		r, err := ts.Call(ctx, p.Name, p.Arguments)
-		if err != nil {
-			return CallResult{}, err
-		}
-		return *r, nil
+		return ts.Call(ctx, p.Name, p.Arguments)
 	}, jsonrpc.MethodDoc{
 		Summary: "Calls a tool with its arguments, as Model Context Protocol clients do.",
 		Description: "The result holds the output as content (text) and structuredContent; isError tells a failed tool run. " +
