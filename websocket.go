@@ -92,9 +92,12 @@ func (s *Server) WebSocketHandler(opts WebSocketOptions) http.Handler {
 		}
 		// The socket is hijacked: the Conn lives on after this handler
 		// returns, so that net/http's goroutine (and its stack) goes.
-		// Handlers see the peer and the values the handshake's middleware
-		// stored (an authenticated principal), not its cancellation.
-		ctx := withPeer(context.WithoutCancel(r.Context()), s, s.wsPeer(r))
+		// Handlers see the peer (with the headers that outlive the
+		// handshake) and the values its middleware stored (an authenticated
+		// principal), not its cancellation.
+		p := s.httpPeer(r, "ws")
+		p.Header = wsconn.ConnectionHeader(r.Header)
+		ctx := withPeer(context.WithoutCancel(r.Context()), s, p)
 		c := newConnContext(ctx, newWSChannel(wc, s.maxMessageSize(), opts.PingInterval, opts.PingTimeout), s, func() { open.Add(-1) })
 		// A socket accepted while the server shuts down may have missed
 		// Shutdown's list of connections: close it here.
@@ -109,14 +112,6 @@ func (s *Server) WebSocketHandler(opts WebSocketOptions) http.Handler {
 // hands a hijacked socket 4 KiB of each, which an idle connection would
 // hold for its lifetime; 1 KiB holds a typical message.
 const DefaultWebSocketBufferSize = 1 << 10
-
-// wsPeer is the Peer of a WebSocket connection: the handshake's, with the
-// headers that concern the connection (it outlives the request).
-func (s *Server) wsPeer(r *http.Request) Peer {
-	p := s.httpPeer(r, "ws")
-	p.Header = wsconn.ConnectionHeader(r.Header)
-	return p
-}
 
 // DialWebSocket opens a WebSocket to url (ws:// or wss://) and returns the
 // Conn on it; ctx bounds the handshake only. The options that apply, with
