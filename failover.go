@@ -82,18 +82,14 @@ func lostOn(c Client, err error) bool {
 		return false
 	}
 	if conn, ok := c.(*Conn); ok {
-		return conn.Err() != nil || brokenStream(err)
+		// A socket's read or write failure: a write that failed may have
+		// carried part of the message (or, coalesced, all of an earlier
+		// one), so it counts as in flight, never resent.
+		var op *net.OpError
+		return conn.Err() != nil || errors.As(err, &op) && op.Op != "dial"
 	}
 	var ue *url.Error
 	return errors.As(err, &ue)
-}
-
-// brokenStream reports whether err is a socket's read or write failure:
-// a write that failed may have carried part of the message (or, coalesced,
-// all of an earlier one), so it counts as in flight, never resent.
-func brokenStream(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op != "dial"
 }
 
 // do runs op on one endpoint after another, from the next in turn, until
