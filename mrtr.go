@@ -107,9 +107,13 @@ func (ir *InputRounds) AskAll(ctx context.Context, qs []Question) error {
 		}
 		return nil
 	}
+	now := time.Now
+	if ir.Now != nil {
+		now = ir.Now
+	}
 	bound := ir.binding(ctx, m)
 	keys := &mcp.StateKeys{Static: ir.Keys, Ring: ir.KeyRing}
-	answers, err := mcp.Answers(ctx, keys, m.RequestState, bound, ir.now(), m.InputResponses)
+	answers, err := mcp.Answers(ctx, keys, m.RequestState, bound, now(), m.InputResponses)
 	if e, ok := err.(*mcp.Error); ok {
 		return mcpError(e)
 	} else if err != nil {
@@ -129,19 +133,11 @@ func (ir *InputRounds) AskAll(ctx context.Context, qs []Question) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	ttl := orDefault(ir.TTL, DefaultRequestStateTTL)
-	sealed, err := keys.Seal(ctx, answers, bound, ir.now().Add(ttl))
+	sealed, err := keys.Seal(ctx, answers, bound, now().Add(orDefault(ir.TTL, DefaultRequestStateTTL)))
 	if err != nil {
 		return err
 	}
 	return &InputRequiredError{Result: InputRequiredResult{ResultType: "input_required", InputRequests: missing, RequestState: sealed}}
-}
-
-func (ir *InputRounds) now() time.Time {
-	if ir.Now != nil {
-		return ir.Now()
-	}
-	return time.Now()
 }
 
 // binding digests what a state is bound to: the method, the principal and
