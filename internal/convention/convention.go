@@ -35,42 +35,31 @@ func CancelParams(cv Convention, id []byte, reason string) []byte {
 // CancelledID returns the JSON text of the id a cancel notification's
 // params name (nil: none).
 func CancelledID(params []byte, cv Convention) []byte {
-	idName := "id"
 	if cv == MCP {
-		idName = "requestId"
+		return member(params, "requestId")
 	}
-	var raw []byte
-	wire.Members(params, func(name, v []byte) {
-		if string(name) == idName {
-			raw = v
-		}
-	})
-	return raw
+	return member(params, "id")
 }
 
 // TokenOf returns the JSON text of the progress token in a request's
 // params (MCP: _meta.progressToken, LSP: workDoneToken), nil when there is
 // none; it points into params.
 func TokenOf(params []byte, cv Convention) []byte {
-	var tok []byte
 	if cv == MCP {
-		wire.Members(params, func(name, v []byte) {
-			if string(name) == "_meta" {
-				wire.Members(v, func(name, v []byte) {
-					if string(name) == "progressToken" {
-						tok = v
-					}
-				})
-			}
-		})
-	} else {
-		wire.Members(params, func(name, v []byte) {
-			if string(name) == "workDoneToken" {
-				tok = v
-			}
-		})
+		return member(member(params, "_meta"), "progressToken")
 	}
-	return tok
+	return member(params, "workDoneToken")
+}
+
+// member returns the JSON text of the member name of the object obj (the
+// last one of that name; nil: none).
+func member(obj []byte, name string) (raw []byte) {
+	wire.Members(obj, func(n, v []byte) {
+		if string(n) == name {
+			raw = v
+		}
+	})
+	return raw
 }
 
 // AppendMCPProgress renders the params of MCP's notifications/progress.
