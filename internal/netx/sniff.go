@@ -2,6 +2,7 @@ package netx
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -54,7 +55,7 @@ func (s *outputSniffer) observe(b []byte) error {
 		return fmt.Errorf("jsonrpc: command %s writes newline-delimited JSON (it wrote %s), not Content-Length framed messages: dial it with WithFraming(FramingLine)", s.command, s.quote())
 	case s.framing == framing.Line && !json, s.framing == framing.Header && !header:
 		s.notRPC = true
-		s.log().Warn("jsonrpc: the command's output is not JSON-RPC", "command", s.command, "wrote", s.firstLine())
+		cmp.Or(s.logger, slog.Default()).Warn("jsonrpc: the command's output is not JSON-RPC", "command", s.command, "wrote", s.firstLine())
 	}
 	return nil
 }
@@ -83,13 +84,6 @@ func (s *outputSniffer) began() error {
 		return nil
 	}
 	return s.atEnd()
-}
-
-func (s *outputSniffer) log() *slog.Logger {
-	if s.logger != nil {
-		return s.logger
-	}
-	return slog.Default()
 }
 
 // firstLine is the first line of the output, cut short.
