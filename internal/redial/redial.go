@@ -158,17 +158,14 @@ func (r *Redialer[C]) Closed() bool {
 // Close closes the connection and stops redialling; waiting Acquires fail
 // with Options.Closed. It returns once the redialling goroutine has ended.
 func (r *Redialer[C]) Close() {
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		<-r.done
-		return
-	}
-	r.closed = true
-	close(r.stop)
 	var none C
-	if r.conn == none {
-		close(r.ready) // wakes waiting Acquires, which find it closed
+	r.mu.Lock()
+	if !r.closed {
+		r.closed = true
+		close(r.stop)
+		if r.conn == none {
+			close(r.ready) // wakes waiting Acquires, which find it closed
+		}
 	}
 	r.mu.Unlock()
 	<-r.done
