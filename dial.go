@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -128,12 +129,7 @@ func (cfg *dialConfig) peer() *Server {
 
 // streamFraming is the framing of a client's stream: WithFraming's, or
 // FramingLine (the client speaks first: there is nothing to detect).
-func (cfg *dialConfig) streamFraming() Framing {
-	if cfg.framing == FramingAuto {
-		return FramingLine
-	}
-	return cfg.framing
-}
+func (cfg *dialConfig) streamFraming() Framing { return cmp.Or(cfg.framing, FramingLine) }
 
 // newConn starts a client connection over ch with the options' server
 // and client settings.

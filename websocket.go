@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -148,11 +149,7 @@ type wsChannel struct{ *wsconn.Channel }
 // peer every interval (0: DefaultPingInterval; negative: never), waiting
 // timeout (0: DefaultPingTimeout) for the pong.
 func newWSChannel(wc *websocket.Conn, limit int64, interval, timeout time.Duration) wsChannel {
-	if interval == 0 {
-		interval = DefaultPingInterval
-	}
-	timeout = orDefault(timeout, DefaultPingTimeout)
-	return wsChannel{wsconn.New(wc, wsconn.Options{Limit: limit, PingInterval: interval, PingTimeout: timeout,
+	return wsChannel{wsconn.New(wc, wsconn.Options{Limit: limit, PingInterval: cmp.Or(interval, DefaultPingInterval), PingTimeout: orDefault(timeout, DefaultPingTimeout),
 		Closed: ErrClosed, TooLarge: func(limit int64) error {
 			return &FrameError{Fatal: true, Code: CodeInvalidRequest, Msg: framing.TooLargeMessage(limit), limit: limit}
 		}})}

@@ -1,6 +1,7 @@
 package convention
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -168,9 +169,7 @@ func (p *Report) readLSP(params []byte) (tok []byte) {
 					title = jsonString(v)
 				}
 			})
-			if p.Message == "" {
-				p.Message = title
-			}
+			p.Message = cmp.Or(p.Message, title)
 		}
 	})
 	return tok

@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"time"
@@ -43,9 +44,7 @@ func RegisterSubscriptions(mux *jsonrpc.Mux) *jsonrpc.Subscriptions {
 func (sh Shared) RegisterSubscriptions(mux *jsonrpc.Mux) *jsonrpc.Subscriptions {
 	subs := jsonrpc.NewSubscriptions(mux, jsonrpc.SubscriptionsOptions{Namespace: "demo", Broker: sh.Broker})
 	jsonrpc.AddSubscription(subs, "ticker", func(ctx context.Context, p TickerParams, sink *jsonrpc.Sink[int64]) error {
-		if p.IntervalMS == 0 {
-			p.IntervalMS = DefaultTickerInterval
-		}
+		p.IntervalMS = cmp.Or(p.IntervalMS, DefaultTickerInterval)
 		if p.IntervalMS < 1 || p.Count < 0 {
 			return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: interval_ms must be at least 1 (default 1000) and count not negative")
 		}

@@ -1,6 +1,7 @@
 package netx
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -50,11 +51,7 @@ func StartCommand(name string, args []string, o CommandOptions) (*Process, error
 		stdin.Close()
 		return nil, err
 	}
-	cmd.Stdout = childOut
-	cmd.Stderr = o.Stderr
-	if cmd.Stderr == nil {
-		cmd.Stderr = os.Stderr
-	}
+	cmd.Stdout, cmd.Stderr = childOut, cmp.Or[io.Writer](o.Stderr, os.Stderr)
 	// After exit, stop copying stderr (when it is not a file) even if a
 	// grandchild still holds it open.
 	cmd.WaitDelay = time.Second
