@@ -13,7 +13,7 @@ package wire
 // first found in a batch), whether data was an array, and whether it found
 // an id.
 func ResponseID(data []byte) (id []byte, batch, ok bool) {
-	r := salvager{data: data}
+	r := salvager{Cursor{Data: data}}
 	r.skipSpace()
 	if r.byte('{') {
 		id, _, _ = r.response()
@@ -60,11 +60,11 @@ func (r *salvager) response() (id []byte, whole, request bool) {
 			response = true // the member began: a response's
 		}
 		r.skipSpace()
-		start := r.pos
+		start := r.Pos
 		if !r.value() {
 			break
 		}
-		v := r.data[start:r.pos]
+		v := r.Data[start:r.Pos]
 		r.skipSpace()
 		if whole = r.byte('}'); !whole && !r.byte(',') {
 			break // v may have been cut short: not taken
@@ -85,26 +85,12 @@ func (r *salvager) response() (id []byte, whole, request bool) {
 }
 
 // salvager reads what it can of JSON text that may be broken.
-type salvager struct {
-	data []byte
-	pos  int
-}
-
-func (r *salvager) skipSpace() {
-	for r.pos < len(r.data) {
-		switch r.data[r.pos] {
-		case ' ', '\t', '\n', '\r':
-			r.pos++
-		default:
-			return
-		}
-	}
-}
+type salvager struct{ Cursor }
 
 // byte consumes b if it comes next.
 func (r *salvager) byte(b byte) bool {
-	if r.pos < len(r.data) && r.data[r.pos] == b {
-		r.pos++
+	if r.Pos < len(r.Data) && r.Data[r.Pos] == b {
+		r.Pos++
 		return true
 	}
 	return false
@@ -116,16 +102,16 @@ func (r *salvager) str() ([]byte, bool) {
 	if !r.byte('"') {
 		return nil, false
 	}
-	start := r.pos
-	for r.pos < len(r.data) {
-		switch r.data[r.pos] {
+	start := r.Pos
+	for r.Pos < len(r.Data) {
+		switch r.Data[r.Pos] {
 		case '"':
-			r.pos++
-			return r.data[start : r.pos-1], true
+			r.Pos++
+			return r.Data[start : r.Pos-1], true
 		case '\\':
-			r.pos++
+			r.Pos++
 		}
-		r.pos++
+		r.Pos++
 	}
 	return nil, false
 }
@@ -135,12 +121,12 @@ func (r *salvager) str() ([]byte, bool) {
 // they are made of.
 func (r *salvager) value() bool {
 	var open []byte // the closing brackets due, innermost last
-	for r.pos < len(r.data) {
+	for r.Pos < len(r.Data) {
 		var ok bool
 		if open, ok = r.step(open); !ok {
 			return false
 		}
-		if len(open) == 0 && (r.pos >= len(r.data) || !scalarByte(r.data[r.pos]) || !scalarByte(r.data[r.pos-1])) {
+		if len(open) == 0 && (r.Pos >= len(r.Data) || !scalarByte(r.Data[r.Pos]) || !scalarByte(r.Data[r.Pos-1])) {
 			return true // a scalar's run ends where the next byte cannot go on with it
 		}
 	}
@@ -149,21 +135,21 @@ func (r *salvager) value() bool {
 
 // step reads one token of a value within the brackets open.
 func (r *salvager) step(open []byte) ([]byte, bool) {
-	switch c := r.data[r.pos]; {
+	switch c := r.Data[r.Pos]; {
 	case c == '"':
 		_, ok := r.str()
 		return open, ok
 	case c == '{' || c == '[':
-		r.pos++
+		r.Pos++
 		return append(open, c+2), true // '}' or ']'
 	case c == '}' || c == ']':
 		if len(open) == 0 || open[len(open)-1] != c {
 			return open, false
 		}
-		r.pos++
+		r.Pos++
 		return open[:len(open)-1], true
 	case len(open) > 0 && (c == ',' || c == ':' || c == ' ' || c == '\t' || c == '\n' || c == '\r'), scalarByte(c):
-		r.pos++
+		r.Pos++
 		return open, true
 	}
 	return open, false
