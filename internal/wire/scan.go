@@ -293,16 +293,13 @@ func printableASCII(b []byte) bool {
 
 // plainASCII8 reports whether the eight bytes of x are all printable ASCII
 // other than '"' and '\\' (no byte below 0x20 or from 0x80 up).
-func plainASCII8(x uint64) bool { return specials(x) == 0 }
-
-// specials is zero when the eight bytes of x are all plain (see
-// plainASCII8); otherwise it has a high bit set in some byte.
-func specials(x uint64) uint64 { return specialBits(x) & highBits }
+func plainASCII8(x uint64) bool { return specialBits(x)&highBits == 0 }
 
 const ones, highBits = 0x0101010101010101, 0x8080808080808080
 
-// specialBits is specials before the mask by highBits, so that the words of
-// a block can be or-ed and masked once. The high bit of a byte comes from
+// specialBits, masked by highBits, is zero when every byte of x is plain
+// (the mask is left to the caller: a block's words are or-ed and masked
+// once). The high bit of a byte comes from
 // x-0x20 (a byte below 0x20 borrows), from x itself (0x80 and up), or from
 // the zero-byte test v-1 &^ v on x^'"' and x^'\\'. A borrow can only set
 // bits above a byte that is special itself, so zero means none is.
@@ -395,7 +392,7 @@ func (s *Scanner) deepValue() bool {
 			l.push(c == '{', len(s.Data)-s.Pos)
 			s.Pos++
 			if s.Peek() != c+2 { // not empty ('}' is '{'+2, ']' is '['+2)
-				if c == '{' && !s.memberName() {
+				if c == '{' && !s.skipName() {
 					return false
 				}
 				continue
@@ -422,7 +419,7 @@ func (s *Scanner) closeLevels(l *levels) (more, ok bool) {
 		switch c := s.Peek(); {
 		case c == ',':
 			s.Pos++
-			return true, !object || s.memberName()
+			return true, !object || s.skipName()
 		case object && c != '}':
 			return false, s.fail("expected ',' or '}' after object member")
 		case !object && c != ']':
@@ -467,19 +464,21 @@ func (l *levels) object() bool {
 	return l.bits[d/64]>>(d%64)&1 == 1
 }
 
-// memberName scans an object member's name and its colon, for deepValue.
-func (s *Scanner) memberName() bool {
+func (s *Scanner) skipName() bool { _, ok := s.memberName(); return ok }
+
+// memberName scans an object member's name and its colon.
+func (s *Scanner) memberName() (Name, bool) {
 	if s.Peek() != '"' {
-		return s.fail("expected object member name")
+		return Name{}, s.fail("expected object member name")
 	}
-	if _, ok := s.str(); !ok {
-		return false
-	}
-	if s.Peek() != ':' {
-		return s.fail("expected ':' after object member name")
+	start := s.Pos
+	escaped, ok := s.str()
+	n := Name{Span{start + 1, s.Pos - 1}, escaped}
+	if !ok || s.Peek() != ':' {
+		return n, ok && s.fail("expected ':' after object member name")
 	}
 	s.Pos++
-	return true
+	return n, true
 }
 
 // Object scans an object. When env is non-nil, the object is a message
@@ -497,23 +496,14 @@ func (s *Scanner) Object(env *envSink) bool {
 		return true
 	}
 	for {
-		if s.Peek() != '"' {
-			return s.fail("expected object member name")
-		}
-		start := s.Pos
-		escaped, ok := s.str()
+		n, ok := s.memberName()
 		if !ok {
 			return false
 		}
-		n := Name{Span{start + 1, s.Pos - 1}, escaped}
 		if s.isDup(n, s.names[base:], &large) {
 			s.dups++
 		}
 		s.names = append(s.names, n)
-		if s.Peek() != ':' {
-			return s.fail("expected ':' after object member name")
-		}
-		s.Pos++
 		dups := s.dups
 		v, ok := s.Value()
 		if !ok {
@@ -624,11 +614,7 @@ func Members(obj []byte, fn func(name, value []byte)) {
 	}
 	s.Pos++
 	for s.Peek() == '"' {
-		start := s.Pos
-		escaped, _ := s.str()
-		n := Name{Span{start + 1, s.Pos - 1}, escaped}
-		s.Peek() // ':'
-		s.Pos++
+		n, _ := s.memberName()
 		v, ok := s.Value()
 		if !ok {
 			return
