@@ -211,9 +211,6 @@ func (d *Decoder) literal(lit string) bool {
 	return false
 }
 
-// null consumes a JSON null if it comes next.
-func (d *Decoder) null() bool { return d.literal("null") }
-
 // number returns the text of the number at d.pos, or nil if none is there.
 func (d *Decoder) number() []byte {
 	if c := d.Peek(); c != '-' && (c < '0' || c > '9') {
@@ -248,9 +245,8 @@ func (d *Decoder) stringBytes() (b []byte, fresh, ok bool) {
 		d.Pos += q + 2
 		return body[:q], false, true
 	}
-	// Escapes. First the closing quote: the first one after an even run
-	// of backslashes (each quote is looked at once), so that the result is
-	// allocated once, at most the size of the text.
+	// Escapes: the closing quote is the first one after an even run of
+	// backslashes (each quote is looked at once).
 	for {
 		k := q - 1
 		for k >= 0 && body[k] == '\\' {
@@ -265,26 +261,8 @@ func (d *Decoder) stringBytes() (b []byte, fresh, ok bool) {
 		}
 		q += 1 + n
 	}
-	// Then copy the runs between the escapes.
-	out := append(make([]byte, 0, q), body[:bs]...)
-	i := bs
-	for {
-		// body[i] is a backslash (validated: a complete escape follows).
-		var ok bool
-		if out, i, ok = wire.AppendEscape(out, body, i); !ok {
-			return nil, false, false
-		}
-		if i > q {
-			return nil, false, false
-		}
-		bs := bytes.IndexByte(body[i:q], '\\')
-		if bs < 0 {
-			d.Pos += 1 + q + 1
-			return append(out, body[i:q]...), true, true
-		}
-		out = append(out, body[i:i+bs]...)
-		i += bs
-	}
+	d.Pos += 1 + q + 1
+	return wire.Unquote(body[:q]), true, true
 }
 
 // str reads a string value.
@@ -308,17 +286,17 @@ func (d *Decoder) member() ([]byte, bool) {
 }
 
 // next consumes the ',' before another member or element, or the closer
-// (reporting more false).
-func (d *Decoder) next(closer byte) (more, ok bool) {
+// (setting *end).
+func (d *Decoder) next(closer byte, end *bool) bool {
 	switch d.Peek() {
 	case ',':
-		d.Pos++
-		return true, true
 	case closer:
-		d.Pos++
-		return false, true
+		*end = true
+	default:
+		return false
 	}
-	return false, false
+	d.Pos++
+	return true
 }
 
 // open consumes opener and reports whether the object or array is empty.
@@ -338,7 +316,7 @@ func (d *Decoder) open(opener, closer byte) (empty, ok bool) {
 // v2 would; it reports false on anything it is not sure of. A JSON null
 // stores the zero value (a nil pointer, slice or map).
 func (d *Decoder) Value(c *codec, p unsafe.Pointer) bool {
-	if d.null() {
+	if d.literal("null") {
 		setZero(c, p)
 		return true
 	}
@@ -530,11 +508,9 @@ func (d *Decoder) slice(c *codec, p unsafe.Pointer) bool {
 		if !d.Value(c.elem, e.Addr().UnsafePointer()) {
 			return false
 		}
-		more, ok := d.next(']')
-		if !ok {
+		if !d.next(']', &empty) {
 			return false
 		}
-		empty = !more
 	}
 	return true
 }
@@ -565,11 +541,9 @@ func (d *Decoder) mapOf(c *codec, p unsafe.Pointer) bool {
 			return false
 		}
 		m.SetMapIndex(k, v)
-		more, ok := d.next('}')
-		if !ok {
+		if !d.next('}', &empty) {
 			return false
 		}
-		empty = !more
 	}
 	return true
 }
@@ -596,11 +570,9 @@ func (d *Decoder) Object(sc *StructCodec, p unsafe.Pointer) (seen uint64, ok boo
 		if !d.Value(f.codec, unsafe.Add(p, f.offset)) {
 			return 0, false
 		}
-		more, ok := d.next('}')
-		if !ok {
+		if !d.next('}', &empty) {
 			return 0, false
 		}
-		empty = !more
 	}
 	return seen, true
 }

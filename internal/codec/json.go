@@ -83,7 +83,11 @@ var writerPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // Unmarshal decodes JSON into v strictly (unknown members are rejected).
 // data must be a value the scanner accepted (valid JSON, valid UTF-8, no
 // duplicate names): every params and result is.
-func Unmarshal(data []byte, v any) error {
+func Unmarshal(data []byte, v any) error { return UnmarshalResult(data, v, true) }
+
+// UnmarshalResult is Unmarshal that, unless strict, ignores the members
+// of objects that v's types do not name (results, events, error data).
+func UnmarshalResult(data []byte, v any, strict bool) error {
 	if raw, ok := v.(*json.RawMessage); ok {
 		if wire.Stable(data) {
 			*raw = data[:len(data):len(data)] // never changes: shared, not copied
@@ -95,28 +99,12 @@ func Unmarshal(data []byte, v any) error {
 	if t := reflect.TypeOf(v); t != nil && t.Kind() == reflect.Pointer {
 		if c := CodecFor(t.Elem()); c != nil {
 			if p := pointerIn(&v); p != nil && decodeInto(data, c, p) {
-				return nil
+				return nil // the compiled codec took it all (no unknown member)
 			}
 		}
 	}
-	return jsonv2.Unmarshal(data, v, UnmarshalOpts)
-}
-
-// UnmarshalResult is Unmarshal that, unless strict, ignores the members
-// of objects that v's types do not name (results, events, error data).
-func UnmarshalResult(data []byte, v any, strict bool) error {
 	if strict {
-		return Unmarshal(data, v)
-	}
-	if _, ok := v.(*json.RawMessage); ok {
-		return Unmarshal(data, v)
-	}
-	if t := reflect.TypeOf(v); t != nil && t.Kind() == reflect.Pointer {
-		if c := CodecFor(t.Elem()); c != nil {
-			if p := pointerIn(&v); p != nil && decodeInto(data, c, p) {
-				return nil // no unknown member: the compiled codec took it all
-			}
-		}
+		return jsonv2.Unmarshal(data, v, UnmarshalOpts)
 	}
 	return jsonv2.Unmarshal(data, v, lenientOpts)
 }
