@@ -43,9 +43,7 @@ func (s *Calls[P]) Get(id uint64) (P, bool) {
 // Take removes and returns the call with id, and whether there was one.
 func (s *Calls[P]) Take(id uint64) (P, bool) {
 	w, ok := s.m[id]
-	if ok {
-		delete(s.m, id)
-	}
+	delete(s.m, id)
 	return w.p, ok
 }
 
@@ -95,9 +93,7 @@ func (s *Calls[P]) TakeID(raw []byte) (p P, group uint64, ok bool) {
 		return p, 0, false
 	}
 	w, ok := s.m[n]
-	if ok {
-		delete(s.m, n)
-	}
+	delete(s.m, n)
 	return w.p, w.group, ok
 }
 
