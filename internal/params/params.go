@@ -240,19 +240,14 @@ func (d *Decoder) decodePositions(params []byte, v reflect.Value) *Error {
 
 // checkRequired reports the first required field missing from the params object.
 func (d *Decoder) checkRequired(obj []byte) *Error {
-	found := 0
 	var seen [64]bool
 	wire.Members(obj, func(name, _ []byte) {
 		for i, f := range d.fields {
-			if f.Required && i < len(seen) && !seen[i] && f.Name == string(name) {
+			if i < len(seen) && f.Name == string(name) {
 				seen[i] = true
-				found++
 			}
 		}
 	})
-	if found == d.required {
-		return nil
-	}
 	for i, f := range d.fields {
 		if f.Required && (i >= len(seen) || !seen[i]) {
 			return invalidParams("/"+f.Name, "missing required member")
