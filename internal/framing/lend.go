@@ -8,18 +8,13 @@ import (
 
 // Lending a message: a line whose head the stream's owner recognises (a
 // response to a call that reads its result as it arrives) is not gathered
-// whole. Recv returns ErrLent once the head is buffered, and the rest of
-// the line is read through Lent, by whichever goroutine the owner hands
-// it to, in the memory of the read buffer whatever the line's length.
-// Until Lent has returned io.EOF (or Discard returned), nobody calls Recv:
-// the reader is lent, not shared.
-//
-// With Content-Length framing the body is lent, exactly its length: the
-// check sees the body's first bytes once its header section is read, when
-// the body is not already whole in the buffer or is over the size limit
-// (a body over the limit that is not lent fails the stream, as always).
-// Lent returns io.EOF once the length is read (the next message is not
-// touched), io.ErrUnexpectedEOF when the input ends before it.
+// whole. Recv returns ErrLent once the head is buffered, and the rest is
+// read through Lent, by whichever goroutine the owner hands it to, in the
+// memory of the read buffer. Until Lent has returned io.EOF (or Discard
+// returned), nobody calls Recv. With Content-Length framing the body is
+// lent, exactly its length (asked once the header section is read, when
+// the body is not whole in the buffer or is over the size limit); Lent
+// returns io.ErrUnexpectedEOF when the input ends before it.
 
 // Lend is what a LendCheck decides about the head of a line.
 type Lend uint8
@@ -41,9 +36,8 @@ var ErrLent = errors.New("jsonrpc: the message is lent to its reader")
 // SetLendCheck installs check, before anything is read.
 func (s *Stream) SetLendCheck(check LendCheck) { s.lendCheck = check }
 
-// checkLend asks the LendCheck about the line at buf[r:w], which has no
-// newline yet; *decided stops the questions for this line once the
-// answer is no.
+// checkLend asks the LendCheck about the line at buf[r:w], not yet whole;
+// *decided stops the questions once the answer is no.
 func (s *Stream) checkLend(decided *bool) bool {
 	if s.lendCheck == nil || *decided || s.framing != Line || s.r == s.w {
 		return false
@@ -70,11 +64,10 @@ func (s *Stream) lendWhole(start int, decided *bool) bool {
 	return false
 }
 
-// bodyIn waits until the body of length bytes that follows the header
-// section (off bytes from s.r) is whole in the buffer, or lends it
-// (ErrLent, the header section consumed) when lendable and the check
-// wants it. It consumes nothing otherwise, so a read interrupted
-// resumes. A body over the limit not lent is a fatal error.
+// bodyIn waits until the body of length bytes after the header section
+// (off bytes from s.r) is whole in the buffer, or lends it (ErrLent, the
+// header section consumed). It consumes nothing otherwise, so a read
+// interrupted resumes. A body over the limit not lent is a fatal error.
 func (s *Stream) bodyIn(off int, length int64, lendable bool) error {
 	ask := lendable && s.lendCheck != nil && length > 0
 	for {
@@ -90,9 +83,7 @@ func (s *Stream) bodyIn(off int, length int64, lendable bool) error {
 				return ErrLent
 			case LendNo:
 				ask = false
-			default:
-				// Undecided by the whole body, or by more bytes than the
-				// limit: not a response to lend.
+			default: // undecided by the whole body or past the limit: not lent
 				ask = have < length && have <= s.max
 			}
 		}
@@ -161,13 +152,10 @@ func (s *Stream) endLend() {
 	}
 }
 
-// fillLent reads more of a lent line. An interrupted read (an idle
-// refresh, a caller's context that ended) is not the borrower's concern:
-// it reads on, and InterruptsWhileLent tells the owner.
+// fillLent reads more of a lent line. An interrupted read is not the
+// borrower's concern: it reads on, and InterruptsWhileLent tells the owner.
 func (s *Stream) fillLent() error {
-	if s.r == s.w && len(s.buf) < lentBufSize {
-		// Read the line in large pieces rather than in the small buffer
-		// of small messages.
+	if s.r == s.w && len(s.buf) < lentBufSize { // read it in large pieces
 		nb, lb := s.newBuf(lentBufSize)
 		s.leave()
 		s.buf, s.cur, s.r, s.w, s.lent = nb, lb, 0, 0, false
@@ -199,11 +187,9 @@ func (s *Stream) fillLent() error {
 // borrower gave up (CancelLent).
 var ErrLentCancelled = errors.New("jsonrpc: the read of a lent message was cancelled")
 
-// CancelLent makes the borrower's read of the lent message, blocked or
-// next, return ErrLentCancelled (on a connection with a read deadline, a
-// blocked read is interrupted; otherwise it ends when input comes). It
-// may be called from any goroutine; ResumeLent undoes it, so that Discard
-// reads the rest of the message off.
+// CancelLent makes the borrower's read of the lent message, blocked (where
+// a read deadline can cut it) or next, return ErrLentCancelled. Any
+// goroutine may call it; ResumeLent undoes it, for Discard to read the rest.
 func (s *Stream) CancelLent() {
 	s.lentCancelled.Store(true)
 	s.InterruptRecv()

@@ -92,8 +92,6 @@ func (m *MessageWriter) end(err error) {
 	s.writing = false
 	s.broadcast()
 	if len(s.queue) > 0 && s.werr == nil && s.waitMax <= s.written && s.flushing == 0 {
-		// Queued behind the message with no sender waiting to write them
-		// (held replies): they go now rather than wait for the next send.
-		s.writeQueue(0)
+		s.writeQueue(0) // queued behind it with no sender to write them (held replies)
 	}
 }

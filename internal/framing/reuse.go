@@ -9,31 +9,24 @@ import (
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
-// Reusing large read buffers. A message is lent to the caller as a slice
-// of the read buffer, so a buffer is never written again once a message
-// was lent from it; a large message therefore costs a fresh buffer, whose
-// pages the kernel must supply and zero (a 1 MiB echo spent a sixth of
-// its time there). A caller that is done with a message may give it back
-// (GiveBack): a buffer of smallReuseMin and up whose messages have all
-// come back, and that the stream has moved past, goes to a pool for the
-// next message of its size (a batch of 100 small requests made a fresh
-// 9 KB buffer per batch). A buffer some of whose messages never come back is
-// simply left to the garbage collector.
+// Reusing large read buffers. A buffer is never written again once a
+// message was lent from it, so a large message costs a fresh buffer (a
+// 1 MiB echo spent a sixth of its time having the kernel zero its pages).
+// A caller done with a message may give it back (GiveBack): a buffer of
+// smallReuseMin and up whose messages have all come back, and that the
+// stream has moved past, goes to a pool for the next message of its size.
+// One whose messages never all come back is left to the garbage collector.
 //
-// A large message (LargeMessage bytes and up) is different: the buffer it
-// was lent from becomes stable (wire.MarkStable) and is never recycled,
-// whatever comes back, so that the strings decoded from its messages may
-// share its memory instead of being copied (internal/codec; a 1 MiB echo
-// spent a quarter of its CPU on those copies). The buffer then lives as
-// long as any of them; a handler may keep its params. The invariant the
-// decoder relies on: a stable buffer is never put in a pool, and the
-// stream never writes again into bytes it lent (it reads on past them, or
-// into a new buffer).
+// A buffer that lent a message of LargeMessage bytes and up becomes stable
+// (wire.MarkStable) instead: never recycled, so that the strings decoded
+// from its messages share its memory rather than copy it (internal/codec;
+// a quarter of a 1 MiB echo's CPU). The invariant the decoder relies on: a
+// stable buffer is never put in a pool, and the stream never writes again
+// into bytes it lent.
 
 // reuseMin is the size of a large read buffer; smallReuseMin the size
-// from which read buffers are tracked and reused. The two classes have
-// pools of their own, so that a small message does not take a large
-// buffer from the pool (and drop it, as too large).
+// from which read buffers are tracked and reused, each class in a pool of
+// its own.
 const reuseMin, smallReuseMin = 64 << 10, 4 << 10
 
 // LargeMessage is the size from which a message makes its read buffer
@@ -81,10 +74,7 @@ func (s *Stream) newBuf(size int) ([]byte, *lentBuf) {
 	pool, unit := bufClass(size)
 	if p, _ := pool.Get().(*[]byte); p != nil && cap(*p) >= size && cap(*p) <= 4*size {
 		b = (*p)[:size] // not its whole capacity: one read must not pass the size asked for (a line over the limit is cut there)
-	} else {
-		// Rounded up to the class's unit, so that a buffer sized for a
-		// message a few bytes shorter (the previous size from another
-		// stream, say) serves the next one.
+	} else { // rounded up, to serve a message a few bytes longer next time
 		b = uninitialized((size + unit - 1) / unit * unit)[:size]
 	}
 	lb := &lentBuf{buf: b}
@@ -98,10 +88,9 @@ func (s *Stream) newBuf(size int) ([]byte, *lentBuf) {
 	return b, lb
 }
 
-// uninitialized returns n bytes of memory that was not zeroed: the stream
-// lends only bytes it has read into a buffer (buf[r:w]), never the rest,
-// and a large buffer's zeroing was a tenth of the CPU of a 1 MiB echo once
-// its buffers were no longer recycled. strings.Builder allocates so.
+// uninitialized returns n bytes of memory that was not zeroed (as
+// strings.Builder allocates): the stream lends only bytes it has read into
+// a buffer, and zeroing was a tenth of the CPU of a 1 MiB echo.
 func uninitialized(n int) []byte {
 	var sb strings.Builder
 	sb.Grow(n)

@@ -134,10 +134,7 @@ func (s *Stream) Unterminated() bool { return s.unterminated }
 // ReadProgress is the number of bytes read so far; any goroutine may call it.
 func (s *Stream) ReadProgress() uint64 { return s.readBytes.Load() }
 
-// fill reads more bytes into buf. Messages are handed out as slices of
-// buf (no copy), so bytes once lent are never overwritten: when buf is full
-// or consumed after lending, the unread tail moves to a new buffer. buf grows
-// as needed, never past the size limit plus a margin.
+// fill reads more bytes into buf (see makeRoom).
 func (s *Stream) fill() error {
 	if s.eof {
 		return io.EOF
@@ -170,11 +167,9 @@ func (s *Stream) fill() error {
 }
 
 // WaitInput waits until input arrives on a socket stream that holds no
-// buffer (an idle one: see interruptedRead), and reads it into a buffer
-// made then, as Recv's first read would, but from a frame shallow enough
-// that a goroutine that begins with it waits on its small starting stack
-// (a stack grown by a deeper wait is never shrunk back). Errors are left
-// to Recv, which meets them again (a deadline, the end of input, a close).
+// buffer (an idle one) and reads it, as Recv's first read would, from a
+// frame shallow enough that a goroutine beginning with it waits on its
+// small starting stack. Errors are left to Recv, which meets them again.
 func (s *Stream) WaitInput() {
 	if s.sock == nil || s.buf != nil || s.eof {
 		return
@@ -185,10 +180,11 @@ func (s *Stream) WaitInput() {
 	s.readBytes.Add(uint64(n))
 }
 
-// makeRoom makes room in buf for a read: when buf is full, or so little
-// room is left after lending that reads would come in small pieces, the
-// unread tail moves to a fresh buffer (twice the size when the tail fills
-// more than half, up to the size limit plus a header section).
+// makeRoom makes room in buf for a read. Bytes once lent are never
+// overwritten: when buf is full, or so little room is left after lending
+// that reads would come in small pieces, the unread tail moves to a fresh
+// buffer (twice the size when the tail fills more than half, up to the
+// size limit plus a header section).
 func (s *Stream) makeRoom() error {
 	if s.r == s.w && !s.lent {
 		s.r, s.w = 0, 0
@@ -223,14 +219,12 @@ func (s *Stream) makeRoom() error {
 }
 
 // interruptedRead ends a read InterruptRecv cut: it clears the deadline
-// and says so. Nothing is lost: the framing functions consume bytes only
-// once a whole message (or a decided error) is there, so the next Recv
-// resumes.
+// and says so. Nothing is lost: bytes are consumed only once a whole
+// message (or a decided error) is there.
 func (s *Stream) interruptedRead() error {
 	s.interrupted.Store(false)
 	s.rwc.(interface{ SetReadDeadline(time.Time) error }).SetReadDeadline(time.Time{})
-	if s.sock != nil && s.r == s.w {
-		// The idle refresh: wait on without a buffer (idleread_unix.go).
+	if s.sock != nil && s.r == s.w { // the idle refresh: wait on without a buffer
 		s.leave()
 		s.buf, s.r, s.w, s.lent = nil, 0, 0, false
 		s.writer.dropBuffers()
@@ -241,9 +235,7 @@ func (s *Stream) interruptedRead() error {
 // bufferSize is the size of a new read buffer that holds nothing yet.
 func (s *Stream) bufferSize() int {
 	if s.hint >= LargeMessage {
-		// Expect another as large, with less room to spare: the buffer is
-		// never recycled once it lent one (reuse.go).
-		return s.hint + s.hint/16 + 4096
+		return s.hint + s.hint/16 + 4096 // less to spare: never recycled once it lent one
 	}
 	if s.hint > 512 {
 		return s.hint + s.hint/4 // the last message was large: expect another
@@ -308,16 +300,8 @@ func (s *Stream) Recv() ([]byte, error) {
 	return s.recvLine()
 }
 
-// detect picks the framing from the first bytes the peer sends. White space
-// is skipped; a header name ("Content-Length:" or "Content-Type:", in any
-// case, after an optional byte-order mark) selects Header, anything
-// else Line. It reads only while the bytes could still begin such a
-// name, so the choice does not depend on how the input is cut into reads,
-// and JSON text of any kind (a bare 42, "x", null, garbage) is read as a
-// line and answered as one. A line that begins like another header field
-// (a name and a colon, which JSON text never is) is read no further than
-// a header section may be: past that bound without its newline, it is
-// taken as a header section too long, as Header would (see headerStart).
+// detect picks the framing from the first bytes the peer sends, after
+// white space (the rules: headerStart and jsonrpc.FramingAuto).
 func (s *Stream) detect() error {
 	for {
 		for s.r < s.w && isSpace(s.buf[s.r]) {
@@ -354,13 +338,12 @@ func (s *Stream) setFraming(f Framing) {
 var headerNames = [...]string{"content-length:", "content-type:"}
 
 // headerStart reports whether b, the first non-space bytes of a stream,
-// decide the framing yet, and if so whether they begin a header section.
-// Bytes that begin like a header field other than those names (a token,
-// then a colon) stay undecided until their line ends, a line then, or
-// until they pass maxHeaderBytes without a newline, a header section
-// then: auto framing bounds what it reads before it decides as each
-// framing does after (a line of garbage of 1 MiB, with no newline, was
-// otherwise read on towards the message size limit, unanswered).
+// decide the framing yet, and if so whether they begin a header section:
+// headerNames (after an optional byte-order mark) do. Bytes that begin like
+// another header field (a token, then a colon) stay undecided until their
+// line ends (a line) or they pass maxHeaderBytes without a newline (a
+// header section too long): auto framing reads no more before it decides
+// than either framing would after.
 func headerStart(b []byte) (decided, header bool) {
 	if len(b) < len(wire.BOM) && strings.HasPrefix(wire.BOM, string(b)) {
 		return false, false
@@ -429,20 +412,17 @@ func (s *Stream) recvLine() ([]byte, error) {
 		if s.checkLend(&decided) { // before the limit: a line lent is not bound by it
 			return nil, ErrLent
 		}
-		// One byte over the limit may be the "\r" of a "\r\n" whose "\n"
-		// has not arrived yet: wait for it before judging the line.
+		// (One byte over may be the "\r" of a "\r\n" not all here yet.)
 		if int64(scanned) > s.max && (int64(scanned) > s.max+1 || s.buf[s.w-1] != '\r') {
-			// Too long: report it now, without waiting for the newline
-			// (which may never come); the next Recv skips the rest of the
-			// line, holding no more of it than one read.
+			// Too long: said now, not at a newline that may never come;
+			// the next Recv skips the rest of the line.
 			fe := tooLarge(s.max, false).of(0, s.buf[s.r:s.w])
 			s.r = s.w
 			s.skipping = true
 			return nil, fe
 		}
 		if err := s.fill(); err != nil {
-			if err == io.EOF && !isBlank(s.buf[s.r:s.w]) {
-				// A last message without its newline.
+			if err == io.EOF && !isBlank(s.buf[s.r:s.w]) { // a last message without its newline
 				line := s.lend(bytes.TrimRight(s.buf[s.r:s.w], "\r"))
 				s.r = s.w
 				s.unterminated = true
@@ -455,7 +435,7 @@ func (s *Stream) recvLine() ([]byte, error) {
 
 func isBlank(b []byte) bool {
 	for _, c := range b {
-		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+		if !isSpace(c) {
 			return false
 		}
 	}
@@ -499,9 +479,7 @@ func (s *Stream) recvHeader() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if off == 0 && bytes.HasPrefix(line, []byte(wire.BOM)) {
-			// A byte-order mark before the message: the message is read
-			// (so the stream goes on) and answered with a parse error.
+		if off == 0 && bytes.HasPrefix(line, []byte(wire.BOM)) { // read on, answered with a parse error
 			line, withBOM = line[len(wire.BOM):], true
 		}
 		off = next
@@ -556,10 +534,7 @@ func (s *Stream) headerLine(off int) (line []byte, next int, err error) {
 // headerField reads one "Name: value" header line; Content-Length sets
 // *length (once), other names are ignored.
 func headerField(line []byte, length *int64) error {
-	if line[0] == '{' || line[0] == '[' {
-		// JSON where a header belongs: the peer frames by lines. Said at
-		// once, rather than waiting for a header section's end that never
-		// comes.
+	if line[0] == '{' || line[0] == '[' { // the peer frames by lines: said at once
 		return headerErr("expected a Content-Length header, got JSON (the peer sends newline-delimited messages): " + strconv.Quote(cut(string(line), 64)))
 	}
 	k, v, ok := bytes.Cut(line, []byte{':'})

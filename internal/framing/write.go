@@ -103,9 +103,8 @@ func call(f func()) {
 	}
 }
 
-// writeDirect writes a large message from msg itself (wmu held, released
-// while writing), rather than copy it into the queue; nobody is writing.
-// Senders that come meanwhile queue and wait for the next round.
+// writeDirect writes a large message from msg itself rather than copy it
+// into the queue (wmu held, released while writing; nobody is writing).
 func (w *writer) writeDirect(msg []byte) error {
 	w.writing = true
 	w.taken++
@@ -133,26 +132,22 @@ const (
 )
 
 // Hold makes later sends queue their messages without writing them (and
-// return), until release or until Recv must wait for input. A Conn holds
-// its replies while it dispatches requests it has already read, so that
-// their replies leave together in few writes, as a server that writes when
-// its input runs dry.
+// return), until Release or until Recv must wait for input: the replies to
+// requests read together leave together in few writes.
 func (w *writer) Hold() {
 	if w.held.Load() == holdNone {
 		w.held.Store(holdReplies)
 	}
 }
 
-// HoldCalls is hold for the calls the callers of responses just delivered
-// will make: at release, the write first lets the goroutines that are ready
-// to run (those callers) queue their calls (runtime.Gosched), so that many
-// callers on one connection send in few writes.
+// HoldCalls is Hold for the calls the callers of responses just delivered
+// will make: at Release, the goroutines ready to run (those callers) first
+// queue their calls (runtime.Gosched), so that they leave in few writes.
 func (w *writer) HoldCalls() { w.held.Store(holdCalls) }
 
-// Release ends hold. What was held is written on a goroutine of its own
-// (unless a writer is at work: it writes the rest of the queue before it
-// stops), so that the caller, the reader, never waits for the peer to read.
-// A failed write fails the sends that follow.
+// Release ends Hold. What was held is written on a goroutine of its own
+// (unless a writer is at work: it writes the rest), so that the caller, the
+// reader, never waits for the peer to read.
 func (w *writer) Release() {
 	switch w.held.Load() {
 	case holdNone:
@@ -227,12 +222,7 @@ func (w *writer) writeQueue(mine uint64) {
 		}
 		w.broadcast()
 		if w.written >= mine && len(w.queue) > 0 && (w.waitMax > w.written || w.flushing > 0) {
-			// Hand the rest to a sender that waits for a round not yet
-			// written (it writes on when it wakes), or to flush, rather
-			// than write for everyone. Without one, the writer writes on:
-			// held messages have no sender waiting for them, and a waiter
-			// whose round is written returns without writing.
-			break
+			break // the rest is for a sender waiting for a later round, or Flush
 		}
 	}
 	w.writing = false
@@ -247,10 +237,7 @@ const directWrite = 64 << 10
 func (w *writer) writeFramed(msg []byte, header bool) error {
 	if header {
 		var h [40]byte
-		b := append(h[:0], "Content-Length: "...)
-		b = strconv.AppendInt(b, int64(len(msg)), 10)
-		b = append(b, "\r\n\r\n"...)
-		if err := w.write(b); err != nil {
+		if err := w.write(appendHeader(h[:0], len(msg))); err != nil {
 			return err
 		}
 		return w.write(msg)
@@ -262,14 +249,10 @@ func (w *writer) writeFramed(msg []byte, header bool) error {
 }
 
 // write writes p, failing when the peer accepts no bytes at all for the
-// write timeout: with a deadline on connections that support one, otherwise
-// with a timer that closes the stream. Either is renewed whenever bytes go
-// out, so the timeout bounds a stall, not a slow transfer: a deadline that
-// expires after part of p went out counts as progress, and without
-// deadlines p leaves in chunks for the timer to see progress within a large
-// message. With a deadline p is written whole, in as few system calls as
-// the socket's buffer allows (64 KiB chunks cost a system call each and
-// woke the reader as often).
+// write timeout: with a deadline where the connection has one, otherwise
+// with a timer that closes the stream (p then goes in 64 KiB chunks, for
+// the timer to see progress). Either is renewed whenever bytes go out, so
+// the timeout bounds a stall, not a slow transfer.
 func (w *writer) write(p []byte) error {
 	if w.wto <= 0 {
 		_, err := w.rwc.Write(p)
@@ -297,8 +280,7 @@ func (w *writer) write(p []byte) error {
 			}
 			return err
 		}
-		// Progress (a chunk, or part of p before the deadline): renew.
-		if len(p) > 0 {
+		if len(p) > 0 { // progress: renew
 			if ok {
 				dl.SetWriteDeadline(time.Now().Add(w.wto))
 			} else {
@@ -315,11 +297,12 @@ func errWriteStalled(d time.Duration) error {
 
 func (w *writer) frame(dst, msg []byte) []byte {
 	if w.header {
-		dst = append(dst, "Content-Length: "...)
-		dst = strconv.AppendInt(dst, int64(len(msg)), 10)
-		dst = append(dst, "\r\n\r\n"...)
-		return append(dst, msg...)
+		return append(appendHeader(dst, len(msg)), msg...)
 	}
-	dst = append(dst, msg...)
-	return append(dst, '\n')
+	return append(append(dst, msg...), '\n')
+}
+
+func appendHeader(b []byte, n int) []byte {
+	b = strconv.AppendInt(append(b, "Content-Length: "...), int64(n), 10)
+	return append(b, "\r\n\r\n"...)
 }
