@@ -18,10 +18,9 @@ import (
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
-// This file holds the compiled codec: for the plain Go types that params and
-// results are usually made of, a plan built once per type by reflection
-// decodes and encodes without encoding/json/v2's general machinery, with
-// exactly v2's results. The plan covers
+// The compiled codec: for the plain Go types that params and results are
+// usually made of, a plan built once per type by reflection decodes and
+// encodes with exactly v2's results. The plan covers
 //
 //   - bool, the integer and float kinds, string (named types too);
 //   - structs of those, with json tags giving a name, "-", omitempty and
@@ -31,18 +30,12 @@ import (
 //
 // A type that holds anything else (a method of the JSON or text interfaces,
 // an embedded field, an interface, an array, time.Duration, another tag
-// option) has no plan and goes through v2 whole.
-//
-// The plans work optimistically: they decode only what they are sure v2
-// accepts the same way, and give up (return false) on anything else — an
-// unknown member, a number out of range, a string in an int, an encoding v2
-// would refuse — and then v2 itself runs on the same input and destination,
-// so errors (and their -32602 messages) are v2's own. The differential fuzz
-// test FuzzCodec holds them to that, with v2 as the oracle.
-//
-// Decoding trusts what the scanner has checked before any value reaches it:
-// the text is valid JSON with valid UTF-8 and no duplicate names. So a
-// string without escapes is a plain copy, found with bytes.IndexByte.
+// option) has no plan and goes through v2 whole. A plan gives up (returns
+// false) on anything it is not sure v2 takes the same way (an unknown
+// member, a number out of range, a string in an int), and v2 then runs on
+// the same input and destination, so errors are v2's own; FuzzCodec holds
+// them to that. Decoding trusts the scanner: the text is valid JSON with
+// valid UTF-8 and no duplicate names.
 
 // codec is the plan for one Go type: what kind of value it is and the
 // plans of the values it holds. decoder.value and appendValue follow it.

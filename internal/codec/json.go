@@ -14,12 +14,6 @@ import (
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
-// The JSON codec used for params and results: encoding/json/v2 semantics,
-// which match names case-sensitively and reject duplicate names and invalid
-// UTF-8 by default. Plain types take the compiled codec (codec.go), which
-// gives the same results; the rest go through v2. Requests are appended by
-// hand (AppendRequest), their params by the codec.
-
 var (
 	marshalOpts   = jsonv2.Deterministic(false)
 	UnmarshalOpts = jsonv2.RejectUnknownMembers(true)
@@ -109,12 +103,10 @@ func UnmarshalResult(data []byte, v any, strict bool) error {
 	return jsonv2.Unmarshal(data, v, lenientOpts)
 }
 
-// Large values v2 encodes go into a buffer sized for them up front: the
-// encoder then appends in place, rather than growing its buffer a dozen
-// times and copying the value into the destination at the end (for a
-// 1 MiB string, four times the memory and two extra copies). The size of
-// the last large value of a kind (a method's result, a connection's
-// request) is the guess for the next.
+// Large values v2 encodes go into a buffer sized for them up front (the
+// size of the last large value of their kind), where the encoder appends in
+// place rather than grow its buffer a dozen times and copy the value at
+// the end (for a 1 MiB string, four times the memory and two extra copies).
 
 // largeValue is the size from which a value's size is remembered.
 const largeValue = 16 << 10
@@ -125,8 +117,7 @@ func growFor(b []byte, hint *atomic.Int64) []byte {
 		return b
 	}
 	if n := int(hint.Load()); n > cap(b)-len(b) {
-		// A quarter more: the encoder, writing into a bytes.Buffer, grows
-		// it when less than a quarter of its length is left free.
+		// A quarter more: a bytes.Buffer grows when less is left free.
 		b = slices.Grow(b, n+(len(b)+n)/4+64)
 	}
 	return b
