@@ -89,7 +89,9 @@ func startWS(tb testing.TB, im *Impl, raw Params) Client {
 func startHTTPServer(tb testing.TB, im *Impl, handler func() (http.Handler, func()), dial func(url string) (Client, error), closed func()) Client {
 	tb.Helper()
 	h, stop := handler()
-	ts := httptest.NewServer(h)
+	ts := httptest.NewUnstartedServer(h)
+	ts.Config.ConnState = countConns
+	ts.Start()
 	c, err := dial(ts.URL)
 	if err != nil {
 		ts.Close()
@@ -104,6 +106,15 @@ func startHTTPServer(tb testing.TB, im *Impl, handler func() (http.Handler, func
 		stop()
 	})
 	return c
+}
+
+// httpConns counts the connections the benchmarks' HTTP servers accepted.
+var httpConns atomic.Int64
+
+func countConns(_ net.Conn, s http.ConnState) {
+	if s == http.StateNew {
+		httpConns.Add(1)
+	}
 }
 
 // startStdio serves im on one end of a pair of pipes (see Pipes) and makes

@@ -81,9 +81,10 @@ func openLoopAll(b *testing.B, has func(*Impl) bool, start func(testing.TB, *Imp
 			peak := SustainedPeak(ctx, closed, d/2, openLoopCallers, 6, call)
 			for _, pct := range levels {
 				b.Run(fmt.Sprintf("%dpct", pct), func(b *testing.B) {
-					start := time.Now()
+					start, conns := time.Now(), httpConns.Load()
 					r := OpenLoop(ctx, LoadSpec{Rate: peak * float64(pct) / 100, Duration: d, Callers: openLoopCallers, Drain: d + time.Second}, call)
 					b.ReportMetric(closed, "closedpeak-calls/s")
+					b.ReportMetric(float64(httpConns.Load()-conns), "newconns") // HTTP: the client dialed more for a queue
 					reportLoad(b, peak, r)
 					// The last call is due just before d: fill d, so that a
 					// -benchtime=d run ends here rather than run the level again.
