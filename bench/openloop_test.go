@@ -69,9 +69,10 @@ func openLoopAll(b *testing.B, has func(*Impl) bool, start func(testing.TB, *Imp
 				return c.Echo(ctx, &in, &out)
 			}
 			ctx := context.Background()
-			// A first pass opens what the callers need (HTTP connections)
+			// A first pass opens what the open-loop callers may need (an HTTP
+			// connection each: dialed during a level, they would stall it)
 			// and warms the runtime; the second is the peak.
-			if _, err := ClosedLoopPeak(ctx, concurrency, min(d/4, 250*time.Millisecond), call); err != nil {
+			if _, err := ClosedLoopPeak(ctx, openLoopCallers, min(d/4, 250*time.Millisecond), call); err != nil {
 				b.Fatal(err)
 			}
 			closed, err := ClosedLoopPeak(ctx, concurrency, d, call)
