@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -607,8 +608,8 @@ func (s *Scanner) End() bool {
 // Members calls fn for each member of obj, a valid JSON object (not on
 // hot paths: it allocates for escaped names).
 func Members(obj []byte, fn func(name, value []byte)) {
-	var s Scanner
-	s.Reset(obj, 1<<30)
+	s := pooledScanner(obj, 1<<30)
+	defer s.release()
 	if s.Peek() != '{' {
 		return
 	}
@@ -624,6 +625,21 @@ func Members(obj []byte, fn func(name, value []byte)) {
 			s.Pos++
 		}
 	}
+}
+
+// scanners keep the Scanners of Members and Valid, whose names of nested
+// objects would otherwise be allocated on every call.
+var scanners = sync.Pool{New: func() any { return new(Scanner) }}
+
+func pooledScanner(data []byte, maxDepth int) *Scanner {
+	s := scanners.Get().(*Scanner)
+	s.Reset(data, maxDepth)
+	return s
+}
+
+func (s *Scanner) release() {
+	s.Data = nil
+	scanners.Put(s)
 }
 
 // Unquote decodes the body of a valid JSON string (without its quotes).
@@ -681,8 +697,8 @@ var unescaped = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 
 // Valid reports whether b is exactly one valid JSON value (used on
 // pre-encoded results handed to us by handlers).
 func Valid(b []byte) bool {
-	var s Scanner
-	s.Reset(b, 10000)
+	s := pooledScanner(b, 10000)
+	defer s.release()
 	_, ok := s.Value()
 	return ok && s.End() && s.dups == 0 && !s.tooDeep
 }
