@@ -167,38 +167,46 @@ func (cs *ClientState) WithMeta(raw []byte, version string) ([]byte, error) {
 // tools/call, the Mcp-Param-* headers of the arguments the tool's
 // inputSchema (from tools/list) marks with x-mcp-header.
 func (cs *ClientState) Headers(h http.Header, version, method string, params []byte) http.Header {
-	h = h.Clone()
-	if h == nil {
-		h = http.Header{}
+	nameKey := "name"
+	if method == "resources/read" {
+		nameKey = "uri"
 	}
-	h.Set(VersionHeader, version)
-	h.Set(MethodHeader, EncodeHeaderValue(method))
-	var named struct {
-		Name      *string         `json:"name"`
-		URI       *string         `json:"uri"`
-		Arguments json.RawMessage `json:"arguments"`
+	var name, args []byte
+	wire.Members(params, func(k, v []byte) {
+		switch string(k) {
+		case nameKey:
+			name = v
+		case "arguments":
+			args = v
+		}
+	})
+	out := make(http.Header, len(h)+3)
+	for k, v := range h { // read only: the values are shared
+		out[k] = v
 	}
-	_ = jsonv2.Unmarshal(params, &named)
-	switch {
-	case (method == "tools/call" || method == "prompts/get") && named.Name != nil:
-		h.Set(NameHeader, EncodeHeaderValue(*named.Name))
-	case method == "resources/read" && named.URI != nil:
-		h.Set(NameHeader, EncodeHeaderValue(*named.URI))
+	vals := []string{version, EncodeHeaderValue(method), ""}
+	out[VersionHeader], out[MethodHeader] = vals[0:1:1], vals[1:2:2]
+	named := len(name) > 0 && name[0] == '"' && (method == "tools/call" || method == "prompts/get" || method == "resources/read")
+	if !named {
+		return out
 	}
-	if method != "tools/call" || named.Name == nil {
-		return h
+	tool := jsonString(name)
+	vals[2] = EncodeHeaderValue(tool)
+	out[NameHeader] = vals[2:3:3]
+	if method != "tools/call" {
+		return out
 	}
 	cs.mu.Lock()
-	annotations := cs.toolHeaders[*named.Name]
+	annotations := cs.toolHeaders[tool]
 	cs.mu.Unlock()
 	for _, a := range annotations {
-		if v, ok := ValueAt(named.Arguments, a.Path); ok {
+		if v, ok := ValueAt(args, a.Path); ok {
 			if text, ok := HeaderText(v, a.Kind); ok {
-				h.Set(ParamPrefix+a.Name, EncodeHeaderValue(text))
+				out.Set(ParamPrefix+a.Name, EncodeHeaderValue(text))
 			}
 		}
 	}
-	return h
+	return out
 }
 
 // LearnTools keeps the x-mcp-header annotations of the tools a tools/list
@@ -269,7 +277,10 @@ func withoutTools(result []byte, drop map[string]bool) []byte {
 // tools/list showed with an invalid x-mcp-header annotation
 // (ErrToolRejected).
 func (cs *ClientState) RefuseRejected(method string, params []byte) error {
-	if method != "tools/call" {
+	cs.mu.Lock()
+	none := len(cs.rejected) == 0
+	cs.mu.Unlock()
+	if method != "tools/call" || none {
 		return nil
 	}
 	var named struct {
@@ -353,12 +364,19 @@ var inputRequired = []byte(`"input_required"`)
 // result that asks for input (multi round-trip); ok is false for a
 // complete result.
 func InputRequired(result []byte) (queries map[string]InputQuery, state *string, ok bool) {
+	if !bytes.Contains(result, inputRequired) {
+		return nil, nil, false
+	}
+	return decodeInputRequired(result)
+}
+
+func decodeInputRequired(result []byte) (queries map[string]InputQuery, state *string, ok bool) {
 	var ir struct {
 		ResultType    string                `json:"resultType"`
 		InputRequests map[string]InputQuery `json:"inputRequests"`
 		RequestState  *string               `json:"requestState"`
 	}
-	if !bytes.Contains(result, inputRequired) || jsonv2.Unmarshal(result, &ir) != nil || ir.ResultType != "input_required" {
+	if jsonv2.Unmarshal(result, &ir) != nil || ir.ResultType != "input_required" {
 		return nil, nil, false
 	}
 	return ir.InputRequests, ir.RequestState, true
