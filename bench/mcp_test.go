@@ -20,7 +20,8 @@ import (
 
 // MCP's path: a tools/call over Streamable HTTP, stateless, answered by
 // ours (StreamableHTTPHandler; "ours2026": under MCP's stateless revision
-// 2026-07-28, its headers and _meta on every request) and by the official MCP Go SDK's server
+// 2026-07-28, called by our MCP client of that revision, WithMCPVersion, which
+// puts its headers and _meta on every request) and by the official MCP Go SDK's server
 // (peer "mcpsdk", Stateless), both driven by our Streamable HTTP client;
 // "http" is our plain HTTP JSON-RPC (the Server as an http.Handler, an
 // HTTPClient) on the same handler, the limit ours should stay within 1.5× of.
@@ -69,18 +70,9 @@ type toolResult struct {
 }
 
 type toolParams struct {
-	Name      string         `json:"name"`
-	Arguments map[string]any `json:"arguments,omitempty"`
-	Meta      map[string]any `json:"_meta,omitempty"`
-}
-
-// mcp2026 is MCP's stateless revision: each request names it in a header
-// and in _meta, with the client's capabilities.
-const mcp2026 = "2026-07-28"
-
-var meta2026 = map[string]any{
-	jsonrpc.MetaProtocolVersion:    mcp2026,
-	jsonrpc.MetaClientCapabilities: map[string]any{},
+	Name      string          `json:"name"`
+	Arguments map[string]any  `json:"arguments,omitempty"`
+	Meta      json.RawMessage `json:"_meta,omitzero"` // as the mcp package's tools/call params
 }
 
 // oursToolServer serves tools/call with a typed handler.
@@ -127,7 +119,7 @@ func startMCP(tb testing.TB, name, text string) jsonrpc.Client {
 		h = srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{})
 	case "ours2026":
 		srv = oursToolServer(text)
-		h = srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{StatelessVersions: []string{mcp2026}})
+		h = srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{StatelessVersions: []string{jsonrpc.MCPVersion2026}})
 	case "http":
 		srv = oursToolServer(text)
 		h = srv
@@ -142,8 +134,8 @@ func startMCP(tb testing.TB, name, text string) jsonrpc.Client {
 	case "http":
 		c = jsonrpc.NewHTTPClient(ts.URL, jsonrpc.WithHTTPClient(hc))
 	case "ours2026":
-		c, err = jsonrpc.DialStreamableHTTP(context.Background(), ts.URL, jsonrpc.WithHTTPClient(hc),
-			jsonrpc.WithHeader("Mcp-Protocol-Version", mcp2026), jsonrpc.WithHeader("Mcp-Method", "tools/call"), jsonrpc.WithHeader("Mcp-Name", "echo"))
+		// Our MCP client of the revision: its _meta and headers on every request.
+		c, err = jsonrpc.DialStreamableHTTP(context.Background(), ts.URL, jsonrpc.WithHTTPClient(hc), jsonrpc.WithMCPVersion(jsonrpc.MCPVersion2026))
 	default:
 		c, err = jsonrpc.DialStreamableHTTP(context.Background(), ts.URL, jsonrpc.WithHTTPClient(hc))
 	}
@@ -163,22 +155,14 @@ func startMCP(tb testing.TB, name, text string) jsonrpc.Client {
 	return c
 }
 
-// callTool calls the tool and checks its result; meta is the request's
-// _meta (meta2026 for ours2026, nil for the others).
-func callTool(ctx context.Context, c jsonrpc.Client, meta map[string]any, want int) error {
+// callTool calls the tool and checks its result.
+func callTool(ctx context.Context, c jsonrpc.Client, want int) error {
 	var res toolResult
-	if err := c.Call(ctx, "tools/call", toolParams{Name: "echo", Arguments: map[string]any{}, Meta: meta}, &res); err != nil {
+	if err := c.Call(ctx, "tools/call", toolParams{Name: "echo", Arguments: map[string]any{}}, &res); err != nil {
 		return err
 	}
 	if len(res.Content) != 1 || len(res.Content[0].Text) != want {
 		return errBadEcho
-	}
-	return nil
-}
-
-func metaOf(name string) map[string]any {
-	if name == "ours2026" {
-		return meta2026
 	}
 	return nil
 }
@@ -190,9 +174,9 @@ func runMCP(b *testing.B, size, workers int) {
 	text := toolText(size)
 	for _, name := range mcpImpls() {
 		b.Run(name, func(b *testing.B) {
-			c, meta := startMCP(b, name, text), metaOf(name)
+			c := startMCP(b, name, text)
 			ctx := context.Background()
-			if err := callTool(ctx, c, meta, len(text)); err != nil {
+			if err := callTool(ctx, c, len(text)); err != nil {
 				b.Fatalf("warm-up call: %v", err)
 			}
 			var next atomic.Int64
@@ -204,7 +188,7 @@ func runMCP(b *testing.B, size, workers int) {
 			for range workers {
 				wg.Go(func() {
 					for next.Add(1) <= n {
-						if err := callTool(ctx, c, meta, len(text)); err != nil {
+						if err := callTool(ctx, c, len(text)); err != nil {
 							firstErr.CompareAndSwap(nil, &err)
 							return
 						}
@@ -245,11 +229,11 @@ func TestMCPTools(t *testing.T) {
 			t.Fatalf("the %d-byte text is %d bytes of JSON: %v", size, len(text), json.Valid([]byte(text)))
 		}
 		for _, name := range mcpImpls() {
-			c, meta := startMCP(t, name, text), metaOf(name)
+			c := startMCP(t, name, text)
 			var wg sync.WaitGroup
 			for range 8 {
 				wg.Go(func() {
-					if err := callTool(t.Context(), c, meta, len(text)); err != nil {
+					if err := callTool(t.Context(), c, len(text)); err != nil {
 						t.Errorf("%s, %d bytes: %v", name, size, err)
 					}
 				})
