@@ -78,10 +78,22 @@ func MCPMetaFromContext(ctx context.Context) *MCPMeta {
 	return m
 }
 
-func newMCPMeta(m *mcp.Meta) *MCPMeta {
-	return &MCPMeta{ProtocolVersion: m.ProtocolVersion, ClientInfo: m.ClientInfo, ClientCapabilities: m.ClientCapabilities,
-		LogLevel: m.LogLevel, Raw: m.Raw, InputResponses: m.InputResponses, RequestState: m.RequestState,
-		Method: m.Method, target: m.Target, arguments: m.Arguments}
+// metaContext holds a request's MCPMeta: it and its context in one allocation.
+type metaContext struct {
+	context.Context
+	meta MCPMeta
+}
+
+func (c *metaContext) Value(key any) any {
+	if key == (mcpMetaKey{}) {
+		return &c.meta
+	}
+	return c.Context.Value(key)
+}
+
+func withMCPMeta(ctx context.Context, m *mcp.Meta) context.Context {
+	return &metaContext{ctx, MCPMeta{ProtocolVersion: m.ProtocolVersion, ClientInfo: m.ClientInfo, ClientCapabilities: m.ClientCapabilities, LogLevel: m.LogLevel,
+		Raw: m.Raw, InputResponses: m.InputResponses, RequestState: m.RequestState, Method: m.Method, target: m.Target, arguments: m.Arguments}}
 }
 
 // mcpError returns the JSON-RPC error of a refusal by an MCP rule (nil
@@ -111,17 +123,14 @@ func MCPStateless(versions ...string) Middleware {
 				rememberMCPClient(ctx, req.Params)
 			}
 			p, ok := mcp.ParseParams(req.Params)
-			if !ok {
-				return next.ServeRPC(ctx, req)
-			}
 			m, present := p.RequestMeta(req.Method)
-			if !present {
+			if !ok || !present {
 				return next.ServeRPC(ctx, req)
 			}
 			if e := m.Check(versions, nil); e != nil {
 				return nil, mcpError(e)
 			}
-			return next.ServeRPC(context.WithValue(ctx, mcpMetaKey{}, newMCPMeta(&m)), req)
+			return next.ServeRPC(withMCPMeta(ctx, &m), req)
 		})
 	}
 }

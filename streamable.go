@@ -228,7 +228,8 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "jsonrpc: method "+r.Method+" not allowed: MCP "+r.Header.Get(versionHeader)+" has no GET stream and no sessions; POST each message", http.StatusMethodNotAllowed)
 		return
 	case p.stateless:
-		p.w = &streamable.StatusByError{ResponseWriter: w} // a single error's answer gets its HTTP status
+		p.status.ResponseWriter = w
+		p.w = &p.status // a single error's answer gets its HTTP status
 	case !streamable.CheckVersion(w, r, h.opts.ProtocolVersions):
 		return
 	case r.Method != http.MethodPost:
@@ -261,11 +262,12 @@ type postSink struct {
 	exchange // serves what is answered at once
 	h        *streamableHandler
 	w        http.ResponseWriter
+	status   streamable.StatusByError // w under a stateless revision
 	r        *http.Request
 	pi       *peerInfo
 	sess     *streamable.Session // its session (nil: none)
 	client   string              // see streamable.ClientKey
-	meta     *MCPMeta            // the stateless revision's _meta (nil: none)
+	meta     mcp.Meta            // the stateless revision's _meta (no ProtocolVersion: none)
 	calls    int                 // the requests answered (take)
 
 	acceptsSSE, stateless bool
@@ -384,8 +386,8 @@ func (p *postSink) fail(status int, reply []byte) {
 // serve serves the admitted requests: at once when the answer is JSON (or
 // nothing: notifications), else on a connection of the POST's own.
 func (p *postSink) serve(ctx context.Context, e *wire.Envelope, batch []wire.Envelope) {
-	if p.meta != nil {
-		ctx = context.WithValue(ctx, mcpMetaKey{}, p.meta)
+	if p.meta.ProtocolVersion != "" {
+		ctx = withMCPMeta(ctx, &p.meta)
 	}
 	if p.sess != nil && p.sess.Standalone != nil {
 		ctx = context.WithValue(ctx, sessionKey{}, p.sess)

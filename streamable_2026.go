@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"cmp"
 	"net/http"
 
 	"github.com/seedhq/jsonrpc/internal/mcp"
@@ -30,17 +31,11 @@ func (p *postSink) checkStateless(data []byte, m *wire.Message) bool {
 		p.fail(http.StatusBadRequest, appendResponse(nil, id, nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: a POST carries a request or a notification"}))
 		return false
 	}
-	meta, refused := p.h.rules.Check(p.r.Header, mcp.MethodString(e.MethodName(data)), paramsOf(data, e), id.IsZero())
+	var refused *mcp.Error
+	p.meta, refused = p.h.rules.Check(p.r.Header, mcp.MethodString(e.MethodName(data)), paramsOf(data, e), id.IsZero())
 	if refused != nil {
-		status := http.StatusBadRequest
-		if refused.Code == CodeMethodNotFound {
-			status = http.StatusNotFound
-		}
-		p.fail(status, appendResponse(nil, id, nil, mcpError(refused)))
+		p.fail(cmp.Or(mcp.HTTPStatus(refused.Code), http.StatusBadRequest), appendResponse(nil, id, nil, mcpError(refused)))
 		return false
-	}
-	if meta.ProtocolVersion != "" {
-		p.meta = newMCPMeta(&meta)
 	}
 	return true
 }
@@ -60,10 +55,7 @@ func (p *postSink) checkMetaVersion(data []byte, m *wire.Message) bool {
 	}
 	for i := range m.Elems {
 		e := &m.Elems[i]
-		if e.Kind != wire.KindRequest {
-			continue
-		}
-		if refused := mcp.VersionMatches(p.r.Header, paramsOf(data, e)); refused != nil {
+		if refused := mcp.VersionMatches(p.r.Header, paramsOf(data, e)); refused != nil && e.Kind == wire.KindRequest {
 			p.fail(http.StatusBadRequest, appendResponse(nil, idOf(e, data), nil, mcpError(refused)))
 			return false
 		}
