@@ -250,8 +250,11 @@ func (m *mcpClient) initialize(ctx context.Context, version string) (mcp.Era, st
 // after tools/list, as the revision advises.
 func (m *mcpClient) statelessCall(ctx context.Context, version, method string, params, result any) error {
 	err := m.statelessRounds(ctx, version, method, params, result)
-	var e *Error
-	if method != "tools/call" || !errors.As(err, &e) || e.Code != CodeHeaderMismatch {
+	if err == nil || method != "tools/call" {
+		return err
+	}
+	var e *Error // declared here: on the heap only for an error
+	if !errors.As(err, &e) || e.Code != CodeHeaderMismatch {
 		return err
 	}
 	if m.statelessRounds(ctx, version, "tools/list", nil, nil) != nil {
@@ -314,13 +317,7 @@ func (m *mcpClient) answer(ctx context.Context, method string, params json.RawMe
 // (the caller's _meta members kept) and a context carrying the headers
 // that mirror them.
 func (m *mcpClient) stateless(ctx context.Context, version, method string, params any) (json.RawMessage, context.Context, error) {
-	raw, err := codec.Marshal(params)
-	if err != nil {
-		return nil, ctx, err
-	} else if string(raw) == "null" {
-		raw = []byte("{}")
-	}
-	p, err := m.state.WithMeta(raw, version)
+	p, err := m.state.WithMeta(params, version)
 	if err != nil {
 		return nil, ctx, err
 	}

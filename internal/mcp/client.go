@@ -128,11 +128,23 @@ func (cs *ClientState) meta(version string) []byte {
 	return b
 }
 
-// WithMeta returns the params object raw with the request's _meta: the
-// client's members put in front when raw has no _meta (the common case,
-// with no decoding), else merged into the caller's _meta.
-func (cs *ClientState) WithMeta(raw []byte, version string) ([]byte, error) {
-	if len(raw) == 0 || raw[0] != '{' || !wire.Valid(raw) {
+// WithMeta returns params (nil: {}) encoded as an object with the request's
+// _meta: the client's members put in front, in the same buffer, when it has
+// no _meta (the common case, with no decoding), else merged into the
+// caller's _meta.
+func (cs *ClientState) WithMeta(params any, version string) ([]byte, error) {
+	meta := cs.meta(version)
+	head := len(`{"_meta":`) + len(meta)
+	p := append(append(make([]byte, 0, head+128), `{"_meta":`...), meta...)
+	p, err := codec.AppendJSON(p, params, nil)
+	if err != nil {
+		return nil, err
+	}
+	raw := p[head:]
+	if string(raw) == "null" {
+		return append(p[:head], '}'), nil
+	}
+	if raw[0] != '{' || !wire.Valid(raw) {
 		return nil, fmt.Errorf("jsonrpc: MCP %s params must be an object, not %.40s", version, raw)
 	}
 	members := 0
@@ -142,23 +154,21 @@ func (cs *ClientState) WithMeta(raw []byte, version string) ([]byte, error) {
 		hasMeta = hasMeta || string(name) == "_meta"
 	})
 	if !hasMeta {
-		meta := cs.meta(version)
-		p := make([]byte, 0, len(raw)+len(meta)+10)
-		p = append(append(p, `{"_meta":`...), meta...)
-		if members > 0 {
-			p = append(p, ',')
+		if members == 0 {
+			return append(p[:head], '}'), nil
 		}
-		return append(p, raw[1:]...), nil
+		p[head] = ','
+		return p, nil
 	}
 	obj := map[string]json.RawMessage{}
-	meta := map[string]json.RawMessage{}
-	if jsonv2.Unmarshal(raw, &obj) != nil || jsonv2.Unmarshal(obj["_meta"], &meta) != nil {
+	merged := map[string]json.RawMessage{}
+	if jsonv2.Unmarshal(raw, &obj) != nil || jsonv2.Unmarshal(obj["_meta"], &merged) != nil {
 		return nil, errors.New("jsonrpc: params._meta must be an object")
 	}
-	if jsonv2.Unmarshal(cs.meta(version), &meta) != nil {
+	if jsonv2.Unmarshal(meta, &merged) != nil {
 		return nil, errors.New("jsonrpc: the client's _meta does not decode")
 	}
-	obj["_meta"], _ = jsonv2.Marshal(meta, jsonv2.Deterministic(true))
+	obj["_meta"], _ = jsonv2.Marshal(merged, jsonv2.Deterministic(true))
 	return jsonv2.Marshal(obj, jsonv2.Deterministic(true))
 }
 
