@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
@@ -82,10 +83,11 @@ func openLoopAll(b *testing.B, has func(*Impl) bool, start func(testing.TB, *Imp
 			peak := SustainedPeak(ctx, closed, d/2, openLoopCallers, 6, call)
 			for _, pct := range levels {
 				b.Run(fmt.Sprintf("%dpct", pct), func(b *testing.B) {
-					start, conns := time.Now(), httpConns.Load()
+					start, conns, gcs := time.Now(), httpConns.Load(), gcCycles()
 					r := OpenLoop(ctx, LoadSpec{Rate: peak * float64(pct) / 100, Duration: d, Callers: openLoopCallers, Drain: d + time.Second}, call)
 					b.ReportMetric(closed, "closedpeak-calls/s")
 					b.ReportMetric(float64(httpConns.Load()-conns), "newconns") // HTTP: the client dialed more for a queue
+					b.ReportMetric(float64(gcCycles()-gcs), "gcs")
 					reportLoad(b, peak, r)
 					// The last call is due just before d: fill d, so that a
 					// -benchtime=d run ends here rather than run the level again.
@@ -94,6 +96,14 @@ func openLoopAll(b *testing.B, has func(*Impl) bool, start func(testing.TB, *Imp
 			}
 		})
 	}
+}
+
+// gcCycles is the garbage collections the process has completed (read
+// without stopping the world, unlike runtime.ReadMemStats).
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 // reportLoad reports an open-loop result as benchmark metrics.
