@@ -297,9 +297,15 @@ func TestSustainedPeak(t *testing.T) {
 	if got, want := SustainedPeak(context.Background(), 1500, d, 16, 5, call), 1500*0.9*0.9*0.9*0.9; math.Abs(got-want) > 1e-6 {
 		t.Errorf("from 1500 calls/s: %.1f, want %.1f", got, want)
 	}
-	if got := SustainedPeak(context.Background(), 200, d, 16, 5, call); got != 200 {
-		t.Errorf("from 200 calls/s, a fifth of the capacity: %.1f, want 200", got)
+	// A fifth of the capacity keeps up unless the machine stalls the last
+	// calls past the 10 ms of slack: a busy machine gets three tries.
+	got := 0.0
+	for range 3 {
+		if got = SustainedPeak(context.Background(), 200, d, 16, 5, call); got == 200 {
+			return
+		}
 	}
+	t.Errorf("from 200 calls/s, a fifth of the capacity: %.1f three times, want 200", got)
 }
 
 // TestPercentile: the p-th percentile is the smallest value with p% of the
