@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -88,6 +89,7 @@ type ClientState struct {
 	toolHeaders map[string][]ParamHeader // x-mcp-header annotations, by tool (from tools/list)
 	rejected    map[string]bool          // tools rejected for an invalid x-mcp-header (from tools/list)
 	metas       map[string][]byte        // the client's _meta object, by revision (meta)
+	headers     map[string]headerSet     // by revision, method and name (Headers); cleared by LearnTools
 }
 
 // NewClientState returns the state of a client named name and version
@@ -175,7 +177,8 @@ func (cs *ClientState) WithMeta(params any, version string) ([]byte, error) {
 // Headers returns the caller's headers (h) with those a stateless request
 // carries: the revision, Mcp-Method, Mcp-Name of what it names and, for a
 // tools/call, the Mcp-Param-* headers of the arguments the tool's
-// inputSchema (from tools/list) marks with x-mcp-header.
+// inputSchema (from tools/list) marks with x-mcp-header. The result is read
+// only: without h and annotations, it is shared by the calls alike.
 func (cs *ClientState) Headers(h http.Header, version, method string, params []byte) http.Header {
 	nameKey := "name"
 	if method == "resources/read" {
@@ -190,26 +193,25 @@ func (cs *ClientState) Headers(h http.Header, version, method string, params []b
 			args = v
 		}
 	})
-	out := make(http.Header, len(h)+3)
-	for k, v := range h { // read only: the values are shared
-		out[k] = v
-	}
-	vals := []string{version, EncodeHeaderValue(method), ""}
-	out[VersionHeader], out[MethodHeader] = vals[0:1:1], vals[1:2:2]
-	named := len(name) > 0 && name[0] == '"' && (method == "tools/call" || method == "prompts/get" || method == "resources/read")
-	if !named {
-		return out
-	}
-	tool := jsonString(name)
-	vals[2] = EncodeHeaderValue(tool)
-	out[NameHeader] = vals[2:3:3]
-	if method != "tools/call" {
-		return out
-	}
+	var buf [128]byte
+	key := append(append(append(append(buf[:0], version...), 0), method...), name...)
 	cs.mu.Lock()
-	annotations := cs.toolHeaders[tool]
+	set, ok := cs.headers[string(key)]
+	if !ok {
+		set = cs.headerSet(version, method, name)
+		if cs.headers == nil || len(cs.headers) > 1024 {
+			cs.headers = map[string]headerSet{}
+		}
+		cs.headers[string(key)] = set
+	}
 	cs.mu.Unlock()
-	for _, a := range annotations {
+	if len(h) == 0 && len(set.annotations) == 0 {
+		return set.fixed
+	}
+	out := make(http.Header, len(h)+len(set.fixed)+len(set.annotations))
+	maps.Copy(out, h) // the values are shared, read only
+	maps.Copy(out, set.fixed)
+	for _, a := range set.annotations {
 		if v, ok := ValueAt(args, a.Path); ok {
 			if text, ok := HeaderText(v, a.Kind); ok {
 				out.Set(ParamPrefix+a.Name, EncodeHeaderValue(text))
@@ -217,6 +219,26 @@ func (cs *ClientState) Headers(h http.Header, version, method string, params []b
 		}
 	}
 	return out
+}
+
+// headerSet is what the headers of a stateless request of one method and
+// name (the raw JSON value of params.name or params.uri) are made of.
+type headerSet struct {
+	fixed       http.Header   // the revision, Mcp-Method, Mcp-Name
+	annotations []ParamHeader // the tool's x-mcp-header annotations (a tools/call)
+}
+
+func (cs *ClientState) headerSet(version, method string, name []byte) headerSet {
+	set := headerSet{fixed: http.Header{VersionHeader: {version}, MethodHeader: {EncodeHeaderValue(method)}}}
+	if len(name) == 0 || name[0] != '"' || method != "tools/call" && method != "prompts/get" && method != "resources/read" {
+		return set
+	}
+	tool := jsonString(name)
+	set.fixed[NameHeader] = []string{EncodeHeaderValue(tool)}
+	if method == "tools/call" {
+		set.annotations = cs.toolHeaders[tool]
+	}
+	return set
 }
 
 // LearnTools keeps the x-mcp-header annotations of the tools a tools/list
@@ -235,6 +257,7 @@ func (cs *ClientState) LearnTools(result []byte) (out []byte, rejected []string)
 	}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
+	cs.headers = nil
 	if cs.toolHeaders == nil || len(cs.toolHeaders) > 4096 {
 		cs.toolHeaders = map[string][]ParamHeader{}
 	}

@@ -3,6 +3,8 @@ package mcp
 import (
 	"encoding/json"
 	"errors"
+	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -69,5 +71,43 @@ func TestEraOfDiscover(t *testing.T) {
 		if era != c.era || version != c.version || (err != nil) != c.fails || c.fails && c.err != nil && !errors.Is(err, c.err) {
 			t.Errorf("%s: %v %q %v; want %v %q, fails %v", c.name, era, version, err, c.era, c.version, c.fails)
 		}
+	}
+}
+
+func TestClientHeaders(t *testing.T) {
+	cs, err := NewClientState("c", "1", nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := []byte(`{"name":"w\u00e9ather","arguments":{"region":"eu"}}`)
+	first := cs.Headers(nil, Version2026, "tools/call", call)
+	want := http.Header{VersionHeader: {Version2026}, MethodHeader: {"tools/call"}, NameHeader: {EncodeHeaderValue("wéather")}}
+	if !reflect.DeepEqual(first, want) {
+		t.Fatalf("Headers = %v, want %v", first, want)
+	}
+	caller := http.Header{"X-Trace": {"t1"}, MethodHeader: {"stale"}}
+	if got := cs.Headers(caller, Version2026, "tools/call", call); got.Get("X-Trace") != "t1" || got.Get(MethodHeader) != "tools/call" || got.Get(NameHeader) != want.Get(NameHeader) {
+		t.Fatalf("with the caller's headers: %v", got)
+	}
+	if !reflect.DeepEqual(cs.Headers(nil, Version2026, "tools/call", call), want) || len(caller) != 2 {
+		t.Fatalf("the caller's headers leaked into the shared ones, or were changed: %v", caller)
+	}
+	if got := cs.Headers(nil, Version2026, "resources/read", []byte(`{"uri":"file:///a","name":"n"}`)); got.Get(NameHeader) != "file:///a" {
+		t.Fatalf("resources/read: %v", got)
+	}
+	// tools/list teaches an annotation: the next call carries its header.
+	cs.LearnTools([]byte(`{"tools":[{"name":"wéather","inputSchema":{"properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}]}`))
+	if got := cs.Headers(nil, Version2026, "tools/call", call); got.Get(ParamPrefix+"Region") != "eu" {
+		t.Fatalf("after tools/list: %v", got)
+	}
+	p, err := cs.WithMeta(map[string]int{"a": 1}, Version2026)
+	if err != nil || !strings.HasPrefix(string(p), `{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}`) || !strings.HasSuffix(string(p), `},"a":1}`) || !json.Valid(p) {
+		t.Fatalf("WithMeta = %s, %v", p, err)
+	}
+	if p, err := cs.WithMeta(nil, Version2026); err != nil || !json.Valid(p) || strings.Count(string(p), "_meta") != 1 {
+		t.Fatalf("WithMeta(nil) = %s, %v", p, err)
+	}
+	if _, err := cs.WithMeta([]int{1}, Version2026); err == nil {
+		t.Fatal("WithMeta of an array: no error")
 	}
 }
