@@ -283,7 +283,7 @@ func wrapDecodeErr(err error, prefix string) *Error {
 		switch {
 		case errors.Is(se.Err, jsonv2.ErrUnknownName):
 			return invalidParams(path, "unknown member")
-		case se.GoType != nil && se.JSONKind != 0:
+		case se.GoType != nil && se.JSONKind != 0 && !errors.Is(se.Err, strconv.ErrRange): // else "expected number, got number"
 			return invalidParams(path, "expected "+GoKind(se.GoType)+", got "+KindName(se.JSONKind))
 		case se.Err != nil:
 			return invalidParams(path, se.Err.Error())

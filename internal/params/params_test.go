@@ -39,6 +39,7 @@ func TestDecode(t *testing.T) {
 		{"unknown member", reflect.TypeFor[point](), `{"x":1,"y":2,"w":3}`, nil, "/w", "unknown member"},
 		{"wrong kind", reflect.TypeFor[point](), `{"x":"one","y":2}`, nil, "/x", "expected integer, got string"},
 		{"wrong kind by position", reflect.TypeFor[point](), `[1,true]`, nil, "/1", "expected integer, got boolean"},
+		{"out of range", reflect.TypeFor[embedded](), `[1,2,null,"",1e400]`, nil, "/4", "value out of range"},
 		{"required, none", reflect.TypeFor[point](), "", nil, "", "params are required"},
 		{"slice", reflect.TypeFor[[]int](), `[1,2]`, []int{1, 2}, "", ""},
 		{"slice, object", reflect.TypeFor[[]int](), `{"a":1}`, nil, "", "expected an array, got an object"},
