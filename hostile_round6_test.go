@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"testing"
 	"time"
 
@@ -75,5 +76,24 @@ func TestHostileMalformedResponseFailsTheCall(t *testing.T) {
 		}
 		c.Close()
 		cancel()
+	}
+}
+
+// TestHostileStatelessInvalidRequestSaysWhy: a 2026-07-28 POST whose
+// message is not a valid request gets -32600 naming what is wrong with it,
+// as on every other transport, not "a POST carries a request or a
+// notification" (which it tried to be).
+func TestHostileStatelessInvalidRequestSaysWhy(t *testing.T) {
+	ts := statelessServer(t, jsonrpc.SSEAuto, nil)
+	h := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
+	for body, want := range map[string]string{
+		`{"jsonrpc":"2.0","id":{"x":1},"method":"tools/list","params":{` + meta2026 + `}}`:       `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: id must be a string, number or null"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta2026 + `},"params":{}}`: `{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"invalid request: duplicate member name"}}`,
+		`{"jsonrpc":"2.0","id":3,"result":{}}`:                                                   `{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"invalid request: a POST carries a request or a notification"}}`,
+	} {
+		resp, got := post2026(t, ts.URL, body, h)
+		if resp.StatusCode != http.StatusBadRequest || got != want {
+			t.Errorf("%s:\n got %d %s\nwant 400 %s", body, resp.StatusCode, got, want)
+		}
 	}
 }

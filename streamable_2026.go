@@ -28,7 +28,11 @@ func (p *postSink) checkStateless(data []byte, m *wire.Message) bool {
 	e := &m.Elems[0]
 	id := idOf(e, data)
 	if e.Kind != wire.KindRequest {
-		p.fail(http.StatusBadRequest, appendResponse(nil, id, nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: a POST carries a request or a notification"}))
+		msg := "invalid request: a POST carries a request or a notification"
+		if e.Err != nil { // an invalid request says why
+			msg = e.Err.Msg
+		}
+		p.fail(http.StatusBadRequest, appendResponse(nil, id, nil, &Error{Code: CodeInvalidRequest, Message: msg}))
 		return false
 	}
 	var refused *mcp.Error
