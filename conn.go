@@ -550,6 +550,24 @@ func (c *Conn) deliver(data []byte, elems []wire.Envelope, batch bool) {
 	}
 }
 
+// markBareResponses makes the invalid elements of m with no method and the
+// id of a call of ours waiting ({"jsonrpc":"2.0","id":N}: a server leaving a
+// null result out) bad responses, which fail their calls.
+func (c *Conn) markBareResponses(data []byte, m *wire.Message) {
+	for i := range m.Elems {
+		e := &m.Elems[i]
+		if e.Kind != wire.KindInvalid || e.HasMethod() {
+			continue
+		}
+		id, ok := parseOurID(e.ID.Of(data))
+		c.mu.Lock()
+		if _, waiting := c.pending.Get(id); ok && waiting {
+			e.Kind = wire.KindBadResponse
+		}
+		c.mu.Unlock()
+	}
+}
+
 // failPending fails every call still waiting for a response.
 func (c *Conn) failPending(cause error) {
 	c.mu.Lock()

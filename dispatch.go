@@ -219,6 +219,7 @@ func (c *Conn) serveDispatched(data []byte, e *wire.Envelope, batch []wire.Envel
 // serve (a batch's in a slice of their own).
 func (ci *connInbound) take(data []byte, m *wire.Message) ([]wire.Envelope, bool) {
 	c := ci.conn
+	c.markBareResponses(data, m)
 	if !m.Batch {
 		e := &m.Elems[0]
 		switch {

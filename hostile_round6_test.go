@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,6 +57,7 @@ func TestHostileMalformedResponseFailsTheCall(t *testing.T) {
 		`{"JSONRPC":"2.0","id":1,"result":1}`,
 		`{"jsonrpc":"2.0","id":1,"result":1,"result":2}`,
 		`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"},"x":1}`,
+		`{"jsonrpc":"2.0","id":1}`, // a null result left out (omitempty): a bad response here, an invalid request to a server
 	} {
 		addr, got := hostilePeer(t, func(string) string { return resp })
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -95,5 +97,35 @@ func TestHostileStatelessInvalidRequestSaysWhy(t *testing.T) {
 		if resp.StatusCode != http.StatusBadRequest || got != want {
 			t.Errorf("%s:\n got %d %s\nwant 400 %s", body, resp.StatusCode, got, want)
 		}
+	}
+}
+
+// TestHostileBatchReplyWithoutResults: a batch reply whose elements carry
+// the calls' ids and neither result nor error fails each call with
+// ErrInvalidResponse; the client does not answer them as invalid requests.
+func TestHostileBatchReplyWithoutResults(t *testing.T) {
+	addr, got := hostilePeer(t, func(string) string { return `[{"jsonrpc":"2.0","id":1},{"jsonrpc":"2.0","id":2}]` })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	c, err := jsonrpc.Dial(ctx, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var b jsonrpc.Batch
+	x, y := b.Call("m", nil, nil), b.Call("m", nil, nil)
+	if err := c.Batch(ctx, &b); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(x.Err, jsonrpc.ErrInvalidResponse) || !errors.Is(y.Err, jsonrpc.ErrInvalidResponse) {
+		t.Errorf("calls: %v, %v; want ErrInvalidResponse", x.Err, y.Err)
+	}
+	if l := <-got; !strings.Contains(l, `"id":1`) || !strings.Contains(l, `"id":2`) {
+		t.Fatalf("the batch sent: %s", l)
+	}
+	select {
+	case l := <-got:
+		t.Errorf("the client answered the reply with %s", l)
+	case <-time.After(100 * time.Millisecond):
 	}
 }

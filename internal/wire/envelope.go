@@ -225,6 +225,9 @@ func isVersion2(v []byte) bool {
 	return string(v) == `"2.0"` || (v[0] == '"' && string(Unquote(v[1:len(v)-1])) == "2.0")
 }
 
+// HasMethod reports whether the object has a "method" member.
+func (e *Envelope) HasMethod() bool { return e.method.Present() }
+
 // MethodName returns the decoded method name bytes.
 func (e *Envelope) MethodName(data []byte) []byte {
 	b := data[e.method.Start+1 : e.method.End-1]
