@@ -88,10 +88,10 @@ func (o *readOwner) Interrupt() bool {
 // readLoop reads messages until the channel ends or reading is handed on;
 // a request is served here or on a worker (see place).
 func (c *Conn) readLoop() {
-	if w, ok := c.ch.(interface{ WaitInput() }); ok {
-		w.WaitInput() // an idle socket: this goroutine waits on its small starting stack
-	}
 	o := &c.rd
+	if o.waitInput() {
+		return
+	}
 	for {
 		if o.Grown() && !o.interruptible() && !o.buffered() {
 			// Requests were served here: a fresh goroutine (on a small
@@ -131,6 +131,14 @@ func (c *Conn) readLoop() {
 			}
 		}
 	}
+}
+
+// waitInput waits for input on an idle socket, on this goroutine's small
+// starting stack, or hands the wait to the process's waiter, which starts a
+// fresh loop when input comes: then it reports true, and the loop ends.
+func (o *readOwner) waitInput() bool {
+	w, ok := o.c.ch.(interface{ WaitInput(framing.Resumer) bool })
+	return ok && w.WaitInput(o)
 }
 
 // loopRecvFailed handles an error of the read loop's read, and reports

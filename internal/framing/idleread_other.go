@@ -10,3 +10,7 @@ type socketReader struct{}
 func (s *Stream) useSocketReader(io.ReadWriteCloser) {}
 
 func (s *Stream) readSocket() (int, error) { panic("unreachable") }
+
+func (s *Stream) park(Resumer) bool { return false }
+
+func (s *Stream) unpark(bool) {}

@@ -27,6 +27,8 @@ type socketReader struct {
 	waited bool    // this read has waited for the socket
 	woken  bool    // input arrived and there was no buffer to read it into
 	first  [1]byte // a byte read with no buffer (woken, n == 1)
+	//lint:ignore U1000 the shared waiter's, on Linux only (idleread_linux.go)
+	parked parkState
 }
 
 // useSocketReader sets s up to read rwc directly when it is a TCP or unix

@@ -124,7 +124,7 @@ type Stream struct {
 // It is called by the goroutine that calls Recv.
 func (s *Stream) Framing() Framing { return s.framing }
 
-func (s *Stream) Close() error { return s.rwc.Close() }
+func (s *Stream) Close() error { s.unpark(true); return s.rwc.Close() }
 
 // Unterminated reports whether the message Recv returned last ended at
 // the end of input without its newline: it may have been cut short. It is
@@ -170,15 +170,25 @@ func (s *Stream) fill() error {
 // buffer (an idle one) and reads it, as Recv's first read would, from a
 // frame shallow enough that a goroutine beginning with it waits on its
 // small starting stack. Errors are left to Recv, which meets them again.
-func (s *Stream) WaitInput() {
+// On Linux it may instead hand the wait to a waiter the process shares and
+// report true at once: the goroutine may end, and r starts a fresh read
+// loop when input comes (idleread_linux.go).
+func (s *Stream) WaitInput(r Resumer) (parked bool) {
 	if s.sock == nil || s.buf != nil || s.eof {
-		return
+		return false
 	}
 	s.Release() // about to wait for input: what was held goes out
+	if s.park(r) {
+		return true
+	}
 	n, _ := s.readSocket()
 	s.w += n
 	s.readBytes.Add(uint64(n))
+	return false
 }
+
+// Resumer starts a fresh read loop for a stream whose wait WaitInput handed on.
+type Resumer interface{ StartLoop() }
 
 // makeRoom makes room in buf for a read. Bytes once lent are never
 // overwritten: when buf is full, or so little room is left after lending
@@ -257,6 +267,7 @@ func (s *Stream) InterruptRecv() bool {
 		s.interrupted.Store(false)
 		return false
 	}
+	s.unpark(false)
 	return true
 }
 
