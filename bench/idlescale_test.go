@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"net"
@@ -24,10 +25,12 @@ var (
 
 // BenchmarkIdleScale (issue 41): per implementation and per count of
 // -bench.idlescale, a child process opens that many TCP connections from 8
-// dialers, each making one call, then idles; the server's process reports
-// its memory per idle connection (Go heap and stacks, of which stacks,
-// and resident set size), goroutines per connection, and the accept rate (connections
-// opened and called per second, as the child saw it). The benchmark
+// dialers, each making one call, then idles; the server's process (a fresh
+// one for each implementation and count) reports its memory per idle
+// connection (Go heap and stacks, of which stacks, and resident set size),
+// goroutines per connection, the accept rate (connections opened and
+// called per second, as the child saw it), and the round trip of one busy
+// connection beside them (busyLatency). The benchmark
 // raises its file limit (RLIMIT_NOFILE) to the hard limit, and the hard
 // limit too where the process may; a count the limit cannot hold is
 // skipped, naming the limit.
@@ -80,6 +83,33 @@ func idleScaleRun(b *testing.B, im *Impl, n int) {
 	b.ReportMetric((float64(rssAfter)-float64(rssBefore))/float64(n), "RSS-B/conn")
 	b.ReportMetric(float64(after.goroutines-before.goroutines)/float64(n), "goroutines/conn")
 	b.ReportMetric(float64(n)/took.Seconds(), "conns/s")
+	p50, p99 := busyLatency(b, im, l.Addr().String())
+	b.ReportMetric(p50, "busy-p50-µs")
+	b.ReportMetric(p99, "busy-p99-µs")
+}
+
+// busyLatency is the round trip of a busy connection beside the idle ones:
+// the median and 99th percentile, in µs, of 2,000 calls made one at a time
+// on a connection of this process (after 200 to warm it up).
+func busyLatency(b *testing.B, im *Impl, addr string) (p50, p99 float64) {
+	ctx := context.Background()
+	c, err := im.DialTCP(ctx, addr, SmallParams)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	rtt := make([]time.Duration, 2000)
+	for i := -200; i < len(rtt); i++ {
+		in, out, start := SmallParams, Params{}, time.Now()
+		if err := c.Echo(ctx, &in, &out); err != nil {
+			b.Fatal(err)
+		}
+		if i >= 0 {
+			rtt[i] = time.Since(start)
+		}
+	}
+	slices.Sort(rtt)
+	return float64(rtt[len(rtt)/2]) / 1e3, float64(rtt[len(rtt)*99/100]) / 1e3
 }
 
 // parseCounts reads "1,100,1000".
