@@ -57,7 +57,8 @@ for pass in $(seq 1 "$passes"); do
 	echo "== pass $pass/$passes (reverse=$reverse)" >&2
 	if [ -n "$throughput" ]; then run "$throughput" "$benchtime" "$reverse"; fi
 	if [ -n "$idlers" ]; then run "$idlers" "$idle" "$reverse"; fi
-	# Open loop: each load level lasts -benchtime (the peak measured as long).
+	# Open loop: each load level lasts -benchtime (the closed-loop peak measured as
+	# long, then up to 5 probes of half as long for the sustained peak).
 	if [ -n "$openloop" ]; then run "$openloop" "$benchtime" "$reverse"; fi
 done
 
