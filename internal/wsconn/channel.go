@@ -125,12 +125,6 @@ func (ch *Channel) BinaryFrame() error {
 	return ErrBinaryFrame
 }
 
-// Conn is the socket, for a reader of its own (a message read in pieces).
-func (ch *Channel) Conn() *websocket.Conn { return ch.wc }
-
-// Limit is the size limit of one message (Options.Limit).
-func (ch *Channel) Limit() int64 { return ch.opts.Limit }
-
 // Send writes msg as one text frame.
 func (ch *Channel) Send(msg []byte) error {
 	if err := ch.wc.Write(context.Background(), websocket.MessageText, msg); err != nil {

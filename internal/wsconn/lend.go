@@ -27,7 +27,7 @@ type Lending struct {
 
 // NewLending returns ch lending its messages (none until SetLendCheck).
 func NewLending(ch *Channel) *Lending {
-	ch.Conn().SetReadLimit(-1)
+	ch.wc.SetReadLimit(-1)
 	return &Lending{Channel: ch}
 }
 
@@ -41,7 +41,7 @@ func (ch *Lending) Lent() io.Reader { return ch.lent }
 // CancelLent closes the socket: the borrower of a message gave up, and a
 // WebSocket read cannot be interrupted and resumed. The borrower's read
 // fails, and so does the channel's next.
-func (ch *Lending) CancelLent() { ch.Conn().CloseNow() }
+func (ch *Lending) CancelLent() { ch.wc.CloseNow() }
 
 // ResumeLent does nothing: the socket is closed.
 func (ch *Lending) ResumeLent() {}
@@ -66,7 +66,7 @@ func (ch *Lending) Discard() error {
 // Recv reads the next message, or lends it (framing.ErrLent) once its
 // start shows it is a message the check wants lent.
 func (ch *Lending) Recv() ([]byte, error) {
-	typ, r, err := ch.Conn().Reader(context.Background())
+	typ, r, err := ch.wc.Reader(context.Background())
 	if err != nil {
 		return nil, ch.ReadError(err)
 	}
@@ -92,10 +92,10 @@ func (ch *Lending) Recv() ([]byte, error) {
 				decided = true
 			}
 		}
-		if int64(len(buf)) > ch.Limit() {
-			reason := "read limited at " + strconv.FormatInt(ch.Limit(), 10) + " bytes"
-			go ch.Conn().Close(websocket.StatusMessageTooBig, reason) // the rest is not read
-			return nil, ch.opts.TooLarge(ch.Limit())
+		if int64(len(buf)) > ch.opts.Limit {
+			reason := "read limited at " + strconv.FormatInt(ch.opts.Limit, 10) + " bytes"
+			go ch.wc.Close(websocket.StatusMessageTooBig, reason) // the rest is not read
+			return nil, ch.opts.TooLarge(ch.opts.Limit)
 		}
 		if err == io.EOF {
 			return buf, nil
