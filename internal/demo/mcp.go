@@ -35,25 +35,20 @@ type InitializeResult struct {
 	Instructions    string         `json:"instructions,omitzero"`
 }
 
-// NegotiateVersion returns the revision to answer a client that asked for
-// requested: the same when the demo speaks it, else the newest it speaks.
-func NegotiateVersion(requested string) string {
-	if slices.Contains(MCPProtocolVersions, requested) {
-		return requested
-	}
-	return MCPProtocolVersions[0]
-}
-
 // registerMCP adds MCP's lifecycle to mux: initialize (version
 // negotiation, the tools and logging capabilities),
 // notifications/initialized, ping, and log's logging/setLevel.
 func registerMCP(mux *jsonrpc.Mux, log *mcpLog) {
 	log.register(mux)
 	jsonrpc.Register(mux, "initialize", func(_ context.Context, p InitializeParams) (InitializeResult, error) {
+		v := p.ProtocolVersion // the client's when the demo speaks it, else the newest
+		if !slices.Contains(MCPProtocolVersions, v) {
+			v = MCPProtocolVersions[0]
+		}
 		return InitializeResult{
-			ProtocolVersion: NegotiateVersion(p.ProtocolVersion),
-			Capabilities:    capabilities(false),
-			ServerInfo:      serverInfo(),
+			ProtocolVersion: v,
+			Capabilities:    map[string]any{"tools": map[string]any{"listChanged": false}, "logging": map[string]any{}},
+			ServerInfo:      serverInfo,
 			Instructions:    instructions,
 		}, nil
 	}, jsonrpc.MethodDoc{Summary: "MCP initialization: negotiates the protocol revision and states the server's capabilities."})
@@ -86,7 +81,7 @@ func NewMCPMux(stateKeys ...[]byte) *jsonrpc.Mux { return Shared{}.NewMCPMux(sta
 // sh.Broker.
 func (sh Shared) NewMCPMux(stateKeys ...[]byte) *jsonrpc.Mux {
 	mux := jsonrpc.NewMux()
-	log := newMCPLog()
+	log := &mcpLog{levels: make(map[*jsonrpc.Conn]int)}
 	mux.Use(jsonrpc.MCPStateless(MCPStatelessVersions...), openrpc.Validate(mux), log.logStopped)
 	RegisterMethods(mux)
 	ts := DemoTools()

@@ -36,9 +36,7 @@ type Cache struct {
 }
 
 // serverInfo is the demo's identity.
-func serverInfo() Implementation {
-	return Implementation{Name: "jrpc-demo", Title: Info.Title, Version: Info.Version}
-}
+var serverInfo = Implementation{Name: "jrpc-demo", Title: Info.Title, Version: Info.Version}
 
 // era returns the result members for the request ctx belongs to: empty
 // under the session era.
@@ -46,7 +44,7 @@ func era(ctx context.Context) Era2026 {
 	if jsonrpc.MCPMetaFromContext(ctx) == nil {
 		return Era2026{}
 	}
-	return Era2026{ResultType: "complete", Meta: map[string]any{jsonrpc.MetaServerInfo: serverInfo()}}
+	return Era2026{ResultType: "complete", Meta: map[string]any{jsonrpc.MetaServerInfo: serverInfo}}
 }
 
 // publicFor returns the caching hints of a result identical for every
@@ -74,23 +72,15 @@ type DiscoverResult struct {
 
 const instructions = "Demo tools: add, echo, greet, now, sleep, test_trigger_tool_change. tools/list gives their schemas."
 
-// capabilities are the demo's server capabilities, in either era.
-func capabilities(stateless bool) map[string]any {
-	if stateless {
-		return map[string]any{"tools": map[string]any{"listChanged": true}}
-	}
-	return map[string]any{"tools": map[string]any{"listChanged": false}, "logging": map[string]any{}}
-}
-
 // registerDiscover serves server/discover: the revisions the demo speaks
 // (stateless ones first), its capabilities and identity.
 func registerDiscover(mux *jsonrpc.Mux) {
 	jsonrpc.Register(mux, "server/discover", func(_ context.Context, _ DiscoverParams) (DiscoverResult, error) {
 		ttl := int64(ToolsListTTLMs)
 		return DiscoverResult{
-			Era2026:           Era2026{ResultType: "complete", Meta: map[string]any{jsonrpc.MetaServerInfo: serverInfo()}},
+			Era2026:           Era2026{ResultType: "complete", Meta: map[string]any{jsonrpc.MetaServerInfo: serverInfo}},
 			SupportedVersions: append(append([]string(nil), MCPStatelessVersions...), MCPProtocolVersions...),
-			Capabilities:      capabilities(true),
+			Capabilities:      map[string]any{"tools": map[string]any{"listChanged": true}},
 			Instructions:      instructions,
 			Cache:             Cache{TTLMs: &ttl, CacheScope: "public"},
 		}, nil

@@ -96,9 +96,6 @@ func (l *mcpLog) log(ctx context.Context, level int, data any) {
 	}
 }
 
-// newMCPLog returns a log with no client's level set.
-func newMCPLog() *mcpLog { return &mcpLog{levels: make(map[*jsonrpc.Conn]int)} }
-
 // register serves logging/setLevel on mux.
 func (l *mcpLog) register(mux *jsonrpc.Mux) {
 	jsonrpc.Register(mux, "logging/setLevel", func(ctx context.Context, p SetLevelParams) (struct{}, error) {
