@@ -44,28 +44,27 @@ func DialStream(ctx context.Context, u *url.URL, tlsCfg *tls.Config) (net.Conn, 
 // for port 0). A tls URL needs tlsBase, made a listener's configuration by
 // ServerTLS; a unix socket file gets mode (see ListenUnix).
 func ListenStream(u *url.URL, tlsBase *tls.Config, mode fs.FileMode) (net.Listener, string, error) {
-	switch u.Scheme {
-	case "unix":
+	if u.Scheme == "unix" {
 		addr := UnixPath(u)
 		if addr == "" {
 			return nil, "", errors.New("jsonrpc: URL " + u.String() + " names no socket")
 		}
 		nl, err := ListenUnix(addr, mode)
 		return nl, "unix://" + addr, err
-	case "tls":
-		tlsCfg, err := ServerTLS(tlsBase, u.Scheme)
-		if err != nil {
+	}
+	var tlsCfg *tls.Config
+	if u.Scheme == "tls" {
+		var err error
+		if tlsCfg, err = ServerTLS(tlsBase, u.Scheme); err != nil {
 			return nil, "", err
 		}
-		nl, err := net.Listen("tcp", u.Host)
-		if err != nil {
-			return nil, "", err
-		}
-		return tls.NewListener(nl, tlsCfg), "tls://" + nl.Addr().String(), nil
 	}
 	nl, err := net.Listen("tcp", u.Host)
 	if err != nil {
 		return nil, "", err
 	}
-	return nl, "tcp://" + nl.Addr().String(), nil
+	if tlsCfg != nil {
+		nl = tls.NewListener(nl, tlsCfg)
+	}
+	return nl, u.Scheme + "://" + nl.Addr().String(), nil
 }
