@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strconv"
 	"sync"
@@ -127,9 +128,7 @@ func SetResponseHeader(ctx context.Context, key, value string) bool {
 func (pi *peerInfo) ReplyHeader(h http.Header) {
 	pi.mu.Lock()
 	defer pi.mu.Unlock()
-	for k, v := range pi.reply {
-		h[k] = v
-	}
+	maps.Copy(h, pi.reply)
 }
 
 // loggerOf returns the logger of the Server serving ctx's request.

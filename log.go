@@ -71,13 +71,9 @@ func logCall(ctx context.Context, logger *slog.Logger, o *LogOptions, req *Reque
 	if !logger.Enabled(ctx, level) {
 		return
 	}
-	msg := "call"
-	attrs := make([]slog.Attr, 0, 10)
-	attrs = append(attrs, slog.String("method", req.Method))
-	if req.IsNotification() {
-		msg = "notification"
-	} else {
-		attrs = append(attrs, slog.String("id", req.ID.String()))
+	msg, attrs := "notification", append(make([]slog.Attr, 0, 10), slog.String("method", req.Method))
+	if !req.IsNotification() {
+		msg, attrs = "call", append(attrs, slog.String("id", req.ID.String()))
 	}
 	attrs = append(attrs, slog.Duration("duration", d), slog.String("outcome", outcome))
 	if err != nil {
