@@ -86,12 +86,11 @@ func (r *Registry) Claim(method, id string, buffer int, onOverflow func()) *Queu
 	cs := m.early[id]
 	delete(m.early, id)
 	if cs == nil {
-		cs = &Queue{}
+		cs = &Queue{wake: make(chan struct{}, 1)}
 	}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	cs.method, cs.id, cs.buffer, cs.onOverflow = method, id, buffer, onOverflow
-	cs.wake = make(chan struct{}, 1)
 	switch {
 	case errors.Is(cs.err, ErrOverflow):
 		onOverflow() // it overflowed before it was claimed
@@ -99,9 +98,6 @@ func (r *Registry) Claim(method, id string, buffer int, onOverflow func()) *Queu
 		cs.endLocked(r.closed, false)
 	case !cs.ended:
 		m.subs[id] = cs
-	}
-	if len(cs.queue) > 0 || cs.ended {
-		cs.signal()
 	}
 	return cs
 }
@@ -169,7 +165,7 @@ func (r *Registry) Take(method, params []byte) bool {
 			if len(m.early) >= 64 {
 				return true
 			}
-			cs = &Queue{buffer: m.pending}
+			cs = &Queue{buffer: m.pending, wake: make(chan struct{}, 1)}
 			m.early[p.Subscription] = cs
 		}
 	}
@@ -218,11 +214,9 @@ func (cs *Queue) add(p *eventParams, toError func(*ErrorObject) error) bool {
 }
 
 func (cs *Queue) signal() {
-	if cs.wake != nil {
-		select {
-		case cs.wake <- struct{}{}:
-		default:
-		}
+	select {
+	case cs.wake <- struct{}{}:
+	default:
 	}
 }
 
