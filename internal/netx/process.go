@@ -64,14 +64,11 @@ func StartCommand(name string, args []string, o CommandOptions) (*Process, error
 	childOut.Close() // the child has its copy; ours would hide its EOF
 	p := &Process{cmd: cmd, stdin: stdin, stdout: stdout, grace: o.Grace, exited: make(chan struct{}),
 		sniff: outputSniffer{command: name, framing: o.Framing, logger: o.Logger}}
-	go p.wait()
+	go func() {
+		p.waitErr = p.cmd.Wait()
+		close(p.exited)
+	}()
 	return p, nil
-}
-
-// wait reaps the process as soon as it exits, so it never lingers as a zombie.
-func (p *Process) wait() {
-	p.waitErr = p.cmd.Wait()
-	close(p.exited)
 }
 
 func (p *Process) Read(b []byte) (int, error) {
