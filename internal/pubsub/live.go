@@ -77,11 +77,10 @@ func (l *Live[C, S]) Get(conn C, id string) (S, bool) {
 func (l *Live[C, S]) Remove(conn C, id string, connEnded bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if m := l.conns[conn]; m != nil {
-		delete(m, id)
-		if len(m) == 0 && connEnded {
-			delete(l.conns, conn)
-		}
+	m := l.conns[conn]
+	delete(m, id)
+	if len(m) == 0 && connEnded {
+		delete(l.conns, conn)
 	}
 }
 
