@@ -48,7 +48,13 @@ func ResponseID(head []byte, ourID func(raw []byte) (uint64, bool)) (uint64, fra
 			if !sawID {
 				return 0, framing.LendNo // the result before the id: read whole
 			}
-			return id, h.array()
+			switch h.dec.PeekKind() { // the result: lent when an array
+			case '[':
+				return id, framing.LendYes
+			case 0:
+				return id, framing.LendUndecided
+			}
+			return id, framing.LendNo
 		default:
 			return 0, framing.LendNo // an error response, or a member we do not know
 		}
@@ -88,17 +94,6 @@ func (h *responseHead) value() (jsontext.Value, framing.Lend) {
 		return nil, undecidedOrNo(err)
 	}
 	return v, framing.LendYes
-}
-
-// array reports whether the value next (the result) is an array.
-func (h *responseHead) array() framing.Lend {
-	switch h.dec.PeekKind() {
-	case '[':
-		return framing.LendYes
-	case 0:
-		return framing.LendUndecided
-	}
-	return framing.LendNo
 }
 
 // undecidedOrNo: head ended too soon (undecided: no error, or an end of
