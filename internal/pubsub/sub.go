@@ -3,6 +3,7 @@ package pubsub
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 )
 
 // ErrClosed is PushEvent's error once the subscription has ended (it wraps
@@ -14,10 +15,13 @@ var ErrClosed = errors.New("jsonrpc: subscription closed")
 // context and the Outbox its events wait in.
 type Sub struct {
 	Outbox
-	topicMember
 	ID     string
 	Ctx    context.Context         // the producer's
 	Cancel context.CancelCauseFunc // cancels Ctx with a cause
+
+	topic atomic.Pointer[topic] // the topic it joined (Fanout.Join)
+	relay *relay                // under topic.mu
+	left  bool                  // under topic.mu: it has left (or ended before it joined)
 }
 
 // Start readies s for sub, under a fresh id: the producer's context keeps

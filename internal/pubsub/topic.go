@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -245,11 +244,4 @@ func (f *Fanout) run(ctx context.Context, t *topic, r *relay) {
 			s.Push(data)
 		}
 	}
-}
-
-// topicMember is what a Sub knows of the topic it joined.
-type topicMember struct {
-	topic atomic.Pointer[topic]
-	relay *relay // under topic.mu
-	left  bool   // under topic.mu: it has left (or ended before it joined)
 }
