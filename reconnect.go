@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/seedhq/jsonrpc/internal/redial"
@@ -22,12 +23,7 @@ var ErrConnectionLost = errors.New("jsonrpc: connection lost while the call was 
 // errNotSent is the error of a call made on a connection that had already
 // closed: nothing left, so a ReconnectClient sends it on the next
 // connection. It reads and matches as ErrClosed.
-var errNotSent error = notSentError{}
-
-type notSentError struct{}
-
-func (notSentError) Error() string { return ErrClosed.Error() }
-func (notSentError) Unwrap() error { return ErrClosed }
+var errNotSent = fmt.Errorf("%w", ErrClosed)
 
 type reconnectConfig struct {
 	min, max time.Duration
