@@ -121,8 +121,14 @@ func (s *Server) StreamableHTTPOptions() jsonrpc.StreamableHTTPOptions {
 // era holds the members of every stateless-era result (zero, omitted,
 // under the session era).
 type era struct {
-	ResultType string         `json:"resultType,omitzero"`
-	Meta       map[string]any `json:"_meta,omitzero"`
+	ResultType string     `json:"resultType,omitzero"`
+	Meta       serverMeta `json:"_meta,omitzero"`
+}
+
+// serverMeta is a stateless-era result's _meta: the server's identity (a
+// pointer to Server.Info, not a copy or a map to build for each result).
+type serverMeta struct {
+	Info *Implementation `json:"io.modelcontextprotocol/serverInfo,omitzero"`
 }
 
 // cache holds the caching hints of a stateless-era list or read.
@@ -135,7 +141,7 @@ func (s *Server) era(ctx context.Context) era {
 	if jsonrpc.MCPMetaFromContext(ctx) == nil {
 		return era{}
 	}
-	return era{ResultType: "complete", Meta: map[string]any{jsonrpc.MetaServerInfo: s.Info}}
+	return era{ResultType: "complete", Meta: serverMeta{&s.Info}}
 }
 
 func (s *Server) cache(ctx context.Context, scope string) cache {
@@ -252,7 +258,7 @@ func (s *Server) registerLifecycle(mux *jsonrpc.Mux) {
 	jsonrpc.Register(mux, "notifications/initialized", func(context.Context, *metaOnly) (any, error) { return nil, nil })
 	jsonrpc.Register(mux, "ping", func(ctx context.Context, _ *metaOnly) (era, error) { return s.era(ctx), nil })
 	jsonrpc.Register(mux, "server/discover", func(ctx context.Context, _ *metaOnly) (discoverResult, error) {
-		e := era{ResultType: "complete", Meta: map[string]any{jsonrpc.MetaServerInfo: s.Info}}
+		e := era{ResultType: "complete", Meta: serverMeta{&s.Info}}
 		ttl := s.CacheTTL
 		if ttl <= 0 {
 			ttl = DefaultCacheTTL

@@ -78,6 +78,9 @@ func TestServerBothEras(t *testing.T) {
 			if (v == jsonrpc.MCPVersion2026) != strings.Contains(got, `"resultType":"complete"`) {
 				t.Errorf("%s %s: resultType: %s", v, method, got)
 			}
+			if (v == jsonrpc.MCPVersion2026) != strings.Contains(got, `"_meta":{"`+jsonrpc.MetaServerInfo+`":{"name":"test"`) {
+				t.Errorf("%s %s: the server's identity in _meta: %s", v, method, got)
+			}
 		}
 		want("tools/call", map[string]any{"name": "add", "arguments": map[string]any{"a": 2, "b": 3}}, `"content":[{"type":"text","text":"{\"sum\":5}"}]`, `"structuredContent":{"sum":5}`)
 		want("tools/call", map[string]any{"name": "add", "arguments": map[string]any{"a": "x"}}, `"isError":true`, "/arguments/a")
