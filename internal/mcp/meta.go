@@ -139,7 +139,8 @@ func (p *Params) RequestMeta(method string) (m Meta, present bool) {
 	if !present {
 		return m, false
 	}
-	m.Raw = compactJSON(p.Meta)
+	buf := appendCompact(make([]byte, 0, len(p.Meta)+len(p.Arguments)), p.Meta) // one copy for both
+	m.Raw = buf[:len(buf):len(buf)]
 	var version, level []byte
 	wire.Members(m.Raw, func(name, v []byte) {
 		switch string(name) {
@@ -155,7 +156,10 @@ func (p *Params) RequestMeta(method string) (m Meta, present bool) {
 	})
 	m.ProtocolVersion, m.LogLevel = jsonString(version), jsonString(level)
 	m.InputResponses, m.RequestState = p.InputResponses, p.RequestState
-	m.Method, m.Target, m.Arguments = method, p.Name+p.URI, compactJSON(p.Arguments)
+	if buf = appendCompact(buf, p.Arguments); len(p.Arguments) > 0 {
+		m.Arguments = buf[len(m.Raw):]
+	}
+	m.Method, m.Target = method, p.Name+p.URI
 	return m, true
 }
 
@@ -217,18 +221,14 @@ func UnsupportedVersion(requested string, supported, also []string) *Error {
 	return &Error{Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version", Data: data}
 }
 
-// compactJSON returns a copy of raw without insignificant white space
-// (nil stays nil).
-func compactJSON(raw []byte) []byte {
-	if len(raw) == 0 {
-		return nil
-	}
+// appendCompact appends raw, valid JSON, without insignificant white space.
+func appendCompact(b, raw []byte) []byte {
 	if !bytes.ContainsAny(raw, " \t\r\n") {
-		return bytes.Clone(raw)
+		return append(b, raw...)
 	}
-	b := bytes.NewBuffer(make([]byte, 0, len(raw)))
-	if json.Compact(b, raw) != nil {
-		return bytes.Clone(raw)
+	buf := bytes.NewBuffer(b)
+	if json.Compact(buf, raw) != nil {
+		return append(b, raw...)
 	}
-	return b.Bytes()
+	return buf.Bytes()
 }
