@@ -415,7 +415,7 @@ func (t *Sessions) ServeGET(w http.ResponseWriter, r *http.Request) {
 	es, from := s.Standalone, (*uint64)(nil)
 	if last := r.Header.Get("Last-Event-ID"); last != "" {
 		stream, seq, ok := sse.ParseEventID(last)
-		if ok && (s.Store != nil || t.cfg.Shared != nil) {
+		if ok = ok && (s.Store != nil || t.cfg.Shared != nil); ok { // no stored events: no id is ours
 			es = s.Stream(stream)
 		}
 		if ok && es == nil && t.cfg.Shared != nil {

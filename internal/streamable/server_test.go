@@ -335,3 +335,21 @@ func TestStatusByError(t *testing.T) {
 		}
 	}
 }
+
+// A session that keeps no events sent no ids: a Last-Event-ID names no
+// stream of it (400), and does not reach the store it lacks.
+func TestLastEventIDWithoutStore(t *testing.T) {
+	cfg := testConfig()
+	cfg.StoreSize = 0
+	tab := NewSessions(cfg)
+	s := tab.New()
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.Header.Set("Accept", sse.ContentType)
+	r.Header.Set(mcp.SessionHeader, s.ID)
+	r.Header.Set("Last-Event-ID", "0-3")
+	w := httptest.NewRecorder()
+	tab.ServeGET(w, r)
+	if w.Code != http.StatusBadRequest {
+		t.Fatalf("status %d, want 400", w.Code)
+	}
+}
