@@ -98,16 +98,10 @@ func EventID(stream, seq uint64) string {
 	return strconv.FormatUint(stream, 10) + "-" + strconv.FormatUint(seq, 10)
 }
 
-// ParseEventID parses an id made by eventID.
+// ParseEventID parses an id made by EventID.
 func ParseEventID(id string) (stream, seq uint64, ok bool) {
 	a, b, found := strings.Cut(id, "-")
-	if !found {
-		return 0, 0, false
-	}
-	st, err1 := strconv.ParseUint(a, 10, 64)
-	sq, err2 := strconv.ParseUint(b, 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, 0, false
-	}
-	return st, sq, true
+	stream, err1 := strconv.ParseUint(a, 10, 64)
+	seq, err2 := strconv.ParseUint(b, 10, 64)
+	return stream, seq, found && err1 == nil && err2 == nil
 }
