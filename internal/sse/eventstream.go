@@ -89,26 +89,20 @@ func (es *Stream) start(o *Out, header func(http.Header), prime, withData bool) 
 	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 	o.w.WriteHeader(http.StatusOK)
 	o.started = true
-	b := o.buf[:0]
-	if prime && es.Keeps() {
-		b = append(append(b, "id: "...), EventID(es.Num, es.current())...)
-		b = append(b, '\n')
+	b, prime := o.buf[:0], prime && es.Keeps()
+	if prime {
+		b = append(append(append(b, "id: "...), EventID(es.Num, es.current())...), '\n')
 	}
 	if es.Retry > 0 {
-		b = strconv.AppendInt(append(b, "retry: "...), es.Retry.Milliseconds(), 10)
-		b = append(b, '\n')
+		b = append(strconv.AppendInt(append(b, "retry: "...), es.Retry.Milliseconds(), 10), '\n')
 	}
-	if len(b) > 0 {
-		if prime && es.Keeps() && withData {
-			b = append(b, "data:\n"...)
-		}
-		b = append(b, '\n')
+	if prime && withData {
+		b = append(b, "data:\n"...)
 	}
-	o.buf = b
-	if len(b) == 0 {
+	if o.buf = b; len(b) == 0 {
 		return o.rc.Flush()
 	}
-	return es.write(o, b)
+	return es.write(o, append(b, '\n'))
 }
 
 // writeEvent writes one message as an event with its id ("" for none).

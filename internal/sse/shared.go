@@ -28,6 +28,10 @@ type Shared struct {
 	Name  string        // the stream's name in Store
 	Head  []byte        // the data of the head record
 	Beat  time.Duration // the heartbeat interval of a POST's stream (<= 0: none)
+	// Silent returns the messages that end a followed stream whose
+	// instance fell silent, given its head and its messages so far (nil:
+	// the stream just ends).
+	Silent func(head []byte, sent [][]byte) [][]byte
 
 	// Under the stream's mu: the seq a priming event names, when the
 	// stream last stored an event, whether a POST's stream stored its
@@ -197,29 +201,20 @@ func (es *Stream) endShared() {
 	es.keep([]byte(recEnd), false)
 }
 
-// FollowConfig is what Follow needs besides the stream.
-type FollowConfig struct {
-	From     uint64 // the seq of Last-Event-ID
-	WithData bool   // see start
-	// Silent returns the messages that end a stream whose instance fell
-	// silent (no record for three Beats), given its head and its messages
-	// so far (nil: the stream just ends).
-	Silent func(head []byte, sent [][]byte) [][]byte
-}
-
 // Follow serves o with a POST's stream that this instance does not write
 // (another instance does, or did): the stored events after From, then
 // each event as it is stored, until the end record. When the stream
 // stores nothing, not even a heartbeat, for three Beats, the instance
-// writing it is taken for dead: the messages of cfg.Silent are stored and
+// writing it is taken for dead: the messages of Silent are stored and
 // written, and the stream ends. Before anything is written it fails with
-// ErrStreamGone (events after From evicted), ErrStreamDone (the stream
-// ended and has nothing after From), ErrNoStream, or an ErrStore; a store
-// that fails later ends the response with a comment saying so.
-func (es *Stream) Follow(ctx context.Context, o *Out, cfg FollowConfig) error {
+// ErrStreamGone (events after from evicted), ErrStreamDone (the stream
+// ended and has nothing after from), ErrNoStream, or an ErrStore; a store
+// that fails later ends the response with a comment saying so. withData:
+// see start.
+func (es *Stream) Follow(ctx context.Context, o *Out, from uint64, withData bool) error {
 	sh := es.Shared
 	defer o.rc.SetWriteDeadline(time.Time{}) // the connection may serve other requests
-	msgs, last, complete, end, err := sh.read(ctx, es.Num, cfg.From)
+	msgs, last, complete, end, err := sh.read(ctx, es.Num, from)
 	switch {
 	case err != nil:
 		return err
@@ -227,7 +222,7 @@ func (es *Stream) Follow(ctx context.Context, o *Out, cfg FollowConfig) error {
 		return ErrStreamGone
 	case end && len(msgs) == 0:
 		return ErrStreamDone
-	case last == cfg.From:
+	case last == from:
 		_, stored, _, _, err := sh.read(ctx, es.Num, 0)
 		if err != nil {
 			return err
@@ -236,19 +231,18 @@ func (es *Stream) Follow(ctx context.Context, o *Out, cfg FollowConfig) error {
 			return ErrNoStream
 		}
 	}
-	if es.start(o, nil, false, cfg.WithData) != nil || es.writeAll(o, msgs) != nil || end {
+	if es.start(o, nil, false, withData) != nil || es.writeAll(o, msgs) != nil || end {
 		return nil
 	}
-	cfg.From = last
-	es.follow(ctx, o, cfg)
+	es.follow(ctx, o, last)
 	return nil
 }
 
-// follow writes the stream's events after cfg.From to o as they are
-// stored (see Follow).
-func (es *Stream) follow(ctx context.Context, o *Out, cfg FollowConfig) {
+// follow writes the stream's events after last to o as they are stored
+// (see Follow).
+func (es *Stream) follow(ctx context.Context, o *Out, last uint64) {
 	silence, heard := 3*es.Shared.Beat, time.Now()
-	for last := cfg.From; ; {
+	for {
 		woke, err := es.waitFor(ctx, last, heard.Add(silence))
 		var msgs []StoredEvent
 		seen, end := last, false
@@ -267,7 +261,7 @@ func (es *Stream) follow(ctx context.Context, o *Out, cfg FollowConfig) {
 			last, heard = seen, time.Now()
 		}
 		if time.Since(heard) >= silence {
-			es.silent(ctx, o, cfg)
+			es.silent(ctx, o)
 			return
 		}
 		if es.KeepAlive > 0 && time.Since(o.last) >= es.KeepAlive/2 && es.write(o, keepAliveComment) != nil {
@@ -310,10 +304,10 @@ func (es *Stream) writeAll(o *Out, evs []StoredEvent) error {
 }
 
 // silent ends a stream whose instance fell silent: the messages of
-// cfg.Silent (for the calls the stream has not answered) are stored, then
-// the end record, and written.
-func (es *Stream) silent(ctx context.Context, o *Out, cfg FollowConfig) {
-	if cfg.Silent == nil {
+// Silent (for the calls the stream has not answered) are stored, then the
+// end record, and written.
+func (es *Stream) silent(ctx context.Context, o *Out) {
+	if es.Shared.Silent == nil {
 		return
 	}
 	rctx, cancel := context.WithTimeout(ctx, StoreTimeout)
@@ -332,7 +326,7 @@ func (es *Stream) silent(ctx context.Context, o *Out, cfg FollowConfig) {
 			sent = append(sent, e.Data)
 		}
 	}
-	for _, msg := range cfg.Silent(head, sent) {
+	for _, msg := range es.Shared.Silent(head, sent) {
 		id, _, _ := es.keep(msg, false)
 		if es.writeEvent(o, id, msg) != nil {
 			return

@@ -74,10 +74,8 @@ func (t *Sessions) follow(w http.ResponseWriter, r *http.Request, s *Session, nu
 	}()
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	es := &sse.Stream{Num: num, Shared: t.shared(s.ID, num), Retry: t.cfg.Retry, Timeout: t.cfg.WriteTimeout(), KeepAlive: t.cfg.KeepAlive}
-	err := es.Follow(ctx, sse.NewOut(w), sse.FollowConfig{
-		From: seq, WithData: r.Header.Get(mcp.VersionHeader) >= mcp.Version2025, Silent: silentAnswers(3 * t.beat()),
-	})
-	if err != nil {
+	es.Shared.Silent = silentAnswers(3 * t.beat())
+	if err := es.Follow(ctx, sse.NewOut(w), seq, r.Header.Get(mcp.VersionHeader) >= mcp.Version2025); err != nil {
 		attachFailed(w, err)
 	}
 }
@@ -123,7 +121,7 @@ func Head(data []byte, e *wire.Envelope, batch []wire.Envelope) []byte {
 	return b
 }
 
-// silentAnswers returns the sse.FollowConfig.Silent of a server whose
+// silentAnswers returns the sse.Shared.Silent of a server whose
 // streams are taken for dead after silence: an error (-32001) for each
 // call of the head that the messages sent do not answer.
 func silentAnswers(silence time.Duration) func(hd []byte, sent [][]byte) [][]byte {
