@@ -407,7 +407,7 @@ func (p *postSink) serve(ctx context.Context, e *wire.Envelope, batch []wire.Env
 func (p *postSink) writeJSON(reply []byte) {
 	p.answered = true
 	p.pi.ReplyHeader(p.w.Header())
-	p.srv.writeJSON(p.w, p.pi.peer.Header, reply)
+	p.pi.WriteJSON(p.w, reply)
 }
 
 // serveStream answers the POST on its event stream, if the answer becomes
@@ -573,6 +573,9 @@ func (ps *postStream) sendReply(msg []byte) error { return closedIfEnded(ps.Writ
 // WriteJSON writes msg as a JSON answer, gzipped as plain HTTP replies are
 // (streamable.Replier).
 func (pi *peerInfo) WriteJSON(w http.ResponseWriter, msg []byte) error {
+	if sw, ok := w.(*streamable.StatusByError); ok {
+		sw.Reply(msg) // a single error's answer gets its HTTP status
+	}
 	return pi.srv.writeJSON(w, pi.peer.Header, msg)
 }
 

@@ -304,22 +304,25 @@ func TestSingleResponse(t *testing.T) {
 
 func TestStatusByError(t *testing.T) {
 	for _, c := range []struct {
-		ct, body string
-		want     int
+		body  string
+		reply bool // the body is a JSON answer (Reply), not an event stream
+		want  int
 	}{
-		{"application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}`, http.StatusNotFound},
-		{"application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"Header mismatch","data":{}}}`, http.StatusBadRequest},
-		{"application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal"}}`, http.StatusOK},
-		{"application/json", `{"jsonrpc":"2.0","id":1,"result":null}`, http.StatusOK},
-		{"application/json", `[{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}]`, http.StatusOK},
-		{sse.ContentType, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}`, http.StatusOK},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}`, true, http.StatusNotFound},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"Header mismatch","data":{}}}`, true, http.StatusBadRequest},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal"}}`, true, http.StatusOK},
+		{`{"jsonrpc":"2.0","id":1,"result":null}`, true, http.StatusOK},
+		{`[{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}]`, true, http.StatusOK},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}`, false, http.StatusOK},
 	} {
 		for _, gzipped := range []bool{false, true} {
 			rec := httptest.NewRecorder()
 			w := &StatusByError{ResponseWriter: rec}
-			w.Header().Set("Content-Type", c.ct)
+			if c.reply {
+				w.Reply([]byte(c.body))
+			}
 			body := []byte(c.body)
-			if gzipped {
+			if gzipped { // the status is decided before: the encoding does not matter
 				var zb bytes.Buffer
 				zw := gzip.NewWriter(&zb)
 				zw.Write(body)
@@ -327,10 +330,10 @@ func TestStatusByError(t *testing.T) {
 				body = zb.Bytes()
 				w.Header().Set("Content-Encoding", "gzip")
 			}
-			w.WriteHeader(http.StatusOK) // as the server's JSON writer does: held
+			w.WriteHeader(http.StatusOK) // as the server's JSON writer does
 			w.Write(body)
 			if rec.Code != c.want {
-				t.Errorf("%s %s (gzipped %v): %d, want %d", c.ct, c.body, gzipped, rec.Code, c.want)
+				t.Errorf("%s (reply %v, gzipped %v): %d, want %d", c.body, c.reply, gzipped, rec.Code, c.want)
 			}
 		}
 	}
