@@ -68,40 +68,35 @@ func WithMCPTasks(status func(taskID, status string)) DialOption {
 // era is found and on a connection that is no MCP client (WithMCPVersion),
 // or whose server refused both eras.
 func (c *Conn) MCPVersion() string {
-	var m *mcpClient
-	if ch, ok := c.ch.(*streamableChannel); ok {
-		m = ch.mcp
-	} else if v, ok := streamMCPClients.Load(weak.Make(c)); ok {
-		m = v.(*mcpClient)
-	}
-	if m == nil {
+	v, ok := mcpClientsByConn.Load(weak.Make(c))
+	if !ok {
 		return ""
 	}
-	_, version := m.eras.Get()
+	_, version := v.(*mcpClient).eras.Get()
 	return version
 }
 
-// streamMCPClients holds the MCP client of each connection to a command
-// (DialCommand with WithMCPVersion), by a weak pointer to the connection:
-// an entry leaves when the connection is collected.
-var streamMCPClients sync.Map // weak.Pointer[Conn] -> *mcpClient
+// mcpClientsByConn holds the MCP client of each connection that is one
+// (WithMCPVersion), by a weak pointer to the connection: an entry leaves
+// when the connection is collected.
+var mcpClientsByConn sync.Map // weak.Pointer[Conn] -> *mcpClient
 
-// withStreamMCP makes c, a connection to a command, an MCP client when
-// cfg asks for one (WithMCPVersion): the era found as over Streamable
-// HTTP, without the HTTP headers.
+// withStreamMCP makes c (over Streamable HTTP, or to a command: the era
+// found the same way, without the HTTP headers) an MCP client when cfg
+// asks for one (WithMCPVersion).
 func withStreamMCP(c *Conn, cfg *dialConfig) (*Conn, error) {
 	if cfg.mcpVersion == "" {
 		return c, nil
 	}
-	m, err := newMCPClient(c, nil, cfg)
+	m, err := newMCPClient(c, cfg)
 	if err != nil {
 		c.Close()
 		return nil, err
 	}
 	c.inv = chain(m, cfg.interceptors)
 	key := weak.Make(c)
-	streamMCPClients.Store(key, m)
-	runtime.AddCleanup(c, func(k weak.Pointer[Conn]) { streamMCPClients.Delete(k) }, key)
+	mcpClientsByConn.Store(key, m)
+	runtime.AddCleanup(c, func(k weak.Pointer[Conn]) { mcpClientsByConn.Delete(k) }, key)
 	return c, nil
 }
 
@@ -109,8 +104,8 @@ func withStreamMCP(c *Conn, cfg *dialConfig) (*Conn, error) {
 type mcpClient struct {
 	next   Invoker // the connection's own sending
 	conn   *Conn
-	ch     *streamableChannel
-	want   string // MCPAuto or a revision
+	ch     *streamableChannel // over Streamable HTTP; nil to a command
+	want   string             // MCPAuto or a revision
 	rounds int
 	state  *mcp.ClientState // its _meta, the tools' Mcp-Param-* annotations
 	eras   mcp.EraFinder
@@ -119,7 +114,8 @@ type mcpClient struct {
 
 // newMCPClient returns the MCP client of conn, or an error for options
 // that cannot be sent.
-func newMCPClient(conn *Conn, ch *streamableChannel, cfg *dialConfig) (*mcpClient, error) {
+func newMCPClient(conn *Conn, cfg *dialConfig) (*mcpClient, error) {
+	ch, _ := conn.ch.(*streamableChannel)
 	m := &mcpClient{next: connDirect{conn}, conn: conn, ch: ch, want: cfg.mcpVersion, rounds: orDefault(cfg.maxInputRounds, DefaultMaxInputRounds), tasks: cfg.mcpTasks}
 	var err error
 	if m.state, err = mcp.NewClientState(cmp.Or(cfg.mcpInfo[0], "seedhq-jsonrpc"), cfg.mcpInfo[1], cfg.mcpCaps, m.tasks != nil); err != nil {

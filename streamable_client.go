@@ -64,7 +64,7 @@ func dialStreamable(rawURL string, cfg *dialConfig) (*Conn, error) {
 	}
 	srv := cfg.peer()
 	hc := newHTTPClient(u.String(), cfg) // its HTTP settings: one place for them
-	ch := &streamableChannel{srv: srv}
+	ch := &streamableChannel{}
 	var c *Conn
 	ch.Client = streamable.NewClient(streamable.ClientConfig{
 		URL: hc.url, HTTP: hc.hc, Own: hc.own, Header: hc.header, Limit: hc.maxSize,
@@ -81,16 +81,7 @@ func dialStreamable(rawURL string, cfg *dialConfig) (*Conn, error) {
 	c = NewConn(ch, srv)
 	c.strictResults = cfg.strictResults
 	c.inv = cfg.chain(connDirect{c})
-	if cfg.mcpVersion != "" {
-		m, err := newMCPClient(c, ch, cfg)
-		if err != nil {
-			c.Close()
-			return nil, err
-		}
-		ch.mcp = m
-		c.inv = chain(m, cfg.interceptors)
-	}
-	return c, nil
+	return withStreamMCP(c, cfg)
 }
 
 // contextSender is implemented by a Channel whose Send can follow the
@@ -111,13 +102,8 @@ func (c *Conn) sendFor(ctx context.Context, msg []byte) error {
 
 // streamableChannel is the Channel of a Streamable HTTP client
 // (internal/streamable's Client: Send and SendContext may be called
-// concurrently, each is a POST of its own), with the MCP client that
-// speaks through it.
-type streamableChannel struct {
-	*streamable.Client
-	srv *Server    // for its logger
-	mcp *mcpClient // WithMCPVersion; nil for none
-}
+// concurrently, each is a POST of its own).
+type streamableChannel struct{ *streamable.Client }
 
 // lendReply lends the JSON answer to a POST to the CallIter call it
 // answers (id), which decodes it as it arrives, as an HTTPClient's
