@@ -59,41 +59,37 @@ func (s *Scanner) Parse(data []byte, maxDepth int, m *Message) error {
 		s.fail(ErrBOM)
 		return s.Err
 	}
-	m.Batch, m.Elems, m.N = false, m.Elems[:0], 0
-	switch s.Peek() {
-	case '[':
-		m.Batch = true
-		ok := s.Array(func() bool {
-			m.N++
-			if m.Limit > 0 && len(m.Elems) > m.Limit {
+	m.Batch, m.Elems, m.N = s.Peek() == '[', m.Elems[:0], 0
+	var ok bool
+	if m.Batch {
+		ok = s.Array(func() bool {
+			if m.N++; m.Limit > 0 && len(m.Elems) > m.Limit {
 				_, ok := s.Value()
 				return ok
 			}
-			if s.Peek() == '{' {
-				m.Elems = append(m.Elems, Envelope{})
-				return s.Envelope(&m.Elems[len(m.Elems)-1])
-			}
-			_, ok := s.Value()
-			m.Elems = append(m.Elems, Envelope{Kind: KindInvalid, Err: errNotObject})
-			return ok
+			return s.element(m)
 		})
-		if !ok || !s.End() {
-			return s.Err
-		}
-		return s.depthErr()
-	case '{':
-		m.Elems = append(m.Elems, Envelope{})
-		if !s.Envelope(&m.Elems[0]) || !s.End() {
-			return s.Err
-		}
-		return s.depthErr()
-	default:
-		if _, ok := s.Value(); !ok || !s.End() {
-			return s.Err
-		}
-		m.Elems = append(m.Elems, Envelope{Kind: KindInvalid, Err: errNotObject})
-		return s.depthErr()
+	} else {
+		ok = s.element(m)
 	}
+	if !ok || !s.End() {
+		return s.Err
+	}
+	if s.tooDeep {
+		return &DepthError{Limit: s.maxDepth}
+	}
+	return nil
+}
+
+// element scans one message object, or a value that is not one, into m.
+func (s *Scanner) element(m *Message) bool {
+	if s.Peek() == '{' {
+		m.Elems = append(m.Elems, Envelope{})
+		return s.Envelope(&m.Elems[len(m.Elems)-1])
+	}
+	_, ok := s.Value()
+	m.Elems = append(m.Elems, Envelope{Kind: KindInvalid, Err: errNotObject})
+	return ok
 }
 
 // Invalid says what makes an element an invalid request. (A pointer keeps

@@ -64,15 +64,6 @@ func (s *Scanner) Reset(data []byte, maxDepth int) {
 	s.names = s.names[:0]
 }
 
-// depthErr returns the error for text that is valid JSON but nests past
-// the limit, or nil.
-func (s *Scanner) depthErr() error {
-	if s.tooDeep {
-		return &DepthError{Limit: s.maxDepth}
-	}
-	return nil
-}
-
 func (s *Scanner) fail(msg string) bool {
 	if s.Err == nil {
 		s.Err = &scanError{off: s.Pos, msg: msg}
