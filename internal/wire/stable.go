@@ -7,14 +7,11 @@ import (
 	"weak"
 )
 
-// Stable memory: the read buffers of large messages (internal/framing)
-// are never written again once a message was lent from them, and never
-// recycled, so the strings decoded from such a message may share its
-// memory (internal/codec) rather than be copied: the buffer then lives as
-// long as any of them. Whoever reads messages into memory it will never
-// write again nor hand to a pool says so with MarkStable; the decoder asks
-// Stable. A buffer not known here is copied from, as always: forgetting
-// one costs a copy, never correctness.
+// Stable memory: whoever reads messages into memory it will never write
+// again nor hand to a pool (internal/framing's large read buffers) says so
+// with MarkStable, and the decoder (internal/codec) asks Stable before it
+// shares that memory rather than copy from it. Forgetting a buffer costs a
+// copy, never correctness.
 
 // AliasMin is the size from which a value is decoded in place when its
 // memory is stable: shorter values are copied, so that a few bytes kept
@@ -71,12 +68,9 @@ func Stable(b []byte) bool {
 	n := uint32(len(stable.spans))
 	for k := range n {
 		sp := &stable.spans[(stable.next-1-k)%n]
-		if start < sp.start || end > sp.end {
-			continue
+		if start >= sp.start && end <= sp.end {
+			return sp.buf.Value() != nil // live, it holds b: live allocations never overlap
 		}
-		// A live buffer covering the range: b is in it (two live
-		// allocations never overlap).
-		return sp.buf.Value() != nil
 	}
 	return false
 }
