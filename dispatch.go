@@ -233,25 +233,19 @@ func (ci *connInbound) take(data []byte, m *wire.Message) ([]wire.Envelope, bool
 		}
 		return m.Elems, true
 	}
-	n := 0
+	var requests []wire.Envelope // the task keeps them (m goes back to its pool) and gives them back
 	for i := range m.Elems {
 		if k := m.Elems[i].Kind; k != wire.KindResponse && k != wire.KindBadResponse {
-			n++
-		}
-	}
-	if n < len(m.Elems) {
-		c.deliver(data, m.Elems, true)
-	}
-	if n == 0 {
-		return nil, true // a batch of responses (the client's usual case)
-	}
-	requests := getEnvelopes(n) // the task keeps them (m goes back to its pool) and gives them back
-	for i := range m.Elems {
-		if k := m.Elems[i].Kind; k != wire.KindResponse && k != wire.KindBadResponse {
+			if requests == nil {
+				requests = getEnvelopes(len(m.Elems) - i)
+			}
 			requests = append(requests, m.Elems[i])
 		}
 	}
-	return requests, true
+	if len(requests) < len(m.Elems) {
+		c.deliver(data, m.Elems, true)
+	}
+	return requests, true // none: a batch of responses (the client's usual case)
 }
 
 // envelopesPool recycles the slices holding a batch's requests while it is
