@@ -44,9 +44,8 @@ type readOwner struct {
 // same connection (set by the package's tests).
 var checkOneReader bool
 
-// The channel's optional capabilities, looked up when needed (a
-// connection keeps no copy of them: an idle one should be small).
-
+// interruptible and buffered look the channel's optional capabilities up
+// when needed (an idle connection keeps no copy of them).
 func (o *readOwner) interruptible() bool {
 	_, ok := o.c.ch.(RecvInterrupter)
 	return ok
@@ -94,8 +93,7 @@ func (c *Conn) readLoop() {
 	}
 	for {
 		if o.Grown() && !o.interruptible() && !o.buffered() {
-			// Requests were served here: a fresh goroutine (on a small
-			// stack) waits in the read, which could not be moved later.
+			// A read that could not be moved later waits on a fresh (small) stack.
 			o.Hand(o.Load(), connrt.Loop, true)
 			return
 		}
@@ -145,9 +143,7 @@ func (o *readOwner) waitInput() bool {
 // whether the loop reads on.
 func (c *Conn) loopRecvFailed(err error) (readOn bool) {
 	o := &c.rd
-	if errors.Is(err, ErrRecvInterrupted) {
-		// An idle refresh, or a cut meant for a caller that has
-		// stopped reading: a fresh goroutine reads on.
+	if errors.Is(err, ErrRecvInterrupted) { // an idle refresh, or a caller's late cut
 		o.interrupting.Store(false)
 		o.Hand(o.Load(), connrt.Loop, true)
 		return false
@@ -163,9 +159,7 @@ func (c *Conn) loopRecvFailed(err error) (readOn bool) {
 // loopTookOther is the read loop's step after a message that needs no
 // serving; it reports whether the loop reads on (false: reading parked).
 func (o *readOwner) loopTookOther() (readOn bool) {
-	if o.buffered() {
-		// Responses (or notifications) with more behind them: the
-		// calls their callers make next are held to leave together.
+	if o.buffered() { // the calls the callers of responses make next leave together
 		o.holder().HoldCalls()
 		return true
 	}
@@ -179,19 +173,16 @@ func (o *readOwner) loopTookOther() (readOn bool) {
 func (o *readOwner) place(t *task, draining bool) (here, readOn bool) {
 	hold := o.buffered()
 	if hold {
-		// More is waiting: its replies are held until the input runs
-		// dry. The request is served here too while requests have been
-		// quick (as a server that handles a read's worth of requests
-		// in turn), otherwise on a goroutine of its own.
+		// More is waiting: replies are held until the input runs dry, and
+		// the request is served here while requests have been quick.
 		o.holder().Hold()
 		if !o.quick.Load() {
 			connrt.Go(func() { o.c.run(t, draining) })
 			return false, true
 		}
 	} else if !o.interruptible() {
-		// This goroutine serves the request and a fresh one reads on:
-		// a read that cannot be interrupted could not be moved off a
-		// stack a handler grew, so the reading goroutine stays small.
+		// A fresh goroutine reads on: a read that cannot be interrupted
+		// could not be moved off a stack a handler grew.
 		o.Hand(o.Load(), connrt.Loop, true)
 		o.holder().Release()
 		return true, false
