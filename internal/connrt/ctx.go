@@ -102,9 +102,7 @@ func (c *Ctx[K, V]) Done() <-chan struct{} { return c.std().ctx.Done() }
 // Err is the error given to Cancel, or the parent's once it has ended.
 func (c *Ctx[K, V]) Err() error {
 	if c.ended.Load() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.err
+		return c.err // set before ended
 	}
 	if in := c.inner.Load(); in != nil {
 		return in.ctx.Err() // the parent's, if it has ended
