@@ -56,9 +56,7 @@ func CallIter[T any](ctx context.Context, c Client, method string, params any) i
 }
 
 // iterResult is the result CallIter passes to a client's Call: whoever
-// decodes the result into it (an HTTPClient as the body arrives, any other
-// client once it has the response) hands it the array's elements, which
-// go to the loop.
+// decodes the result into it hands it the array's elements, for the loop.
 type iterResult = resultstream.Result
 
 // errorObject is the error of a streamed response's error member: the
@@ -114,9 +112,8 @@ func readStreamed(body io.Reader, id string, limit int64, strict bool, r *iterRe
 	}, errorObject)
 }
 
-// streamBody checks the response to a POST whose answer CallIter reads as
-// it arrives and returns its body, decompressed, and release, which gives
-// the decompressor back.
+// streamBody checks the response to CallIter's POST and returns its body,
+// decompressed, and release, which gives the decompressor back.
 func streamBody(resp *http.Response) (body io.Reader, release func(), err error) {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, nil, newHTTPError(resp)
@@ -143,12 +140,6 @@ func streamBody(resp *http.Response) (body io.Reader, release func(), err error)
 func elemLimit(r io.Reader, limit int64) *resultstream.LimitReader {
 	return &resultstream.LimitReader{R: r, Limit: limit, Err: &responseTooLarge{limit: limit}}
 }
-
-// Lending a connection's reader to CallIter (the contract is in doc.go):
-// a line that begins as a response to a waiting CallIter call ({"jsonrpc",
-// "id", then "result": [) is lent to that call, which decodes it element by
-// element until the line (or Content-Length body) ends. A response whose
-// result comes before its id is read whole, as any response.
 
 // lineLender is a channel whose reader can be lent (the stream of
 // NewStream: internal/framing).
@@ -198,8 +189,7 @@ func (m *lentMessage) abandon() {
 
 // readLent decodes a lent response into r, each element bounded by the
 // size limit, and gives the reader back. When ctx ends meanwhile the read
-// is cancelled and the call returns ctx's error; the connection's reader
-// reads the rest off (a WebSocket is closed instead: CancelLent).
+// is cancelled (CancelLent) and the call returns ctx's error.
 func (c *Conn) readLent(ctx context.Context, m *lentMessage, r *iterResult) error {
 	fired := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() { m.l.CancelLent(); close(fired) })
@@ -219,8 +209,8 @@ func (c *Conn) readLent(ctx context.Context, m *lentMessage, r *iterResult) erro
 }
 
 // lendCheck decides, from the start of a line, whether it is lent: a
-// response to a waiting CallIter call whose id comes before its result,
-// and whose result is an array. It runs on the reading goroutine.
+// response to a waiting CallIter call whose id comes before its result, an
+// array (the contract: doc.go). It runs on the reading goroutine.
 func (c *Conn) lendCheck(head []byte) framing.Lend {
 	if c.iterCalls.Load() == 0 {
 		return framing.LendNo

@@ -110,8 +110,8 @@ func (c *Conn) cancelIncoming(id ID) bool {
 }
 
 // end is called once the handler has returned, before its response is
-// rendered: progress reports stop (LSP's "end" goes out first, when a
-// "begin" did), and end reports whether the peer cancelled the request.
+// rendered: progress reports stop (LSP's "end" goes out), and end reports
+// whether the peer cancelled the request.
 func (r *callCtx) end() (cancelled bool) {
 	if r == nil {
 		return false
@@ -169,9 +169,8 @@ func progressToken(params []byte, cv convention.Convention) []byte {
 }
 
 // conventionNotification handles e if it is a notification of s's
-// convention (see conventionMessage). A Conn calls it on its read
-// goroutine: a cancel needs no handler slot (those may all be taken by the
-// requests to cancel), and progress reports reach OnProgress in order.
+// convention (see conventionMessage), on a Conn's read goroutine: a cancel
+// needs no handler slot, and progress reports reach OnProgress in order.
 func (s *Server) conventionNotification(ctx context.Context, conn *Conn, data []byte, e *wire.Envelope) bool {
 	return s.Convention != ConventionNone && e.Kind == wire.KindRequest && !e.ID.Present() &&
 		s.conventionMessage(ctx, conn, e.MethodName(data), paramsOf(data, e))
@@ -200,8 +199,7 @@ func (s *Server) conventionMessage(ctx context.Context, conn *Conn, name, params
 
 // cancelledID returns the id a notification name (with params) cancels
 // when it is a cancel of s's convention (ok false when it is not one; a
-// cancel naming no valid id is logged and its id is zero). A transport
-// whose requests do not arrive on one Conn routes the ids itself.
+// cancel naming no valid id is logged and its id is zero).
 func (s *Server) cancelledID(name, params []byte) (id ID, ok bool) {
 	if cancel, _ := s.Convention.methods(); cancel == "" || string(name) != cancel {
 		return ID{}, false

@@ -125,8 +125,8 @@ func (x *exchange) take(_ []byte, m *wire.Message) ([]wire.Envelope, bool) { ret
 
 func (x *exchange) early(reply []byte, refused error) { x.reply, x.refused = reply, refused }
 
-// serve serves the message, under timedServe's start and stop when there is
-// a timeout or x brings its ts (HTTP's), and keeps the reply.
+// serve serves the message (under timedServe when there is a timeout or x
+// brings its ts) and keeps the reply.
 func (x *exchange) serve(ctx context.Context, e *wire.Envelope, batch []wire.Envelope) {
 	ts := x.ts
 	var req *Request
@@ -212,11 +212,9 @@ func (c *Conn) serveDispatched(data []byte, e *wire.Envelope, batch []wire.Envel
 	}
 }
 
-// take takes what of a scanned message is for the connection itself: the
-// responses to its calls, and, alone, an event of one of its subscriptions
-// (subscribe.go) or a notification of its Server's convention (taken in
-// order, without a slot: cancel.go). It returns the rest, the requests to
-// serve (a batch's in a slice of their own).
+// take takes what of a scanned message is for the connection itself (the
+// responses to its calls, and, alone, a subscription's event or a
+// convention's notification) and returns the requests to serve.
 func (ci *connInbound) take(data []byte, m *wire.Message) ([]wire.Envelope, bool) {
 	c := ci.conn
 	c.markBareResponses(data, m)

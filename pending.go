@@ -43,14 +43,11 @@ type pendingSet struct{ connrt.Calls[*pendingCall] }
 
 // answer delivers the responses among elems (message data's elements) to
 // their calls, and reports what matched none: how many responses, the first
-// one's id, and an id-null error that answered nothing. For every client:
-//
-//   - a response goes to the call with its id (see outcome);
-//   - an id-null error response (the peer could not read a message of ours)
-//     answers the calls waiting when they all belong to one message;
-//   - a batch reply's left-out calls get its id-null error, else ErrNoResponse;
-//   - anything else matches no call (a Conn logs and drops it; an HTTP
-//     client rejects it).
+// one's id, and an id-null error that answered nothing. A response goes to
+// the call with its id; an id-null error (the peer could not read a message
+// of ours) to the calls waiting when they all belong to one message (see
+// connrt.Calls.Left); a batch reply's left-out calls get its id-null error,
+// else ErrNoResponse.
 func (s *pendingSet) answer(data []byte, elems []wire.Envelope, batch bool) (unmatched int, firstID string, nullErr *Error) {
 	var group uint64 // the batch of ours this message answers
 	for i := range elems {
@@ -159,10 +156,8 @@ func (sb *sentBatch) note(r callResult) {
 }
 
 // whole returns the message that answered every call of the batch with a
-// result and held nothing else (nil when there is none): once the results
-// are decoded, nothing refers to it and its reader may reuse its memory.
-// (Ids are unique: a reply of as many elements as the calls it answered
-// holds no other response, and no request.)
+// result and held nothing else (ids are unique), or nil: once the results
+// are decoded, its reader may reuse its memory.
 func (sb *sentBatch) whole() []byte {
 	if sb.mixed || sb.replyLen != len(sb.calls) {
 		return nil
@@ -221,9 +216,9 @@ func wait(ctx context.Context, sb *sentBatch, strict bool) error {
 }
 
 // failUnparsed fails with ErrInvalidResponse (wrapping err) the call, or
-// the whole batch, that the unparsable message data still shows it answers
-// (wire.ResponseID); otherwise nothing changes. A last message cut short by
-// the end of input is left to the connection's end.
+// the batch, that the unparsable message data still shows it answers
+// (wire.ResponseID). A last message cut short by the end of input is left
+// to the connection's end.
 func (c *Conn) failUnparsed(data []byte, err error) {
 	if u, ok := c.ch.(interface{ Unterminated() bool }); ok && u.Unterminated() {
 		return

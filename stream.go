@@ -80,9 +80,8 @@ func (s Stream[T]) encodeStream(e *resultstream.Encoder) error {
 }
 
 // streamSlot takes the Stream a handler returned to a transport that can
-// write a reply in pieces: serveElem leaves the response's head in the reply
-// and the stream here, and the transport writes the rest (writeStream). It
-// is allocated only for a handler that returns a Stream.
+// write a reply in pieces: serveElem leaves the response's head in the
+// reply and the stream here, for the transport to write (writeStream).
 type streamSlot struct {
 	st  streamer
 	req *Request // the request whose handler returned it (its ID and Method)
@@ -100,8 +99,7 @@ func (sl *streamSlot) finish() {
 var errStreamDone = errors.New("jsonrpc: the stream is written")
 
 // appendStream appends the response carrying st: its head only when the
-// transport writes the stream (slot), otherwise the whole response,
-// encoded here (or an error response if the stream fails).
+// transport writes the stream (slot), otherwise the whole response.
 func (s *Server) appendStream(out []byte, id ID, req *Request, st streamer) []byte {
 	start := len(out)
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
@@ -129,21 +127,19 @@ func (s *Server) streamError(method string, err error) *Error {
 	return s.toError(&Request{Method: method}, err)
 }
 
-// messageOpener is a Channel that can write a message in pieces (the
-// stream with newline framing, WebSocket). openMessage fails with
-// framing.ErrNotIncremental when it cannot for this message.
+// messageOpener is a Channel that can write a message in pieces (a stream
+// with newline framing, WebSocket), or fails with framing.ErrNotIncremental.
 type messageOpener interface {
 	openMessage() (resultstream.Writer, error)
 }
 
 func (s stream) openMessage() (resultstream.Writer, error) { return s.OpenMessage() }
 
-// writeStream writes the stream in slot after head, the response's start,
-// opening the message (open) past StreamChunk; failed (if set) hears at once
-// of a write that failed. It returns the whole reply,
-// for the caller to send, when the message was never opened (the stream fit
-// or failed first); err when the message was cut short: the caller must end
-// the connection (or abort the HTTP body).
+// writeStream writes the stream in slot after head, opening the message
+// (open) past StreamChunk; failed (if set) hears at once of a failed write.
+// It returns the whole reply, for the caller to send, when the message was
+// never opened; err when it was cut short: the caller must end the
+// connection (or abort the HTTP body).
 func (s *Server) writeStream(slot *streamSlot, head []byte, open func() (resultstream.Writer, error), failed func(error)) (reply []byte, err error) {
 	// Room for a chunk and the element that crosses it, once.
 	e := resultstream.Encoder{Buf: append(slices.Grow(head, StreamChunk+StreamChunk/4), '['), Chunk: StreamChunk, Open: open, Failed: failed}
@@ -170,10 +166,8 @@ func (s *Server) writeStream(slot *streamSlot, head []byte, open func() (results
 }
 
 // sendStream writes the stream a handler of t returned, after head, on
-// the connection: in pieces when the channel can, as one message
-// otherwise. A stream cut short closes the connection; a failed write
-// closes it at once, so that the stream's context ends while its sequence
-// still runs.
+// the connection (in pieces when the channel can). A stream cut short, or
+// a failed write at once, closes the connection.
 func (c *Conn) sendStream(t *task, head []byte) {
 	slot := t.stream
 	defer slot.finish()
@@ -200,11 +194,10 @@ func (c *Conn) sendStream(t *task, head []byte) {
 	}
 }
 
-// serveHTTPStream writes the stream a handler returned as the body of
-// the response, chunked, gzipped for a client that accepts gzip (unless
-// HTTPCompressMinSize says never); a stream that fits in StreamChunk goes
-// as any reply (with its length, compressed if asked). A stream cut short
-// aborts the body (http.ErrAbortHandler).
+// serveHTTPStream writes the stream a handler returned as the response's
+// body, chunked (gzipped for a client that accepts it, unless
+// HTTPCompressMinSize says never); one that fits in StreamChunk goes as
+// any reply. A stream cut short aborts the body (http.ErrAbortHandler).
 func (s *Server) serveHTTPStream(w http.ResponseWriter, pi *peerInfo, slot *streamSlot, head []byte) {
 	defer slot.finish()
 	open := func() (resultstream.Writer, error) {
@@ -230,9 +223,8 @@ func (s *Server) serveHTTPStream(w http.ResponseWriter, pi *peerInfo, slot *stre
 	}
 }
 
-// endCtx cancels the handlers' context once the message is answered,
-// unless a Stream waits to be written under it: then the stream's slot
-// cancels it once written.
+// endCtx cancels the handlers' context once the message is answered, or
+// leaves it to the slot of a Stream still to be written under it.
 func (ts *timedServe) endCtx(req *Request) {
 	if req != nil && req.stream != nil && *req.stream != nil {
 		(*req.stream).ctx = &ts.ctx
@@ -241,8 +233,7 @@ func (ts *timedServe) endCtx(req *Request) {
 	ts.ctx.Cancel(context.Canceled, context.Canceled)
 }
 
-// dropStream forgets a Stream whose response was replaced (the handler
-// timeout answered first).
+// dropStream forgets a Stream whose response the handler timeout replaced.
 func (r *Request) dropStream() {
 	if r != nil && r.stream != nil {
 		*r.stream = nil
@@ -258,9 +249,7 @@ func (stdio) CloseWrite() error { return os.Stdout.Close() }
 type messageGiver interface{ GiveBack(msg []byte) }
 
 // giveBack hands a message back to the channel once nothing reads or keeps
-// any part of it: requests served and answered (not a batch that held
-// responses too, which callers may still be decoding), or responses whose
-// results are decoded (every response of the message: see sentBatch.whole).
+// any part of it (requests answered, responses decoded: see sentBatch.whole).
 func (c *Conn) giveBack(msg []byte) {
 	if g, ok := c.ch.(messageGiver); ok {
 		g.GiveBack(msg)

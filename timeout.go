@@ -43,7 +43,7 @@ func (s *Server) httpBodyTimeout() time.Duration {
 
 // timedServe is a message served under a timeout: the handlers' context
 // and the state it shares with the pooled timer that answers it when the
-// deadline passes first, in one allocation (on HTTP, in httpRequest's).
+// deadline passes first, in one allocation.
 type timedServe struct {
 	ctx   lazyCtx
 	srv   *Server
@@ -122,9 +122,8 @@ func (ts *timedServe) start() context.Context {
 }
 
 // stop ends serving under ts once its handlers have returned and returns
-// the reply: reply (a batch's joined into out), or the timeout error for
-// each request not answered in time; nil if late sent it. The handlers'
-// context then ends (endCtx).
+// the reply: reply (a batch's joined into out), the timeout error for each
+// request not answered in time, or nil if late sent it.
 func (ts *timedServe) stop(reply, out []byte, req *Request) []byte {
 	if ts.timer != nil {
 		ts.timer.Stop()
