@@ -414,7 +414,7 @@ func (d *Decoder) int(bits int, p unsafe.Pointer) bool {
 	if neg {
 		n = -n
 	}
-	storeInt(p, bits, n)
+	storeUint(p, bits, uint64(n))
 	return true
 }
 
@@ -427,20 +427,8 @@ func (d *Decoder) uint(bits int, p unsafe.Pointer) bool {
 	return true
 }
 
-// The integers of each size at p, as the widest of their sign.
-
-func storeInt(p unsafe.Pointer, bits int, n int64) {
-	switch bits {
-	case 8:
-		*(*int8)(p) = int8(n)
-	case 16:
-		*(*int16)(p) = int16(n)
-	case 32:
-		*(*int32)(p) = int32(n)
-	default:
-		*(*int64)(p) = n
-	}
-}
+// The integers of each size at p, as the widest of their sign (a signed
+// integer is stored as the same bits unsigned).
 
 func storeUint(p unsafe.Pointer, bits int, n uint64) {
 	switch bits {
@@ -455,18 +443,6 @@ func storeUint(p unsafe.Pointer, bits int, n uint64) {
 	}
 }
 
-func loadInt(p unsafe.Pointer, bits int) int64 {
-	switch bits {
-	case 8:
-		return int64(*(*int8)(p))
-	case 16:
-		return int64(*(*int16)(p))
-	case 32:
-		return int64(*(*int32)(p))
-	}
-	return *(*int64)(p)
-}
-
 func loadUint(p unsafe.Pointer, bits int) uint64 {
 	switch bits {
 	case 8:
@@ -477,6 +453,12 @@ func loadUint(p unsafe.Pointer, bits int) uint64 {
 		return uint64(*(*uint32)(p))
 	}
 	return *(*uint64)(p)
+}
+
+// loadInt sign-extends the integer of loadUint.
+func loadInt(p unsafe.Pointer, bits int) int64 {
+	shift := 64 - bits
+	return int64(loadUint(p, bits)<<shift) >> shift
 }
 
 // slice decodes an array: like v2, into a new slice when nil, else over
