@@ -5,10 +5,6 @@ import (
 	"unsafe"
 )
 
-// The string encoder, next to the scanner (scan.go) that reads strings and
-// shares its test for plain bytes (plainRun): the messages' own strings
-// (AppendString) and internal/codec's (AppendQuote with v2's rules).
-
 // AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD so
 // that the output is always valid.
 func AppendString(b []byte, s string) []byte {
@@ -43,8 +39,11 @@ func AppendQuote(b []byte, s string, v2Rules bool) ([]byte, bool) {
 	b = append(b, '"')
 	start, i := 0, 0
 	raw := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
-	// plainRun looks at the whole rest once per string.
-	tried := false
+	tried := false // plainRun looks at the whole rest once per string
+	esc := &escapes
+	if v2Rules {
+		esc = &escapesV2
+	}
 	for i < len(s) {
 		i = plainRun(raw, i, &tried)
 		// Byte by byte until eight plain bytes in a row (then words again),
@@ -58,12 +57,7 @@ func AppendQuote(b []byte, s string, v2Rules bool) ([]byte, bool) {
 				continue
 			}
 			if c < utf8.RuneSelf {
-				b = append(b, s[start:i]...)
-				if v2Rules {
-					b = append(b, escapesV2[c]...)
-				} else {
-					b = append(b, escapes[c]...)
-				}
+				b = append(append(b, s[start:i]...), esc[c]...)
 				i++
 				start, plain = i, 0
 				continue
