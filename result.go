@@ -12,15 +12,11 @@ import (
 	"github.com/seedhq/jsonrpc/internal/params"
 )
 
-// Results are decoded leniently by default: a member of a result (or of an
-// error's data) that the destination type does not name is ignored, as
-// encoding/json and go-ethereum's client do, since real servers add members
-// all the time. Everything else stays exact (names match case-sensitively; a
-// duplicate name or invalid UTF-8 is refused by the scanner). A server's
-// params are always decoded strictly (-32602).
-
 // WithStrictResults makes Call and Batch reject a result holding a member the
-// destination type does not name (by default such members are ignored).
+// destination type does not name. By default such members (of a result or
+// an error's data) are ignored, as encoding/json and go-ethereum's client
+// do, since servers add members all the time; the rest stays exact, and a
+// server's params are always decoded strictly.
 func WithStrictResults() DialOption { return func(c *dialConfig) { c.strictResults = true } }
 
 // decodeResult decodes the result of a call to method into v (nil: discard
