@@ -104,7 +104,6 @@ type Mux struct {
 }
 
 type methodEntry struct {
-	name    string
 	handler Handler // wrapped in the middlewares
 	info    MethodInfo
 	// deprecation notes the calls of a deprecated method (nil otherwise).
@@ -167,7 +166,7 @@ func (m *Mux) add(info MethodInfo, h Handler) {
 	if _, dup := m.methods[info.Name]; dup {
 		panic("jsonrpc: method registered twice: " + info.Name)
 	}
-	e := &methodEntry{name: info.Name, info: info}
+	e := &methodEntry{info: info}
 	if info.Doc.Deprecated {
 		e.deprecation = newDeprecation(info.Doc, time.Now())
 		h = e.deprecation.wrap(info, h)

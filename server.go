@@ -373,7 +373,7 @@ func (s *Server) handler(req *Request, name []byte) (*methodEntry, Handler) {
 		// Fast path: find the method without converting its name, and use
 		// the registered name as Method (no allocation).
 		if entry = mux.lookup(name); entry != nil {
-			req.Method, h = entry.name, entry.handler
+			req.Method, h = entry.info.Name, entry.handler
 		} else if len(s.Middleware) == 0 {
 			return nil, nil
 		} else {
