@@ -410,11 +410,10 @@ func (d *Decoder) int(bits int, p unsafe.Pointer) bool {
 	if limit := uint64(1) << (bits - 1); !ok || (neg && u > limit) || (!neg && u >= limit) {
 		return false
 	}
-	n := int64(u)
 	if neg {
-		n = -n
+		u = -u // two's complement
 	}
-	storeUint(p, bits, uint64(n))
+	storeUint(p, bits, u)
 	return true
 }
 
