@@ -121,7 +121,10 @@ func (l lentLine) Read(p []byte) (int, error) {
 	}
 	if s.framing == Header {
 		n := copy(p, s.buf[s.r:s.r+int(min(int64(s.w-s.r), s.lentLeft))])
-		s.consumeBody(n)
+		s.r += n
+		if s.lentLeft -= int64(n); s.lentLeft == 0 {
+			s.endLend()
+		}
 		return n, nil
 	}
 	seg := s.buf[s.r:s.w]
@@ -198,38 +201,11 @@ func (s *Stream) CancelLent() {
 // ResumeLent undoes CancelLent.
 func (s *Stream) ResumeLent() { s.lentCancelled.Store(false) }
 
-// consumeBody consumes n bytes of a lent body.
-func (s *Stream) consumeBody(n int) {
-	s.r += n
-	if s.lentLeft -= int64(n); s.lentLeft == 0 {
-		s.endLend()
-	}
-}
-
 // Discard reads what is left of a lent message and drops it, so that Recv
 // finds the next message.
 func (s *Stream) Discard() error {
-	for s.lending {
-		if s.r == s.w {
-			if err := s.fillLent(); err != nil {
-				if err == io.EOF {
-					return nil
-				}
-				return err
-			}
-		}
-		if s.framing == Header {
-			s.consumeBody(int(min(int64(s.w-s.r), s.lentLeft)))
-			continue
-		}
-		if i := bytes.IndexByte(s.buf[s.r:s.w], '\n'); i >= 0 {
-			s.r += i + 1
-			s.endLend()
-		} else {
-			s.r = s.w
-		}
-	}
-	return nil
+	_, err := io.Copy(io.Discard, lentLine{s})
+	return err
 }
 
 // InterruptsWhileLent reports, and forgets, how many reads were
