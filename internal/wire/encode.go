@@ -39,7 +39,7 @@ func AppendQuote(b []byte, s string, v2Rules bool) ([]byte, bool) {
 	b = append(b, '"')
 	start, i := 0, 0
 	raw := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
-	tried := false // plainRun looks at the whole rest once per string
+	tried := false                                    // plainRun looks at the whole rest once per string
 	esc := &escapes
 	if v2Rules {
 		esc = &escapesV2
