@@ -210,13 +210,10 @@ func (d *Decoder) number() []byte {
 		return nil
 	}
 	start := d.Pos
-	for d.Pos < len(d.Data) {
-		switch c := d.Data[d.Pos]; {
-		case c >= '0' && c <= '9', c == '-', c == '+', c == '.', c == 'e', c == 'E':
-			d.Pos++
-			continue
+	for ; d.Pos < len(d.Data); d.Pos++ {
+		if c := d.Data[d.Pos]; (c < '0' || c > '9') && c != '-' && c != '+' && c != '.' && c != 'e' && c != 'E' {
+			break
 		}
-		break
 	}
 	return d.Data[start:d.Pos]
 }

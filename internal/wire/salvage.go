@@ -1,5 +1,7 @@
 package wire
 
+import "strings"
+
 // ResponseID reads, from a message that did not parse (Parse failed), the
 // id of the response it was, when what is left of it still shows one
 // beyond doubt: data is a JSON object whose members, read in order up to
@@ -157,13 +159,5 @@ func (r *salvager) step(open []byte) ([]byte, bool) {
 
 // scalarByte reports whether c may be part of a number or a literal.
 func scalarByte(c byte) bool {
-	switch {
-	case c >= '0' && c <= '9', c == '-', c == '+', c == '.':
-		return true
-	}
-	switch c {
-	case 'e', 'E', 't', 'r', 'u', 'f', 'a', 'l', 's', 'n':
-		return true
-	}
-	return false
+	return c >= '0' && c <= '9' || strings.IndexByte("-+.eEtrufalsn", c) >= 0
 }
