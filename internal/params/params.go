@@ -50,14 +50,13 @@ const (
 // Decoder decodes the params of a request into one Go type, analysed once
 // by NewDecoder.
 type Decoder struct {
-	kind     paramsKind
-	ptr      bool // P is a pointer to the struct
-	fields   []Field
-	index    [][]int // struct field index paths, in positional order
-	required int     // number of required fields
-	minArgs  int     // fields up to the last required one (positional minimum)
+	kind    paramsKind
+	ptr     bool // P is a pointer to the struct
+	fields  []Field
+	index   [][]int // struct field index paths, in positional order
+	minArgs int     // fields up to the last required one (positional minimum; 0: none required)
 
-	// object, when the struct has a compiled plan (internal/wire), decodes
+	// object, when the struct has a compiled plan (internal/codec), decodes
 	// a params object; requiredMask has bit i set for required field i.
 	object       *codec.StructCodec
 	requiredMask uint64
@@ -81,7 +80,6 @@ func NewDecoder(t reflect.Type) *Decoder {
 		d.collect(st, nil)
 		for i, f := range d.fields {
 			if f.Required {
-				d.required++
 				d.minArgs = i + 1
 			}
 		}
@@ -154,7 +152,7 @@ func invalidParams(path, problem string) *Error { return &Error{Path: path, Prob
 // *Error.
 func (d *Decoder) Decode(params []byte, p any) *Error {
 	if params == nil {
-		if d.required > 0 {
+		if d.minArgs > 0 {
 			return invalidParams("", "params are required")
 		}
 		if d.kind == paramsScalar {
@@ -214,7 +212,7 @@ func (d *Decoder) decodeMembers(params []byte, v reflect.Value) *Error {
 	if err := wrapDecodeErr(jsonv2.Unmarshal(params, v.Addr().Interface(), codec.UnmarshalOpts), ""); err != nil {
 		return err
 	}
-	if d.required > 0 {
+	if d.minArgs > 0 {
 		return d.checkRequired(params)
 	}
 	return nil
