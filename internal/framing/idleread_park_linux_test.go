@@ -137,3 +137,43 @@ func TestParkedStreamHangUp(t *testing.T) {
 		t.Fatal("Recv after the hang-up succeeded")
 	}
 }
+
+// Input, an interrupt and Close racing for one parked stream resume its
+// loop exactly once, for each of 50 streams parked at once.
+func TestParkedStreamResumedOnce(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	const n = 50
+	peers, streams, rs := make([]net.Conn, n), make([]*Stream, n), make([]resumer, n)
+	for i := range n {
+		if peers[i], err = net.Dial("tcp", l.Addr().String()); err != nil {
+			t.Fatal(err)
+		}
+		defer peers[i].Close()
+		nc, err := l.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		streams[i], rs[i] = New(nc, Line, 10<<20, 30*time.Second), make(resumer, 4)
+		if !streams[i].WaitInput(rs[i]) {
+			t.Fatalf("stream %d did not park", i)
+		}
+	}
+	for i := range n {
+		go peers[i].Write([]byte("x"))
+		go streams[i].InterruptRecv()
+		go streams[i].Close()
+	}
+	for i := range n {
+		wantResumed(t, rs[i], true, "racing wake-ups")
+	}
+	time.Sleep(50 * time.Millisecond) // a second resume would come by now
+	for i := range n {
+		if len(rs[i]) != 0 {
+			t.Fatalf("stream %d resumed %d more times", i, len(rs[i]))
+		}
+	}
+}
