@@ -57,11 +57,6 @@ const (
 // isRecord reports whether data is a record, not a message.
 func isRecord(data []byte) bool { return len(data) > 0 && data[0] == 0 }
 
-// HeadOf returns the Head of a head record's data (ok false for other data).
-func HeadOf(data []byte) (head []byte, ok bool) {
-	return bytes.CutPrefix(data, []byte(recHead))
-}
-
 // ErrNoStream refuses to follow a stream of which the store holds nothing.
 var ErrNoStream = errors.New("jsonrpc: Last-Event-ID names no stream of this session")
 
@@ -320,7 +315,7 @@ func (es *Stream) silent(ctx context.Context, o *Out) {
 	var head []byte
 	var sent [][]byte
 	for _, e := range all {
-		if h, ok := HeadOf(e.Data); ok {
+		if h, ok := bytes.CutPrefix(e.Data, []byte(recHead)); ok {
 			head = h
 		} else if !isRecord(e.Data) {
 			sent = append(sent, e.Data)
