@@ -2,6 +2,7 @@ package streamable
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,12 +30,7 @@ const DefaultBeat = 15 * time.Second
 
 // beat is the heartbeat interval of a POST's stream in a shared store:
 // KeepAlive.
-func (t *Sessions) beat() time.Duration {
-	if t.cfg.KeepAlive > 0 {
-		return t.cfg.KeepAlive
-	}
-	return DefaultBeat
-}
+func (t *Sessions) beat() time.Duration { return cmp.Or(max(t.cfg.KeepAlive, 0), DefaultBeat) }
 
 // shared is the place of stream num of session id in the shared store
 // (nil without one).
@@ -84,17 +80,16 @@ func (t *Sessions) follow(w http.ResponseWriter, r *http.Request, s *Session, nu
 // followed: 204 for a stream that ended with nothing more, 410 for events
 // evicted, 400 for no such stream, 503 for a store that failed.
 func attachFailed(w http.ResponseWriter, err error) {
-	status := http.StatusServiceUnavailable
 	switch {
 	case errors.Is(err, sse.ErrStreamDone):
 		w.WriteHeader(http.StatusNoContent)
-		return
 	case errors.Is(err, sse.ErrStreamGone):
-		status = http.StatusGone
+		http.Error(w, err.Error(), http.StatusGone)
 	case errors.Is(err, sse.ErrNoStream):
-		status = http.StatusBadRequest
+		http.Error(w, err.Error(), http.StatusBadRequest)
+	default:
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 	}
-	http.Error(w, err.Error(), status)
 }
 
 // head is the head record of a POST's stream: the ids of its calls, and
