@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -345,13 +346,9 @@ func (p *postSink) take(data []byte, m *wire.Message) ([]wire.Envelope, bool) {
 	case responses == 0:
 		return m.Elems, true
 	}
-	requests := make([]wire.Envelope, 0, len(m.Elems)-responses)
-	for _, e := range m.Elems {
-		if e.Kind != wire.KindResponse && e.Kind != wire.KindBadResponse {
-			requests = append(requests, e)
-		}
-	}
-	return requests, true
+	return slices.DeleteFunc(slices.Clone(m.Elems), func(e wire.Envelope) bool {
+		return e.Kind == wire.KindResponse || e.Kind == wire.KindBadResponse
+	}), true
 }
 
 // early answers what is decided before any handler runs: a refusal by
