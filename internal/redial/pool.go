@@ -16,9 +16,9 @@ type Pool[C comparable] struct {
 	interval time.Duration
 	check    func(ctx context.Context, c C) error
 	close    func(c C) error
-	stop     chan struct{}
+	stop     context.Context // ended by Close (halt)
+	halt     context.CancelFunc
 	wg       sync.WaitGroup
-	once     sync.Once
 }
 
 // Endpoint is one endpoint of a Pool.
@@ -36,7 +36,8 @@ type Endpoint[C comparable] struct {
 // dial is followed by check (nil error: the endpoint is back); interval
 // (> 0) is the probes' period and the bound of each.
 func NewPool[C comparable](dials []func(context.Context) (C, error), interval time.Duration, check func(context.Context, C) error, close func(C) error) *Pool[C] {
-	p := &Pool[C]{interval: interval, check: check, close: close, stop: make(chan struct{})}
+	p := &Pool[C]{interval: interval, check: check, close: close}
+	p.stop, p.halt = context.WithCancel(context.Background())
 	for _, d := range dials {
 		p.eps = append(p.eps, &Endpoint[C]{dial: d})
 	}
@@ -92,10 +93,8 @@ func (p *Pool[C]) setAsideLocked(ep *Endpoint[C], c C) {
 	if ep.probed {
 		return
 	}
-	select {
-	case <-p.stop:
+	if p.stop.Err() != nil {
 		return
-	default:
 	}
 	ep.probed = true
 	p.wg.Add(1)
@@ -110,7 +109,7 @@ func (p *Pool[C]) probe(ep *Endpoint[C]) {
 	var none C
 	for {
 		select {
-		case <-p.stop:
+		case <-p.stop.Done():
 			return
 		case <-t.C:
 		}
@@ -135,7 +134,7 @@ func (p *Pool[C]) probe(ep *Endpoint[C]) {
 
 // Close stops the probes and closes every endpoint's client.
 func (p *Pool[C]) Close() {
-	p.once.Do(func() { close(p.stop) })
+	p.halt()
 	p.wg.Wait()
 	var none C
 	for _, ep := range p.eps {

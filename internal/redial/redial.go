@@ -33,13 +33,15 @@ type Redialer[C comparable] struct {
 	conn   C             // the zero C while redialling
 	ready  chan struct{} // closed once conn is set, or the Redialer closed
 	closed bool
-	stop   chan struct{} // closed by Close
+	stop   context.Context // ended by Close (halt)
+	halt   context.CancelFunc
 	done   chan struct{} // closed when the redialling goroutine has ended
 }
 
 // Start holds first and, when it drops, dials with dial until Close.
 func Start[C comparable](first C, dial func(context.Context) (C, error), o Options[C]) *Redialer[C] {
-	r := &Redialer[C]{dial: dial, opts: o, conn: first, ready: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	r := &Redialer[C]{dial: dial, opts: o, conn: first, ready: make(chan struct{}), done: make(chan struct{})}
+	r.stop, r.halt = context.WithCancel(context.Background())
 	close(r.ready)
 	go r.run(first)
 	return r
@@ -51,7 +53,7 @@ func (r *Redialer[C]) run(c C) {
 	for {
 		select {
 		case <-r.opts.Done(c):
-		case <-r.stop:
+		case <-r.stop.Done():
 			r.opts.Close(c)
 			return
 		}
@@ -99,19 +101,12 @@ func (r *Redialer[C]) redial() (C, bool) {
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
-		case <-r.stop:
+		case <-r.stop.Done():
 			t.Stop()
 			var none C
 			return none, false
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		go func() {
-			select {
-			case <-r.stop:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
+		ctx, cancel := context.WithCancel(r.stop)
 		c, err := r.dial(ctx)
 		cancel()
 		if err == nil {
@@ -162,7 +157,7 @@ func (r *Redialer[C]) Close() {
 	r.mu.Lock()
 	if !r.closed {
 		r.closed = true
-		close(r.stop)
+		r.halt()
 		if r.conn == none {
 			close(r.ready) // wakes waiting Acquires, which find it closed
 		}
