@@ -1,13 +1,9 @@
-// Package convention reads and writes the messages of the cancellation
-// and progress conventions of the Language Server Protocol ($/cancelRequest,
-// $/progress with a work-done token) and of the Model Context Protocol
+// Package convention reads and writes the cancel and progress messages of
+// the Language Server Protocol ($/cancelRequest, $/progress with a
+// work-done token) and of the Model Context Protocol
 // (notifications/cancelled, notifications/progress with
-// _meta.progressToken), with nothing of a connection in them: the params
-// of a cancel and of a progress report, the id a cancel names, the token
-// a request carries, and a received progress report; and the bookkeeping
-// of the requests a connection serves under a convention: the requests
-// read but not yet started that a cancel must still reach (Queued), and
-// the progress reports of one request (Progress: its token, values that
-// must increase, nothing after its handler returned). The jsonrpc package
-// routes them (cancel.go).
+// _meta.progressToken), with nothing of a connection in them, and keeps
+// the bookkeeping of a connection that serves under one: the requests read
+// but not yet started that a cancel must still reach (Queued), and one
+// request's progress reports (Progress). The jsonrpc package routes them.
 package convention

@@ -1,10 +1,7 @@
 // Package wsconn is the WebSocket side of the jsonrpc package's WebSocket
 // transport, on github.com/coder/websocket, with nothing of JSON-RPC in it
-// but one message per text frame: the Channel that reads and writes the
-// messages (whole, or a message written in frames), pings the peer on a
-// timer (no goroutine while idle) and drops it when a pong does not come,
-// maps close codes (channel.go); the Lending channel, which hands a
-// message to a reader of its own as it arrives (lend.go); and the server's handshake helpers: small
-// socket buffers for hijacked connections and the headers a connection
-// keeps (accept.go).
+// but one message per text frame: the Channel (whole messages, or one
+// written in frames; pings on a timer, with no goroutine while idle), the
+// Lending channel that hands a message to a reader of its own as it
+// arrives, and the server's handshake helpers.
 package wsconn
