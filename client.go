@@ -77,11 +77,9 @@ func (c *BatchCall) IsNotification() bool { return c.notify }
 func (b *Batch) Len() int { return len(b.elems) }
 
 func (c *BatchCall) finish(result []byte, err error, strict bool) {
-	if err != nil {
-		c.Err = err
-		return
+	if c.Err = err; err == nil {
+		c.Err = decodeResult(c.Method, result, c.result, strict)
 	}
-	c.Err = decodeResult(c.Method, result, c.result, strict)
 }
 
 // ErrNoResponse is the Err of a batch call the peer's answer to the batch left out.
