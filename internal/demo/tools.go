@@ -124,15 +124,12 @@ func (ts *Tools) MirrorInHeader(tool, property, header string) {
 func (ts *Tools) InputSchema(name string) json.RawMessage {
 	ts.mu.RLock()
 	defer ts.mu.RUnlock()
-	t, ok := ts.tools[name]
-	if !ok {
-		return nil
+	if t, ok := ts.tools[name]; ok {
+		if b, err := jsonv2.Marshal(t.info.InputSchema); err == nil {
+			return b
+		}
 	}
-	b, err := jsonv2.Marshal(t.info.InputSchema)
-	if err != nil {
-		return nil
-	}
-	return b
+	return nil
 }
 
 // List returns the tools, sorted by name.
