@@ -201,13 +201,9 @@ func (m *Meta) Check(supported []string, also []string) *Error {
 
 // HasCapability reports whether capabilities (a JSON object) declare
 // capability name as an object.
-func HasCapability(capabilities []byte, name string) bool {
-	var caps map[string]json.RawMessage
-	if jsonv2.Unmarshal(capabilities, &caps) != nil {
-		return false
-	}
-	v, ok := caps[name]
-	return ok && len(v) > 0 && v[0] == '{'
+func HasCapability(capabilities []byte, name string) (has bool) {
+	wire.Members(capabilities, func(k, v []byte) { has = has || string(k) == name && len(v) > 0 && v[0] == '{' })
+	return has
 }
 
 // UnsupportedVersion is MCP's UnsupportedProtocolVersionError: the

@@ -127,3 +127,14 @@ func TestMethodString(t *testing.T) {
 		t.Errorf("x/y: %q", got)
 	}
 }
+
+func TestHasCapability(t *testing.T) {
+	for caps, want := range map[string]bool{
+		`{"elicitation":{}}`: true, `{ "sampling" : 1, "elicitation" : { "form" : {} } }`: true, `{"elicit\u0061tion":{}}`: true,
+		`{"elicitation":true}`: false, `{"elicitation":null}`: false, `{"roots":{"elicitation":{}}}`: false, `{}`: false, ``: false,
+	} {
+		if got := HasCapability([]byte(caps), "elicitation"); got != want {
+			t.Errorf("HasCapability(%s) = %v, want %v", caps, got, want)
+		}
+	}
+}
