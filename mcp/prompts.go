@@ -85,7 +85,14 @@ type getResult struct {
 	*PromptResult
 }
 
-func asInput(err error, input **jsonrpc.InputRequiredError) bool { return errors.As(err, input) }
+func asInput(err error) *jsonrpc.InputRequiredError {
+	if err == nil {
+		return nil // before input is declared: it escapes, and a success allocates nothing
+	}
+	var input *jsonrpc.InputRequiredError
+	errors.As(err, &input)
+	return input
+}
 
 func (s *Server) registerPrompts(mux *jsonrpc.Mux) {
 	jsonrpc.Register(mux, "prompts/list", func(ctx context.Context, p *listParams) (promptsListResult, error) {
@@ -108,8 +115,7 @@ func (s *Server) registerPrompts(mux *jsonrpc.Mux) {
 			}
 		}
 		r, err := pr.get(context.WithValue(ctx, requestMetaKey{}, p.Meta), p.Arguments)
-		var input *jsonrpc.InputRequiredError
-		if asInput(err, &input) {
+		if input := asInput(err); input != nil {
 			return input.Result, nil
 		}
 		if err != nil {

@@ -312,8 +312,7 @@ func (s *Server) read(ctx context.Context, uri string) (any, error) {
 		return nil, resourceNotFound(uri)
 	}
 	contents, err := read(ctx, uri, vars)
-	var input *jsonrpc.InputRequiredError
-	if asInput(err, &input) {
+	if input := asInput(err); input != nil {
 		return input.Result, nil
 	}
 	if err != nil {

@@ -289,17 +289,15 @@ func (s *Server) callTool(ctx context.Context, name string, args json.RawMessage
 
 // outcome is tools/call's answer to a tool's run.
 func (s *Server) outcome(ctx context.Context, r *ToolResult, err error) (callResult, error) {
-	var rpcErr *jsonrpc.Error
-	var input *jsonrpc.InputRequiredError
-	switch {
+	switch input := asInput(err); {
 	case err == nil:
 		if r.Content == nil {
 			r.Content = []Content{}
 		}
 		return callResult{era: s.era(ctx), ToolResult: r}, nil
-	case errors.As(err, &input):
+	case input != nil:
 		return callResult{input: &input.Result}, nil
-	case errors.As(err, &rpcErr), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), ctx.Err() != nil:
+	case errors.As(err, new(*jsonrpc.Error)), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), ctx.Err() != nil:
 		return callResult{}, err
 	default:
 		return callResult{era: s.era(ctx), ToolResult: &ToolResult{Content: []Content{TextContent(err.Error())}, IsError: true}}, nil
