@@ -104,19 +104,16 @@ func (s *Stream) unpark(closing bool) {
 		return
 	}
 	waiter.mu.Lock()
+	defer waiter.mu.Unlock()
 	sr := &s.sock.parked
 	sr.closing = sr.closing || closing
-	var r Resumer
 	if sr.resumer != nil && waiter.parked[sr.fd] == s {
 		delete(waiter.parked, sr.fd)
-		r, sr.resumer = sr.resumer, nil
+		sr.resumer.StartLoop() // a go statement: soon done
+		sr.resumer = nil
 		if len(waiter.parked) == 0 {
 			waiter.ep.SetReadDeadline(time.Unix(1, 0)) // the waiter's goroutine ends
 		}
-	}
-	waiter.mu.Unlock()
-	if r != nil {
-		r.StartLoop()
 	}
 }
 
