@@ -398,12 +398,8 @@ var inputRequired = []byte(`"input_required"`)
 // complete result.
 func InputRequired(result []byte) (queries map[string]InputQuery, state *string, ok bool) {
 	if !bytes.Contains(result, inputRequired) {
-		return nil, nil, false
+		return nil, nil, false // before ir, which escapes: a complete result allocates nothing
 	}
-	return decodeInputRequired(result)
-}
-
-func decodeInputRequired(result []byte) (queries map[string]InputQuery, state *string, ok bool) {
 	var ir struct {
 		ResultType    string                `json:"resultType"`
 		InputRequests map[string]InputQuery `json:"inputRequests"`
