@@ -152,18 +152,17 @@ func appendError(b []byte, e *Error) []byte {
 // appendResponse appends a response with the given id (null when absent) and
 // either the raw result or the error.
 func appendResponse(b []byte, id ID, result []byte, e *Error) []byte {
+	if e != nil {
+		return append(appendError(appendHead(b, id, `,"error":`), e), '}')
+	}
+	return append(append(appendHead(b, id, `,"result":`), result...), '}')
+}
+
+// appendHead appends a response's start, up to member (its result or error).
+func appendHead(b []byte, id ID, member string) []byte {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	if id.raw == "" {
 		b = append(b, "null"...)
-	} else {
-		b = append(b, id.raw...)
 	}
-	if e != nil {
-		b = append(b, `,"error":`...)
-		b = appendError(b, e)
-	} else {
-		b = append(b, `,"result":`...)
-		b = append(b, result...)
-	}
-	return append(b, '}')
+	return append(append(b, id.raw...), member...)
 }

@@ -340,9 +340,7 @@ func (s *Server) vet(ctx context.Context, conn *Conn, data []byte, e *wire.Envel
 // encoded in place after the response's head.
 func (s *Server) appendResult(out []byte, id ID, v any, entry *methodEntry, req *Request) []byte {
 	start := len(out)
-	out = append(out, `{"jsonrpc":"2.0","id":`...)
-	out = append(out, id.raw...)
-	out = append(out, `,"result":`...)
+	out = appendHead(out, id, `,"result":`)
 	var hint *atomic.Int64
 	if entry != nil {
 		hint = &entry.resultSize

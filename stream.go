@@ -102,9 +102,7 @@ var errStreamDone = errors.New("jsonrpc: the stream is written")
 // transport writes the stream (slot), otherwise the whole response.
 func (s *Server) appendStream(out []byte, id ID, req *Request, st streamer) []byte {
 	start := len(out)
-	out = append(out, `{"jsonrpc":"2.0","id":`...)
-	out = append(out, id.raw...)
-	out = append(out, `,"result":`...)
+	out = appendHead(out, id, `,"result":`)
 	if req.stream != nil {
 		*req.stream = &streamSlot{st: st, req: req}
 		return out

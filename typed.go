@@ -28,10 +28,8 @@ import (
 // problem. Omitted params decode as the zero P unless P has required fields.
 //
 // Params and results follow encoding/json/v2's rules (names match exactly,
-// unknown members are rejected). Plain types (bool, numbers, strings and
-// structs, slices, string-keyed maps and pointers of them, tags giving only
-// a name, "-", omitempty or omitzero) use a codec compiled here once per
-// type, with v2's results; other types go through v2 itself.
+// unknown members are rejected); plain types take a codec compiled here
+// once per type, with v2's results.
 func Register[P, R any](mux *Mux, method string, fn func(ctx context.Context, params P) (R, error), doc ...MethodDoc) {
 	if strings.HasPrefix(method, "rpc.") {
 		panic("jsonrpc: method names starting with \"rpc.\" are reserved: " + method)
@@ -51,8 +49,7 @@ func Register[P, R any](mux *Mux, method string, fn func(ctx context.Context, pa
 		ByPosition: pd.ByPosition(),
 		ByName:     pd.ByName(),
 	}
-	// The decoded params live in recycled memory: fn gets a copy, so
-	// nothing can keep a reference to it.
+	// The decoded params live in recycled memory: fn gets a copy.
 	pool := sync.Pool{New: func() any { return new(P) }}
 	var zero P
 	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
