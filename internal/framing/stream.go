@@ -70,7 +70,7 @@ var ErrInterrupted = errors.New("jsonrpc: read interrupted")
 // New returns a stream that frames messages on rwc, up to max bytes each;
 // wto bounds how long a write may make no progress (0: no bound).
 func New(rwc io.ReadWriteCloser, f Framing, max int64, wto time.Duration) *Stream {
-	s := &Stream{rwc: rwc, framing: f, max: max}
+	s := &Stream{framing: f, max: max}
 	s.writer = writer{rwc: rwc, wto: wto, header: f == Header}
 	s.useSocketReader(rwc)
 	return s
@@ -88,25 +88,21 @@ func (s *Stream) SetLimits(max int64, wto time.Duration) { s.max, s.wto = max, w
 // replies to requests read together for one write), is its writer
 // (write.go); the reader releases what is held before it waits for input.
 type Stream struct {
-	rwc     io.ReadWriteCloser
 	framing Framing // the read side's: Auto until detect decides
 	max     int64
 
 	// read side, used by the Recv goroutine only
-	buf  []byte // buf[r:w] holds bytes read but not yet consumed
-	r, w int
-	eof  bool
-	lent bool // part of buf was handed out as a message
-	// unterminated: the last message was handed out at the end of input
-	// without its newline (see Unterminated).
-	unterminated bool
+	buf          []byte // buf[r:w] holds bytes read but not yet consumed
+	r, w         int
+	eof          bool
+	lent         bool          // part of buf was handed out as a message
+	unterminated bool          // see Unterminated
 	readBytes    atomic.Uint64 // bytes read from rwc (ReadProgress)
-	// interrupted is set by InterruptRecv until the read it cut returns.
-	interrupted atomic.Bool
-	skipping    bool          // an oversize line is being skipped
-	hint        int           // size of the last message, to size the next buffer
-	sock        *socketReader // TCP and unix sockets: read with no buffer held while waiting (idleread_unix.go)
-	cur         *lentBuf      // buf's record, when large (reuse.go)
+	interrupted  atomic.Bool   // set by InterruptRecv until the read it cut returns
+	skipping     bool          // an oversize line is being skipped
+	hint         int           // size of the last message, to size the next buffer
+	sock         *socketReader // TCP and unix sockets: read with no buffer held while waiting (idleread_unix.go)
+	cur          *lentBuf      // buf's record, when large (reuse.go)
 
 	lendCheck      LendCheck   // decides whether a line is lent (lend.go; nil: never)
 	lending        bool        // a line is lent: Lent reads it
