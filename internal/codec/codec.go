@@ -551,12 +551,6 @@ func (d *Decoder) Object(sc *StructCodec, p unsafe.Pointer) (seen uint64, ok boo
 // unsafeString views b as a string for a call that does not keep it.
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-// sliceHeader is the layout of a Go slice.
-type sliceHeader struct {
-	Data     unsafe.Pointer
-	len, cap int
-}
-
 // appendValue appends the JSON encoding of *p, of the type c plans, as v2
 // would (nil slices as [], nil maps as {}, map keys sorted), or reports
 // false on what v2 refuses (invalid UTF-8, NaN, infinities) and past
@@ -602,18 +596,18 @@ func appendValue(b []byte, c *codec, p unsafe.Pointer, depth int) ([]byte, bool)
 }
 
 func appendSlice(b []byte, c *codec, p unsafe.Pointer, depth int) ([]byte, bool) {
-	s := (*sliceHeader)(p)
-	if s.len > 0 && depth >= maxEncodeDepth {
+	s := *(*[]byte)(p) // any slice's header: its data and length
+	if len(s) > 0 && depth >= maxEncodeDepth {
 		return b, false
 	}
 	size := c.typ.Elem().Size()
 	b = append(b, '[')
-	for i := range s.len {
+	for i := range len(s) {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		var ok bool
-		if b, ok = appendValue(b, c.elem, unsafe.Add(s.Data, uintptr(i)*size), depth+1); !ok {
+		if b, ok = appendValue(b, c.elem, unsafe.Add(unsafe.Pointer(unsafe.SliceData(s)), uintptr(i)*size), depth+1); !ok {
 			return b, false
 		}
 	}
