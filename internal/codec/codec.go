@@ -556,6 +556,9 @@ func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), l
 // false on what v2 refuses (invalid UTF-8, NaN, infinities) and past
 // maxEncodeDepth.
 func appendValue(b []byte, c *codec, p unsafe.Pointer, depth int) ([]byte, bool) {
+	if depth > maxEncodeDepth {
+		return b, false
+	}
 	switch c.Kind {
 	case reflect.Bool:
 		return strconv.AppendBool(b, *(*bool)(p)), true
@@ -581,9 +584,6 @@ func appendValue(b []byte, c *codec, p unsafe.Pointer, depth int) ([]byte, bool)
 		if pp == nil {
 			return append(b, "null"...), true
 		}
-		if depth >= maxEncodeDepth {
-			return b, false
-		}
 		return appendValue(b, c.elem, pp, depth+1)
 	case reflect.Slice:
 		return appendSlice(b, c, p, depth)
@@ -597,9 +597,6 @@ func appendValue(b []byte, c *codec, p unsafe.Pointer, depth int) ([]byte, bool)
 
 func appendSlice(b []byte, c *codec, p unsafe.Pointer, depth int) ([]byte, bool) {
 	s := *(*[]byte)(p) // any slice's header: its data and length
-	if len(s) > 0 && depth >= maxEncodeDepth {
-		return b, false
-	}
 	size := c.typ.Elem().Size()
 	b = append(b, '[')
 	for i := range len(s) {
@@ -618,9 +615,6 @@ func appendMap(b []byte, c *codec, p unsafe.Pointer, depth int) ([]byte, bool) {
 	m := reflect.NewAt(c.typ, p).Elem()
 	if m.Len() == 0 {
 		return append(b, "{}"...), true
-	}
-	if depth >= maxEncodeDepth {
-		return b, false
 	}
 	keys := make([]string, 0, m.Len())
 	for it := m.MapRange(); it.Next(); {
