@@ -109,39 +109,30 @@ type envSink struct {
 }
 
 func (k *envSink) member(s *Scanner, n Name, v Span, dupsBefore int) {
-	if dupsBefore > k.last {
-		k.dup = true // a repeated member name of the envelope itself
-	}
+	k.dup = k.dup || dupsBefore > k.last // a repeated member name of the envelope itself
 	k.last = s.dups
 	e := k.e
-	var slot *Span
 	switch string(s.decodedName(n)) {
 	case "jsonrpc":
-		slot = &e.jsonrpc
+		e.jsonrpc = v
 	case "method":
-		slot = &e.method
+		e.method = v
 	case "params":
-		e.Params = v
-		e.ParamsDup = s.dups > dupsBefore
+		e.Params, e.ParamsDup = v, s.dups > dupsBefore
 		return
 	case "id":
-		slot = &e.ID
 		k.idDup = k.idDup || e.ID.Present()
+		e.ID = v
 	case "result":
-		slot = &e.Result
+		e.Result = v
 	case "error":
-		slot = &e.ErrObj
+		e.ErrObj = v
 	default:
 		if !k.unknown.Present() {
 			k.unknown = n.Span
 		}
 	}
-	if slot != nil {
-		*slot = v
-	}
-	if s.dups > dupsBefore {
-		k.dup = true
-	}
+	k.dup = k.dup || s.dups > dupsBefore
 }
 
 // Envelope scans the object at s.pos into e and classifies it.
