@@ -88,7 +88,7 @@ func (s *Stream) bodyIn(off int, length int64, lendable bool) error {
 			}
 		}
 		if !ask && length > s.max {
-			return tooLarge(s.max, true).of(length, nil)
+			return tooLarge(s.max, true, length, nil)
 		}
 		if err := s.fill(); err != nil {
 			if err == io.EOF {

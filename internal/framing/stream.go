@@ -51,16 +51,11 @@ func TooLargeMessage(limit int64) string {
 	return "message too large: the limit is " + strconv.FormatInt(limit, 10) + " bytes"
 }
 
-func tooLarge(limit int64, fatal bool) *Error {
-	return &Error{Fatal: fatal, Code: codeInvalidRequest, Msg: TooLargeMessage(limit), Limit: limit}
-}
-
-// of records the size of the message that was too large (0: unknown) and a
-// copy of its first bytes.
-func (e *Error) of(size int64, msg []byte) *Error {
-	e.Size = size
-	e.Head = append([]byte(nil), msg[:min(len(msg), 256)]...)
-	return e
+// tooLarge is the error of a message over limit: its size (0: unknown) and
+// a copy of its first bytes.
+func tooLarge(limit int64, fatal bool, size int64, msg []byte) *Error {
+	head := append([]byte(nil), msg[:min(len(msg), 256)]...)
+	return &Error{Fatal: fatal, Code: codeInvalidRequest, Msg: TooLargeMessage(limit), Limit: limit, Size: size, Head: head}
 }
 
 // ErrInterrupted is returned by a Recv that InterruptRecv cut short; the
@@ -411,7 +406,7 @@ func (s *Stream) recvLine() ([]byte, error) {
 				if s.lendWhole(start, &decided) {
 					return nil, ErrLent // over the limit, but lent: its elements are bound
 				}
-				return nil, tooLarge(s.max, false).of(int64(len(line)), line)
+				return nil, tooLarge(s.max, false, int64(len(line)), line)
 			}
 			return s.lend(line), nil
 		}
@@ -423,7 +418,7 @@ func (s *Stream) recvLine() ([]byte, error) {
 		if int64(scanned) > s.max && (int64(scanned) > s.max+1 || s.buf[s.w-1] != '\r') {
 			// Too long: said now, not at a newline that may never come;
 			// the next Recv skips the rest of the line.
-			fe := tooLarge(s.max, false).of(0, s.buf[s.r:s.w])
+			fe := tooLarge(s.max, false, 0, s.buf[s.r:s.w])
 			s.r = s.w
 			s.skipping = true
 			return nil, fe
