@@ -89,11 +89,10 @@ func parseErrorObject(data []byte) (*Error, bool) {
 	if code == nil || msg == nil || msg[0] != '"' {
 		return nil, false
 	}
-	c, err := strconv.ParseInt(string(code), 10, 64)
-	if err != nil {
+	var err error
+	if e.Code, err = strconv.ParseInt(string(code), 10, 64); err != nil {
 		return nil, false
 	}
-	e.Code = c
 	e.Message = string(wire.Unquote(msg[1 : len(msg)-1]))
 	return &e, true
 }

@@ -767,9 +767,8 @@ func (fc *fieldCodec) options(t reflect.Type, opts string) bool {
 }
 
 func hasIsZero(t reflect.Type) bool {
-	_, ok := t.MethodByName("IsZero")
-	_, okp := reflect.PointerTo(t).MethodByName("IsZero")
-	return ok || okp
+	_, ok := reflect.PointerTo(t).MethodByName("IsZero") // *t's methods include t's
+	return ok
 }
 
 // field returns the index of the field named name, or -1.
