@@ -70,13 +70,11 @@ func (d *deprecation) wrap(info MethodInfo, h Handler) Handler {
 
 // first reports whether this is the first use on ctx's connection.
 func (d *deprecation) first(ctx context.Context) bool {
-	var key any
+	var key any = "" // called outside a server (Mux.ServeRPC): one log
 	if c := connFromContext(ctx); c != nil {
 		key = weak.Make(c)
 	} else if p, ok := PeerFromContext(ctx); ok {
 		key = p.Transport + " " + p.RemoteAddr
-	} else {
-		key = "" // called outside a server (Mux.ServeRPC): one log
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
