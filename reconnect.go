@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -90,7 +91,7 @@ func newReconnectClient(ctx context.Context, dial func(context.Context) (*Conn, 
 	if err != nil {
 		return nil, err
 	}
-	o := redial.Options[*Conn]{Min: orDefault(cfg.min, DefaultReconnectMinDelay), Max: cfg.max, Notify: cfg.notify, Done: (*Conn).Done, Cause: causeOf, Close: (*Conn).Close, Closed: ErrClosed}
+	o := redial.Options[*Conn]{Min: orDefault(cfg.min, DefaultReconnectMinDelay), Max: cfg.max, Notify: cfg.notify, Done: (*Conn).Done, Cause: func(c *Conn) error { return cmp.Or(c.Err(), ErrClosed) }, Close: (*Conn).Close, Closed: ErrClosed}
 	if o.Max < o.Min {
 		o.Max = max(o.Min, DefaultReconnectMaxDelay)
 	}
@@ -113,14 +114,6 @@ func dialReconnecting(ctx context.Context, rawURL string, cfg *dialConfig) (*Rec
 		}
 		return conn, nil
 	}, cfg.reconnect)
-}
-
-// causeOf returns why c ended, never nil.
-func causeOf(c *Conn) error {
-	if err := c.Err(); err != nil {
-		return err
-	}
-	return ErrClosed
 }
 
 // Conn returns the current connection, waiting up to ctx while reconnecting.
