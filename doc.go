@@ -256,6 +256,7 @@
 //	PingInterval, PingTimeout     DefaultPingInterval, DefaultPingTimeout (the server's side of WithPing)
 //	BufferSize                    DefaultWebSocketBufferSize
 //	Compression                   off (the server's side of WithCompression)
+//	Subprotocols                  DefaultWebSocketSubprotocols
 //
 // Results are decoded leniently (members a type does not name are
 // ignored; see WithStrictResults). With WithReconnect, Dial returns a

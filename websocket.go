@@ -48,7 +48,17 @@ type WebSocketOptions struct {
 	// it costs CPU and buys nothing on a fast network. Size limits count
 	// decompressed bytes.
 	Compression bool
+	// Subprotocols are the subprotocols the server agrees to (RFC 6455
+	// section 1.9), in order of preference; the first one the client
+	// offers is selected. Browsers and WHATWG clients fail a handshake that
+	// selects none of those they offered. nil: DefaultWebSocketSubprotocols; an
+	// empty non-nil slice selects none.
+	Subprotocols []string
 }
+
+// DefaultWebSocketSubprotocols are the names JSON-RPC and MCP clients
+// offer (the MCP SDKs offer "mcp").
+var DefaultWebSocketSubprotocols = []string{"jsonrpc", "jsonrpc-2.0", "json-rpc", "mcp"}
 
 // WebSocketHandler returns an http.Handler that upgrades requests to
 // WebSocket and serves one Conn per socket with s, until the socket
@@ -67,7 +77,10 @@ type WebSocketOptions struct {
 func (s *Server) WebSocketHandler(opts WebSocketOptions) http.Handler {
 	bufferSize := orDefault(opts.BufferSize, DefaultWebSocketBufferSize)
 	// The origin is checked below, by the rules of every HTTP transport.
-	accept := websocket.AcceptOptions{InsecureSkipVerify: true}
+	accept := websocket.AcceptOptions{InsecureSkipVerify: true, Subprotocols: opts.Subprotocols}
+	if accept.Subprotocols == nil {
+		accept.Subprotocols = DefaultWebSocketSubprotocols
+	}
 	if opts.Compression {
 		accept.CompressionMode = websocket.CompressionNoContextTakeover
 	}

@@ -537,3 +537,43 @@ func testFramesWithHandshake(t *testing.T, bufferSize int) {
 		t.Errorf("replies %.80q, want %.80q", got, want)
 	}
 }
+
+// A client that offers subprotocols gets one the server lists, in the
+// server's order of preference, or none; a browser would fail a handshake
+// that selects none of those it offered.
+func TestWebSocketSubprotocols(t *testing.T) {
+	noLeaks(t)
+	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	for _, tc := range []struct {
+		listed []string
+		offer  []string
+		want   string
+	}{
+		{nil, []string{"mcp"}, "mcp"},
+		{nil, []string{"graphql-ws", "jsonrpc-2.0", "jsonrpc"}, "jsonrpc"},
+		{nil, []string{"graphql-ws"}, ""},
+		{nil, nil, ""},
+		{[]string{}, []string{"mcp"}, ""},
+		{[]string{"x-custom"}, []string{"mcp", "x-custom"}, "x-custom"},
+	} {
+		ts := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketOptions{Subprotocols: tc.listed}))
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		wc, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.URL, "http"), &websocket.DialOptions{Subprotocols: tc.offer})
+		if err != nil {
+			t.Fatalf("listed %q, offer %q: %v", tc.listed, tc.offer, err)
+		}
+		if got := wc.Subprotocol(); got != tc.want {
+			t.Errorf("listed %q, offer %q: selected %q, want %q", tc.listed, tc.offer, got, tc.want)
+		}
+		// The socket serves JSON-RPC whatever was selected.
+		if err := wc.Write(ctx, websocket.MessageText, []byte(`{"jsonrpc":"2.0","method":"echo","params":[1],"id":7}`)); err != nil {
+			t.Fatal(err)
+		}
+		if _, got, err := wc.Read(ctx); err != nil || string(got) != `{"jsonrpc":"2.0","id":7,"result":[1]}` {
+			t.Errorf("reply %s, %v", got, err)
+		}
+		wc.Close(websocket.StatusNormalClosure, "")
+		cancel()
+		ts.Close()
+	}
+}
