@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"sync"
 )
 
 // Hooks for observability: middleware that sees every request the server
@@ -39,15 +38,10 @@ var notFound = HandlerFunc(func(ctx context.Context, req *Request) (any, error) 
 	return nil, methodNotFound(req.Method)
 })
 
-// middlewareChain is Server.Middleware wrapped around the handler chosen
-// for each request (Request.target), built once.
-type middlewareChain struct {
-	once sync.Once
-	h    Handler
-}
-
+// chain is Server.Middleware around the handler chosen for each request
+// (Request.target), built once.
 func (s *Server) chain() Handler {
-	s.mwChain.once.Do(func() {
+	s.mwOnce.Do(func() {
 		inner := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
 			h := req.target
 			if h == nil {
@@ -55,9 +49,9 @@ func (s *Server) chain() Handler {
 			}
 			return s.run(ctx, h, req)
 		})
-		s.mwChain.h = Chain(inner, s.Middleware...)
+		s.mwChain = Chain(inner, s.Middleware...)
 	})
-	return s.mwChain.h
+	return s.mwChain
 }
 
 // logProtocol logs, at debug level, a message the server could not serve

@@ -199,7 +199,8 @@ type Server struct {
 	// wraps registered methods only. Panics inside it become -32603 errors
 	// that the middleware sees returned.
 	Middleware []Middleware
-	mwChain    middlewareChain
+	mwOnce     sync.Once // builds mwChain: Middleware around each request's handler
+	mwChain    Handler
 
 	life     connrt.Group[*Conn] // the listeners and connections Shutdown stops
 	draining atomic.Bool         // Shutdown has begun (HealthHandler, Connection: close)
