@@ -185,10 +185,7 @@ func AddSubscription[P, E any](s *Subscriptions, kind string, fn func(ctx contex
 		if err := pd.decode(args, &p); err != nil {
 			return err
 		}
-		sink := &Sink[E]{sub: sub}
-		go func() {
-			sub.ProducerDone(fn(sub.Ctx, p, sink))
-		}()
+		go func() { sub.ProducerDone(fn(sub.Ctx, p, &Sink[E]{sub: sub})) }()
 		return nil
 	}
 	s.addKind(kind, k)
