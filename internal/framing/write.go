@@ -276,7 +276,7 @@ func (w *writer) write(p []byte) error {
 		timedOut := errors.Is(err, os.ErrDeadlineExceeded)
 		if err != nil && !(timedOut && n > 0) {
 			if timedOut || stalled.Load() {
-				return errWriteStalled(w.wto)
+				return fmt.Errorf("jsonrpc: write timed out after %s without progress: the peer is not reading: %w", w.wto, os.ErrDeadlineExceeded)
 			}
 			return err
 		}
@@ -289,10 +289,6 @@ func (w *writer) write(p []byte) error {
 		}
 	}
 	return nil
-}
-
-func errWriteStalled(d time.Duration) error {
-	return fmt.Errorf("jsonrpc: write timed out after %s without progress: the peer is not reading: %w", d, os.ErrDeadlineExceeded)
 }
 
 func (w *writer) frame(dst, msg []byte) []byte {
