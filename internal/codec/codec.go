@@ -196,13 +196,7 @@ func NewDecoder(data []byte) Decoder {
 }
 
 // literal consumes lit if it comes next.
-func (d *Decoder) literal(lit string) bool {
-	if d.Peek() == lit[0] && len(d.Data)-d.Pos >= len(lit) && string(d.Data[d.Pos:d.Pos+len(lit)]) == lit {
-		d.Pos += len(lit)
-		return true
-	}
-	return false
-}
+func (d *Decoder) literal(lit string) bool { return d.Peek() == lit[0] && d.Literal(lit) }
 
 // number returns the text of the number at d.pos, or nil if none is there.
 func (d *Decoder) number() []byte {

@@ -119,12 +119,15 @@ func (s *Scanner) Value() (Span, bool) {
 	return Span{start, s.Pos}, ok
 }
 
-func (s *Scanner) literal(lit string) bool {
-	if len(s.Data)-s.Pos >= len(lit) && string(s.Data[s.Pos:s.Pos+len(lit)]) == lit {
-		s.Pos += len(lit)
+func (s *Scanner) literal(lit string) bool { return s.Literal(lit) || s.fail("invalid literal") }
+
+// Literal consumes lit if it comes next, at Pos.
+func (c *Cursor) Literal(lit string) bool {
+	if len(c.Data)-c.Pos >= len(lit) && string(c.Data[c.Pos:c.Pos+len(lit)]) == lit {
+		c.Pos += len(lit)
 		return true
 	}
-	return s.fail("invalid literal")
+	return false
 }
 
 func (s *Scanner) digits() int {
