@@ -134,10 +134,8 @@ func (s stream) Recv() ([]byte, error) {
 	msg, err := s.Stream.Recv()
 	if fe, ok := err.(*framing.Error); ok {
 		return nil, &FrameError{Fatal: fe.Fatal, Code: fe.Code, Msg: fe.Msg, limit: fe.Limit, size: fe.Size, head: fe.Head}
-	} else if err != nil {
-		return nil, err
 	}
-	return msg, nil
+	return msg, err // nil with an error
 }
 
 // What a Conn looks for in the channel of NewStream.
