@@ -129,6 +129,10 @@ func (x *exchange) early(reply []byte, refused error) { x.reply, x.refused = rep
 // brings its ts) and keeps the reply.
 func (x *exchange) serve(ctx context.Context, e *wire.Envelope, batch []wire.Envelope) {
 	ts := x.ts
+	if ts == nil && x.d > 0 {
+		ts = new(timedServe)
+		ts.ctx.Init(ctx, nil)
+	}
 	var req *Request
 	switch {
 	case e != nil && ts != nil:
@@ -138,10 +142,6 @@ func (x *exchange) serve(ctx context.Context, e *wire.Envelope, batch []wire.Env
 	}
 	if req != nil {
 		req.ID = idOf(e, x.data)
-	}
-	if ts == nil && x.d > 0 {
-		ts = new(timedServe)
-		ts.ctx.Init(ctx, nil)
 	}
 	if ts != nil {
 		ts.srv, ts.d, ts.data, ts.e, ts.elems, ts.late = x.srv, x.d, x.data, e, batch, x.late
