@@ -6,16 +6,14 @@ import (
 	"sync/atomic"
 )
 
-// Backlog is a connection's count of reply bytes rendered and not
-// yet written, with a gate that its reader waits at while the count is over
-// a bound: a reader that waits admits no new request, so a peer that does
-// not read its answers soon cannot write more requests either (TCP flow
-// control; a pipe's buffer), and memory stays near the bound.
+// Backlog is a connection's count of reply bytes rendered and not yet
+// written, with a gate that its reader waits at while the count is over a
+// bound: a peer that does not read its answers cannot write more requests
+// either (TCP flow control), and memory stays near the bound.
 //
-// Add and Written are safe to call from any goroutine, and cost an atomic
-// add when nobody waits; Wait is called by one goroutine at a time (the
-// connection's reader). The bound is given to each call, so that its owner
-// keeps it where its other limits are. The zero value is an empty backlog.
+// Add and Written may be called from any goroutine (an atomic add when
+// nobody waits); Wait by one goroutine at a time (the reader). The bound is
+// given to each call. The zero value is an empty backlog.
 type Backlog struct {
 	bytes   atomic.Int64
 	waiting atomic.Bool // Wait is waiting for the count to drop

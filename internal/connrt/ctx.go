@@ -8,18 +8,16 @@ import (
 )
 
 // Ctx is a handler's context that its owner cancels, like one from
-// context.WithCancelCause, but that costs nothing until somebody waits on
-// it: the standard cancel context behind Done is made when Done is first
-// called (a select on it, a context derived from it), or when Value is
-// asked once it is cancelled (so that context.Cause finds the cause). A
-// user that never waits, the common fast case, costs neither an allocation
-// nor a registration with the parent's children.
+// context.WithCancelCause, but that costs no allocation nor registration
+// with its parent until somebody waits on it: the standard cancel context
+// behind Done is made when Done is first called, or when Value is asked
+// once it is cancelled (so that context.Cause finds the cause).
 //
-// A Ctx is embedded in its owner's allocation and set up by Init; its zero
-// value is not usable before Init. Err, Done and Value are those of the
-// cancel context it stands for: cancelled when the parent is or when Cancel
-// is called, whichever comes first. It may carry a deadline of its own and
-// one value of its own, under a key of type K (the handler's peer).
+// A Ctx is embedded in its owner's allocation and set up by Init. Err, Done
+// and Value are those of the cancel context it stands for: cancelled when
+// the parent is or when Cancel is called, whichever comes first. It may
+// carry a deadline of its own and one value of its own, under a key of
+// type K (the handler's peer).
 type Ctx[K comparable, V any] struct {
 	parent context.Context
 	When   time.Time // a deadline of its own, reported when earlier than the parent's (zero: none)
