@@ -104,9 +104,9 @@ func (c *HTTPClient) callIter(ctx context.Context, method string, params any, r 
 }
 
 // readStreamed decodes a response read from body as it arrives into r,
-// each element bounded by limit.
+// each element bounded by limit (a larger one fails as a response would).
 func readStreamed(body io.Reader, id string, limit int64, strict bool, r *iterResult) error {
-	lr := elemLimit(body, limit)
+	lr := &resultstream.LimitReader{R: body, Limit: limit, Err: &responseTooLarge{limit: limit}}
 	return resultstream.ReadResponse(jsontext.NewDecoder(lr), id, func(dec *jsontext.Decoder) error {
 		return r.Read(dec, strict, lr.Reset) // the limit is per element
 	}, errorObject)
@@ -133,12 +133,6 @@ func streamBody(resp *http.Response) (body io.Reader, release func(), err error)
 		return nil, nil, fmt.Errorf("jsonrpc: reading the response: gzip: %w", err)
 	}
 	return zr, func() { httpx.PutReader(zr) }, nil
-}
-
-// elemLimit bounds each element of a streamed result read from r by limit
-// (a larger one fails its call as a response over the limit does).
-func elemLimit(r io.Reader, limit int64) *resultstream.LimitReader {
-	return &resultstream.LimitReader{R: r, Limit: limit, Err: &responseTooLarge{limit: limit}}
 }
 
 // lineLender is a channel whose reader can be lent (the stream of
