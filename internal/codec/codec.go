@@ -359,7 +359,8 @@ func (d *Decoder) bool(p unsafe.Pointer) bool {
 }
 
 func (d *Decoder) float(bits int, p unsafe.Pointer) bool {
-	f, err := strconv.ParseFloat(unsafeString(d.number()), bits)
+	s := d.number()
+	f, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(s), len(s)), bits) // not kept
 	if err != nil {
 		return false
 	}
@@ -443,12 +444,6 @@ func loadUint(p unsafe.Pointer, bits int) uint64 {
 		return uint64(*(*uint32)(p))
 	}
 	return *(*uint64)(p)
-}
-
-// loadInt sign-extends the integer of loadUint.
-func loadInt(p unsafe.Pointer, bits int) int64 {
-	shift := 64 - bits
-	return int64(loadUint(p, bits)<<shift) >> shift
 }
 
 // slice decodes an array: like v2, into a new slice when nil, else over
@@ -542,9 +537,6 @@ func (d *Decoder) Object(sc *StructCodec, p unsafe.Pointer) (seen uint64, ok boo
 	return seen, true
 }
 
-// unsafeString views b as a string for a call that does not keep it.
-func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
-
 // appendValue appends the JSON encoding of *p, of the type c plans, as v2
 // would (nil slices as [], nil maps as {}, map keys sorted), or reports
 // false on what v2 refuses (invalid UTF-8, NaN, infinities) and past
@@ -559,7 +551,8 @@ func appendValue(b []byte, c *codec, p unsafe.Pointer, depth int) ([]byte, bool)
 	case reflect.String:
 		return wire.AppendQuote(b, *(*string)(p), true)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return strconv.AppendInt(b, loadInt(p, c.bits), 10), true
+		shift := 64 - c.bits // sign-extended
+		return strconv.AppendInt(b, int64(loadUint(p, c.bits)<<shift)>>shift, 10), true
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		return strconv.AppendUint(b, loadUint(p, c.bits), 10), true
 	case reflect.Float32, reflect.Float64:
@@ -747,22 +740,18 @@ func (pl *planner) field(f reflect.StructField) (fc fieldCodec, use, ok bool) {
 // it reports false for any other option, one given twice, or omitzero on
 // a type with an IsZero method (which v2 calls).
 func (fc *fieldCodec) options(t reflect.Type, opts string) bool {
+	_, isZero := reflect.PointerTo(t).MethodByName("IsZero") // *t's methods include t's
 	for opt := range strings.SplitSeq(opts, ",") {
 		switch {
 		case opt == "omitempty" && !fc.omitEmpty:
 			fc.omitEmpty = true
-		case opt == "omitzero" && !fc.omitZero && !hasIsZero(t):
+		case opt == "omitzero" && !fc.omitZero && !isZero:
 			fc.omitZero = true
 		default:
 			return false
 		}
 	}
 	return true
-}
-
-func hasIsZero(t reflect.Type) bool {
-	_, ok := reflect.PointerTo(t).MethodByName("IsZero") // *t's methods include t's
-	return ok
 }
 
 // field returns the index of the field named name, or -1.
