@@ -45,13 +45,6 @@ type lentBuf struct {
 	stable atomic.Bool // a large message was lent from it: never recycled
 }
 
-// contains reports whether p points into the buffer.
-func (b *lentBuf) contains(p *byte) bool {
-	start := uintptr(unsafe.Pointer(unsafe.SliceData(b.buf)))
-	at := uintptr(unsafe.Pointer(p))
-	return at >= start && at < start+uintptr(cap(b.buf))
-}
-
 var readBufs [2]sync.Pool // *[]byte: from smallReuseMin to reuseMin, and from reuseMin up
 
 // bufClass returns the pool of buffers of size bytes and the unit their
@@ -153,11 +146,11 @@ func (s *Stream) GiveBack(msg []byte) {
 	if cap(msg) == 0 {
 		return
 	}
-	p := unsafe.SliceData(msg)
+	at := uintptr(unsafe.Pointer(unsafe.SliceData(msg)))
 	s.rmu.Lock()
 	var found *lentBuf
 	for _, l := range s.live {
-		if l.contains(p) {
+		if start := uintptr(unsafe.Pointer(unsafe.SliceData(l.buf))); at >= start && at < start+uintptr(cap(l.buf)) {
 			found = l
 			break
 		}
