@@ -1,7 +1,6 @@
 package jsonrpc
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"os"
@@ -219,16 +218,6 @@ func (s *Server) serveHTTPStream(w http.ResponseWriter, pi *peerInfo, slot *stre
 	if reply != nil {
 		s.writeHTTPReply(w, pi, reply)
 	}
-}
-
-// endCtx cancels the handlers' context once the message is answered, or
-// leaves it to the slot of a Stream still to be written under it.
-func (ts *timedServe) endCtx(req *Request) {
-	if req != nil && req.stream != nil && *req.stream != nil {
-		(*req.stream).ctx = &ts.ctx
-		return
-	}
-	ts.ctx.Cancel(context.Canceled, context.Canceled)
 }
 
 // dropStream forgets a Stream whose response the handler timeout replaced.

@@ -123,7 +123,8 @@ func (ts *timedServe) start() context.Context {
 
 // stop ends serving under ts once its handlers have returned and returns
 // the reply: reply (a batch's joined into out), the timeout error for each
-// request not answered in time, or nil if late sent it.
+// request not answered in time, or nil if late sent it. The handlers'
+// context then ends.
 func (ts *timedServe) stop(reply, out []byte, req *Request) []byte {
 	if ts.timer != nil {
 		ts.timer.Stop()
@@ -141,6 +142,10 @@ func (ts *timedServe) stop(reply, out []byte, req *Request) []byte {
 	}
 	ts.answered = true
 	ts.mu.Unlock()
-	ts.endCtx(req)
+	if req != nil && req.stream != nil && *req.stream != nil {
+		(*req.stream).ctx = &ts.ctx // a Stream still to be written: its slot cancels it
+	} else {
+		ts.ctx.Cancel(context.Canceled, context.Canceled)
+	}
 	return reply
 }
