@@ -84,10 +84,8 @@ func (e *FrameError) Is(target error) bool {
 }
 
 // StreamOptions configure NewStream: the way the byte stream's messages are
-// cut. The size limit and write timeout are the [Conn]'s that takes the
-// channel (Server.MaxMessageSize and Server.WriteTimeout; a client's:
-// WithMaxMessageSize); a channel used without a Conn keeps the defaults. The
-// zero value is FramingAuto.
+// cut (the limits are the Conn's that takes the channel: see NewStream).
+// The zero value is FramingAuto.
 type StreamOptions struct {
 	Framing Framing
 }
@@ -99,7 +97,9 @@ const DefaultWriteTimeout = 30 * time.Second
 // NewStream returns a Channel that frames messages on rwc, up to
 // DefaultMaxMessageSize bytes each, bounding a stalled write on a socket
 // (a net.Conn) by DefaultWriteTimeout and on anything else (pipes, stdio)
-// not at all, until a Conn takes it and applies its Server's limits.
+// not at all, until a [Conn] takes it and applies its limits
+// (Server.MaxMessageSize and Server.WriteTimeout; a client's:
+// WithMaxMessageSize).
 func NewStream(rwc io.ReadWriteCloser, opts StreamOptions) Channel {
 	_, socket := rwc.(net.Conn)
 	st := stream{framing.New(rwc, framing.Framing(opts.Framing), 0, 0), socket}
@@ -108,9 +108,7 @@ func NewStream(rwc io.ReadWriteCloser, opts StreamOptions) Channel {
 }
 
 // stream is the Channel of NewStream: the framing engine (internal/framing)
-// answering with this package's errors. It also implements RecvInterrupter,
-// BufferedChannel and QueuedSender, and holds replies back for a read loop
-// (replyHolder).
+// answering with this package's errors.
 type stream struct {
 	*framing.Stream
 	socket bool // a net.Conn: a stalled write is bounded by default
