@@ -122,9 +122,9 @@ func (s *Scanner) Value() (Span, bool) {
 func (s *Scanner) literal(lit string) bool { return s.Literal(lit) || s.fail("invalid literal") }
 
 // Literal consumes lit if it comes next, at Pos.
-func (c *Cursor) Literal(lit string) bool {
-	if len(c.Data)-c.Pos >= len(lit) && string(c.Data[c.Pos:c.Pos+len(lit)]) == lit {
-		c.Pos += len(lit)
+func (s *Cursor) Literal(lit string) bool {
+	if len(s.Data)-s.Pos >= len(lit) && string(s.Data[s.Pos:s.Pos+len(lit)]) == lit {
+		s.Pos += len(lit)
 		return true
 	}
 	return false
