@@ -88,13 +88,6 @@ func Binding(method, subject, target string, arguments []byte) string {
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
 }
 
-// SealState returns the v1 requestState carrying answers, bound to
-// binding, valid until expires, signed with keys[0] (ErrStateKey when
-// there is none, or it is shorter than 16 bytes).
-func SealState(keys [][]byte, answers map[string]json.RawMessage, binding string, expires time.Time) (string, error) {
-	return (&StateKeys{Static: keys}).Seal(context.Background(), answers, binding, expires)
-}
-
 // Seal returns the requestState carrying answers, bound to binding, valid
 // until expires: v2, signed by the ring's newest key, when k has a ring
 // (ErrStateKey when it holds none); else v1, signed by Static[0].
@@ -121,12 +114,6 @@ func (k *StateKeys) Seal(ctx context.Context, answers map[string]json.RawMessage
 	}
 	signed := prefix + base64.RawURLEncoding.EncodeToString(body)
 	return signed + "." + base64.RawURLEncoding.EncodeToString(stateMAC(key, signed)), nil
-}
-
-// OpenState verifies a v1 requestState with keys and returns its answers,
-// as StateKeys.Open does.
-func OpenState(keys [][]byte, s, binding string, now time.Time) (map[string]json.RawMessage, error) {
-	return (&StateKeys{Static: keys}).Open(context.Background(), s, binding, now)
 }
 
 // Open verifies a requestState and returns its answers: a MAC by the key

@@ -17,12 +17,12 @@ func TestRequestState(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	answers := map[string]json.RawMessage{"confirm": json.RawMessage(`{"action":"accept"}`)}
 	bound := Binding("tools/call", "Bearer a", "deploy", []byte(`{"env":"prod"}`))
-	state, err := SealState([][]byte{oldKey}, answers, bound, now.Add(time.Minute))
+	state, err := sealState([][]byte{oldKey}, answers, bound, now.Add(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Verified by any key of the list (rotation), with its answers.
-	got, err := OpenState([][]byte{newKey, oldKey}, state, bound, now)
+	got, err := openState([][]byte{newKey, oldKey}, state, bound, now)
 	if err != nil || string(got["confirm"]) != `{"action":"accept"}` {
 		t.Fatalf("OpenState = %v, %v", got, err)
 	}
@@ -46,11 +46,11 @@ func TestRequestState(t *testing.T) {
 		"expired":         {[][]byte{oldKey}, state, bound, now.Add(time.Minute), ErrStateExpired},
 	}
 	for name, c := range refused {
-		if _, err := OpenState(c.keys, c.state, c.binding, c.at); !errors.Is(err, c.want) {
+		if _, err := openState(c.keys, c.state, c.binding, c.at); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", name, err, c.want)
 		}
 	}
-	if _, err := SealState([][]byte{[]byte("short")}, answers, bound, now); !errors.Is(err, ErrStateKey) {
+	if _, err := sealState([][]byte{[]byte("short")}, answers, bound, now); !errors.Is(err, ErrStateKey) {
 		t.Errorf("a 5-byte key: %v, want ErrStateKey", err)
 	}
 }
@@ -71,7 +71,7 @@ func TestAnswers(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	bound := Binding("tools/call", "", "deploy", nil)
 	kept := map[string]json.RawMessage{"a": json.RawMessage(`1`), "b": json.RawMessage(`2`)}
-	state, err := SealState(keys, kept, bound, now.Add(time.Minute))
+	state, err := sealState(keys, kept, bound, now.Add(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestAnswers(t *testing.T) {
 			t.Errorf("%s: %v, want -32602 naming %v", name, err, c.why)
 		}
 	}
-	if _, err := SealState(nil, kept, bound, now); !errors.Is(err, ErrStateKey) {
+	if _, err := sealState(nil, kept, bound, now); !errors.Is(err, ErrStateKey) {
 		t.Fatalf("SealState without keys: %v", err)
 	}
 }
@@ -173,7 +173,7 @@ func TestRequestStateKeyRing(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, rest, _ := strings.Cut(s2, ".")
-	v1, err := SealState([][]byte{k2.Secret}, answers, bound, now.Add(time.Minute))
+	v1, err := sealState([][]byte{k2.Secret}, answers, bound, now.Add(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,4 +220,13 @@ func TestRequestStateKeyRing(t *testing.T) {
 	if _, err := (&StateKeys{Ring: empty, Static: [][]byte{k1.Secret}}).Seal(ctx, answers, bound, now); !errors.Is(err, ErrStateKey) {
 		t.Fatalf("Seal with an empty ring: %v", err)
 	}
+}
+
+// sealState and openState seal and open a v1 requestState with static keys.
+func sealState(keys [][]byte, answers map[string]json.RawMessage, binding string, expires time.Time) (string, error) {
+	return (&StateKeys{Static: keys}).Seal(context.Background(), answers, binding, expires)
+}
+
+func openState(keys [][]byte, s, binding string, now time.Time) (map[string]json.RawMessage, error) {
+	return (&StateKeys{Static: keys}).Open(context.Background(), s, binding, now)
 }
