@@ -165,5 +165,5 @@ func init() {
 	convention.ErrNotIncreasing = ErrProgressNotIncreasing
 	mcp.ErrStateInvalid, mcp.ErrStateExpired = ErrRequestStateInvalid, ErrRequestStateExpired
 	mcp.ErrTooManyInputRounds, mcp.ErrToolRejected = ErrTooManyInputRounds, ErrToolRejected
-	mcp.TaskError = func(e *mcp.Error) error { return mcpError(e) }
+	mcp.TaskError = func(e *mcp.Error) error { return (*Error)(e) }
 }

@@ -96,15 +96,6 @@ func withMCPMeta(ctx context.Context, m *mcp.Meta) context.Context {
 		Raw: m.Raw, InputResponses: m.InputResponses, RequestState: m.RequestState, Method: m.Method, target: m.Target, arguments: m.Arguments}}
 }
 
-// mcpError returns the JSON-RPC error of a refusal by an MCP rule (nil
-// for none).
-func mcpError(e *mcp.Error) *Error {
-	if e == nil {
-		return nil
-	}
-	return (*Error)(e)
-}
-
 // MCPStateless returns a Server middleware that serves MCP's stateless
 // revisions on every transport: a request whose params._meta names a
 // protocol version is checked (one of versions, else -32022 naming both;
@@ -128,7 +119,7 @@ func MCPStateless(versions ...string) Middleware {
 				return next.ServeRPC(ctx, req)
 			}
 			if e := m.Check(versions, nil); e != nil {
-				return nil, mcpError(e)
+				return nil, (*Error)(e)
 			}
 			return next.ServeRPC(withMCPMeta(ctx, &m), req)
 		})

@@ -87,7 +87,7 @@ func MCPSessionValues(ctx context.Context) state.SessionValues {
 // belongs to is known not to have declared the capability a request for
 // input of method needs; nil otherwise.
 func missingMCPCapability(ctx context.Context, method string) *Error {
-	return mcpError(mcp.MissingCapability(method, func(name string) bool {
+	return (*Error)(mcp.MissingCapability(method, func(name string) bool {
 		has, known := MCPClientCapability(ctx, name)
 		return has || !known
 	}))

@@ -115,7 +115,7 @@ func (ir *InputRounds) AskAll(ctx context.Context, qs []Question) error {
 	keys := &mcp.StateKeys{Static: ir.Keys, Ring: ir.KeyRing}
 	answers, err := mcp.Answers(ctx, keys, m.RequestState, bound, now(), m.InputResponses)
 	if e, ok := err.(*mcp.Error); ok {
-		return mcpError(e)
+		return (*Error)(e)
 	} else if err != nil {
 		return err
 	}

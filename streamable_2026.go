@@ -38,7 +38,7 @@ func (p *postSink) checkStateless(data []byte, m *wire.Message) bool {
 	var refused *mcp.Error
 	p.meta, refused = p.h.rules.Check(p.r.Header, mcp.MethodString(e.MethodName(data)), paramsOf(data, e), id.IsZero())
 	if refused != nil {
-		p.fail(cmp.Or(mcp.HTTPStatus(refused.Code), http.StatusBadRequest), appendResponse(nil, id, nil, mcpError(refused)))
+		p.fail(cmp.Or(mcp.HTTPStatus(refused.Code), http.StatusBadRequest), appendResponse(nil, id, nil, (*Error)(refused)))
 		return false
 	}
 	return true
@@ -60,7 +60,7 @@ func (p *postSink) checkMetaVersion(data []byte, m *wire.Message) bool {
 	for i := range m.Elems {
 		e := &m.Elems[i]
 		if refused := mcp.VersionMatches(p.r.Header, paramsOf(data, e)); refused != nil && e.Kind == wire.KindRequest {
-			p.fail(http.StatusBadRequest, appendResponse(nil, idOf(e, data), nil, mcpError(refused)))
+			p.fail(http.StatusBadRequest, appendResponse(nil, idOf(e, data), nil, (*Error)(refused)))
 			return false
 		}
 	}
