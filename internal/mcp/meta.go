@@ -170,10 +170,15 @@ func jsonString(raw []byte) string {
 	if len(raw) < 2 || raw[0] != '"' {
 		return ""
 	}
-	b := wire.Unquote(raw[1 : len(raw)-1])
-	for _, known := range knownStrings {
-		if string(b) == known {
-			return known
+	return intern(wire.Unquote(raw[1:len(raw)-1]), knownStrings[:])
+}
+
+// intern returns b as a string: one of known, with no allocation, when b
+// is among them.
+func intern(b []byte, known []string) string {
+	for _, k := range known {
+		if string(b) == k {
+			return k
 		}
 	}
 	return string(b)

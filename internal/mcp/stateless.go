@@ -152,25 +152,9 @@ func VersionMatches(hd http.Header, params []byte) *Error {
 
 // MethodString returns name as a string, without an allocation for the
 // methods of the stateless revision that clients call most.
-func MethodString(name []byte) string {
-	switch string(name) {
-	case "tools/call":
-		return "tools/call"
-	case "tools/list":
-		return "tools/list"
-	case "resources/read":
-		return "resources/read"
-	case "resources/list":
-		return "resources/list"
-	case "prompts/get":
-		return "prompts/get"
-	case "prompts/list":
-		return "prompts/list"
-	case "completion/complete":
-		return "completion/complete"
-	}
-	return string(name)
-}
+func MethodString(name []byte) string { return intern(name, commonMethods[:]) }
+
+var commonMethods = [...]string{"tools/call", "tools/list", "resources/read", "resources/list", "prompts/get", "prompts/list", "completion/complete"}
 
 // sessionEraMethods are the methods the stateless revision removed.
 var sessionEraMethods = map[string]bool{
