@@ -225,12 +225,7 @@ func (f *Feed) run(ctx context.Context, bs state.Subscription, r *relay) {
 			f.mu.Unlock()
 			return
 		}
-		switch kind, arg, _ := strings.Cut(string(data), " "); kind {
-		case "change":
-			f.change(arg)
-		case "resource":
-			f.resource(arg)
-		}
+		f.deliver(strings.Cut(string(data), " "))
 	}
 }
 
@@ -242,41 +237,36 @@ func (f *Feed) Publish(b state.Broker, change string) error {
 	if changeMethods[change] == "" {
 		return fmt.Errorf("mcp: Publish: %q is not a list change", change)
 	}
-	if b != nil {
-		return b.Publish(context.Background(), feedTopic, []byte("change "+change))
-	}
-	f.change(change)
-	return nil
+	return f.publish(b, "change "+change)
 }
 
 // PublishResource sends notifications/resources/updated for uri to the
 // listeners subscribed to it, through b as Publish.
 func (f *Feed) PublishResource(b state.Broker, uri string) error {
+	return f.publish(b, "resource "+uri)
+}
+
+// publish hands msg ("change NAME" or "resource URI") to b, or delivers it.
+func (f *Feed) publish(b state.Broker, msg string) error {
 	if b != nil {
-		return b.Publish(context.Background(), feedTopic, []byte("resource "+uri))
+		return b.Publish(context.Background(), feedTopic, []byte(msg))
 	}
-	f.resource(uri)
+	f.deliver(strings.Cut(msg, " "))
 	return nil
 }
 
-func (f *Feed) change(change string) {
-	method := changeMethods[change]
-	f.each(func(l *listener) bool {
-		return (change == "toolsListChanged" && l.filter.ToolsListChanged) ||
-			(change == "promptsListChanged" && l.filter.PromptsListChanged) ||
-			(change == "resourcesListChanged" && l.filter.ResourcesListChanged)
-	}, note{method: method})
-}
-
-func (f *Feed) resource(uri string) {
-	f.each(func(l *listener) bool { return slices.Contains(l.filter.ResourceSubscriptions, uri) }, note{"notifications/resources/updated", uri})
-}
-
-func (f *Feed) each(match func(*listener) bool, n note) {
+// deliver queues the notification of a list change (kind "change") or a
+// resource update (kind "resource") for the listeners that asked for it.
+func (f *Feed) deliver(kind, arg string, _ bool) {
+	n := note{method: changeMethods[arg]}
+	if kind == "resource" {
+		n = note{"notifications/resources/updated", arg}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for l := range f.listeners {
-		if match(l) {
+		if lf := &l.filter; kind == "resource" && slices.Contains(lf.ResourceSubscriptions, arg) || kind == "change" &&
+			(arg == "toolsListChanged" && lf.ToolsListChanged || arg == "promptsListChanged" && lf.PromptsListChanged || arg == "resourcesListChanged" && lf.ResourcesListChanged) {
 			l.mu.Lock()
 			if !slices.Contains(l.queue, n) {
 				l.queue = append(l.queue, n)
