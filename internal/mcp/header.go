@@ -17,14 +17,9 @@ const (
 )
 
 // HeaderMatches checks that header name is present, made of visible ASCII
-// (after decoding MCP's base64 sentinel, =?base64?…?=), and equal to want.
-func HeaderMatches(hd http.Header, name, want string) *Error {
-	return headerMatchesBy(hd, name, want, func(got string) bool { return got == want })
-}
-
-// headerMatchesBy is HeaderMatches with a comparison of its own (of the
-// decoded header value with the body's).
-func headerMatchesBy(hd http.Header, name, want string, same func(got string) bool) *Error {
+// (after decoding MCP's base64 sentinel, =?base64?…?=), and equal to want:
+// as a number when kind is "integer" (42.0 is 42), else as text.
+func HeaderMatches(hd http.Header, name, want, kind string) *Error {
 	vals := hd.Values(name)
 	if len(vals) != 1 {
 		what := "missing"
@@ -37,7 +32,7 @@ func headerMatchesBy(hd http.Header, name, want string, same func(got string) bo
 	if !ok {
 		return &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + name + " header has invalid characters or encoding"}
 	}
-	if !same(got) {
+	if !sameValue(got, want, kind) {
 		return &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + name + " header value " + strconv.Quote(got) + " does not match body value " + strconv.Quote(want)}
 	}
 	return nil

@@ -183,7 +183,7 @@ func CheckParamHeaders(hd http.Header, annotations []ParamHeader, arguments []by
 		if !ok {
 			return &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: the body value of " + name + " is not of type " + a.Kind}
 		}
-		if e := headerMatchesBy(hd, name, want, func(got string) bool { return sameValue(got, want, a.Kind) }); e != nil {
+		if e := HeaderMatches(hd, name, want, a.Kind); e != nil {
 			return e
 		}
 	}

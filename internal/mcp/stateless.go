@@ -89,7 +89,7 @@ func methodMatches(hd http.Header, method string) *Error {
 	if vals := hd.Values(MethodHeader); len(vals) == 1 && vals[0] != method {
 		return &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + MethodHeader + " header value " + strconv.Quote(vals[0]) + " does not match body value " + strconv.Quote(method)}
 	}
-	return HeaderMatches(hd, MethodHeader, method)
+	return HeaderMatches(hd, MethodHeader, method, "")
 }
 
 // checkNames checks the headers that mirror what a request names:
@@ -98,7 +98,7 @@ func methodMatches(hd http.Header, method string) *Error {
 func (s *Stateless) checkNames(hd http.Header, method string, p *Params) *Error {
 	switch method {
 	case "tools/call":
-		if e := HeaderMatches(hd, NameHeader, p.Name); e != nil {
+		if e := HeaderMatches(hd, NameHeader, p.Name, ""); e != nil {
 			return e
 		}
 		if s.ToolInputSchema == nil || p.Name == "" {
@@ -106,13 +106,13 @@ func (s *Stateless) checkNames(hd http.Header, method string, p *Params) *Error 
 		}
 		return CheckParamHeaders(hd, s.schemas.Of(p.Name, s.ToolInputSchema(p.Name)), p.Arguments)
 	case "prompts/get":
-		return HeaderMatches(hd, NameHeader, p.Name)
+		return HeaderMatches(hd, NameHeader, p.Name, "")
 	case "resources/read":
-		return HeaderMatches(hd, NameHeader, p.URI)
+		return HeaderMatches(hd, NameHeader, p.URI, "")
 	case "tasks/get", "tasks/update", "tasks/cancel":
 		// The Tasks extension: Mcp-Name, when sent, mirrors the taskId.
 		if len(hd.Values(NameHeader)) > 0 {
-			return HeaderMatches(hd, NameHeader, p.TaskID)
+			return HeaderMatches(hd, NameHeader, p.TaskID, "")
 		}
 	}
 	return nil
