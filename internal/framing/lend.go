@@ -6,15 +6,11 @@ import (
 	"io"
 )
 
-// Lending a message: a line whose head the stream's owner recognises (a
-// response to a call that reads its result as it arrives) is not gathered
-// whole. Recv returns ErrLent once the head is buffered, and the rest is
-// read through Lent, by whichever goroutine the owner hands it to, in the
-// memory of the read buffer. Until Lent has returned io.EOF (or Discard
-// returned), nobody calls Recv. With Content-Length framing the body is
-// lent, exactly its length (asked once the header section is read, when
-// the body is not whole in the buffer or is over the size limit); Lent
-// returns io.ErrUnexpectedEOF when the input ends before it.
+// Lending a message: Recv returns ErrLent once the head of a line its
+// owner's LendCheck recognises is buffered, and the rest is read through
+// Lent, by whichever goroutine the owner hands it to; until Lent has
+// returned io.EOF (or Discard returned), nobody calls Recv. With
+// Content-Length framing the body is lent, exactly its length.
 
 // Lend is what a LendCheck decides about the head of a line.
 type Lend uint8
@@ -101,7 +97,7 @@ func (s *Stream) bodyIn(off int, length int64, lendable bool) error {
 
 // Lent returns the message Recv lent: a line from its first byte, without
 // its newline, or a body of its Content-Length; io.EOF at its end, which
-// gives the stream back to Recv.
+// gives the stream back to Recv (io.ErrUnexpectedEOF if input ends first).
 func (s *Stream) Lent() io.Reader { return lentLine{s} }
 
 type lentLine struct{ s *Stream }

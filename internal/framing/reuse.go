@@ -9,20 +9,12 @@ import (
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
-// Reusing large read buffers. A buffer is never written again once a
-// message was lent from it, so a large message costs a fresh buffer (a
-// 1 MiB echo spent a sixth of its time having the kernel zero its pages).
-// A caller done with a message may give it back (GiveBack): a buffer of
-// smallReuseMin and up whose messages have all come back, and that the
-// stream has moved past, goes to a pool for the next message of its size.
-// One whose messages never all come back is left to the garbage collector.
-//
-// A buffer that lent a message of LargeMessage bytes and up becomes stable
-// (wire.MarkStable) instead: never recycled, so that the strings decoded
-// from its messages share its memory rather than copy it (internal/codec;
-// a quarter of a 1 MiB echo's CPU). The invariant the decoder relies on: a
-// stable buffer is never put in a pool, and the stream never writes again
-// into bytes it lent.
+// Reusing read buffers (see the package doc): a buffer of smallReuseMin and
+// up whose messages have all come back (GiveBack), and that the stream has
+// moved past, goes to a pool for the next message of its size (a fresh one
+// cost a 1 MiB echo a sixth of its time in zeroed pages). The invariant the
+// decoder relies on: a stable buffer is never put in a pool, and the stream
+// never writes again into bytes it lent.
 
 // reuseMin is the size of a large read buffer; smallReuseMin the size
 // from which read buffers are tracked and reused, each class in a pool of

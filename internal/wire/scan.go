@@ -8,11 +8,6 @@ import (
 	"unicode/utf8"
 )
 
-// This file holds the strict JSON scanner that every incoming message passes
-// through exactly once. It validates the whole text (grammar, UTF-8, escapes,
-// nesting depth, duplicate object names) while recording where the members of
-// each JSON-RPC envelope are, so that nothing is decoded twice.
-
 // Span is a half-open byte range [start, end) of the message; end == 0 means absent.
 type Span struct{ Start, End int }
 
