@@ -97,7 +97,7 @@ func (s *Stream) bodyIn(off int, length int64, lendable bool) error {
 
 // Lent returns the message Recv lent: a line from its first byte, without
 // its newline, or a body of its Content-Length; io.EOF at its end, which
-// gives the stream back to Recv (io.ErrUnexpectedEOF if input ends first).
+// gives the stream back to Recv (a body cut short: io.ErrUnexpectedEOF).
 func (s *Stream) Lent() io.Reader { return lentLine{s} }
 
 type lentLine struct{ s *Stream }
