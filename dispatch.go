@@ -250,17 +250,15 @@ func (ci *connInbound) take(data []byte, m *wire.Message) ([]wire.Envelope, bool
 // served (see connInbound.take and Conn.run).
 var envelopesPool = sync.Pool{New: func() any { return new([]wire.Envelope) }}
 
-// maxPooledEnvelopes bounds the slices kept in envelopesPool.
-const maxPooledEnvelopes = 1024
-
 func getEnvelopes(n int) []wire.Envelope {
 	p := envelopesPool.Get().(*[]wire.Envelope)
 	return slices.Grow((*p)[:0], n)
 }
 
-// putEnvelopes gives back a slice of getEnvelopes once nothing uses it.
+// putEnvelopes gives back a slice of getEnvelopes once nothing uses it
+// (up to 1024 envelopes: a huge batch's is not kept).
 func putEnvelopes(s []wire.Envelope) {
-	if cap(s) > maxPooledEnvelopes {
+	if cap(s) > 1024 {
 		return
 	}
 	clear(s) // nothing pinned by an element's error
