@@ -4,11 +4,9 @@ import "time"
 
 const workerIdle = 100 * time.Millisecond
 
-// work hands jobs to idle workers; it is unbuffered, so a send succeeds only
-// when a worker is waiting. It is shared by every connection on purpose, like
-// a sync.Pool: it carries no connection's state, only idle goroutines, and a
-// worker whose stack grew on one connection serves the next one that needs
-// it (per server, a process with several servers would keep more idle stacks).
+// work hands jobs to idle workers (unbuffered: a send succeeds only when one
+// waits). Like a sync.Pool it is shared by every connection: a worker whose
+// stack grew on one connection serves the next one that needs it.
 var work = make(chan func())
 
 // Go runs f on an idle worker, or on a new goroutine when none waits.
