@@ -21,13 +21,13 @@ func ClientAddr(remote string, forwarded []string, trusted []netip.Prefix) strin
 	if ip, err := netip.ParseAddr(host); err != nil || !isTrusted(trusted, ip) {
 		return remote
 	}
-	client := ""
+	client := remote
 	for i := len(forwarded) - 1; i >= 0; i-- {
 		parts := strings.Split(forwarded[i], ",")
 		for j := len(parts) - 1; j >= 0; j-- {
 			ip, err := netip.ParseAddr(strings.TrimSpace(parts[j]))
 			if err != nil {
-				return orAddr(client, remote) // a garbled entry: trust nothing left of it
+				return client // a garbled entry: trust nothing left of it
 			}
 			client = ip.Unmap().String()
 			if !isTrusted(trusted, ip) {
@@ -35,14 +35,7 @@ func ClientAddr(remote string, forwarded []string, trusted []netip.Prefix) strin
 			}
 		}
 	}
-	return orAddr(client, remote)
-}
-
-func orAddr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
+	return client
 }
 
 func isTrusted(trusted []netip.Prefix, ip netip.Addr) bool {
