@@ -67,13 +67,9 @@ const maxErrorBody = 4 << 10
 // ErrorBody reads the start (at most 4 KiB, decompressed) of the body of
 // a response sent with an error status.
 func ErrorBody(resp *http.Response) []byte {
-	var b []byte
-	if gzipped, _ := ContentEncoding(resp.Header); gzipped {
-		b, _ = ReadGzip(nil, resp.Body, maxErrorBody)
-		return b[:min(len(b), maxErrorBody)]
-	}
-	b, _ = io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	return b
+	gzipped, _ := ContentEncoding(resp.Header)
+	b, _ := ReadEncoded(nil, resp.Body, gzipped, -1, maxErrorBody)
+	return b[:min(len(b), maxErrorBody)]
 }
 
 // maxDrain bounds what DrainClose reads of a body left unread.

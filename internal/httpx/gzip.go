@@ -72,26 +72,18 @@ func Append(dst, msg []byte) []byte {
 }
 
 // ReadEncoded appends the content of body to buf, decompressing it if
-// gzipped, reading at most limit+1 bytes of content (declared is the
-// body's length, if known, or -1). A result longer than limit means the
-// content is over it: the caller reports the size.
+// gzipped (errors then start "gzip: "), reading at most limit+1 bytes of
+// content (declared is the body's length, if known, or -1). A result longer
+// than limit means the content is over it: the caller reports the size.
 func ReadEncoded(buf []byte, body io.Reader, gzipped bool, declared, limit int64) ([]byte, error) {
-	if gzipped {
-		return ReadGzip(buf, body, limit)
+	if !gzipped {
+		return ReadBody(buf, body, declared, limit)
 	}
-	return ReadBody(buf, body, declared, limit)
-}
-
-// ReadGzip appends the decompressed content of the gzip stream r to buf,
-// reading no more than limit+1 decompressed bytes: a result longer than
-// limit means the content is over it (the caller reports the size).
-func ReadGzip(buf []byte, r io.Reader, limit int64) ([]byte, error) {
-	zr, err := NewReader(r)
-	if err != nil {
-		return buf, fmt.Errorf("gzip: %w", err)
+	zr, err := NewReader(body)
+	if err == nil {
+		defer PutReader(zr)
+		buf, err = ReadBody(buf, zr, -1, limit)
 	}
-	defer PutReader(zr)
-	buf, err = ReadBody(buf, zr, -1, limit)
 	if err != nil {
 		return buf, fmt.Errorf("gzip: %w", err)
 	}

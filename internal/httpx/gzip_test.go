@@ -75,7 +75,7 @@ func TestAppendRoundTrip(t *testing.T) {
 		if !bytes.HasPrefix(z, []byte("prefix")) {
 			t.Fatalf("Append lost dst: %.10q", z)
 		}
-		got, err := ReadGzip(nil, bytes.NewReader(z[len("prefix"):]), 1<<20)
+		got, err := ReadEncoded(nil, bytes.NewReader(z[len("prefix"):]), true, -1, 1<<20)
 		if err != nil || !bytes.Equal(got, msg) {
 			t.Fatalf("round trip: %v, %d bytes of %d", err, len(got), len(msg))
 		}
@@ -96,7 +96,7 @@ func (z *zeros) Read(p []byte) (int, error) {
 	return int(k), nil
 }
 
-func TestReadGzipStopsAtLimit(t *testing.T) {
+func TestReadEncodedGzipStopsAtLimit(t *testing.T) {
 	var bomb bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&bomb, gzip.BestCompression)
 	if _, err := io.Copy(zw, &zeros{n: 8 << 20}); err != nil {
@@ -104,14 +104,14 @@ func TestReadGzipStopsAtLimit(t *testing.T) {
 	}
 	zw.Close()
 	const limit = 1000
-	got, err := ReadGzip(nil, bytes.NewReader(bomb.Bytes()), limit)
+	got, err := ReadEncoded(nil, bytes.NewReader(bomb.Bytes()), true, -1, limit)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != limit+1 {
 		t.Fatalf("read %d decompressed bytes of an 8 MiB bomb, want limit+1 = %d", len(got), limit+1)
 	}
-	if _, err := ReadGzip(nil, strings.NewReader("not gzip"), limit); err == nil || !strings.HasPrefix(err.Error(), "gzip: ") {
+	if _, err := ReadEncoded(nil, strings.NewReader("not gzip"), true, -1, limit); err == nil || !strings.HasPrefix(err.Error(), "gzip: ") {
 		t.Fatalf("a body that is not gzip: %v", err)
 	}
 }
@@ -156,7 +156,7 @@ func TestChunkedBody(t *testing.T) {
 		body := rec.Body.Bytes()
 		if gzipped {
 			var err error
-			if body, err = ReadGzip(nil, bytes.NewReader(body), 100); err != nil {
+			if body, err = ReadEncoded(nil, bytes.NewReader(body), true, -1, 100); err != nil {
 				t.Fatal(err)
 			}
 		}
