@@ -131,14 +131,6 @@ type HTTPDrain struct {
 	h2     bool          // HTTP/2 may be served: its GOAWAY tells a client what was served, so no drain
 }
 
-// NewHTTPDrain prepares hs to serve on l (over TLS when hs.TLSConfig is
-// set; h2 tells that it may serve HTTP/2). It takes hs.ConnState for itself.
-func NewHTTPDrain(hs *http.Server, l net.Listener, h2 bool) *HTTPDrain {
-	d := &HTTPDrain{hs: hs, l: newDrainListener(l), served: make(chan struct{}), h2: h2}
-	hs.ConnState = d.conns.track
-	return d
-}
-
 // Serve runs the server until Shutdown, then returns http.ErrServerClosed.
 func (d *HTTPDrain) Serve() error {
 	defer close(d.served)

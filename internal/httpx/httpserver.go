@@ -10,14 +10,6 @@ import (
 	"time"
 )
 
-// The timeouts and limits of the http.Server an HTTP listener runs.
-const (
-	HTTPReadHeaderTimeout = 10 * time.Second  // slowloris: the headers must arrive quickly
-	HTTPReadTimeout       = 60 * time.Second  // the whole request, body included
-	HTTPIdleTimeout       = 120 * time.Second // keep-alive connections between requests
-	HTTPMaxHeaderBytes    = 64 << 10
-)
-
 // Routes is the root handler of an HTTP listener: the JSON-RPC path, a
 // health check, other handlers, and a bound on the requests (or WebSocket
 // sockets) served at once.
@@ -65,24 +57,25 @@ func (rt *Routes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // NewHTTPServer returns the http.Server that serves h on l with the
-// timeouts and limits above (over TLS when tlsCfg is set; HTTP/2 only if it
+// timeouts and limits below (over TLS when tlsCfg is set; HTTP/2 only if it
 // offers "h2"), ready to run until Shutdown, which stops it gracefully
-// (HTTPDrain). errorLog is where net/http reports its own failures.
+// (HTTPDrain, which takes hs.ConnState). errorLog is where net/http reports
+// its own failures.
 func NewHTTPServer(l net.Listener, h http.Handler, tlsCfg *tls.Config, errorLog *log.Logger) *HTTPDrain {
 	hs := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: HTTPReadHeaderTimeout,
-		ReadTimeout:       HTTPReadTimeout,
-		IdleTimeout:       HTTPIdleTimeout,
-		MaxHeaderBytes:    HTTPMaxHeaderBytes,
+		ReadHeaderTimeout: 10 * time.Second,  // slowloris: the headers must arrive quickly
+		ReadTimeout:       60 * time.Second,  // the whole request, body included
+		IdleTimeout:       120 * time.Second, // keep-alive connections between requests
+		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          errorLog,
+		TLSConfig:         tlsCfg,
 	}
 	h2 := tlsCfg != nil && slices.Contains(tlsCfg.NextProtos, "h2")
-	if tlsCfg != nil {
-		hs.TLSConfig = tlsCfg
-		if !h2 {
-			hs.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){} // HTTP/1.1 only
-		}
+	if tlsCfg != nil && !h2 {
+		hs.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){} // HTTP/1.1 only
 	}
-	return NewHTTPDrain(hs, l, h2)
+	d := &HTTPDrain{hs: hs, l: newDrainListener(l), served: make(chan struct{}), h2: h2}
+	hs.ConnState = d.conns.track
+	return d
 }
