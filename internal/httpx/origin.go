@@ -12,9 +12,10 @@ import (
 // reports whether the request may go on, and whether it is a cross-origin
 // request from an allowed origin (so that CORS headers are due); why says
 // what was refused. A request without Origin (curl, servers) or from the
-// same origin passes; another origin passes only if allowedOrigins
-// matches it (see MatchOrigin). With allowedHosts set, the Host header
-// must match one of them (see MatchHost).
+// same origin passes; another origin passes only if allowedOrigins, in
+// path.Match syntax, matches it: a pattern with "://" the whole origin,
+// others its host; "*" allows any origin. With allowedHosts set, the Host
+// header must match one of them (see MatchHost).
 func CheckOrigin(r *http.Request, allowedHosts, allowedOrigins []string) (ok, cors bool, why string) {
 	if len(allowedHosts) > 0 && !MatchHost(allowedHosts, r.Host) {
 		return false, false, "host " + strconv.Quote(r.Host) + " is not allowed"
@@ -23,36 +24,23 @@ func CheckOrigin(r *http.Request, allowedHosts, allowedOrigins []string) (ok, co
 	if origin == "" {
 		return true, false, ""
 	}
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
-		if MatchOrigin(allowedOrigins, origin, origin) {
-			return true, true, "" // "null" (sandboxed pages, files) only if listed
+	host := origin // not a URL ("null": sandboxed pages, files): only if listed
+	if u, err := url.Parse(origin); err == nil && u.Host != "" {
+		if strings.EqualFold(u.Host, r.Host) {
+			return true, false, ""
 		}
-		return false, false, "origin " + strconv.Quote(origin) + " is not allowed"
+		host = u.Host
 	}
-	if strings.EqualFold(u.Host, r.Host) {
-		return true, false, ""
-	}
-	if MatchOrigin(allowedOrigins, origin, u.Host) {
-		return true, true, ""
-	}
-	return false, false, "origin " + strconv.Quote(origin) + " is not allowed"
-}
-
-// MatchOrigin matches an origin against patterns in path.Match syntax: a
-// pattern with "://" is matched against the whole origin, others against
-// its host; "*" allows any origin.
-func MatchOrigin(patterns []string, origin, host string) bool {
-	for _, p := range patterns {
+	for _, p := range allowedOrigins {
 		target := host
 		if strings.Contains(p, "://") {
 			target = origin
 		}
 		if ok, _ := path.Match(strings.ToLower(p), strings.ToLower(target)); ok {
-			return true
+			return true, true, ""
 		}
 	}
-	return false
+	return false, false, "origin " + strconv.Quote(origin) + " is not allowed"
 }
 
 // MatchHost matches a Host header (with or without its port) against
