@@ -3,11 +3,8 @@ package jsonrpc
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -173,19 +170,6 @@ func tooManyRequests(w http.ResponseWriter, refused error) {
 // jsonContentType is the header value every request and reply carries,
 // shared rather than allocated each time (nothing modifies it).
 var jsonContentType = []string{"application/json"}
-
-// httpServer returns the http.Server that serves h at path on nl (over TLS
-// when tlsCfg is set; HTTP/2 only if it offers "h2"), ready to run until
-// Shutdown, which stops it gracefully (internal/httpx). Other paths get 404,
-// but for the health check and extra's.
-func (s *Server) httpServer(nl net.Listener, path string, h http.Handler, extra *http.ServeMux, tlsCfg *tls.Config, wrap []func(http.Handler) http.Handler) *httpx.HTTPDrain {
-	var root http.Handler = &httpx.Routes{Path: path, Handler: h, HealthPath: s.healthPath(), Health: s.HealthHandler(), Extra: extra,
-		Limit: int64(s.maxConns()), Draining: s.draining.Load}
-	for i := len(wrap) - 1; i >= 0; i-- {
-		root = wrap[i](root)
-	}
-	return httpx.NewHTTPServer(nl, root, tlsCfg, slog.NewLogLogger(s.logger().Handler(), slog.LevelWarn))
-}
 
 // HTTPError is returned by HTTPClient when the server answers with a status
 // other than 2xx. When the body is a JSON-RPC error response (some servers

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seedhq/jsonrpc/internal/httpx"
 	"github.com/seedhq/jsonrpc/internal/netx"
 )
 
@@ -344,11 +346,15 @@ func (s *Server) listenHTTP(l *Listener, u *url.URL, cfg *listenConfig) error {
 	if cfg.streamable != nil {
 		h = s.StreamableHTTPHandler(*cfg.streamable)
 	}
-	extra := cfg.extra
 	if u.Scheme == "ws" || u.Scheme == "wss" {
-		h, extra = s.WebSocketHandler(cfg.ws), nil
+		h, cfg.extra = s.WebSocketHandler(cfg.ws), nil
 	}
-	srv := s.httpServer(nl, path, h, extra, tlsCfg, cfg.wrap)
+	h = &httpx.Routes{Path: path, Handler: h, HealthPath: s.healthPath(), Health: s.HealthHandler(), Extra: cfg.extra,
+		Limit: int64(s.maxConns()), Draining: s.draining.Load}
+	for i := len(cfg.wrap) - 1; i >= 0; i-- {
+		h = cfg.wrap[i](h)
+	}
+	srv := httpx.NewHTTPServer(nl, h, tlsCfg, slog.NewLogLogger(s.logger().Handler(), slog.LevelWarn))
 	// Registered before Listen returns, so that a Shutdown right after it
 	// stops this listener too.
 	if !s.life.OnShutdown(srv.Shutdown) {
