@@ -139,24 +139,15 @@ func (s *Server) serveStream(nc net.Conn, state *tls.ConnectionState, framing Fr
 // returned.
 func (s *Server) Shutdown(ctx context.Context) error {
 	if !s.draining.Swap(true) && s.DrainDelay > 0 {
-		t := time.NewTimer(s.DrainDelay)
 		select {
-		case <-t.C:
+		case <-time.After(s.DrainDelay):
 		case <-ctx.Done():
-			t.Stop()
 		}
 	}
 	errs, conns := s.life.Stop(ctx) // the listeners and HTTP servers first
-	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, c := range conns {
-		wg.Go(func() {
-			if err := c.Shutdown(ctx); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		})
+		wg.Go(func() { c.Shutdown(ctx) }) // fails only with ctx's error, returned below
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
