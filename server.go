@@ -427,10 +427,7 @@ func (s *Server) toError(req *Request, err error) *Error {
 // buffer of its own. Under a timeout (ts: see timedServe.start) the responses
 // go to ts and serveBatch returns nil.
 func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems []wire.Envelope, ts *timedServe, out []byte) []byte {
-	b := &batchRun{s: s, ctx: ctx, conn: conn, data: data, elems: elems, ts: ts, workers: 1}
-	if len(elems) > 1 {
-		b.workers = min(len(elems), s.maxConcurrency())
-	}
+	b := &batchRun{s: s, ctx: ctx, conn: conn, data: data, elems: elems, ts: ts, workers: max(1, min(len(elems), s.maxConcurrency()))}
 	b.bs = newBatchState(len(elems), b.workers)
 	b.reqs = b.bs.reqs
 	readIDs(data, elems, b.reqs)
