@@ -759,11 +759,9 @@ func (c *Conn) forget(id uint64) bool {
 
 // forgetBatch forgets the calls of a batch that will not be waited for.
 func (c *Conn) forgetBatch(calls []batchCall) {
-	c.mu.Lock()
 	for _, w := range calls {
-		c.pending.Take(w.id)
+		c.forget(w.id)
 	}
-	c.mu.Unlock()
 }
 
 // Notify sends a notification (a request without id; no response comes back).
