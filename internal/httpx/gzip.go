@@ -144,20 +144,13 @@ func Accepts(h http.Header) bool {
 			if !strings.EqualFold(coding, "gzip") && !strings.EqualFold(coding, "x-gzip") && coding != "*" {
 				continue
 			}
-			return !zeroQuality(params)
-		}
-	}
-	return false
-}
-
-// zeroQuality reports whether the parameters of an Accept-Encoding
-// element say q=0 (not acceptable).
-func zeroQuality(params string) bool {
-	for p := range strings.SplitSeq(params, ";") {
-		k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
-		if strings.EqualFold(k, "q") {
-			q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return err == nil && q <= 0
+			for p := range strings.SplitSeq(params, ";") {
+				if k, v, _ := strings.Cut(strings.TrimSpace(p), "="); strings.EqualFold(k, "q") {
+					q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+					return !(err == nil && q <= 0) // q=0: not acceptable
+				}
+			}
+			return true
 		}
 	}
 	return false
