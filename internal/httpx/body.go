@@ -47,15 +47,13 @@ func (b *ChunkedBody) Close() error {
 		return nil
 	}
 	err := b.zw.Close()
-	b.release()
+	b.Abort(nil)
 	return err
 }
 
-// Abort gives the compressor back, the body cut short; the caller aborts
-// the response (http.ErrAbortHandler).
-func (b *ChunkedBody) Abort(error) { b.release() }
-
-func (b *ChunkedBody) release() {
+// Abort gives the compressor back (the body cut short, the caller aborts
+// the response with http.ErrAbortHandler; or, from Close, ended).
+func (b *ChunkedBody) Abort(error) {
 	if b.zw != nil {
 		PutWriter(b.zw)
 		b.zw = nil
