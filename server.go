@@ -297,17 +297,12 @@ func (s *Server) serveElem(ctx context.Context, conn *Conn, data []byte, e *wire
 
 // vet applies the rules an element meets before its handler runs, and
 // returns the method's name. When it reports stop, the element is not
-// served: rerr is its answer (nil, or an absent id: none). A response
-// reaches the calls of conn; an invalid element is answered even without
-// an id (*id becomes null).
+// served: rerr is its answer (nil, or an absent id: none). An invalid
+// element is answered even without an id (*id becomes null).
 func (s *Server) vet(ctx context.Context, conn *Conn, data []byte, e *wire.Envelope, id *ID) (name []byte, rerr *Error, stop bool) {
 	var invalid *Error
 	switch e.Kind {
-	case wire.KindResponse, wire.KindBadResponse:
-		if conn != nil {
-			conn.deliver(data, []wire.Envelope{*e}, false) // (a Conn delivers responses before they get here)
-			return nil, nil, true
-		}
+	case wire.KindResponse, wire.KindBadResponse: // (a Conn takes its responses before they get here)
 		invalid = &Error{Code: CodeInvalidRequest, Message: "invalid request: a response was sent to a server"}
 	case wire.KindInvalid:
 		invalid = &Error{Code: CodeInvalidRequest, Message: e.Err.Msg}
