@@ -66,11 +66,7 @@ func Register[P, R any](mux *Mux, method string, fn func(ctx context.Context, pa
 // invalidParams is the -32602 error about params that do not fit: path is
 // a JSON pointer into them ("" for the whole), problem says what is wrong.
 func invalidParams(path, problem string) *Error {
-	msg := "invalid params: " + problem
-	if path != "" {
-		msg = "invalid params: " + path + ": " + problem
-	}
-	e := &Error{Code: CodeInvalidParams, Message: msg}
+	e := &Error{Code: CodeInvalidParams, Message: (&params.Error{Path: path, Problem: problem}).Error()}
 	data := wire.AppendString([]byte(`[{"path":`), path)
 	data = append(data, `,"problem":`...)
 	data = wire.AppendString(data, problem)

@@ -25,7 +25,7 @@ const (
 // ReadState is who reads.
 type ReadState uint8
 
-// The states (see the package documentation).
+// The states (see ReadOwner).
 const (
 	Loop ReadState = iota
 	Inline
