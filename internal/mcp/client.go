@@ -89,7 +89,7 @@ type ClientState struct {
 	toolHeaders map[string][]ParamHeader // x-mcp-header annotations, by tool (from tools/list)
 	rejected    map[string]bool          // tools rejected for an invalid x-mcp-header (from tools/list)
 	metas       map[string][]byte        // the client's _meta object, by revision (meta)
-	headers     map[string]headerSet     // by revision, method and name (Headers); cleared by LearnTools
+	headers     map[string]http.Header   // the fixed headers, by revision, method and name (Headers)
 }
 
 // NewClientState returns the state of a client named name and version
@@ -196,22 +196,26 @@ func (cs *ClientState) Headers(h http.Header, version, method string, params []b
 	var buf [128]byte
 	key := append(append(append(append(buf[:0], version...), 0), method...), name...)
 	cs.mu.Lock()
-	set, ok := cs.headers[string(key)]
+	fixed, ok := cs.headers[string(key)]
 	if !ok {
-		set = cs.headerSet(version, method, name)
+		fixed = fixedHeaders(version, method, name)
 		if cs.headers == nil || len(cs.headers) > 1024 {
-			cs.headers = map[string]headerSet{}
+			cs.headers = map[string]http.Header{}
 		}
-		cs.headers[string(key)] = set
+		cs.headers[string(key)] = fixed
+	}
+	var annotations []ParamHeader
+	if method == "tools/call" && len(name) > 1 && name[0] == '"' {
+		annotations = cs.toolHeaders[string(wire.Unquote(name[1:len(name)-1]))]
 	}
 	cs.mu.Unlock()
-	if len(h) == 0 && len(set.annotations) == 0 {
-		return set.fixed
+	if len(h) == 0 && len(annotations) == 0 {
+		return fixed
 	}
-	out := make(http.Header, len(h)+len(set.fixed)+len(set.annotations))
+	out := make(http.Header, len(h)+len(fixed)+len(annotations))
 	maps.Copy(out, h) // the values are shared, read only
-	maps.Copy(out, set.fixed)
-	for _, a := range set.annotations {
+	maps.Copy(out, fixed)
+	for _, a := range annotations {
 		if v, ok := ValueAt(args, a.Path); ok {
 			if text, ok := HeaderText(v, a.Kind); ok {
 				out.Set(ParamPrefix+a.Name, EncodeHeaderValue(text))
@@ -221,24 +225,15 @@ func (cs *ClientState) Headers(h http.Header, version, method string, params []b
 	return out
 }
 
-// headerSet is what the headers of a stateless request of one method and
-// name (the raw JSON value of params.name or params.uri) are made of.
-type headerSet struct {
-	fixed       http.Header   // the revision, Mcp-Method, Mcp-Name
-	annotations []ParamHeader // the tool's x-mcp-header annotations (a tools/call)
-}
-
-func (cs *ClientState) headerSet(version, method string, name []byte) headerSet {
-	set := headerSet{fixed: http.Header{VersionHeader: {version}, MethodHeader: {EncodeHeaderValue(method)}}}
-	if len(name) == 0 || name[0] != '"' || method != "tools/call" && method != "prompts/get" && method != "resources/read" {
-		return set
+// fixedHeaders returns the headers of a stateless request of one method
+// and name (the raw JSON value of params.name or params.uri) that no
+// argument changes: the revision, Mcp-Method, Mcp-Name.
+func fixedHeaders(version, method string, name []byte) http.Header {
+	fixed := http.Header{VersionHeader: {version}, MethodHeader: {EncodeHeaderValue(method)}}
+	if len(name) > 0 && name[0] == '"' && (method == "tools/call" || method == "prompts/get" || method == "resources/read") {
+		fixed[NameHeader] = []string{EncodeHeaderValue(jsonString(name))}
 	}
-	tool := jsonString(name)
-	set.fixed[NameHeader] = []string{EncodeHeaderValue(tool)}
-	if method == "tools/call" {
-		set.annotations = cs.toolHeaders[tool]
-	}
-	return set
+	return fixed
 }
 
 // LearnTools keeps the x-mcp-header annotations of the tools a tools/list
@@ -257,7 +252,6 @@ func (cs *ClientState) LearnTools(result []byte) (out []byte, rejected []string)
 	}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	cs.headers = nil
 	if cs.toolHeaders == nil || len(cs.toolHeaders) > 4096 {
 		cs.toolHeaders = map[string][]ParamHeader{}
 	}
