@@ -305,19 +305,15 @@ func withoutTools(result []byte, drop map[string]bool) []byte {
 // (ErrToolRejected).
 func (cs *ClientState) RefuseRejected(method string, params []byte) error {
 	cs.mu.Lock()
-	none := len(cs.rejected) == 0
-	cs.mu.Unlock()
-	if method != "tools/call" || none {
+	defer cs.mu.Unlock()
+	if method != "tools/call" || len(cs.rejected) == 0 {
 		return nil
 	}
 	var named struct {
 		Name string `json:"name"`
 	}
 	_ = jsonv2.Unmarshal(params, &named)
-	cs.mu.Lock()
-	rejected := cs.rejected[named.Name]
-	cs.mu.Unlock()
-	if rejected {
+	if cs.rejected[named.Name] {
 		return fmt.Errorf("%w: tool %q: its inputSchema has an x-mcp-header annotation that MCP 2026-07-28 forbids", ErrToolRejected, named.Name)
 	}
 	return nil
