@@ -40,10 +40,7 @@ var changeMethods = map[string]string{
 // members supports honours (none listed: the three list changes).
 func Honoured(supports []string, want ListenFilter) ListenFilter {
 	has := func(member string) bool {
-		if len(supports) == 0 {
-			return changeMethods[member] != ""
-		}
-		return slices.Contains(supports, member)
+		return slices.Contains(supports, member) || len(supports) == 0 && changeMethods[member] != ""
 	}
 	got := ListenFilter{
 		ToolsListChanged:     want.ToolsListChanged && has("toolsListChanged"),
