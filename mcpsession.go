@@ -22,30 +22,30 @@ import (
 var mcpClients sync.Map // weak.Pointer[Conn] -> json.RawMessage
 
 // mcpSession returns the Streamable HTTP session of the request ctx
-// belongs to, or else the key of its connection's entry in mcpClients
-// with the connection; all nil without a session (plain HTTP, Streamable
-// HTTP without sessions or standalone stream).
-func mcpSession(ctx context.Context) (ss *streamable.Session, key any, c *Conn) {
+// belongs to, or else its connection, whose entry in mcpClients is by
+// weak.Make(c); both nil without a session (plain HTTP, Streamable HTTP
+// without sessions or standalone stream).
+func mcpSession(ctx context.Context) (*streamable.Session, *Conn) {
 	if ss, ok := ctx.Value(sessionKey{}).(*streamable.Session); ok {
-		return ss, nil, nil
+		return ss, nil
 	}
 	if c := connFromContext(ctx); c != nil && !c.callScoped() {
-		return nil, weak.Make(c), c
+		return nil, c
 	}
-	return nil, nil, nil
+	return nil, nil
 }
 
 // rememberMCPClient records the capabilities of an initialize request's
 // params for the session ctx belongs to.
 func rememberMCPClient(ctx context.Context, params json.RawMessage) {
-	ss, key, c := mcpSession(ctx)
+	ss, c := mcpSession(ctx)
 	caps := streamable.DeclaredCapabilities(params)
 	switch {
 	case ss != nil:
 		ss.SetCapabilities(caps)
-	case key != nil:
-		if _, loaded := mcpClients.Swap(key, caps); !loaded {
-			runtime.AddCleanup(c, func(k any) { mcpClients.Delete(k) }, key)
+	case c != nil:
+		if _, loaded := mcpClients.Swap(weak.Make(c), caps); !loaded {
+			runtime.AddCleanup(c, func(k weak.Pointer[Conn]) { mcpClients.Delete(k) }, weak.Make(c))
 		}
 	}
 }
@@ -61,11 +61,11 @@ func MCPClientCapability(ctx context.Context, name string) (has, known bool) {
 		return m.HasCapability(name), true
 	}
 	var caps json.RawMessage
-	switch ss, key, _ := mcpSession(ctx); {
+	switch ss, c := mcpSession(ctx); {
 	case ss != nil:
 		caps = ss.Declared().Capabilities
-	case key != nil:
-		v, _ := mcpClients.Load(key)
+	case c != nil:
+		v, _ := mcpClients.Load(weak.Make(c))
 		caps, _ = v.(json.RawMessage)
 	}
 	if caps == nil {
