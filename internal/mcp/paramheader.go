@@ -190,29 +190,24 @@ func CheckParamHeaders(hd http.Header, annotations []ParamHeader, arguments []by
 	return nil
 }
 
-// ParamSchemas caches the annotations of the tools' inputSchemas, by tool
-// name, while the schema stays the same.
+// ParamSchemas caches the annotations of the tools' inputSchemas, by
+// schema (a tool's schema that changes is looked up anew).
 type ParamSchemas struct {
 	mu    sync.Mutex
-	tools map[string]paramSchemaEntry
+	cache map[string][]ParamHeader
 }
 
-type paramSchemaEntry struct {
-	schema      string
-	annotations []ParamHeader
-}
-
-// Of returns the annotations of schema, the inputSchema of tool.
-func (ps *ParamSchemas) Of(tool string, schema []byte) []ParamHeader {
+// Of returns the annotations of schema, a tool's inputSchema.
+func (ps *ParamSchemas) Of(schema []byte) []ParamHeader {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	if e, ok := ps.tools[tool]; ok && e.schema == string(schema) {
-		return e.annotations
+	if a, ok := ps.cache[string(schema)]; ok {
+		return a
 	}
-	if ps.tools == nil || len(ps.tools) >= 4096 {
-		ps.tools = map[string]paramSchemaEntry{}
+	if ps.cache == nil || len(ps.cache) >= 4096 {
+		ps.cache = map[string][]ParamHeader{}
 	}
 	a, _ := ParamHeadersOf(schema)
-	ps.tools[tool] = paramSchemaEntry{schema: string(schema), annotations: a}
+	ps.cache[string(schema)] = a
 	return a
 }

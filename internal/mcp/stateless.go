@@ -104,7 +104,7 @@ func (s *Stateless) checkNames(hd http.Header, method string, p *Params) *Error 
 		if s.ToolInputSchema == nil || p.Name == "" {
 			return nil
 		}
-		return CheckParamHeaders(hd, s.schemas.Of(p.Name, s.ToolInputSchema(p.Name)), p.Arguments)
+		return CheckParamHeaders(hd, s.schemas.Of(s.ToolInputSchema(p.Name)), p.Arguments)
 	case "prompts/get":
 		return HeaderMatches(hd, NameHeader, p.Name, "")
 	case "resources/read":
