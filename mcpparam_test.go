@@ -212,6 +212,7 @@ func TestMcpToolWithInvalidHeaderRejected(t *testing.T) {
 	tools := map[string]string{
 		"good":     `{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Region"}}}`,
 		"plain":    `{"type":"object"}`,
+		"noted":    `{"type":"object","description":"x-mcp-header","properties":{"r":{"type":"string","x-mcp-header":"Region"}}}`,
 		"inItems":  `{"type":"object","properties":{"l":{"type":"array","items":{"type":"string","x-mcp-header":"L"}}}}`,
 		"onObject": `{"type":"object","properties":{"o":{"type":"object","x-mcp-header":"O"}}}`,
 		"twice":    `{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"Same"},"b":{"type":"string","x-mcp-header":"same"}}}`,
@@ -252,8 +253,8 @@ func TestMcpToolWithInvalidHeaderRejected(t *testing.T) {
 		names = append(names, tool.Name)
 	}
 	slices.Sort(names)
-	if strings.Join(names, ",") != "good,plain" || got.NextCursor != "c2" {
-		t.Fatalf("tools/list kept %v (cursor %q), want good,plain (c2)", names, got.NextCursor)
+	if strings.Join(names, ",") != "good,noted,plain" || got.NextCursor != "c2" {
+		t.Fatalf("tools/list kept %v (cursor %q), want good,noted,plain (c2)", names, got.NextCursor)
 	}
 	for _, name := range []string{"inItems", "onObject", "twice", "notToken", "inAnyOf"} {
 		err := c.Call(ctx, "tools/call", map[string]any{"name": name, "arguments": map[string]any{}}, nil)

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Mcp-Param-* headers (MCP 2026-07-28, Streamable HTTP): a tool's
@@ -49,32 +50,16 @@ func ParamHeadersOf(schema []byte) (out []ParamHeader, valid bool) {
 
 // countHeaderAnnotations counts the x-mcp-header members anywhere in a
 // JSON document.
-func countHeaderAnnotations(doc []byte) int {
+func countHeaderAnnotations(doc []byte) (n int) {
 	if !bytes.Contains(doc, []byte(`x-mcp-header`)) {
 		return 0
 	}
-	var v any
-	if jsonv2.Unmarshal(doc, &v) != nil {
-		return 0
-	}
-	n := 0
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, e := range v {
-				if k == "x-mcp-header" {
-					n++
-				}
-				walk(e)
-			}
-		case []any:
-			for _, e := range v {
-				walk(e)
-			}
+	d := jsontext.NewDecoder(bytes.NewReader(doc))
+	for tok, err := d.ReadToken(); err == nil; tok, err = d.ReadToken() {
+		if kind, i := d.StackIndex(d.StackDepth()); kind == '{' && i%2 == 1 && tok.String() == "x-mcp-header" {
+			n++ // an object's member name, not a value
 		}
 	}
-	walk(v)
 	return n
 }
 
