@@ -199,11 +199,14 @@ func Answers(ctx context.Context, keys *StateKeys, s, binding string, now time.T
 	return answers, nil
 }
 
+// capabilityOf is the client capability a server's request for input needs.
+var capabilityOf = map[string]string{"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
+
 // MissingCapability is the error of a server's request for input that
 // needs a capability the client did not declare (has reports which it
 // did): -32021 naming it; nil when none is missing.
 func MissingCapability(method string, has func(capability string) bool) *Error {
-	name := CapabilityOf(method)
+	name := capabilityOf[method]
 	if name == "" || has(name) {
 		return nil
 	}
@@ -221,18 +224,4 @@ func stateMAC(key []byte, signed string) []byte {
 	}
 	h.Write([]byte(signed))
 	return h.Sum(nil)
-}
-
-// CapabilityOf returns the client capability a server's request for input
-// needs ("" for none it knows).
-func CapabilityOf(method string) string {
-	switch method {
-	case "elicitation/create":
-		return "elicitation"
-	case "sampling/createMessage":
-		return "sampling"
-	case "roots/list":
-		return "roots"
-	}
-	return ""
 }
