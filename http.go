@@ -133,10 +133,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) readPOST(w http.ResponseWriter, r *http.Request, buf []byte) ([]byte, bool) {
 	limit := s.maxMessageSize()
 	buf, err := httpx.ReadPOST(w, r, buf, limit, s.httpBodyTimeout())
-	if err == httpx.ErrTooLarge { // 413, and the connection closes: the rest of the body is not read
+	if err == httpx.ErrTooLarge {
 		ctx := withPeer(r.Context(), s, s.httpPeer(r, "http"))
 		s.logProtocol(ctx, "jsonrpc: message too large", errMessageTooLarge(limit), nil)
-		httpx.RefuseTooLarge(w, "jsonrpc: "+errMessageTooLarge(limit).Message)
 	}
 	return buf, err == nil
 }

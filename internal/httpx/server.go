@@ -8,14 +8,16 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/seedhq/jsonrpc/internal/framing"
 )
 
 // Errors of ReadPOST.
 var (
 	// ErrAnswered: the request was refused and its answer written.
 	ErrAnswered = errors.New("httpx: request refused and answered")
-	// ErrTooLarge: the body is over the limit; the caller answers
-	// (RefuseTooLarge) since it has its own log line to write.
+	// ErrTooLarge: the body is over the limit, answered 413 with
+	// Connection: close (the rest of the body is not read); the caller logs it.
 	ErrTooLarge = errors.New("httpx: request body over the limit")
 )
 
@@ -33,11 +35,11 @@ func OnlyPOST(w http.ResponseWriter, r *http.Request) bool {
 // ReadPOST appends a POST's JSON body to buf, decompressed, under the
 // limits every HTTP transport shares: the Content-Type must be JSON
 // (IsJSON, strict) and the Content-Encoding gzip or none (415), the body
-// at most limit bytes (ErrTooLarge, decided from Content-Length or as a
+// at most limit bytes (413, ErrTooLarge, decided from Content-Length or as a
 // chunked or compressed body passes it), and it must arrive within
 // timeout (408; 0: no deadline, nor where the ResponseWriter cannot set
 // one). The deadline is cleared once the body is read, so that it does not
-// cut the handler's context. On ErrAnswered it has written the answer.
+// cut the handler's context. On an error it has written the answer.
 func ReadPOST(w http.ResponseWriter, r *http.Request, buf []byte, limit int64, timeout time.Duration) ([]byte, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" && !IsJSON(ct, true) {
 		http.Error(w, "jsonrpc: unsupported Content-Type "+strconv.Quote(ct)+": want application/json", http.StatusUnsupportedMediaType)
@@ -50,7 +52,7 @@ func ReadPOST(w http.ResponseWriter, r *http.Request, buf []byte, limit int64, t
 		return buf, ErrAnswered
 	}
 	if r.ContentLength > limit {
-		return buf, ErrTooLarge
+		return buf, refuseBody(w, &http.MaxBytesError{Limit: limit}, 0)
 	}
 	body := r.Body // with a declared length, net/http stops at it
 	if r.ContentLength < 0 {
@@ -72,12 +74,13 @@ func ReadPOST(w http.ResponseWriter, r *http.Request, buf []byte, limit int64, t
 	return buf, nil
 }
 
-// refuseBody answers a body that could not be read (but for one over the
-// limit: ErrTooLarge, for the caller).
+// refuseBody answers a body that could not be read.
 func refuseBody(w http.ResponseWriter, err error, timeout time.Duration) error {
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
+		w.Header().Set("Connection", "close")
+		http.Error(w, "jsonrpc: "+framing.TooLargeMessage(mbe.Limit), http.StatusRequestEntityTooLarge)
 		return ErrTooLarge
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		w.Header().Set("Connection", "close")
@@ -87,13 +90,6 @@ func refuseBody(w http.ResponseWriter, err error, timeout time.Duration) error {
 		http.Error(w, "jsonrpc: cannot read the request body: "+err.Error(), http.StatusBadRequest)
 	}
 	return ErrAnswered
-}
-
-// RefuseTooLarge answers 413 with msg and asks the client to close the
-// connection, since the rest of the body will not be read.
-func RefuseTooLarge(w http.ResponseWriter, msg string) {
-	w.Header().Set("Connection", "close")
-	http.Error(w, msg, http.StatusRequestEntityTooLarge)
 }
 
 // SetReadDeadline sets the read deadline of the connection under w, if it

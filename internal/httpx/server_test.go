@@ -46,9 +46,9 @@ func TestReadPOST(t *testing.T) {
 		{"json-rpc type", "application/json-rpc", "", bytes.NewReader(msg), ErrAnswered, 415},
 		{"latin1", "application/json; charset=latin1", "", bytes.NewReader(msg), ErrAnswered, 415},
 		{"brotli", "application/json", "br", bytes.NewReader(msg), ErrAnswered, 415},
-		{"declared too large", "application/json", "", bytes.NewReader(big), ErrTooLarge, 0},
-		{"chunked too large", "application/json", "", chunked{bytes.NewReader(big)}, ErrTooLarge, 0},
-		{"gzip bomb", "application/json", "gzip", bytes.NewReader(gzipped(t, big)), ErrTooLarge, 0},
+		{"declared too large", "application/json", "", bytes.NewReader(big), ErrTooLarge, 413},
+		{"chunked too large", "application/json", "", chunked{bytes.NewReader(big)}, ErrTooLarge, 413},
+		{"gzip bomb", "application/json", "gzip", bytes.NewReader(gzipped(t, big)), ErrTooLarge, 413},
 		{"broken gzip", "application/json", "gzip", bytes.NewReader([]byte("not gzip")), ErrAnswered, 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,10 +108,14 @@ func TestOnlyPOST(t *testing.T) {
 	}
 }
 
-func TestRefuseTooLarge(t *testing.T) {
+func TestReadPOSTTooLarge(t *testing.T) {
 	w := httptest.NewRecorder()
-	RefuseTooLarge(w, "too big")
-	if w.Code != 413 || w.Header().Get("Connection") != "close" || !strings.Contains(w.Body.String(), "too big") {
+	r := httptest.NewRequest("POST", "/", strings.NewReader("[1,2,3]"))
+	r.Header.Set("Content-Type", "application/json")
+	if _, err := ReadPOST(w, r, nil, 5, 0); err != ErrTooLarge {
+		t.Fatalf("err = %v, want ErrTooLarge", err)
+	}
+	if w.Code != 413 || w.Header().Get("Connection") != "close" || !strings.Contains(w.Body.String(), "the limit is 5 bytes") {
 		t.Errorf("%d %v %q", w.Code, w.Header(), w.Body)
 	}
 }
