@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seedhq/jsonrpc/internal/httpx"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -179,10 +178,4 @@ func retryAfter(err error) string {
 		return strconv.FormatInt(int64((le.RetryAfter+time.Second-1)/time.Second), 10)
 	}
 	return "1"
-}
-
-// checkOrigin applies the Origin and Host rules (Server.AllowedHosts,
-// Server.AllowedOrigins) to an HTTP request: see httpx.CheckOrigin.
-func (s *Server) checkOrigin(r *http.Request) (ok, cors bool, why string) {
-	return httpx.CheckOrigin(r, s.AllowedHosts, s.AllowedOrigins)
 }

@@ -75,7 +75,7 @@ const maxPooledBody = 64 << 10
 // The handler's context is the request's: it is cancelled when the client
 // goes away. ConnFromContext returns nil: an HTTP server cannot call back.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ok, cors, why := s.checkOrigin(r)
+	ok, cors, why := httpx.CheckOrigin(r, s.AllowedHosts, s.AllowedOrigins)
 	if !ok {
 		s.logger().Info("jsonrpc: HTTP request refused", "remote", s.remoteAddr(r), "reason", why)
 		http.Error(w, "jsonrpc: "+why+" (see Server.AllowedOrigins, Server.AllowedHosts)", http.StatusForbidden)

@@ -212,7 +212,7 @@ func (h *streamableHandler) writeTimeout() time.Duration {
 // accepted: 202.
 func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := h.srv
-	ok, cors, why := s.checkOrigin(r)
+	ok, cors, why := httpx.CheckOrigin(r, s.AllowedHosts, s.AllowedOrigins)
 	if !ok {
 		http.Error(w, "jsonrpc: "+why+" (see Server.AllowedOrigins, Server.AllowedHosts)", http.StatusForbidden)
 		return

@@ -87,7 +87,7 @@ func (s *Server) WebSocketHandler(opts WebSocketOptions) http.Handler {
 	var open atomic.Int64 // sockets served by this handler
 	limit := int64(s.maxConns())
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if ok, _, why := s.checkOrigin(r); !ok {
+		if ok, _, why := httpx.CheckOrigin(r, s.AllowedHosts, s.AllowedOrigins); !ok {
 			s.logger().Info("jsonrpc: websocket handshake refused", "remote", r.RemoteAddr, "reason", why)
 			http.Error(w, "jsonrpc: "+why+" (see Server.AllowedOrigins, Server.AllowedHosts)", http.StatusForbidden)
 			return
