@@ -327,7 +327,7 @@ func (c *Conn) start(t *task) (*task, bool) {
 			return nil, false
 		}
 	}
-	if !c.tryAcquire() {
+	if !c.tokens.TryTake(c.srv.maxConcurrency()) {
 		c.rd.holder().Release() // the reader waits: the replies it held go out
 		if !c.tokens.Take(c.ctx, c.srv.maxConcurrency()) {
 			return nil, false
@@ -451,9 +451,6 @@ func (t *task) replied() {
 		f()
 	}
 }
-
-// tryAcquire takes a concurrency token if one is free (giveToken gives it back).
-func (c *Conn) tryAcquire() bool { return c.tokens.TryTake(c.srv.maxConcurrency()) }
 
 // startRequest records an incoming id as in flight on c (nil: none) under a
 // Convention and returns the context the peer's cancel reaches (cancel.go);

@@ -503,7 +503,7 @@ func (b *batchRun) watch() {
 		return
 	}
 	for w := 1; w < b.workers; w++ {
-		if b.conn != nil && !b.conn.tryAcquire() {
+		if b.conn != nil && !b.conn.tokens.TryTake(b.s.maxConcurrency()) {
 			break
 		}
 		b.wg.Add(1) // before stop: serveBatch's Wait sees it
