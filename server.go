@@ -424,8 +424,7 @@ func (s *Server) toError(req *Request, err error) *Error {
 func (s *Server) serveBatch(ctx context.Context, conn *Conn, data []byte, elems []wire.Envelope, ts *timedServe, out []byte) []byte {
 	b := &batchRun{s: s, ctx: ctx, conn: conn, data: data, elems: elems, ts: ts, workers: max(1, min(len(elems), s.maxConcurrency()))}
 	b.bs = newBatchState(len(elems), b.workers)
-	b.reqs = b.bs.reqs
-	readIDs(data, elems, b.reqs)
+	readIDs(data, elems, b.bs.reqs)
 	if b.workers > 1 {
 		b.mu.Lock()
 		b.timer = time.AfterFunc(batchWatch, b.watch)
@@ -455,7 +454,6 @@ type batchRun struct {
 	conn    *Conn // nil: a message transport
 	data    []byte
 	elems   []wire.Envelope
-	reqs    []Request
 	ts      *timedServe // nil: no deadline
 	bs      *batchState
 	workers int          // at most, the first included
@@ -478,7 +476,7 @@ func (b *batchRun) work(w int) {
 			return
 		}
 		start := len(*buf)
-		*buf = b.s.serveElem(b.ctx, b.conn, b.data, &b.elems[i], &b.reqs[i], *buf)
+		*buf = b.s.serveElem(b.ctx, b.conn, b.data, &b.elems[i], &b.bs.reqs[i], *buf)
 		r := (*buf)[start:len(*buf):len(*buf)] // later appends never touch it
 		if b.ts != nil {
 			b.ts.record(i, r)
