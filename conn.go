@@ -700,8 +700,6 @@ func (c *Conn) call(ctx context.Context, method string, params any, iter bool) (
 	c.rd.noteOverlap()
 	c.pending.Add(n, p.group, p)
 	c.mu.Unlock()
-	// A handler calling its peer gives its slot back before sending, since
-	// the send itself may wait for the peer to read.
 	yieldToken(ctx, c)
 	if err := c.sendFor(ctx, *buf); err != nil {
 		c.forget(n)
@@ -735,7 +733,9 @@ func (c *Conn) call(ctx context.Context, method string, params any, iter bool) (
 }
 
 // yieldToken gives back the concurrency token of the handler that owns ctx,
-// if it runs on c, so that the connection keeps serving while it waits.
+// if it runs on c, before it sends to its peer: the send may wait for the
+// peer to read, and the peer may be waiting for us to read (progress
+// notifications from both sides deadlocked), so the connection keeps serving.
 func yieldToken(ctx context.Context, c *Conn) {
 	if t, ok := ctx.Value(connKey{}).(*task); ok && t.conn == c {
 		t.release()
@@ -786,9 +786,6 @@ func (c *Conn) notifyDirect(ctx context.Context, method string, params any) erro
 	if closed {
 		return c.errClosed()
 	}
-	// Like Call, a handler notifying its peer gives its slot back first:
-	// the send may wait for the peer to read, and the peer may be waiting
-	// for us to read (progress notifications from both sides deadlocked).
 	yieldToken(ctx, c)
 	return c.sendFor(ctx, *buf)
 }
