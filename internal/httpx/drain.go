@@ -35,9 +35,8 @@ const (
 type drainListener struct {
 	net.Listener
 	stopping  atomic.Bool
-	stopped   chan struct{} // closed when queued is final
-	queued    []net.Conn    // guarded by mu
-	mu        sync.Mutex
+	stopped   chan struct{} // closed once queued is set
+	queued    []net.Conn    // then taken by Accept (net/http calls it from one goroutine)
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -52,8 +51,6 @@ func (l *drainListener) Accept() (net.Conn, error) {
 		return c, err
 	}
 	<-l.stopped
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	if len(l.queued) > 0 {
 		c, l.queued = l.queued[0], l.queued[1:]
 		return c, nil
@@ -73,10 +70,8 @@ func (l *drainListener) stop() {
 	if l.stopping.Swap(true) {
 		return
 	}
-	conns, ok := unlisten(l.Listener)
-	l.mu.Lock()
-	l.queued = conns
-	l.mu.Unlock()
+	var ok bool
+	l.queued, ok = unlisten(l.Listener)
 	close(l.stopped)
 	if !ok {
 		l.Close()
