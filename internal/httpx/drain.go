@@ -78,29 +78,24 @@ func (l *drainListener) stop() {
 	}
 }
 
-// connTracker counts an http.Server's connections that may still carry a
-// request: new, active and idle ones (hijacked ones belong to their Conn).
+// connTracker holds an http.Server's connections that may still carry a
+// request: a new one with the time it came, an active one with the zero
+// time (idle ones are not held, nor hijacked ones, which belong to their Conn).
 type connTracker struct {
 	mu    sync.Mutex
-	conns map[net.Conn]connEntry
-}
-
-type connEntry struct {
-	state http.ConnState
-	since time.Time
+	conns map[net.Conn]time.Time
 }
 
 func (t *connTracker) track(c net.Conn, st http.ConnState) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch st {
-	case http.StateClosed, http.StateHijacked:
-		delete(t.conns, c)
+	case http.StateNew:
+		t.conns[c] = time.Now()
+	case http.StateActive:
+		t.conns[c] = time.Time{}
 	default:
-		if t.conns == nil {
-			t.conns = map[net.Conn]connEntry{}
-		}
-		t.conns[c] = connEntry{st, time.Now()}
+		delete(t.conns, c)
 	}
 }
 
@@ -108,8 +103,8 @@ func (t *connTracker) track(c net.Conn, st http.ConnState) {
 func (t *connTracker) busy() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, e := range t.conns {
-		if e.state == http.StateActive || e.state == http.StateNew && time.Since(e.since) < drainSilentConn {
+	for _, since := range t.conns {
+		if since.IsZero() || time.Since(since) < drainSilentConn {
 			return true
 		}
 	}

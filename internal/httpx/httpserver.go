@@ -75,7 +75,7 @@ func NewHTTPServer(l net.Listener, h http.Handler, tlsCfg *tls.Config, errorLog 
 	if tlsCfg != nil && !h2 {
 		hs.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){} // HTTP/1.1 only
 	}
-	d := &HTTPDrain{hs: hs, l: newDrainListener(l), served: make(chan struct{}), h2: h2}
+	d := &HTTPDrain{hs: hs, l: newDrainListener(l), conns: connTracker{conns: map[net.Conn]time.Time{}}, served: make(chan struct{}), h2: h2}
 	hs.ConnState = d.conns.track
 	return d
 }
