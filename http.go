@@ -487,13 +487,9 @@ func (c *HTTPClient) readReply(resp *http.Response, into []byte, wantReply bool)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, newHTTPError(resp)
 	}
-	body, err := httpx.ReadReply(resp, into, c.maxSize, wantReply)
-	// A type assertion, not errors.As: ReadReply returns the error itself,
-	// and errors.As's target would cost an allocation on every call.
-	if tl, ok := err.(*httpx.TooLargeError); ok {
-		return nil, &responseTooLarge{size: tl.Size, limit: tl.Limit}
-	}
-	return body, err
+	return httpx.ReadReply(resp, into, c.maxSize, wantReply, func(size int64) error {
+		return &responseTooLarge{size: size, limit: c.maxSize}
+	})
 }
 
 // newHTTPError reads the start of the body of a response whose status is

@@ -13,22 +13,12 @@ import (
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
-// TooLargeError is a reply over the client's size limit.
-type TooLargeError struct {
-	Size  int64 // the declared size; 0: not known (chunked or compressed)
-	Limit int64
-}
-
-func (e *TooLargeError) Error() string {
-	return "httpx: reply over " + strconv.FormatInt(e.Limit, 10) + " bytes"
-}
-
 // ReadReply reads the body of a 2xx response to a POST into into,
-// decompressed, under limit (past it a *TooLargeError, returned as is, not
-// wrapped). It returns nil when the body is empty (or 204) and no reply is
+// decompressed, under limit (past it tooLarge's error, returned as is, for
+// the declared size, or 0 when not known: chunked or compressed). It returns nil when the body is empty (or 204) and no reply is
 // due, and an error when one was due, or when the body is not JSON (IsJSON,
 // lenient).
-func ReadReply(resp *http.Response, into []byte, limit int64, wantReply bool) ([]byte, error) {
+func ReadReply(resp *http.Response, into []byte, limit int64, wantReply bool, tooLarge func(size int64) error) ([]byte, error) {
 	noReply := func() ([]byte, error) {
 		if wantReply {
 			return nil, errors.New("jsonrpc: the server sent no response (HTTP " + strconv.Itoa(resp.StatusCode) + " with an empty body) where one was due")
@@ -39,7 +29,7 @@ func ReadReply(resp *http.Response, into []byte, limit int64, wantReply bool) ([
 		return noReply()
 	}
 	if resp.ContentLength > limit {
-		return nil, &TooLargeError{Size: resp.ContentLength, Limit: limit}
+		return nil, tooLarge(resp.ContentLength)
 	}
 	gzipped, err := ContentEncoding(resp.Header)
 	if err != nil {
@@ -50,7 +40,7 @@ func ReadReply(resp *http.Response, into []byte, limit int64, wantReply bool) ([
 		return nil, fmt.Errorf("jsonrpc: reading the response: %w", err)
 	}
 	if int64(len(body)) > limit {
-		return nil, &TooLargeError{Limit: limit} // chunked or compressed: its size is not known
+		return nil, tooLarge(0)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return noReply()
