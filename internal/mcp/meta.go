@@ -14,9 +14,9 @@ import (
 // Error is a JSON-RPC error object a rule answers a request with. Its
 // fields are those of the root package's Error (a pointer converts).
 type Error struct {
-	Code    int64
-	Message string
-	Data    json.RawMessage // raw JSON, nil when absent
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"` // raw JSON, nil when absent
 }
 
 func (e *Error) Error() string { return e.Message }

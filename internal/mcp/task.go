@@ -58,11 +58,7 @@ type task struct {
 	PollIntervalMs int64                 `json:"pollIntervalMs"`
 	InputRequests  map[string]InputQuery `json:"inputRequests"`
 	Result         json.RawMessage       `json:"result"`
-	Error          *struct {
-		Code    int64           `json:"code"`
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	} `json:"error"`
+	Error          *Error                `json:"error"`
 }
 
 // TaskWaiter waits for the task a call was answered with.
@@ -134,7 +130,7 @@ func (t *task) outcome() (ended bool, result json.RawMessage, err error) {
 		if t.Error == nil {
 			return true, nil, fmt.Errorf("jsonrpc: MCP task %s failed without an error", t.TaskID)
 		}
-		return true, nil, TaskError((*Error)(t.Error))
+		return true, nil, TaskError(t.Error)
 	case "cancelled":
 		return true, nil, fmt.Errorf("jsonrpc: MCP task %s was cancelled: %w", t.TaskID, context.Canceled)
 	}
