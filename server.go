@@ -228,15 +228,14 @@ func (s *Server) logger() *slog.Logger {
 	return slog.Default()
 }
 
-// Errors returned for violated limits and protocol rules.
-var (
-	errMessageTooLarge = func(limit int64) *Error {
-		return &Error{Code: CodeInvalidRequest, Message: framing.TooLargeMessage(limit)}
-	}
-	errBatchTooLong = func(n, limit int) *Error {
-		return &Error{Code: CodeInvalidRequest, Message: "batch too long: " + strconv.Itoa(n) + " requests, the limit is " + strconv.Itoa(limit)}
-	}
-)
+// Errors returned for violated limits.
+func errMessageTooLarge(limit int64) *Error {
+	return &Error{Code: CodeInvalidRequest, Message: framing.TooLargeMessage(limit)}
+}
+
+func errBatchTooLong(n, limit int) *Error {
+	return &Error{Code: CodeInvalidRequest, Message: "batch too long: " + strconv.Itoa(n) + " requests, the limit is " + strconv.Itoa(limit)}
+}
 
 // parseError is the error object for a message that could not be scanned.
 func parseError(err error) *Error {
