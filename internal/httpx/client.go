@@ -19,31 +19,27 @@ import (
 // due, and an error when one was due, or when the body is not JSON (IsJSON,
 // lenient).
 func ReadReply(resp *http.Response, into []byte, limit int64, wantReply bool, tooLarge func(size int64) error) ([]byte, error) {
-	noReply := func() ([]byte, error) {
+	var body []byte
+	if resp.StatusCode != http.StatusNoContent && resp.ContentLength != 0 {
+		if resp.ContentLength > limit {
+			return nil, tooLarge(resp.ContentLength)
+		}
+		gzipped, err := ContentEncoding(resp.Header)
+		if err != nil {
+			return nil, fmt.Errorf("jsonrpc: the server's reply: %w", err)
+		}
+		if body, err = ReadEncoded(into, resp.Body, gzipped, resp.ContentLength, limit); err != nil {
+			return nil, fmt.Errorf("jsonrpc: reading the response: %w", err)
+		}
+		if int64(len(body)) > limit {
+			return nil, tooLarge(0)
+		}
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
 		if wantReply {
 			return nil, errors.New("jsonrpc: the server sent no response (HTTP " + strconv.Itoa(resp.StatusCode) + " with an empty body) where one was due")
 		}
 		return nil, nil
-	}
-	if resp.StatusCode == http.StatusNoContent || resp.ContentLength == 0 {
-		return noReply()
-	}
-	if resp.ContentLength > limit {
-		return nil, tooLarge(resp.ContentLength)
-	}
-	gzipped, err := ContentEncoding(resp.Header)
-	if err != nil {
-		return nil, fmt.Errorf("jsonrpc: the server's reply: %w", err)
-	}
-	body, err := ReadEncoded(into, resp.Body, gzipped, resp.ContentLength, limit)
-	if err != nil {
-		return nil, fmt.Errorf("jsonrpc: reading the response: %w", err)
-	}
-	if int64(len(body)) > limit {
-		return nil, tooLarge(0)
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return noReply()
 	}
 	if ct := resp.Header.Get("Content-Type"); !IsJSON(ct, false) {
 		return nil, errors.New("jsonrpc: the server answered with Content-Type " + strconv.Quote(ct) + ", not application/json: " + Excerpt(string(body)))
