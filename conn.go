@@ -454,23 +454,23 @@ func (t *task) replied() {
 
 // startRequest records an incoming id as in flight on c (nil: none) under a
 // Convention and returns the context the peer's cancel reaches (cancel.go);
-// false, recording nothing, otherwise, or for an id in flight already.
-func (c *Conn) startRequest(ctx context.Context, id ID, params []byte) (*callCtx, bool) {
+// nil, recording nothing, otherwise, or for an id in flight already.
+func (c *Conn) startRequest(ctx context.Context, id ID, params []byte) *callCtx {
 	if c == nil || id.IsZero() || c.srv.Convention == ConventionNone {
-		return nil, false
+		return nil
 	}
 	k := id.key()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.inflight.get(k) != nil {
-		return nil, false
+		return nil
 	}
 	r := c.newRequestCtx(ctx, params)
 	if c.queued.Cancelled(k) {
 		r.cancel(errPeerCancelled)
 	}
 	c.inflight.add(k, r)
-	return r, true
+	return r
 }
 
 // endRequest forgets an incoming id; it reports whether the peer cancelled it.

@@ -261,7 +261,7 @@ func (s *Server) serveElem(ctx context.Context, conn *Conn, data []byte, e *wire
 		return appendResponse(out, id, nil, rerr)
 	}
 	*req = Request{ID: id, Params: paramsOf(data, e), stream: req.stream}
-	r, tracked := conn.startRequest(ctx, id, req.Params)
+	r := conn.startRequest(ctx, id, req.Params)
 	if r != nil {
 		ctx = r
 	}
@@ -277,7 +277,7 @@ func (s *Server) serveElem(ctx context.Context, conn *Conn, data []byte, e *wire
 	if id.IsZero() {
 		return out
 	}
-	if tracked && conn.endRequest(id) { // the peer cancelled it while it ran
+	if r != nil && conn.endRequest(id) { // the peer cancelled it while it ran
 		if s.Convention == ConventionMCP {
 			return out // MCP: a cancelled request is not answered
 		}
