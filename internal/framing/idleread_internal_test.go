@@ -15,22 +15,7 @@ import (
 // refresh) waits on holding no read buffer (nor write buffers), and reads the next messages
 // whole: one sent whole, one cut into pieces, and the hang-up.
 func TestIdleStreamHoldsNoBuffer(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	peer, err := net.Dial("tcp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer peer.Close()
-	nc, err := l.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(nc, Line, 10<<20, 30*time.Second)
-	defer s.Close()
+	peer, s := socketStream(t)
 	if s.sock == nil {
 		t.Fatal("a TCP stream does not read its socket directly")
 	}
@@ -97,7 +82,7 @@ func TestIdleStreamHoldsNoBuffer(t *testing.T) {
 	}
 	s.Close()
 	s.eof = false // as if the peer had not hung up: the read meets the closed socket
-	_, err = s.Recv()
+	_, err := s.Recv()
 	var oe *net.OpError
 	if !errors.As(err, &oe) || oe.Op != "read" || !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("after Close: %v", err)
@@ -107,30 +92,39 @@ func TestIdleStreamHoldsNoBuffer(t *testing.T) {
 // A read error of a socket read directly is what net.Conn.Read reports:
 // a *net.OpError wrapping the system error.
 func TestIdleStreamReadError(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	peer, err := net.Dial("tcp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc, err := l.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(nc, Line, 10<<20, 30*time.Second)
-	defer s.Close()
+	peer, s := socketStream(t)
 	peer.Write([]byte(`{"jsonrpc":"2.0","method":"a"}` + "\n"))
 	if _, err := s.Recv(); err != nil {
 		t.Fatal(err)
 	}
 	peer.(*net.TCPConn).SetLinger(0) // closing sends a reset
 	peer.Close()
-	_, err = s.Recv()
+	_, err := s.Recv()
 	var opErr *net.OpError
 	if !errors.As(err, &opErr) || opErr.Op != "read" || !errors.Is(err, syscall.ECONNRESET) {
 		t.Fatalf("after a reset: %v (%T)", err, err)
 	}
+}
+
+// socketStream is a line Stream on the accepted side of a loopback TCP
+// connection, with the dialled side as its peer; both close when the test
+// ends.
+func socketStream(t *testing.T) (peer net.Conn, s *Stream) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if peer, err = net.Dial("tcp", l.Addr().String()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { peer.Close() })
+	nc, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = New(nc, Line, 10<<20, 30*time.Second)
+	t.Cleanup(func() { s.Close() })
+	return peer, s
 }

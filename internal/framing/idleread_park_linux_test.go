@@ -42,21 +42,7 @@ func waiterRunning() bool {
 // loop when input comes, on InterruptRecv and on Close; input already there
 // is read at once; the waiter's goroutine ends when nothing is parked.
 func TestIdleStreamParks(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	peer, err := net.Dial("tcp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer peer.Close()
-	nc, err := l.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(nc, Line, 10<<20, 30*time.Second)
+	peer, s := socketStream(t)
 	r := make(resumer, 4)
 
 	if !s.WaitInput(r) {
@@ -111,21 +97,7 @@ func TestIdleStreamParks(t *testing.T) {
 
 // A parked stream whose peer hangs up is resumed, and reads the end of input.
 func TestParkedStreamHangUp(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	peer, err := net.Dial("tcp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc, err := l.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(nc, Line, 10<<20, 30*time.Second)
-	defer s.Close()
+	peer, s := socketStream(t)
 	r := make(resumer, 4)
 	if !s.WaitInput(r) {
 		t.Fatal("an idle stream did not park")
