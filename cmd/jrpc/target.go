@@ -428,7 +428,7 @@ func (t *target) exchangeFailure(err error) error {
 	var exitErr *exec.ExitError
 	var httpErr *jsonrpc.HTTPError
 	switch {
-	case t.command != nil && (errors.As(err, &exitErr) || errors.Is(err, jsonrpc.ErrClosed) || errors.Is(err, syscall.EPIPE)):
+	case t.command != nil && (errors.As(err, &exitErr) || errors.Is(err, jsonrpc.ErrClosed) || errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed)):
 		return t.commandEnded(err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return t.timedOut()
