@@ -1,9 +1,11 @@
 package streamable
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -59,6 +61,7 @@ type ServerConfig struct {
 type Sessions struct {
 	cfg      ServerConfig
 	stop     chan struct{} // closed at Shutdown: open streams end
+	every    time.Duration // with a Store, the period of the sessions' timers
 	stopOnce sync.Once
 
 	mu sync.Mutex
@@ -67,7 +70,11 @@ type Sessions struct {
 
 // NewSessions returns an empty table.
 func NewSessions(cfg ServerConfig) *Sessions {
-	return &Sessions{cfg: cfg, stop: make(chan struct{}), m: map[string]*Session{}}
+	t := &Sessions{cfg: cfg, stop: make(chan struct{}), m: map[string]*Session{}}
+	if cfg.Store != nil {
+		t.every = max(min(cfg.IdleTimeout/10, 10*time.Second), time.Millisecond)
+	}
+	return t
 }
 
 // Shutdown ends the open standalone and resumed streams (their clients
@@ -120,24 +127,42 @@ func (t *Sessions) addLocked(id string) *Session {
 		s.Standalone = (&sse.Stream{Store: s.Store, Shared: t.shared(id, 0), Retry: t.cfg.Retry, Timeout: t.cfg.WriteTimeout(), KeepAlive: t.cfg.KeepAlive}).
 			WithOutbox(t.cfg.OutboxSize, t.cfg.OutboxBytes)
 	}
-	if t.cfg.Store == nil {
-		s.timer = time.AfterFunc(t.cfg.IdleTimeout, func() { t.expire(s) })
-	} else {
-		s.used.Store(time.Now().UnixNano())
-		s.timer = time.AfterFunc(t.checkEvery(), func() { t.expireStored(s) })
-	}
+	s.used.Store(time.Now().UnixNano())
+	s.timer = time.AfterFunc(cmp.Or(t.every, t.cfg.IdleTimeout), func() { t.expire(s) })
 	t.m[id] = s
 	return s
 }
 
-// expire ends a session idle for IdleTimeout, unless its client listens
-// on its standalone stream.
+// expire ends here a session unused here for IdleTimeout, unless its
+// client listens on its standalone stream: then, with a Store, the store
+// is asked (its timer then fires every tenth of IdleTimeout: every).
 func (t *Sessions) expire(s *Session) {
-	if s.Standalone != nil && s.Standalone.Attached() {
-		s.timer.Reset(t.cfg.IdleTimeout)
+	t.mu.Lock() // after addLocked: s.timer is set
+	held := t.m[s.ID] == s
+	t.mu.Unlock()
+	if !held {
 		return
 	}
-	t.end(s, true)
+	due := t.cfg.IdleTimeout - time.Since(time.Unix(0, s.used.Load()))
+	switch {
+	case s.Standalone != nil && s.Standalone.Attached():
+		due = t.cfg.IdleTimeout
+		if t.cfg.Store == nil {
+			break
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
+		st, err := t.check(ctx, s.ID)
+		cancel()
+		if err == nil {
+			s.seen(st)
+		} else if errors.Is(err, state.ErrNoSession) && !s.pending.Load() {
+			return // check ended it
+		}
+	case due <= 0:
+		t.end(s, true)
+		return
+	}
+	s.timer.Reset(cmp.Or(t.every, due))
 }
 
 // Touch returns the live session id (nil for none) and restarts its idle
@@ -146,12 +171,8 @@ func (t *Sessions) Touch(id string) *Session {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := t.m[id]
-	switch {
-	case s == nil:
-	case t.cfg.Store != nil:
+	if s != nil {
 		s.used.Store(time.Now().UnixNano())
-	default:
-		s.timer.Reset(t.cfg.IdleTimeout)
 	}
 	return s
 }

@@ -30,8 +30,8 @@ import (
 // Staleness ago and not due for a Touch is served without asking.
 //
 // Here, a session unused for IdleTimeout ends, unless its client listens on
-// its standalone stream: then it is checked every checkEvery (a tenth of
-// IdleTimeout, at most 10 s). Its Values travel with it: each check reads
+// its standalone stream: then it is checked every tenth of IdleTimeout (at
+// most 10 s). Its Values travel with it: each check reads
 // them, Set writes through the store, then here. A store that fails or
 // takes StoreTimeout refuses the request with 503 and a JSON-RPC error.
 
@@ -60,7 +60,7 @@ func (s *Session) Shared() bool { return s != nil && s.t.cfg.Store != nil }
 
 // Value returns the value of key in the Values of s as the Store told
 // this instance at its last check (this request's, unless checked less
-// than Staleness ago; every checkEvery while its standalone stream is
+// than Staleness ago; every tenth of IdleTimeout while its standalone stream is
 // held here), or as this instance set it since; nil when it has none.
 func (s *Session) Value(key string) json.RawMessage {
 	s.mu.Lock()
@@ -310,35 +310,4 @@ func (t *Sessions) delete(ctx context.Context, id string) error {
 		t.forget(id)
 	}
 	return err
-}
-
-// checkEvery is the period of a stored session's timer.
-func (t *Sessions) checkEvery() time.Duration {
-	return max(min(t.cfg.IdleTimeout/10, 10*time.Second), time.Millisecond)
-}
-
-// expireStored ends here a session unused here for IdleTimeout, unless its
-// client listens on its standalone stream: then the store is asked.
-func (t *Sessions) expireStored(s *Session) {
-	t.mu.Lock() // after addLocked: s.timer is set
-	held := t.m[s.ID] == s
-	t.mu.Unlock()
-	if !held {
-		return
-	}
-	if s.Standalone != nil && s.Standalone.Attached() {
-		ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
-		st, err := t.check(ctx, s.ID)
-		cancel()
-		if err == nil {
-			s.seen(st)
-		}
-		if errors.Is(err, state.ErrNoSession) && !s.pending.Load() {
-			return // check ended it
-		}
-	} else if time.Since(time.Unix(0, s.used.Load())) >= t.cfg.IdleTimeout {
-		t.end(s, true)
-		return
-	}
-	s.timer.Reset(t.checkEvery())
 }
