@@ -1,69 +1,42 @@
 package sse
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/seedhq/jsonrpc/state"
 )
 
 // Store keeps the recent events of one Streamable HTTP session, so
 // that a client whose connection dropped can resume a stream (GET with
-// Last-Event-ID) and get the events it missed, exactly once. It is bounded
-// by a count of events and by their bytes: past either bound the oldest
-// events are evicted, and a stream that lost events it was still owed can
-// no longer be resumed exactly (see after).
+// Last-Event-ID) and get the events it missed, exactly once: a
+// state.MemoryEventStore bounded by a count of events and by their bytes,
+// whose streams are the session's, named by number. Past either bound the
+// oldest events are evicted, and a stream that lost events it was still
+// owed can no longer be resumed exactly (see after).
 //
-// Events are numbered by one counter per session, so that an event id,
+// The store's seq is one counter for all its streams, so that an event id,
 // "<stream>-<seq>", is unique across the session's streams and names the
 // stream it belongs to. Stream 0 is the session's standalone (GET) stream;
 // POST streams count from 1.
 type Store struct {
-	maxEvents int
-	maxBytes  int
+	mem *state.MemoryEventStore
 
-	mu        sync.Mutex
-	events    []StoredEvent // oldest first
-	bytes     int
-	seq       uint64            // the last seq given
-	lost      map[uint64]uint64 // the highest evicted seq of each stream
-	forgotten uint64            // the highest seq of the lost records dropped to bound lost
-}
-
-type StoredEvent struct {
-	stream uint64
-	seq    uint64
-	data   []byte
+	mu  sync.Mutex
+	seq uint64 // the last seq given
 }
 
 func NewStore(maxEvents, maxBytes int) *Store {
-	return &Store{maxEvents: max(1, maxEvents), maxBytes: max(1, maxBytes), lost: map[uint64]uint64{}}
+	return &Store{mem: state.NewMemoryEventStore(state.Limits{MaxEvents: max(1, maxEvents), MaxBytes: int64(max(1, maxBytes))}, nil)}
 }
 
-// add stores an event of stream (the store keeps data) and returns its seq.
+// add stores a copy of data as an event of stream and returns its seq.
 func (s *Store) add(stream uint64, data []byte) uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.seq++
-	s.events = append(s.events, StoredEvent{stream: stream, seq: s.seq, data: data})
-	s.bytes += len(data)
-	for len(s.events) > s.maxEvents || (s.bytes > s.maxBytes && len(s.events) > 1) {
-		e := s.events[0]
-		s.events[0] = StoredEvent{}
-		s.events = s.events[1:]
-		s.bytes -= len(e.data)
-		s.lost[e.stream] = e.seq
-		if len(s.lost) > s.maxEvents {
-			// Bound the records too: forget one, and remember its seq as
-			// a floor under which any stream may have lost events.
-			for k, v := range s.lost {
-				if k != e.stream {
-					s.forgotten = max(s.forgotten, v)
-					delete(s.lost, k)
-					break
-				}
-			}
-		}
-	}
+	s.seq, _ = s.mem.Append(context.Background(), strconv.FormatUint(stream, 10), data) // in memory: it never fails
 	return s.seq
 }
 
@@ -78,19 +51,9 @@ func (s *Store) last() uint64 {
 // after returns the stored events of stream that follow seq, oldest first,
 // and whether they are all of them: false when an event of stream after
 // seq was evicted.
-func (s *Store) after(stream uint64, seq uint64) (events []StoredEvent, complete bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	lost, ok := s.lost[stream]
-	if !ok {
-		lost = s.forgotten
-	}
-	for _, e := range s.events {
-		if e.stream == stream && e.seq > seq {
-			events = append(events, e)
-		}
-	}
-	return events, seq >= lost
+func (s *Store) after(stream uint64, seq uint64) (events []state.Event, complete bool) {
+	events, complete, _ = s.mem.After(context.Background(), strconv.FormatUint(stream, 10), seq)
+	return events, complete
 }
 
 // EventID formats the id of event seq of stream.

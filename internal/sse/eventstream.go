@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/seedhq/jsonrpc/state"
 )
 
 // ErrBacklog is the error of a message sent while the outbox is full; the
@@ -130,7 +132,7 @@ func (es *Stream) writeEvent(o *Out, id string, msg []byte) error {
 func (es *Stream) Send(msg []byte) error {
 	es.mu.Lock()
 	defer es.mu.Unlock()
-	id, kept, err := es.keep(msg, true)
+	id, kept, err := es.keep(msg)
 	if es.out == nil {
 		if !kept {
 			return cmp.Or(err, ErrEnded)
@@ -177,7 +179,7 @@ func (es *Stream) flushLocked(o *Out) {
 		es.queue[0] = nil
 		es.queue = es.queue[1:]
 		es.queued -= len(msg)
-		id, kept, _ := es.keep(msg, false)
+		id, kept, _ := es.keep(msg)
 		if err := es.writeEvent(o, id, msg); err != nil {
 			es.detachLocked()
 			if !kept { // not stored: it waits for the next GET
@@ -209,13 +211,13 @@ var ErrStreamGone = errors.New("jsonrpc: the events after Last-Event-ID are no l
 func (es *Stream) Attach(o *Out, from *uint64, strict, withData bool) (ended bool, err error) {
 	es.mu.Lock()
 	defer es.mu.Unlock()
-	var events []StoredEvent
+	var events []state.Event
 	if from != nil && es.Shared != nil && es.Num == 0 {
 		es.Shared.point = *from // the client has the events up to from: Hold writes the rest
 	} else if from != nil {
 		complete := true
 		if es.Shared != nil {
-			events, _, complete, _, err = es.Shared.read(context.Background(), es.Num, *from)
+			events, _, complete, _, err = es.Shared.read(context.Background(), *from)
 		} else {
 			events, complete = es.Store.after(es.Num, *from)
 		}

@@ -79,7 +79,7 @@ func (sh *Shared) append(data []byte) (uint64, error) {
 // read returns the stream's events after seq: its messages, the seq of the
 // last record of any kind (seq when none), whether they are all of them
 // (see state.EventStore.After) and whether the end record is among them.
-func (sh *Shared) read(ctx context.Context, num, seq uint64) (msgs []StoredEvent, last uint64, complete, end bool, err error) {
+func (sh *Shared) read(ctx context.Context, seq uint64) (msgs []state.Event, last uint64, complete, end bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, StoreTimeout)
 	defer cancel()
 	evs, complete, err := sh.Store.After(ctx, sh.Name, seq)
@@ -91,7 +91,7 @@ func (sh *Shared) read(ctx context.Context, num, seq uint64) (msgs []StoredEvent
 		last = e.Seq
 		switch {
 		case !isRecord(e.Data):
-			msgs = append(msgs, StoredEvent{stream: num, seq: e.Seq, data: e.Data})
+			msgs = append(msgs, e)
 		case string(e.Data) == recEnd:
 			end = true
 		}
@@ -121,14 +121,10 @@ const PollInterval = 100 * time.Millisecond
 
 // keep stores msg as the stream's next event, if it keeps events, and
 // returns its id (kept false when it was not stored: err says why, nil
-// when the stream keeps no events). clone copies msg for the session's
-// Store, which keeps what it is given.
-func (es *Stream) keep(msg []byte, clone bool) (id string, kept bool, err error) {
+// when the stream keeps no events).
+func (es *Stream) keep(msg []byte) (id string, kept bool, err error) {
 	switch {
 	case es.Store != nil:
-		if clone {
-			msg = bytes.Clone(msg)
-		}
 		return EventID(es.Num, es.Store.add(es.Num, msg)), true, nil
 	case es.Shared != nil:
 		seq, err := es.Shared.append(msg)
@@ -162,7 +158,7 @@ func (es *Stream) beginShared() {
 		return
 	}
 	sh.begun = true
-	es.keep(append([]byte(recHead), sh.Head...), false)
+	es.keep(append([]byte(recHead), sh.Head...))
 	if sh.Beat > 0 {
 		sh.beat = time.AfterFunc(sh.Beat, es.heartbeat)
 	}
@@ -178,7 +174,7 @@ func (es *Stream) heartbeat() {
 		return
 	}
 	if time.Since(es.Shared.stored) >= es.Shared.Beat/2 {
-		es.keep([]byte(recBeat), false)
+		es.keep([]byte(recBeat))
 	}
 	es.Shared.beat.Reset(es.Shared.Beat)
 }
@@ -193,7 +189,7 @@ func (es *Stream) endShared() {
 	if sh.beat != nil {
 		sh.beat.Stop()
 	}
-	es.keep([]byte(recEnd), false)
+	es.keep([]byte(recEnd))
 }
 
 // Follow serves o with a POST's stream that this instance does not write
@@ -209,7 +205,7 @@ func (es *Stream) endShared() {
 func (es *Stream) Follow(ctx context.Context, o *Out, from uint64, withData bool) error {
 	sh := es.Shared
 	defer o.rc.SetWriteDeadline(time.Time{}) // the connection may serve other requests
-	msgs, last, complete, end, err := sh.read(ctx, es.Num, from)
+	msgs, last, complete, end, err := sh.read(ctx, from)
 	switch {
 	case err != nil:
 		return err
@@ -218,7 +214,7 @@ func (es *Stream) Follow(ctx context.Context, o *Out, from uint64, withData bool
 	case end && len(msgs) == 0:
 		return ErrStreamDone
 	case last == from:
-		_, stored, _, _, err := sh.read(ctx, es.Num, 0)
+		_, stored, _, _, err := sh.read(ctx, 0)
 		if err != nil {
 			return err
 		}
@@ -239,10 +235,10 @@ func (es *Stream) follow(ctx context.Context, o *Out, last uint64) {
 	silence, heard := 3*es.Shared.Beat, time.Now()
 	for {
 		woke, err := es.waitFor(ctx, last, heard.Add(silence))
-		var msgs []StoredEvent
+		var msgs []state.Event
 		seen, end := last, false
 		if err == nil && woke {
-			msgs, seen, _, end, err = es.Shared.read(ctx, es.Num, last)
+			msgs, seen, _, end, err = es.Shared.read(ctx, last)
 		}
 		switch {
 		case ctx.Err() != nil:
@@ -289,9 +285,9 @@ func storeComment(err error) []byte {
 }
 
 // writeAll writes stored events to o.
-func (es *Stream) writeAll(o *Out, evs []StoredEvent) error {
+func (es *Stream) writeAll(o *Out, evs []state.Event) error {
 	for _, e := range evs {
-		if err := es.writeEvent(o, EventID(e.stream, e.seq), e.data); err != nil {
+		if err := es.writeEvent(o, EventID(es.Num, e.Seq), e.Data); err != nil {
 			return err
 		}
 	}
@@ -322,12 +318,12 @@ func (es *Stream) silent(ctx context.Context, o *Out) {
 		}
 	}
 	for _, msg := range es.Shared.Silent(head, sent) {
-		id, _, _ := es.keep(msg, false)
+		id, _, _ := es.keep(msg)
 		if es.writeEvent(o, id, msg) != nil {
 			return
 		}
 	}
-	es.keep([]byte(recEnd), false)
+	es.keep([]byte(recEnd))
 }
 
 // With Shared, the standalone stream's outbox is the shared store: each
@@ -393,7 +389,7 @@ func (es *Stream) holdShared(ctx context.Context, o *Out, stop <-chan struct{}) 
 // relayHeld writes to o, while it is attached, the stream's events after
 // last, and moves the point past them.
 func (es *Stream) relayHeld(ctx context.Context, o *Out, last uint64) error {
-	msgs, seen, _, _, err := es.Shared.read(ctx, es.Num, last)
+	msgs, seen, _, _, err := es.Shared.read(ctx, last)
 	if err != nil {
 		return err
 	}
@@ -403,11 +399,11 @@ func (es *Stream) relayHeld(ctx context.Context, o *Out, last uint64) error {
 		return nil // taken over (a newer GET here, or a resumption): it writes them
 	}
 	for _, e := range msgs {
-		if es.writeEvent(o, EventID(e.stream, e.seq), e.data) != nil {
+		if es.writeEvent(o, EventID(es.Num, e.Seq), e.Data) != nil {
 			es.detachLocked()
 			return nil
 		}
-		es.Shared.point = e.seq
+		es.Shared.point = e.Seq
 	}
 	es.Shared.point = max(es.Shared.point, seen)
 	return nil
