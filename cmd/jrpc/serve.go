@@ -138,7 +138,7 @@ only when it fails itself (it cannot listen or write).`,
 					Sessions:           true,
 					ProtocolVersions:   demo.MCPProtocolVersions,
 					StatelessVersions:  demo.MCPStatelessVersions,
-					ToolInputSchema:    demo.ToolInputSchema,
+					ToolInputSchema:    demo.DemoTools().InputSchema,
 					KeepAlive:          streams.keepAlive,
 					SessionIdleTimeout: streams.idle,
 				})))

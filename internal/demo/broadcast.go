@@ -22,9 +22,6 @@ type Shared struct {
 	KeyRing state.KeyRing
 }
 
-// BroadcastTopic is the Broker topic of demo_broadcast.
-const BroadcastTopic = "demo.broadcast"
-
 // BroadcastParams are the params of demo_broadcast.
 type BroadcastParams struct {
 	Value json.RawMessage `json:"value" jsonschema:"Any JSON value, sent to every broadcast subscriber."`

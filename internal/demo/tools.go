@@ -120,7 +120,8 @@ func (ts *Tools) MirrorInHeader(tool, property, header string) {
 }
 
 // InputSchema returns the inputSchema of the tool named, nil when there is
-// none (the shape of StreamableHTTPOptions.ToolInputSchema).
+// none: StreamableHTTPOptions.ToolInputSchema, so that the server checks
+// the Mcp-Param-* headers of the tools' calls.
 func (ts *Tools) InputSchema(name string) json.RawMessage {
 	ts.mu.RLock()
 	defer ts.mu.RUnlock()
@@ -310,13 +311,6 @@ func (r SleepResult) Text() string { return "slept " + strconv.FormatInt(r.Slept
 
 // Text returns the echoed text.
 func (r EchoResult) Text() string { return r.Echo }
-
-// ToolInputSchema returns the inputSchema of the demo tool named (nil for
-// none): for StreamableHTTPOptions.ToolInputSchema, so that the server
-// checks the Mcp-Param-* headers of echo's calls.
-func ToolInputSchema(name string) json.RawMessage { return demoTools().InputSchema(name) }
-
-var demoTools = sync.OnceValue(DemoTools)
 
 // DemoTools returns the demo's tools: add, echo, now and sleep; echo's
 // text is mirrored in the Mcp-Param-Text header (MCP 2026-07-28).
