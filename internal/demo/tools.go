@@ -100,25 +100,6 @@ func AddTool[A, R any](ts *Tools, name, description string, fn func(ctx context.
 	ts.tools[name] = t
 }
 
-// MirrorInHeader marks the top-level argument property of tool with
-// "x-mcp-header": header in its inputSchema: MCP 2026-07-28 clients then
-// send its value in the Mcp-Param-<header> HTTP header too, and the server
-// checks it (StreamableHTTPOptions.ToolInputSchema). It panics when the
-// tool or the property does not exist.
-func (ts *Tools) MirrorInHeader(tool, property, header string) {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	t, ok := ts.tools[tool]
-	if !ok || t.info.InputSchema.Properties[property] == nil {
-		panic("demo: no tool " + tool + " with argument " + property)
-	}
-	p := t.info.InputSchema.Properties[property]
-	if p.Extra == nil {
-		p.Extra = map[string]any{}
-	}
-	p.Extra["x-mcp-header"] = header
-}
-
 // InputSchema returns the inputSchema of the tool named, nil when there is
 // none: StreamableHTTPOptions.ToolInputSchema, so that the server checks
 // the Mcp-Param-* headers of the tools' calls.
@@ -322,7 +303,9 @@ func DemoTools() *Tools {
 	AddTool(ts, "echo", "Returns the text it is given.", func(_ context.Context, a EchoArgs) (EchoResult, error) {
 		return EchoResult{Echo: a.Text}, nil
 	})
-	ts.MirrorInHeader("echo", "text", "Text") // MCP 2026-07-28: Mcp-Param-Text
+	// MCP 2026-07-28: clients send echo's text in the Mcp-Param-Text header
+	// too, and the server checks it (StreamableHTTPOptions.ToolInputSchema).
+	ts.tools["echo"].info.InputSchema.Properties["text"].Extra = map[string]any{"x-mcp-header": "Text"}
 	AddTool(ts, "now", "Returns the server's time (RFC 3339).", func(_ context.Context, _ NowArgs) (NowResult, error) {
 		return NowResult{Time: time.Now()}, nil
 	})
