@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -19,9 +18,8 @@ import (
 
 // Tools is a set of tools served the way Model Context Protocol clients call
 // them: tools/list lists them and tools/call runs one. Add tools with
-// AddTool and serve them with Register.
+// AddTool, all of them before serving them with Register.
 type Tools struct {
-	mu    sync.RWMutex
 	tools map[string]*tool
 
 	// ArgumentErrorsAsResults answers arguments that do not fit a tool's
@@ -89,8 +87,6 @@ func AddTool[A, R any](ts *Tools, name, description string, fn func(ctx context.
 			return r, string(b), err
 		},
 	}
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
 	if ts.tools == nil {
 		ts.tools = make(map[string]*tool)
 	}
@@ -104,8 +100,6 @@ func AddTool[A, R any](ts *Tools, name, description string, fn func(ctx context.
 // none: StreamableHTTPOptions.ToolInputSchema, so that the server checks
 // the Mcp-Param-* headers of the tools' calls.
 func (ts *Tools) InputSchema(name string) json.RawMessage {
-	ts.mu.RLock()
-	defer ts.mu.RUnlock()
 	if t, ok := ts.tools[name]; ok {
 		if b, err := jsonv2.Marshal(t.info.InputSchema); err == nil {
 			return b
@@ -116,8 +110,6 @@ func (ts *Tools) InputSchema(name string) json.RawMessage {
 
 // List returns the tools, sorted by name.
 func (ts *Tools) List() []ToolInfo {
-	ts.mu.RLock()
-	defer ts.mu.RUnlock()
 	out := make([]ToolInfo, 0, len(ts.tools))
 	for _, t := range ts.tools {
 		out = append(out, t.info)
@@ -181,9 +173,7 @@ func (r CallResult) MarshalJSON() ([]byte, error) {
 // arguments that do not match the tool's schema are -32602 with the
 // problems at /arguments/NAME.
 func (ts *Tools) Call(ctx context.Context, name string, arguments []byte) (CallResult, error) {
-	ts.mu.RLock()
 	t := ts.tools[name]
-	ts.mu.RUnlock()
 	if t == nil {
 		return CallResult{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Unknown tool: " + name}
 	}
