@@ -13,6 +13,7 @@ import (
 
 	"github.com/seedhq/jsonrpc"
 	"github.com/seedhq/jsonrpc/internal/demo"
+	"github.com/seedhq/jsonrpc/mcp"
 )
 
 // seen is what an MCP test server saw of its clients' HTTP requests.
@@ -40,7 +41,7 @@ func demoMCPServer(t *testing.T, stateless ...string) (*httptest.Server, *seen) 
 	t.Helper()
 	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
 	h := srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{
-		Sessions: true, ProtocolVersions: demo.MCPProtocolVersions, StatelessVersions: stateless,
+		Sessions: true, ProtocolVersions: mcp.SessionVersions, StatelessVersions: stateless,
 	})
 	var s seen
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -264,7 +265,7 @@ func TestMCPClientRefusals(t *testing.T) {
 func BenchmarkMCPClientCall(b *testing.B) {
 	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
 	ts := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{
-		Sessions: true, ProtocolVersions: demo.MCPProtocolVersions, StatelessVersions: demo.MCPStatelessVersions, SSE: jsonrpc.SSENever,
+		Sessions: true, ProtocolVersions: mcp.SessionVersions, StatelessVersions: mcp.StatelessVersions, SSE: jsonrpc.SSENever,
 	}))
 	defer ts.Close()
 	args := map[string]any{"name": "add", "arguments": map[string]any{"a": 2, "b": 3}}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/seedhq/jsonrpc"
 	"github.com/seedhq/jsonrpc/internal/demo"
+	jmcp "github.com/seedhq/jsonrpc/mcp"
 )
 
 // The official MCP Go SDK client opens our server's standalone GET stream
@@ -34,7 +35,7 @@ func TestMCPGoSDKStandaloneStream(t *testing.T) {
 	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Logger: testLogger(t), Convention: jsonrpc.ConventionMCP, Middleware: []jsonrpc.Middleware{keep}}
 	l, err := srv.Listen("http://127.0.0.1:0/mcp", jsonrpc.ListenStreamableHTTP(jsonrpc.StreamableHTTPOptions{
 		Sessions:         true,
-		ProtocolVersions: demo.MCPProtocolVersions,
+		ProtocolVersions: jmcp.SessionVersions,
 	}))
 	if err != nil {
 		t.Fatal(err)

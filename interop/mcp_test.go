@@ -17,6 +17,7 @@ import (
 
 	"github.com/seedhq/jsonrpc"
 	"github.com/seedhq/jsonrpc/internal/demo"
+	jmcp "github.com/seedhq/jsonrpc/mcp"
 )
 
 // The official MCP Go SDK's client drives the demo as an MCP server (issue
@@ -96,8 +97,8 @@ func mcpDemo(t *testing.T, ctx context.Context) (map[string]func() mcp.Transport
 	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Logger: testLogger(t), Convention: jsonrpc.ConventionMCP, Middleware: []jsonrpc.Middleware{count}}
 	l, err := srv.Listen("http://127.0.0.1:0/mcp", jsonrpc.ListenStreamableHTTP(jsonrpc.StreamableHTTPOptions{
 		Sessions:          true,
-		ProtocolVersions:  demo.MCPProtocolVersions,
-		StatelessVersions: demo.MCPStatelessVersions,
+		ProtocolVersions:  jmcp.SessionVersions,
+		StatelessVersions: jmcp.StatelessVersions,
 	}))
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"github.com/seedhq/jsonrpc"
 	"github.com/seedhq/jsonrpc/explorer"
 	"github.com/seedhq/jsonrpc/internal/demo"
+	jmcp "github.com/seedhq/jsonrpc/mcp"
 	"github.com/seedhq/jsonrpc/openrpc"
 	"github.com/spf13/cobra"
 )
@@ -136,8 +137,8 @@ only when it fails itself (it cannot listen or write).`,
 				srv = &jsonrpc.Server{Handler: st.shared().NewMCPMux(keys...), Convention: jsonrpc.ConventionMCP}
 				opts = append(opts, jsonrpc.ListenStreamableHTTP(st.streamableHTTP(jsonrpc.StreamableHTTPOptions{
 					Sessions:           true,
-					ProtocolVersions:   demo.MCPProtocolVersions,
-					StatelessVersions:  demo.MCPStatelessVersions,
+					ProtocolVersions:   jmcp.SessionVersions,
+					StatelessVersions:  jmcp.StatelessVersions,
 					ToolInputSchema:    demo.DemoTools().InputSchema,
 					KeepAlive:          streams.keepAlive,
 					SessionIdleTimeout: streams.idle,

@@ -5,34 +5,24 @@ import (
 	"slices"
 
 	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/mcp"
 	"github.com/seedhq/jsonrpc/openrpc"
 )
 
-// MCPProtocolVersions are the Model Context Protocol revisions the demo
-// speaks, newest first.
-var MCPProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
-
 // InitializeParams are the params of MCP's initialize request.
 type InitializeParams struct {
-	ProtocolVersion string         `json:"protocolVersion"`
-	Capabilities    map[string]any `json:"capabilities"`
-	ClientInfo      Implementation `json:"clientInfo"`
-	Meta            map[string]any `json:"_meta,omitzero"`
-}
-
-// Implementation names a client or a server.
-type Implementation struct {
-	Name    string `json:"name"`
-	Title   string `json:"title,omitzero"`
-	Version string `json:"version"`
+	ProtocolVersion string             `json:"protocolVersion"`
+	Capabilities    map[string]any     `json:"capabilities"`
+	ClientInfo      mcp.Implementation `json:"clientInfo"`
+	Meta            map[string]any     `json:"_meta,omitzero"`
 }
 
 // InitializeResult is the result of initialize.
 type InitializeResult struct {
-	ProtocolVersion string         `json:"protocolVersion"`
-	Capabilities    map[string]any `json:"capabilities"`
-	ServerInfo      Implementation `json:"serverInfo"`
-	Instructions    string         `json:"instructions,omitzero"`
+	ProtocolVersion string             `json:"protocolVersion"`
+	Capabilities    map[string]any     `json:"capabilities"`
+	ServerInfo      mcp.Implementation `json:"serverInfo"`
+	Instructions    string             `json:"instructions,omitzero"`
 }
 
 // registerMCP adds MCP's lifecycle to mux: initialize (version
@@ -42,8 +32,8 @@ func registerMCP(mux *jsonrpc.Mux, log *mcpLog) {
 	log.register(mux)
 	jsonrpc.Register(mux, "initialize", func(_ context.Context, p InitializeParams) (InitializeResult, error) {
 		v := p.ProtocolVersion // the client's when the demo speaks it, else the newest
-		if !slices.Contains(MCPProtocolVersions, v) {
-			v = MCPProtocolVersions[0]
+		if !slices.Contains(mcp.SessionVersions, v) {
+			v = mcp.SessionVersions[0]
 		}
 		return InitializeResult{
 			ProtocolVersion: v,
@@ -82,7 +72,7 @@ func NewMCPMux(stateKeys ...[]byte) *jsonrpc.Mux { return Shared{}.NewMCPMux(sta
 func (sh Shared) NewMCPMux(stateKeys ...[]byte) *jsonrpc.Mux {
 	mux := jsonrpc.NewMux()
 	log := &mcpLog{levels: make(map[*jsonrpc.Conn]int)}
-	mux.Use(jsonrpc.MCPStateless(MCPStatelessVersions...), openrpc.Validate(mux), log.logStopped)
+	mux.Use(jsonrpc.MCPStateless(mcp.StatelessVersions...), openrpc.Validate(mux), log.logStopped)
 	RegisterMethods(mux)
 	ts := DemoTools()
 	addGreet(ts, newRounds(stateKeys, sh.KeyRing))

@@ -4,22 +4,19 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"slices"
 
 	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/mcp"
 	"github.com/seedhq/jsonrpc/state"
 )
 
 // The demo under MCP's stateless revision (2026-07-28), beside the session
 // era: the same handlers serve both, reading the era from the request
-// (jsonrpc.MCPMetaFromContext).
-
-// MCPStatelessVersions are the MCP revisions the demo serves statelessly.
-var MCPStatelessVersions = []string{jsonrpc.MCPVersion2026}
-
-// ToolsListTTLMs is the freshness hint of the demo's tools/list (and
-// server/discover): the tools change only when the server restarts, or a
-// listener hears notifications/tools/list_changed.
-const ToolsListTTLMs = 5 * 60 * 1000
+// (jsonrpc.MCPMetaFromContext). It speaks the revisions package mcp does
+// (mcp.SessionVersions and mcp.StatelessVersions); its tools/list and
+// server/discover stay fresh mcp.DefaultCacheTTL ms (the tools change only
+// when the server restarts, or a listener hears list_changed).
 
 // Era2026 holds the members every result of the stateless revision
 // carries; zero (and omitted) under the session era.
@@ -36,7 +33,7 @@ type Cache struct {
 }
 
 // serverInfo is the demo's identity.
-var serverInfo = Implementation{Name: "jrpc-demo", Title: Info.Title, Version: Info.Version}
+var serverInfo = mcp.Implementation{Name: "jrpc-demo", Title: Info.Title, Version: Info.Version}
 
 // era returns the result members for the request ctx belongs to: empty
 // under the session era.
@@ -76,10 +73,10 @@ const instructions = "Demo tools: add, echo, greet, now, sleep, test_trigger_too
 // (stateless ones first), its capabilities and identity.
 func registerDiscover(mux *jsonrpc.Mux) {
 	jsonrpc.Register(mux, "server/discover", func(_ context.Context, _ DiscoverParams) (DiscoverResult, error) {
-		ttl := int64(ToolsListTTLMs)
+		ttl := int64(mcp.DefaultCacheTTL)
 		return DiscoverResult{
 			Era2026:           Era2026{ResultType: "complete", Meta: map[string]any{jsonrpc.MetaServerInfo: serverInfo}},
-			SupportedVersions: append(append([]string(nil), MCPStatelessVersions...), MCPProtocolVersions...),
+			SupportedVersions: append(slices.Clone(mcp.StatelessVersions), mcp.SessionVersions...),
 			Capabilities:      map[string]any{"tools": map[string]any{"listChanged": true}},
 			Instructions:      instructions,
 			Cache:             Cache{TTLMs: &ttl, CacheScope: "public"},

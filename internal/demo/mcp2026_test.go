@@ -15,6 +15,7 @@ import (
 
 	"github.com/seedhq/jsonrpc"
 	"github.com/seedhq/jsonrpc/internal/demo"
+	"github.com/seedhq/jsonrpc/mcp"
 	"github.com/seedhq/jsonrpc/state"
 )
 
@@ -26,7 +27,7 @@ const meta26 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
 func mcp2026HTTP(t *testing.T, keys ...[]byte) func(method, name, params string) (int, string) {
 	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(keys...), Convention: jsonrpc.ConventionMCP}
 	ts := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{
-		Sessions: true, ProtocolVersions: demo.MCPProtocolVersions, StatelessVersions: demo.MCPStatelessVersions,
+		Sessions: true, ProtocolVersions: mcp.SessionVersions, StatelessVersions: mcp.StatelessVersions,
 	}))
 	t.Cleanup(ts.Close)
 	return func(method, name, params string) (int, string) {
@@ -164,7 +165,7 @@ func TestDemoTriggerToolChange(t *testing.T) {
 	instance := func() string {
 		srv := &jsonrpc.Server{Handler: sh.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
 		ts := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{
-			Sessions: true, ProtocolVersions: demo.MCPProtocolVersions, StatelessVersions: demo.MCPStatelessVersions,
+			Sessions: true, ProtocolVersions: mcp.SessionVersions, StatelessVersions: mcp.StatelessVersions,
 		}))
 		t.Cleanup(ts.Close)
 		return ts.URL

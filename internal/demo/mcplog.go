@@ -9,11 +9,8 @@ import (
 	"time"
 
 	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/mcp"
 )
-
-// MCPLogLevels are MCP's log levels (the syslog severities of RFC 5424),
-// least severe first.
-var MCPLogLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
 // SetLevelParams are the params of logging/setLevel.
 type SetLevelParams struct {
@@ -37,7 +34,7 @@ type LogMessage struct {
 // by every instance.
 type mcpLog struct {
 	mu     sync.Mutex
-	levels map[*jsonrpc.Conn]int // index in MCPLogLevels; entries leave when the connection ends
+	levels map[*jsonrpc.Conn]int // index in mcp.LogLevels; entries leave when the connection ends
 }
 
 // levelKey keys the level in the Values of a session kept in a
@@ -79,7 +76,7 @@ func (l *mcpLog) log(ctx context.Context, level int, data any) {
 	if m := jsonrpc.MCPMetaFromContext(ctx); m != nil {
 		// MCP 2026-07-28: the request names its level, and its messages go
 		// on its own stream (none for a request without a level).
-		c, min = jsonrpc.ConnFromContext(ctx), slices.Index(MCPLogLevels, m.LogLevel)
+		c, min = jsonrpc.ConnFromContext(ctx), slices.Index(mcp.LogLevels, m.LogLevel)
 		ok = min >= 0
 	} else if c = jsonrpc.SessionConn(ctx); c == nil {
 		return
@@ -92,14 +89,14 @@ func (l *mcpLog) log(ctx context.Context, level int, data any) {
 		l.mu.Unlock()
 	}
 	if ok && c != nil && level >= min {
-		_ = c.Notify(context.WithoutCancel(ctx), "notifications/message", LogMessage{Level: MCPLogLevels[level], Logger: "jrpc-demo", Data: data})
+		_ = c.Notify(context.WithoutCancel(ctx), "notifications/message", LogMessage{Level: mcp.LogLevels[level], Logger: "jrpc-demo", Data: data})
 	}
 }
 
 // register serves logging/setLevel on mux.
 func (l *mcpLog) register(mux *jsonrpc.Mux) {
 	jsonrpc.Register(mux, "logging/setLevel", func(ctx context.Context, p SetLevelParams) (struct{}, error) {
-		i := slices.Index(MCPLogLevels, p.Level)
+		i := slices.Index(mcp.LogLevels, p.Level)
 		if i < 0 {
 			return struct{}{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: unknown log level %q", p.Level)
 		}
@@ -116,7 +113,7 @@ func (l *mcpLog) register(mux *jsonrpc.Mux) {
 // {"event": "cancelled", "tool", "after_ms", "reason"}. It wraps the
 // methods registered after it (jsonrpc.Mux.Use).
 func (l *mcpLog) logStopped(next jsonrpc.Handler) jsonrpc.Handler {
-	notice := slices.Index(MCPLogLevels, "notice")
+	notice := slices.Index(mcp.LogLevels, "notice")
 	return jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if req.Method != "tools/call" {
 			return next.ServeRPC(ctx, req)

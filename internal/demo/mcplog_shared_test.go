@@ -12,6 +12,7 @@ import (
 
 	"github.com/seedhq/jsonrpc"
 	"github.com/seedhq/jsonrpc/internal/demo"
+	"github.com/seedhq/jsonrpc/mcp"
 	"github.com/seedhq/jsonrpc/state"
 )
 
@@ -42,7 +43,7 @@ func TestMCPLogLevelAcrossInstances(t *testing.T) {
 	for i := range urls {
 		srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
 		ts := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{Sessions: true,
-			ProtocolVersions: demo.MCPProtocolVersions, StatelessVersions: demo.MCPStatelessVersions, SessionStore: store}))
+			ProtocolVersions: mcp.SessionVersions, StatelessVersions: mcp.StatelessVersions, SessionStore: store}))
 		t.Cleanup(func() {
 			ts.CloseClientConnections()
 			ts.Close()

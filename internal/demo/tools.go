@@ -13,6 +13,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/seedhq/jsonrpc"
+	"github.com/seedhq/jsonrpc/mcp"
 	"github.com/seedhq/jsonrpc/openrpc"
 )
 
@@ -42,14 +43,10 @@ type tool struct {
 	call  func(ctx context.Context, args []byte) (any, string, error)
 }
 
-// Texter is implemented by tool results that read better as text than as
-// JSON: Text gives the text of the result's content.
-type Texter interface{ Text() string }
-
 // AddTool adds a tool to ts: fn runs with the call's arguments decoded into
 // A, whose JSON Schema (openrpc.SchemaFor) is the tool's inputSchema and is
 // checked before fn runs. Its result R, a struct or a map, is the call's
-// structuredContent, and its text content is R's Text() when R is a Texter,
+// structuredContent, and its text content is R's Text() when R is an mcp.Texter,
 // its JSON otherwise. An error from fn is the call's result with isError
 // true, except a *jsonrpc.Error (sent as the response's error) and the
 // context's errors (the call was cancelled). AddTool panics when A has no
@@ -80,7 +77,7 @@ func AddTool[A, R any](ts *Tools, name, description string, fn func(ctx context.
 			if err != nil {
 				return nil, "", err
 			}
-			if tx, ok := any(r).(Texter); ok {
+			if tx, ok := any(r).(mcp.Texter); ok {
 				return r, tx.Text(), nil
 			}
 			b, err := jsonv2.Marshal(r)
@@ -207,7 +204,7 @@ func (ts *Tools) Call(ctx context.Context, name string, arguments []byte) (CallR
 // Register serves ts on mux as tools/list and tools/call.
 func (ts *Tools) Register(mux *jsonrpc.Mux) {
 	jsonrpc.Register(mux, "tools/list", func(ctx context.Context, _ *ListParams) (ListResult, error) {
-		return ListResult{Era2026: era(ctx), Tools: ts.List(), Cache: publicFor(ctx, ToolsListTTLMs)}, nil
+		return ListResult{Era2026: era(ctx), Tools: ts.List(), Cache: publicFor(ctx, mcp.DefaultCacheTTL)}, nil
 	}, jsonrpc.MethodDoc{
 		Summary:  "Lists the tools: name, description and inputSchema (the JSON Schema of the arguments).",
 		Examples: []jsonrpc.Example{{Name: "list", Params: []byte(`{}`)}},
