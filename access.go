@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seedhq/jsonrpc/internal/httpx"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -100,6 +101,20 @@ func Authorized(ctx context.Context, method string) bool {
 		srv = pi.srv
 	}
 	return srv == nil || srv.Authorize == nil || srv.Authorize(ctx, method) == nil
+}
+
+// checkOrigin applies the Origin and Host rules (httpx.CheckOrigin) to an
+// HTTP request: a refused one gets 403 and is logged, an allowed
+// cross-origin one its CORS headers, and a preflight its answer. It reports
+// whether the request is left to serve.
+func (s *Server) checkOrigin(w http.ResponseWriter, r *http.Request) bool {
+	ok, cors, why := httpx.CheckOrigin(r, s.AllowedHosts, s.AllowedOrigins)
+	if !ok {
+		s.logger().Info("jsonrpc: HTTP request refused", "remote", s.remoteAddr(r), "reason", why)
+		http.Error(w, "jsonrpc: "+why+" (see Server.AllowedOrigins, Server.AllowedHosts)", http.StatusForbidden)
+		return false
+	}
+	return !cors || !httpx.ServeCORS(w, r)
 }
 
 // authorize asks the Authorize hook about one request; it returns the error

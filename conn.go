@@ -282,9 +282,12 @@ func (c *Conn) take(data []byte) (*task, bool) {
 	c.taken.Add(1)
 	ci := connInboundPool.Get().(*connInbound)
 	ci.data, ci.conn = data, c
-	c.srv.dispatch(c.ctx, &ci.inbound, ci)
-	t, draining := ci.t, ci.draining
-	ci.data, ci.conn, ci.t, ci.sc.Data = nil, nil, nil, nil // do not pin the message
+	var t *task
+	var draining bool
+	if e, batch, ok := c.srv.dispatch(c.ctx, &ci.inbound, ci); ok {
+		t, draining = ci.start(e, batch)
+	}
+	ci.data, ci.conn, ci.sc.Data = nil, nil, nil // do not pin the message
 	connInboundPool.Put(ci)
 	c.end()
 	return t, draining

@@ -13,11 +13,12 @@ import (
 // The inbound path. Every transport hands each message it receives to
 // [Server.dispatch], once, which applies the rules every message passes:
 //
-//	size → scan → the transport's take → batch rules → Admit → serve
+//	size → scan → the transport's take → batch rules → Admit
 //
-// Transports differ only in their sink: a connection serves on its workers
-// (connInbound), a message transport (HTTP, Process, NATS) at once
-// (exchange), a Streamable HTTP POST either way (postSink).
+// and returns the requests to serve, which the transport then serves: a
+// connection on its workers (connInbound.start, Conn.run), a message
+// transport (HTTP, Process, NATS) at once (exchange.serve), a Streamable
+// HTTP POST either way (postSink). Its sink takes the rest.
 
 // inbound is one message to dispatch, with its scanning state.
 type inbound struct {
@@ -34,8 +35,6 @@ type sink interface {
 	// a message too large, unparsed or breaking a batch rule, or Admit's
 	// refusal (refused; reply holds the requests' errors, nil if none is due).
 	early(reply []byte, refused error)
-	// serve serves the admitted requests: e alone, or a batch's.
-	serve(ctx context.Context, e *wire.Envelope, batch []wire.Envelope)
 }
 
 // unparsedTaker is a sink told of a message that did not parse before the
@@ -44,37 +43,37 @@ type unparsedTaker interface {
 	unparsed(data []byte, err error)
 }
 
-// dispatch takes one message through the inbound path (see above) to the
-// sink to; ctx's values (the peer) are the handlers' contexts'.
-func (s *Server) dispatch(ctx context.Context, in *inbound, to sink) {
-	if e := s.scan(in); e != nil {
-		if u, ok := to.(unparsedTaker); ok && e.Code == CodeParseError && in.sc.Err != nil {
+// dispatch takes one message through the inbound path (see above), with
+// the sink to, and returns the admitted requests to serve: e alone, or a
+// batch's; ok false: nothing to serve. ctx's values (the peer) are Admit's.
+func (s *Server) dispatch(ctx context.Context, in *inbound, to sink) (e *wire.Envelope, batch []wire.Envelope, ok bool) {
+	if rerr := s.scan(in); rerr != nil {
+		if u, ok := to.(unparsedTaker); ok && rerr.Code == CodeParseError && in.sc.Err != nil {
 			u.unparsed(in.data, in.sc.Err)
 		}
-		to.early(s.logReply(ctx, e), nil)
-		return
+		to.early(s.logReply(ctx, rerr), nil)
+		return nil, nil, false
 	}
 	m := &in.m
 	requests, ok := to.take(in.data, m)
 	if !ok {
-		return // a response, an event or a convention's notification: taken
+		return nil, nil, false // a response, an event or a convention's notification: taken
 	}
-	if e := s.batchError(m); e != nil {
-		to.early(s.logReply(ctx, e), nil)
-		return
+	if rerr := s.batchError(m); rerr != nil {
+		to.early(s.logReply(ctx, rerr), nil)
+		return nil, nil, false
 	}
 	if len(requests) == 0 {
-		return // a batch of responses only
+		return nil, nil, false // a batch of responses only
 	}
 	if ok, reply, err := s.admit(ctx, in.data, requests, m.Batch); !ok {
 		to.early(reply, err)
-		return
+		return nil, nil, false
 	}
 	if m.Batch {
-		to.serve(ctx, nil, requests)
-	} else {
-		to.serve(ctx, &requests[0], nil)
+		return nil, requests, true
 	}
+	return &requests[0], nil, true
 }
 
 // scan checks the message's size against MaxMessageSize and scans it into
@@ -106,8 +105,9 @@ func (s *Server) batchError(m *wire.Message) *Error {
 	return nil
 }
 
-// exchange is the sink of a message transport: the message is served at
-// once and its reply (nil: none is due) handed back to the caller.
+// exchange is the sink of a message transport: the caller serves what
+// dispatch returns at once (serve) and finds the reply (nil: none is due)
+// in reply.
 type exchange struct {
 	inbound
 	srv  *Server
@@ -125,8 +125,8 @@ func (x *exchange) take(_ []byte, m *wire.Message) ([]wire.Envelope, bool) { ret
 
 func (x *exchange) early(reply []byte, refused error) { x.reply, x.refused = reply, refused }
 
-// serve serves the message (under timedServe when there is a timeout or x
-// brings its ts) and keeps the reply.
+// serve serves the requests dispatch returned for x's message (under
+// timedServe when there is a timeout or x brings its ts) and keeps the reply.
 func (x *exchange) serve(ctx context.Context, e *wire.Envelope, batch []wire.Envelope) {
 	ts := x.ts
 	if ts == nil && x.d > 0 {
@@ -157,24 +157,13 @@ func (x *exchange) serve(ctx context.Context, e *wire.Envelope, batch []wire.Env
 	}
 }
 
-// exchangeMessage serves data on x (whose srv, ts, d, late and out are
-// set) and returns the reply, and Admit's error when it refused the message.
-func (x *exchange) exchangeMessage(ctx context.Context, data []byte) ([]byte, error) {
-	x.data, x.reply, x.refused = data, nil, nil
-	x.srv.dispatch(ctx, &x.inbound, x)
-	x.data, x.sc.Data = nil, nil // do not pin the message
-	return x.reply, x.refused
-}
-
 var exchangePool = sync.Pool{New: func() any { return new(exchange) }}
 
 // connInbound is the sink of a connection: a task serves the requests and
-// writes the reply (Conn.run); an early answer is written at once.
+// writes the reply (start, Conn.run); an early answer is written at once.
 type connInbound struct {
 	inbound
-	conn     *Conn // the connection it arrived on
-	t        *task // the task to run, if any
-	draining bool  // Shutdown has begun: t is answered, not run
+	conn *Conn // the connection it arrived on
 }
 
 var connInboundPool = sync.Pool{New: func() any { return new(connInbound) }}
@@ -187,12 +176,14 @@ func (ci *connInbound) early(reply []byte, _ error) {
 	}
 }
 
-func (ci *connInbound) serve(_ context.Context, e *wire.Envelope, batch []wire.Envelope) {
-	t := &task{conn: ci.conn, data: ci.data, batch: batch, keep: batch != nil && len(batch) < len(ci.m.Elems)}
+// start makes the task that serves the requests dispatch returned and
+// admits it (Conn.start); draining: Shutdown has begun, t is answered, not run.
+func (ci *connInbound) start(e *wire.Envelope, batch []wire.Envelope) (t *task, draining bool) {
+	t = &task{conn: ci.conn, data: ci.data, batch: batch, keep: batch != nil && len(batch) < len(ci.m.Elems)}
 	if e != nil {
 		t.env = *e
 	}
-	ci.t, ci.draining = ci.conn.start(t)
+	return ci.conn.start(t)
 }
 
 // serveDispatched serves on c the requests e (or batch) its transport
@@ -205,9 +196,9 @@ func (c *Conn) serveDispatched(data []byte, e *wire.Envelope, batch []wire.Envel
 		return
 	}
 	ci := connInbound{inbound: inbound{data: data}, conn: c}
-	ci.serve(c.ctx, e, batch)
+	t, draining := ci.start(e, batch)
 	c.end()
-	if t, draining := ci.t, ci.draining; t != nil {
+	if t != nil {
 		connrt.Go(func() { c.run(t, draining) })
 	}
 }

@@ -51,7 +51,11 @@ type httpRequest struct {
 	stream *streamSlot // a Stream the handler returned (stream.go); nil: none
 }
 
-var httpStatePool = sync.Pool{New: func() any { return new(httpState) }}
+var httpStatePool = sync.Pool{New: func() any {
+	st := new(httpState)
+	st.late = st.answerLate
+	return st
+}}
 
 // maxPooledBody bounds the request buffers kept in the pool, so that one
 // large body does not pin its memory.
@@ -75,16 +79,7 @@ const maxPooledBody = 64 << 10
 // The handler's context is the request's: it is cancelled when the client
 // goes away. ConnFromContext returns nil: an HTTP server cannot call back.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ok, cors, why := httpx.CheckOrigin(r, s.AllowedHosts, s.AllowedOrigins)
-	if !ok {
-		s.logger().Info("jsonrpc: HTTP request refused", "remote", s.remoteAddr(r), "reason", why)
-		http.Error(w, "jsonrpc: "+why+" (see Server.AllowedOrigins, Server.AllowedHosts)", http.StatusForbidden)
-		return
-	}
-	if cors && httpx.ServeCORS(w, r) {
-		return // a preflight, answered
-	}
-	if !httpx.OnlyPOST(w, r) {
+	if !s.checkOrigin(w, r) || !httpx.OnlyPOST(w, r) {
 		return
 	}
 	st := httpStatePool.Get().(*httpState)
@@ -93,6 +88,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			st.buf = nil
 		}
 		st.w, st.pi, st.answered, st.ts = nil, nil, false, nil
+		st.data, st.sc.Data, st.reply, st.refused = nil, nil, nil, nil // do not pin the message or the reply
 		httpStatePool.Put(st)
 	}()
 	var read bool
@@ -100,20 +96,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hr := &httpRequest{pi: peerInfo{peer: s.httpPeer(r, "http"), srv: s}}
-	pi := &hr.pi
-	hr.ts.ctx.Init(r.Context(), pi)
-	if st.late == nil {
-		st.late = st.answerLate
-	}
-	st.srv, st.w, st.pi = s, w, pi
+	pi, ctx := &hr.pi, &hr.ts.ctx
+	ctx.Init(r.Context(), pi)
+	st.srv, st.w, st.pi, st.data = s, w, pi, st.buf
 	hr.ts.req.stream = &hr.stream
 	st.ts, st.d, st.out = &hr.ts, s.handlerTimeout(true), st.out[:0]
-	reply, refused := st.exchangeMessage(&hr.ts.ctx, st.buf)
+	if e, batch, ok := s.dispatch(ctx, &st.inbound, st); ok {
+		st.serve(ctx, e, batch)
+	}
+	reply := st.reply
 	if st.answered {
 		return
 	}
-	if refused != nil {
-		tooManyRequests(w, refused)
+	if st.refused != nil {
+		tooManyRequests(w, st.refused)
 		return
 	}
 	if hr.stream != nil {

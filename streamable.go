@@ -212,12 +212,7 @@ func (h *streamableHandler) writeTimeout() time.Duration {
 // accepted: 202.
 func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := h.srv
-	ok, cors, why := httpx.CheckOrigin(r, s.AllowedHosts, s.AllowedOrigins)
-	if !ok {
-		http.Error(w, "jsonrpc: "+why+" (see Server.AllowedOrigins, Server.AllowedHosts)", http.StatusForbidden)
-		return
-	}
-	if cors && httpx.ServeCORS(w, r) {
+	if !s.checkOrigin(w, r) {
 		return
 	}
 	p := postSinkPool.Get().(*postSink)
@@ -242,6 +237,7 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.ServeHTTP(w, r) // a plain JSON-RPC client: exactly as ServeHTTP (under a stateless revision, _meta is checked: postSink)
 		return
 	}
+	var ok bool
 	if p.data, ok = s.readPOST(w, r, nil); !ok {
 		return
 	}
@@ -249,7 +245,10 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// listener's read timeout.
 	httpx.SetReadDeadline(w, time.Time{})
 	p.srv, p.pi = s, &peerInfo{peer: s.httpPeer(r, "http"), srv: s}
-	s.dispatch(context.WithValue(r.Context(), peerKey{}, p.pi), &p.inbound, p)
+	ctx := context.WithValue(r.Context(), peerKey{}, p.pi)
+	if e, batch, ok := s.dispatch(ctx, &p.inbound, p); ok {
+		p.serve(ctx, e, batch)
+	}
 	if !p.answered {
 		p.w.WriteHeader(http.StatusAccepted)
 	}

@@ -151,8 +151,12 @@ func (s *Server) ServeEndpoint(ep Endpoint) *Listener {
 func (s *Server) Process(ctx context.Context, msg []byte) []byte {
 	x := exchangePool.Get().(*exchange)
 	defer exchangePool.Put(x)
-	x.srv, x.d = s, s.handlerTimeout(false)
-	reply, _ := x.exchangeMessage(ctx, msg)
+	x.srv, x.d, x.data = s, s.handlerTimeout(false), msg
+	if e, batch, ok := s.dispatch(ctx, &x.inbound, x); ok {
+		x.serve(ctx, e, batch)
+	}
+	reply := x.reply
+	x.data, x.sc.Data, x.reply, x.refused = nil, nil, nil, nil // do not pin the message or the reply
 	return reply
 }
 
