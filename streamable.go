@@ -175,7 +175,7 @@ func (s *Server) StreamableHTTPHandler(opts StreamableHTTPOptions) http.Handler 
 	h.sessions = streamable.NewSessions(streamable.ServerConfig{
 		IdleTimeout: opts.SessionIdleTimeout, MaxSessions: opts.MaxSessions, Enabled: opts.Sessions, Standalone: !opts.NoStandaloneStream,
 		OutboxSize: opts.OutboxSize, OutboxBytes: opts.OutboxBytes, StoreSize: opts.EventStoreSize, StoreBytes: opts.EventStoreBytes,
-		KeepAlive: opts.KeepAlive, Retry: opts.RetryDelay, WriteTimeout: h.writeTimeout,
+		KeepAlive: opts.KeepAlive, Retry: opts.RetryDelay, WriteTimeout: func() time.Duration { return max(cmp.Or(s.WriteTimeout, DefaultWriteTimeout), 0) },
 		OnEnd: h.endPOSTs, NewConn: h.sessionConn, Shared: opts.EventStore,
 		InitializeMethod: opts.InitializeMethod, Store: opts.SessionStore, Staleness: opts.SessionStaleness,
 	})
@@ -196,14 +196,6 @@ type streamableHandler struct {
 	sessions *streamable.Sessions
 	routes   streamable.Routes // the connections that call the client (a POST's, a session's), by the high bits of their call ids
 	rules    mcp.Stateless     // the stateless revisions' checks
-}
-
-// writeTimeout bounds one write of an event stream, as on sockets.
-func (h *streamableHandler) writeTimeout() time.Duration {
-	if d := h.srv.WriteTimeout; d != 0 {
-		return max(d, 0)
-	}
-	return 30 * time.Second
 }
 
 // ServeHTTP reads a POST's body and hands it to Server.dispatch once, with
