@@ -24,8 +24,10 @@ import (
 type Store struct {
 	mem *state.MemoryEventStore
 
-	mu  sync.Mutex
-	seq uint64 // the last seq given
+	mu   sync.Mutex
+	seq  uint64 // the last seq given
+	num  uint64 // the stream of the last add, named name (no allocation per event)
+	name string
 }
 
 func NewStore(maxEvents, maxBytes int) *Store {
@@ -36,7 +38,10 @@ func NewStore(maxEvents, maxBytes int) *Store {
 func (s *Store) add(stream uint64, data []byte) uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.seq, _ = s.mem.Append(context.Background(), strconv.FormatUint(stream, 10), data) // in memory: it never fails
+	if stream != s.num || s.name == "" {
+		s.num, s.name = stream, strconv.FormatUint(stream, 10)
+	}
+	s.seq, _ = s.mem.Append(context.Background(), s.name, data) // in memory: it never fails
 	return s.seq
 }
 
