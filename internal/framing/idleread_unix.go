@@ -49,6 +49,43 @@ func (s *Stream) useSocketReader(rwc io.ReadWriteCloser) {
 	}
 	s.sock = &socketReader{raw: raw}
 	s.sock.read = s.readFD
+	s.writer.sock = &socketWriter{raw: raw}
+	s.writer.sock.write = s.writer.sock.writeFD
+}
+
+// socketWriter is the state of writing a socket directly (used by one
+// writer at a time: see writer.writing).
+type socketWriter struct {
+	raw   syscall.RawConn
+	write func(fd uintptr) bool // writeFD, bound once
+	p     []byte
+	n     int
+}
+
+// tryWrite writes what of p the socket takes now, without waiting and
+// without a deadline, and returns how much that was: a socket with room
+// (nearly always) costs no deadline to set. An error is left to write,
+// whose write meets it again and reports it as net.Conn.Write does.
+func (w *writer) tryWrite(p []byte) int {
+	sw := w.sock
+	if sw == nil {
+		return 0
+	}
+	sw.p, sw.n = p, 0
+	sw.raw.Write(sw.write) // an error (closed, a past deadline) leaves n at 0
+	sw.p = nil
+	return sw.n
+}
+
+// writeFD is the RawConn write function: one write(2), never waiting.
+func (sw *socketWriter) writeFD(fd uintptr) bool {
+	for {
+		n, err := syscall.Write(int(fd), sw.p)
+		if err != syscall.EINTR {
+			sw.n = max(n, 0)
+			return true
+		}
+	}
 }
 
 // readSocket reads into s.buf[s.w:] as rwc.Read would.

@@ -21,6 +21,7 @@ import (
 type writer struct {
 	rwc    io.ReadWriteCloser
 	wto    time.Duration // write timeout (0: none)
+	sock   *socketWriter // TCP and unix sockets: a write the socket takes at once needs no deadline (idleread_unix.go)
 	header bool          // Content-Length framing (guarded by wmu: decided by the reader)
 
 	// the first writer writes, later ones queue behind it
@@ -249,7 +250,8 @@ func (w *writer) writeFramed(msg []byte, header bool) error {
 }
 
 // write writes p, failing when the peer accepts no bytes at all for the
-// write timeout: with a deadline where the connection has one, otherwise
+// write timeout: what a socket takes at once with no deadline (tryWrite),
+// the rest with a deadline where the connection has one, otherwise
 // with a timer that closes the stream (p then goes in 64 KiB chunks, for
 // the timer to see progress). Either is renewed whenever bytes go out, so
 // the timeout bounds a stall, not a slow transfer.
@@ -257,6 +259,9 @@ func (w *writer) write(p []byte) error {
 	if w.wto <= 0 {
 		_, err := w.rwc.Write(p)
 		return err
+	}
+	if p = p[w.tryWrite(p):]; len(p) == 0 {
+		return nil
 	}
 	dl, ok := w.rwc.(interface{ SetWriteDeadline(time.Time) error })
 	if ok && dl.SetWriteDeadline(time.Now().Add(w.wto)) != nil {
@@ -287,6 +292,9 @@ func (w *writer) write(p []byte) error {
 				timer.Reset(w.wto)
 			}
 		}
+	}
+	if ok && w.sock != nil {
+		dl.SetWriteDeadline(time.Time{}) // tryWrite writes with none: a stale one would fail it
 	}
 	return nil
 }
