@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// Budgets of the states in which a message of the peer is not read.
+// Budgets of the states in which a message of the peer is not read (a
+// state is ended after one to two budgets: see ReadOwner).
 const (
 	// InlineBudget is how long a request served inline may hold up reading
 	// before a fresh read loop takes over (a handler that calls its peer
@@ -14,8 +15,9 @@ const (
 	InlineBudget = time.Millisecond
 	// ParkBudget is how long reading stays parked before a read loop
 	// takes over: a message the peer sends between our calls (a
-	// notification, a hang-up) waits at most this long to be read.
-	ParkBudget = time.Millisecond
+	// notification, a hang-up) waits no longer to be read. It is
+	// InlineBudget: one timer bounds both states.
+	ParkBudget = InlineBudget
 	// IdleRefresh: a read goroutine that served requests inline has a grown
 	// stack; once its connection has been idle this long, its read is
 	// interrupted and a fresh goroutine waits in its place.
@@ -81,7 +83,10 @@ type Reader interface {
 //
 // One timer per connection (created when first needed) bounds the states
 // in which nobody reads: a request served inline, or parked reading, that
-// lasts past its budget hands reading to a fresh read loop; and a read
+// lasts past its budget hands reading to a fresh read loop (after one to
+// two budgets: a state that begins while the timer runs for an earlier one
+// gets its budget when it fires, so a busy connection does not set the
+// timer at each change, but has it fire once a budget); and a read
 // loop whose goroutine served requests inline is replaced by a fresh one
 // (on a small stack) once the connection has been idle for IdleRefresh
 // (Reader.Interrupt cuts its read; the loop then hands on).
@@ -92,7 +97,8 @@ type ReadOwner struct {
 
 	tmu   sync.Mutex
 	timer *time.Timer
-	armed ReadWord // the word the timer was set for
+	armed ReadWord    // the word the timer was set for
+	bound atomic.Bool // the timer is set for a budget (not an idle refresh): Hand leaves it to fire
 }
 
 // Init sets the connection's side.
@@ -113,12 +119,11 @@ func (o *ReadOwner) Hand(w ReadWord, to ReadState, fresh bool) (nw ReadWord, ok 
 	if !o.word.CompareAndSwap(uint64(w), uint64(nw)) {
 		return w, false
 	}
-	switch to {
-	case Inline:
+	if to == Inline {
 		o.grown.Store(true)
-		o.arm(nw, InlineBudget)
-	case Parked:
-		o.arm(nw, ParkBudget)
+	}
+	if (to == Inline || to == Parked) && !o.bound.Load() {
+		o.arm(nw, InlineBudget) // else fire gives nw its budget when it comes
 	}
 	if fresh {
 		o.grown.Store(false)
@@ -132,6 +137,7 @@ func (o *ReadOwner) arm(w ReadWord, d time.Duration) {
 	o.tmu.Lock()
 	if o.Load() == w {
 		o.armed = w
+		o.bound.Store(d == InlineBudget)
 		if o.timer == nil {
 			o.timer = time.AfterFunc(d, o.fire)
 		} else {
@@ -146,12 +152,17 @@ func (o *ReadOwner) arm(w ReadWord, d time.Duration) {
 func (o *ReadOwner) fire() {
 	o.tmu.Lock()
 	armed := o.armed
+	o.bound.Store(false)
 	o.tmu.Unlock()
 	w := o.Load()
 	if w != armed {
-		// The state changed since. A loop whose goroutine served requests
-		// inline is looked at again once it may have been idle long enough.
-		if w.State() == Loop && o.grown.Load() {
+		// The state changed since. One nobody reads in gets its budget from
+		// now; a loop whose goroutine served requests inline is looked at
+		// again once it may have been idle long enough.
+		switch s := w.State(); {
+		case s == Inline || s == Parked:
+			o.arm(w, InlineBudget)
+		case s == Loop && o.grown.Load():
 			o.arm(w, IdleRefresh)
 		}
 		return
