@@ -263,6 +263,11 @@ func (w *writer) write(p []byte) error {
 	if p = p[w.tryWrite(p):]; len(p) == 0 {
 		return nil
 	}
+	return w.writeTimed(p)
+}
+
+// writeTimed is write's deadline (or timer) path.
+func (w *writer) writeTimed(p []byte) error {
 	dl, ok := w.rwc.(interface{ SetWriteDeadline(time.Time) error })
 	if ok && dl.SetWriteDeadline(time.Now().Add(w.wto)) != nil {
 		ok = false // e.g. a file that does not support deadlines
