@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"runtime"
 	"sync"
 	"weak"
@@ -26,14 +27,11 @@ const MCPVersion2025 = "2025-11-25"
 // the input a server asked for (WithMaxInputRounds).
 const DefaultMaxInputRounds = 8
 
-// WithMCPVersion makes a Streamable HTTP client (DialStreamableHTTP,
-// WithStreamableHTTP) an MCP client of the revision version: MCPAuto, a
-// stateless revision (MCPVersion2026: no session, per-request _meta and
-// headers) or a session-era one (MCPVersion2025: initialize first). See
-// docs/mcp.md. DialCommand negotiates the same way over the command's
-// stdin and stdout (no headers, no session); other transports ignore it.
-// MCPAuto probes with server/discover and falls back to initialize toward a
-// session-era server (the rules: docs/mcp.md); Conn.MCPVersion names the era.
+// WithMCPVersion makes a Streamable HTTP client (or DialCommand's, without
+// headers) an MCP client of revision version: a stateless one
+// (MCPVersion2026: per-request _meta and headers), a session-era one
+// (MCPVersion2025: initialize first) or MCPAuto (server/discover, else
+// initialize; see docs/mcp.md). Other transports ignore it.
 func WithMCPVersion(version string) DialOption {
 	return func(c *dialConfig) { c.mcpVersion = version }
 }
@@ -44,16 +42,12 @@ func WithMCPClientInfo(name, version string) DialOption {
 	return func(c *dialConfig) { c.mcpInfo = [2]string{name, version} }
 }
 
-// WithMCPCapabilities sets the capabilities an MCP client declares (in
-// _meta or initialize; default {}), e.g. {"elicitation": {}} when its
-// handler (WithHandler) answers elicitation/create. caps must marshal to
-// a JSON object.
+// WithMCPCapabilities sets the capabilities (a JSON object; default {}) an
+// MCP client declares, e.g. {"elicitation": {}} when its WithHandler answers.
 func WithMCPCapabilities(caps any) DialOption { return func(c *dialConfig) { c.mcpCaps = caps } }
 
-// WithMaxInputRounds bounds how many times an MCP client sends one call
-// again with the input the server asked for (default
-// DefaultMaxInputRounds); past it the call fails with
-// ErrTooManyInputRounds.
+// WithMaxInputRounds bounds how many times an MCP client sends a call again
+// with the input asked for (DefaultMaxInputRounds), then ErrTooManyInputRounds.
 func WithMaxInputRounds(n int) DialOption { return func(c *dialConfig) { c.maxInputRounds = n } }
 
 // WithMCPTasks declares the Tasks extension; a stateless tools/call answered
@@ -64,9 +58,8 @@ func WithMCPTasks(status func(taskID, status string)) DialOption {
 	return func(c *dialConfig) { c.mcpTasks = &status }
 }
 
-// MCPVersion returns the MCP revision the connection speaks: "" before the
-// era is found and on a connection that is no MCP client (WithMCPVersion),
-// or whose server refused both eras.
+// MCPVersion returns the MCP revision the connection speaks: "" before it is
+// found, without WithMCPVersion, or when the server refused both eras.
 func (c *Conn) MCPVersion() string {
 	v, ok := mcpClientsByConn.Load(weak.Make(c))
 	if !ok {
@@ -76,14 +69,12 @@ func (c *Conn) MCPVersion() string {
 	return version
 }
 
-// mcpClientsByConn holds the MCP client of each connection that is one
-// (WithMCPVersion), by a weak pointer to the connection: an entry leaves
-// when the connection is collected.
+// mcpClientsByConn holds the MCP client of each connection that is one, by
+// a weak pointer: an entry leaves when the connection is collected.
 var mcpClientsByConn sync.Map // weak.Pointer[Conn] -> *mcpClient
 
-// withStreamMCP makes c (over Streamable HTTP, or to a command: the era
-// found the same way, without the HTTP headers) an MCP client when cfg
-// asks for one (WithMCPVersion).
+// withStreamMCP makes c (over Streamable HTTP, or to a command) an MCP
+// client when cfg asks for one (WithMCPVersion).
 func withStreamMCP(c *Conn, cfg *dialConfig) (*Conn, error) {
 	if cfg.mcpVersion == "" {
 		return c, nil
@@ -146,11 +137,11 @@ func (m *mcpClient) Notify(ctx context.Context, method string, params any) error
 	if era != mcp.EraStateless {
 		return m.next.Notify(ctx, method, params)
 	}
-	p, hctx, err := m.stateless(ctx, version, method, params)
+	r, err := m.round(ctx, version, method, params, nil)
 	if err != nil {
 		return err
 	}
-	return m.next.Notify(hctx, method, p)
+	return m.next.Notify(r, method, r.params)
 }
 
 func (m *mcpClient) Batch(ctx context.Context, b *Batch) error {
@@ -164,8 +155,7 @@ func (m *mcpClient) Batch(ctx context.Context, b *Batch) error {
 	return m.next.Batch(ctx, b)
 }
 
-// eraFor returns the era of the server, finding it first when needed
-// (see mcp.EraFinder).
+// eraFor returns the era of the server, found once (mcp.EraFinder).
 func (m *mcpClient) eraFor(ctx context.Context, method string) (mcp.Era, string, error) {
 	return m.eras.Find(func() (mcp.Era, string, error) {
 		era, version, err := m.find(ctx, method)
@@ -180,9 +170,8 @@ func (m *mcpClient) eraFor(ctx context.Context, method string) (mcp.Era, string,
 	})
 }
 
-// find finds the era of the server: the one WithMCPVersion names, or the
-// one probe finds; the session era after an initialize handshake (unless
-// the caller's first message is its own).
+// find finds the server's era: WithMCPVersion's, or probe's; the session era
+// after an initialize (unless the caller's first message is its own).
 func (m *mcpClient) find(ctx context.Context, method string) (era mcp.Era, version string, err error) {
 	switch {
 	case method == "initialize":
@@ -199,8 +188,7 @@ func (m *mcpClient) find(ctx context.Context, method string) (era mcp.Era, versi
 	return m.initialize(ctx, version)
 }
 
-// probe asks server/discover under MCPVersion2026 and tells the era from
-// the answer.
+// probe tells the era from server/discover's answer under MCPVersion2026.
 func (m *mcpClient) probe(ctx context.Context) (mcp.Era, string, error) {
 	var d struct {
 		SupportedVersions []string `json:"supportedVersions"`
@@ -240,10 +228,9 @@ func (m *mcpClient) initialize(ctx context.Context, version string) (mcp.Era, st
 	return mcp.EraSession, res.ProtocolVersion, nil
 }
 
-// statelessCall makes a call of a stateless revision. A tools/call
-// refused with -32020 (its Mcp-Param-* headers missing or different: the
-// tool was not listed yet, or its inputSchema changed) is sent again once
-// after tools/list, as the revision advises.
+// statelessCall makes a call of a stateless revision. A tools/call refused
+// with -32020 (Mcp-Param-* headers missing or different: the tool unlisted,
+// or changed) is sent again once after tools/list, as the revision advises.
 func (m *mcpClient) statelessCall(ctx context.Context, version, method string, params, result any) error {
 	err := m.statelessRounds(ctx, version, method, params, result)
 	if err == nil || method != "tools/call" {
@@ -259,37 +246,35 @@ func (m *mcpClient) statelessCall(ctx context.Context, version, method string, p
 	return m.statelessRounds(ctx, version, method, params, result)
 }
 
-// statelessRounds makes a call of a stateless revision, answering the
-// server's requests for input with the connection's handler and sending
-// the call again with them, as many rounds as allowed.
+// statelessRounds makes a call of a stateless revision, sending it again
+// with the input the server asks for (the handler's answers) while allowed.
 func (m *mcpClient) statelessRounds(ctx context.Context, version, method string, params, result any) error {
-	p, hctx, err := m.stateless(ctx, version, method, params)
+	r, err := m.round(ctx, version, method, params, result)
 	if err != nil {
 		return err
 	}
-	if err := m.state.RefuseRejected(method, p); err != nil {
+	if err := m.state.RefuseRejected(method, r.params); err != nil {
 		return err
 	}
-	raw, err := mcp.Rounds(method, p, m.rounds, func(p json.RawMessage) (json.RawMessage, error) {
-		var raw json.RawMessage
-		err := m.next.Call(hctx, method, p, &raw)
-		return raw, err
+	raw, err := mcp.Rounds(method, r.params, m.rounds, func(p json.RawMessage) (json.RawMessage, error) {
+		r.raw, r.params = nil, p
+		err := m.next.Call(r, method, p, r)
+		return r.raw, err
 	}, func(method string, params json.RawMessage) (json.RawMessage, error) {
 		return m.answer(ctx, method, params)
 	})
-	if m.tasks != nil && method == "tools/call" && err == nil {
-		raw, err = (&mcp.TaskWaiter{Status: *m.tasks, Answer: m.answer, Call: func(ctx context.Context, method string, p any, r *json.RawMessage) error {
-			return m.statelessRounds(ctx, version, method, p, r)
-		}}).Wait(ctx, raw)
+	if raw == nil || err != nil {
+		return err // decoded into result (mcpRound.decode), or failed
 	}
-	if err != nil {
-		return err
-	}
-	if method == "tools/list" {
+	if method == "tools/list" { // kept: a tool list, or a tools/call's task (WithMCPTasks)
 		var rejected []string
 		if raw, rejected = m.state.LearnTools(raw); rejected != nil {
 			m.conn.srv.logger().Warn("jsonrpc: MCP tools left out of tools/list: invalid x-mcp-header annotation", "tools", rejected)
 		}
+	} else if raw, err = (&mcp.TaskWaiter{Status: *m.tasks, Answer: m.answer, Call: func(ctx context.Context, method string, p any, r *json.RawMessage) error {
+		return m.statelessRounds(ctx, version, method, p, r)
+	}}).Wait(ctx, raw); err != nil {
+		return err
 	}
 	return decodeResult(method, raw, result, m.conn.strictResults)
 }
@@ -309,13 +294,41 @@ func (m *mcpClient) answer(ctx context.Context, method string, params json.RawMe
 	return codec.Marshal(v)
 }
 
-// stateless returns params with the request's _meta of revision version
-// (the caller's _meta members kept) and a context carrying the headers
-// that mirror them.
-func (m *mcpClient) stateless(ctx context.Context, version, method string, params any) (json.RawMessage, context.Context, error) {
-	p, err := m.state.WithMeta(params, version)
-	if err != nil {
-		return nil, ctx, err
+// round returns a round of a stateless call, its params with the _meta of
+// revision version (the caller's _meta members kept).
+func (m *mcpClient) round(ctx context.Context, version, method string, params, result any) (r *mcpRound, err error) {
+	r = &mcpRound{Context: ctx, into: result, method: method, keep: method == "tools/list" || m.tasks != nil && method == "tools/call"}
+	if r.params, err = m.state.WithMeta(r.room[:0], params, version); err != nil {
+		return nil, err
 	}
-	return p, ContextWithHeader(ctx, m.state.Headers(headerFromContext(ctx), version, method, p)), nil
+	r.header = m.state.Headers(headerFromContext(ctx), version, method, r.params)
+	return r, nil
+}
+
+// mcpRound is a round of a stateless call in one allocation: the context
+// with its headers (see ContextWithHeader), its params, and the result the
+// connection decodes into (decodeResult): into the caller's from the reply
+// in place, or into raw when the client reads it (for input; with keep).
+type mcpRound struct {
+	context.Context
+	header      http.Header
+	params, raw json.RawMessage
+	into        any
+	method      string
+	keep        bool
+	room        [256]byte // params' memory, when they fit
+}
+
+func (r *mcpRound) Value(key any) any {
+	if key == (headerKey{}) {
+		return r.header
+	}
+	return r.Context.Value(key)
+}
+
+func (r *mcpRound) decode(result []byte, strict bool) error {
+	if _, _, asked := mcp.InputRequired(result); !asked && !r.keep {
+		return decodeResult(r.method, result, r.into, strict)
+	}
+	return codec.UnmarshalResult(result, &r.raw, false)
 }

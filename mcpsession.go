@@ -12,13 +12,10 @@ import (
 	"github.com/seedhq/jsonrpc/state"
 )
 
-// mcpClients maps the connection of a stream transport to the
-// capabilities its session-era client declared in initialize
-// (MCPStateless records them; InputRounds.Ask and MCPClientCapability read
-// them), so the server asks only what they cover; a Streamable HTTP
-// session keeps its own (streamable.Session.Declared, restored from a
-// SessionStore on every instance). Keys are weak pointers: the table
-// holds nothing alive.
+// mcpClients maps a stream transport's connection to the capabilities its
+// session-era client declared in initialize (MCPStateless records them,
+// MCPClientCapability reads them); a Streamable HTTP session keeps its own
+// (streamable.Session.Declared). Weak keys: the table holds nothing alive.
 var mcpClients sync.Map // weak.Pointer[Conn] -> json.RawMessage
 
 // mcpSession returns the Streamable HTTP session of the request ctx
@@ -51,11 +48,9 @@ func rememberMCPClient(ctx context.Context, params json.RawMessage) {
 }
 
 // MCPClientCapability reports whether the MCP client of the request ctx
-// belongs to declared capability name (e.g. "elicitation", "sampling",
-// "roots") as an object: from the request's _meta under a stateless
-// revision, from its session's initialize request under the session era
-// (recorded by MCPStateless, or by a SessionStore). known is false when
-// nothing tells: no _meta, and no initialize seen on this session.
+// belongs to declared capability name (e.g. "elicitation") as an object, in
+// the request's _meta or its session's initialize (recorded by MCPStateless
+// or a SessionStore); known is false when neither tells.
 func MCPClientCapability(ctx context.Context, name string) (has, known bool) {
 	if m := MCPMetaFromContext(ctx); m != nil {
 		return m.HasCapability(name), true
@@ -83,9 +78,8 @@ func MCPSessionValues(ctx context.Context) state.SessionValues {
 	return nil
 }
 
-// missingMCPCapability is -32021 when the client of the request ctx
-// belongs to is known not to have declared the capability a request for
-// input of method needs; nil otherwise.
+// missingMCPCapability is -32021 when the request's client is known not to
+// have declared the capability a request for input of method needs.
 func missingMCPCapability(ctx context.Context, method string) *Error {
 	return (*Error)(mcp.MissingCapability(method, func(name string) bool {
 		has, known := MCPClientCapability(ctx, name)

@@ -25,8 +25,11 @@ func decodeResult(method string, result []byte, v any, strict bool) error {
 	if v == nil {
 		return nil
 	}
-	if r, ok := v.(*iterResult); ok {
+	switch r := v.(type) {
+	case *iterResult:
 		return r.Decode(result, strict) // CallIter's elements go to its loop
+	case *mcpRound:
+		return r.decode(result, strict)
 	}
 	if err := codec.UnmarshalResult(result, v, strict); err != nil {
 		return &decodeError{what: "the result of " + method, err: err}

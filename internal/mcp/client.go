@@ -130,14 +130,14 @@ func (cs *ClientState) meta(version string) []byte {
 	return b
 }
 
-// WithMeta returns params (nil: {}) encoded as an object with the request's
-// _meta: the client's members put in front, in the same buffer, when it has
-// no _meta (the common case, with no decoding), else merged into the
-// caller's _meta.
-func (cs *ClientState) WithMeta(params any, version string) ([]byte, error) {
+// WithMeta appends to b params (nil: {}) encoded as an object with the
+// request's _meta: the client's members put in front, in the same buffer,
+// when it has no _meta (the common case, with no decoding), else merged
+// into the caller's _meta.
+func (cs *ClientState) WithMeta(b []byte, params any, version string) ([]byte, error) {
 	meta := cs.meta(version)
-	head := len(`{"_meta":`) + len(meta)
-	p := append(append(make([]byte, 0, head+128), `{"_meta":`...), meta...)
+	head := len(b) + len(`{"_meta":`) + len(meta)
+	p := append(append(b, `{"_meta":`...), meta...)
 	p, err := codec.AppendJSON(p, params, nil)
 	if err != nil {
 		return nil, err

@@ -100,14 +100,14 @@ func TestClientHeaders(t *testing.T) {
 	if got := cs.Headers(nil, Version2026, "tools/call", call); got.Get(ParamPrefix+"Region") != "eu" {
 		t.Fatalf("after tools/list: %v", got)
 	}
-	p, err := cs.WithMeta(map[string]int{"a": 1}, Version2026)
+	p, err := cs.WithMeta(nil, map[string]int{"a": 1}, Version2026)
 	if err != nil || !strings.HasPrefix(string(p), `{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}`) || !strings.HasSuffix(string(p), `},"a":1}`) || !json.Valid(p) {
 		t.Fatalf("WithMeta = %s, %v", p, err)
 	}
-	if p, err := cs.WithMeta(nil, Version2026); err != nil || !json.Valid(p) || strings.Count(string(p), "_meta") != 1 {
+	if p, err := cs.WithMeta(nil, nil, Version2026); err != nil || !json.Valid(p) || strings.Count(string(p), "_meta") != 1 {
 		t.Fatalf("WithMeta(nil) = %s, %v", p, err)
 	}
-	if _, err := cs.WithMeta([]int{1}, Version2026); err == nil {
+	if _, err := cs.WithMeta(nil, []int{1}, Version2026); err == nil {
 		t.Fatal("WithMeta of an array: no error")
 	}
 }
