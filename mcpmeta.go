@@ -7,13 +7,10 @@ import (
 	"github.com/seedhq/jsonrpc/internal/mcp"
 )
 
-// MCP's stateless revision (2026-07-28 on): no initialize handshake and no
-// session; every request names its protocol version and the client's
-// capabilities in params._meta, and the server serves it on its own. A
-// server can serve both eras: a request whose _meta names a stateless
-// revision is served statelessly, the rest as before (initialize, then the
-// session). See StreamableHTTPOptions.StatelessVersions (HTTP, with its
-// header rules) and MCPStateless (every transport).
+// MCP's stateless revision (2026-07-28 on): no initialize and no session;
+// each request's params._meta names its revision and the client's
+// capabilities. A server can serve both eras: see
+// StreamableHTTPOptions.StatelessVersions (HTTP) and MCPStateless (any transport).
 
 // Error codes of MCP's stateless revision (its -32020 to -32099 range).
 const (
@@ -98,12 +95,10 @@ func withMCPMeta(ctx context.Context, m *mcp.Meta) context.Context {
 
 // MCPStateless returns a Server middleware that serves MCP's stateless
 // revisions on every transport: a request whose params._meta names a
-// protocol version is checked (one of versions, else -32022 naming both;
-// clientCapabilities present, else -32602) and its handler finds the _meta
-// with MCPMetaFromContext. Other requests pass as they are; an initialize
-// request's capabilities are kept for its session (MCPClientCapability), so
-// InputRounds.Ask never asks a session-era client what it cannot answer.
-// Streamable HTTP with StatelessVersions checks its requests itself.
+// protocol version is checked (one of versions, else -32022; clientCapabilities
+// present, else -32602), its handler finds the _meta with MCPMetaFromContext.
+// Other requests pass; an initialize's capabilities are kept for its session
+// (MCPClientCapability). Streamable HTTP with StatelessVersions checks its own.
 func MCPStateless(versions ...string) Middleware {
 	return func(next Handler) Handler {
 		return HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
@@ -114,7 +109,7 @@ func MCPStateless(versions ...string) Middleware {
 				rememberMCPClient(ctx, req.Params)
 			}
 			p, ok := mcp.ParseParams(req.Params)
-			m, present := p.RequestMeta(req.Method)
+			m, present := p.RequestMeta(req.Method, false)
 			if !ok || !present {
 				return next.ServeRPC(ctx, req)
 			}

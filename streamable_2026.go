@@ -10,12 +10,9 @@ import (
 )
 
 // Streamable HTTP under MCP's stateless revision (2026-07-28): each POST
-// carries one JSON-RPC message and the headers that mirror it
-// (MCP-Protocol-Version, Mcp-Method, Mcp-Name); it is served on its own,
-// with no session, by any instance; closing the answer's event stream
-// cancels the call; there is no GET stream and nothing resumes. Its POSTs
-// take the one path of the session era's (postSink), with these checks in
-// place of the session's.
+// carries one message and the headers that mirror it, and is served on its
+// own by any instance (no session, no GET stream, nothing resumes; closing
+// the event stream cancels the call), by postSink with these checks.
 
 // checkStateless applies the stateless revision's rules to the POST's
 // message: one request or notification whose headers match its body.
@@ -26,19 +23,18 @@ func (p *postSink) checkStateless(data []byte, m *wire.Message) bool {
 		return false
 	}
 	e := &m.Elems[0]
-	id := idOf(e, data)
 	if e.Kind != wire.KindRequest {
 		msg := "invalid request: a POST carries a request or a notification"
 		if e.Err != nil { // an invalid request says why
 			msg = e.Err.Msg
 		}
-		p.fail(http.StatusBadRequest, appendResponse(nil, id, nil, &Error{Code: CodeInvalidRequest, Message: msg}))
+		p.fail(http.StatusBadRequest, appendResponse(nil, idOf(e, data), nil, &Error{Code: CodeInvalidRequest, Message: msg}))
 		return false
 	}
 	var refused *mcp.Error
-	p.meta, refused = p.h.rules.Check(p.r.Header, mcp.MethodString(e.MethodName(data)), paramsOf(data, e), id.IsZero())
+	p.meta, refused = p.h.rules.Check(p.r.Header, mcp.MethodString(e.MethodName(data)), paramsOf(data, e), !e.ID.Present())
 	if refused != nil {
-		p.fail(cmp.Or(mcp.HTTPStatus(refused.Code), http.StatusBadRequest), appendResponse(nil, id, nil, (*Error)(refused)))
+		p.fail(cmp.Or(mcp.HTTPStatus(refused.Code), http.StatusBadRequest), appendResponse(nil, idOf(e, data), nil, (*Error)(refused)))
 		return false
 	}
 	return true
@@ -48,10 +44,9 @@ func (p *postSink) checkStateless(data []byte, m *wire.Message) bool {
 // with escapes (\/, \uXXXX): a body with either is decoded too.
 var metaVersionKey, escapedSolidus, escapedUnicode = []byte(mcp.MetaProtocolVersion), []byte(`\/`), []byte(`\u`)
 
-// checkMetaVersion refuses (400, -32020), on a server of a stateless
-// revision, a POST whose request's _meta names a protocol version that its
-// header does not match, whatever era that names. A session-era-only server
-// leaves _meta alone (a dual-era client then falls back to initialize).
+// checkMetaVersion refuses (400, -32020), on a server of a stateless revision,
+// a POST whose request's _meta names a protocol version its header does not
+// match (a session-era-only server leaves _meta alone).
 func (p *postSink) checkMetaVersion(data []byte, m *wire.Message) bool {
 	if len(p.h.rules.Versions) == 0 ||
 		!bytes.Contains(data, metaVersionKey) && !bytes.Contains(data, escapedSolidus) && !bytes.Contains(data, escapedUnicode) {

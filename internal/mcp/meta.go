@@ -133,14 +133,21 @@ type Meta struct {
 
 // RequestMeta returns the request's MCP _meta; present is false when _meta does
 // not name a protocol version (a session-era request). Its slices are
-// copies: m outlives the params.
-func (p *Params) RequestMeta(method string) (m Meta, present bool) {
+// compact copies (m outlives the params) or, with alias, when compact
+// already, the params' own (which then never change).
+func (p *Params) RequestMeta(method string, alias bool) (m Meta, present bool) {
 	wire.Members(p.Meta, func(name, _ []byte) { present = present || string(name) == MetaProtocolVersion })
 	if !present {
 		return m, false
 	}
-	buf := appendCompact(make([]byte, 0, len(p.Meta)+len(p.Arguments)), p.Meta) // one copy for both
-	m.Raw = buf[:len(buf):len(buf)]
+	m.Raw, m.Arguments = p.Meta[:len(p.Meta):len(p.Meta)], p.Arguments
+	if !alias || bytes.ContainsAny(p.Meta, " \t\r\n") || bytes.ContainsAny(p.Arguments, " \t\r\n") {
+		buf := appendCompact(make([]byte, 0, len(p.Meta)+len(p.Arguments)), p.Meta) // one copy for both
+		m.Raw = buf[:len(buf):len(buf)]
+		if buf = appendCompact(buf, p.Arguments); len(p.Arguments) > 0 {
+			m.Arguments = buf[len(m.Raw):]
+		}
+	}
 	var version, level []byte
 	wire.Members(m.Raw, func(name, v []byte) {
 		switch string(name) {
@@ -156,9 +163,6 @@ func (p *Params) RequestMeta(method string) (m Meta, present bool) {
 	})
 	m.ProtocolVersion, m.LogLevel = jsonString(version), jsonString(level)
 	m.InputResponses, m.RequestState = p.InputResponses, p.RequestState
-	if buf = appendCompact(buf, p.Arguments); len(p.Arguments) > 0 {
-		m.Arguments = buf[len(m.Raw):]
-	}
 	m.Method, m.Target = method, p.Name+p.URI
 	return m, true
 }

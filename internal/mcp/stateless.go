@@ -42,7 +42,7 @@ func (s *Stateless) Serves(v string) bool {
 // notification without _meta needs only a known revision (and its
 // Mcp-Method, when sent, to match). It returns the
 // request's _meta (its zero value, with no ProtocolVersion, for such a
-// notification).
+// notification), which may alias params: they must never change.
 func (s *Stateless) Check(hd http.Header, method string, params []byte, notification bool) (meta Meta, refused *Error) {
 	version := hd.Get(VersionHeader)
 	if len(hd.Values(VersionHeader)) > 1 {
@@ -58,7 +58,7 @@ func (s *Stateless) Check(hd http.Header, method string, params []byte, notifica
 	if sessionEraMethods[method] {
 		return meta, &Error{Code: CodeMethodNotFound, Message: "method not found: " + method + " is not part of MCP " + version + " (no sessions)"}
 	}
-	meta, present := p.RequestMeta(method)
+	meta, present := p.RequestMeta(method, true)
 	if !present && notification {
 		// No header is required of a notification, but one sent must match.
 		if len(hd.Values(MethodHeader)) == 0 {

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"testing"
@@ -101,7 +102,7 @@ func TestParseParams(t *testing.T) {
 	if !ok || p.Name != "té" || p.RequestState != "s" || string(p.InputResponses["q"]) != `{}` {
 		t.Fatalf("ParseParams: %+v, %v", p, ok)
 	}
-	m, present := p.RequestMeta("tools/call")
+	m, present := p.RequestMeta("tools/call", true) // not compact: copied all the same
 	want := `{"io.modelcontextprotocol\/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"info","progressToken":7}`
 	if !present || m.ProtocolVersion != Version2026 || m.LogLevel != "info" || string(m.ClientCapabilities) != `{}` ||
 		string(m.Raw) != want || string(m.Arguments) != `{"a":1}` || m.Target != "té" || m.Method != "tools/call" {
@@ -113,7 +114,12 @@ func TestParseParams(t *testing.T) {
 	if string(m.Raw) != want || string(m.ClientCapabilities) != `{}` || string(m.Arguments) != `{"a":1}` {
 		t.Fatalf("RequestMeta aliases the params: %s", m.Raw)
 	}
-	if _, present := (&Params{Meta: []byte(`{"progressToken":1}`)}).RequestMeta("x"); present {
+	compact := []byte(`{"name":"t","arguments":{"a":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`)
+	p, _ = ParseParams(compact)
+	if m, _ := p.RequestMeta("tools/call", true); &m.Arguments[0] != &compact[bytes.Index(compact, []byte(`{"a"`))] || &m.Raw[0] != &compact[bytes.LastIndexByte(compact[:len(compact)-1], '{')] {
+		t.Fatalf("RequestMeta copies compact params it may alias: %s %s", m.Raw, m.Arguments)
+	}
+	if _, present := (&Params{Meta: []byte(`{"progressToken":1}`)}).RequestMeta("x", false); present {
 		t.Fatal("a _meta without a protocol version is present")
 	}
 }
