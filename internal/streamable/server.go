@@ -98,11 +98,13 @@ type Session struct {
 	ended   bool
 	client  Declared // what its client declared
 
+	used atomic.Int64 // when (UnixNano) its last request here was served: expire
+
 	// With a Store (store.go): created here, not yet in the store (Commit);
-	// the times (UnixNano) of its last request here, of its last check with
-	// the store, and of its expiry as the store said then.
-	pending                  atomic.Bool
-	used, checkedAt, expires atomic.Int64
+	// the times (UnixNano) of its last check with the store, and of its
+	// expiry as the store said then.
+	pending            atomic.Bool
+	checkedAt, expires atomic.Int64
 }
 
 // New starts a session; nil when MaxSessions are live.
