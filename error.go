@@ -161,7 +161,7 @@ func init() {
 	framing.ErrInterrupted = ErrRecvInterrupted
 	resultstream.ErrInvalidResponse = ErrInvalidResponse
 	pubsub.ErrClosed, pubsub.ErrOverflow = ErrSubscriptionClosed, ErrSubscriptionOverflow
-	sse.ErrBacklog = ErrStreamBacklog
+	sse.ErrBacklog, sse.ErrEnded = ErrStreamBacklog, ErrClosed
 	convention.ErrNotIncreasing = ErrProgressNotIncreasing
 	mcp.ErrStateInvalid, mcp.ErrStateExpired = ErrRequestStateInvalid, ErrRequestStateExpired
 	mcp.ErrTooManyInputRounds, mcp.ErrToolRejected = ErrTooManyInputRounds, ErrToolRejected

@@ -22,6 +22,7 @@ func TestInternalErrorsAreExported(t *testing.T) {
 	}{
 		{"sse.ErrEventTooLarge", sse.ErrEventTooLarge, ErrEventTooLarge},
 		{"sse.ErrBacklog", sse.ErrBacklog, ErrStreamBacklog},
+		{"sse.ErrEnded", sse.ErrEnded, ErrClosed},
 		{"framing.ErrInterrupted", framing.ErrInterrupted, ErrRecvInterrupted},
 		{"resultstream.ErrInvalidResponse", resultstream.ErrInvalidResponse, ErrInvalidResponse},
 		{"pubsub.ErrClosed", pubsub.ErrClosed, ErrSubscriptionClosed},

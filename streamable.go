@@ -520,7 +520,7 @@ func (c *sessionChannel) SessionID() string { return c.sess.ID }
 // Send queues msg for the standalone stream; it never waits, and fails
 // with ErrStreamBacklog when the outbox is full. With an EventStore it
 // appends msg there (2 s at most) for whichever instance holds the GET.
-func (c *sessionChannel) Send(msg []byte) error { return closedIfEnded(c.sess.Standalone.Enqueue(msg)) }
+func (c *sessionChannel) Send(msg []byte) error { return c.sess.Standalone.Enqueue(msg) }
 
 // Close ends the connection's channel; the session lives on, and the next
 // SessionConn makes a new connection.
@@ -553,10 +553,10 @@ func (ps *postStream) Close() error {
 
 // Send writes a call or notification of the connection to the client: it
 // goes as an event (the answer becomes an event stream).
-func (ps *postStream) Send(msg []byte) error { return closedIfEnded(ps.Write(msg, false)) }
+func (ps *postStream) Send(msg []byte) error { return ps.Write(msg, false) }
 
 // sendReply writes the reply to the POST's message, which ends the answer.
-func (ps *postStream) sendReply(msg []byte) error { return closedIfEnded(ps.Write(msg, true)) }
+func (ps *postStream) sendReply(msg []byte) error { return ps.Write(msg, true) }
 
 // WriteJSON writes msg as a JSON answer, gzipped as plain HTTP replies are
 // (streamable.Replier).
@@ -565,13 +565,4 @@ func (pi *peerInfo) WriteJSON(w http.ResponseWriter, msg []byte) error {
 		sw.Reply(msg) // a single error's answer gets its HTTP status
 	}
 	return pi.srv.writeJSON(w, pi.peer.Header, msg)
-}
-
-// closedIfEnded gives the error of a message sent on an event stream that
-// has ended as ErrClosed.
-func closedIfEnded(err error) error {
-	if err == sse.ErrEnded {
-		return ErrClosed
-	}
-	return err
 }

@@ -193,7 +193,8 @@ func (es *Stream) flushLocked(o *Out) {
 	}
 }
 
-// ErrEnded is the error of a message sent on a stream that has ended.
+// ErrEnded is the error of a message sent on a stream that has ended; the
+// root package sets it to its own (jsonrpc.ErrClosed) in init.
 var ErrEnded = errors.New("jsonrpc: the event stream has ended")
 
 // ErrStreamDone: the resumed stream has ended and the client has had all
