@@ -139,11 +139,11 @@ func (s *Server) authorize(ctx context.Context, name []byte) *Error {
 }
 
 // admit asks the Admit hook about a message whose elements are elems (the
-// responses among them excluded). It returns whether the message may be
-// served and, if not, the reply for its requests (nil when it has none).
-func (s *Server) admit(ctx context.Context, data []byte, elems []wire.Envelope, batch bool) (ok bool, reply []byte, err error) {
+// responses among them excluded): err is the hook's refusal, and reply then
+// the answer to the message's requests (nil when it has none).
+func (s *Server) admit(ctx context.Context, data []byte, elems []wire.Envelope, batch bool) (reply []byte, err error) {
 	if s.Admit == nil {
-		return true, nil, nil
+		return nil, nil
 	}
 	n := 0
 	for i := range elems {
@@ -152,10 +152,10 @@ func (s *Server) admit(ctx context.Context, data []byte, elems []wire.Envelope, 
 		}
 	}
 	if n == 0 {
-		return true, nil, nil
+		return nil, nil
 	}
 	if err = s.Admit(ctx, n); err == nil {
-		return true, nil, nil
+		return nil, nil
 	}
 	rpcErr := &Error{Code: CodeLimitExceeded, Message: "limit exceeded"}
 	if e := (*Error)(nil); errors.As(err, &e) && e != nil {
@@ -163,7 +163,7 @@ func (s *Server) admit(ctx context.Context, data []byte, elems []wire.Envelope, 
 	}
 	p, _ := PeerFromContext(ctx)
 	s.logger().Debug("jsonrpc: message refused", "requests", n, "remote", p.RemoteAddr, "reason", err.Error())
-	return false, refusal(data, elems, batch, rpcErr), err
+	return refusal(data, elems, batch, rpcErr), err
 }
 
 // refusal is the reply to a refused message: rpcErr for each of its calls

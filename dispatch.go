@@ -66,7 +66,7 @@ func (s *Server) dispatch(ctx context.Context, in *inbound, to sink) (e *wire.En
 	if len(requests) == 0 {
 		return nil, nil, false // a batch of responses only
 	}
-	if ok, reply, err := s.admit(ctx, in.data, requests, m.Batch); !ok {
+	if reply, err := s.admit(ctx, in.data, requests, m.Batch); err != nil {
 		to.early(reply, err)
 		return nil, nil, false
 	}
