@@ -21,8 +21,7 @@ import (
 
 // httpState is the per-request decoding state, pooled across requests.
 type httpState struct {
-	exchange        // the sink of its messages (dispatch.go); out holds the reply
-	buf      []byte // the request body
+	exchange // the sink of its messages (dispatch.go): data holds the request body, out the reply
 
 	// The request being served, for late (answerLate, made once per state).
 	w        http.ResponseWriter
@@ -84,21 +83,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	st := httpStatePool.Get().(*httpState)
 	defer func() {
-		if cap(st.buf) > maxPooledBody {
-			st.buf = nil
+		if cap(st.data) > maxPooledBody {
+			st.data = nil
 		}
 		st.w, st.pi, st.answered, st.ts = nil, nil, false, nil
-		st.data, st.sc.Data, st.reply, st.refused = nil, nil, nil, nil // do not pin the message or the reply
+		st.sc.Data, st.reply, st.refused = nil, nil, nil // do not pin a large body or the reply
 		httpStatePool.Put(st)
 	}()
 	var read bool
-	if st.buf, read = s.readPOST(w, r, st.buf[:0]); !read {
+	if st.data, read = s.readPOST(w, r, st.data[:0]); !read {
 		return
 	}
 	hr := &httpRequest{pi: peerInfo{peer: s.httpPeer(r, "http"), srv: s}}
 	pi, ctx := &hr.pi, &hr.ts.ctx
 	ctx.Init(r.Context(), pi)
-	st.srv, st.w, st.pi, st.data = s, w, pi, st.buf
+	st.srv, st.w, st.pi = s, w, pi
 	hr.ts.req.stream = &hr.stream
 	st.ts, st.d, st.out = &hr.ts, s.handlerTimeout(true), st.out[:0]
 	if e, batch, ok := s.dispatch(ctx, &st.inbound, st); ok {
