@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -100,7 +101,7 @@ func (s *Server) batchError(m *wire.Message) *Error {
 	case len(m.Elems) == 0:
 		return errEmptyBatch
 	case m.N > s.maxBatchLen():
-		return errBatchTooLong(m.N, s.maxBatchLen())
+		return &Error{Code: CodeInvalidRequest, Message: "batch too long: " + strconv.Itoa(m.N) + " requests, the limit is " + strconv.Itoa(s.maxBatchLen())}
 	}
 	return nil
 }

@@ -228,13 +228,9 @@ func (s *Server) logger() *slog.Logger {
 	return slog.Default()
 }
 
-// Errors returned for violated limits.
+// errMessageTooLarge is the error of a message over limit bytes.
 func errMessageTooLarge(limit int64) *Error {
 	return &Error{Code: CodeInvalidRequest, Message: framing.TooLargeMessage(limit)}
-}
-
-func errBatchTooLong(n, limit int) *Error {
-	return &Error{Code: CodeInvalidRequest, Message: "batch too long: " + strconv.Itoa(n) + " requests, the limit is " + strconv.Itoa(limit)}
 }
 
 // parseError is the error object for a message that could not be scanned.
