@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -184,13 +183,4 @@ func refusal(data []byte, elems []wire.Envelope, batch bool, rpcErr *Error) (rep
 		reply = append(reply, ']')
 	}
 	return reply
-}
-
-// retryAfter renders the Retry-After header value of a refusal.
-func retryAfter(err error) string {
-	var le *LimitError
-	if errors.As(err, &le) && le.RetryAfter > time.Second {
-		return strconv.FormatInt(int64((le.RetryAfter+time.Second-1)/time.Second), 10)
-	}
-	return "1"
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/httpx"
@@ -152,10 +153,14 @@ func (s *Server) writeHTTPReply(w http.ResponseWriter, pi *peerInfo, reply []byt
 }
 
 // tooManyRequests answers a message that Server.Admit refused: 429 with
-// Retry-After, and a JSON-RPC error (id null) as the body.
+// Retry-After (a LimitError's RetryAfter rounded up to whole seconds, at
+// least 1), and a JSON-RPC error (id null) as the body.
 func tooManyRequests(w http.ResponseWriter, refused error) {
 	h := w.Header()
-	h.Set("Retry-After", retryAfter(refused))
+	h.Set("Retry-After", "1")
+	if le := (*LimitError)(nil); errors.As(refused, &le) && le.RetryAfter > time.Second {
+		h.Set("Retry-After", strconv.FormatInt(int64((le.RetryAfter+time.Second-1)/time.Second), 10))
+	}
 	h["Content-Type"] = jsonContentType
 	w.WriteHeader(http.StatusTooManyRequests)
 	w.Write(appendResponse(nil, NullID, nil, &Error{Code: CodeLimitExceeded, Message: "limit exceeded"}))
