@@ -23,7 +23,7 @@ import (
 // subtract is denied, and a message of more than one request is over the
 // rate limit. ran counts the subtract handler's runs (it must stay 0).
 func guardedServer(ran *atomic.Int64) *jsonrpc.Server {
-	mux := demo.NewMux()
+	mux := demo.Shared{}.NewMux()
 	mux.Use(func(next jsonrpc.Handler) jsonrpc.Handler {
 		return jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 			if req.Method == "subtract" && ran != nil {
@@ -32,7 +32,7 @@ func guardedServer(ran *atomic.Int64) *jsonrpc.Server {
 			return next.ServeRPC(ctx, req)
 		})
 	})
-	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 	srv.Handler = mux
 	setGuards(srv)
 	return srv

@@ -36,7 +36,7 @@ func TestStdioHelperProcess(t *testing.T) {
 func runStdioServer(mode string) int {
 	// Logs go to standard error, never to standard output.
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	mux := demo.NewMux()
+	mux := demo.Shared{}.NewMux()
 	registerStreamMethods(mux)
 	jsonrpc.Register(mux, "greet", func(ctx context.Context, _ struct{}) (string, error) {
 		var name string

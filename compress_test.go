@@ -98,7 +98,7 @@ func postWire(t *testing.T, url string, body []byte, header map[string]string) (
 
 func TestHTTPGzipReply(t *testing.T) {
 	noLeaks(t)
-	url := listenHTTP(t, &jsonrpc.Server{Handler: demo.NewMux()}, "/rpc")
+	url := listenHTTP(t, &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}, "/rpc")
 	big := []byte(echoRequest(8 << 10))
 
 	// A client that does not accept gzip gets the plain reply.
@@ -135,7 +135,7 @@ func TestHTTPGzipReply(t *testing.T) {
 
 func TestHTTPGzipReplyOff(t *testing.T) {
 	noLeaks(t)
-	url := listenHTTP(t, &jsonrpc.Server{Handler: demo.NewMux(), HTTPCompressMinSize: -1}, "/rpc")
+	url := listenHTTP(t, &jsonrpc.Server{Handler: demo.Shared{}.NewMux(), HTTPCompressMinSize: -1}, "/rpc")
 	resp, b := postWire(t, url, []byte(echoRequest(8<<10)), map[string]string{"Accept-Encoding": "gzip"})
 	if resp.Header.Get("Content-Encoding") != "" || !bytes.HasPrefix(b, []byte(`{"jsonrpc":"2.0"`)) {
 		t.Fatalf("HTTPCompressMinSize -1: %v %.60s", resp.Header, b)
@@ -144,7 +144,7 @@ func TestHTTPGzipReplyOff(t *testing.T) {
 
 func TestHTTPGzipRequest(t *testing.T) {
 	noLeaks(t)
-	url := listenHTTP(t, &jsonrpc.Server{Handler: demo.NewMux()}, "/rpc")
+	url := listenHTTP(t, &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}, "/rpc")
 	msg := []byte(echoRequest(4 << 10))
 	_, want := postWire(t, url, msg, nil)
 
@@ -169,7 +169,7 @@ func TestHTTPGzipRequest(t *testing.T) {
 func TestHTTPGzipBomb(t *testing.T) {
 	noLeaks(t)
 	var served atomic.Int64
-	mux := demo.NewMux()
+	mux := demo.Shared{}.NewMux()
 	srv := &jsonrpc.Server{Handler: jsonrpc.HandlerFunc(func(ctx context.Context, r *jsonrpc.Request) (any, error) {
 		served.Add(1)
 		return mux.ServeRPC(ctx, r)
@@ -253,7 +253,7 @@ func (w countingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func TestHTTPClientCompression(t *testing.T) {
 	noLeaks(t)
 	var wire wireCount
-	ts := httptest.NewServer(wire.wrap(&jsonrpc.Server{Handler: demo.NewMux()}))
+	ts := httptest.NewServer(wire.wrap(&jsonrpc.Server{Handler: demo.Shared{}.NewMux()}))
 	defer ts.Close()
 	param := strings.Repeat(`{"k":"value"}`, 10<<10)
 	for _, compress := range []bool{false, true} {
@@ -351,7 +351,7 @@ func TestWebSocketCompression(t *testing.T) {
 		{"client only", false, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			srv := &jsonrpc.Server{Handler: demo.NewMux()}
+			srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 			var opts jsonrpc.WebSocketOptions
 			if c.server {
 				opts.Compression = true
@@ -389,7 +389,7 @@ func TestWebSocketCompression(t *testing.T) {
 // server's limit closes the socket with 1009, as any message too large.
 func TestWebSocketDeflateBomb(t *testing.T) {
 	noLeaks(t)
-	srv := &jsonrpc.Server{Handler: demo.NewMux(), MaxMessageSize: 64 << 10}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux(), MaxMessageSize: 64 << 10}
 	ts := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketOptions{Compression: true}))
 	defer ts.Close()
 	defer srv.Shutdown(context.Background())

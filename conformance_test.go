@@ -166,7 +166,7 @@ func sameJSON(a, b []byte) bool {
 // newDemoServer returns a server of the demo service that runs one handler at
 // a time, so that "no reply" can be told by a sentinel call sent after.
 func newDemoServer() *jsonrpc.Server {
-	return &jsonrpc.Server{Handler: demo.NewMux(), MaxConcurrency: 1}
+	return &jsonrpc.Server{Handler: demo.Shared{}.NewMux(), MaxConcurrency: 1}
 }
 
 const sentinel = `{"jsonrpc":"2.0","method":"echo","params":["sentinel"],"id":"sentinel-id"}`

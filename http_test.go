@@ -222,7 +222,7 @@ func rawHTTP(t *testing.T, addr, head string, body func(w io.Writer)) (status in
 }
 
 func TestHTTPTooLargeDeclared(t *testing.T) {
-	srv := &jsonrpc.Server{Handler: demo.NewMux(), MaxMessageSize: 1024}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux(), MaxMessageSize: 1024}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	// 100 MiB declared, only a few bytes sent: the answer must come at once,
@@ -251,7 +251,7 @@ func TestHTTPTooLargeDeclared(t *testing.T) {
 }
 
 func TestHTTPTooLargeChunked(t *testing.T) {
-	srv := &jsonrpc.Server{Handler: demo.NewMux(), MaxMessageSize: 1024}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux(), MaxMessageSize: 1024}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	// A chunked body that passes the limit and never ends: the server must
@@ -411,7 +411,7 @@ func TestHTTPListenPathAndShutdown(t *testing.T) {
 
 func TestHTTPClient(t *testing.T) {
 	noLeaks(t)
-	srv := &jsonrpc.Server{Handler: demo.NewMux(), MaxBatchLen: 3}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux(), MaxBatchLen: 3}
 	url := listenHTTP(t, srv, "/")
 	cl, err := jsonrpc.Dial(context.Background(), url)
 	if err != nil {
@@ -726,7 +726,7 @@ func TestHTTPClientBatchMatching(t *testing.T) {
 }
 
 func TestHTTPClientConcurrent(t *testing.T) {
-	url := listenHTTP(t, &jsonrpc.Server{Handler: demo.NewMux()}, "/")
+	url := listenHTTP(t, &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}, "/")
 	c := jsonrpc.NewHTTPClient(url)
 	defer c.Close()
 	errc := make(chan error, 32)
@@ -784,7 +784,7 @@ func (d *discardResponse) WriteHeader(int)             {}
 // BenchmarkHTTPServeHTTP measures the handler alone (no network): one
 // small call per request.
 func BenchmarkHTTPServeHTTP(b *testing.B) {
-	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 	body := []byte(`{"jsonrpc":"2.0","method":"subtract","params":[42,23],"id":1}`)
 	w := &discardResponse{h: make(http.Header)}
 	req := httptest.NewRequest(http.MethodPost, "/", nil)
@@ -802,7 +802,7 @@ func BenchmarkHTTPServeHTTP(b *testing.B) {
 
 // BenchmarkHTTPClientCall measures a call over loopback HTTP with keep-alive.
 func BenchmarkHTTPClientCall(b *testing.B) {
-	ts := httptest.NewServer(&jsonrpc.Server{Handler: demo.NewMux()})
+	ts := httptest.NewServer(&jsonrpc.Server{Handler: demo.Shared{}.NewMux()})
 	defer ts.Close()
 	c := jsonrpc.NewHTTPClient(ts.URL)
 	defer c.Close()

@@ -22,7 +22,7 @@ func TestIdleConnectionsKeepNoGoroutine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for the idle refresh")
 	}
-	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

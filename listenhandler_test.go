@@ -15,7 +15,7 @@ import (
 // http:// listener beside the JSON-RPC path, and nothing else appears.
 func TestListenHandler(t *testing.T) {
 	noLeaks(t)
-	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "page "+r.URL.Path) })
 	l, err := srv.Listen("http://127.0.0.1:0/rpc", jsonrpc.ListenHandler("/explorer/", page))
 	if err != nil {

@@ -39,7 +39,7 @@ func (s *seen) all() []string {
 // named (none: a server of the session era only).
 func demoMCPServer(t *testing.T, stateless ...string) (*httptest.Server, *seen) {
 	t.Helper()
-	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
 	h := srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{
 		Sessions: true, ProtocolVersions: mcp.SessionVersions, StatelessVersions: stateless,
 	})
@@ -263,7 +263,7 @@ func TestMCPClientRefusals(t *testing.T) {
 // initialize) and by a client of 2026-07-28 (_meta added to the params,
 // the mirrored headers): what the stateless era costs the client.
 func BenchmarkMCPClientCall(b *testing.B) {
-	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
 	ts := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{
 		Sessions: true, ProtocolVersions: mcp.SessionVersions, StatelessVersions: mcp.StatelessVersions, SSE: jsonrpc.SSENever,
 	}))

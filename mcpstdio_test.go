@@ -21,7 +21,7 @@ func TestMCPStdioHelperProcess(t *testing.T) {
 	if os.Getenv(mcpHelperEnv) == "" {
 		t.Skip("a subprocess of the MCP stdio tests")
 	}
-	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
 	l, err := srv.Listen("stdio:")
 	if err != nil {
 		os.Exit(1)

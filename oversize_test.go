@@ -23,7 +23,7 @@ func TestClientResponseTooLarge(t *testing.T) {
 	size := len(`{"jsonrpc":"2.0","id":1,"result":""}`) + n // the id is 1: the first call
 	exact := "jsonrpc: response too large (" + strconv.Itoa(size) + " bytes, limit " + strconv.Itoa(limit) + ")"
 	unknown := "jsonrpc: response too large (more than " + strconv.Itoa(limit) + " bytes, limit " + strconv.Itoa(limit) + ")"
-	srv := &jsonrpc.Server{Handler: demo.NewMux(), Logger: slog.New(slog.DiscardHandler)}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux(), Logger: slog.New(slog.DiscardHandler)}
 	defer srv.Shutdown(context.Background())
 	listen := func(url string) string {
 		l, err := srv.Listen(url)
@@ -95,7 +95,7 @@ func dialURL(url string, opts ...jsonrpc.DialOption) func(ctx context.Context) (
 // Only the call whose response is too large fails: the others on the same
 // connection, waiting at the same time, get their results.
 func TestClientResponseTooLargeFailsOnlyItsCall(t *testing.T) {
-	srv := &jsonrpc.Server{Handler: demo.NewMux(), Logger: slog.New(slog.DiscardHandler)}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux(), Logger: slog.New(slog.DiscardHandler)}
 	defer srv.Shutdown(context.Background())
 	l, err := srv.Listen("tcp://127.0.0.1:0")
 	if err != nil {

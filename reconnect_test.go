@@ -38,7 +38,7 @@ func TestReconnectHelperProcess(t *testing.T) {
 // its call is in flight (cut is what drops it), and "greet", which calls the
 // client back.
 func cutMux(cut func(*jsonrpc.Conn)) *jsonrpc.Mux {
-	mux := demo.NewMux()
+	mux := demo.Shared{}.NewMux()
 	jsonrpc.Register(mux, "cut", func(ctx context.Context, _ struct{}) (bool, error) {
 		go cut(jsonrpc.ConnFromContext(ctx))
 		<-ctx.Done()
@@ -166,7 +166,7 @@ func checkCutAndResume(t *testing.T, ctx context.Context, rc *jsonrpc.ReconnectC
 // succeeds.
 func TestReconnectAfterServerRestart(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	srv := &jsonrpc.Server{Handler: demo.NewMux(), Logger: slog.New(slog.DiscardHandler)}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux(), Logger: slog.New(slog.DiscardHandler)}
 	l, err := srv.Listen("tcp://127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -192,7 +192,7 @@ func TestReconnectAfterServerRestart(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a call while the server is away: %v, want it to wait for its context", err)
 	}
-	srv2 := &jsonrpc.Server{Handler: demo.NewMux(), Logger: slog.New(slog.DiscardHandler)}
+	srv2 := &jsonrpc.Server{Handler: demo.Shared{}.NewMux(), Logger: slog.New(slog.DiscardHandler)}
 	if _, err := srv2.Listen(l.URL); err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestIdleReaderRefreshLosesNothing(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv := &jsonrpc.Server{Handler: demo.NewMux()}
+			srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 			l, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
 				t.Fatal(err)
@@ -109,7 +109,7 @@ func readHeaderFramed(br *bufio.Reader) (string, error) {
 // A slow handler served on the read goroutine does not hold up the next
 // request: reading moves on within a few milliseconds.
 func TestSlowInlineHandlerDoesNotBlockTheNext(t *testing.T) {
-	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

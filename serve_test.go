@@ -29,7 +29,7 @@ func callLine(t *testing.T, nc net.Conn, br *bufio.Reader, req string) string {
 }
 
 func TestMaxConnsRefusesThenRecovers(t *testing.T) {
-	srv := &jsonrpc.Server{Handler: demo.NewMux(), MaxConns: 2}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux(), MaxConns: 2}
 	l, err := srv.Listen("tcp://127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +144,7 @@ func TestMaxConnsHTTP503(t *testing.T) {
 // A WebSocket outlives the HTTP server's ReadTimeout and WriteTimeout, also
 // when the handler is mounted on a user's own http.Server.
 func TestWebSocketOutlivesHTTPReadTimeout(t *testing.T) {
-	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 	nl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

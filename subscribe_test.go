@@ -267,7 +267,7 @@ func TestSubscribeResponseBeforeEventsInOrder(t *testing.T) {
 
 // The demo ticker over our client, on TCP and WebSocket: 1..K, then nothing.
 func TestSubscribeDemoTickerClient(t *testing.T) {
-	mux := demo.NewMux()
+	mux := demo.Shared{}.NewMux()
 	srv := &jsonrpc.Server{Handler: mux}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -343,7 +343,7 @@ func fmtInts(xs []int) string {
 
 // Over plain HTTP there is no connection to push on: go-ethereum's answer.
 func TestSubscribeOverPlainHTTP(t *testing.T) {
-	hs := httptest.NewServer(&jsonrpc.Server{Handler: demo.NewMux()})
+	hs := httptest.NewServer(&jsonrpc.Server{Handler: demo.Shared{}.NewMux()})
 	defer hs.Close()
 	resp, err := http.Post(hs.URL, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"demo_subscribe","params":["ticker",{"interval_ms":1}]}`))
 	if err != nil {

@@ -78,7 +78,7 @@ func (c *memClient) Batch(context.Context, *jsonrpc.Batch) error { return errors
 func (c *memClient) Close() error                                { return nil }
 
 func TestRegisteredTransportDialListenShutdown(t *testing.T) {
-	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 	l, err := srv.Listen("mem://svc")
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +125,7 @@ func TestUnknownSchemeNamesRegistered(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "unix, mem)") {
 		t.Fatalf("Dial: %v", err)
 	}
-	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 	_, err = srv.Listen("nope://x")
 	if err == nil || !strings.Contains(err.Error(), "stdio, mem)") {
 		t.Fatalf("Listen: %v", err)
@@ -146,7 +146,7 @@ func TestRegisterTransportRefusesBuiltinAndTwice(t *testing.T) {
 }
 
 func TestProcess(t *testing.T) {
-	srv := &jsonrpc.Server{Handler: demo.NewMux(), MaxMessageSize: 200, MaxBatchLen: 2}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux(), MaxMessageSize: 200, MaxBatchLen: 2}
 	ctx := context.Background()
 	for _, tc := range []struct{ in, want string }{
 		{`{"jsonrpc":"2.0","id":"x\u0041","method":"echo","params":[null]}`, `{"jsonrpc":"2.0","id":"x\u0041","result":[null]}`},
@@ -183,7 +183,7 @@ func ExampleServer_Process() {
 }
 
 func TestMessageClient(t *testing.T) {
-	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 	var sent []string
 	var mu sync.Mutex
 	c := jsonrpc.NewMessageClient(func(ctx context.Context, msg []byte, wantReply bool) ([]byte, error) {

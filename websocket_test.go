@@ -104,7 +104,7 @@ func TestConformanceWebSocket(t *testing.T) {
 
 func TestWebSocketClient(t *testing.T) {
 	noLeaks(t)
-	url := listenWS(t, &jsonrpc.Server{Handler: demo.NewMux()})
+	url := listenWS(t, &jsonrpc.Server{Handler: demo.Shared{}.NewMux()})
 	ctx := context.Background()
 	cl, err := jsonrpc.Dial(ctx, url)
 	if err != nil {
@@ -231,7 +231,7 @@ func TestWebSocketBinaryFrameClosed(t *testing.T) {
 }
 
 func TestWebSocketReadLimit(t *testing.T) {
-	srv := &jsonrpc.Server{Handler: demo.NewMux(), MaxMessageSize: 1024}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux(), MaxMessageSize: 1024}
 	url := listenWS(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -258,7 +258,7 @@ func TestWebSocketReadLimit(t *testing.T) {
 
 func TestWebSocketPingDetectsDeadPeer(t *testing.T) {
 	noLeaks(t)
-	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 	defer srv.Shutdown(context.Background())
 	ts := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketOptions{PingInterval: 50 * time.Millisecond, PingTimeout: 100 * time.Millisecond}))
 	defer ts.Close()
@@ -325,7 +325,7 @@ func TestWebSocketClientPing(t *testing.T) {
 	}
 
 	// Our server reads, so it answers: the client stays connected.
-	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 	defer srv.Shutdown(context.Background())
 	live := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketOptions{}))
 	defer live.Close()
@@ -343,7 +343,7 @@ func TestWebSocketClientPing(t *testing.T) {
 
 func TestWebSocketHandshake(t *testing.T) {
 	noLeaks(t)
-	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 	var gotAuth string
 	var mu sync.Mutex
 	wrap := func(h http.Handler) http.Handler {
@@ -403,7 +403,7 @@ func TestWebSocketHandshake(t *testing.T) {
 
 func TestWebSocketShutdown(t *testing.T) {
 	noLeaks(t)
-	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 	l, err := srv.Listen("ws://127.0.0.1:0/")
 	if err != nil {
 		t.Fatal(err)
@@ -441,7 +441,7 @@ func TestWebSocketShutdown(t *testing.T) {
 
 func TestWebSocketTLS(t *testing.T) {
 	noLeaks(t)
-	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 	ts := httptest.NewUnstartedServer(srv.WebSocketHandler(jsonrpc.WebSocketOptions{}))
 	ts.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is expected
 	ts.StartTLS()
@@ -475,7 +475,7 @@ func TestWebSocketFramesSentWithTheHandshake(t *testing.T) {
 }
 
 func testFramesWithHandshake(t *testing.T, bufferSize int) {
-	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 	defer srv.Shutdown(context.Background())
 	ts := httptest.NewServer(srv.WebSocketHandler(jsonrpc.WebSocketOptions{BufferSize: bufferSize}))
 	defer ts.Close()
@@ -543,7 +543,7 @@ func testFramesWithHandshake(t *testing.T, bufferSize int) {
 // that selects none of those it offered.
 func TestWebSocketSubprotocols(t *testing.T) {
 	noLeaks(t)
-	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 	for _, tc := range []struct {
 		listed []string
 		offer  []string

@@ -16,7 +16,7 @@ import (
 // streamable, Streamable HTTP on http.
 func target(t testing.TB, scheme string) string {
 	t.Helper()
-	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 	var opts []jsonrpc.ListenOption
 	url := scheme + "://127.0.0.1:0/"
 	switch scheme {

@@ -31,7 +31,7 @@ var subTransports = []string{"tcp", "ws"}
 func subServer(t testing.TB, scheme string) string {
 	t.Helper()
 	mux := jsonrpc.NewMux()
-	demo.RegisterSubscriptions(mux)
+	demo.Shared{}.RegisterSubscriptions(mux)
 	srv := &jsonrpc.Server{Handler: mux}
 	ln, err := srv.Listen(scheme + "://127.0.0.1:0/")
 	if err != nil {

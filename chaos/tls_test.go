@@ -33,7 +33,7 @@ func TestProxyTLSTargets(t *testing.T) {
 	serverTLS, clientTLS := tlsPair(t)
 	for _, scheme := range []string{"tls", "https", "wss"} {
 		t.Run(scheme, func(t *testing.T) {
-			srv := &jsonrpc.Server{Handler: demo.NewMux()}
+			srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 			l, err := srv.Listen(scheme+"://127.0.0.1:0/", jsonrpc.ListenTLS(serverTLS))
 			if err != nil {
 				t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 // listen serves the demo service on rawURL for the test's duration.
 func listen(t *testing.T, rawURL string) string {
 	t.Helper()
-	s := &jsonrpc.Server{Handler: demo.NewMux()}
+	s := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 	l, err := s.Listen(rawURL)
 	if err != nil {
 		t.Fatal(err)

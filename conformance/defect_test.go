@@ -22,7 +22,7 @@ import (
 
 // defective serves our server's answers changed by change (nil: no answer).
 func defective(t *testing.T, change func(in, out []byte) []byte) conformance.Target {
-	s := &jsonrpc.Server{Handler: demo.NewMux()}
+	s := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		in, _ := io.ReadAll(r.Body)
 		out := change(in, s.Process(r.Context(), in))
@@ -108,7 +108,7 @@ func TestDroppedConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	s := &jsonrpc.Server{Handler: demo.NewMux()}
+	s := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 	go func() {
 		for {
 			c, err := l.Accept()
@@ -166,7 +166,7 @@ func TestRestOfLineIgnored(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	s := &jsonrpc.Server{Handler: demo.NewMux()}
+	s := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 	go func() {
 		for {
 			c, err := l.Accept()
@@ -227,7 +227,7 @@ func TestFramingAnswersOutOfOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	s := &jsonrpc.Server{Handler: demo.NewMux()}
+	s := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 	go func() {
 		for {
 			c, err := l.Accept()

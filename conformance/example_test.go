@@ -13,7 +13,7 @@ import (
 // In a Go test, one line checks a server: each failed MUST check is a test
 // error, each failed SHOULD or MAY check is logged.
 func ExampleRun() {
-	srv := httptest.NewServer(&jsonrpc.Server{Handler: demo.NewMux()})
+	srv := httptest.NewServer(&jsonrpc.Server{Handler: demo.Shared{}.NewMux()})
 	defer srv.Close()
 
 	t := &testing.T{} // in a real test: the test's own *testing.T

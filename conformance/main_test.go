@@ -17,7 +17,7 @@ const stdioServerEnv = "CONFORMANCE_STDIO_SERVER"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(stdioServerEnv) != "" {
-		s := &jsonrpc.Server{Handler: demo.NewMux()}
+		s := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 		l, err := s.Listen("stdio:")
 		if err != nil {
 			os.Exit(2)

@@ -15,7 +15,7 @@ import (
 // /rpc (POST) and /ws (WebSocket, for notifications), the page at
 // /explorer/. Nothing is served at /explorer/ unless it is mounted.
 func Example() {
-	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 	routes := http.NewServeMux()
 	routes.Handle("/rpc", srv)
 	routes.Handle("/ws", srv.WebSocketHandler(jsonrpc.WebSocketOptions{}))

@@ -82,7 +82,7 @@ const browserDir = "testdata/browser"
 // shown live). Screenshots go to testdata/browser/out/ (a CI artifact).
 func TestBrowser(t *testing.T) {
 	demo.NeedBrowser(t, browserDir)
-	srv := &jsonrpc.Server{Handler: demo.NewMux()}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMux()}
 	routes := http.NewServeMux()
 	routes.Handle("/rpc", srv)
 	routes.Handle("/ws", srv.WebSocketHandler(jsonrpc.WebSocketOptions{}))
@@ -105,7 +105,7 @@ func TestBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		pageOrigin := "http://" + ln.Addr().String()
-		api := httptest.NewServer(&jsonrpc.Server{Handler: demo.NewMux(), AllowedOrigins: []string{pageOrigin}})
+		api := httptest.NewServer(&jsonrpc.Server{Handler: demo.Shared{}.NewMux(), AllowedOrigins: []string{pageOrigin}})
 		defer api.Close()
 		pages := &httptest.Server{Listener: ln, Config: &http.Server{Handler: explorer.New(explorer.Config{Endpoint: api.URL + "/"})}}
 		pages.Start()
@@ -114,7 +114,7 @@ func TestBrowser(t *testing.T) {
 	})
 	// A service without rpc.discover: the page says so and calls methods
 	// by name; given the service's document, it lists its methods again.
-	routes.Handle("/blind", &jsonrpc.Server{Handler: withoutDiscover(demo.NewMux())})
+	routes.Handle("/blind", &jsonrpc.Server{Handler: withoutDiscover(demo.Shared{}.NewMux())})
 	t.Run("no-discover", func(t *testing.T) {
 		routes.Handle("/blind-explorer/", http.StripPrefix("/blind-explorer", explorer.New(explorer.Config{Endpoint: "/blind"})))
 		demo.BrowserTest(t, browserDir, ts.URL+"/blind-explorer/", "--mode", "free", "--banner", "rpc.discover: -32601", "--screenshot", "out/no-discover.png")

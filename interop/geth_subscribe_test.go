@@ -19,7 +19,7 @@ import (
 // ticker through Client.Subscribe and an "eth" namespace through
 // EthSubscribe, over WebSocket and over a unix socket (geth's IPC).
 func TestGethClientSubscribes(t *testing.T) {
-	mux := demo.NewMux()
+	mux := demo.Shared{}.NewMux()
 	eth := jsonrpc.NewSubscriptions(mux, jsonrpc.SubscriptionsOptions{Namespace: "eth"})
 	jsonrpc.AddSubscription(eth, "newHeads", func(ctx context.Context, _ struct{}, sink *jsonrpc.Sink[map[string]string]) error {
 		for i := 1; i <= 3; i++ {

@@ -45,7 +45,7 @@ type PeerCall struct {
 // ask_peer and tell_peer fail with -32603 on HTTP, which has no connection
 // to call back on.
 func NewMux(rec func(params json.RawMessage)) *jsonrpc.Mux {
-	mux := demo.NewMux()
+	mux := demo.Shared{}.NewMux()
 	jsonrpc.Register(mux, "record", func(ctx context.Context, p json.RawMessage) (any, error) {
 		p = bytes.Clone(p) // params may share the read buffer
 		if rec != nil {

@@ -32,7 +32,7 @@ func TestMCPGoSDKStandaloneStream(t *testing.T) {
 			return next.ServeRPC(ctx, req)
 		})
 	}
-	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Logger: testLogger(t), Convention: jsonrpc.ConventionMCP, Middleware: []jsonrpc.Middleware{keep}}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMCPMux(), Logger: testLogger(t), Convention: jsonrpc.ConventionMCP, Middleware: []jsonrpc.Middleware{keep}}
 	l, err := srv.Listen("http://127.0.0.1:0/mcp", jsonrpc.ListenStreamableHTTP(jsonrpc.StreamableHTTPOptions{
 		Sessions:         true,
 		ProtocolVersions: jmcp.SessionVersions,

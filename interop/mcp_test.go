@@ -94,7 +94,7 @@ func mcpDemo(t *testing.T, ctx context.Context) (map[string]func() mcp.Transport
 			return v, err
 		})
 	}
-	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Logger: testLogger(t), Convention: jsonrpc.ConventionMCP, Middleware: []jsonrpc.Middleware{count}}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMCPMux(), Logger: testLogger(t), Convention: jsonrpc.ConventionMCP, Middleware: []jsonrpc.Middleware{count}}
 	l, err := srv.Listen("http://127.0.0.1:0/mcp", jsonrpc.ListenStreamableHTTP(jsonrpc.StreamableHTTPOptions{
 		Sessions:          true,
 		ProtocolVersions:  jmcp.SessionVersions,

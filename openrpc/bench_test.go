@@ -74,7 +74,7 @@ func BenchmarkValidator(b *testing.B) {
 
 // BenchmarkCheckSubtract measures the validator of a small method alone.
 func BenchmarkCheckSubtract(b *testing.B) {
-	doc, err := openrpc.Document(demo.NewMux(), demo.Info)
+	doc, err := openrpc.Document(demo.Shared{}.NewMux(), demo.Info)
 	if err != nil {
 		b.Fatal(err)
 	}

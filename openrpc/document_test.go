@@ -81,7 +81,7 @@ func TestDiscoverFollowsTheMux(t *testing.T) {
 // TestDiscoverDeprecated checks that rpc.discover marks a deprecated method
 // and names its replacement and sunset, and that the method still works.
 func TestDiscoverDeprecated(t *testing.T) {
-	mux := demo.NewMux()
+	mux := demo.Shared{}.NewMux()
 	res, err := mux.ServeRPC(context.Background(), &jsonrpc.Request{Method: "rpc.discover"})
 	if err != nil {
 		t.Fatal(err)

@@ -155,7 +155,7 @@ func checkDocument(t *testing.T, rs *jsonschema.Resolved, doc []byte) (goErr, aj
 
 func discoverDemo(t *testing.T) []byte {
 	t.Helper()
-	mux := demo.NewMux()
+	mux := demo.Shared{}.NewMux()
 	srv := &jsonrpc.Server{Handler: mux}
 	c := pipeConn(t, srv)
 	var doc json.RawMessage

@@ -70,7 +70,7 @@ func TestSignaturesRoundTrip(t *testing.T) {
 }
 
 func TestDemoSignatures(t *testing.T) {
-	doc, err := openrpc.Document(demo.NewMux(), demo.Info)
+	doc, err := openrpc.Document(demo.Shared{}.NewMux(), demo.Info)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -206,7 +206,7 @@ func withoutDiscover(h jsonrpc.Handler) jsonrpc.Handler {
 // reached is explained on the page.
 func TestExploreWithoutDiscover(t *testing.T) {
 	demo.NeedBrowser(t, browserDir)
-	blind := httptest.NewServer(&jsonrpc.Server{Handler: withoutDiscover(demo.NewMux())})
+	blind := httptest.NewServer(&jsonrpc.Server{Handler: withoutDiscover(demo.Shared{}.NewMux())})
 	defer blind.Close()
 	t.Run("by-name", func(t *testing.T) {
 		u := startExplore(t, "explore", "--listen", "http://127.0.0.1:0/ui/", blind.URL+"/")

@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,7 +21,6 @@ import (
 	"github.com/seedhq/jsonrpc/explorer"
 	"github.com/seedhq/jsonrpc/internal/demo"
 	jmcp "github.com/seedhq/jsonrpc/mcp"
-	"github.com/seedhq/jsonrpc/openrpc"
 	"github.com/spf13/cobra"
 )
 
@@ -410,17 +408,9 @@ func checkListenURL(u string) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf("cannot listen on %q", u), hint: hint}
 }
 
-// newDemoServer returns a Server for the demo service, with sh's shared
-// state.
-func newDemoServer(sh demo.Shared) *jsonrpc.Server {
-	mux := jsonrpc.NewMux()
-	sh.Register(mux)
-	// The demo package may serve rpc.discover itself; if not, serve it here.
-	if !slices.ContainsFunc(mux.Methods(), func(m jsonrpc.MethodInfo) bool { return m.Name == openrpc.DiscoverMethod }) {
-		openrpc.Register(mux, openrpc.Info{Title: "jrpc demo service", Version: "1.0.0"})
-	}
-	return &jsonrpc.Server{Handler: mux}
-}
+// newDemoServer returns a Server for the demo service (rpc.discover
+// included), with sh's shared state.
+func newDemoServer(sh demo.Shared) *jsonrpc.Server { return &jsonrpc.Server{Handler: sh.NewMux()} }
 
 // serveExplorer is serve's --explorer.
 var serveExplorer bool

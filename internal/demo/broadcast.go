@@ -10,7 +10,7 @@ import (
 
 // Shared is what the instances of the demo share behind a load balancer
 // (`jrpc serve --state`): each nil member is this process's memory, so
-// that a zero Shared serves one process as Register and NewMCPMux do.
+// that a zero Shared serves one process.
 type Shared struct {
 	// Broker carries demo_broadcast's values to the broadcast subscribers
 	// of every instance (SubscriptionsOptions.Broker), and

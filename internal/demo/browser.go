@@ -43,7 +43,7 @@ func NeedBrowser(t testing.TB, dir string) {
 func BrowserTest(t testing.TB, dir, url string, extra ...string) {
 	t.Helper()
 	var names []string
-	for _, m := range NewMux().Methods() {
+	for _, m := range (Shared{}).NewMux().Methods() {
 		names = append(names, m.Name)
 	}
 	BrowserScript(t, dir, "test.mjs", append([]string{"--url", url, "--methods", strings.Join(names, ",")}, extra...)...)

@@ -49,20 +49,18 @@ var Info = openrpc.Info{
 	Description: "The JSON-RPC 2.0 specification's example methods, a few diagnostics, and MCP-style tools (tools/list, tools/call).",
 }
 
-// Register adds the whole demo service to mux: params validation against
-// the methods' schemas (installed with mux.Use, so it also covers methods
-// registered on mux after this call), the demo methods, the demo tools
-// (tools/list, tools/call), the demo subscriptions (demo_subscribe) and
-// rpc.discover.
-func Register(mux *jsonrpc.Mux) { Shared{}.Register(mux) }
-
-// Register is Register with sh's shared state.
-func (sh Shared) Register(mux *jsonrpc.Mux) {
+// NewMux returns a Mux with the whole demo service, with sh's shared state
+// (Shared{}: this process's memory): params validation against the
+// methods' schemas, the demo methods, the demo tools (tools/list,
+// tools/call), the demo subscriptions (demo_subscribe) and rpc.discover.
+func (sh Shared) NewMux() *jsonrpc.Mux {
+	mux := jsonrpc.NewMux()
 	mux.Use(openrpc.Validate(mux))
 	RegisterMethods(mux)
 	DemoTools().Register(mux)
 	sh.RegisterSubscriptions(mux)
 	openrpc.Register(mux, Info)
+	return mux
 }
 
 // RegisterMethods adds the demo methods alone to mux: those of the
@@ -161,14 +159,4 @@ func RegisterMethods(mux *jsonrpc.Mux) {
 		Summary: "Returns a value that cannot be encoded (the server answers -32603).",
 		Errors:  []*jsonrpc.Error{{Code: jsonrpc.CodeInternalError, Message: "internal error"}},
 	})
-}
-
-// NewMux returns a Mux with the whole demo service (see Register).
-func NewMux() *jsonrpc.Mux { return Shared{}.NewMux() }
-
-// NewMux is NewMux with sh's shared state.
-func (sh Shared) NewMux() *jsonrpc.Mux {
-	mux := jsonrpc.NewMux()
-	sh.Register(mux)
-	return mux
 }

@@ -50,25 +50,21 @@ func registerMCP(mux *jsonrpc.Mux, log *mcpLog) {
 	}, jsonrpc.MethodDoc{Summary: "MCP ping: answers {}."})
 }
 
-// NewMCPMux returns the demo service as an MCP server of both eras: the
-// whole demo, with MCP's lifecycle, tool argument errors as tool results
-// with isError (MCP 2025-11-25) instead of -32602, and MCP's logging
-// utility: a client that sent logging/setLevel (notice or below) gets a
-// notifications/message for each tool call that stopped because it was
-// cancelled, on its session connection (over Streamable HTTP, the
-// session's GET stream). Requests of MCP 2026-07-28 (their _meta names the
-// revision) are served statelessly on every transport: server/discover,
-// results with resultType and caching hints, and the greet tool's question
-// as a multi round-trip whose requestState is signed with stateKeys (the
-// first signs, any verifies; a random key when none is given, which only
-// this process knows).
-func NewMCPMux(stateKeys ...[]byte) *jsonrpc.Mux { return Shared{}.NewMCPMux(stateKeys...) }
-
-// NewMCPMux is NewMCPMux with sh's shared state. It also has the tool
-// test_trigger_tool_change (named as in MCP's conformance fixture), which
-// sends notifications/tools/list_changed to every subscriptions/listen
-// stream that asked for toolsListChanged, on every instance sharing
-// sh.Broker.
+// NewMCPMux returns the demo service as an MCP server of both eras, with
+// sh's shared state: the whole demo, with MCP's lifecycle, tool argument
+// errors as tool results with isError (MCP 2025-11-25) instead of -32602,
+// and MCP's logging utility: a client that sent logging/setLevel (notice or
+// below) gets a notifications/message for each tool call that stopped
+// because it was cancelled, on its session connection (over Streamable
+// HTTP, the session's GET stream). Requests of MCP 2026-07-28 (their _meta
+// names the revision) are served statelessly on every transport:
+// server/discover, results with resultType and caching hints, and the
+// greet tool's question as a multi round-trip whose requestState is signed
+// with stateKeys (the first signs, any verifies; a random key when none is
+// given, which only this process knows). Its tool test_trigger_tool_change
+// (named as in MCP's conformance fixture) sends
+// notifications/tools/list_changed to every subscriptions/listen stream
+// that asked for toolsListChanged, on every instance sharing sh.Broker.
 func (sh Shared) NewMCPMux(stateKeys ...[]byte) *jsonrpc.Mux {
 	mux := jsonrpc.NewMux()
 	log := &mcpLog{levels: make(map[*jsonrpc.Conn]int)}

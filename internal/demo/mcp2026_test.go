@@ -25,7 +25,7 @@ const meta26 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
 // Streamable HTTP (both eras on the endpoint), with its headers; the
 // server's state keys are keys.
 func mcp2026HTTP(t *testing.T, keys ...[]byte) func(method, name, params string) (int, string) {
-	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(keys...), Convention: jsonrpc.ConventionMCP}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMCPMux(keys...), Convention: jsonrpc.ConventionMCP}
 	ts := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{
 		Sessions: true, ProtocolVersions: mcp.SessionVersions, StatelessVersions: mcp.StatelessVersions,
 	}))
@@ -122,7 +122,7 @@ func TestDemoGreetMultiRoundTrip(t *testing.T) {
 // beside initialize-era ones on the same connection.
 func TestDemoMCP2026OverStream(t *testing.T) {
 	a, b := net.Pipe()
-	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
 	go srv.ServeConn(context.Background(), jsonrpc.NewStream(a, jsonrpc.StreamOptions{}))
 	t.Cleanup(func() { b.Close() })
 	ex := lineExchange(t, b)
@@ -141,7 +141,7 @@ func TestDemoMCP2026OverStream(t *testing.T) {
 // (tools list changes, nothing else).
 func TestDemoListen(t *testing.T) {
 	a, b := net.Pipe()
-	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
 	go srv.ServeConn(context.Background(), jsonrpc.NewStream(a, jsonrpc.StreamOptions{}))
 	t.Cleanup(func() { b.Close() })
 	ex := lineExchange(t, b)

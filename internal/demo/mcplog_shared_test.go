@@ -41,7 +41,7 @@ func TestMCPLogLevelAcrossInstances(t *testing.T) {
 	store := state.NewMemorySessionStore(nil)
 	var urls [2]*url.URL
 	for i := range urls {
-		srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
+		srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
 		ts := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{Sessions: true,
 			ProtocolVersions: mcp.SessionVersions, StatelessVersions: mcp.StatelessVersions, SessionStore: store}))
 		t.Cleanup(func() {

@@ -33,7 +33,7 @@ func TestMCPLogCancelledTool(t *testing.T) {
 			return v, err
 		})
 	}
-	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Convention: jsonrpc.ConventionMCP, Middleware: []jsonrpc.Middleware{toolEnded}}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMCPMux(), Convention: jsonrpc.ConventionMCP, Middleware: []jsonrpc.Middleware{toolEnded}}
 	c := jsonrpc.NewConn(jsonrpc.NewStream(srvSide, jsonrpc.StreamOptions{Framing: jsonrpc.FramingLine}), srv)
 	defer func() {
 		cliSide.Close()

@@ -29,18 +29,14 @@ const DefaultTickerInterval = 1000
 // MaxLargeEvent bounds the size of a "large" event.
 const MaxLargeEvent = 4 << 20
 
-// RegisterSubscriptions adds the demo namespace's subscriptions to mux, in
-// go-ethereum's form: demo_subscribe ["ticker", {"interval_ms": N, "count": K}]
-// returns an id, then demo_subscription notifications carry 1, 2, … K as
-// their result every N ms (default 1000), and the subscription ends
-// quietly after the K-th (no message says so: the protocol has none); demo_unsubscribe [id] ends a subscription.
-// The "large" kind sends strings of a given size, for tests; the
-// "broadcast" kind, the values of demo_broadcast (registerBroadcast).
-func RegisterSubscriptions(mux *jsonrpc.Mux) *jsonrpc.Subscriptions {
-	return Shared{}.RegisterSubscriptions(mux)
-}
-
-// RegisterSubscriptions is RegisterSubscriptions with sh's shared state.
+// RegisterSubscriptions adds the demo namespace's subscriptions to mux,
+// with sh's shared state, in go-ethereum's form: demo_subscribe ["ticker",
+// {"interval_ms": N, "count": K}] returns an id, then demo_subscription
+// notifications carry 1, 2, … K as their result every N ms (default 1000),
+// and the subscription ends quietly after the K-th (no message says so:
+// the protocol has none); demo_unsubscribe [id] ends a subscription. The
+// "large" kind sends strings of a given size, for tests; the "broadcast"
+// kind, the values of demo_broadcast (registerBroadcast).
 func (sh Shared) RegisterSubscriptions(mux *jsonrpc.Mux) *jsonrpc.Subscriptions {
 	subs := jsonrpc.NewSubscriptions(mux, jsonrpc.SubscriptionsOptions{Namespace: "demo", Broker: sh.Broker})
 	jsonrpc.AddSubscription(subs, "ticker", func(ctx context.Context, p TickerParams, sink *jsonrpc.Sink[int64]) error {

@@ -40,7 +40,7 @@ func lineExchange(t *testing.T, nc net.Conn) exchange {
 	}
 }
 
-func newServer() *jsonrpc.Server { return &jsonrpc.Server{Handler: demo.NewMux()} }
+func newServer() *jsonrpc.Server { return &jsonrpc.Server{Handler: demo.Shared{}.NewMux()} }
 
 // transports returns the exchanges over every transport jrpc serve offers
 // (stdio is the same stream as the pipe).
@@ -331,7 +331,7 @@ func TestDemoDiscover(t *testing.T) {
 // progress token, increasing, all before its result, and a cancelled call
 // (notifications/cancelled, sent by a client with WithConvention) stops it.
 func TestSleepProgressAndCancel(t *testing.T) {
-	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
 	l, err := srv.Listen("tcp://127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

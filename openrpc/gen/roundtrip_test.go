@@ -19,8 +19,7 @@ import (
 // its OpenRPC document.
 func demoDocument(t *testing.T) (string, string, []byte) {
 	t.Helper()
-	mux := jsonrpc.NewMux()
-	demo.Register(mux)
+	mux := demo.Shared{}.NewMux()
 	server := &jsonrpc.Server{Handler: mux}
 	srv := httptest.NewServer(server)
 	t.Cleanup(srv.Close)

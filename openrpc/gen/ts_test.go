@@ -73,8 +73,7 @@ func TestTypeScript(t *testing.T) {
 		write(t, filepath.Join(dir, name+".ts"), src)
 		files = append(files, name+".ts")
 	}
-	mux := jsonrpc.NewMux()
-	demo.Register(mux)
+	mux := demo.Shared{}.NewMux()
 	d, err := openrpc.Document(mux, demo.Info)
 	if err != nil {
 		t.Fatal(err)

@@ -28,7 +28,7 @@ func main() {
 			return v, err
 		})
 	}
-	srv := &jsonrpc.Server{Handler: demo.NewMCPMux(), Logger: logger, Convention: jsonrpc.ConventionMCP, Middleware: []jsonrpc.Middleware{logCancelled}}
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMCPMux(), Logger: logger, Convention: jsonrpc.ConventionMCP, Middleware: []jsonrpc.Middleware{logCancelled}}
 	l, err := srv.Listen("stdio:", jsonrpc.ListenFraming(jsonrpc.FramingLine))
 	if err != nil {
 		logger.Error("mcpserver: listen", "error", err)
