@@ -195,8 +195,7 @@ func (m *mcpClient) probe(ctx context.Context) (mcp.Era, string, error) {
 	}
 	err := m.statelessCall(ctx, MCPVersion2026, "server/discover", nil, &d)
 	var e *Error
-	var he *HTTPError
-	reached := errors.As(err, &e) || errors.As(err, &he)
+	reached := errors.As(err, &e) || errors.As(err, new(*HTTPError))
 	return mcp.EraOfDiscover(d.SupportedVersions, err, reached, (*mcp.Error)(e))
 }
 
@@ -211,12 +210,9 @@ func (m *mcpClient) initialize(ctx context.Context, version string) (mcp.Era, st
 	var res struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	err := m.next.Call(ctx, "initialize", params, &res)
-	var e *Error
-	var he *HTTPError
-	switch {
+	switch err := m.next.Call(ctx, "initialize", params, &res); {
 	case err == nil:
-	case errors.As(err, &e) || errors.As(err, &he):
+	case errors.As(err, new(*Error)) || errors.As(err, new(*HTTPError)):
 		m.conn.srv.logger().Debug("jsonrpc: the server refused initialize: no MCP server", "error", err)
 		return mcp.EraNone, "", nil
 	default:

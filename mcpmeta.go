@@ -75,22 +75,29 @@ func MCPMetaFromContext(ctx context.Context) *MCPMeta {
 	return m
 }
 
-// metaContext holds a request's MCPMeta: it and its context in one allocation.
+// metaContext holds, with its context in one allocation, a request's
+// MCPMeta (once it has a ProtocolVersion) and, for a Streamable HTTP POST,
+// its peer (once pi.srv is set).
 type metaContext struct {
 	context.Context
+	pi   peerInfo
 	meta MCPMeta
 }
 
 func (c *metaContext) Value(key any) any {
-	if key == (mcpMetaKey{}) {
+	switch {
+	case key == (mcpMetaKey{}) && c.meta.ProtocolVersion != "":
 		return &c.meta
+	case key == (peerKey{}) && c.pi.srv != nil:
+		return &c.pi
 	}
 	return c.Context.Value(key)
 }
 
-func withMCPMeta(ctx context.Context, m *mcp.Meta) context.Context {
-	return &metaContext{ctx, MCPMeta{ProtocolVersion: m.ProtocolVersion, ClientInfo: m.ClientInfo, ClientCapabilities: m.ClientCapabilities, LogLevel: m.LogLevel,
-		Raw: m.Raw, InputResponses: m.InputResponses, RequestState: m.RequestState, Method: m.Method, target: m.Target, arguments: m.Arguments}}
+func (c *metaContext) setMeta(m *mcp.Meta) *metaContext {
+	c.meta = MCPMeta{ProtocolVersion: m.ProtocolVersion, ClientInfo: m.ClientInfo, ClientCapabilities: m.ClientCapabilities, LogLevel: m.LogLevel,
+		Raw: m.Raw, InputResponses: m.InputResponses, RequestState: m.RequestState, Method: m.Method, target: m.Target, arguments: m.Arguments}
+	return c
 }
 
 // MCPStateless returns a Server middleware that serves MCP's stateless
@@ -116,7 +123,7 @@ func MCPStateless(versions ...string) Middleware {
 			if e := m.Check(versions, nil); e != nil {
 				return nil, (*Error)(e)
 			}
-			return next.ServeRPC(withMCPMeta(ctx, &m), req)
+			return next.ServeRPC((&metaContext{Context: ctx}).setMeta(&m), req)
 		})
 	}
 }

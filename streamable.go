@@ -236,10 +236,10 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The body is in: a long answer (an event stream) is not cut by the
 	// listener's read timeout.
 	httpx.SetReadDeadline(w, time.Time{})
-	p.srv, p.pi = s, &peerInfo{peer: s.httpPeer(r, "http"), srv: s}
-	ctx := context.WithValue(r.Context(), peerKey{}, p.pi)
-	if e, batch, ok := s.dispatch(ctx, &p.inbound, p); ok {
-		p.serve(ctx, e, batch)
+	p.ctx = &metaContext{Context: r.Context(), pi: peerInfo{peer: s.httpPeer(r, "http"), srv: s}} // and the _meta checkStateless finds
+	p.srv, p.pi = s, &p.ctx.pi
+	if e, batch, ok := s.dispatch(p.ctx, &p.inbound, p); ok {
+		p.serve(p.ctx, e, batch)
 	}
 	if !p.answered {
 		p.w.WriteHeader(http.StatusAccepted)
@@ -259,7 +259,7 @@ type postSink struct {
 	pi       *peerInfo
 	sess     *streamable.Session // its session (nil: none)
 	client   string              // see streamable.ClientKey
-	meta     mcp.Meta            // the stateless revision's _meta (no ProtocolVersion: none)
+	ctx      *metaContext        // the POST's context, with the stateless revision's _meta
 	calls    int                 // the requests answered (take)
 
 	acceptsSSE, stateless bool
@@ -374,9 +374,6 @@ func (p *postSink) fail(status int, reply []byte) {
 // serve serves the admitted requests: at once when the answer is JSON (or
 // nothing: notifications), else on a connection of the POST's own.
 func (p *postSink) serve(ctx context.Context, e *wire.Envelope, batch []wire.Envelope) {
-	if p.meta.ProtocolVersion != "" {
-		ctx = withMCPMeta(ctx, &p.meta)
-	}
 	if p.sess != nil && p.sess.Standalone != nil {
 		ctx = context.WithValue(ctx, sessionKey{}, p.sess)
 	}

@@ -17,9 +17,8 @@ import (
 // checkStateless applies the stateless revision's rules to the POST's
 // message: one request or notification whose headers match its body.
 func (p *postSink) checkStateless(data []byte, m *wire.Message) bool {
-	version := p.r.Header.Get(versionHeader)
 	if m.Batch {
-		p.fail(http.StatusBadRequest, appendResponse(nil, ID{}, nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: MCP " + version + " takes one JSON-RPC message per POST, not a batch"}))
+		p.fail(http.StatusBadRequest, appendResponse(nil, ID{}, nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: MCP " + p.r.Header.Get(versionHeader) + " takes one JSON-RPC message per POST, not a batch"}))
 		return false
 	}
 	e := &m.Elems[0]
@@ -31,12 +30,12 @@ func (p *postSink) checkStateless(data []byte, m *wire.Message) bool {
 		p.fail(http.StatusBadRequest, appendResponse(nil, idOf(e, data), nil, &Error{Code: CodeInvalidRequest, Message: msg}))
 		return false
 	}
-	var refused *mcp.Error
-	p.meta, refused = p.h.rules.Check(p.r.Header, mcp.MethodString(e.MethodName(data)), paramsOf(data, e), !e.ID.Present())
+	meta, refused := p.h.rules.Check(p.r.Header, mcp.MethodString(e.MethodName(data)), paramsOf(data, e), !e.ID.Present())
 	if refused != nil {
 		p.fail(cmp.Or(mcp.HTTPStatus(refused.Code), http.StatusBadRequest), appendResponse(nil, idOf(e, data), nil, (*Error)(refused)))
 		return false
 	}
+	p.ctx.setMeta(&meta)
 	return true
 }
 
