@@ -463,8 +463,8 @@ func CloseEventStream(ctx context.Context) bool {
 
 // cancel routes a cancel from client to the POST serving its request id.
 func (h *streamableHandler) cancel(client string, id ID) {
-	for _, t := range h.routes.Filter(func(t streamable.Target) bool { ps, ok := t.(*postStream); return ok && ps.client == client }) {
-		if ps := t.(*postStream); ps.conn.cancelIncoming(id) {
+	for _, t := range h.routes.All() {
+		if ps, ok := t.(*postStream); ok && ps.client == client && ps.conn.cancelIncoming(id) {
 			if h.srv.Convention == ConventionMCP {
 				ps.Cancelled()
 			}
@@ -475,8 +475,10 @@ func (h *streamableHandler) cancel(client string, id ID) {
 
 // endPOSTs cancels the POSTs of a session that ends.
 func (h *streamableHandler) endPOSTs(session string) {
-	for _, t := range h.routes.Filter(func(t streamable.Target) bool { _, ok := t.(*postStream); return ok && t.SessionID() == session }) {
-		t.(*postStream).Close()
+	for _, t := range h.routes.All() {
+		if ps, ok := t.(*postStream); ok && ps.SessionID() == session {
+			ps.Close()
+		}
 	}
 }
 

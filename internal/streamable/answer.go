@@ -2,7 +2,9 @@ package streamable
 
 import (
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -242,17 +244,11 @@ func (r *Routes) Get(key uint64) (Target, bool) {
 	return v, ok
 }
 
-// Filter returns the connections keep keeps (called with the routes locked).
-func (r *Routes) Filter(keep func(Target) bool) []Target {
+// All returns the connections routed now.
+func (r *Routes) All() []Target {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []Target
-	for _, v := range r.m {
-		if keep(v) {
-			out = append(out, v)
-		}
-	}
-	return out
+	return slices.Collect(maps.Values(r.m))
 }
 
 // SingleResponse returns a response of a POSTed batch as a message of its
