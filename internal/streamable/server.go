@@ -355,25 +355,19 @@ func (t *Sessions) ServeOther(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && t.cfg.Enabled && t.cfg.Standalone:
 		t.ServeGET(w, r)
 	default:
-		t.notAllowed(w, r)
+		allow, what := http.MethodPost, "POST JSON-RPC messages"
+		if t.cfg.Enabled && t.cfg.Standalone {
+			allow = "GET, " + allow
+		}
+		if t.cfg.Enabled {
+			allow += ", " + http.MethodDelete
+		}
+		if r.Method == http.MethodGet {
+			what = "this endpoint has no standalone event stream; " + what
+		}
+		w.Header().Set("Allow", allow)
+		http.Error(w, "jsonrpc: method "+r.Method+" not allowed: "+what, http.StatusMethodNotAllowed)
 	}
-}
-
-// notAllowed answers a method the endpoint does not serve with 405.
-func (t *Sessions) notAllowed(w http.ResponseWriter, r *http.Request) {
-	allow := http.MethodPost
-	if t.cfg.Enabled && t.cfg.Standalone {
-		allow = "GET, " + allow
-	}
-	if t.cfg.Enabled {
-		allow += ", " + http.MethodDelete
-	}
-	w.Header().Set("Allow", allow)
-	what := "this endpoint has no standalone event stream; POST JSON-RPC messages"
-	if r.Method != http.MethodGet {
-		what = "POST JSON-RPC messages"
-	}
-	http.Error(w, "jsonrpc: method "+r.Method+" not allowed: "+what, http.StatusMethodNotAllowed)
 }
 
 // CheckVersion answers 400 to a request whose MCP-Protocol-Version header
