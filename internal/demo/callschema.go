@@ -1,9 +1,9 @@
 package demo
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
-	"strings"
 
 	"github.com/seedhq/jsonrpc"
 	"github.com/seedhq/jsonrpc/openrpc"
@@ -26,52 +26,26 @@ func (CallResult) JSONSchema() *openrpc.Schema {
 
 // inlineSchema is the schema of t with the definitions it uses written in
 // place of their references: the schema stands inside a method's result,
-// where a "$defs" reference would resolve against the whole document. t
-// must not be recursive (references are inlined 8 levels deep at most).
+// where a "$defs" reference would resolve against the whole document. It
+// panics (a bug in the demo's types) when t is recursive, or a reference
+// has members besides "$ref".
 func inlineSchema(t reflect.Type, title string) *openrpc.Schema {
 	s, err := openrpc.SchemaOfType(t)
 	if err != nil {
-		panic("demo: " + err.Error()) // the demo's own types: a bug
-	}
-	defs := s.Defs
-	s.Defs = nil
-	var v any
-	var out openrpc.Schema
-	convert(s, &v)
-	convert(inlineRefs(v, defs, 8), &out)
-	out.Title = title
-	return &out
-}
-
-// convert decodes the JSON of from into to; a failure is a bug.
-func convert(from, to any) {
-	b, err := json.Marshal(from)
-	if err == nil {
-		err = json.Unmarshal(b, to)
-	}
-	if err != nil {
 		panic("demo: " + err.Error())
 	}
-}
-
-// inlineRefs replaces each {"$ref": "#/$defs/NAME"} in v by the definition.
-func inlineRefs(v any, defs map[string]*openrpc.Schema, depth int) any {
-	switch x := v.(type) {
-	case map[string]any:
-		if ref, ok := x["$ref"].(string); ok && depth > 0 {
-			if d := defs[strings.TrimPrefix(ref, "#/$defs/")]; d != nil {
-				var dv any
-				convert(d, &dv)
-				return inlineRefs(dv, defs, depth-1)
-			}
-		}
-		for k, e := range x {
-			x[k] = inlineRefs(e, defs, depth)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = inlineRefs(e, defs, depth)
+	defs := s.Defs
+	s.Defs, s.Title = nil, title
+	b, err := json.Marshal(s)
+	for depth := 0; bytes.Contains(b, []byte(openrpc.RefDefs)) && depth < 8; depth++ {
+		for name, d := range defs {
+			db, _ := json.Marshal(d)
+			b = bytes.ReplaceAll(b, []byte(`{"$ref":"`+openrpc.RefDefs+name+`"}`), db)
 		}
 	}
-	return v
+	var out openrpc.Schema
+	if err != nil || json.Unmarshal(b, &out) != nil || bytes.Contains(b, []byte(openrpc.RefDefs)) {
+		panic("demo: the schema of " + title + " cannot be inlined")
+	}
+	return &out
 }
