@@ -67,7 +67,7 @@ func registerMCP(mux *jsonrpc.Mux, log *mcpLog) {
 // that asked for toolsListChanged, on every instance sharing sh.Broker.
 func (sh Shared) NewMCPMux(stateKeys ...[]byte) *jsonrpc.Mux {
 	mux := jsonrpc.NewMux()
-	log := &mcpLog{levels: make(map[*jsonrpc.Conn]int)}
+	log := &mcpLog{}
 	mux.Use(jsonrpc.MCPStateless(mcp.StatelessVersions...), openrpc.Validate(mux), log.logStopped)
 	RegisterMethods(mux)
 	ts := DemoTools()

@@ -33,8 +33,7 @@ type LogMessage struct {
 // SessionStore keeps its level there (jsonrpc.MCPSessionValues), honoured
 // by every instance.
 type mcpLog struct {
-	mu     sync.Mutex
-	levels map[*jsonrpc.Conn]int // index in mcp.LogLevels; entries leave when the connection ends
+	levels sync.Map // *jsonrpc.Conn -> its index in mcp.LogLevels; it leaves when the connection ends
 }
 
 // levelKey keys the level in the Values of a session kept in a
@@ -48,21 +47,11 @@ func (l *mcpLog) setLevel(ctx context.Context, level int) error {
 	if v := jsonrpc.MCPSessionValues(ctx); v != nil {
 		return v.Set(ctx, levelKey, strconv.AppendInt(nil, int64(level), 10))
 	}
-	c := jsonrpc.SessionConn(ctx)
-	if c == nil {
-		return nil
+	if c := jsonrpc.SessionConn(ctx); c != nil {
+		if _, known := l.levels.Swap(c, level); !known {
+			go func() { <-c.Done(); l.levels.Delete(c) }()
+		}
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if _, known := l.levels[c]; !known {
-		go func() {
-			<-c.Done()
-			l.mu.Lock()
-			delete(l.levels, c)
-			l.mu.Unlock()
-		}()
-	}
-	l.levels[c] = level
 	return nil
 }
 
@@ -83,10 +72,8 @@ func (l *mcpLog) log(ctx context.Context, level int, data any) {
 	} else if v := jsonrpc.MCPSessionValues(ctx); v != nil {
 		n, err := strconv.Atoi(string(v.Value(levelKey)))
 		min, ok = n, err == nil
-	} else {
-		l.mu.Lock()
-		min, ok = l.levels[c]
-		l.mu.Unlock()
+	} else if v, set := l.levels.Load(c); set {
+		min, ok = v.(int), true
 	}
 	if ok && c != nil && level >= min {
 		_ = c.Notify(context.WithoutCancel(ctx), "notifications/message", LogMessage{Level: mcp.LogLevels[level], Logger: "jrpc-demo", Data: data})
