@@ -21,7 +21,9 @@ import (
 // MCP's path: a tools/call over Streamable HTTP, stateless, answered by
 // ours (StreamableHTTPHandler; "ours2026": under MCP's stateless revision
 // 2026-07-28, called by our MCP client of that revision, WithMCPVersion, which
-// puts its headers and _meta on every request) and by the official MCP Go SDK's server
+// puts its headers and _meta on every request; "ours2025": the session era,
+// our MCP client of 2025-11-25 after initialize, with its session's and
+// revision's headers on every request) and by the official MCP Go SDK's server
 // (peer "mcpsdk", Stateless), both driven by our Streamable HTTP client;
 // "http" is our plain HTTP JSON-RPC (the Server as an http.Handler, an
 // HTTPClient) on the same handler, the limit ours should stay within 1.5× of.
@@ -100,7 +102,7 @@ func sdkToolHandler(text string) http.Handler {
 
 // mcpImpls are the servers of the MCP scenarios, in this pass's order.
 func mcpImpls() []string {
-	names := []string{"ours", "ours2026", "mcpsdk", "http"}
+	names := []string{"ours", "ours2025", "ours2026", "mcpsdk", "http"}
 	if *reverse {
 		slices.Reverse(names)
 	}
@@ -117,6 +119,14 @@ func startMCP(tb testing.TB, name, text string) jsonrpc.Client {
 	case "ours":
 		srv = oursToolServer(text)
 		h = srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{})
+	case "ours2025":
+		srv = oursToolServer(text)
+		mux := srv.Handler.(*jsonrpc.Mux)
+		jsonrpc.Register(mux, "initialize", func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage(`{"protocolVersion":"` + jsonrpc.MCPVersion2025 + `","capabilities":{"tools":{}},"serverInfo":{"name":"bench","version":"1.0.0"}}`), nil
+		})
+		jsonrpc.Register(mux, "notifications/initialized", func(context.Context, json.RawMessage) (any, error) { return nil, nil })
+		h = srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{Sessions: true})
 	case "ours2026":
 		srv = oursToolServer(text)
 		h = srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{StatelessVersions: []string{jsonrpc.MCPVersion2026}})
@@ -133,9 +143,9 @@ func startMCP(tb testing.TB, name, text string) jsonrpc.Client {
 	switch name {
 	case "http":
 		c = jsonrpc.NewHTTPClient(ts.URL, jsonrpc.WithHTTPClient(hc))
-	case "ours2026":
-		// Our MCP client of the revision: its _meta and headers on every request.
-		c, err = jsonrpc.DialStreamableHTTP(context.Background(), ts.URL, jsonrpc.WithHTTPClient(hc), jsonrpc.WithMCPVersion(jsonrpc.MCPVersion2026))
+	case "ours2025", "ours2026":
+		// Our MCP client of the revision: its headers (and, in 2026, _meta) on every request.
+		c, err = jsonrpc.DialStreamableHTTP(context.Background(), ts.URL, jsonrpc.WithHTTPClient(hc), jsonrpc.WithMCPVersion(mcpVersions[name]))
 	default:
 		c, err = jsonrpc.DialStreamableHTTP(context.Background(), ts.URL, jsonrpc.WithHTTPClient(hc))
 	}
@@ -154,6 +164,9 @@ func startMCP(tb testing.TB, name, text string) jsonrpc.Client {
 	})
 	return c
 }
+
+// mcpVersions are the revisions our MCP clients of the scenarios speak.
+var mcpVersions = map[string]string{"ours2025": jsonrpc.MCPVersion2025, "ours2026": jsonrpc.MCPVersion2026}
 
 // callTool calls the tool and checks its result.
 func callTool(ctx context.Context, c jsonrpc.Client, want int) error {
@@ -239,6 +252,9 @@ func TestMCPTools(t *testing.T) {
 				})
 			}
 			wg.Wait()
+			if v := mcpVersions[name]; v != "" && c.(*jsonrpc.Conn).MCPVersion() != v {
+				t.Errorf("%s: the client speaks MCP %q, not %s", name, c.(*jsonrpc.Conn).MCPVersion(), v)
+			}
 		}
 	}
 }
