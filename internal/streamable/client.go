@@ -195,11 +195,10 @@ func (c *Client) readStream(ctx context.Context, r *sse.Reader, due int, init st
 			continue // another kind of event, or MCP's priming event (an id, no message)
 		}
 		msg := bytes.Clone(ev.Data)
-		_, responses := CountMessages(msg)
 		if err := c.received(ctx, msg, init); err != nil {
 			return err
 		}
-		got += responses
+		got += outline(msg).responses
 	}
 	return nil
 }

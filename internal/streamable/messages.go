@@ -32,40 +32,25 @@ func parse(msg []byte, fn func(m *wire.Message)) {
 	}
 }
 
-// CountMessages counts the calls (requests with an id) and the responses
-// in a message (none when it does not parse).
-func CountMessages(msg []byte) (calls, responses int) {
-	parse(msg, func(m *wire.Message) {
-		for i := range m.Elems {
-			switch e := &m.Elems[i]; e.Kind {
-			case wire.KindRequest:
-				if e.ID.Present() {
-					calls++
-				}
-			case wire.KindResponse, wire.KindBadResponse:
-				responses++
-			}
-		}
-	})
-	return calls, responses
-}
-
-// outgoing is what the client needs to know of a message it POSTs, read
-// in one scan: the calls it makes (requests with an id), the id of a
-// single "initialize" request ("" otherwise), and the id of a single
-// call (nil otherwise).
+// outgoing is what the client needs to know of a message, read in one
+// scan: the calls it makes (requests with an id), the responses it holds,
+// the id of a single "initialize" request ("" otherwise), and the id of a
+// single call (nil otherwise).
 type outgoing struct {
-	calls int
-	init  string
-	lone  []byte
+	calls, responses int
+	init             string
+	lone             []byte
 }
 
 // outline scans msg once for its outgoing (zero when it does not parse).
 func outline(msg []byte) (o outgoing) {
 	parse(msg, func(m *wire.Message) {
 		for i := range m.Elems {
-			if e := &m.Elems[i]; e.Kind == wire.KindRequest && e.ID.Present() {
+			switch e := &m.Elems[i]; {
+			case e.Kind == wire.KindRequest && e.ID.Present():
 				o.calls++
+			case e.Kind == wire.KindResponse || e.Kind == wire.KindBadResponse:
+				o.responses++
 			}
 		}
 		if m.Batch || len(m.Elems) != 1 {

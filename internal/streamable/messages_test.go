@@ -2,7 +2,7 @@ package streamable
 
 import "testing"
 
-func TestCountMessages(t *testing.T) {
+func TestOutline(t *testing.T) {
 	for _, c := range []struct {
 		msg                string
 		calls, responses   int
@@ -19,13 +19,9 @@ func TestCountMessages(t *testing.T) {
 		{`[]`, 0, 0, "", ""},
 		{`{"jsonrpc":`, 0, 0, "", ""},
 	} {
-		calls, responses := CountMessages([]byte(c.msg))
-		if calls != c.calls || responses != c.responses {
-			t.Errorf("CountMessages(%s) = %d, %d; want %d, %d", c.msg, calls, responses, c.calls, c.responses)
-		}
 		out := outline([]byte(c.msg))
-		if out.init != c.initID || out.calls != c.calls {
-			t.Errorf("outline(%s) = %d calls, init %q; want %d, %q", c.msg, out.calls, out.init, c.calls, c.initID)
+		if out.init != c.initID || out.calls != c.calls || out.responses != c.responses {
+			t.Errorf("outline(%s) = %d calls, %d responses, init %q; want %d, %d, %q", c.msg, out.calls, out.responses, out.init, c.calls, c.responses, c.initID)
 		}
 		if v := initializedVersion([]byte(c.msg), "1"); v != c.initResult {
 			t.Errorf("initializedVersion(%s, 1) = %q, want %q", c.msg, v, c.initResult)
@@ -43,11 +39,10 @@ func FuzzMessages(f *testing.F) {
 	f.Add(`[{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"x"}},{"jsonrpc":"2.0","id":2,"method":"m"}]`)
 	f.Add(`[]`)
 	f.Fuzz(func(t *testing.T, msg string) {
-		calls, responses := CountMessages([]byte(msg))
-		if calls < 0 || responses < 0 || calls+responses > len(msg)/10+1 {
-			t.Fatalf("CountMessages(%q) = %d, %d", msg, calls, responses)
+		out := outline([]byte(msg))
+		if out.calls < 0 || out.responses < 0 || out.calls+out.responses > len(msg)/10+1 {
+			t.Fatalf("outline(%q) = %d calls, %d responses", msg, out.calls, out.responses)
 		}
-		_ = outline([]byte(msg))
 		_ = initializedVersion([]byte(msg), "1")
 	})
 }
