@@ -237,7 +237,7 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// listener's read timeout.
 	httpx.SetReadDeadline(w, time.Time{})
 	p.ctx = &metaContext{Context: r.Context(), pi: peerInfo{peer: s.httpPeer(r, "http"), srv: s}} // and the _meta checkStateless finds
-	p.srv, p.pi = s, &p.ctx.pi
+	p.srv, p.pi, p.d = s, &p.ctx.pi, s.handlerTimeout(false)
 	if e, batch, ok := s.dispatch(p.ctx, &p.inbound, p); ok {
 		p.serve(p.ctx, e, batch)
 	}

@@ -233,3 +233,28 @@ func TestHTTPBodyTimeout(t *testing.T) {
 		t.Fatalf("in time: %d %s", status, got)
 	}
 }
+
+// Streamable HTTP holds a set HandlerTimeout for a request answered with
+// JSON (served at once), as for one answered on an event stream (served
+// on a connection): the handler's context ends at the deadline, and the
+// request is answered with -32002.
+func TestHandlerTimeoutStreamableJSON(t *testing.T) {
+	srv := &jsonrpc.Server{Handler: timeoutMux(make(chan error, 2)), HandlerTimeout: 200 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}
+	for _, sse := range []jsonrpc.SSEPolicy{jsonrpc.SSENever, jsonrpc.SSEAlways} {
+		hs := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{Sessions: true, SSE: sse}))
+		defer hs.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, err := jsonrpc.DialStreamableHTTP(ctx, hs.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Call(ctx, "initialize", map[string]any{}, nil) // method not found, but a session
+		start := time.Now()
+		err = c.Call(ctx, "wait", nil, nil)
+		if !errors.Is(err, &jsonrpc.Error{Code: jsonrpc.CodeRequestTimeout, Message: "request timed out"}) {
+			t.Errorf("SSE policy %v: wait: %v after %v", sse, err, time.Since(start))
+		}
+	}
+}
