@@ -119,14 +119,8 @@ func RegisterMethods(mux *jsonrpc.Mux) {
 		if p.MS < 0 {
 			return 0, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: /ms: must not be negative")
 		}
-		t := time.NewTimer(time.Duration(p.MS) * time.Millisecond)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return p.MS, nil
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		}
+		r, err := sleep(ctx, SleepArgs(p)) // the sleep tool's (its params carry no progress token)
+		return r.SleptMS, err
 	}, jsonrpc.MethodDoc{
 		Summary: "Waits ms milliseconds (or until cancelled) and returns ms.",
 		Errors:  []*jsonrpc.Error{{Code: jsonrpc.CodeRequestCanceled, Message: "request canceled"}},
