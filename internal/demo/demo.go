@@ -67,9 +67,8 @@ func (sh Shared) NewMux() *jsonrpc.Mux {
 // specification's examples and the diagnostics.
 func RegisterMethods(mux *jsonrpc.Mux) {
 	registerCountdown(mux)
-	jsonrpc.Register(mux, "subtract", func(_ context.Context, p SubtractParams) (float64, error) {
-		return p.Minuend - p.Subtrahend, nil
-	}, jsonrpc.MethodDoc{
+	subtract := func(_ context.Context, p SubtractParams) (float64, error) { return p.Minuend - p.Subtrahend, nil }
+	jsonrpc.Register(mux, "subtract", subtract, jsonrpc.MethodDoc{
 		Summary:     "Subtracts subtrahend from minuend.",
 		Description: "Params by position [minuend, subtrahend] or by name.",
 		Examples: []jsonrpc.Example{
@@ -78,9 +77,7 @@ func RegisterMethods(mux *jsonrpc.Mux) {
 		},
 	})
 
-	jsonrpc.Register(mux, "minus", func(_ context.Context, p SubtractParams) (float64, error) {
-		return p.Minuend - p.Subtrahend, nil
-	}, jsonrpc.MethodDoc{
+	jsonrpc.Register(mux, "minus", subtract, jsonrpc.MethodDoc{
 		Summary:         "Subtracts subtrahend from minuend (the old name of subtract).",
 		Deprecated:      true,
 		DeprecatedSince: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC),
