@@ -22,6 +22,7 @@ import (
 // AddTool, all of them before serving them with Register.
 type Tools struct {
 	tools map[string]*tool
+	list  []ToolInfo // tools/list's, sorted by name
 
 	// ArgumentErrorsAsResults answers arguments that do not fit a tool's
 	// schema with a tool result whose isError is true (what MCP 2025-11-25
@@ -91,6 +92,8 @@ func AddTool[A, R any](ts *Tools, name, description string, fn func(ctx context.
 		panic("demo: tool name empty or taken: " + name)
 	}
 	ts.tools[name] = t
+	ts.list = append(ts.list, t.info)
+	slices.SortFunc(ts.list, func(a, b ToolInfo) int { return strings.Compare(a.Name, b.Name) })
 }
 
 // InputSchema returns the inputSchema of the tool named, nil when there is
@@ -103,16 +106,6 @@ func (ts *Tools) InputSchema(name string) json.RawMessage {
 		}
 	}
 	return nil
-}
-
-// List returns the tools, sorted by name.
-func (ts *Tools) List() []ToolInfo {
-	out := make([]ToolInfo, 0, len(ts.tools))
-	for _, t := range ts.tools {
-		out = append(out, t.info)
-	}
-	slices.SortFunc(out, func(a, b ToolInfo) int { return strings.Compare(a.Name, b.Name) })
-	return out
 }
 
 // ListParams are the params of tools/list (all optional).
@@ -187,14 +180,13 @@ func (ts *Tools) Call(ctx context.Context, name string, arguments []byte) (CallR
 		return CallResult{}, openrpc.ParamsError(probs)
 	}
 	r, text, err := t.call(ctx, arguments)
-	var rpcErr *jsonrpc.Error
 	var input *jsonrpc.InputRequiredError
 	switch {
 	case err == nil:
 		return CallResult{Era2026: era(ctx), Content: []Content{{Type: "text", Text: text}}, StructuredContent: r}, nil
 	case errors.As(err, &input):
 		return CallResult{input: &input.Result}, nil
-	case errors.As(err, &rpcErr), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), ctx.Err() != nil:
+	case errors.As(err, new(*jsonrpc.Error)), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), ctx.Err() != nil:
 		return CallResult{}, err
 	default:
 		return CallResult{Era2026: era(ctx), Content: []Content{{Type: "text", Text: err.Error()}}, IsError: true}, nil
@@ -204,7 +196,7 @@ func (ts *Tools) Call(ctx context.Context, name string, arguments []byte) (CallR
 // Register serves ts on mux as tools/list and tools/call.
 func (ts *Tools) Register(mux *jsonrpc.Mux) {
 	jsonrpc.Register(mux, "tools/list", func(ctx context.Context, _ *ListParams) (ListResult, error) {
-		return ListResult{Era2026: era(ctx), Tools: ts.List(), Cache: publicFor(ctx, mcp.DefaultCacheTTL)}, nil
+		return ListResult{Era2026: era(ctx), Tools: ts.list, Cache: publicFor(ctx, mcp.DefaultCacheTTL)}, nil
 	}, jsonrpc.MethodDoc{
 		Summary:  "Lists the tools: name, description and inputSchema (the JSON Schema of the arguments).",
 		Examples: []jsonrpc.Example{{Name: "list", Params: []byte(`{}`)}},
