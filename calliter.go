@@ -84,9 +84,7 @@ func (c *HTTPClient) callIter(ctx context.Context, method string, params any, r 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // a loop that breaks off ends the request
 	req, zmsg, err := c.newPOST(ctx, *buf)
-	if zmsg != nil {
-		defer wire.PutBuf(zmsg)
-	}
+	defer wire.PutBuf(zmsg)
 	if err != nil {
 		return err
 	}

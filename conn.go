@@ -114,6 +114,7 @@ type task struct {
 	batch []wire.Envelope // or the requests of a batch
 
 	inlineAt connrt.ReadWord // the reading state while served inline (0: not inline)
+	alone    bool            // served inline with no input behind it: not timed (see readOwner.quick)
 
 	after []func() // run once the reply is sent (see afterReply); guarded by conn.mu
 
@@ -386,7 +387,10 @@ func (c *Conn) run(t *task, draining bool) {
 		ts.ctx.Init(ctx, nil)
 		ctx = ts.start()
 	}
-	start := time.Now()
+	var start time.Time
+	if !t.alone {
+		start = time.Now()
+	}
 	var reply []byte
 	if t.batch != nil {
 		reply = c.srv.serveBatch(ctx, c, t.data, t.batch, ts, out)
@@ -399,17 +403,17 @@ func (c *Conn) run(t *task, draining bool) {
 	if cap(reply) > cap(*buf) {
 		*buf = reply[:0] // keep the grown buffer for the next reply
 	}
-	c.rd.quick.Store(time.Since(start) < quickRequest)
-	if t.stream != nil {
+	if !start.IsZero() {
+		c.rd.quick.Store(time.Since(start) < quickRequest)
+	}
+	switch { // one way out: run's defers are open-coded (with more, each would cost a deferproc)
+	case t.stream != nil:
 		c.sendStream(t, reply)
-		return
+	case len(reply) > 0 && c.ctx.Err() == nil: // (else nothing to send, or the connection is closing)
+		// The slot goes back once the reply has its place in the output, before
+		// it is written: else two peers whose handlers write to each other deadlock.
+		c.sendQueued(t, reply)
 	}
-	if len(reply) == 0 || c.ctx.Err() != nil {
-		return // nothing to send, or the connection is closing: nothing is sent any more
-	}
-	// The slot goes back once the reply has its place in the output, before
-	// it is written: else two peers whose handlers write to each other deadlock.
-	c.sendQueued(t, reply)
 }
 
 // sendQueued sends t's reply, counted as unwritten meanwhile, and gives

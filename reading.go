@@ -30,7 +30,7 @@ type readOwner struct {
 
 	interrupting atomic.Bool  // an InterruptRecv is under way (one at a time)
 	served       atomic.Bool  // the peer sent a request or notification: reading never parks
-	quick        atomic.Bool  // the last request served took less than quickRequest
+	quick        atomic.Bool  // the last request timed (all but those served alone) took less than quickRequest
 	inRecv       atomic.Int32 // goroutines in Recv, counted when checkOneReader is set
 
 	lendID uint64 // the call whose response lendCheck chose to lend (the reading goroutine's)
@@ -191,7 +191,7 @@ func (o *readOwner) place(t *task, draining bool) (here, readOn bool) {
 	if !ok {
 		return false, false
 	}
-	t.inlineAt = w
+	t.inlineAt, t.alone = w, !hold
 	if !hold {
 		o.holder().Release() // (under the inline budget: the write may wait for the peer)
 	}
@@ -229,10 +229,6 @@ func (noHold) Flush()     {}
 // (Shutdown, the peer's end of input); it gives up when ctx ends.
 func (o *readOwner) flushReplies(ctx context.Context) {
 	h := o.holder()
-	if ctx.Done() == nil {
-		h.Flush()
-		return
-	}
 	done := make(chan struct{})
 	go func() { defer close(done); h.Flush() }()
 	select {
