@@ -31,6 +31,9 @@ func WithGracePeriod(d time.Duration) DialOption { return func(c *dialConfig) { 
 // command's standard input, waits up to the grace period for it to exit,
 // then kills and reaps it. When the command exits by itself the connection
 // ends; if it failed, Conn.Err says how (an *exec.ExitError inside).
+// Calls then fail with an error matching [ErrClosed], also one whose
+// request was being written as the command exited or closed its input
+// (that write's error, such as syscall.EPIPE, is wrapped too).
 //
 // The command's first output is checked against the framing: messages
 // framed the other way end the connection at once, saying which WithFraming
@@ -46,7 +49,7 @@ func DialCommand(ctx context.Context, name string, args []string, opts ...DialOp
 	}
 	cfg := newDialConfig(opts)
 	fr := cfg.streamFraming()
-	p, err := netx.StartCommand(name, args, netx.CommandOptions{Stderr: cfg.stderr, Grace: orDefault(cfg.grace, DefaultGracePeriod), Framing: framing.Framing(fr), Logger: cfg.logger})
+	p, err := netx.StartCommand(name, args, netx.CommandOptions{Stderr: cfg.stderr, Grace: orDefault(cfg.grace, DefaultGracePeriod), Framing: framing.Framing(fr), Logger: cfg.logger, Closed: ErrClosed})
 	if err != nil {
 		return nil, err
 	}

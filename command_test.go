@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -299,6 +300,38 @@ func TestDialCommandExitStatus(t *testing.T) {
 	if err := conn.Err(); !errors.As(err, &ee) || ee.ExitCode() != 3 || !strings.Contains(err.Error(), "exit status 3") {
 		t.Fatalf("Err: %v", err)
 	}
+}
+
+// A command that exits before or while a request is written fails the
+// call with an error matching ErrClosed, whichever comes first: the
+// connection ending, the write meeting the closed pipe (EPIPE) or the pipe
+// the reaper closed (os.ErrClosed), both of them wrapped.
+func TestDialCommandExitedIsErrClosed(t *testing.T) {
+	noLeaks(t)
+	for _, name := range []string{"true", "false"} {
+		if _, err := exec.LookPath(name); err != nil {
+			t.Skip(err)
+		}
+	}
+	seen := map[string]int{}
+	for i := range 200 {
+		name := []string{"true", "false"}[i%2]
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		conn, err := jsonrpc.DialCommand(ctx, name, nil, jsonrpc.WithStderr(io.Discard))
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(i%7) * time.Millisecond / 2) // exits before, while or after the write
+		err = conn.Call(ctx, "sum", []int{1}, nil)
+		conn.Close()
+		cancel()
+		wrote := strings.Contains(fmt.Sprint(err), "write")
+		if !errors.Is(err, jsonrpc.ErrClosed) || wrote && !errors.Is(err, syscall.EPIPE) && !errors.Is(err, os.ErrClosed) {
+			t.Fatalf("call to %s that exited: %v", name, err)
+		}
+		seen[fmt.Sprintf("write failed: %v", wrote)]++
+	}
+	t.Log(seen)
 }
 
 func TestDialCommandKillsAfterGrace(t *testing.T) {

@@ -422,20 +422,12 @@ func (t *target) connectFailure(err error) error {
 	return nil
 }
 
-// commandGone reports whether err says an --exec command exited or closed
-// its pipes (the write of the request may meet either, or a pipe the
-// reaper has closed already).
-func commandGone(err error) bool {
-	var exitErr *exec.ExitError
-	return errors.As(err, &exitErr) || errors.Is(err, jsonrpc.ErrClosed) || errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed)
-}
-
 // exchangeFailure explains the failure of an exchange with a target it
 // reached.
 func (t *target) exchangeFailure(err error) error {
 	var httpErr *jsonrpc.HTTPError
 	switch {
-	case t.command != nil && commandGone(err):
+	case t.command != nil && errors.Is(err, jsonrpc.ErrClosed): // the command exited or closed its pipes
 		return t.commandEnded(err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return t.timedOut()

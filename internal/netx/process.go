@@ -20,6 +20,7 @@ type CommandOptions struct {
 	Grace   time.Duration   // how long Close waits for it to exit before killing it (> 0)
 	Framing framing.Framing // how its output should be framed: framing.Line or framing.Header
 	Logger  *slog.Logger    // where output that is not JSON-RPC is reported (nil: slog.Default)
+	Closed  error           // what a write the command did not take matches
 }
 
 // Process is a running command as an io.ReadWriteCloser: reads from its
@@ -29,6 +30,7 @@ type Process struct {
 	stdin  io.WriteCloser
 	stdout *os.File
 	grace  time.Duration
+	closed error
 
 	exited  chan struct{} // closed once the process has been reaped
 	waitErr error         // why it exited, set before exited closes
@@ -62,7 +64,7 @@ func StartCommand(name string, args []string, o CommandOptions) (*Process, error
 		return nil, err
 	}
 	childOut.Close() // the child has its copy; ours would hide its EOF
-	p := &Process{cmd: cmd, stdin: stdin, stdout: stdout, grace: o.Grace, exited: make(chan struct{}),
+	p := &Process{cmd: cmd, stdin: stdin, stdout: stdout, grace: o.Grace, closed: o.Closed, exited: make(chan struct{}),
 		sniff: outputSniffer{command: name, framing: o.Framing, logger: o.Logger}}
 	go func() {
 		p.waitErr = p.cmd.Wait()
@@ -95,20 +97,22 @@ func (p *Process) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// Write writes to the command's input. When the command has gone, the
-// error also says what it wrote, if that was not JSON-RPC.
+// Write writes to the command's input. When the command has ended or
+// closed its input, the error matches CommandOptions.Closed and wraps the
+// write's (syscall.EPIPE, or os.ErrClosed once it was reaped), why it
+// exited and what it wrote if that was not JSON-RPC.
 func (p *Process) Write(b []byte) (int, error) {
 	n, err := p.stdin.Write(b)
-	if err != nil {
-		select {
-		case <-p.exited:
-		case <-time.After(time.Second):
-		}
-		if notRPC := p.sniff.began(); notRPC != nil {
-			return n, errors.Join(err, notRPC)
-		}
+	if err == nil {
+		return n, nil
 	}
-	return n, err
+	gone, exitErr := "closed its input", error(nil)
+	select {
+	case <-p.exited:
+		gone, exitErr = "ended", p.waitErr
+	case <-time.After(time.Second):
+	}
+	return n, errors.Join(fmt.Errorf("%w: command %s %s: %w", p.closed, p.cmd.Path, gone, err), exitErr, p.sniff.began())
 }
 
 // Close closes the command's standard input, gives it the grace period to
