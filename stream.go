@@ -127,10 +127,10 @@ func (s *Server) streamError(method string, err error) *Error {
 // messageOpener is a Channel that can write a message in pieces (a stream
 // with newline framing, WebSocket), or fails with framing.ErrNotIncremental.
 type messageOpener interface {
-	openMessage() (resultstream.Writer, error)
+	OpenMessage() (resultstream.Writer, error)
 }
 
-func (s stream) openMessage() (resultstream.Writer, error) { return s.OpenMessage() }
+func (s stream) OpenMessage() (resultstream.Writer, error) { return s.Stream.OpenMessage() }
 
 // writeStream writes the stream in slot after head, opening the message
 // (open) past StreamChunk; failed (if set) hears at once of a failed write.
@@ -174,7 +174,7 @@ func (c *Conn) sendStream(t *task, head []byte) {
 	var open func() (resultstream.Writer, error)
 	if mo, ok := c.ch.(messageOpener); ok {
 		open = func() (resultstream.Writer, error) {
-			w, err := mo.openMessage()
+			w, err := mo.OpenMessage()
 			if err == nil && t.held.Swap(false) {
 				c.giveToken() // as for any reply: the slot goes back once it has its place
 			}

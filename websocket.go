@@ -11,7 +11,6 @@ import (
 	"github.com/coder/websocket"
 	"github.com/seedhq/jsonrpc/internal/framing"
 	"github.com/seedhq/jsonrpc/internal/httpx"
-	"github.com/seedhq/jsonrpc/internal/resultstream"
 	"github.com/seedhq/jsonrpc/internal/wsconn"
 )
 
@@ -152,26 +151,17 @@ func dialWebSocket(ctx context.Context, url string, cfg *dialConfig) (*Conn, err
 		return nil, fmt.Errorf("jsonrpc: websocket dial %s: %w", url, err)
 	}
 	limit := orDefault(cfg.maxMessageSize, DefaultMaxMessageSize)
-	return cfg.newConn(wsLending{wsconn.NewLending(newWSChannel(wc, limit, cfg.pingInterval, cfg.pingTimeout).Channel)}), nil
+	// A response that begins as a waiting CallIter call's is lent to it as
+	// it arrives (calliter.go).
+	return cfg.newConn(wsconn.NewLending(newWSChannel(wc, limit, cfg.pingInterval, cfg.pingTimeout))), nil
 }
-
-// wsChannel is a server socket's Channel: wsconn's, with openMessage.
-type wsChannel struct{ *wsconn.Channel }
 
 // newWSChannel reads messages of up to limit bytes from wc and pings the
 // peer every interval (0: DefaultPingInterval; negative: never), waiting
 // timeout (0: DefaultPingTimeout) for the pong.
-func newWSChannel(wc *websocket.Conn, limit int64, interval, timeout time.Duration) wsChannel {
-	return wsChannel{wsconn.New(wc, wsconn.Options{Limit: limit, PingInterval: cmp.Or(interval, DefaultPingInterval), PingTimeout: orDefault(timeout, DefaultPingTimeout),
+func newWSChannel(wc *websocket.Conn, limit int64, interval, timeout time.Duration) *wsconn.Channel {
+	return wsconn.New(wc, wsconn.Options{Limit: limit, PingInterval: cmp.Or(interval, DefaultPingInterval), PingTimeout: orDefault(timeout, DefaultPingTimeout),
 		Closed: ErrClosed, TooLarge: func(limit int64) error {
 			return &FrameError{Fatal: true, Code: CodeInvalidRequest, Msg: framing.TooLargeMessage(limit), limit: limit}
-		}})}
+		}})
 }
-
-// wsLending is the Channel of a WebSocket client (Dial): a message that
-// begins as the response to a waiting CallIter call is lent to that call
-// as it arrives (see calliter.go and internal/wsconn's Lending).
-type wsLending struct{ *wsconn.Lending }
-
-func (ch wsLending) openMessage() (resultstream.Writer, error) { return ch.OpenMessage() }
-func (ch wsChannel) openMessage() (resultstream.Writer, error) { return ch.OpenMessage() }

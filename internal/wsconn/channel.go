@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/seedhq/jsonrpc/internal/resultstream"
 )
 
 // Options configure a Channel.
@@ -152,7 +154,7 @@ func (ch *Channel) Close() error {
 }
 
 // OpenMessage starts one text message written in frames.
-func (ch *Channel) OpenMessage() (*Message, error) {
+func (ch *Channel) OpenMessage() (resultstream.Writer, error) {
 	w, err := ch.wc.Writer(context.Background(), websocket.MessageText)
 	if err != nil {
 		return nil, fmt.Errorf("jsonrpc: websocket write: %w", err)
