@@ -1,12 +1,9 @@
 package jsonrpc
 
 import (
+	"cmp"
 	"errors"
-	"fmt"
 	"strconv"
-
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/params"
@@ -50,7 +47,7 @@ func (e *Error) DecodeData(v any) error {
 }
 
 // decodeError is a value that did not decode into the caller's type. Its
-// text names the member and its path; it wraps the codec's error (a
+// text says where and what, in the words of a -32602 (params.Describe); it wraps the codec's error (a
 // *json.SemanticError or *jsontext.SyntacticError of go-json-experiment).
 type decodeError struct {
 	what string // "the result of method"
@@ -60,33 +57,6 @@ type decodeError struct {
 func (e *decodeError) Unwrap() error { return e.err }
 
 func (e *decodeError) Error() string {
-	return "jsonrpc: cannot decode " + e.what + ": " + describeDecodeErr(e.err)
-}
-
-// describeDecodeErr words a decoding error by the JSON path it happened at.
-func describeDecodeErr(err error) string {
-	var se *jsonv2.SemanticError
-	if errors.As(err, &se) {
-		switch {
-		case errors.Is(se.Err, jsonv2.ErrUnknownName):
-			return fmt.Sprintf("unknown member %q in %s", se.JSONPointer.LastToken(), pathOf(se.JSONPointer.Parent()))
-		case se.GoType != nil && se.JSONKind != 0:
-			return "at " + pathOf(se.JSONPointer) + ": expected " + params.GoKind(se.GoType) + ", got " + params.KindName(se.JSONKind)
-		case se.Err != nil:
-			return "at " + pathOf(se.JSONPointer) + ": " + se.Err.Error()
-		}
-	}
-	var syn *jsontext.SyntacticError
-	if errors.As(err, &syn) {
-		return "at " + pathOf(syn.JSONPointer) + ": " + syn.Err.Error()
-	}
-	return err.Error()
-}
-
-// pathOf names a JSON pointer for a message ("the top level" for the root).
-func pathOf(p jsontext.Pointer) string {
-	if p == "" {
-		return "the top level"
-	}
-	return string(p)
+	path, problem := params.Describe(e.err)
+	return "jsonrpc: cannot decode " + e.what + ": at " + cmp.Or(string(path), "the top level") + ": " + problem
 }

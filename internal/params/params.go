@@ -275,24 +275,30 @@ func wrapDecodeErr(err error, prefix string) *Error {
 	if err == nil {
 		return nil
 	}
+	path, problem := Describe(err)
+	return invalidParams(prefix+string(path), problem)
+}
+
+// Describe words a JSON decoding error (the codec's or v2's) by where it
+// happened, a JSON pointer, and what is wrong: the words of a -32602 and
+// of a result or an error's data that does not decode.
+func Describe(err error) (jsontext.Pointer, string) {
 	var se *jsonv2.SemanticError
-	if errors.As(err, &se) {
-		path := prefix + string(se.JSONPointer)
-		switch {
-		case errors.Is(se.Err, jsonv2.ErrUnknownName):
-			return invalidParams(path, "unknown member")
-		case se.GoType != nil && se.JSONKind != 0 && !errors.Is(se.Err, strconv.ErrRange): // else "expected number, got number"
-			return invalidParams(path, "expected "+GoKind(se.GoType)+", got "+KindName(se.JSONKind))
-		case se.Err != nil:
-			return invalidParams(path, se.Err.Error())
-		}
-		return invalidParams(path, err.Error())
-	}
 	var syn *jsontext.SyntacticError
-	if errors.As(err, &syn) {
-		return invalidParams(prefix+string(syn.JSONPointer), syn.Err.Error())
+	switch {
+	case !errors.As(err, &se):
+		if errors.As(err, &syn) {
+			return syn.JSONPointer, syn.Err.Error()
+		}
+		return "", err.Error()
+	case errors.Is(se.Err, jsonv2.ErrUnknownName):
+		return se.JSONPointer, "unknown member"
+	case se.GoType != nil && se.JSONKind != 0 && !errors.Is(se.Err, strconv.ErrRange): // else "expected number, got number"
+		return se.JSONPointer, "expected " + GoKind(se.GoType) + ", got " + KindName(se.JSONKind)
+	case se.Err != nil:
+		return se.JSONPointer, se.Err.Error()
 	}
-	return invalidParams(prefix, err.Error())
+	return se.JSONPointer, err.Error()
 }
 
 // KindName names a JSON kind as the errors do ("null", "boolean", "string",
