@@ -305,7 +305,8 @@ func TestDialCommandExitStatus(t *testing.T) {
 // A command that exits before or while a request is written fails the
 // call with an error matching ErrClosed, whichever comes first: the
 // connection ending, the write meeting the closed pipe (EPIPE) or the pipe
-// the reaper closed (os.ErrClosed), both of them wrapped.
+// the reaper closed (os.ErrClosed), both of them wrapped, and the exit
+// status when it failed.
 func TestDialCommandExitedIsErrClosed(t *testing.T) {
 	noLeaks(t)
 	for _, name := range []string{"true", "false"} {
@@ -326,7 +327,9 @@ func TestDialCommandExitedIsErrClosed(t *testing.T) {
 		conn.Close()
 		cancel()
 		wrote := strings.Contains(fmt.Sprint(err), "write")
-		if !errors.Is(err, jsonrpc.ErrClosed) || wrote && !errors.Is(err, syscall.EPIPE) && !errors.Is(err, os.ErrClosed) {
+		var exitErr *exec.ExitError
+		if !errors.Is(err, jsonrpc.ErrClosed) || wrote && !errors.Is(err, syscall.EPIPE) && !errors.Is(err, os.ErrClosed) ||
+			name == "false" && !errors.As(err, &exitErr) { // and it says why
 			t.Fatalf("call to %s that exited: %v", name, err)
 		}
 		seen[fmt.Sprintf("write failed: %v", wrote)]++

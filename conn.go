@@ -179,10 +179,14 @@ func (noChannel) Send([]byte) error     { return ErrNoConnection }
 func (noChannel) Close() error          { return nil }
 
 // errClosed is the error of a call on a closed connection: errNotSent (it
-// matches ErrClosed), or ErrNoConnection on ConnFromContext's stand-in.
+// matches ErrClosed) with why it ended, as failPending's, or
+// ErrNoConnection on ConnFromContext's stand-in.
 func (c *Conn) errClosed() error {
 	if _, ok := c.ch.(noChannel); ok {
 		return ErrNoConnection
+	}
+	if err := c.Err(); err != nil && err != io.EOF && !errors.Is(err, ErrClosed) {
+		return errors.Join(errNotSent, err)
 	}
 	return errNotSent
 }

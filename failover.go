@@ -66,7 +66,7 @@ func probeReach(ctx context.Context, c Client) error {
 // neverLeft reports whether err shows the message did not leave: the
 // connection was closed before it was sent, or could not be made.
 func neverLeft(err error) bool {
-	if err == errNotSent {
+	if errors.Is(err, errNotSent) {
 		return true
 	}
 	var op *net.OpError

@@ -133,7 +133,7 @@ func (r *ReconnectClient) retry(ctx context.Context, op func(*Conn) error) error
 		switch {
 		case err == nil:
 			return nil
-		case err == errNotSent:
+		case errors.Is(err, errNotSent):
 			prev = c
 			continue
 		}
