@@ -151,9 +151,7 @@ func dialWebSocket(ctx context.Context, url string, cfg *dialConfig) (*Conn, err
 		return nil, fmt.Errorf("jsonrpc: websocket dial %s: %w", url, err)
 	}
 	limit := orDefault(cfg.maxMessageSize, DefaultMaxMessageSize)
-	// A response that begins as a waiting CallIter call's is lent to it as
-	// it arrives (calliter.go).
-	return cfg.newConn(wsconn.NewLending(newWSChannel(wc, limit, cfg.pingInterval, cfg.pingTimeout))), nil
+	return cfg.newConn(newWSChannel(wc, limit, cfg.pingInterval, cfg.pingTimeout)), nil
 }
 
 // newWSChannel reads messages of up to limit bytes from wc and pings the

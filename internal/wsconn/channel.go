@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/seedhq/jsonrpc/internal/framing"
 	"github.com/seedhq/jsonrpc/internal/resultstream"
 )
 
@@ -29,12 +31,17 @@ type Options struct {
 
 // Channel carries one JSON-RPC message per text frame over a WebSocket.
 // Writes are safe for concurrent use (the library serialises frames);
-// Recv runs on one goroutine.
+// Recv runs on one goroutine. A message whose start the check
+// (SetLendCheck) wants lent is not read whole but handed to its reader
+// (Lent) from where it is, as internal/framing's stream lends a line.
 type Channel struct {
 	wc      *websocket.Conn
 	opts    Options
 	once    sync.Once
 	pingErr atomic.Pointer[error] // why a ping closed the socket
+	tooBig  atomic.Bool           // a message was over Limit: nothing more is sent, Close says 1009
+	check   framing.LendCheck
+	lent    io.Reader // the message lent: its head, then the rest
 
 	// Pings run on a timer, not on a goroutine of their own: an idle
 	// socket costs no goroutine between pings.
@@ -45,8 +52,11 @@ type Channel struct {
 }
 
 // New reads messages of up to o.Limit bytes from wc and pings its peer.
+// Since a lent message may be larger than Limit, the socket's own limit is
+// off: Recv applies Limit to the messages it reads whole, closing the
+// socket with 1009 (Options.TooLarge's error) as the socket would.
 func New(wc *websocket.Conn, o Options) *Channel {
-	wc.SetReadLimit(o.Limit)
+	wc.SetReadLimit(-1)
 	ch := &Channel{wc: wc, opts: o}
 	if o.PingInterval > 0 {
 		ch.timer = time.AfterFunc(o.PingInterval, ch.ping)
@@ -88,22 +98,9 @@ func (ch *Channel) ping() {
 // ErrBinaryFrame ends a connection whose peer sent a binary frame.
 var ErrBinaryFrame = errors.New("jsonrpc: the peer sent a binary WebSocket frame; JSON-RPC messages go in text frames")
 
-// Recv returns the next message. A peer's normal close is io.EOF; a
-// binary frame closes the socket with status 1003 (ErrBinaryFrame).
-func (ch *Channel) Recv() ([]byte, error) {
-	typ, data, err := ch.wc.Read(context.Background())
-	if err != nil {
-		return nil, ch.ReadError(err)
-	}
-	if typ != websocket.MessageText {
-		return nil, ch.BinaryFrame()
-	}
-	return data, nil
-}
-
-// ReadError is the error of a failed read: why a ping dropped the socket,
-// io.EOF for a peer's normal close, Options.TooLarge's error, Options.Closed.
-func (ch *Channel) ReadError(err error) error {
+// readError is the error of a failed read: why a ping dropped the socket,
+// io.EOF for a peer's normal close, Options.Closed.
+func (ch *Channel) readError(err error) error {
 	if p := ch.pingErr.Load(); p != nil {
 		return *p
 	}
@@ -111,24 +108,17 @@ func (ch *Channel) ReadError(err error) error {
 	case websocket.StatusNormalClosure, websocket.StatusGoingAway, websocket.StatusNoStatusRcvd:
 		return io.EOF
 	}
-	if errors.Is(err, websocket.ErrMessageTooBig) {
-		return ch.opts.TooLarge(ch.opts.Limit) // the socket is closed with 1009
-	}
 	if errors.Is(err, net.ErrClosed) {
 		return ch.opts.Closed
 	}
 	return fmt.Errorf("jsonrpc: websocket: %w", err)
 }
 
-// BinaryFrame closes the socket of a peer that sent a binary frame (status
-// 1003) and returns ErrBinaryFrame.
-func (ch *Channel) BinaryFrame() error {
-	ch.wc.Close(websocket.StatusUnsupportedData, "binary frames are not supported: send JSON-RPC messages as text frames")
-	return ErrBinaryFrame
-}
-
 // Send writes msg as one text frame.
 func (ch *Channel) Send(msg []byte) error {
+	if ch.tooBig.Load() {
+		return ch.opts.Closed
+	}
 	if err := ch.wc.Write(context.Background(), websocket.MessageText, msg); err != nil {
 		if errors.Is(err, net.ErrClosed) {
 			return ch.opts.Closed
@@ -138,7 +128,8 @@ func (ch *Channel) Send(msg []byte) error {
 	return nil
 }
 
-// Close performs the closing handshake (status 1000) and stops the pinger.
+// Close performs the closing handshake (status 1000, or 1009 after a
+// message over Limit) and stops the pinger.
 func (ch *Channel) Close() error {
 	ch.once.Do(func() {
 		ch.mu.Lock()
@@ -147,7 +138,11 @@ func (ch *Channel) Close() error {
 			ch.timer.Stop()
 		}
 		ch.mu.Unlock()
-		ch.wc.Close(websocket.StatusNormalClosure, "")
+		if ch.tooBig.Load() {
+			ch.wc.Close(websocket.StatusMessageTooBig, "read limited at "+strconv.FormatInt(ch.opts.Limit, 10)+" bytes")
+		} else {
+			ch.wc.Close(websocket.StatusNormalClosure, "")
+		}
 		ch.pinging.Wait()
 	})
 	return nil

@@ -17,7 +17,7 @@ import (
 // next message is read once the lent one is discarded.
 func TestLendingLendsAndLimits(t *testing.T) {
 	ch, c := pair(t, 1024)
-	l := NewLending(ch)
+	l := ch
 	l.SetLendCheck(func(head []byte) framing.Lend {
 		switch {
 		case len(head) < 2:
@@ -73,7 +73,7 @@ func TestLendingLendsAndLimits(t *testing.T) {
 // applied. A message of the same size not lent is still refused.
 func TestLendingSmallLimit(t *testing.T) {
 	ch, c := pair(t, 100)
-	l := NewLending(ch)
+	l := ch
 	l.SetLendCheck(func(head []byte) framing.Lend {
 		if bytes.HasPrefix(head, []byte("L:")) {
 			return framing.LendYes
