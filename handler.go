@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // Handler answers JSON-RPC requests. ServeRPC returns the result (encoded
@@ -197,11 +198,16 @@ func methodNotFound(method string) *Error {
 	return &Error{Code: CodeMethodNotFound, Message: "method not found: " + truncate(method, 128)}
 }
 
-func truncate(s string, n int) string {
+// truncate returns s as a string of at most n bytes (not splitting a UTF-8
+// sequence), marked with "…" when cut.
+func truncate[T ~string | ~[]byte](s T, n int) string {
 	if len(s) <= n {
-		return s
+		return string(s)
 	}
-	return s[:n] + "…"
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return string(s[:n]) + "…"
 }
 
 // Has reports whether a method of that name is registered.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"time"
-	"unicode/utf8"
 )
 
 // LogOptions tune LogCalls. The zero value (or nil) logs no params and no
@@ -90,19 +89,7 @@ func logCall(ctx context.Context, logger *slog.Logger, o *LogOptions, req *Reque
 		}
 	}
 	if o.Params && req.Params != nil {
-		attrs = append(attrs, slog.String("params", cut(req.Params, o.MaxParams)))
+		attrs = append(attrs, slog.String("params", truncate(req.Params, o.MaxParams)))
 	}
 	logger.LogAttrs(ctx, level, msg, attrs...)
-}
-
-// cut returns b as a string of at most n bytes (not splitting a UTF-8
-// sequence), marked with "…" when cut.
-func cut(b []byte, n int) string {
-	if len(b) <= n {
-		return string(b)
-	}
-	for n > 0 && !utf8.RuneStart(b[n]) {
-		n--
-	}
-	return string(b[:n]) + "…"
 }
