@@ -96,7 +96,7 @@ type ClientState struct {
 // that declares caps (nil: {}) and, with tasks, the Tasks extension; caps
 // must marshal to a JSON object.
 func NewClientState(name, version string, caps any, tasks bool) (*ClientState, error) {
-	cs := &ClientState{Caps: json.RawMessage("{}")}
+	cs := &ClientState{Caps: json.RawMessage("{}"), metas: map[string][]byte{}}
 	cs.Info, _ = jsonv2.Marshal(struct { // a struct: its members always in this order
 		Name    string `json:"name"`
 		Version string `json:"version"`
@@ -123,9 +123,6 @@ func (cs *ClientState) meta(version string) []byte {
 		return b
 	}
 	b, _ := jsonv2.Marshal(map[string]json.RawMessage{MetaProtocolVersion: json.RawMessage(strconv.Quote(version)), MetaClientInfo: cs.Info, MetaClientCapabilities: cs.Caps}, jsonv2.Deterministic(true))
-	if cs.metas == nil {
-		cs.metas = map[string][]byte{}
-	}
 	cs.metas[version] = b
 	return b
 }
@@ -149,8 +146,7 @@ func (cs *ClientState) WithMeta(b []byte, params any, version string) ([]byte, e
 	if raw[0] != '{' || !wire.Valid(raw) {
 		return nil, fmt.Errorf("jsonrpc: MCP %s params must be an object, not %.40s", version, raw)
 	}
-	members := 0
-	hasMeta := false
+	members, hasMeta := 0, false
 	wire.Members(raw, func(name, _ []byte) {
 		members++
 		hasMeta = hasMeta || string(name) == "_meta"
