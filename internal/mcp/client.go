@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -227,7 +228,7 @@ func (cs *ClientState) Headers(h http.Header, version, method string, params []b
 func fixedHeaders(version, method string, name []byte) http.Header {
 	fixed := http.Header{VersionHeader: {version}, MethodHeader: {EncodeHeaderValue(method)}}
 	if len(name) > 0 && name[0] == '"' && (method == "tools/call" || method == "prompts/get" || method == "resources/read") {
-		fixed[NameHeader] = []string{EncodeHeaderValue(jsonString(name))}
+		fixed[NameHeader] = []string{EncodeHeaderValue(strings.Clone(jsonString(name)))} // kept: not params' memory
 	}
 	return fixed
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strings"
+	"unsafe"
 
 	jsonv2 "github.com/go-json-experiment/json"
 
@@ -52,8 +54,8 @@ func IsStatelessVersion(v string) bool {
 }
 
 // Params is what the transport reads of a request's params: the _meta
-// and the fields mirrored in HTTP headers. Meta and Arguments alias the
-// params (nil when absent); the strings are "" when absent or null.
+// and the fields mirrored in HTTP headers. Meta, Arguments and the strings
+// (without escapes) alias the params; absent, they are nil and "" (null too).
 type Params struct {
 	Name, URI, TaskID string // TaskID: tasks/get, tasks/update, tasks/cancel (the Tasks extension)
 	Meta              []byte // the _meta object
@@ -132,9 +134,9 @@ type Meta struct {
 }
 
 // RequestMeta returns the request's MCP _meta; present is false when _meta does
-// not name a protocol version (a session-era request). Its slices are
-// compact copies (m outlives the params) or, with alias, when compact
-// already, the params' own (which then never change).
+// not name a protocol version (a session-era request). It holds copies (m
+// outlives the params) or, with alias, the params' own memory where it is
+// compact already (the params then never change).
 func (p *Params) RequestMeta(method string, alias bool) (m Meta, present bool) {
 	wire.Members(p.Meta, func(name, _ []byte) { present = present || string(name) == MetaProtocolVersion })
 	if !present {
@@ -162,14 +164,16 @@ func (p *Params) RequestMeta(method string, alias bool) (m Meta, present bool) {
 		}
 	})
 	m.ProtocolVersion, m.LogLevel = jsonString(version), jsonString(level)
-	m.InputResponses, m.RequestState = p.InputResponses, p.RequestState
-	m.Method, m.Target = method, p.Name+p.URI
+	m.InputResponses, m.RequestState, m.Method, m.Target = p.InputResponses, p.RequestState, method, p.Name+p.URI
+	if !alias {
+		m.RequestState, m.Target = strings.Clone(m.RequestState), strings.Clone(m.Target)
+	}
 	return m, true
 }
 
 // jsonString returns the string a JSON value decodes to ("" for a value
-// that is no string). The value is valid JSON (params were scanned). The
-// revisions and log levels of MCP take no allocation.
+// that is no string), aliasing raw when it has no escapes. The value is
+// valid JSON (params were scanned). MCP's revisions and log levels are interned.
 func jsonString(raw []byte) string {
 	if len(raw) < 2 || raw[0] != '"' {
 		return ""
@@ -177,15 +181,15 @@ func jsonString(raw []byte) string {
 	return intern(wire.Unquote(raw[1:len(raw)-1]), knownStrings[:])
 }
 
-// intern returns b as a string: one of known, with no allocation, when b
-// is among them.
+// intern returns b as a string: one of known when b is among them, else
+// b's memory as a string (b never changes).
 func intern(b []byte, known []string) string {
 	for _, k := range known {
 		if string(b) == k {
 			return k
 		}
 	}
-	return string(b)
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // knownStrings are the values of _meta's protocol version and log level

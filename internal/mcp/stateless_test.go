@@ -119,6 +119,14 @@ func TestParseParams(t *testing.T) {
 	if m, _ := p.RequestMeta("tools/call", true); &m.Arguments[0] != &compact[bytes.Index(compact, []byte(`{"a"`))] || &m.Raw[0] != &compact[bytes.LastIndexByte(compact[:len(compact)-1], '{')] {
 		t.Fatalf("RequestMeta copies compact params it may alias: %s %s", m.Raw, m.Arguments)
 	}
+	p, _ = ParseParams(compact)
+	m, _ = p.RequestMeta("tools/call", false)
+	for i := range compact {
+		compact[i] = 'x' // what m keeps is its own
+	}
+	if m.Target != "t" || string(m.Arguments) != `{"a":1}` || m.ProtocolVersion != Version2026 {
+		t.Fatalf("RequestMeta without alias keeps the params' memory: %+v", m)
+	}
 	if _, present := (&Params{Meta: []byte(`{"progressToken":1}`)}).RequestMeta("x", false); present {
 		t.Fatal("a _meta without a protocol version is present")
 	}
