@@ -1,4 +1,4 @@
-// Command mcpserver serves the demo service as an MCP server (demo.NewMCPMux)
+// Command mcpserver serves the demo service as an MCP server (demo.Shared{}.NewMCPMux)
 // on standard input and output, newline-delimited as MCP's stdio transport
 // wants, for the interop tests that drive it with the official MCP Go SDK.
 // It follows MCP's cancellation and progress conventions. Logs go to
