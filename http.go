@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -139,14 +140,9 @@ func (s *Server) readPOST(w http.ResponseWriter, r *http.Request, buf []byte) ([
 // writeHTTPReply writes the reply to a POST: 200 with the JSON body, or
 // NotificationStatus (204) when there is none.
 func (s *Server) writeHTTPReply(w http.ResponseWriter, pi *peerInfo, reply []byte) {
-	h := w.Header()
-	pi.ReplyHeader(h)
+	pi.ReplyHeader(w.Header())
 	if len(reply) == 0 {
-		status := s.NotificationStatus
-		if status == 0 {
-			status = http.StatusNoContent
-		}
-		w.WriteHeader(status)
+		w.WriteHeader(cmp.Or(s.NotificationStatus, http.StatusNoContent))
 		return
 	}
 	s.writeJSON(w, pi.peer.Header, reply)

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -328,10 +329,7 @@ func (s *Server) listenHTTP(l *Listener, u *url.URL, cfg *listenConfig) error {
 	if err != nil {
 		return err
 	}
-	path := u.Path
-	if path == "" {
-		path = "/"
-	}
+	path := cmp.Or(u.Path, "/")
 	l.URL = u.Scheme + "://" + nl.Addr().String() + path
 	var h http.Handler = s
 	if cfg.streamable != nil {
@@ -358,11 +356,7 @@ func (s *Server) listenHTTP(l *Listener, u *url.URL, cfg *listenConfig) error {
 
 // listenStream makes l serve the tcp, tls or unix URL u.
 func (s *Server) listenStream(l *Listener, u *url.URL, cfg *listenConfig) error {
-	mode := cfg.socketMode
-	if mode == 0 {
-		mode = DefaultSocketMode
-	}
-	nl, publicURL, err := netx.ListenStream(u, cfg.tls, mode)
+	nl, publicURL, err := netx.ListenStream(u, cfg.tls, cmp.Or(cfg.socketMode, DefaultSocketMode))
 	if err != nil {
 		return err
 	}
