@@ -67,12 +67,8 @@ type Broker struct {
 // NewBroker creates (or updates) the stream of cfg and returns the broker
 // on it.
 func NewBroker(ctx context.Context, js jetstream.JetStream, cfg BrokerConfig) (*Broker, error) {
-	if cfg.Stream == "" {
-		cfg.Stream = DefaultBrokerStream
-	}
-	if cfg.Subject == "" {
-		cfg.Subject = DefaultBrokerSubject
-	}
+	cfg.Stream = cmp.Or(cfg.Stream, DefaultBrokerStream)
+	cfg.Subject = cmp.Or(cfg.Subject, DefaultBrokerSubject)
 	if cfg.MaxAge <= 0 {
 		cfg.MaxAge = time.Minute
 	}

@@ -2,6 +2,7 @@ package nats
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -106,11 +107,7 @@ func listen(srv *jsonrpc.Server, u *url.URL, opts ListenOptions) (*Endpoint, err
 	if concurrency <= 0 {
 		concurrency = jsonrpc.DefaultMaxConcurrency
 	}
-	log := srv.Logger
-	if log == nil {
-		log = slog.Default()
-	}
-	e := &Endpoint{srv: srv, url: t.public, subject: t.subject, log: log, sem: make(chan struct{}, concurrency), done: make(chan struct{})}
+	e := &Endpoint{srv: srv, url: t.public, subject: t.subject, log: cmp.Or(srv.Logger, slog.Default()), sem: make(chan struct{}, concurrency), done: make(chan struct{})}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	// A server reconnects for ever: a NATS server restart must not end it.
 	urlOpts = append([]natsgo.Option{natsgo.MaxReconnects(-1)}, urlOpts...)
@@ -173,18 +170,10 @@ func serviceInfo(srv *jsonrpc.Server, cfg *config) (name, version, description s
 			if version == "" && semverRegexp.MatchString(info.Version) {
 				version = info.Version
 			}
-			if description == "" {
-				description = info.Description
-			}
+			description = cmp.Or(description, info.Description)
 		}
 	}
-	if name == "" {
-		name = "jsonrpc"
-	}
-	if version == "" {
-		version = "0.0.0"
-	}
-	return name, version, description
+	return cmp.Or(name, "jsonrpc"), cmp.Or(version, "0.0.0"), description
 }
 
 // handle takes one message from the subscription: it waits for a free

@@ -1,6 +1,7 @@
 package nats
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -76,12 +77,8 @@ type EventStore struct {
 // NewEventStore creates (or updates) the JetStream stream of cfg and
 // returns the store on it.
 func NewEventStore(ctx context.Context, js jetstream.JetStream, cfg EventStoreConfig) (*EventStore, error) {
-	if cfg.Stream == "" {
-		cfg.Stream = DefaultEventStream
-	}
-	if cfg.Subject == "" {
-		cfg.Subject = DefaultEventSubject
-	}
+	cfg.Stream = cmp.Or(cfg.Stream, DefaultEventStream)
+	cfg.Subject = cmp.Or(cfg.Subject, DefaultEventSubject)
 	sc := jetstream.StreamConfig{
 		Name:        cfg.Stream,
 		Subjects:    []string{cfg.Subject + ".>"},

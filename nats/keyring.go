@@ -1,6 +1,7 @@
 package nats
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,9 +69,7 @@ type KeyRing struct {
 // NewKeyRing opens (creating if missing) the bucket of cfg and returns
 // the ring in it once it has read the ring's current keys; Close stops it.
 func NewKeyRing(ctx context.Context, js jetstream.JetStream, cfg KeyRingConfig) (*KeyRing, error) {
-	if cfg.Bucket == "" {
-		cfg.Bucket = DefaultKeyBucket
-	}
+	cfg.Bucket = cmp.Or(cfg.Bucket, DefaultKeyBucket)
 	if cfg.Key == "" {
 		cfg.Key = "ring"
 	}

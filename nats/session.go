@@ -1,6 +1,7 @@
 package nats
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -48,9 +49,7 @@ type SessionStore struct {
 
 // NewSessionStore opens (creating if missing) the bucket of cfg.
 func NewSessionStore(ctx context.Context, js jetstream.JetStream, cfg SessionStoreConfig) (*SessionStore, error) {
-	if cfg.Bucket == "" {
-		cfg.Bucket = DefaultSessionBucket
-	}
+	cfg.Bucket = cmp.Or(cfg.Bucket, DefaultSessionBucket)
 	if cfg.TTL <= 0 {
 		cfg.TTL = 24 * time.Hour
 	}
