@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	jsonv2 "github.com/go-json-experiment/json"
 
@@ -140,22 +141,18 @@ func (cs *ClientState) WithMeta(b []byte, params any, version string) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
-	raw := p[head:]
-	if string(raw) == "null" {
-		return append(p[:head], '}'), nil
-	}
-	if raw[0] != '{' || !wire.Valid(raw) {
+	raw, members, hasMeta := p[head:], 0, false
+	if string(raw) != "null" && (raw[0] != '{' || !wire.Valid(raw)) {
 		return nil, fmt.Errorf("jsonrpc: MCP %s params must be an object, not %.40s", version, raw)
 	}
-	members, hasMeta := 0, false
-	wire.Members(raw, func(name, _ []byte) {
+	wire.Members(raw, func(name, _ []byte) { // none for null
 		members++
 		hasMeta = hasMeta || string(name) == "_meta"
 	})
-	if !hasMeta {
-		if members == 0 {
-			return append(p[:head], '}'), nil
-		}
+	switch {
+	case members == 0:
+		return append(p[:head], '}'), nil
+	case !hasMeta:
 		p[head] = ','
 		return p, nil
 	}
@@ -306,11 +303,7 @@ func (cs *ClientState) RefuseRejected(method string, params []byte) error {
 	if method != "tools/call" || len(cs.rejected) == 0 {
 		return nil
 	}
-	var named struct {
-		Name string `json:"name"`
-	}
-	_ = jsonv2.Unmarshal(params, &named)
-	if cs.rejected[named.Name] {
+	if named, _ := ParseParams(params); cs.rejected[named.Name] {
 		return fmt.Errorf("%w: tool %q: its inputSchema has an x-mcp-header annotation that MCP 2026-07-28 forbids", ErrToolRejected, named.Name)
 	}
 	return nil
@@ -336,17 +329,21 @@ func WithInput(params json.RawMessage, answers map[string]json.RawMessage, state
 // nothing (the next message tries again). Its methods may be called
 // concurrently.
 type EraFinder struct {
-	settle  sync.Mutex // held while the era is found
-	mu      sync.Mutex
+	settle sync.Mutex // held while the era is found
+	found  atomic.Pointer[eraFound]
+}
+
+type eraFound struct {
 	era     Era
 	version string
 }
 
 // Get returns the era found (EraUnknown before) and its revision.
 func (f *EraFinder) Get() (Era, string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.era, f.version
+	if e := f.found.Load(); e != nil {
+		return e.era, e.version
+	}
+	return EraUnknown, ""
 }
 
 // Find returns the era, found with find while it is unknown.
@@ -363,9 +360,7 @@ func (f *EraFinder) Find(find func() (Era, string, error)) (Era, string, error) 
 	if err != nil {
 		return EraUnknown, "", err
 	}
-	f.mu.Lock()
-	f.era, f.version = era, version
-	f.mu.Unlock()
+	f.found.Store(&eraFound{era, version})
 	return era, version, nil
 }
 
