@@ -136,7 +136,7 @@ func (cfg *dialConfig) streamFraming() Framing { return cmp.Or(cfg.framing, Fram
 func (cfg *dialConfig) newConn(ch Channel) *Conn {
 	c := NewConn(ch, cfg.peer())
 	c.strictResults = cfg.strictResults
-	c.inv = cfg.chain(connDirect{c})
+	c.inv = cfg.chain(direct{c})
 	if cfg.stallTimeout > 0 {
 		go c.watchStall(cfg.stallTimeout)
 	}

@@ -231,7 +231,7 @@ func NewHTTPClient(url string, opts ...DialOption) *HTTPClient {
 
 func newHTTPClient(url string, cfg *dialConfig) *HTTPClient {
 	c := &HTTPClient{url: url, header: cfg.header.Clone(), maxSize: orDefault(cfg.maxMessageSize, DefaultMaxMessageSize), strictResults: cfg.strictResults, compress: cfg.compress}
-	c.inv = cfg.chain(httpDirect{c})
+	c.inv = cfg.chain(direct{c})
 	c.hc = cfg.httpClient
 	if c.hc == nil {
 		c.own = httpx.NewTransport(cfg.tlsConfig)

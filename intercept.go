@@ -61,23 +61,20 @@ func (cfg *dialConfig) chain(direct Invoker) Invoker {
 	return chain(direct, cfg.interceptors)
 }
 
-// connDirect and httpDirect are a client's own sending, below its interceptors.
-type connDirect struct{ c *Conn }
+// direct is a client's own sending (a Conn's, an HTTPClient's), below its
+// interceptors.
+type direct struct {
+	c interface {
+		callDirect(ctx context.Context, method string, params, result any) error
+		notifyDirect(ctx context.Context, method string, params any) error
+		batchDirect(ctx context.Context, b *Batch) error
+	}
+}
 
-func (d connDirect) Call(ctx context.Context, method string, params, result any) error {
+func (d direct) Call(ctx context.Context, method string, params, result any) error {
 	return d.c.callDirect(ctx, method, params, result)
 }
-func (d connDirect) Notify(ctx context.Context, method string, params any) error {
+func (d direct) Notify(ctx context.Context, method string, params any) error {
 	return d.c.notifyDirect(ctx, method, params)
 }
-func (d connDirect) Batch(ctx context.Context, b *Batch) error { return d.c.batchDirect(ctx, b) }
-
-type httpDirect struct{ c *HTTPClient }
-
-func (d httpDirect) Call(ctx context.Context, method string, params, result any) error {
-	return d.c.callDirect(ctx, method, params, result)
-}
-func (d httpDirect) Notify(ctx context.Context, method string, params any) error {
-	return d.c.notifyDirect(ctx, method, params)
-}
-func (d httpDirect) Batch(ctx context.Context, b *Batch) error { return d.c.batchDirect(ctx, b) }
+func (d direct) Batch(ctx context.Context, b *Batch) error { return d.c.batchDirect(ctx, b) }

@@ -107,7 +107,7 @@ type mcpClient struct {
 // that cannot be sent.
 func newMCPClient(conn *Conn, cfg *dialConfig) (*mcpClient, error) {
 	ch, _ := conn.ch.(*streamableChannel)
-	m := &mcpClient{next: connDirect{conn}, conn: conn, ch: ch, want: cfg.mcpVersion, rounds: orDefault(cfg.maxInputRounds, DefaultMaxInputRounds), tasks: cfg.mcpTasks}
+	m := &mcpClient{next: direct{conn}, conn: conn, ch: ch, want: cfg.mcpVersion, rounds: orDefault(cfg.maxInputRounds, DefaultMaxInputRounds), tasks: cfg.mcpTasks}
 	var err error
 	if m.state, err = mcp.NewClientState(cmp.Or(cfg.mcpInfo[0], "seedhq-jsonrpc"), cfg.mcpInfo[1], cfg.mcpCaps, m.tasks != nil); err != nil {
 		return nil, err

@@ -80,7 +80,7 @@ func dialStreamable(rawURL string, cfg *dialConfig) (*Conn, error) {
 	}, cfg.mcpVersion != "") // an MCP client: no GET stream before the era is known
 	c = NewConn(ch, srv)
 	c.strictResults = cfg.strictResults
-	c.inv = cfg.chain(connDirect{c})
+	c.inv = cfg.chain(direct{c})
 	return withStreamMCP(c, cfg)
 }
 

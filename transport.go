@@ -175,6 +175,6 @@ type Exchange func(ctx context.Context, msg []byte, wantReply bool) ([]byte, err
 func NewMessageClient(send Exchange, opts ...DialOption) Client {
 	cfg := newDialConfig(opts)
 	c := &HTTPClient{send: send, maxSize: orDefault(cfg.maxMessageSize, DefaultMaxMessageSize), strictResults: cfg.strictResults}
-	c.inv = cfg.chain(httpDirect{c})
+	c.inv = cfg.chain(direct{c})
 	return c
 }
