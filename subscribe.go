@@ -451,9 +451,7 @@ func (c *Conn) clientSubs() *pubsub.Registry {
 	if s := c.subs.Load(); s != nil {
 		return s
 	}
-	s := pubsub.NewRegistry(func(o *pubsub.ErrorObject) error {
-		return &Error{Code: o.Code, Message: o.Message, Data: o.Data}
-	})
+	s := pubsub.NewRegistry(func(o *pubsub.ErrorObject) error { return (*Error)(o) }) // the same object
 	if !c.subs.CompareAndSwap(nil, s) {
 		return c.subs.Load()
 	}
