@@ -45,7 +45,7 @@ type MCPMeta struct {
 	ClientInfo         json.RawMessage // {"name","version"}, nil when absent
 	ClientCapabilities json.RawMessage // the client's capabilities (an object)
 	LogLevel           string          // the least severe log level wanted; "" for no logs
-	Raw                json.RawMessage // the whole _meta object (progressToken, traceparent, …)
+	Raw                json.RawMessage // the whole _meta object (progressToken, traceparent, …); read only
 
 	// Of a request sent again with the input a server asked for (multi
 	// round-trip, see InputRounds): the client's answers, by key, and the
