@@ -142,7 +142,7 @@ func (p *Params) RequestMeta(method string, alias bool) (m Meta, present bool) {
 	if !present {
 		return m, false
 	}
-	m.Raw, m.Arguments = p.Meta[:len(p.Meta):len(p.Meta)], p.Arguments
+	m.Raw, m.Arguments = p.Meta[:len(p.Meta):len(p.Meta)], p.Arguments[:len(p.Arguments):len(p.Arguments)]
 	if !alias || bytes.ContainsAny(p.Meta, " \t\r\n") || bytes.ContainsAny(p.Arguments, " \t\r\n") {
 		buf := appendCompact(make([]byte, 0, len(p.Meta)+len(p.Arguments)), p.Meta) // one copy for both
 		m.Raw = buf[:len(buf):len(buf)]
