@@ -269,12 +269,10 @@ func (o *readOwner) noteOverlap() {
 // takeOver has a caller whose calls are sent read for their answers if
 // reading is parked (or start a read loop, if it cannot).
 func (o *readOwner) takeOver(ctx context.Context, calls ...*pendingCall) {
-	w := o.Load()
-	if w.State() != connrt.Parked {
-		return // the common case with several callers
-	}
-	if _, ok := o.Hand(w, connrt.Caller, false); ok {
-		o.readFor(ctx, calls)
+	if w := o.Load(); w.State() == connrt.Parked { // (with several callers, seldom)
+		if _, ok := o.Hand(w, connrt.Caller, false); ok {
+			o.readFor(ctx, calls)
+		}
 	}
 }
 
