@@ -422,12 +422,20 @@ func (t *target) connectFailure(err error) error {
 	return nil
 }
 
+// commandGone reports whether err says an --exec command exited or closed
+// its pipes: the library's error (it matches ErrClosed) or the exit status
+// commandExit found.
+func commandGone(err error) bool {
+	var exitErr *exec.ExitError
+	return errors.As(err, &exitErr) || errors.Is(err, jsonrpc.ErrClosed)
+}
+
 // exchangeFailure explains the failure of an exchange with a target it
 // reached.
 func (t *target) exchangeFailure(err error) error {
 	var httpErr *jsonrpc.HTTPError
 	switch {
-	case t.command != nil && errors.Is(err, jsonrpc.ErrClosed): // the command exited or closed its pipes
+	case t.command != nil && commandGone(err):
 		return t.commandEnded(err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return t.timedOut()
