@@ -108,13 +108,13 @@ type task struct {
 	conn  *Conn
 	held  atomic.Bool     // whether the handler still holds a concurrency token
 	keep  bool            // data is not given back: the batch had responses too, which their calls read (beside held: no room added)
+	alone bool            // served inline with no input behind it: not timed (see readOwner.quick; here: no room added)
 	data  []byte          // the message
 	env   wire.Envelope   // a single request
 	req   Request         // its Request, given to the handler
 	batch []wire.Envelope // or the requests of a batch
 
 	inlineAt connrt.ReadWord // the reading state while served inline (0: not inline)
-	alone    bool            // served inline with no input behind it: not timed (see readOwner.quick)
 
 	after []func() // run once the reply is sent (see afterReply); guarded by conn.mu
 
