@@ -631,53 +631,29 @@ func (s *Scanner) release() {
 	scanners.Put(s)
 }
 
-// Unquote decodes the body of a valid JSON string (without its quotes).
+// Unquote decodes the body of a valid JSON string (without its quotes):
+// every caller's text has passed the scanner, so each escape is whole and
+// a surrogate escape is a high one followed by an escaped low one.
 func Unquote(b []byte) []byte {
 	i := bytes.IndexByte(b, '\\')
 	if i < 0 {
 		return b
 	}
-	out := append(make([]byte, 0, len(b)), b[:i]...)
-	for {
-		var ok bool
-		if out, i, ok = AppendEscape(out, b, i); !ok {
-			return out // not reached: the scanner has validated b
+	out := make([]byte, 0, len(b))
+	for ; i >= 0; i = bytes.IndexByte(b, '\\') {
+		out = append(out, b[:i]...)
+		if c := unescaped[b[i+1]]; c != 0 {
+			out, b = append(out, c), b[i+2:]
+			continue
 		}
-		n := bytes.IndexByte(b[i:], '\\')
-		if n < 0 {
-			return append(out, b[i:]...)
+		r, _ := hex4(b, i+2)
+		if b = b[i+6:]; r >= 0xD800 && r <= 0xDFFF {
+			lo, _ := hex4(b, 2)
+			r, b = 0x10000+(r-0xD800)<<10+(lo-0xDC00), b[6:]
 		}
-		out = append(out, b[i:i+n]...)
-		i += n
+		out = utf8.AppendRune(out, r)
 	}
-}
-
-// AppendEscape appends what the escape at b[i] (a backslash) stands for
-// and returns the index after it; ok is false for one that is not valid
-// JSON (cut short, unknown, or a surrogate not in a pair).
-func AppendEscape(out, b []byte, i int) (_ []byte, next int, ok bool) {
-	if i+1 >= len(b) {
-		return out, i, false
-	}
-	if c := unescaped[b[i+1]]; c != 0 {
-		return append(out, c), i + 2, true
-	}
-	if b[i+1] != 'u' {
-		return out, i, false
-	}
-	r, ok := hex4(b, i+2)
-	if !ok {
-		return out, i, false
-	}
-	if r < 0xD800 || r > 0xDFFF {
-		return utf8.AppendRune(out, r), i + 6, true
-	}
-	// A surrogate: only a high one followed by an escaped low one.
-	lo, ok := hex4(b, i+8)
-	if !ok || r > 0xDBFF || b[i+6] != '\\' || b[i+7] != 'u' || lo < 0xDC00 || lo > 0xDFFF {
-		return out, i, false
-	}
-	return utf8.AppendRune(out, 0x10000+(r-0xD800)<<10+(lo-0xDC00)), i + 12, true
+	return append(out, b...)
 }
 
 // unescaped is what the one-letter escape \c stands for, 0 for the others.
