@@ -269,31 +269,18 @@ func (d *Decoder) member() ([]byte, bool) {
 	return name, true
 }
 
-// next consumes the ',' before another member or element, or the closer
-// (setting *end).
-func (d *Decoder) next(closer byte, end *bool) bool {
-	switch d.Peek() {
-	case ',':
-	case closer:
-		*end = true
-	default:
-		return false
-	}
-	d.Pos++
-	return true
-}
-
-// open consumes opener and reports whether the object or array is empty.
-func (d *Decoder) open(opener, closer byte) (empty, ok bool) {
+// open consumes opener and reports whether the object or array has
+// members or elements (more).
+func (d *Decoder) open(opener, closer byte) (more, ok bool) {
 	if d.Peek() != opener {
 		return false, false
 	}
 	d.Pos++
 	if d.Peek() == closer {
 		d.Pos++
-		return true, true
+		return false, true
 	}
-	return false, true
+	return true, true
 }
 
 // Value decodes the JSON value at d.pos into *p, of the type c plans, as
@@ -449,7 +436,7 @@ func loadUint(p unsafe.Pointer, bits int) uint64 {
 // slice decodes an array: like v2, into a new slice when nil, else over
 // the old one's capacity (each element zeroed first).
 func (d *Decoder) slice(c *codec, p unsafe.Pointer) bool {
-	empty, ok := d.open('[', ']')
+	more, ok := d.open('[', ']')
 	if !ok {
 		return false
 	}
@@ -458,7 +445,7 @@ func (d *Decoder) slice(c *codec, p unsafe.Pointer) bool {
 		v.Set(reflect.MakeSlice(c.typ, 0, 0))
 	}
 	v.SetLen(0)
-	for n := 0; !empty; n++ {
+	for n := 0; more; n++ {
 		if n == v.Cap() {
 			v.Grow(1)
 		}
@@ -468,7 +455,7 @@ func (d *Decoder) slice(c *codec, p unsafe.Pointer) bool {
 		if !d.Value(c.elem, e.Addr().UnsafePointer()) {
 			return false
 		}
-		if !d.next(']', &empty) {
+		if more, ok = d.Next(']'); !ok {
 			return false
 		}
 	}
@@ -478,7 +465,7 @@ func (d *Decoder) slice(c *codec, p unsafe.Pointer) bool {
 // mapOf decodes an object into a map (allocated when nil). A key already
 // in the map goes to v2, which decodes into the entry there.
 func (d *Decoder) mapOf(c *codec, p unsafe.Pointer) bool {
-	empty, ok := d.open('{', '}')
+	more, ok := d.open('{', '}')
 	if !ok {
 		return false
 	}
@@ -487,7 +474,7 @@ func (d *Decoder) mapOf(c *codec, p unsafe.Pointer) bool {
 		m.Set(reflect.MakeMap(c.typ))
 	}
 	k, v := reflect.New(c.typ.Key()).Elem(), reflect.New(c.typ.Elem()).Elem()
-	for !empty {
+	for more {
 		name, ok := d.member()
 		if !ok {
 			return false
@@ -501,7 +488,7 @@ func (d *Decoder) mapOf(c *codec, p unsafe.Pointer) bool {
 			return false
 		}
 		m.SetMapIndex(k, v)
-		if !d.next('}', &empty) {
+		if more, ok = d.Next('}'); !ok {
 			return false
 		}
 	}
@@ -512,11 +499,11 @@ func (d *Decoder) mapOf(c *codec, p unsafe.Pointer) bool {
 // does not name keep their values, as in v2) and returns the set of fields
 // it held (bit i: field i). An unknown or repeated name goes to v2.
 func (d *Decoder) Object(sc *StructCodec, p unsafe.Pointer) (seen uint64, ok bool) {
-	empty, ok := d.open('{', '}')
+	more, ok := d.open('{', '}')
 	if !ok {
 		return 0, false
 	}
-	for !empty {
+	for more {
 		name, ok := d.member()
 		if !ok {
 			return 0, false
@@ -530,7 +517,7 @@ func (d *Decoder) Object(sc *StructCodec, p unsafe.Pointer) (seen uint64, ok boo
 		if !d.Value(f.codec, unsafe.Add(p, f.offset)) {
 			return 0, false
 		}
-		if !d.next('}', &empty) {
+		if more, ok = d.Next('}'); !ok {
 			return 0, false
 		}
 	}

@@ -86,6 +86,20 @@ func (s *Cursor) Peek() byte {
 	return 0
 }
 
+// Next consumes the ',' or the closer due after an element or member of
+// an array or object: more reports a ',', ok false that neither comes next.
+func (s *Cursor) Next(closer byte) (more, ok bool) {
+	switch s.Peek() {
+	case ',':
+		more = true
+	case closer:
+	default:
+		return false, false
+	}
+	s.Pos++
+	return more, true
+}
+
 // Value scans one JSON value starting at the next non-space byte and returns its span.
 func (s *Scanner) Value() (Span, bool) {
 	c := s.Peek()
@@ -485,7 +499,7 @@ func (s *Scanner) Object(env *envSink) bool {
 		s.depth--
 		return true
 	}
-	for {
+	for more := true; more; {
 		n, ok := s.memberName()
 		if !ok {
 			return false
@@ -502,17 +516,12 @@ func (s *Scanner) Object(env *envSink) bool {
 		if env != nil {
 			env.member(s, n, v, dups)
 		}
-		switch s.Peek() {
-		case ',':
-			s.Pos++
-		case '}':
-			s.Pos++
-			s.depth--
-			return true
-		default:
+		if more, ok = s.Next('}'); !ok {
 			return s.fail("expected ',' or '}' after object member")
 		}
 	}
+	s.depth--
+	return true
 }
 
 // isDup reports whether n repeats one of the names already seen in the
@@ -563,7 +572,7 @@ func (s *Scanner) Array(elem func() bool) bool {
 		s.depth--
 		return true
 	}
-	for {
+	for more := true; more; {
 		var ok bool
 		if elem != nil {
 			ok = elem()
@@ -573,17 +582,12 @@ func (s *Scanner) Array(elem func() bool) bool {
 		if !ok {
 			return false
 		}
-		switch s.Peek() {
-		case ',':
-			s.Pos++
-		case ']':
-			s.Pos++
-			s.depth--
-			return true
-		default:
+		if more, ok = s.Next(']'); !ok {
 			return s.fail("expected ',' or ']' after array element")
 		}
 	}
+	s.depth--
+	return true
 }
 
 // End checks that only white space follows the value.
