@@ -27,7 +27,7 @@ func Marshal(v any) ([]byte, error) {
 
 // AppendJSON appends the JSON encoding of v to b. hint (may be nil)
 // remembers the size of the large values of its kind that v2 encodes (see
-// growFor); the compiled codec and raw messages append in one pass.
+// appendV2); the compiled codec and raw messages append in one pass.
 func AppendJSON(b []byte, v any, hint *atomic.Int64) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:
@@ -55,19 +55,7 @@ func AppendJSON(b []byte, v any, hint *atomic.Int64) ([]byte, error) {
 		}
 		// v2 decides (and words the error).
 	}
-	b = growFor(b, hint)
-	mark := len(b)
-	w := writerPool.Get().(*bytes.Buffer)
-	*w = *bytes.NewBuffer(b)
-	err := jsonv2.MarshalWrite(w, v, marshalOpts)
-	out := w.Bytes()
-	noteSize(hint, len(out)-mark)
-	*w = bytes.Buffer{}
-	writerPool.Put(w)
-	if err != nil {
-		return b, err
-	}
-	return out, nil
+	return appendV2(b, v, hint)
 }
 
 // writerPool holds the bytes.Buffer that wraps the destination slice while
@@ -103,42 +91,43 @@ func UnmarshalResult(data []byte, v any, strict bool) error {
 	return jsonv2.Unmarshal(data, v, lenientOpts)
 }
 
-// Large values v2 encodes go into a buffer sized for them up front (the
-// size of the last large value of their kind), where the encoder appends in
-// place rather than grow its buffer a dozen times and copy the value at
-// the end (for a 1 MiB string, four times the memory and two extra copies).
+// appendV2 appends v as v2 encodes it. A large value goes into a buffer
+// sized for it up front (hint: the size of the last large value of its
+// kind), where the encoder appends in place rather than grow its buffer a
+// dozen times and copy the value at the end (for a 1 MiB string, four
+// times the memory and two extra copies).
+func appendV2(b []byte, v any, hint *atomic.Int64) ([]byte, error) {
+	if hint != nil {
+		if n := int(hint.Load()); n > cap(b)-len(b) {
+			// A quarter more: a bytes.Buffer grows when less is left free.
+			b = slices.Grow(b, n+(len(b)+n)/4+64)
+		}
+	}
+	w := writerPool.Get().(*bytes.Buffer)
+	*w = *bytes.NewBuffer(b)
+	err := jsonv2.MarshalWrite(w, v, marshalOpts)
+	out := w.Bytes()
+	*w = bytes.Buffer{}
+	writerPool.Put(w)
+	if n := int64(len(out) - len(b)); hint != nil {
+		if n < largeValue {
+			n = 0 // remembered: large sizes only
+		}
+		if n != hint.Load() {
+			hint.Store(n)
+		}
+	}
+	if err != nil {
+		return b, err
+	}
+	return out, nil
+}
 
 // largeValue is the size from which a value's size is remembered.
 const largeValue = 16 << 10
 
-// growFor makes room in b for a value of the size hint remembers.
-func growFor(b []byte, hint *atomic.Int64) []byte {
-	if hint == nil {
-		return b
-	}
-	if n := int(hint.Load()); n > cap(b)-len(b) {
-		// A quarter more: a bytes.Buffer grows when less is left free.
-		b = slices.Grow(b, n+(len(b)+n)/4+64)
-	}
-	return b
-}
-
-// noteSize remembers the size n of a value just encoded: large sizes as
-// they are, small ones as 0 (no guess).
-func noteSize(hint *atomic.Int64, n int) {
-	if hint == nil {
-		return
-	}
-	if n < largeValue {
-		n = 0
-	}
-	if int64(n) != hint.Load() {
-		hint.Store(int64(n))
-	}
-}
-
 // AppendRequest appends a request (or, with a nil id, a notification).
-// hint (may be nil) remembers the size of large params (see growFor).
+// hint (may be nil) remembers the size of large params (see appendV2).
 func AppendRequest(b []byte, id []byte, method string, params any, hint *atomic.Int64) ([]byte, error) {
 	b = append(b, `{"jsonrpc":"2.0",`...)
 	if id != nil {
