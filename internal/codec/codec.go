@@ -666,14 +666,12 @@ type fieldCodec struct {
 // would quote or reject, more than 64 fields, or none v2 could represent.
 func (pl *planner) structOf(t reflect.Type) *StructCodec {
 	sc := &StructCodec{}
-	seen := map[string]bool{}
 	for i := range t.NumField() {
 		fc, use, ok := pl.field(t.Field(i))
-		if !ok || seen[fc.Name] {
+		if !ok || use && sc.field([]byte(fc.Name)) >= 0 { // a name given twice
 			return nil
 		}
 		if use {
-			seen[fc.Name] = true
 			sc.Fields = append(sc.Fields, fc)
 		}
 	}
