@@ -1,9 +1,6 @@
 package wire
 
-import (
-	"bytes"
-	"strconv"
-)
+import "strconv"
 
 // bom is the UTF-8 encoding of U+FEFF, the byte-order mark, and errBOM
 // what a message that starts with one is told.
@@ -32,9 +29,8 @@ type Envelope struct {
 	ErrObj  Span
 	jsonrpc Span
 
-	methodEscaped bool
-	ParamsDup     bool     // params holds a duplicate object name
-	Err           *Invalid // what makes it an invalid request (KindInvalid)
+	ParamsDup bool     // params holds a duplicate object name
+	Err       *Invalid // what makes it an invalid request (KindInvalid)
 }
 
 // Message is the result of scanning one message: a single envelope or a batch.
@@ -166,7 +162,6 @@ func (e *Envelope) classify(data []byte, unknown Span, dup bool) {
 		}
 	default:
 		e.Kind = KindRequest
-		e.methodEscaped = bytes.IndexByte(data[e.method.Start+1:e.method.End-1], '\\') >= 0
 	}
 }
 
@@ -215,11 +210,7 @@ func isVersion2(v []byte) bool {
 // HasMethod reports whether the object has a "method" member.
 func (e *Envelope) HasMethod() bool { return e.method.Present() }
 
-// MethodName returns the decoded method name bytes.
+// MethodName returns the decoded method name bytes (of a request's).
 func (e *Envelope) MethodName(data []byte) []byte {
-	b := data[e.method.Start+1 : e.method.End-1]
-	if e.methodEscaped {
-		return Unquote(b)
-	}
-	return b
+	return Unquote(data[e.method.Start+1 : e.method.End-1])
 }
