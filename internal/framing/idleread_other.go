@@ -7,8 +7,6 @@ import "io"
 // socketReader reads a socket directly on unix systems only (idleread_unix.go).
 type socketReader struct{}
 
-type socketWriter struct{}
-
 func (s *Stream) useSocketReader(io.ReadWriteCloser) {}
 
 func (w *writer) tryWrite([]byte) int { return 0 }

@@ -18,15 +18,19 @@ import (
 // net.Conn.Read: try a read, wait for the socket when it would block, and
 // read again.
 
-// socketReader is the state of reading a socket directly.
+// socketReader is the state of reading a socket directly, and of writing it
+// (tryWrite).
 type socketReader struct {
 	raw    syscall.RawConn
 	read   func(fd uintptr) bool // s.readFD, bound once (no allocation per read)
 	n      int
 	err    error
-	waited bool    // this read has waited for the socket
-	woken  bool    // input arrived and there was no buffer to read it into
-	first  [1]byte // a byte read with no buffer (woken, n == 1)
+	waited bool                  // this read has waited for the socket
+	woken  bool                  // input arrived and there was no buffer to read it into
+	first  [1]byte               // a byte read with no buffer (woken, n == 1)
+	write  func(fd uintptr) bool // writeFD, bound once; its state (one writer at a time: see writer.writing):
+	wp     []byte
+	wn     int
 	//lint:ignore U1000 the shared waiter's, on Linux only (idleread_linux.go)
 	parked parkState
 }
@@ -48,18 +52,7 @@ func (s *Stream) useSocketReader(rwc io.ReadWriteCloser) {
 		return
 	}
 	s.sock = &socketReader{raw: raw}
-	s.sock.read = s.readFD
-	s.writer.sock = &socketWriter{raw: raw}
-	s.writer.sock.write = s.writer.sock.writeFD
-}
-
-// socketWriter is the state of writing a socket directly (used by one
-// writer at a time: see writer.writing).
-type socketWriter struct {
-	raw   syscall.RawConn
-	write func(fd uintptr) bool // writeFD, bound once
-	p     []byte
-	n     int
+	s.sock.read, s.sock.write = s.readFD, s.sock.writeFD
 }
 
 // tryWrite writes what of p the socket takes now, without waiting and
@@ -71,18 +64,18 @@ func (w *writer) tryWrite(p []byte) int {
 	if sw == nil {
 		return 0
 	}
-	sw.p, sw.n = p, 0
-	sw.raw.Write(sw.write) // an error (closed, a past deadline) leaves n at 0
-	sw.p = nil
-	return sw.n
+	sw.wp, sw.wn = p, 0
+	sw.raw.Write(sw.write) // an error (closed, a past deadline) leaves wn at 0
+	sw.wp = nil
+	return sw.wn
 }
 
 // writeFD is the RawConn write function: one write(2), never waiting.
-func (sw *socketWriter) writeFD(fd uintptr) bool {
+func (sr *socketReader) writeFD(fd uintptr) bool {
 	for {
-		n, err := syscall.Write(int(fd), sw.p)
+		n, err := syscall.Write(int(fd), sr.wp)
 		if err != syscall.EINTR {
-			sw.n = max(n, 0)
+			sr.wn = max(n, 0)
 			return true
 		}
 	}

@@ -96,7 +96,6 @@ type Stream struct {
 	interrupted  atomic.Bool   // set by InterruptRecv until the read it cut returns
 	skipping     bool          // an oversize line is being skipped
 	hint         int           // size of the last message, to size the next buffer
-	sock         *socketReader // TCP and unix sockets: read with no buffer held while waiting (idleread_unix.go)
 	cur          *lentBuf      // buf's record, when large (reuse.go)
 
 	lendCheck      LendCheck   // decides whether a line is lent (lend.go; nil: never)

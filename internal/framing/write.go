@@ -21,7 +21,7 @@ import (
 type writer struct {
 	rwc    io.ReadWriteCloser
 	wto    time.Duration // write timeout (0: none)
-	sock   *socketWriter // TCP and unix sockets: a write the socket takes at once needs no deadline (idleread_unix.go)
+	sock   *socketReader // TCP and unix sockets, read with no buffer held while waiting, written with no deadline when they take it all at once (idleread_unix.go)
 	header bool          // Content-Length framing (guarded by wmu: decided by the reader)
 
 	// the first writer writes, later ones queue behind it
