@@ -199,36 +199,17 @@ type streamableHandler struct {
 }
 
 // ServeHTTP reads a POST's body and hands it to Server.dispatch once, with
-// the POST as its sink (postSink), in either era. Nothing answered by then
-// (notifications and responses only, or notifications Admit refused) is
-// accepted: 202.
+// the POST as its sink (postSink), in either era, then serves the requests
+// at once for a JSON answer, or on a connection of the POST's own for an
+// event stream. Nothing answered by then (notifications and responses
+// only, or notifications Admit refused) is accepted: 202.
 func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s := h.srv
-	if !s.checkOrigin(w, r) {
-		return
-	}
 	p := postSinkPool.Get().(*postSink)
 	defer p.release()
-	p.h, p.w, p.r, p.stateless = h, w, r, h.rules.Serves(r.Header.Get(versionHeader))
-	switch {
-	case p.stateless && r.Method != http.MethodPost:
-		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "jsonrpc: method "+r.Method+" not allowed: MCP "+r.Header.Get(versionHeader)+" has no GET stream and no sessions; POST each message", http.StatusMethodNotAllowed)
-		return
-	case p.stateless:
-		p.status.ResponseWriter = w
-		p.w = &p.status // a single error's answer gets its HTTP status
-	case !streamable.CheckVersion(w, r, h.opts.ProtocolVersions):
-		return
-	case r.Method != http.MethodPost:
-		h.sessions.ServeOther(w, r) // GET and DELETE with sessions, else 405
+	if !h.route(w, r, p) {
 		return
 	}
-	p.acceptsSSE = h.opts.SSE != SSENever && streamable.AcceptsEventStream(r.Header.Get("Accept"))
-	if !p.acceptsSSE && !h.opts.Sessions && len(h.rules.Versions) == 0 {
-		s.ServeHTTP(w, r) // a plain JSON-RPC client: exactly as ServeHTTP (under a stateless revision, _meta is checked: postSink)
-		return
-	}
+	s := h.srv
 	var ok bool
 	if p.data, ok = s.readPOST(w, r, nil); !ok {
 		return
@@ -238,12 +219,48 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	httpx.SetReadDeadline(w, time.Time{})
 	p.ctx = &metaContext{Context: r.Context(), pi: peerInfo{peer: s.httpPeer(r, "http"), srv: s}} // and the _meta checkStateless finds
 	p.srv, p.pi, p.d = s, &p.ctx.pi, s.handlerTimeout(false)
-	if e, batch, ok := s.dispatch(p.ctx, &p.inbound, p); ok {
-		p.serve(p.ctx, e, batch)
+	switch e, batch, ok := s.dispatch(p.ctx, &p.inbound, p); {
+	case ok && p.acceptsSSE && p.calls > 0:
+		p.serveStream(p.ctx, nil, e, batch)
+	case ok:
+		p.exchange.serve(p.ctx, e, batch)
+		if len(p.reply) > 0 {
+			p.writeJSON(p.sess.Commit(p.reply, p.w.Header()))
+		}
 	}
 	if !p.answered {
 		p.w.WriteHeader(http.StatusAccepted)
 	}
+}
+
+// route answers every request but a Streamable HTTP POST (refused, a GET
+// or DELETE of a session, a plain JSON-RPC client's POST served as by
+// ServeHTTP) and reports false; for a POST it sets up p and reports true.
+func (h *streamableHandler) route(w http.ResponseWriter, r *http.Request, p *postSink) bool {
+	if !h.srv.checkOrigin(w, r) {
+		return false
+	}
+	p.h, p.w, p.r, p.stateless = h, w, r, h.rules.Serves(r.Header.Get(versionHeader))
+	switch {
+	case p.stateless && r.Method != http.MethodPost:
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "jsonrpc: method "+r.Method+" not allowed: MCP "+r.Header.Get(versionHeader)+" has no GET stream and no sessions; POST each message", http.StatusMethodNotAllowed)
+		return false
+	case p.stateless:
+		p.status.ResponseWriter = w
+		p.w = &p.status // a single error's answer gets its HTTP status
+	case !streamable.CheckVersion(w, r, h.opts.ProtocolVersions):
+		return false
+	case r.Method != http.MethodPost:
+		h.sessions.ServeOther(w, r) // GET and DELETE with sessions, else 405
+		return false
+	}
+	p.acceptsSSE = h.opts.SSE != SSENever && streamable.AcceptsEventStream(r.Header.Get("Accept"))
+	if !p.acceptsSSE && !h.opts.Sessions && len(h.rules.Versions) == 0 {
+		h.srv.ServeHTTP(w, r) // a plain JSON-RPC client: exactly as ServeHTTP (under a stateless revision, _meta is checked: postSink)
+		return false
+	}
+	return true
 }
 
 // postSink is the sink of a Streamable HTTP POST in both eras: it finds the
@@ -300,8 +317,11 @@ func (p *postSink) begin(data []byte, m *wire.Message) bool {
 			return false
 		}
 		p.sess = sess
+		if sess.Standalone != nil {
+			p.ctx.Context = context.WithValue(p.ctx.Context, sessionKey{}, sess) // SessionConn
+		}
 	}
-	p.client = streamable.ClientKey(p.r, p.pi.peer.RemoteAddr, p.sess.SessionID(), h.opts.Sessions && !p.stateless)
+	p.client = streamable.ClientKey(p.r, p.pi.peer.RemoteAddr, p.sess.SessionID())
 	return true
 }
 
@@ -371,22 +391,6 @@ func (p *postSink) fail(status int, reply []byte) {
 	p.w.Write(reply)
 }
 
-// serve serves the admitted requests: at once when the answer is JSON (or
-// nothing: notifications), else on a connection of the POST's own.
-func (p *postSink) serve(ctx context.Context, e *wire.Envelope, batch []wire.Envelope) {
-	if p.sess != nil && p.sess.Standalone != nil {
-		ctx = context.WithValue(ctx, sessionKey{}, p.sess)
-	}
-	if !p.acceptsSSE || p.calls == 0 {
-		p.exchange.serve(ctx, e, batch)
-		if len(p.reply) > 0 {
-			p.writeJSON(p.sess.Commit(p.reply, p.w.Header()))
-		}
-		return
-	}
-	p.serveStream(ctx, nil, e, batch)
-}
-
 // writeJSON answers the POST with reply as one JSON body, gzipped as
 // plain HTTP replies are.
 func (p *postSink) writeJSON(reply []byte) {
@@ -404,16 +408,13 @@ func (p *postSink) writeJSON(reply []byte) {
 func (p *postSink) serveStream(ctx context.Context, reply []byte, e *wire.Envelope, batch []wire.Envelope) {
 	h, w, sess := p.h, p.w, p.sess
 	p.answered = true
-	es := h.sessions.PostStream()
+	es := h.sessions.PostStream(sess)
+	if es.Shared != nil {
+		es.Shared.Head = streamable.Head(p.data, e, batch) // the calls a Follow answers if this instance dies
+	}
 	base := ctx
-	if sess != nil {
-		sess.OpenStream(es)
-		if es.Shared != nil {
-			es.Shared.Head = streamable.Head(p.data, e, batch) // the calls a Follow answers if this instance dies
-		}
-		if es.Keeps() {
-			base = context.WithoutCancel(ctx) // the call outlives a dropped connection
-		}
+	if es.Keeps() {
+		base = context.WithoutCancel(ctx) // the call outlives a dropped connection
 	}
 	out := sse.NewOut(w)
 	es.Open(out)

@@ -43,7 +43,7 @@ type Answer struct {
 	mu       sync.Mutex
 	sse      bool          // the response is an event stream
 	finished bool          // the reply has been written
-	done     chan struct{} // closed then
+	done     chan struct{} // closed then (or once every request is cancelled)
 	dropped  int           // requests cancelled by the client (MCP: no answer)
 }
 
@@ -51,9 +51,6 @@ type Answer struct {
 func (a *Answer) Init(w http.ResponseWriter, cfg AnswerConfig) {
 	a.w, a.cfg, a.done = w, cfg, make(chan struct{})
 }
-
-// Done is closed once the reply is written (or every request cancelled).
-func (a *Answer) Done() <-chan struct{} { return a.done }
 
 // Write writes msg: the reply to the POST's message (reply true), which
 // ends the answer, or a call or notification to the client, which goes as

@@ -243,12 +243,6 @@ func (s *Session) DropConn(c io.Closer) {
 	s.mu.Unlock()
 }
 
-// PostStream returns a new event stream for the answer to a POST; in a
-// session, OpenStream numbers it.
-func (t *Sessions) PostStream() *sse.Stream {
-	return &sse.Stream{Timeout: t.cfg.WriteTimeout(), KeepAlive: t.cfg.KeepAlive}
-}
-
 // Stream returns the session's stream numbered n: the standalone stream,
 // a POST's still live, or one that has ended (what is stored of it), or
 // nil when the session never had it.
@@ -269,18 +263,24 @@ func (s *Session) Stream(n uint64) *sse.Stream {
 	return es
 }
 
-// OpenStream numbers a POST's event stream and keeps it for resumption
-// while it lives.
-func (s *Session) OpenStream(es *sse.Stream) {
+// PostStream returns the event stream of the answer to a POST of session
+// s (nil: none); in a session it is numbered and kept for resumption while
+// it lives.
+func (t *Sessions) PostStream(s *Session) *sse.Stream {
+	es := &sse.Stream{Timeout: t.cfg.WriteTimeout(), KeepAlive: t.cfg.KeepAlive}
+	if s == nil {
+		return es
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.last++
-	es.Num, es.Store, es.Retry = s.last, s.Store, s.t.cfg.Retry
+	es.Num, es.Store, es.Retry = s.last, s.Store, t.cfg.Retry
 	if s.streams == nil {
 		s.streams = map[uint64]*sse.Stream{}
 	}
 	s.share(es)
 	s.streams[es.Num] = es
+	return es
 }
 
 // CloseStream ends a POST's event stream (s nil: a POST of no session).
@@ -470,11 +470,11 @@ func AcceptsEventStream(accept string) bool {
 }
 
 // ClientKey names the client of a POST, so that a cancel reaches only the
-// requests of the client that sent it: its session, or without sessions
-// its IP address (remote: the forwarded client's behind a trusted proxy)
-// and credentials.
-func ClientKey(r *http.Request, remote, session string, sessions bool) string {
-	if sessions {
+// requests of the client that sent it: its session, or without one its IP
+// address (remote: the forwarded client's behind a trusted proxy) and
+// credentials.
+func ClientKey(r *http.Request, remote, session string) string {
+	if session != "" {
 		return session
 	}
 	host := remote

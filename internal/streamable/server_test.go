@@ -95,8 +95,7 @@ func TestSessionStreams(t *testing.T) {
 	if s.Stream(0) != s.Standalone || s.Stream(1) != nil {
 		t.Fatal("before any POST stream")
 	}
-	es := tab.PostStream()
-	s.OpenStream(es)
+	es := tab.PostStream(s)
 	if es.Num != 1 || s.Stream(1) != es || es.Store != s.Store {
 		t.Fatalf("stream %d", es.Num)
 	}
@@ -210,7 +209,7 @@ func TestAnswer(t *testing.T) {
 		t.Fatalf("a second reply: %v", err)
 	}
 	select {
-	case <-a.Done():
+	case <-a.done:
 	default:
 		t.Fatal("not done after the reply")
 	}
@@ -235,12 +234,12 @@ func TestAnswer(t *testing.T) {
 	a.cfg.Events.Open(sse.NewOut(w))
 	a.Cancelled()
 	select {
-	case <-a.Done():
+	case <-a.done:
 		t.Fatal("done with one request of two cancelled")
 	default:
 	}
 	a.Cancelled()
-	<-a.Done()
+	<-a.done
 	if strings.Contains(w.Body.String(), "event: message") {
 		t.Fatalf("a cancelled answer carried %q", w.Body)
 	}

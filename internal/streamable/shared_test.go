@@ -99,8 +99,7 @@ func testSharedFollow(t *testing.T, store state.EventStore) {
 	hs := httptest.NewServer(http.HandlerFunc(b.ServeGET))
 	t.Cleanup(hs.Close)
 
-	es := a.PostStream()
-	s.OpenStream(es)
+	es := a.PostStream(s)
 	es.Shared.Head = headOf(t, `{"jsonrpc":"2.0","id":7,"method":"slow"}`)
 	rec := httptest.NewRecorder()
 	es.Open(sse.NewOut(rec))
@@ -219,8 +218,7 @@ func TestSharedStoreDown(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "event store failed: store down") {
 		t.Fatalf("resume with the store down: %s %s", resp.Status, body)
 	}
-	es := b.PostStream()
-	s.OpenStream(es)
+	es := b.PostStream(s)
 	rec := httptest.NewRecorder()
 	es.Open(sse.NewOut(rec))
 	es.Begin(nil, true)
@@ -231,8 +229,7 @@ func TestSharedStoreDown(t *testing.T) {
 		t.Fatalf("written: %q", rec.Body.String())
 	}
 	s.CloseStream(es)
-	es2 := b.PostStream()
-	s.OpenStream(es2)
+	es2 := b.PostStream(s)
 	es2.Begin(nil, true) // no response attached
 	if err := es2.Send([]byte(`{}`)); !errors.Is(err, errDown) {
 		t.Fatalf("Send with no response and the store down: %v", err)

@@ -36,21 +36,17 @@ var errorMember = []byte(`"error"`)
 
 // errorStatus returns the HTTP status of a single error response (0 for
 // anything else).
-func errorStatus(msg []byte) int {
+func errorStatus(msg []byte) (status int) {
 	if !bytes.Contains(msg, errorMember) {
 		return 0 // a result: not scanned
 	}
-	var sc wire.Scanner
-	var m wire.Message
-	m.Limit = 1
-	if sc.Parse(msg, MaxDepth, &m) != nil || m.Batch || len(m.Elems) != 1 || !m.Elems[0].ErrObj.Present() {
-		return 0
-	}
-	var e struct {
-		Code int64 `json:"code"`
-	}
-	if codec.UnmarshalResult(m.Elems[0].ErrObj.Of(msg), &e, false) != nil {
-		return 0
-	}
-	return mcp.HTTPStatus(e.Code)
+	parse(msg, func(m *wire.Message) {
+		var e struct {
+			Code int64 `json:"code"`
+		}
+		if !m.Batch && m.Elems[0].ErrObj.Present() && codec.UnmarshalResult(m.Elems[0].ErrObj.Of(msg), &e, false) == nil {
+			status = mcp.HTTPStatus(e.Code)
+		}
+	})
+	return status
 }
