@@ -7,7 +7,6 @@ import (
 
 	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/convention"
-	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // Convention selects how a [Server] and the connections it serves cancel
@@ -168,18 +167,11 @@ func progressToken(params []byte, cv convention.Convention) []byte {
 	return append([]byte(nil), tok...)
 }
 
-// conventionNotification handles e if it is a notification of s's
-// convention (see conventionMessage), on a Conn's read goroutine: a cancel
-// needs no handler slot, and progress reports reach OnProgress in order.
-func (s *Server) conventionNotification(ctx context.Context, conn *Conn, data []byte, e *wire.Envelope) bool {
-	return s.Convention != ConventionNone && e.Kind == wire.KindRequest && !e.ID.Present() &&
-		s.conventionMessage(ctx, conn, e.MethodName(data), paramsOf(data, e))
-}
-
 // conventionMessage handles a notification of s's convention: a cancel
 // (of a request served on conn: see cancelledID) or, with
 // Server.OnProgress, a progress report. It reports whether the
-// notification was one.
+// notification was one. A Conn calls it on its read goroutine: a cancel
+// needs no handler slot, and progress reports reach OnProgress in order.
 func (s *Server) conventionMessage(ctx context.Context, conn *Conn, name, params []byte) bool {
 	cv := s.Convention
 	if id, ok := s.cancelledID(name, params); ok {

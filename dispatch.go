@@ -218,7 +218,8 @@ func (ci *connInbound) take(data []byte, m *wire.Message) ([]wire.Envelope, bool
 			return nil, false
 		case !e.ID.Present() && c.takeEvent(data, e):
 			return nil, false
-		case c.srv.conventionNotification(c.ctx, c, data, e):
+		case c.srv.Convention != ConventionNone && e.Kind == wire.KindRequest && !e.ID.Present() &&
+			c.srv.conventionMessage(c.ctx, c, e.MethodName(data), paramsOf(data, e)):
 			return nil, false
 		}
 		return m.Elems, true

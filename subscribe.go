@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/seedhq/jsonrpc/internal/codec"
+	"github.com/seedhq/jsonrpc/internal/params"
 	"github.com/seedhq/jsonrpc/internal/pubsub"
 	"github.com/seedhq/jsonrpc/internal/wire"
 	"github.com/seedhq/jsonrpc/state"
@@ -178,11 +179,11 @@ func newKind[P, E any](opts []SubscriptionKindOptions) subscriptionKind {
 // (unless P has required fields). Arguments that do not fit give -32602.
 // opts, at most one, sets the kind's buffer and overflow policy.
 func AddSubscription[P, E any](s *Subscriptions, kind string, fn func(ctx context.Context, params P, sink *Sink[E]) error, opts ...SubscriptionKindOptions) {
-	pd := newParamsDecoder(reflect.TypeFor[P]())
+	pd := params.NewDecoder(reflect.TypeFor[P]())
 	k := newKind[P, E](opts)
 	k.start = func(ctx context.Context, args []byte, sub *subscription) error {
 		var p P
-		if err := pd.decode(args, &p); err != nil {
+		if err := decodeParams(pd, args, &p); err != nil {
 			return err
 		}
 		go func() { sub.ProducerDone(fn(sub.Ctx, p, &Sink[E]{sub: sub})) }()

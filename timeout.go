@@ -25,13 +25,10 @@ var (
 // handlerTimeout is the timeout for requests on HTTP (answered with a JSON
 // body) or on other transports.
 func (s *Server) handlerTimeout(http bool) time.Duration {
-	switch {
-	case s.HandlerTimeout > 0:
-		return s.HandlerTimeout
-	case s.HandlerTimeout == 0 && http:
+	if s.HandlerTimeout == 0 && http {
 		return DefaultHandlerTimeout
 	}
-	return 0
+	return max(s.HandlerTimeout, 0)
 }
 
 func (s *Server) httpBodyTimeout() time.Duration {

@@ -34,7 +34,7 @@ func Register[P, R any](mux *Mux, method string, fn func(ctx context.Context, pa
 	if strings.HasPrefix(method, "rpc.") {
 		panic("jsonrpc: method names starting with \"rpc.\" are reserved: " + method)
 	}
-	pd := newParamsDecoder(reflect.TypeFor[P]())
+	pd := params.NewDecoder(reflect.TypeFor[P]())
 	codec.CodecFor(reflect.TypeFor[R]()) // plan the result's encoding now
 	var fields []ParamInfo
 	for _, f := range pd.Fields() { // struct params' members, in positional order
@@ -55,7 +55,7 @@ func Register[P, R any](mux *Mux, method string, fn func(ctx context.Context, pa
 	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
 		pp := pool.Get().(*P)
 		defer func() { *pp = zero; pool.Put(pp) }()
-		if err := pd.decode(req.Params, pp); err != nil {
+		if err := decodeParams(pd, req.Params, pp); err != nil {
 			return nil, err
 		}
 		return fn(ctx, *pp)
@@ -74,14 +74,9 @@ func invalidParams(path, problem string) *Error {
 	return e
 }
 
-// paramsDecoder decodes params into one type, analysed once (see
-// internal/params); its errors are -32602 *Errors.
-type paramsDecoder struct{ *params.Decoder }
-
-func newParamsDecoder(t reflect.Type) paramsDecoder { return paramsDecoder{params.NewDecoder(t)} }
-
-// decode decodes params into *p (p is a *P).
-func (d paramsDecoder) decode(raw []byte, p any) error {
+// decodeParams decodes raw into *p (p is a *P) with d; its errors are
+// -32602 *Errors.
+func decodeParams(d *params.Decoder, raw []byte, p any) error {
 	if err := d.Decode(raw, p); err != nil {
 		return invalidParams(err.Path, err.Problem)
 	}

@@ -82,7 +82,7 @@ func (p *Process) Read(b []byte) (int, error) {
 		// The command closed its output: it has exited or is about to.
 		// Report a failed exit rather than a plain end of input, and
 		// output that was not JSON-RPC.
-		notRPC := p.sniff.atEnd()
+		notRPC := p.sniff.atEnd(false)
 		select {
 		case <-p.exited:
 			if p.waitErr != nil {
@@ -112,7 +112,7 @@ func (p *Process) Write(b []byte) (int, error) {
 		gone, exitErr = "ended", p.waitErr
 	case <-time.After(time.Second):
 	}
-	return n, errors.Join(fmt.Errorf("%w: command %s %s: %w", p.closed, p.cmd.Path, gone, err), exitErr, p.sniff.began())
+	return n, errors.Join(fmt.Errorf("%w: command %s %s: %w", p.closed, p.cmd.Path, gone, err), exitErr, p.sniff.atEnd(true))
 }
 
 // Close closes the command's standard input, gives it the grace period to

@@ -48,11 +48,11 @@ func TestSniffer(t *testing.T) {
 			if c.observe != "" {
 				return
 			}
-			err = s.atEnd()
+			err = s.atEnd(false)
 			if c.atEnd == "" && err != nil || c.atEnd != "" && (err == nil || !strings.Contains(err.Error(), c.atEnd)) {
 				t.Fatalf("atEnd: %v, want %q", err, c.atEnd)
 			}
-			if began := s.began(); (began == nil) != (c.atEnd == "") {
+			if began := s.atEnd(true); (began == nil) != (c.atEnd == "") {
 				t.Fatalf("began: %v", began)
 			}
 		})
@@ -63,7 +63,7 @@ func TestSniffer(t *testing.T) {
 func TestSnifferCutsLongLines(t *testing.T) {
 	s := outputSniffer{command: "cmd", framing: framing.Line, logger: quiet}
 	s.observe([]byte(strings.Repeat("é", 100)))
-	err := s.atEnd()
+	err := s.atEnd(false)
 	if err == nil || !strings.Contains(err.Error(), strings.Repeat("é", 30)+"…") {
 		t.Fatalf("atEnd: %v", err)
 	}

@@ -60,11 +60,12 @@ func (s *outputSniffer) observe(b []byte) error {
 	return nil
 }
 
-// atEnd describes the output, once it has ended, if it was not JSON-RPC.
-func (s *outputSniffer) atEnd() error {
+// atEnd describes the output, once it has ended (or, with begun, so far),
+// if it was not JSON-RPC.
+func (s *outputSniffer) atEnd(begun bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.notRPC && (s.judged || len(bytes.TrimSpace(s.head)) == 0) {
+	if !s.notRPC && (begun || s.judged || len(bytes.TrimSpace(s.head)) == 0) {
 		return nil
 	}
 	what := "JSON"
@@ -72,18 +73,6 @@ func (s *outputSniffer) atEnd() error {
 		what = "a Content-Length framed message"
 	}
 	return fmt.Errorf("jsonrpc: command %s wrote %s, which is not %s: is it a JSON-RPC server on its standard input and output?", s.command, s.quote(), what)
-}
-
-// began describes the output if it began with text that is not JSON-RPC
-// (so far), or returns nil.
-func (s *outputSniffer) began() error {
-	s.mu.Lock()
-	notRPC := s.notRPC
-	s.mu.Unlock()
-	if !notRPC {
-		return nil
-	}
-	return s.atEnd()
 }
 
 // firstLine is the first line of the output, cut short.

@@ -32,11 +32,9 @@ func DialStream(ctx context.Context, u *url.URL, tlsCfg *tls.Config) (net.Conn, 
 		return nil, errors.New("jsonrpc: URL " + u.String() + " names no address")
 	}
 	if u.Scheme == "tls" {
-		d := tls.Dialer{Config: tlsCfg}
-		return d.DialContext(ctx, "tcp", addr)
+		return (&tls.Dialer{Config: tlsCfg}).DialContext(ctx, "tcp", addr)
 	}
-	var d net.Dialer
-	return d.DialContext(ctx, u.Scheme, addr)
+	return (&net.Dialer{}).DialContext(ctx, u.Scheme, addr)
 }
 
 // ListenStream listens on the tcp, tls or unix URL u and returns the
