@@ -93,12 +93,7 @@ func PeerFromContext(ctx context.Context) (Peer, bool) {
 // and outside a served request). rpc.discover uses it to list only the
 // methods the caller may call.
 func Authorized(ctx context.Context, method string) bool {
-	var srv *Server
-	if c := connFromContext(ctx); c != nil {
-		srv = c.srv
-	} else if pi, ok := ctx.Value(peerKey{}).(*peerInfo); ok {
-		srv = pi.srv
-	}
+	srv := serverOf(ctx)
 	return srv == nil || srv.Authorize == nil || srv.Authorize(ctx, method) == nil
 }
 

@@ -2,7 +2,6 @@ package jsonrpc
 
 import (
 	"context"
-	"log/slog"
 	"maps"
 	"net/http"
 	"strconv"
@@ -62,7 +61,7 @@ func (d *deprecation) wrap(info MethodInfo, h Handler) Handler {
 			if !info.Doc.Sunset.IsZero() {
 				attrs = append(attrs, "sunset", info.Doc.Sunset.UTC().Format(time.RFC3339))
 			}
-			loggerOf(ctx).Warn("jsonrpc: deprecated method called", attrs...)
+			serverOf(ctx).logger().Warn("jsonrpc: deprecated method called", attrs...)
 		}
 		return h.ServeRPC(ctx, req)
 	})
@@ -129,13 +128,13 @@ func (pi *peerInfo) ReplyHeader(h http.Header) {
 	maps.Copy(h, pi.reply)
 }
 
-// loggerOf returns the logger of the Server serving ctx's request.
-func loggerOf(ctx context.Context) *slog.Logger {
-	if c := connFromContext(ctx); c != nil && c.srv != nil {
-		return c.srv.logger()
+// serverOf returns the Server serving ctx's request (nil outside one).
+func serverOf(ctx context.Context) *Server {
+	if c := connFromContext(ctx); c != nil {
+		return c.srv
 	}
-	if pi, ok := ctx.Value(peerKey{}).(*peerInfo); ok && pi.srv != nil {
-		return pi.srv.logger()
+	if pi, ok := ctx.Value(peerKey{}).(*peerInfo); ok {
+		return pi.srv
 	}
-	return slog.Default()
+	return nil
 }

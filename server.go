@@ -222,7 +222,7 @@ func orDefault[T ~int | ~int64](v, def T) T {
 }
 
 func (s *Server) logger() *slog.Logger {
-	if s.Logger != nil {
+	if s != nil && s.Logger != nil {
 		return s.Logger
 	}
 	return slog.Default()
