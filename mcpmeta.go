@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/seedhq/jsonrpc/internal/mcp"
 )
@@ -93,6 +94,13 @@ func (c *metaContext) Value(key any) any {
 	}
 	return c.Context.Value(key)
 }
+
+// detached is a metaContext without its cancellation and deadline (WithoutCancel's, unallocated).
+type detached struct{ *metaContext }
+
+func (detached) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (detached) Done() <-chan struct{}       { return nil }
+func (detached) Err() error                  { return nil }
 
 func (c *metaContext) setMeta(m *mcp.Meta) *metaContext {
 	c.meta = MCPMeta{ProtocolVersion: m.ProtocolVersion, ClientInfo: m.ClientInfo, ClientCapabilities: m.ClientCapabilities, LogLevel: m.LogLevel,

@@ -412,10 +412,7 @@ func (p *postSink) serveStream(ctx context.Context, reply []byte, e *wire.Envelo
 	if es.Shared != nil {
 		es.Shared.Head = streamable.Head(p.data, e, batch) // the calls a Follow answers if this instance dies
 	}
-	base := ctx
-	if es.Keeps() {
-		base = context.WithoutCancel(ctx) // the call outlives a dropped connection
-	}
+	base := detached{p.ctx} // end cancels the calls; where events are kept, they outlive a dropped connection
 	out := sse.NewOut(w)
 	es.Open(out)
 	ps := &postStream{sess: sess, client: p.client}
