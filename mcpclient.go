@@ -32,9 +32,7 @@ const DefaultMaxInputRounds = 8
 // (MCPVersion2026: per-request _meta and headers), a session-era one
 // (MCPVersion2025: initialize first) or MCPAuto (server/discover, else
 // initialize; see docs/mcp.md). Other transports ignore it.
-func WithMCPVersion(version string) DialOption {
-	return func(c *dialConfig) { c.mcpVersion = version }
-}
+func WithMCPVersion(version string) DialOption { return func(c *dialConfig) { c.mcpVersion = version } }
 
 // WithMCPClientInfo sets the clientInfo an MCP client sends (in _meta or
 // initialize; default "seedhq-jsonrpc" with an empty version).
@@ -61,12 +59,11 @@ func WithMCPTasks(status func(taskID, status string)) DialOption {
 // MCPVersion returns the MCP revision the connection speaks: "" before it is
 // found, without WithMCPVersion, or when the server refused both eras.
 func (c *Conn) MCPVersion() string {
-	v, ok := mcpClientsByConn.Load(weak.Make(c))
-	if !ok {
-		return ""
+	if v, ok := mcpClientsByConn.Load(weak.Make(c)); ok {
+		_, version := v.(*mcpClient).eras.Get()
+		return version
 	}
-	_, version := v.(*mcpClient).eras.Get()
-	return version
+	return ""
 }
 
 // mcpClientsByConn holds the MCP client of each connection that is one, by
@@ -233,10 +230,7 @@ func (m *mcpClient) statelessCall(ctx context.Context, version, method string, p
 		return err
 	}
 	var e *Error // declared here: on the heap only for an error
-	if !errors.As(err, &e) || e.Code != CodeHeaderMismatch {
-		return err
-	}
-	if m.statelessRounds(ctx, version, "tools/list", nil, nil) != nil {
+	if !errors.As(err, &e) || e.Code != CodeHeaderMismatch || m.statelessRounds(ctx, version, "tools/list", nil, nil) != nil {
 		return err
 	}
 	return m.statelessRounds(ctx, version, method, params, result)
@@ -254,7 +248,7 @@ func (m *mcpClient) statelessRounds(ctx context.Context, version, method string,
 	}
 	raw, err := mcp.Rounds(method, r.params, m.rounds, func(p json.RawMessage) (json.RawMessage, error) {
 		r.raw, r.params = nil, p
-		err := m.next.Call(r, method, p, r)
+		err := m.next.Call(r, method, &r.params, r) // a pointer: not boxed
 		return r.raw, err
 	}, func(method string, params json.RawMessage) (json.RawMessage, error) {
 		return m.answer(ctx, method, params)
