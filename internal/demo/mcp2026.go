@@ -21,8 +21,8 @@ import (
 // Era2026 holds the members every result of the stateless revision
 // carries; zero (and omitted) under the session era.
 type Era2026 struct {
-	ResultType string         `json:"resultType,omitzero" jsonschema:"complete (MCP 2026-07-28 on)"`
-	Meta       map[string]any `json:"_meta,omitzero" jsonschema:"Result metadata (MCP 2026-07-28: the server's identity)."`
+	ResultType string          `json:"resultType,omitzero" jsonschema:"complete (MCP 2026-07-28 on)"`
+	Meta       json.RawMessage `json:"_meta,omitzero" jsonschema:"Result metadata (MCP 2026-07-28: the server's identity)."`
 }
 
 // Cache holds MCP's caching hints of a cacheable result (2026-07-28):
@@ -41,8 +41,11 @@ func era(ctx context.Context) Era2026 {
 	if jsonrpc.MCPMetaFromContext(ctx) == nil {
 		return Era2026{}
 	}
-	return Era2026{ResultType: "complete", Meta: map[string]any{jsonrpc.MetaServerInfo: serverInfo}}
+	return Era2026{ResultType: "complete", Meta: eraMeta}
 }
+
+// eraMeta is the _meta of the demo's results, encoded once (read only).
+var eraMeta, _ = json.Marshal(map[string]any{jsonrpc.MetaServerInfo: serverInfo})
 
 // publicFor returns the caching hints of a result identical for every
 // client, fresh for ttl ms (empty under the session era).
@@ -75,7 +78,7 @@ func registerDiscover(mux *jsonrpc.Mux) {
 	jsonrpc.Register(mux, "server/discover", func(_ context.Context, _ DiscoverParams) (DiscoverResult, error) {
 		ttl := int64(mcp.DefaultCacheTTL)
 		return DiscoverResult{
-			Era2026:           Era2026{ResultType: "complete", Meta: map[string]any{jsonrpc.MetaServerInfo: serverInfo}},
+			Era2026:           Era2026{ResultType: "complete", Meta: eraMeta},
 			SupportedVersions: append(slices.Clone(mcp.StatelessVersions), mcp.SessionVersions...),
 			Capabilities:      map[string]any{"tools": map[string]any{"listChanged": true}},
 			Instructions:      instructions,
