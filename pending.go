@@ -1,12 +1,16 @@
 package jsonrpc
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
+	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/connrt"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
@@ -189,30 +193,51 @@ func (sb *sentBatch) release() {
 // encodeBatch appends b to dst as one batch message. Each call gets the next
 // id of seq and a pending record whose group is the batch's first id.
 func encodeBatch(dst []byte, b *Batch, seq *atomic.Uint64) ([]byte, *sentBatch, error) {
+	if len(b.elems) == 0 {
+		return dst, nil, errors.New("jsonrpc: empty batch") // JSON-RPC has none
+	}
 	sb := sentBatchPool.Get().(*sentBatch)
 	sb.calls = slices.Grow(sb.calls[:0], len(b.elems))
-	dst, err := connrt.AppendBatch(dst, len(b.elems), seq, func(i int) (string, any, bool) {
-		e := b.elems[i]
-		return e.Method, e.Params, !e.notify
-	}, func(i int, id, group uint64) {
-		sb.calls = append(sb.calls, batchCall{b.elems[i], id, newPending(group)})
-	})
-	if err != nil {
-		sb.release()
-		return dst, nil, err
+	var group uint64
+	var idBuf [20]byte
+	sep := byte('[')
+	for _, e := range b.elems {
+		dst, sep = append(dst, sep), ','
+		var id []byte
+		if !e.notify {
+			n := seq.Add(1)
+			group = cmp.Or(group, n)
+			id = strconv.AppendUint(idBuf[:0], n, 10)
+			sb.calls = append(sb.calls, batchCall{e, n, newPending(group)})
+		}
+		var err error
+		if dst, err = codec.AppendRequest(dst, id, e.Method, e.Params, nil); err != nil {
+			sb.release()
+			return dst, nil, err
+		}
 	}
-	return dst, sb, nil
+	return append(dst, ']'), sb, nil
 }
 
 // wait waits for the result of every call and records it. It returns
 // ctx's error if ctx ends first (results already there are still taken).
 func wait(ctx context.Context, sb *sentBatch, strict bool) error {
-	sent := sb.calls
-	return connrt.Wait(ctx, len(sent), func(i int) chan callResult { return sent[i].p.ch }, func(i int, r callResult) {
-		pendingPool.Put(sent[i].p) // nothing else can send on it now
-		sent[i].finish(r.result, r.err, strict)
+	for _, w := range sb.calls {
+		var r callResult
+		select {
+		case r = <-w.p.ch:
+		default: // (ctx.Done only when a result is not there yet: it may make a channel)
+			select {
+			case r = <-w.p.ch:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		pendingPool.Put(w.p) // nothing else can send on it now
+		w.finish(r.result, r.err, strict)
 		sb.note(r)
-	})
+	}
+	return nil
 }
 
 // failUnparsed fails with ErrInvalidResponse (wrapping err) the call, or

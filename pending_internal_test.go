@@ -1,8 +1,10 @@
 package jsonrpc
 
 import (
+	"context"
 	"errors"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/seedhq/jsonrpc/internal/wire"
@@ -89,5 +91,59 @@ func TestPendingAnswerRules(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestEncodeBatch(t *testing.T) {
+	var b Batch
+	b.Notify("a", []int{1})
+	b.Call("b", nil, nil)
+	b.Call("c", map[string]int{"x": 2}, nil)
+	var seq atomic.Uint64
+	seq.Store(41)
+	msg, sb, err := encodeBatch([]byte("head:"), &b, &seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.release()
+	want := `head:[{"jsonrpc":"2.0","method":"a","params":[1]},{"jsonrpc":"2.0","id":42,"method":"b"},{"jsonrpc":"2.0","id":43,"method":"c","params":{"x":2}}]`
+	if string(msg) != want {
+		t.Fatalf("message\n%s\nwant\n%s", msg, want)
+	}
+	if len(sb.calls) != 2 || sb.calls[0].id != 42 || sb.calls[1].id != 43 || sb.calls[0].p.group != 42 || sb.calls[1].p.group != 42 {
+		t.Fatalf("calls sent %+v: want ids 42 and 43, both of group 42", sb.calls)
+	}
+	if _, _, err := encodeBatch(nil, &Batch{}, &seq); err == nil {
+		t.Fatal("an empty batch was encoded")
+	}
+	var bad Batch
+	bad.Call("bad", func() {}, nil)
+	if _, _, err := encodeBatch(nil, &bad, &seq); err == nil {
+		t.Fatal("params that cannot be encoded were sent")
+	}
+}
+
+func TestWaitTakesResultsThere(t *testing.T) {
+	var b Batch
+	var r0, r1 int
+	c0, c1, c2 := b.Call("a", nil, &r0), b.Call("b", nil, &r1), b.Call("c", nil, nil)
+	var seq atomic.Uint64
+	_, sb, err := encodeBatch(nil, &b, &seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.release()
+	sb.calls[0].p.ch <- callResult{result: []byte("10")}
+	sb.calls[1].p.ch <- callResult{result: []byte("11")}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// The results there already are taken, then the context's end stops the wait.
+	if err := wait(ctx, sb, false); !errors.Is(err, context.Canceled) || r0 != 10 || r1 != 11 || c0.Err != nil || c1.Err != nil {
+		t.Fatalf("ended context: %v, results %d %d (%v %v)", err, r0, r1, c0.Err, c1.Err)
+	}
+	sb.calls = sb.calls[2:]
+	go func() { sb.calls[0].p.ch <- callResult{err: ErrNoResponse} }()
+	if err := wait(context.Background(), sb, false); err != nil || !errors.Is(c2.Err, ErrNoResponse) {
+		t.Fatalf("a result that comes later: %v, %v", err, c2.Err)
 	}
 }

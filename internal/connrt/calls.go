@@ -5,10 +5,8 @@ package connrt
 // (TakeID), and a message takes the calls it left out (Left).
 //
 // The ids are ours: plain decimal numbers (ParseID). A call's group is the
-// message it was sent in: its own id, or its batch's first id. A batch is
-// written with AppendBatch (ids from a counter, the group of its calls),
-// and its results awaited with Wait. Calls is not safe for concurrent use
-// (its owner guards it with a mutex).
+// message it was sent in: its own id, or its batch's first id. Calls is not
+// safe for concurrent use (its owner guards it with a mutex).
 type Calls[P any] struct {
 	one   waiting[P] // a call kept out of m (id 0: none), so that one call at a time costs no map operation
 	m     map[uint64]waiting[P]
