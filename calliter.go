@@ -59,15 +59,6 @@ func CallIter[T any](ctx context.Context, c Client, method string, params any) i
 // decodes the result into it hands it the array's elements, for the loop.
 type iterResult = resultstream.Result
 
-// errorObject is the error of a streamed response's error member: the
-// call's *Error, nil when it is not a valid error object.
-func errorObject(v []byte) error {
-	if e, ok := parseErrorObject(v); ok {
-		return e
-	}
-	return nil
-}
-
 // callIter posts the request and decodes the response from the body as it
 // arrives, handing each element of the result to each.
 func (c *HTTPClient) callIter(ctx context.Context, method string, params any, r *iterResult) error {
@@ -107,7 +98,12 @@ func readStreamed(body io.Reader, id string, limit int64, strict bool, r *iterRe
 	lr := &resultstream.LimitReader{R: body, Limit: limit, Err: &responseTooLarge{limit: limit}}
 	return resultstream.ReadResponse(jsontext.NewDecoder(lr), id, func(dec *jsontext.Decoder) error {
 		return r.Read(dec, strict, lr.Reset) // the limit is per element
-	}, errorObject)
+	}, func(v []byte) error {
+		if e, ok := parseErrorObject(v); ok {
+			return e
+		}
+		return nil // not a valid error object
+	})
 }
 
 // streamBody checks the response to CallIter's POST and returns its body,
@@ -163,13 +159,6 @@ type lentMessage struct {
 	reader bool          // lent by the connection's reader, which discards what is left after done
 }
 
-// end discards what the call did not read and gives the reader back.
-func (m *lentMessage) end() error {
-	err := m.l.Discard()
-	close(m.done)
-	return err
-}
-
 // abandon gives the message back unread (the call's context ended): the
 // connection's reader discards the rest, not the caller, who returns.
 func (m *lentMessage) abandon() {
@@ -194,7 +183,9 @@ func (c *Conn) readLent(ctx context.Context, m *lentMessage, r *iterResult) erro
 			return ctx.Err()
 		}
 	}
-	if derr := m.end(); err == nil && derr != nil {
+	derr := m.l.Discard() // what the call did not read
+	close(m.done)         // the reader goes back
+	if err == nil && derr != nil {
 		err = resultstream.Invalid(derr)
 	}
 	return err

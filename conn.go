@@ -249,7 +249,7 @@ func (c *Conn) recvFailed(err error) bool {
 	var fe *FrameError
 	if errors.As(err, &fe) {
 		if !errors.Is(fe, ErrMessageTooLarge) || !c.failOversize(fe) {
-			c.sendReply(c.srv.logReply(c.ctx, fe.rpcError())) // a response of ours is not answered
+			c.sendReply(c.srv.logReply(c.ctx, &Error{Code: fe.Code, Message: fe.Msg})) // a response of ours is not answered
 		}
 		return !fe.Fatal
 	}

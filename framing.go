@@ -76,8 +76,6 @@ type FrameError struct {
 
 func (e *FrameError) Error() string { return "jsonrpc: " + e.Msg }
 
-func (e *FrameError) rpcError() *Error { return &Error{Code: e.Code, Message: e.Msg} }
-
 // Is makes errors.Is(err, ErrMessageTooLarge) work.
 func (e *FrameError) Is(target error) bool {
 	return target == ErrMessageTooLarge && e.Code == CodeInvalidRequest && strings.HasPrefix(e.Msg, "message too large")

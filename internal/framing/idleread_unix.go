@@ -116,25 +116,19 @@ func (s *Stream) readSocket() (int, error) {
 // allocation grew it) and none after (woken: readSocket makes a buffer).
 func (s *Stream) readFD(fd uintptr) bool {
 	sr := s.sock
-	if s.buf == nil {
-		if sr.waited {
-			sr.woken = true
-			return true
-		}
-		n, err := sysRead(fd, sr.first[:])
-		if err == syscall.EAGAIN {
-			sr.waited = true
-			return false
-		}
-		sr.n, sr.err, sr.woken = max(n, 0), err, n == 1
+	p := sr.first[:]
+	if s.buf != nil {
+		p = s.buf[s.w:]
+	} else if sr.waited {
+		sr.woken = true
 		return true
 	}
-	n, err := sysRead(fd, s.buf[s.w:])
+	n, err := sysRead(fd, p)
 	if err == syscall.EAGAIN {
 		sr.waited = true
 		return false
 	}
-	sr.n, sr.err = max(n, 0), err
+	sr.n, sr.err, sr.woken = max(n, 0), err, s.buf == nil && n == 1
 	return true
 }
 
