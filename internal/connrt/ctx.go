@@ -38,9 +38,6 @@ type stdCancel struct {
 // Init sets the parent, and the value under K (nil: the parent's).
 func (c *Ctx[K, V]) Init(parent context.Context, val *V) { c.parent, c.val = parent, val }
 
-// Parent is the context given to Init.
-func (c *Ctx[K, V]) Parent() context.Context { return c.parent }
-
 // Cancel cancels the context with err (what Err returns) and cause (what
 // context.Cause returns), unless it has ended already; if the parent has
 // ended first, its error and cause are kept, as a child context keeps them.
