@@ -765,13 +765,6 @@ func (c *Conn) forget(id uint64) bool {
 	return ok
 }
 
-// forgetBatch forgets the calls of a batch that will not be waited for.
-func (c *Conn) forgetBatch(calls []batchCall) {
-	for _, w := range calls {
-		c.forget(w.id)
-	}
-}
-
 // Notify sends a notification (a request without id; no response comes back).
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	if c.inv != nil {
@@ -835,15 +828,16 @@ func (c *Conn) batchDirect(ctx context.Context, b *Batch) error {
 	}
 	c.mu.Unlock()
 	yieldToken(ctx, c)
-	if err := c.sendFor(ctx, msg); err != nil {
-		c.forgetBatch(calls)
-		return err
+	if err = c.sendFor(ctx, msg); err == nil {
+		if len(calls) > 0 && c.rd.Load().State() == connrt.Parked {
+			c.rd.takeOver(ctx, sb.records()...)
+		}
+		err = wait(ctx, sb, c.strictResults)
 	}
-	if len(calls) > 0 && c.rd.Load().State() == connrt.Parked {
-		c.rd.takeOver(ctx, sb.records()...)
-	}
-	if err := wait(ctx, sb, c.strictResults); err != nil {
-		c.forgetBatch(calls)
+	if err != nil {
+		for _, w := range calls {
+			c.forget(w.id) // not waited for
+		}
 		return err
 	}
 	if msg := sb.whole(); msg != nil {
