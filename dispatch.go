@@ -36,11 +36,8 @@ type sink interface {
 	// a message too large, unparsed or breaking a batch rule, or Admit's
 	// refusal (refused; reply holds the requests' errors, nil if none is due).
 	early(reply []byte, refused error)
-}
-
-// unparsedTaker is a sink told of a message that did not parse before the
-// error is answered (a connection's: it may be a response to its call).
-type unparsedTaker interface {
+	// unparsed is told of a message that did not parse, before its error
+	// goes to early (a connection's: it may be a response to its call).
 	unparsed(data []byte, err error)
 }
 
@@ -48,19 +45,27 @@ type unparsedTaker interface {
 // the sink to, and returns the admitted requests to serve: e alone, or a
 // batch's; ok false: nothing to serve. ctx's values (the peer) are Admit's.
 func (s *Server) dispatch(ctx context.Context, in *inbound, to sink) (e *wire.Envelope, batch []wire.Envelope, ok bool) {
-	if rerr := s.scan(in); rerr != nil {
-		if u, ok := to.(unparsedTaker); ok && rerr.Code == CodeParseError && in.sc.Err != nil {
-			u.unparsed(in.data, in.sc.Err)
+	m := &in.m
+	m.Limit = s.maxBatchLen()
+	var rerr *Error
+	if int64(len(in.data)) > s.maxMessageSize() {
+		// The transport's own limit may be larger (a Channel built with
+		// other options): MaxMessageSize holds on every path.
+		rerr = errMessageTooLarge(s.maxMessageSize())
+	} else if err := in.sc.Parse(in.data, s.maxDepth(), m); err != nil {
+		if rerr = parseError(err); rerr.Code == CodeParseError {
+			to.unparsed(in.data, err)
 		}
+	}
+	if rerr != nil {
 		to.early(s.logReply(ctx, rerr), nil)
 		return nil, nil, false
 	}
-	m := &in.m
 	requests, ok := to.take(in.data, m)
 	if !ok {
 		return nil, nil, false // a response, an event or a convention's notification: taken
 	}
-	if rerr := s.batchError(m); rerr != nil {
+	if rerr := batchError(m); rerr != nil {
 		to.early(s.logReply(ctx, rerr), nil)
 		return nil, nil, false
 	}
@@ -77,31 +82,16 @@ func (s *Server) dispatch(ctx context.Context, in *inbound, to sink) (e *wire.En
 	return &requests[0], nil, true
 }
 
-// scan checks the message's size against MaxMessageSize and scans it into
-// in.m; it returns the error to answer when either fails.
-func (s *Server) scan(in *inbound) *Error {
-	if int64(len(in.data)) > s.maxMessageSize() {
-		// The transport's own limit may be larger (a Channel built with
-		// other options): MaxMessageSize holds on every path.
-		return errMessageTooLarge(s.maxMessageSize())
-	}
-	in.m.Limit = s.maxBatchLen()
-	if err := in.sc.Parse(in.data, s.maxDepth(), &in.m); err != nil {
-		return parseError(err)
-	}
-	return nil
-}
-
 // batchError is the error to answer for a scanned batch that breaks a rule
-// of its own: empty, or longer than MaxBatchLen.
-func (s *Server) batchError(m *wire.Message) *Error {
+// of its own: empty, or longer than MaxBatchLen (m.Limit).
+func batchError(m *wire.Message) *Error {
 	switch {
 	case !m.Batch:
 		return nil
 	case len(m.Elems) == 0:
 		return errEmptyBatch
-	case m.N > s.maxBatchLen():
-		return &Error{Code: CodeInvalidRequest, Message: "batch too long: " + strconv.Itoa(m.N) + " requests, the limit is " + strconv.Itoa(s.maxBatchLen())}
+	case m.N > m.Limit:
+		return &Error{Code: CodeInvalidRequest, Message: "batch too long: " + strconv.Itoa(m.N) + " requests, the limit is " + strconv.Itoa(m.Limit)}
 	}
 	return nil
 }
@@ -125,6 +115,8 @@ type exchange struct {
 func (x *exchange) take(_ []byte, m *wire.Message) ([]wire.Envelope, bool) { return m.Elems, true }
 
 func (x *exchange) early(reply []byte, refused error) { x.reply, x.refused = reply, refused }
+
+func (*exchange) unparsed([]byte, error) {}
 
 // serve serves the requests dispatch returned for x's message (under
 // timedServe when there is a timeout or x brings its ts) and keeps the reply.
