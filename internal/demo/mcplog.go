@@ -14,8 +14,8 @@ import (
 
 // SetLevelParams are the params of logging/setLevel.
 type SetLevelParams struct {
-	Level string          `json:"level" jsonschema:"enum=debug|info|notice|warning|error|critical|alert|emergency,description=The least severe level the client wants to receive."`
-	Meta  json.RawMessage `json:"_meta,omitzero" jsonschema:"Request metadata (ignored)."`
+	Level string  `json:"level" jsonschema:"enum=debug|info|notice|warning|error|critical|alert|emergency,description=The least severe level the client wants to receive."`
+	Meta  ignored `json:"_meta,omitzero" jsonschema:"Request metadata (ignored)."`
 }
 
 // LogMessage is the params of notifications/message.

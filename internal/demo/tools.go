@@ -12,6 +12,7 @@ import (
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/seedhq/jsonrpc"
 	"github.com/seedhq/jsonrpc/mcp"
 	"github.com/seedhq/jsonrpc/openrpc"
@@ -110,8 +111,8 @@ func (ts *Tools) InputSchema(name string) json.RawMessage {
 
 // ListParams are the params of tools/list (all optional).
 type ListParams struct {
-	Cursor string          `json:"cursor,omitzero" jsonschema:"An opaque pagination cursor (the list has one page)."`
-	Meta   json.RawMessage `json:"_meta,omitzero" jsonschema:"Request metadata (ignored)."`
+	Cursor string  `json:"cursor,omitzero" jsonschema:"An opaque pagination cursor (the list has one page)."`
+	Meta   ignored `json:"_meta,omitzero" jsonschema:"Request metadata (ignored)."`
 }
 
 // ListResult is the result of tools/list.
@@ -121,11 +122,16 @@ type ListResult struct {
 	Cache
 }
 
+// ignored is a member decoded to nothing (no copy): metadata the demo does not read.
+type ignored struct{}
+
+func (*ignored) UnmarshalJSON([]byte) error { return nil }
+
 // CallParams are the params of tools/call.
 type CallParams struct {
 	Name      string          `json:"name" jsonschema:"The name of the tool to call."`
 	Arguments json.RawMessage `json:"arguments,omitzero" jsonschema:"The tool's arguments: an object matching its inputSchema."`
-	Meta      json.RawMessage `json:"_meta,omitzero" jsonschema:"Request metadata (ignored)."`
+	Meta      ignored         `json:"_meta,omitzero" jsonschema:"Request metadata (ignored)."`
 	// MCP 2026-07-28's multi round-trip: a call sent again with the input
 	// it asked for (see jsonrpc.InputRounds).
 	InputResponses json.RawMessage `json:"inputResponses,omitzero" jsonschema:"The client's answers to the input the previous round asked for, by key."`
@@ -148,15 +154,17 @@ type CallResult struct {
 	input *jsonrpc.InputRequiredResult // the tool needs input first (MCP 2026-07-28)
 }
 
-// MarshalJSON encodes the result, or the InputRequiredResult of a tool
-// that needs input from the client first.
-func (r CallResult) MarshalJSON() ([]byte, error) {
+// MarshalJSONTo encodes the result, or the InputRequiredResult of a tool
+// that needs input from the client first; MarshalJSON too, in bytes.
+func (r CallResult) MarshalJSONTo(enc *jsontext.Encoder) error {
 	if r.input != nil {
-		return jsonv2.Marshal(r.input)
+		return jsonv2.MarshalEncode(enc, r.input)
 	}
 	type plain CallResult
-	return jsonv2.Marshal(plain(r))
+	return jsonv2.MarshalEncode(enc, plain(r))
 }
+
+func (r CallResult) MarshalJSON() ([]byte, error) { return jsonv2.Marshal(r) }
 
 // Call runs the tool name with the raw JSON arguments (nil for none). An
 // unknown name is -32602 "Unknown tool: NAME" (as MCP asks in both eras);
