@@ -218,10 +218,10 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// listener's read timeout.
 	httpx.SetReadDeadline(w, time.Time{})
 	p.ctx = &metaContext{Context: r.Context(), pi: peerInfo{peer: s.httpPeer(r, "http"), srv: s}} // and the _meta checkStateless finds
-	p.srv, p.pi, p.d = s, &p.ctx.pi, s.handlerTimeout(false)
+	p.srv, p.d = s, s.handlerTimeout(false)
 	switch e, batch, ok := s.dispatch(p.ctx, &p.inbound, p); {
 	case ok && p.acceptsSSE && p.calls > 0:
-		p.serveStream(p.ctx, nil, e, batch)
+		p.serveStream(nil, e, batch)
 	case ok:
 		p.exchange.serve(p.ctx, e, batch)
 		if len(p.reply) > 0 {
@@ -273,7 +273,6 @@ type postSink struct {
 	w        http.ResponseWriter
 	status   streamable.StatusByError // w under a stateless revision
 	r        *http.Request
-	pi       *peerInfo
 	sess     *streamable.Session // its session (nil: none)
 	client   string              // see streamable.ClientKey
 	ctx      *metaContext        // the POST's context, with the stateless revision's _meta
@@ -321,7 +320,7 @@ func (p *postSink) begin(data []byte, m *wire.Message) bool {
 			p.ctx.Context = context.WithValue(p.ctx.Context, sessionKey{}, sess) // SessionConn
 		}
 	}
-	p.client = streamable.ClientKey(p.r, p.pi.peer.RemoteAddr, p.sess.SessionID())
+	p.client = streamable.ClientKey(p.r, p.ctx.pi.peer.RemoteAddr, p.sess.SessionID())
 	return true
 }
 
@@ -377,7 +376,7 @@ func (p *postSink) early(reply []byte, refused error) {
 	case p.stateless:
 		p.fail(http.StatusBadRequest, reply)
 	case p.acceptsSSE:
-		p.serveStream(p.r.Context(), reply, nil, nil)
+		p.serveStream(reply, nil, nil)
 	default:
 		p.writeJSON(reply)
 	}
@@ -395,8 +394,8 @@ func (p *postSink) fail(status int, reply []byte) {
 // plain HTTP replies are.
 func (p *postSink) writeJSON(reply []byte) {
 	p.answered = true
-	p.pi.ReplyHeader(p.w.Header())
-	p.pi.WriteJSON(p.w, reply)
+	p.ctx.pi.ReplyHeader(p.w.Header())
+	p.ctx.pi.WriteJSON(p.w, reply)
 }
 
 // serveStream answers the POST on its event stream, if the answer becomes
@@ -405,8 +404,8 @@ func (p *postSink) writeJSON(reply []byte) {
 // that keeps events, a client that goes away once the events have begun
 // does not cancel the call, nor does CloseEventStream: the POST returns,
 // and the call's events are stored for a GET with Last-Event-ID to resume.
-func (p *postSink) serveStream(ctx context.Context, reply []byte, e *wire.Envelope, batch []wire.Envelope) {
-	h, w, sess := p.h, p.w, p.sess
+func (p *postSink) serveStream(reply []byte, e *wire.Envelope, batch []wire.Envelope) {
+	h, w, sess, ctx := p.h, p.w, p.sess, p.ctx
 	p.answered = true
 	es := h.sessions.PostStream(sess)
 	if es.Shared != nil {
@@ -417,7 +416,7 @@ func (p *postSink) serveStream(ctx context.Context, reply []byte, e *wire.Envelo
 	es.Open(out)
 	ps := &postStream{sess: sess, client: p.client}
 	ps.Answer.Init(w, streamable.AnswerConfig{
-		Events: es, Reply: p.pi, WithData: !p.stateless && p.r.Header.Get(versionHeader) >= mcp.Version2025,
+		Events: es, Reply: &p.ctx.pi, WithData: !p.stateless && p.r.Header.Get(versionHeader) >= mcp.Version2025,
 		Always: h.opts.SSE == SSEAlways, Requests: p.calls, Session: sess,
 	})
 	ps.Inbox.Init()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"mime"
 	"net/http"
 	"sync"
@@ -275,13 +276,9 @@ func (c *Client) roundTrip(ctx context.Context, method string, body []byte, last
 	if body == nil {
 		req.Body, req.GetBody, req.ContentLength = nil, nil, 0
 	}
-	for k, v := range c.cfg.Header {
-		req.Header[k] = v
-	}
+	maps.Copy(req.Header, c.cfg.Header)
 	if c.cfg.ContextHeader != nil {
-		for k, v := range c.cfg.ContextHeader(ctx) {
-			req.Header[k] = v
-		}
+		maps.Copy(req.Header, c.cfg.ContextHeader(ctx))
 	}
 	switch method {
 	case http.MethodPost:

@@ -335,10 +335,9 @@ func (t *Sessions) find(w http.ResponseWriter, r *http.Request, id string) (*Ses
 	}
 	s := t.Touch(id)
 	if s == nil {
-		http.Error(w, "jsonrpc: unknown or ended session", http.StatusNotFound)
-		return nil, false
+		refuse(w, state.ErrNoSession)
 	}
-	return s, true
+	return s, s != nil
 }
 
 // ServeOther answers a request that is not a POST: with sessions, DELETE
