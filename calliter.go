@@ -15,6 +15,7 @@ import (
 	"github.com/seedhq/jsonrpc/internal/framing"
 	"github.com/seedhq/jsonrpc/internal/httpx"
 	"github.com/seedhq/jsonrpc/internal/resultstream"
+	"github.com/seedhq/jsonrpc/internal/streamable"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -145,7 +146,7 @@ type lineLender interface {
 // client's JSON answer (streamable_client.go).
 func lendsResponses(ch Channel) bool {
 	switch ch.(type) {
-	case lineLender, *streamableChannel:
+	case lineLender, *streamable.Client:
 		return true
 	}
 	return false

@@ -13,6 +13,7 @@ import (
 
 	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/mcp"
+	"github.com/seedhq/jsonrpc/internal/streamable"
 )
 
 // MCPAuto is the WithMCPVersion value that finds the server's era: the
@@ -92,7 +93,7 @@ func withStreamMCP(c *Conn, cfg *dialConfig) (*Conn, error) {
 type mcpClient struct {
 	next   Invoker // the connection's own sending
 	conn   *Conn
-	ch     *streamableChannel // over Streamable HTTP; nil to a command
+	ch     *streamable.Client // over Streamable HTTP; nil to a command
 	want   string             // MCPAuto or a revision
 	rounds int
 	state  *mcp.ClientState // its _meta, the tools' Mcp-Param-* annotations
@@ -103,7 +104,7 @@ type mcpClient struct {
 // newMCPClient returns the MCP client of conn, or an error for options
 // that cannot be sent.
 func newMCPClient(conn *Conn, cfg *dialConfig) (*mcpClient, error) {
-	ch, _ := conn.ch.(*streamableChannel)
+	ch, _ := conn.ch.(*streamable.Client)
 	m := &mcpClient{next: direct{conn}, conn: conn, ch: ch, want: cfg.mcpVersion, rounds: orDefault(cfg.maxInputRounds, DefaultMaxInputRounds), tasks: cfg.mcpTasks}
 	var err error
 	if m.state, err = mcp.NewClientState(cmp.Or(cfg.mcpInfo[0], "seedhq-jsonrpc"), cfg.mcpInfo[1], cfg.mcpCaps, m.tasks != nil); err != nil {

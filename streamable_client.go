@@ -64,9 +64,8 @@ func dialStreamable(rawURL string, cfg *dialConfig) (*Conn, error) {
 	}
 	srv := cfg.peer()
 	hc := newHTTPClient(u.String(), cfg) // its HTTP settings: one place for them
-	ch := &streamableChannel{}
 	var c *Conn
-	ch.Client = streamable.NewClient(streamable.ClientConfig{
+	ch := streamable.NewClient(streamable.ClientConfig{
 		URL: hc.url, HTTP: hc.hc, Own: hc.own, Header: hc.header, Limit: hc.maxSize,
 		ReadReply: func(resp *http.Response, wantReply bool) ([]byte, error) {
 			defer httpx.DrainClose(resp.Body)
@@ -99,11 +98,6 @@ func (c *Conn) sendFor(ctx context.Context, msg []byte) error {
 	}
 	return c.ch.Send(msg)
 }
-
-// streamableChannel is the Channel of a Streamable HTTP client
-// (internal/streamable's Client: Send and SendContext may be called
-// concurrently, each is a POST of its own).
-type streamableChannel struct{ *streamable.Client }
 
 // lendReply lends the JSON answer to a POST to the CallIter call it
 // answers (id), which decodes it as it arrives, as an HTTPClient's

@@ -177,11 +177,11 @@ func (c *Client) readStream(ctx context.Context, r *sse.Reader, due int, init st
 	for due == 0 || got < due {
 		ev, err := r.Next()
 		if err != nil {
-			if due == 0 && !errors.Is(err, sse.ErrEventTooLarge) {
-				return nil // the GET stream ended
-			}
-			if due == 0 || errors.Is(err, sse.ErrEventTooLarge) || ctx.Err() != nil {
+			switch {
+			case errors.Is(err, sse.ErrEventTooLarge) || ctx.Err() != nil:
 				return err
+			case due == 0:
+				return nil // the GET stream ended
 			}
 			resp, err := c.resume(ctx, r, resumed, fmt.Sprintf("%d of %d responses read", got, due), err)
 			if err != nil {
