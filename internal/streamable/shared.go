@@ -24,21 +24,14 @@ import (
 // this instance does not serve follows it in the store (follow): a stream
 // of another instance, or one that has ended.
 
-// DefaultBeat is the heartbeat interval of a POST's stream in a shared
-// store when KeepAlive is none.
-const DefaultBeat = 15 * time.Second
-
-// beat is the heartbeat interval of a POST's stream in a shared store:
-// KeepAlive.
-func (t *Sessions) beat() time.Duration { return cmp.Or(max(t.cfg.KeepAlive, 0), DefaultBeat) }
-
 // shared is the place of stream num of session id in the shared store
-// (nil without one).
+// (nil without one); a POST's stream beats every KeepAlive (15 s when
+// KeepAlive is none).
 func (t *Sessions) shared(id string, num uint64) *sse.Shared {
 	if t.cfg.Shared == nil {
 		return nil
 	}
-	return &sse.Shared{Store: t.cfg.Shared, Name: id + "/" + strconv.FormatUint(num, 10), Beat: t.beat()}
+	return &sse.Shared{Store: t.cfg.Shared, Name: id + "/" + strconv.FormatUint(num, 10), Beat: cmp.Or(max(t.cfg.KeepAlive, 0), 15*time.Second)}
 }
 
 // share numbers a POST's stream es at random and places it in the shared
@@ -70,7 +63,7 @@ func (t *Sessions) follow(w http.ResponseWriter, r *http.Request, s *Session, nu
 	}()
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	es := &sse.Stream{Num: num, Shared: t.shared(s.ID, num), Retry: t.cfg.Retry, Timeout: t.cfg.WriteTimeout(), KeepAlive: t.cfg.KeepAlive}
-	es.Shared.Silent = silentAnswers(3 * t.beat())
+	es.Shared.Silent = silentAnswers(3 * es.Shared.Beat)
 	if err := es.Follow(ctx, sse.NewOut(w), seq, r.Header.Get(mcp.VersionHeader) >= mcp.Version2025); err != nil {
 		attachFailed(w, err)
 	}
