@@ -414,12 +414,12 @@ func (p *postSink) serveStream(reply []byte, e *wire.Envelope, batch []wire.Enve
 	base := detached{p.ctx} // end cancels the calls; where events are kept, they outlive a dropped connection
 	out := sse.NewOut(w)
 	es.Open(out)
-	ps := &postStream{sess: sess, client: p.client}
+	ps := &postStream{client: p.client}
 	ps.Answer.Init(w, streamable.AnswerConfig{
 		Events: es, Reply: &p.ctx.pi, WithData: !p.stateless && p.r.Header.Get(versionHeader) >= mcp.Version2025,
 		Always: h.opts.SSE == SSEAlways, Requests: p.calls, Session: sess,
 	})
-	ps.Inbox.Init()
+	ps.Inbox.Init(sess.SessionID())
 	if reply != nil {
 		ps.sendReply(reply) // it ends the answer
 		sess.CloseStream(es)
@@ -483,7 +483,7 @@ func (h *streamableHandler) endPOSTs(session string) {
 // peer of the request ctx belongs to.
 func (h *streamableHandler) sessionConn(ctx context.Context, s *streamable.Session) io.Closer {
 	ch := &sessionChannel{sess: s, h: h}
-	ch.Inbox.Init()
+	ch.Inbox.Init(s.ID)
 	key, ok := h.routes.Add(ch)
 	if !ok {
 		return nil
@@ -510,9 +510,6 @@ type sessionChannel struct {
 	streamable.Inbox
 }
 
-// SessionID is the session's id (streamable.Target).
-func (c *sessionChannel) SessionID() string { return c.sess.ID }
-
 // Send queues msg for the standalone stream; it never waits, and fails
 // with ErrStreamBacklog when the outbox is full. With an EventStore it
 // appends msg there (2 s at most) for whichever instance holds the GET.
@@ -533,18 +530,9 @@ func (c *sessionChannel) Close() error {
 // to the POST's answer.
 type postStream struct {
 	streamable.Answer
-	sess   *streamable.Session // its session (nil: none)
-	client string              // see streamable.ClientKey
-	conn   *Conn
-	streamable.Inbox
-}
-
-// SessionID is the POST's session's id, "" for none (streamable.Target).
-func (ps *postStream) SessionID() string { return ps.sess.SessionID() }
-
-func (ps *postStream) Close() error {
-	ps.Shut()
-	return nil
+	client           string // see streamable.ClientKey
+	conn             *Conn
+	streamable.Inbox // its Close is the channel's
 }
 
 // Send writes a call or notification of the connection to the client: it

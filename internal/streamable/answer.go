@@ -156,15 +156,21 @@ func (a *Answer) startEvents() {
 
 // Inbox is the receiving side of the Channel of a server's connection (a
 // POST's, a session's): the messages POSTed to it, until it is shut. Init
-// makes it ready.
+// makes it ready. With SessionID it is half of a Target.
 type Inbox struct {
-	in     chan []byte
-	closed chan struct{}
-	once   sync.Once
+	in      chan []byte
+	closed  chan struct{}
+	once    sync.Once
+	session string
 }
 
-// Init makes the inbox ready.
-func (b *Inbox) Init() { b.in, b.closed = make(chan []byte, 4), make(chan struct{}) }
+// Init makes ready the inbox of a connection of session ("": none).
+func (b *Inbox) Init(session string) {
+	b.in, b.closed, b.session = make(chan []byte, 4), make(chan struct{}), session
+}
+
+// SessionID is the session of the inbox's connection.
+func (b *Inbox) SessionID() string { return b.session }
 
 // Recv returns the next message delivered; io.EOF once the inbox is shut.
 func (b *Inbox) Recv() ([]byte, error) {
@@ -190,6 +196,9 @@ func (b *Inbox) Shut() (first bool) {
 	b.once.Do(func() { close(b.closed); first = true })
 	return first
 }
+
+// Close shuts the inbox.
+func (b *Inbox) Close() error { b.Shut(); return nil }
 
 // Closed is closed once the inbox is shut.
 func (b *Inbox) Closed() <-chan struct{} { return b.closed }

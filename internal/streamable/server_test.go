@@ -247,7 +247,7 @@ func TestAnswer(t *testing.T) {
 
 func TestInboxAndRoutes(t *testing.T) {
 	var b Inbox
-	b.Init()
+	b.Init("")
 	b.Deliver([]byte("first"))
 	if msg, err := b.Recv(); err != nil || string(msg) != "first" {
 		t.Fatalf("Recv %q %v", msg, err)
