@@ -411,7 +411,7 @@ func (p *postSink) serveStream(reply []byte, e *wire.Envelope, batch []wire.Enve
 	if es.Shared != nil {
 		es.Shared.Head = streamable.Head(p.data, e, batch) // the calls a Follow answers if this instance dies
 	}
-	base := detached{p.ctx} // end cancels the calls; where events are kept, they outlive a dropped connection
+	base := detached{ctx} // end cancels the calls; where events are kept, they outlive a dropped connection
 	out := sse.NewOut(w)
 	es.Open(out)
 	ps := &postStream{client: p.client}
