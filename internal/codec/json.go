@@ -29,16 +29,24 @@ func Marshal(v any) ([]byte, error) {
 // remembers the size of the large values of its kind that v2 encodes (see
 // appendV2); the compiled codec and raw messages append in one pass.
 func AppendJSON(b []byte, v any, hint *atomic.Int64) ([]byte, error) {
-	switch r := v.(type) {
-	case nil:
+	raw, isRaw := v.(json.RawMessage)
+	if p, ok := v.(*json.RawMessage); ok && p != nil { // raw params not boxed (an MCP client's)
+		raw, isRaw = *p, true
+	}
+	switch {
+	case v == nil || isRaw && raw == nil:
 		return append(b, "null"...), nil
-	case *json.RawMessage: // raw params without boxing them (an MCP client's)
-		if r == nil {
-			return append(b, "null"...), nil
+	case isRaw && !wire.Valid(raw):
+		return b, fmt.Errorf("json.RawMessage is not a single valid JSON value")
+	case isRaw && bytes.ContainsAny(raw, "\r\n"):
+		// Newlines would cut the message in two on newline-framed streams.
+		w := bytes.NewBuffer(b)
+		if err := json.Compact(w, raw); err != nil {
+			return b, err
 		}
-		return appendRaw(b, *r)
-	case json.RawMessage:
-		return appendRaw(b, r)
+		return w.Bytes(), nil
+	case isRaw:
+		return append(b, raw...), nil
 	}
 	if c := CodecFor(reflect.TypeOf(v)); c != nil {
 		if out, ok := appendEncoded(b, v, c); ok {
@@ -47,25 +55,6 @@ func AppendJSON(b []byte, v any, hint *atomic.Int64) ([]byte, error) {
 		// v2 decides (and words the error).
 	}
 	return appendV2(b, v, hint)
-}
-
-// appendRaw appends v, valid JSON (else an error), without newlines.
-func appendRaw(b []byte, v json.RawMessage) ([]byte, error) {
-	if v == nil {
-		return append(b, "null"...), nil
-	}
-	if !wire.Valid(v) {
-		return b, fmt.Errorf("json.RawMessage is not a single valid JSON value")
-	}
-	if bytes.ContainsAny(v, "\r\n") {
-		// Newlines would cut the message in two on newline-framed streams.
-		w := bytes.NewBuffer(b)
-		if err := json.Compact(w, v); err != nil {
-			return b, err
-		}
-		return w.Bytes(), nil
-	}
-	return append(b, v...), nil
 }
 
 // writerPool holds the bytes.Buffer that wraps the destination slice while

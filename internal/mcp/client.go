@@ -156,13 +156,9 @@ func (cs *ClientState) WithMeta(b []byte, params any, version string) ([]byte, e
 		p[head] = ','
 		return p, nil
 	}
-	obj := map[string]json.RawMessage{}
-	merged := map[string]json.RawMessage{}
-	if jsonv2.Unmarshal(raw, &obj) != nil || jsonv2.Unmarshal(obj["_meta"], &merged) != nil {
+	var obj, merged map[string]json.RawMessage // the client's meta (its own encoding) decodes
+	if jsonv2.Unmarshal(raw, &obj) != nil || jsonv2.Unmarshal(obj["_meta"], &merged) != nil || jsonv2.Unmarshal(meta, &merged) != nil {
 		return nil, errors.New("jsonrpc: params._meta must be an object")
-	}
-	if jsonv2.Unmarshal(meta, &merged) != nil {
-		return nil, errors.New("jsonrpc: the client's _meta does not decode")
 	}
 	obj["_meta"], _ = jsonv2.Marshal(merged, jsonv2.Deterministic(true))
 	return jsonv2.Marshal(obj, jsonv2.Deterministic(true))
