@@ -340,13 +340,10 @@ func (sub *subscription) errorObject(err error) *Error {
 		return &Error{Code: CodeSubscriptionOverflow, Message: "subscription closed: the client did not read its events fast enough"}
 	}
 	var e *Error
-	if errors.As(err, &e) && e != nil {
-		return e
-	}
-	if re := (*pubsub.RelayError)(nil); errors.As(err, &re) {
+	if re := (*pubsub.RelayError)(nil); !errors.As(err, &e) && errors.As(err, &re) {
 		return &Error{Code: CodeSubscriptionBroker, Message: re.Error()}
 	}
-	return sub.conn.srv.toError(&Request{Method: sub.owner.subscribe}, err)
+	return sub.conn.srv.toError(&Request{Method: sub.owner.subscribe}, err) // an *Error in err's chain as it is
 }
 
 // The client side.
