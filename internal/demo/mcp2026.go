@@ -58,7 +58,7 @@ func publicFor(ctx context.Context, ttl int64) Cache {
 
 // DiscoverParams are the params of server/discover (only _meta).
 type DiscoverParams struct {
-	Meta json.RawMessage `json:"_meta,omitzero" jsonschema:"Request metadata: the protocol version, client identity and capabilities."`
+	Meta ignored `json:"_meta,omitzero" jsonschema:"Request metadata: the protocol version, client identity and capabilities."`
 }
 
 // DiscoverResult is the result of server/discover.

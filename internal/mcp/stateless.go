@@ -59,14 +59,11 @@ func (s *Stateless) Check(hd http.Header, method string, params []byte, notifica
 		return meta, &Error{Code: CodeMethodNotFound, Message: "method not found: " + method + " is not part of MCP " + version + " (no sessions)"}
 	}
 	meta, present := p.RequestMeta(method, true)
-	if !present && notification {
-		// No header is required of a notification, but one sent must match.
-		if len(hd.Values(MethodHeader)) == 0 {
-			return meta, nil
-		}
-		return meta, methodMatches(hd, method)
+	// No header is required of a notification without _meta, but one sent must match.
+	if !present && notification && len(hd.Values(MethodHeader)) == 0 {
+		return meta, nil
 	}
-	if e := methodMatches(hd, method); e != nil {
+	if e := methodMatches(hd, method); e != nil || !present && notification {
 		return meta, e
 	}
 	if e := s.checkNames(hd, method, &p); e != nil {
