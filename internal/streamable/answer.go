@@ -208,7 +208,7 @@ const maxRoutes = 1 << 31
 
 // Routes names the server's connections that call the client (a POST's, a
 // session's) with keys that go in the high 32 bits of their call ids, so
-// that the client's answers, POSTed apart, find their way back (Get). Its
+// that the client's answers, POSTed apart, find their way back (Route). Its
 // methods may be called concurrently.
 type Routes struct {
 	mu   sync.Mutex
@@ -240,14 +240,6 @@ func (r *Routes) Remove(key uint64) {
 	r.mu.Lock()
 	delete(r.m, key)
 	r.mu.Unlock()
-}
-
-// Get returns the connection of key.
-func (r *Routes) Get(key uint64) (Target, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	v, ok := r.m[key]
-	return v, ok
 }
 
 // All returns the connections routed now.
@@ -296,7 +288,9 @@ func Route(r *Routes, data []byte, elems []wire.Envelope, session string, mixed 
 		if !ok {
 			continue
 		}
-		target, ok := r.Get(n >> 32)
+		r.mu.Lock()
+		target, ok := r.m[n>>32]
+		r.mu.Unlock()
 		if !ok || target.SessionID() != session {
 			continue
 		}
