@@ -414,11 +414,11 @@ func (p *postSink) serveStream(reply []byte, e *wire.Envelope, batch []wire.Enve
 	base := detached{ctx} // end cancels the calls; where events are kept, they outlive a dropped connection
 	out := sse.NewOut(w)
 	es.Open(out)
-	ps := &postStream{client: p.client}
-	ps.Answer.Init(w, streamable.AnswerConfig{
+	ps := &postStream{client: p.client, Answer: streamable.Answer{
 		Events: es, Reply: &p.ctx.pi, WithData: !p.stateless && p.r.Header.Get(versionHeader) >= mcp.Version2025,
 		Always: h.opts.SSE == SSEAlways, Requests: p.calls, Session: sess,
-	})
+	}}
+	ps.Answer.Init(w)
 	ps.Inbox.Init(sess.SessionID())
 	if reply != nil {
 		ps.sendReply(reply) // it ends the answer

@@ -13,16 +13,6 @@ import (
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
-// AnswerConfig is what an Answer is made of, besides its response.
-type AnswerConfig struct {
-	Events   *sse.Stream // the answer's event stream, once it is one
-	Reply    Replier     // the reply's headers and JSON body
-	WithData bool        // the client takes MCP 2025-11-25's priming event
-	Always   bool        // an event stream from the start (SSEAlways)
-	Requests int         // the requests of the POST (see Cancelled)
-	Session  *Session    // the POST's session (nil: none), whose Commit the reply passes
-}
-
 // Replier is what an Answer needs of the server's reply.
 type Replier interface {
 	// ReplyHeader adds the headers the handlers set to h.
@@ -34,12 +24,18 @@ type Replier interface {
 
 // Answer is the answer to one POST carrying requests: one JSON body, or an
 // event stream once the server sends the client anything before the reply
-// (or always). Init makes it ready (it may be a part of a larger value);
-// then its methods may be called concurrently.
+// (or always). Its exported fields say what it is made of; Init then makes
+// it ready (it may be a part of a larger value), and its methods may be
+// called concurrently.
 type Answer struct {
-	w   http.ResponseWriter
-	cfg AnswerConfig
+	Events   *sse.Stream // the answer's event stream, once it is one
+	Reply    Replier     // the reply's headers and JSON body
+	WithData bool        // the client takes MCP 2025-11-25's priming event
+	Always   bool        // an event stream from the start (SSEAlways)
+	Requests int         // the requests of the POST (see Cancelled)
+	Session  *Session    // the POST's session (nil: none), whose Commit the reply passes
 
+	w        http.ResponseWriter
 	mu       sync.Mutex
 	sse      bool          // the response is an event stream
 	finished bool          // the reply has been written
@@ -48,9 +44,7 @@ type Answer struct {
 }
 
 // Init makes a the answer written to w.
-func (a *Answer) Init(w http.ResponseWriter, cfg AnswerConfig) {
-	a.w, a.cfg, a.done = w, cfg, make(chan struct{})
-}
+func (a *Answer) Init(w http.ResponseWriter) { a.w, a.done = w, make(chan struct{}) }
 
 // Write writes msg: the reply to the POST's message (reply true), which
 // ends the answer, or a call or notification to the client, which goes as
@@ -63,21 +57,21 @@ func (a *Answer) Write(msg []byte, reply bool) error {
 		return sse.ErrEnded
 	}
 	if reply && !a.sse {
-		msg = a.cfg.Session.Commit(msg, a.w.Header())
+		msg = a.Session.Commit(msg, a.w.Header())
 	} else if reply {
-		msg = a.cfg.Session.Commit(msg, nil) // the session's header is out
+		msg = a.Session.Commit(msg, nil) // the session's header is out
 	}
-	if !a.sse && (!reply || a.cfg.Always) {
+	if !a.sse && (!reply || a.Always) {
 		a.startEvents()
 	}
 	var err error
 	if a.sse {
-		err = a.cfg.Events.Send(msg)
+		err = a.Events.Send(msg)
 	} else {
 		h := a.w.Header()
-		a.cfg.Reply.ReplyHeader(h)
+		a.Reply.ReplyHeader(h)
 		h.Set("Content-Length", strconv.Itoa(len(msg))) // compressed: WriteJSON sets the new length
-		err = a.cfg.Reply.WriteJSON(a.w, msg)
+		err = a.Reply.WriteJSON(a.w, msg)
 	}
 	if reply {
 		a.finish()
@@ -93,7 +87,7 @@ func (a *Answer) Cancelled() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.dropped++
-	if a.finished || a.dropped < a.cfg.Requests {
+	if a.finished || a.dropped < a.Requests {
 		return
 	}
 	if !a.sse {
@@ -110,13 +104,13 @@ func (a *Answer) Cancelled() {
 func (a *Answer) EndResponse() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.finished || !a.cfg.Events.Keeps() {
+	if a.finished || !a.Events.Keeps() {
 		return false
 	}
 	if !a.sse {
 		a.startEvents()
 	}
-	a.cfg.Events.Detach()
+	a.Events.Detach()
 	return true
 }
 
@@ -124,7 +118,7 @@ func (a *Answer) EndResponse() bool {
 func (a *Answer) finish() {
 	a.finished = true
 	close(a.done)
-	a.cfg.Events.End()
+	a.Events.End()
 }
 
 // Finally runs end once the answer is over: at once, unless its response
@@ -133,7 +127,7 @@ func (a *Answer) finish() {
 // the reply is written or stop is closed.
 func (a *Answer) Finally(stop <-chan struct{}, end func()) {
 	a.mu.Lock()
-	resumable := a.sse && !a.finished && a.cfg.Events.Keeps()
+	resumable := a.sse && !a.finished && a.Events.Keeps()
 	a.mu.Unlock()
 	if !resumable {
 		end()
@@ -151,7 +145,7 @@ func (a *Answer) Finally(stop <-chan struct{}, end func()) {
 // startEvents makes the answer an event stream (a.mu held).
 func (a *Answer) startEvents() {
 	a.sse = true
-	a.cfg.Events.Begin(a.cfg.Reply.ReplyHeader, a.cfg.WithData)
+	a.Events.Begin(a.Reply.ReplyHeader, a.WithData)
 }
 
 // Inbox is the receiving side of the Channel of a server's connection (a

@@ -196,9 +196,9 @@ func TestAnswer(t *testing.T) {
 	var header replier
 	// A reply alone is one JSON body.
 	w := httptest.NewRecorder()
-	a := new(Answer)
-	a.Init(w, AnswerConfig{Events: &sse.Stream{}, Reply: header, Requests: 1})
-	a.cfg.Events.Open(sse.NewOut(w))
+	a := &Answer{Events: &sse.Stream{}, Reply: header, Requests: 1}
+	a.Init(w)
+	a.Events.Open(sse.NewOut(w))
 	if err := a.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":1}`), true); err != nil {
 		t.Fatal(err)
 	}
@@ -215,9 +215,9 @@ func TestAnswer(t *testing.T) {
 	}
 	// A notification first makes it an event stream.
 	w = httptest.NewRecorder()
-	a = new(Answer)
-	a.Init(w, AnswerConfig{Events: &sse.Stream{}, Reply: header, Requests: 1})
-	a.cfg.Events.Open(sse.NewOut(w))
+	a = &Answer{Events: &sse.Stream{}, Reply: header, Requests: 1}
+	a.Init(w)
+	a.Events.Open(sse.NewOut(w))
 	if err := a.Write([]byte(`{"jsonrpc":"2.0","method":"n"}`), false); err != nil {
 		t.Fatal(err)
 	}
@@ -229,9 +229,9 @@ func TestAnswer(t *testing.T) {
 	}
 	// Every request cancelled: the answer ends with no response.
 	w = httptest.NewRecorder()
-	a = new(Answer)
-	a.Init(w, AnswerConfig{Events: &sse.Stream{}, Reply: header, Requests: 2})
-	a.cfg.Events.Open(sse.NewOut(w))
+	a = &Answer{Events: &sse.Stream{}, Reply: header, Requests: 2}
+	a.Init(w)
+	a.Events.Open(sse.NewOut(w))
 	a.Cancelled()
 	select {
 	case <-a.done:
