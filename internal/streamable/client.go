@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"mime"
 	"net/http"
 	"sync"
 	"time"
@@ -132,7 +131,7 @@ func (c *Client) SendContext(ctx context.Context, msg []byte) error {
 		return c.failure(ctx, err)
 	}
 	defer c.startGET() // once the answer is read: with the session and version it set
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == sse.ContentType {
+	if isEventStream(resp.Header.Get("Content-Type")) {
 		// Not drained: a stream the server keeps open after the response
 		// is closed.
 		defer resp.Body.Close()
@@ -365,7 +364,7 @@ func (c *Client) listen() {
 			resp.Body.Close()
 			return
 		default:
-			if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != sse.ContentType {
+			if !isEventStream(resp.Header.Get("Content-Type")) {
 				resp.Body.Close()
 				return
 			}

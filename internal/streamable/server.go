@@ -460,12 +460,18 @@ func (t *Sessions) ServeGET(w http.ResponseWriter, r *http.Request) {
 // AcceptsEventStream reports whether an Accept header lists text/event-stream.
 func AcceptsEventStream(accept string) bool {
 	for part := range strings.SplitSeq(accept, ",") {
-		mt, _, _ := strings.Cut(part, ";")
-		if strings.EqualFold(strings.TrimSpace(mt), sse.ContentType) {
+		if isEventStream(part) {
 			return true
 		}
 	}
 	return false
+}
+
+// isEventStream reports whether a media type, parameters and all, is
+// text/event-stream (mime.ParseMediaType, which allocates, is not needed).
+func isEventStream(mt string) bool {
+	mt, _, _ = strings.Cut(mt, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), sse.ContentType)
 }
 
 // ClientKey names the client of a POST, so that a cancel reaches only the
