@@ -64,17 +64,19 @@ func (w *writer) Send(msg []byte) error { return w.SendQueued(msg, nil) }
 func (w *writer) SendQueued(msg []byte, queued func()) error {
 	w.wmu.Lock()
 	defer w.wmu.Unlock()
+	direct := len(msg) >= directWrite && !w.writing && len(w.queue) == 0
+	if w.werr == nil && !direct {
+		w.queue = w.frame(w.queue, msg)
+	}
+	if queued != nil {
+		queued()
+	}
 	switch {
 	case w.werr != nil:
-		call(queued)
 		return w.werr
-	case len(msg) >= directWrite && !w.writing && len(w.queue) == 0:
-		call(queued)
+	case direct:
 		return w.writeDirect(msg)
-	}
-	w.queue = w.frame(w.queue, msg)
-	call(queued)
-	if w.held.Load() != holdNone && len(w.queue) < maxHeld {
+	case w.held.Load() != holdNone && len(w.queue) < maxHeld:
 		return nil // written at release, with what follows it
 	}
 	mine := w.taken + 1 // the round that will carry these bytes
@@ -96,12 +98,6 @@ func (w *writer) dropBuffers() {
 		w.queue, w.spare = nil, nil
 	}
 	w.wmu.Unlock()
-}
-
-func call(f func()) {
-	if f != nil {
-		f()
-	}
 }
 
 // writeDirect writes a large message from msg itself rather than copy it
