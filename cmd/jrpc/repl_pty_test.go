@@ -56,7 +56,9 @@ func (s *ptySession) typeKeys(keys string) {
 // and returns the offset just past it.
 func (s *ptySession) waitFor(from int, want string) int {
 	s.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	// A bound, not a timing: a loaded CI host once took over 10 s to show
+	// the first prompt.
+	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		out := s.out.String()
 		if i := strings.Index(out[min(from, len(out)):], want); i >= 0 {
@@ -64,6 +66,9 @@ func (s *ptySession) waitFor(from int, want string) int {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	// SIGQUIT makes jrpc print its goroutines on the terminal: where it waits.
+	s.cmd.Process.Signal(syscall.SIGQUIT)
+	time.Sleep(time.Second)
 	s.t.Fatalf("the terminal never showed %q; it shows:\n%q", want, s.out.String()[min(from, len(s.out.String())):])
 	return 0
 }
