@@ -307,7 +307,7 @@ type mcpRound struct {
 	into        any
 	method      string
 	keep        bool
-	room        [256]byte // params' memory, when they fit
+	room        [512]byte // params' memory, when they fit (the _meta alone is 200 bytes)
 }
 
 func (r *mcpRound) Value(key any) any {

@@ -211,7 +211,7 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s := h.srv
 	var ok bool
-	if p.data, ok = s.readPOST(w, r, nil); !ok {
+	if p.data, ok = s.readPOST(w, r, p.data); !ok {
 		return
 	}
 	// The body is in: a long answer (an event stream) is not cut by the
@@ -281,18 +281,22 @@ type postSink struct {
 	acceptsSSE, stateless bool
 	opened                bool // begin has run
 	answered              bool // a response was written (else: 202)
+	lent                  bool // the body or the reply outlives the POST (routed responses, an event stream)
 }
 
 var postSinkPool = sync.Pool{New: func() any { return new(postSink) }}
 
-// release gives p back to postSinkPool, keeping only its scanner's buffers:
-// nothing holds p once its POST is answered (a connection's task copies
-// the requests it serves).
+// release gives p back to postSinkPool, keeping its scanner's buffers and,
+// as ServeHTTP does, the body's and the reply's when the POST was served at
+// once and they are small: nothing holds p once its POST is answered.
 func (p *postSink) release() {
-	sc := p.scanState
+	sc, body, out := p.scanState, p.data[:0], p.reply[:0]
+	if p.lent || cap(body) > maxPooledBody || cap(out) > maxPooledBody {
+		body, out = nil, nil
+	}
 	sc.sc.Data = nil
 	*p = postSink{}
-	p.scanState = sc
+	p.scanState, p.data, p.out = sc, body, out
 	postSinkPool.Put(p)
 }
 
@@ -348,6 +352,7 @@ func (p *postSink) take(data []byte, m *wire.Message) ([]wire.Envelope, bool) {
 		}
 	}
 	if responses > 0 {
+		p.lent = true // delivered to the connections that wait for them
 		streamable.Route(&p.h.routes, data, m.Elems, p.sess.SessionID(), responses < len(m.Elems))
 	}
 	switch {
@@ -406,7 +411,7 @@ func (p *postSink) writeJSON(reply []byte) {
 // and the call's events are stored for a GET with Last-Event-ID to resume.
 func (p *postSink) serveStream(reply []byte, e *wire.Envelope, batch []wire.Envelope) {
 	h, w, sess, ctx := p.h, p.w, p.sess, p.ctx
-	p.answered = true
+	p.answered, p.lent = true, true
 	es := h.sessions.PostStream(sess)
 	if es.Shared != nil {
 		es.Shared.Head = streamable.Head(p.data, e, batch) // the calls a Follow answers if this instance dies

@@ -3,6 +3,7 @@ package jsonrpc_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -203,6 +204,76 @@ func TestStreamableHTTPCallback(t *testing.T) {
 	readAll(t, c.post(`{"jsonrpc":"2.0","id":`+id+`,"result":"bob"}`, bothAccept))
 	if got := event(); got != `{"jsonrpc":"2.0","id":8,"result":"hello bob"}` {
 		t.Fatalf("cross-session answer: %s", got)
+	}
+}
+
+// The body and reply buffers of a POST answered at once are reused by the
+// next POSTs, while a client's answer routed to a waiting call, and a call
+// served on an event stream, keep theirs: under concurrent JSON-answer POSTs
+// every answer reaches its call intact, and every echo comes back as sent.
+func TestStreamableHTTPBuffersReused(t *testing.T) {
+	mux := streamableMux(nil)
+	jsonrpc.Register(mux, "echo", func(_ context.Context, p json.RawMessage) (json.RawMessage, error) { return p, nil })
+	hs := httptest.NewServer((&jsonrpc.Server{Handler: mux}).StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{Sessions: true}))
+	defer hs.Close()
+	c := &streamClient{t: t, url: hs.URL}
+	resp := c.post(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`, bothAccept)
+	c.session = resp.Header.Get("Mcp-Session-Id")
+	readAll(t, resp)
+	echo := func(body string) (string, error) {
+		req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(body))
+		req.Header["Content-Type"] = []string{"application/json"}
+		req.Header["Accept"] = []string{"application/json"}
+		req.Header["Mcp-Session-Id"] = []string{c.session}
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer r.Body.Close()
+		b, err := io.ReadAll(r.Body)
+		return string(b), err
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				p := fmt.Sprintf(`{"w":%d,"i":%d,"pad":%q}`, w, i, strings.Repeat("x", i%300))
+				got, err := echo(`{"jsonrpc":"2.0","id":2,"method":"echo","params":` + p + `}`)
+				if want := `{"jsonrpc":"2.0","id":2,"result":` + p + `}`; err != nil || got != want {
+					t.Errorf("echo:\n got %s %v\nwant %s", got, err, want)
+					return
+				}
+			}
+		})
+	}
+	defer func() { close(stop); wg.Wait() }()
+	for i := range 40 {
+		resp := c.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ask"}`, 100+i), bothAccept)
+		br := bufio.NewReader(resp.Body)
+		var events []string
+		for len(events) < 2 {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatalf("stream ended: %v (events %q)", err, events)
+			}
+			if d, ok := strings.CutPrefix(line, "data: "); ok && d != "\n" {
+				events = append(events, strings.TrimSuffix(d, "\n"))
+				if len(events) == 1 { // the call: answer it with a name of its own
+					id := strings.TrimSuffix(strings.TrimPrefix(events[0], `{"jsonrpc":"2.0","id":`), `,"method":"client/name"}`)
+					readAll(t, c.post(`{"jsonrpc":"2.0","id":`+id+`,"result":"n`+strings.Repeat("y", i*7)+`"}`, bothAccept))
+				}
+			}
+		}
+		resp.Body.Close()
+		if want := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":"hello n%s"}`, 100+i, strings.Repeat("y", i*7)); events[1] != want {
+			t.Fatalf("answer %d:\n got %s\nwant %s", i, events[1], want)
+		}
 	}
 }
 
