@@ -86,8 +86,21 @@ func (a *Answer) Write(msg []byte, reply bool) error {
 func (a *Answer) Cancelled() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.dropped++
-	if a.finished || a.dropped < a.Requests {
+	if a.dropped++; a.dropped >= a.Requests {
+		a.unanswered()
+	}
+}
+
+// Unanswered ends the answer without a response, as Cancelled does once
+// every request is cancelled.
+func (a *Answer) Unanswered() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.unanswered()
+}
+
+func (a *Answer) unanswered() {
+	if a.finished {
 		return
 	}
 	if !a.sse {

@@ -283,6 +283,10 @@ func (t *Sessions) PostStream(s *Session) *sse.Stream {
 	return es
 }
 
+// KeepsEvents reports whether the POSTs of session s (nil: none) keep their
+// events for the client to resume, in its store or a shared one.
+func (s *Session) KeepsEvents() bool { return s != nil && (s.Store != nil || s.t.cfg.Shared != nil) }
+
 // CloseStream ends a POST's event stream (s nil: a POST of no session).
 func (s *Session) CloseStream(es *sse.Stream) {
 	es.End()
