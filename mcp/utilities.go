@@ -95,8 +95,7 @@ func (s *Server) registerUtilities(mux *jsonrpc.Mux) {
 // up to that long ago may be missed).
 func (s *Server) Log(ctx context.Context, level, logger string, data any) {
 	i := slices.Index(LogLevels, level)
-	c := jsonrpc.ConnFromContext(ctx)
-	if i < 0 || c == nil {
+	if i < 0 {
 		return
 	}
 	if m := jsonrpc.MCPMetaFromContext(ctx); m != nil {
@@ -115,7 +114,7 @@ func (s *Server) Log(ctx context.Context, level, logger string, data any) {
 			return
 		}
 	}
-	_ = c.Notify(context.WithoutCancel(ctx), "notifications/message", logMessage{Level: level, Logger: logger, Data: data})
+	_ = jsonrpc.ConnFromContext(ctx).Notify(context.WithoutCancel(ctx), "notifications/message", logMessage{Level: level, Logger: logger, Data: data})
 }
 
 // Ask asks the client of the request ctx belongs to for input (key names
