@@ -57,13 +57,14 @@ var errPeerCancelled = errors.New("jsonrpc: the peer cancelled the request")
 
 var errLSPCancelled = &Error{Code: CodeLSPRequestCancelled, Message: "request cancelled"}
 
-// callCtx is the context of a handler of a request served on a Conn
-// whose Server follows a convention: the request can be cancelled by the
-// peer, and progress reported against its token.
+// callCtx is the context of a handler of a request whose Server follows a
+// convention, served on a Conn or at once for a Streamable HTTP POST: the
+// request can be cancelled by the peer, and progress reported against its
+// token.
 type callCtx struct {
 	context.Context
 	cancel context.CancelCauseFunc
-	conn   *Conn
+	in     inflight // where it is kept in flight
 	conv   Convention
 
 	progress convention.Progress // its params, token and the reports made
@@ -78,16 +79,33 @@ func (r *callCtx) Value(key any) any {
 	return r.Context.Value(key)
 }
 
-// newRequestCtx returns the context of a request to be served on c, or
-// nil when c's Server follows no convention.
-func (c *Conn) newRequestCtx(ctx context.Context, params []byte) *callCtx {
-	cv := c.srv.Convention
-	if cv == ConventionNone {
-		return nil
-	}
+// inflight keeps the contexts of the peer's requests being served (a Conn,
+// a Streamable HTTP POST served at once), so that its cancels find them.
+type inflight interface {
+	// endRequest forgets id once its handler has returned; it reports
+	// whether the peer cancelled it.
+	endRequest(id ID) (cancelled bool)
+}
+
+// newRequestCtx returns the context of a request kept in flight by in
+// under convention cv.
+func newRequestCtx(ctx context.Context, cv Convention, in inflight, params []byte) *callCtx {
 	inner, cancel := context.WithCancelCause(ctx)
-	return &callCtx{Context: inner, cancel: cancel, conn: c, conv: cv,
+	return &callCtx{Context: inner, cancel: cancel, in: in, conv: cv,
 		progress: convention.Progress{Conv: convention.Convention(cv), Params: params, TokenOf: progressToken}}
+}
+
+// startRequest makes the context of request id (nil: none) under s's
+// Convention, kept in flight where the peer's cancel finds it: on conn, or
+// on the Streamable HTTP POST that ctx's request is served at once for.
+func (s *Server) startRequest(ctx context.Context, conn *Conn, id ID, params []byte) *callCtx {
+	if conn != nil {
+		return conn.startRequest(ctx, id, params)
+	}
+	if mc, ok := ctx.Value(connKey{}).(*metaContext); ok && !id.IsZero() && s.Convention != ConventionNone {
+		return mc.startRequest(ctx, id, params)
+	}
+	return nil
 }
 
 // cancelIncoming cancels the peer's request id if it is being served, or
@@ -101,6 +119,12 @@ func (c *Conn) cancelIncoming(id ID) bool {
 		return true // read before the cancel, not yet started: it starts cancelled
 	}
 	c.mu.Unlock()
+	return r.cancelByPeer()
+}
+
+// cancelByPeer cancels r (nil: none) for the peer; it reports whether that
+// cancelled it (false for a second cancel).
+func (r *callCtx) cancelByPeer() bool {
 	if r == nil || context.Cause(r) == errPeerCancelled {
 		return false
 	}
@@ -125,7 +149,7 @@ func (r *callCtx) end() (cancelled bool) {
 // lock).
 func (r *callCtx) send(p []byte) error {
 	_, method := r.conv.methods()
-	return r.conn.Notify(r, method, json.RawMessage(p))
+	return ConnFromContext(r).Notify(r, method, json.RawMessage(p))
 }
 
 // ReportProgress tells the caller of the request whose handler received ctx

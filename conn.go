@@ -142,15 +142,22 @@ func (t *task) release() {
 // peer outside its answer (plain HTTP, a message broker such as NATS), it
 // returns an ended connection whose Call, Notify and Batch fail at once with
 // [ErrNoConnection] and whose Err is ErrNoConnection. Over Streamable HTTP it
-// is the connection of the POST being served.
+// is the connection of the POST being served, opened by the first call
+// (its answer becomes an event stream once something is sent on it).
 func ConnFromContext(ctx context.Context) *Conn {
-	if c := connFromContext(ctx); c != nil {
-		return c
+	switch v := ctx.Value(connKey{}).(type) {
+	case *task:
+		return v.conn
+	case *metaContext:
+		if c := v.open(); c != nil {
+			return c
+		}
 	}
 	return noConn()
 }
 
-// connFromContext is ConnFromContext's connection, or nil where there is none.
+// connFromContext is the connection ctx's request is served on, or nil
+// where there is none (a Streamable HTTP POST's is not opened for it).
 func connFromContext(ctx context.Context) *Conn {
 	if t, ok := ctx.Value(connKey{}).(*task); ok {
 		return t.conn
@@ -463,11 +470,11 @@ func (t *task) replied() {
 	}
 }
 
-// startRequest records an incoming id as in flight on c (nil: none) under a
+// startRequest records an incoming id as in flight on c under a
 // Convention and returns the context the peer's cancel reaches (cancel.go);
 // nil, recording nothing, otherwise, or for an id in flight already.
 func (c *Conn) startRequest(ctx context.Context, id ID, params []byte) *callCtx {
-	if c == nil || id.IsZero() || c.srv.Convention == ConventionNone {
+	if id.IsZero() || c.srv.Convention == ConventionNone {
 		return nil
 	}
 	k := id.key()
@@ -476,7 +483,7 @@ func (c *Conn) startRequest(ctx context.Context, id ID, params []byte) *callCtx 
 	if c.inflight.get(k) != nil {
 		return nil
 	}
-	r := c.newRequestCtx(ctx, params)
+	r := newRequestCtx(ctx, c.srv.Convention, c, params)
 	if c.queued.Cancelled(k) {
 		r.cancel(errPeerCancelled)
 	}

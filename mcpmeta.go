@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/seedhq/jsonrpc/internal/mcp"
@@ -78,11 +79,15 @@ func MCPMetaFromContext(ctx context.Context) *MCPMeta {
 
 // metaContext holds, with its context in one allocation, a request's
 // MCPMeta (once it has a ProtocolVersion) and, for a Streamable HTTP POST,
-// its peer (once pi.srv is set).
+// its peer (once pi.srv is set) and, while it serves at once, the POST
+// whose connection ConnFromContext opens (see postSink.open).
 type metaContext struct {
 	context.Context
 	pi   peerInfo
 	meta MCPMeta
+
+	mu   sync.Mutex
+	post *postSink // the POST serving at once (nil: none, or it is answered)
 }
 
 func (c *metaContext) Value(key any) any {
@@ -91,6 +96,8 @@ func (c *metaContext) Value(key any) any {
 		return &c.meta
 	case key == (peerKey{}) && c.pi.srv != nil:
 		return &c.pi
+	case key == (connKey{}) && c.pi.srv != nil:
+		return c
 	}
 	return c.Context.Value(key)
 }

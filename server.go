@@ -257,7 +257,7 @@ func (s *Server) serveElem(ctx context.Context, conn *Conn, data []byte, e *wire
 		return appendResponse(out, id, nil, rerr)
 	}
 	*req = Request{ID: id, Params: paramsOf(data, e), stream: req.stream}
-	r := conn.startRequest(ctx, id, req.Params)
+	r := s.startRequest(ctx, conn, id, req.Params)
 	if r != nil {
 		ctx = r
 	}
@@ -273,7 +273,7 @@ func (s *Server) serveElem(ctx context.Context, conn *Conn, data []byte, e *wire
 	if id.IsZero() {
 		return out
 	}
-	if r != nil && conn.endRequest(id) { // the peer cancelled it while it ran
+	if r != nil && r.in.endRequest(id) { // the peer cancelled it while it ran
 		if s.Convention == ConventionMCP {
 			return out // MCP: a cancelled request is not answered
 		}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seedhq/jsonrpc/internal/connrt"
 	"github.com/seedhq/jsonrpc/internal/httpx"
 	"github.com/seedhq/jsonrpc/internal/mcp"
 	"github.com/seedhq/jsonrpc/internal/sse"
@@ -200,8 +201,11 @@ type streamableHandler struct {
 
 // ServeHTTP reads a POST's body and hands it to Server.dispatch once, with
 // the POST as its sink (postSink), in either era, then serves the requests
-// at once for a JSON answer, or on a connection of the POST's own for an
-// event stream. Nothing answered by then (notifications and responses
+// at once, as plain HTTP does: the answer is JSON unless a handler reaches
+// its client (ConnFromContext opens the POST's event stream and
+// connection: open). A POST of a session that keeps its events is served
+// on a connection of its own instead (serveStream): its call may outlive
+// its response. Nothing answered by then (notifications and responses
 // only, or notifications Admit refused) is accepted: 202.
 func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := postSinkPool.Get().(*postSink)
@@ -219,14 +223,20 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	httpx.SetReadDeadline(w, time.Time{})
 	p.ctx = &metaContext{Context: r.Context(), pi: peerInfo{peer: s.httpPeer(r, "http"), srv: s}} // and the _meta checkStateless finds
 	p.srv, p.d = s, s.handlerTimeout(false)
-	switch e, batch, ok := s.dispatch(p.ctx, &p.inbound, p); {
-	case ok && p.acceptsSSE && p.calls > 0:
-		p.serveStream(nil, e, batch)
+	e, batch, ok := s.dispatch(p.ctx, &p.inbound, p)
+	switch stream := ok && p.acceptsSSE && p.calls > 0; {
+	case stream && p.sess.KeepsEvents():
+		p.serveStream(e, batch)
 	case ok:
-		p.exchange.serve(p.ctx, e, batch)
-		if len(p.reply) > 0 {
-			p.writeJSON(p.sess.Commit(p.reply, p.w.Header()))
+		if stream {
+			p.ctx.post = p // the handlers' ConnFromContext opens the POST's connection (open)
+			p.lent = true  // as when served on a connection: a handler may hand its request on (an MCP task keeps its context, whose _meta is in the body)
+			if s.Convention != ConventionNone {
+				p.route() // the client's cancels find the requests (cancel)
+			}
 		}
+		p.exchange.serve(p.ctx, e, batch)
+		p.answer(p.reply)
 	}
 	if !p.answered {
 		p.w.WriteHeader(http.StatusAccepted)
@@ -265,8 +275,7 @@ func (h *streamableHandler) route(w http.ResponseWriter, r *http.Request, p *pos
 
 // postSink is the sink of a Streamable HTTP POST in both eras: it finds the
 // POST's session (or checks the stateless rules), routes its responses and
-// cancels to their connections, and answers the rest with JSON or, on an
-// event stream, on a connection of the POST's own (serveStream).
+// cancels to their connections, and answers the rest (answer).
 type postSink struct {
 	exchange // serves what is answered at once
 	h        *streamableHandler
@@ -277,11 +286,14 @@ type postSink struct {
 	client   string              // see streamable.ClientKey
 	ctx      *metaContext        // the POST's context, with the stateless revision's _meta
 	calls    int                 // the requests answered (take)
+	ps       *postStream         // the POST's own, once routed (route) or its answer made (newAnswer)
+	conn     *Conn               // its connection, once a handler served at once opened it (open)
+	held     chan struct{}       // closed once the keep-alives of conn's event stream stop
 
 	acceptsSSE, stateless bool
 	opened                bool // begin has run
 	answered              bool // a response was written (else: 202)
-	lent                  bool // the body or the reply outlives the POST (routed responses, an event stream)
+	lent                  bool // the body or the reply may outlive the POST (routed responses, an event stream, a connection)
 }
 
 var postSinkPool = sync.Pool{New: func() any { return new(postSink) }}
@@ -381,7 +393,7 @@ func (p *postSink) early(reply []byte, refused error) {
 	case p.stateless:
 		p.fail(http.StatusBadRequest, reply)
 	case p.acceptsSSE:
-		p.serveStream(reply, nil, nil)
+		p.answer(reply)
 	default:
 		p.writeJSON(reply)
 	}
@@ -403,34 +415,159 @@ func (p *postSink) writeJSON(reply []byte) {
 	p.ctx.pi.WriteJSON(p.w, reply)
 }
 
-// serveStream answers the POST on its event stream, if the answer becomes
-// one (see streamable.Answer): with reply, or by serving e (or batch) on a
-// connection of the POST's own, whose reply ends the answer. In a session
-// that keeps events, a client that goes away once the events have begun
-// does not cancel the call, nor does CloseEventStream: the POST returns,
-// and the call's events are stored for a GET with Last-Event-ID to resume.
-func (p *postSink) serveStream(reply []byte, e *wire.Envelope, batch []wire.Envelope) {
-	h, w, sess, ctx := p.h, p.w, p.sess, p.ctx
+// answer answers the POST with reply (its requests' replies, or an early
+// error) once nothing of it is served any more: as JSON, unless a handler
+// opened its answer (open), SSEAlways makes it an event stream, or all its
+// requests were cancelled (MCP: no reply; an event stream with no
+// message); then what the POST opened closes.
+func (p *postSink) answer(reply []byte) {
+	p.ctx.mu.Lock()
+	p.ctx.post = nil // nothing opens any more
+	p.ctx.mu.Unlock()
+	ps, always := p.ps, p.acceptsSSE && p.h.opts.SSE == SSEAlways
+	if !always && (ps == nil || ps.Events == nil && len(reply) > 0) { // ps: routed for cancels only
+		if len(reply) > 0 {
+			p.writeJSON(p.sess.Commit(reply, p.w.Header()))
+		}
+		if ps != nil {
+			p.end(ps)
+		}
+		return
+	}
+	if ps == nil {
+		ps = new(postStream)
+	}
+	if ps.Events == nil {
+		p.newAnswer(ps)
+	}
+	if len(reply) > 0 {
+		ps.sendReply(reply) // it ends the answer
+	} else {
+		ps.Unanswered()
+	}
+	p.end(ps)
+}
+
+// route makes the POST's postStream and routes it: the client's cancels
+// find the requests served at once (cancel), its answers to the calls of
+// the POST's connection find it (streamable.Route). nil: no route is left.
+func (p *postSink) route() *postStream {
+	ps := &postStream{client: p.client}
+	ps.Inbox.Init(p.sess.SessionID())
+	key, ok := p.h.routes.Add(ps)
+	if !ok {
+		return nil
+	}
+	ps.key, p.ps = key, ps
+	return ps
+}
+
+// newAnswer makes ps the POST's answer (streamable.Answer): JSON until
+// something is sent before the reply, on an event stream of the POST's
+// session.
+func (p *postSink) newAnswer(ps *postStream) *sse.Out {
+	es, out := p.h.sessions.PostStream(p.sess), sse.NewOut(p.w)
+	es.Open(out)
+	ps.Answer = streamable.Answer{Events: es, Reply: &p.ctx.pi, WithData: !p.stateless && p.r.Header.Get(versionHeader) >= mcp.Version2025,
+		Always: p.h.opts.SSE == SSEAlways, Requests: p.calls, Session: p.sess}
+	ps.Answer.Init(p.w)
 	p.answered, p.lent = true, true
-	es := h.sessions.PostStream(sess)
+	return out
+}
+
+// open opens, for a handler served at once (ConnFromContext), the
+// connection of the POST c belongs to, on its answer: what it sends goes
+// as events, and the client's answers to its calls, POSTed apart, are
+// routed to it; while it is open, Shutdown waits for the POST. nil once
+// the POST is answered.
+func (c *metaContext) open() *Conn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.post
+	switch {
+	case p == nil:
+		return nil
+	case p.conn != nil || p.ps != nil && p.ps.Events != nil:
+		return p.conn // opened before (nil: Shutdown had begun)
+	}
+	ps := p.ps
+	if ps == nil {
+		if ps = p.route(); ps == nil {
+			return nil
+		}
+	}
+	out := p.newAnswer(ps)
+	conn := newConnContext(detached{c}, ps, p.srv, nil)
+	if !conn.begin() { // Shutdown has begun
+		conn.Close()
+		return nil
+	}
+	conn.seq.Store(ps.key << 32) // our calls' ids name the route (streamable.Route)
+	p.conn = conn
+	if p.h.opts.KeepAlive > 0 {
+		es, ctx, held := ps.Events, p.r.Context(), make(chan struct{})
+		p.held = held
+		connrt.Go(func() { es.Hold(ctx, out, ps.Closed()); close(held) }) // the keep-alives
+	}
+	return conn
+}
+
+// end closes what the POST opened once it is answered: its route, its
+// connection, its event stream.
+func (p *postSink) end(ps *postStream) {
+	if ps.key != 0 {
+		p.h.routes.Remove(ps.key)
+		ps.Shut()
+	}
+	if p.conn != nil {
+		p.conn.end()
+		p.conn.Close()
+	}
+	if ps.Events != nil {
+		p.sess.CloseStream(ps.Events)
+	}
+	if p.held != nil {
+		<-p.held
+	}
+}
+
+// startRequest keeps request id, served at once, in flight on the POST c
+// belongs to, where the client's cancel finds it (nil: the POST is not
+// routed).
+func (c *metaContext) startRequest(ctx context.Context, id ID, params []byte) *callCtx {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.post == nil || c.post.ps == nil {
+		return nil
+	}
+	ps := c.post.ps
+	k := id.key()
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.inflight.get(k) != nil {
+		return nil
+	}
+	r := newRequestCtx(ctx, c.pi.srv.Convention, ps, params)
+	ps.inflight.add(k, r)
+	return r
+}
+
+// serveStream serves e (or batch) on a connection of the POST's own, whose
+// reply ends the answer: in a session that keeps events, a client that
+// goes away once the events have begun does not cancel the call, nor does
+// CloseEventStream: the POST returns, and the call's events are stored for
+// a GET with Last-Event-ID to resume.
+func (p *postSink) serveStream(e *wire.Envelope, batch []wire.Envelope) {
+	h, w, sess, ctx := p.h, p.w, p.sess, p.ctx
+	ps := &postStream{client: p.client}
+	out := p.newAnswer(ps)
+	es := ps.Events
 	if es.Shared != nil {
 		es.Shared.Head = streamable.Head(p.data, e, batch) // the calls a Follow answers if this instance dies
 	}
-	base := detached{ctx} // end cancels the calls; where events are kept, they outlive a dropped connection
-	out := sse.NewOut(w)
-	es.Open(out)
-	ps := &postStream{client: p.client, Answer: streamable.Answer{
-		Events: es, Reply: &p.ctx.pi, WithData: !p.stateless && p.r.Header.Get(versionHeader) >= mcp.Version2025,
-		Always: h.opts.SSE == SSEAlways, Requests: p.calls, Session: sess,
-	}}
-	ps.Answer.Init(w)
 	ps.Inbox.Init(sess.SessionID())
-	if reply != nil {
-		ps.sendReply(reply) // it ends the answer
-		sess.CloseStream(es)
-		return
-	}
-	conn := newConnContext(base, ps, h.srv, nil)
+	// end cancels the calls; where events are kept, they outlive a dropped connection.
+	conn := newConnContext(detached{ctx}, ps, h.srv, nil)
 	ps.conn = conn // before it is routed: cancel reads it
 	key, ok := h.routes.Add(ps)
 	end := func() { conn.Close(); h.routes.Remove(key); sess.CloseStream(es) } // handlers still running are cancelled
@@ -459,20 +596,49 @@ func (p *postSink) serveStream(reply []byte, e *wire.Envelope, batch []wire.Enve
 // false, doing nothing, where nothing would resume: no session or event
 // store, a client that takes no event stream, the reply sent.
 func CloseEventStream(ctx context.Context) bool {
-	ps, ok := ConnFromContext(ctx).ch.(*postStream)
+	t, ok := ctx.Value(connKey{}).(*task) // served at once, a POST keeps no events: nothing would resume
+	if !ok {
+		return false
+	}
+	ps, ok := t.conn.ch.(*postStream)
 	return ok && ps.EndResponse()
 }
 
 // cancel routes a cancel from client to the POST serving its request id.
 func (h *streamableHandler) cancel(client string, id ID) {
 	for _, t := range h.routes.All() {
-		if ps, ok := t.(*postStream); ok && ps.client == client && ps.conn.cancelIncoming(id) {
-			if h.srv.Convention == ConventionMCP {
-				ps.Cancelled()
-			}
+		if ps, ok := t.(*postStream); ok && ps.client == client && ps.cancelIncoming(id, h.srv.Convention == ConventionMCP) {
 			return
 		}
 	}
+}
+
+// cancelIncoming cancels the POST's request id if it is being served; it
+// reports whether that cancelled it. One served on the POST's connection
+// goes unanswered at once when unanswered is set (MCP: Answer.Cancelled);
+// one served at once, when its handler returns (answer).
+func (ps *postStream) cancelIncoming(id ID, unanswered bool) bool {
+	if ps.conn == nil {
+		ps.mu.Lock()
+		r := ps.inflight.get(id.key())
+		ps.mu.Unlock()
+		return r.cancelByPeer()
+	}
+	if !ps.conn.cancelIncoming(id) {
+		return false
+	}
+	if unanswered {
+		ps.Cancelled()
+	}
+	return true
+}
+
+// endRequest forgets request id, served at once (see inflight).
+func (ps *postStream) endRequest(id ID) (cancelled bool) {
+	ps.mu.Lock()
+	r := ps.inflight.remove(id.key())
+	ps.mu.Unlock()
+	return r.end()
 }
 
 // endPOSTs cancels the POSTs of a session that ends.
@@ -532,12 +698,17 @@ func (c *sessionChannel) Close() error {
 
 // postStream is the Channel of one POST's connection: it receives the
 // client's answers to its calls, POSTed and routed to it by id, and writes
-// to the POST's answer.
+// to the POST's answer. A POST served at once keeps its requests' contexts
+// in inflight (cancel); one served on its connection (conn), there.
 type postStream struct {
 	streamable.Answer
 	client           string // see streamable.ClientKey
-	conn             *Conn
-	streamable.Inbox // its Close is the channel's
+	conn             *Conn  // the connection serving the POST's requests (nil: served at once)
+	key              uint64 // its route (0: none)
+	streamable.Inbox        // its Close is the channel's
+
+	mu       sync.Mutex
+	inflight inflightSet
 }
 
 // Send writes a call or notification of the connection to the client: it

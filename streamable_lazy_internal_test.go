@@ -1,0 +1,199 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// lazyPOST POSTs body to url as an MCP client does (it takes JSON and
+// event streams) and returns the answer's Content-Type and body.
+func lazyPOST(t *testing.T, url, session, body string) (contentType, answer string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Header.Get("Content-Type"), string(b)
+}
+
+// lazyServer serves mux over Streamable HTTP (stateless) and returns the
+// handler, to look at its routes.
+func lazyServer(t *testing.T, srv *Server, opts StreamableHTTPOptions) (*streamableHandler, string) {
+	h := srv.StreamableHTTPHandler(opts).(*streamableHandler)
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	return h, hs.URL
+}
+
+// A POST whose handler never reaches its client is served at once and
+// answered with JSON: no connection is opened, and nothing is routed but,
+// under a Convention, the POST itself (so that cancels find its requests),
+// until it is answered.
+func TestStreamableAtOnceOpensNothing(t *testing.T) {
+	for _, cv := range []Convention{ConventionNone, ConventionMCP} {
+		t.Run(fmt.Sprint(cv), func(t *testing.T) {
+			var h *streamableHandler
+			srv := &Server{Convention: cv}
+			var conns, routes int
+			mux := NewMux()
+			mux.HandleFunc("plain", func(ctx context.Context, _ *Request) (any, error) {
+				conns, routes = len(srv.life.Conns()), len(h.routes.All())
+				return "ok", nil
+			})
+			srv.Handler = mux
+			h, url := lazyServer(t, srv, StreamableHTTPOptions{})
+			ct, got := lazyPOST(t, url, "", `{"jsonrpc":"2.0","id":1,"method":"plain"}`)
+			if ct != "application/json" || got != `{"jsonrpc":"2.0","id":1,"result":"ok"}` {
+				t.Fatalf("answer: %s %q", ct, got)
+			}
+			wantRoutes := 0
+			if cv != ConventionNone {
+				wantRoutes = 1
+			}
+			if conns != 0 || routes != wantRoutes {
+				t.Fatalf("while served: %d connections, %d routes; want 0, %d", conns, routes, wantRoutes)
+			}
+			if n := len(h.routes.All()); n != 0 {
+				t.Fatalf("%d routes left", n)
+			}
+		})
+	}
+}
+
+// A handler served at once that notifies its client opens the POST's
+// connection: the answer becomes an event stream whose last event is the
+// reply (a batch's, with an element that sent nothing), and the
+// connection and its route go with the POST.
+func TestStreamableAtOnceOpensOnNotify(t *testing.T) {
+	var h *streamableHandler
+	srv := &Server{}
+	var conns, routes int
+	mux := NewMux()
+	mux.HandleFunc("plain", func(context.Context, *Request) (any, error) { return "ok", nil })
+	mux.HandleFunc("note", func(ctx context.Context, _ *Request) (any, error) {
+		if err := ConnFromContext(ctx).Notify(ctx, "n", []int{1}); err != nil {
+			return nil, err
+		}
+		conns, routes = len(srv.life.Conns()), len(h.routes.All())
+		return "noted", nil
+	})
+	srv.Handler = mux
+	h, url := lazyServer(t, srv, StreamableHTTPOptions{KeepAlive: -1})
+	ct, got := lazyPOST(t, url, "", `[{"jsonrpc":"2.0","id":1,"method":"note"},{"jsonrpc":"2.0","id":2,"method":"plain"}]`)
+	want := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":[1]}\n\n" +
+		"event: message\ndata: [{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"noted\"},{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":\"ok\"}]\n\n"
+	if ct != "text/event-stream" || got != want {
+		t.Fatalf("answer: %s\n%q\nwant\n%q", ct, got, want)
+	}
+	if conns != 1 || routes != 1 {
+		t.Fatalf("once notified: %d connections, %d routes; want 1, 1", conns, routes)
+	}
+	if n, r := len(srv.life.Conns()), len(h.routes.All()); n != 0 || r != 0 {
+		t.Fatalf("after the POST: %d connections, %d routes", n, r)
+	}
+}
+
+// A cancel reaches a request served at once (here in a session that keeps
+// no events): MCP leaves it unanswered (an event stream with no message),
+// LSP answers -32800; no connection is opened for it.
+func TestStreamableAtOnceCancel(t *testing.T) {
+	for _, tc := range []struct {
+		cv         Convention
+		cancel     string
+		ct, answer string
+	}{
+		{ConventionMCP, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w"}}`, "text/event-stream", "retry: 1000\n\n"},
+		{ConventionLSP, `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"w"}}`, "application/json", `{"jsonrpc":"2.0","id":"w","error":{"code":-32800,"message":"request cancelled"}}`},
+	} {
+		t.Run(fmt.Sprint(tc.cv), func(t *testing.T) {
+			srv := &Server{Convention: tc.cv}
+			started, conns := make(chan struct{}), make(chan int, 1)
+			mux := NewMux()
+			mux.HandleFunc("initialize", func(context.Context, *Request) (any, error) { return "ready", nil })
+			mux.HandleFunc("wait", func(ctx context.Context, _ *Request) (any, error) {
+				close(started)
+				<-ctx.Done()
+				conns <- len(srv.life.Conns())
+				return nil, ctx.Err()
+			})
+			srv.Handler = mux
+			hs := httptest.NewServer(srv.StreamableHTTPHandler(StreamableHTTPOptions{Sessions: true, EventStoreSize: -1, KeepAlive: -1}))
+			t.Cleanup(hs.Close)
+			req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize"}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			session := resp.Header.Get("Mcp-Session-Id")
+
+			type answer struct{ ct, body string }
+			answers := make(chan answer, 1)
+			go func() {
+				ct, body := lazyPOST(t, hs.URL, session, `{"jsonrpc":"2.0","id":"w","method":"wait"}`)
+				answers <- answer{ct, body}
+			}()
+			<-started
+			if ct, got := lazyPOST(t, hs.URL, session, tc.cancel); ct != "" || got != "" {
+				t.Fatalf("the cancel's answer: %s %q", ct, got)
+			}
+			if a := <-answers; a.ct != tc.ct || a.body != tc.answer {
+				t.Fatalf("the cancelled POST's answer: %s %q, want %s %q", a.ct, a.body, tc.ct, tc.answer)
+			}
+			if n := <-conns; n != 0 {
+				t.Fatalf("%d connections opened", n)
+			}
+		})
+	}
+}
+
+// The body of a POST answered at once to a client that takes event
+// streams is not given back to the pool for the next POST, whether its
+// handler opened the connection or not: a handler may hand its request on
+// beyond the POST (an MCP task keeps its context), and what it kept stays
+// as it was.
+func TestStreamableAtOnceLendsBody(t *testing.T) {
+	for _, notify := range []bool{false, true} {
+		t.Run(fmt.Sprint("notify=", notify), func(t *testing.T) {
+			var kept json.RawMessage
+			mux := NewMux()
+			mux.HandleFunc("keep", func(ctx context.Context, req *Request) (any, error) {
+				kept = req.Params // aliases the POST's body
+				if notify {
+					return nil, ConnFromContext(ctx).Notify(ctx, "n", nil)
+				}
+				return "kept", nil
+			})
+			mux.HandleFunc("plain", func(context.Context, *Request) (any, error) { return "ok", nil })
+			_, url := lazyServer(t, &Server{Handler: mux}, StreamableHTTPOptions{KeepAlive: -1})
+			lazyPOST(t, url, "", `{"jsonrpc":"2.0","id":1,"method":"keep","params":["aaaaaaaa"]}`)
+			want := bytes.Clone(kept)
+			for range 20 {
+				lazyPOST(t, url, "", `{"jsonrpc":"2.0","id":2,"method":"plain","params":["bbbbbbbb"]}`)
+			}
+			if !bytes.Equal(kept, want) {
+				t.Fatalf("the POST's body was reused: %s, was %s", kept, want)
+			}
+		})
+	}
+}
