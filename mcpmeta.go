@@ -80,7 +80,7 @@ func MCPMetaFromContext(ctx context.Context) *MCPMeta {
 // metaContext holds, with its context in one allocation, a request's
 // MCPMeta (once it has a ProtocolVersion) and, for a Streamable HTTP POST,
 // its peer (once pi.srv is set) and, while it serves at once, the POST
-// whose connection ConnFromContext opens (see postSink.open).
+// whose connection ConnFromContext opens (open).
 type metaContext struct {
 	context.Context
 	pi   peerInfo
