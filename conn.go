@@ -540,6 +540,16 @@ func (s *inflightSet) remove(k string) *callCtx {
 	return r
 }
 
+// each calls f with every context in s.
+func (s *inflightSet) each(f func(*callCtx)) {
+	if s.r != nil {
+		f(s.r)
+	}
+	for _, r := range s.more {
+		f(r)
+	}
+}
+
 // sendReply writes a reply at once, not queued behind the running
 // handlers' (see Conn.run); a failure to write ends the connection.
 func (c *Conn) sendReply(msg []byte) { c.sent(sendReply(c.ch, msg)) }

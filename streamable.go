@@ -633,6 +633,16 @@ func (ps *postStream) cancelIncoming(id ID, unanswered bool) bool {
 	return true
 }
 
+// Close shuts the POST's channel and cancels its requests served at once
+// (its session has ended: endPOSTs).
+func (ps *postStream) Close() error {
+	ps.Shut()
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.inflight.each(func(r *callCtx) { r.cancel(ErrClosed) })
+	return nil
+}
+
 // endRequest forgets request id, served at once (see inflight).
 func (ps *postStream) endRequest(id ID) (cancelled bool) {
 	ps.mu.Lock()
@@ -705,7 +715,7 @@ type postStream struct {
 	client           string // see streamable.ClientKey
 	conn             *Conn  // the connection serving the POST's requests (nil: served at once)
 	key              uint64 // its route (0: none)
-	streamable.Inbox        // its Close is the channel's
+	streamable.Inbox        // the channel's receiving side
 
 	mu       sync.Mutex
 	inflight inflightSet

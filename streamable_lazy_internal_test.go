@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // lazyPOST POSTs body to url as an MCP client does (it takes JSON and
@@ -196,4 +198,51 @@ func TestStreamableAtOnceLendsBody(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A session that ends cancels its requests served at once, as it does
+// those served on a POST's connection.
+func TestStreamableAtOnceSessionEnd(t *testing.T) {
+	started, cancelled := make(chan struct{}), make(chan error, 1)
+	mux := NewMux()
+	mux.HandleFunc("initialize", func(context.Context, *Request) (any, error) { return "ready", nil })
+	mux.HandleFunc("wait", func(ctx context.Context, _ *Request) (any, error) {
+		close(started)
+		select {
+		case <-ctx.Done():
+			cancelled <- context.Cause(ctx)
+		case <-time.After(10 * time.Second):
+			cancelled <- errors.New("not cancelled within 10 s")
+		}
+		return nil, ctx.Err()
+	})
+	srv := &Server{Handler: mux, Convention: ConventionMCP}
+	hs := httptest.NewServer(srv.StreamableHTTPHandler(StreamableHTTPOptions{Sessions: true, EventStoreSize: -1, KeepAlive: -1}))
+	t.Cleanup(hs.Close)
+	req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	session := resp.Header.Get("Mcp-Session-Id")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		lazyPOST(t, hs.URL, session, `{"jsonrpc":"2.0","id":"w","method":"wait"}`)
+	}()
+	<-started
+	del, _ := http.NewRequest(http.MethodDelete, hs.URL, nil)
+	del.Header.Set("Mcp-Session-Id", session)
+	if resp, err := http.DefaultClient.Do(del); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	if err := <-cancelled; err != ErrClosed {
+		t.Fatalf("the handler's context ended with %v", err)
+	}
+	<-done
 }
