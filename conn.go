@@ -142,8 +142,9 @@ func (t *task) release() {
 // peer outside its answer (plain HTTP, a message broker such as NATS), it
 // returns an ended connection whose Call, Notify and Batch fail at once with
 // [ErrNoConnection] and whose Err is ErrNoConnection. Over Streamable HTTP it
-// is the connection of the POST being served, opened by the first call
-// (its answer becomes an event stream once something is sent on it).
+// is the connection of the POST being served, opened by the first
+// ConnFromContext (its answer becomes an event stream once something is
+// sent on it).
 func ConnFromContext(ctx context.Context) *Conn {
 	switch v := ctx.Value(connKey{}).(type) {
 	case *task:
