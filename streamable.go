@@ -303,7 +303,7 @@ var postSinkPool = sync.Pool{New: func() any { return new(postSink) }}
 // once and they are small: nothing holds p once its POST is answered.
 func (p *postSink) release() {
 	sc, body, out := p.scanState, p.data[:0], p.reply[:0]
-	if p.lent || cap(body) > maxPooledBody || cap(out) > maxPooledBody {
+	if p.lent || p.stateless || cap(body) > maxPooledBody || cap(out) > maxPooledBody { // a stateless request's context keeps its _meta, in the body
 		body, out = nil, nil
 	}
 	sc.sc.Data = nil
