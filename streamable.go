@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -225,7 +226,7 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.srv, p.d = s, s.handlerTimeout(false)
 	e, batch, ok := s.dispatch(p.ctx, &p.inbound, p)
 	switch stream := ok && p.acceptsSSE && p.calls > 0; {
-	case stream && p.sess.KeepsEvents():
+	case stream && (p.sess.KeepsEvents() || p.d > 0):
 		p.serveStream(e, batch)
 	case ok:
 		if stream {
@@ -236,7 +237,9 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		p.exchange.serve(p.ctx, e, batch)
-		p.answer(p.reply)
+		if !p.late {
+			p.answer(p.reply)
+		}
 	}
 	if !p.answered {
 		p.w.WriteHeader(http.StatusAccepted)
@@ -293,22 +296,27 @@ type postSink struct {
 	acceptsSSE, stateless bool
 	opened                bool // begin has run
 	answered              bool // a response was written (else: 202)
+	late                  bool // answered at the handler timeout (answerLate)
 	lent                  bool // the body or the reply may outlive the POST (routed responses, an event stream, a connection)
 }
 
-var postSinkPool = sync.Pool{New: func() any { return new(postSink) }}
+var postSinkPool = sync.Pool{New: func() any {
+	p := new(postSink)
+	p.exchange.late = p.answerLate
+	return p
+}}
 
 // release gives p back to postSinkPool, keeping its scanner's buffers and,
 // as ServeHTTP does, the body's and the reply's when the POST was served at
 // once and they are small: nothing holds p once its POST is answered.
 func (p *postSink) release() {
-	sc, body, out := p.scanState, p.data[:0], p.reply[:0]
+	sc, body, out, late := p.scanState, p.data[:0], p.reply[:0], p.exchange.late
 	if p.lent || p.stateless || cap(body) > maxPooledBody || cap(out) > maxPooledBody { // a stateless request's context keeps its _meta, in the body
 		body, out = nil, nil
 	}
 	sc.sc.Data = nil
 	*p = postSink{}
-	p.scanState, p.data, p.out = sc, body, out
+	p.scanState, p.data, p.out, p.exchange.late = sc, body, out, late
 	postSinkPool.Put(p)
 }
 
@@ -446,6 +454,23 @@ func (p *postSink) answer(reply []byte) {
 		ps.Unanswered()
 	}
 	p.end(ps)
+}
+
+// answerLate answers with JSON, at the handler timeout, a POST served at
+// once whose handlers still run (timedServe's late): complete once
+// flushed, with Connection: close, since a handler still holds the
+// request. (An event stream ends only once its handler returns: a POST
+// that may become one is served on a connection under a handler timeout.)
+func (p *postSink) answerLate(reply []byte) {
+	if len(reply) == 0 {
+		return // notifications: accepted once they return
+	}
+	h := p.w.Header()
+	h.Set("Connection", "close")
+	h.Set("Content-Length", strconv.Itoa(len(reply)))
+	p.writeJSON(p.sess.Commit(reply, h))
+	http.NewResponseController(p.w).Flush()
+	p.late = true
 }
 
 // route makes the POST's postStream and routes it: the client's cancels

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -255,6 +256,68 @@ func TestHandlerTimeoutStreamableJSON(t *testing.T) {
 		err = c.Call(ctx, "wait", nil, nil)
 		if !errors.Is(err, &jsonrpc.Error{Code: jsonrpc.CodeRequestTimeout, Message: "request timed out"}) {
 			t.Errorf("SSE policy %v: wait: %v after %v", sse, err, time.Since(start))
+		}
+	}
+}
+
+// A Streamable HTTP POST served at once (no session that keeps its events)
+// is answered at the handler timeout with -32002 even while its handler,
+// ignoring its context, still runs: as JSON (complete), or as the last
+// event of an event stream (which ends once the handler returns).
+func TestHandlerTimeoutStreamableAtOnce(t *testing.T) {
+	mux := timeoutMux(make(chan error, 2))
+	jsonrpc.Register(mux, "told", func(ctx context.Context, _ struct{}) (string, error) {
+		if err := jsonrpc.ConnFromContext(ctx).Notify(ctx, "note", nil); err != nil {
+			return "", err
+		}
+		time.Sleep(3 * time.Second)
+		return "late", nil
+	})
+	srv := &jsonrpc.Server{Handler: mux, HandlerTimeout: 300 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}
+	for _, tc := range []struct {
+		sse            jsonrpc.SSEPolicy
+		method, accept string
+		want           []string // the answer's JSON, or its events' data
+	}{
+		{jsonrpc.SSENever, "stuck", "application/json, text/event-stream", []string{timedOut}},
+		{jsonrpc.SSEAuto, "stuck", "application/json, text/event-stream", []string{timedOut}},
+		{jsonrpc.SSEAuto, "stuck", "application/json", []string{timedOut}},
+		{jsonrpc.SSEAlways, "stuck", "application/json, text/event-stream", []string{timedOut}},
+		{jsonrpc.SSEAuto, "told", "application/json, text/event-stream", []string{`{"jsonrpc":"2.0","method":"note"}`, timedOut}},
+	} {
+		hs := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{SSE: tc.sse}))
+		defer hs.Close()
+		req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","method":"`+tc.method+`","id":2}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", tc.accept)
+		start := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string // until the reply (an event stream ends once its handler returns)
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			br := bufio.NewReader(resp.Body)
+			for !slices.Contains(got, timedOut) {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					break
+				}
+				if d, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "data: "); ok && d != "" {
+					got = append(got, d)
+				}
+			}
+		} else {
+			b, _ := io.ReadAll(resp.Body)
+			got = []string{string(b)}
+		}
+		took := time.Since(start)
+		resp.Body.Close()
+		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+			t.Errorf("SSE %v, %s, Accept %q: got %q, want %q", tc.sse, tc.method, tc.accept, got, tc.want)
+		}
+		if took > 2500*time.Millisecond {
+			t.Errorf("SSE %v, %s, Accept %q: answered after %v: the timeout waited for the handler", tc.sse, tc.method, tc.accept, took)
 		}
 	}
 }

@@ -71,7 +71,9 @@ func (a *Answer) Write(msg []byte, reply bool) error {
 		h := a.w.Header()
 		a.Reply.ReplyHeader(h)
 		h.Set("Content-Length", strconv.Itoa(len(msg))) // compressed: WriteJSON sets the new length
-		err = a.Reply.WriteJSON(a.w, msg)
+		if err = a.Reply.WriteJSON(a.w, msg); err == nil {
+			err = http.NewResponseController(a.w).Flush() // complete: a handler past its timeout may still hold the POST
+		}
 	}
 	if reply {
 		a.finish()
