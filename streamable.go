@@ -204,9 +204,10 @@ type streamableHandler struct {
 // the POST as its sink (postSink), in either era, then serves the requests
 // at once, as plain HTTP does: the answer is JSON unless a handler reaches
 // its client (ConnFromContext opens the POST's event stream and
-// connection: open). A POST of a session that keeps its events is served
-// on a connection of its own instead (serveStream): its call may outlive
-// its response. Nothing answered by then (notifications and responses
+// connection: open). A POST that may become an event stream is served on
+// a connection of its own instead (serveStream) in a session that keeps
+// its events, or under a handler timeout: its call may outlive its
+// response. Nothing answered by then (notifications and responses
 // only, or notifications Admit refused) is accepted: 202.
 func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := postSinkPool.Get().(*postSink)
