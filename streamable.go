@@ -270,6 +270,10 @@ func (h *streamableHandler) route(w http.ResponseWriter, r *http.Request, p *pos
 		return false
 	}
 	p.acceptsSSE = h.opts.SSE != SSENever && streamable.AcceptsEventStream(r.Header.Get("Accept"))
+	// A handler may keep its request's context (an MCP task does), and with
+	// it the request's _meta: it stays in a body that is lent (one served on
+	// an event stream is), else it is copied (checkStateless).
+	p.lent = p.stateless && p.acceptsSSE
 	if !p.acceptsSSE && !h.opts.Sessions && len(h.rules.Versions) == 0 {
 		h.srv.ServeHTTP(w, r) // a plain JSON-RPC client: exactly as ServeHTTP (under a stateless revision, _meta is checked: postSink)
 		return false
@@ -312,7 +316,7 @@ var postSinkPool = sync.Pool{New: func() any {
 // once and they are small: nothing holds p once its POST is answered.
 func (p *postSink) release() {
 	sc, body, out, late := p.scanState, p.data[:0], p.reply[:0], p.exchange.late
-	if p.lent || p.stateless || cap(body) > maxPooledBody || cap(out) > maxPooledBody { // a stateless request's context keeps its _meta, in the body
+	if p.lent || cap(body) > maxPooledBody || cap(out) > maxPooledBody {
 		body, out = nil, nil
 	}
 	sc.sc.Data = nil

@@ -30,7 +30,7 @@ func (p *postSink) checkStateless(data []byte, m *wire.Message) bool {
 		p.fail(http.StatusBadRequest, appendResponse(nil, idOf(e, data), nil, &Error{Code: CodeInvalidRequest, Message: msg}))
 		return false
 	}
-	meta, refused := p.h.rules.Check(p.r.Header, mcp.MethodString(e.MethodName(data)), paramsOf(data, e), !e.ID.Present())
+	meta, refused := p.h.rules.Check(p.r.Header, mcp.MethodString(e.MethodName(data)), paramsOf(data, e), !e.ID.Present(), p.lent)
 	if refused != nil {
 		p.fail(cmp.Or(mcp.HTTPStatus(refused.Code), http.StatusBadRequest), appendResponse(nil, idOf(e, data), nil, (*Error)(refused)))
 		return false

@@ -42,8 +42,9 @@ func (s *Stateless) Serves(v string) bool {
 // notification without _meta needs only a known revision (and its
 // Mcp-Method, when sent, to match). It returns the
 // request's _meta (its zero value, with no ProtocolVersion, for such a
-// notification), which may alias params: they must never change.
-func (s *Stateless) Check(hd http.Header, method string, params []byte, notification bool) (meta Meta, refused *Error) {
+// notification); with alias it may share params' memory, which must then
+// never change.
+func (s *Stateless) Check(hd http.Header, method string, params []byte, notification, alias bool) (meta Meta, refused *Error) {
 	version := hd.Get(VersionHeader)
 	if len(hd.Values(VersionHeader)) > 1 {
 		return meta, &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + VersionHeader + " header repeated"}
@@ -58,7 +59,7 @@ func (s *Stateless) Check(hd http.Header, method string, params []byte, notifica
 	if sessionEraMethods[method] {
 		return meta, &Error{Code: CodeMethodNotFound, Message: "method not found: " + method + " is not part of MCP " + version + " (no sessions)"}
 	}
-	meta, present := p.RequestMeta(method, true)
+	meta, present := p.RequestMeta(method, alias)
 	// No header is required of a notification without _meta, but one sent must match.
 	if !present && notification && len(hd.Values(MethodHeader)) == 0 {
 		return meta, nil

@@ -44,7 +44,7 @@ func TestStatelessCheck(t *testing.T) {
 		return h
 	}
 	call := `{` + meta + `,"name":"deploy","arguments":{"region":"eu"}}`
-	m, e := s.Check(headers(NameHeader, "deploy", "Mcp-Param-Region", "eu"), "tools/call", []byte(call), false)
+	m, e := s.Check(headers(NameHeader, "deploy", "Mcp-Param-Region", "eu"), "tools/call", []byte(call), false, true)
 	if e != nil || m.ProtocolVersion != Version2026 || m.Target != "deploy" || string(m.Arguments) != `{"region":"eu"}` {
 		t.Fatalf("a matching call: %+v, %v", m, e)
 	}
@@ -62,12 +62,12 @@ func TestStatelessCheck(t *testing.T) {
 		"unknown revision":     {http.Header{VersionHeader: {"1999-01-01"}}, "tools/list", `{}`, CodeUnsupportedProtocolVersion},
 		"params not an object": {headers(), "tools/call", `[1]`, CodeInvalidParams},
 	} {
-		if _, e := s.Check(c.h, c.method, []byte(c.params), false); e == nil || e.Code != c.code {
+		if _, e := s.Check(c.h, c.method, []byte(c.params), false, true); e == nil || e.Code != c.code {
 			t.Errorf("%s: %v, want code %d", name, e, c.code)
 		}
 	}
 	// A notification without _meta needs only a known revision.
-	if m, e := s.Check(http.Header{VersionHeader: {Version2026}}, "notifications/cancelled", []byte(`{"requestId":1}`), true); m.ProtocolVersion != "" || e != nil {
+	if m, e := s.Check(http.Header{VersionHeader: {Version2026}}, "notifications/cancelled", []byte(`{"requestId":1}`), true, true); m.ProtocolVersion != "" || e != nil {
 		t.Errorf("a notification without _meta: %v, %v", m, e)
 	}
 }
