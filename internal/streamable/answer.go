@@ -72,7 +72,7 @@ func (a *Answer) Write(msg []byte, reply bool) error {
 		a.Reply.ReplyHeader(h)
 		h.Set("Content-Length", strconv.Itoa(len(msg))) // compressed: WriteJSON sets the new length
 		if err = a.Reply.WriteJSON(a.w, msg); err == nil {
-			err = http.NewResponseController(a.w).Flush() // complete: a handler past its timeout may still hold the POST
+			http.NewResponseController(a.w).Flush() // complete: a handler past its timeout may still hold the POST (a writer that cannot flush: at its end)
 		}
 	}
 	if reply {
