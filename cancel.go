@@ -102,7 +102,10 @@ func (s *Server) startRequest(ctx context.Context, conn *Conn, id ID, params []b
 	if conn != nil {
 		return conn.startRequest(ctx, id, params)
 	}
-	if mc, ok := ctx.Value(connKey{}).(*metaContext); ok && !id.IsZero() && s.Convention != ConventionNone {
+	if id.IsZero() || s.Convention == ConventionNone {
+		return nil
+	}
+	if mc, ok := ctx.Value(connKey{}).(*metaContext); ok {
 		return mc.startRequest(ctx, id, params)
 	}
 	return nil
