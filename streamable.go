@@ -233,8 +233,8 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if stream {
 			p.ctx.post = p // the handlers' ConnFromContext opens the POST's connection (open)
 			p.lent = true  // as when served on a connection: a handler may hand its request on (an MCP task keeps its context, whose _meta is in the body)
-			if s.Convention != ConventionNone {
-				p.route() // the client's cancels find the requests (cancel)
+			if s.Convention != ConventionNone || p.sess != nil {
+				p.routeAtOnce() // the client's cancels find the requests (cancel), and the session's end (endPOSTs)
 			}
 		}
 		p.exchange.serve(p.ctx, e, batch)
@@ -478,11 +478,23 @@ func (p *postSink) answerLate(reply []byte) {
 	p.late = true
 }
 
-// route makes the POST's postStream and routes it: the client's cancels
-// find the requests served at once (cancel), its answers to the calls of
-// the POST's connection find it (streamable.Route). nil: no route is left.
-func (p *postSink) route() *postStream {
-	ps := &postStream{client: p.client}
+// routeAtOnce routes the POST before its requests are served at once:
+// the client's cancels find them (cancel), and, in a session, the
+// session's end cancels them all (Close), under any Convention.
+func (p *postSink) routeAtOnce() {
+	var cancel context.CancelCauseFunc
+	if p.sess != nil {
+		p.ctx.Context, cancel = context.WithCancelCause(p.ctx.Context)
+	}
+	p.route(cancel)
+}
+
+// route makes the POST's postStream, whose Close calls cancel (nil: none),
+// and routes it: the client's cancels find the requests served at once
+// (cancel), its answers to the calls of the POST's connection find it
+// (streamable.Route). nil: no route is left.
+func (p *postSink) route(cancel context.CancelCauseFunc) *postStream {
+	ps := &postStream{client: p.client, cancel: cancel}
 	ps.Inbox.Init(p.sess.SessionID())
 	key, ok := p.h.routes.Add(ps)
 	if !ok {
@@ -522,7 +534,7 @@ func (c *metaContext) open() *Conn {
 	}
 	ps := p.ps
 	if ps == nil {
-		if ps = p.route(); ps == nil {
+		if ps = p.route(nil); ps == nil {
 			return nil
 		}
 	}
@@ -667,6 +679,9 @@ func (ps *postStream) cancelIncoming(id ID, unanswered bool) bool {
 // (its session has ended: endPOSTs).
 func (ps *postStream) Close() error {
 	ps.Shut()
+	if ps.cancel != nil {
+		ps.cancel(ErrClosed) // every request of a session's POST, under any Convention
+	}
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	ps.inflight.each(func(r *callCtx) { r.cancel(ErrClosed) })
@@ -742,10 +757,11 @@ func (c *sessionChannel) Close() error {
 // in inflight (cancel); one served on its connection (conn), there.
 type postStream struct {
 	streamable.Answer
-	client           string // see streamable.ClientKey
-	conn             *Conn  // the connection serving the POST's requests (nil: served at once)
-	key              uint64 // its route (0: none)
-	streamable.Inbox        // the channel's receiving side
+	client           string                  // see streamable.ClientKey
+	conn             *Conn                   // the connection serving the POST's requests (nil: served at once)
+	key              uint64                  // its route (0: none)
+	cancel           context.CancelCauseFunc // cancels the context of a session's POST served at once (nil: none)
+	streamable.Inbox                         // the channel's receiving side
 
 	mu       sync.Mutex
 	inflight inflightSet
