@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -106,6 +107,243 @@ func TestStreamableAtOnceSessionEndAnyConvention(t *testing.T) {
 					t.Errorf("the handler's context ended with %v", err)
 				}
 				<-done
+			})
+		}
+	}
+}
+
+// atOnceMux has "plain" (answers "ok"), "note" (notifies its client,
+// which opens the POST's event stream, then answers "noted"), "boom"
+// (panics) and "noteboom" (notifies, then panics).
+func atOnceMux() *Mux {
+	mux := NewMux()
+	mux.HandleFunc("plain", func(context.Context, *Request) (any, error) { return "ok", nil })
+	mux.HandleFunc("note", func(ctx context.Context, _ *Request) (any, error) {
+		return "noted", ConnFromContext(ctx).Notify(ctx, "n", nil)
+	})
+	mux.HandleFunc("boom", func(context.Context, *Request) (any, error) { panic("boom") })
+	mux.HandleFunc("noteboom", func(ctx context.Context, _ *Request) (any, error) {
+		if err := ConnFromContext(ctx).Notify(ctx, "n", nil); err != nil {
+			return nil, err
+		}
+		panic("boom")
+	})
+	return mux
+}
+
+const (
+	atOnceNote     = "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n\n"
+	atOncePanicked = `{"code":-32603,"message":"internal error: the handler panicked"}`
+)
+
+// A handler served at once that panics gets -32603, as JSON or, once it
+// opened the event stream, as its last event, alone or in a batch; the
+// server goes on serving.
+func TestStreamableAtOncePanic(t *testing.T) {
+	srv := &Server{Handler: atOnceMux(), Logger: slog.New(slog.DiscardHandler)}
+	_, url := lazyServer(t, srv, StreamableHTTPOptions{KeepAlive: -1})
+	for _, tc := range []struct{ body, ct, want string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"boom"}`, "application/json", `{"jsonrpc":"2.0","id":1,"error":` + atOncePanicked + `}`},
+		{`{"jsonrpc":"2.0","id":1,"method":"noteboom"}`, "text/event-stream", atOnceNote + "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"error\":" + atOncePanicked + "}\n\n"},
+		{`[{"jsonrpc":"2.0","id":1,"method":"noteboom"},{"jsonrpc":"2.0","id":2,"method":"plain"}]`, "text/event-stream",
+			atOnceNote + "event: message\ndata: [{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":" + atOncePanicked + "},{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":\"ok\"}]\n\n"},
+		{`{"jsonrpc":"2.0","id":3,"method":"plain"}`, "application/json", `{"jsonrpc":"2.0","id":3,"result":"ok"}`},
+	} {
+		if status, ct, got := atOncePOST(t, url, tc.body, nil); status != http.StatusOK || ct != tc.ct || got != tc.want {
+			t.Errorf("%s: %d %s %q\nwant %s %q", tc.body, status, ct, got, tc.ct, tc.want)
+		}
+	}
+}
+
+// Ids come back byte for byte from a POST served at once, in its JSON
+// answer and in its event stream's; a batch's notifications are not
+// answered.
+func TestStreamableAtOnceIDsVerbatim(t *testing.T) {
+	_, url := lazyServer(t, &Server{Handler: atOnceMux()}, StreamableHTTPOptions{KeepAlive: -1})
+	ids := []string{`1.0`, `"\u00e9"`, `123456789012345678901234567890`, `-0`, `1e2`, `"a\/b"`}
+	for _, id := range ids {
+		for _, method := range []string{"plain", "note"} {
+			status, ct, got := atOncePOST(t, url, `{"jsonrpc":"2.0","id":`+id+`,"method":"`+method+`"}`, nil)
+			want := `{"jsonrpc":"2.0","id":` + id + `,"result":"ok"}`
+			if method == "note" {
+				want = atOnceNote + "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":" + id + ",\"result\":\"noted\"}\n\n"
+			}
+			if status != http.StatusOK || got != want {
+				t.Errorf("id %s, %s: %d %s %q\nwant %q", id, method, status, ct, got, want)
+			}
+		}
+	}
+	for _, method := range []string{"plain", "note"} {
+		batch := `[{"jsonrpc":"2.0","id":1.0,"method":"plain"},{"jsonrpc":"2.0","method":"plain"},{"jsonrpc":"2.0","id":"\u00e9","method":"` + method +
+			`"},{"jsonrpc":"2.0","method":"note"},{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"plain"}]`
+		reply := `[{"jsonrpc":"2.0","id":1.0,"result":"ok"},{"jsonrpc":"2.0","id":"\u00e9","result":"` + map[string]string{"plain": "ok", "note": "noted"}[method] +
+			`"},{"jsonrpc":"2.0","id":123456789012345678901234567890,"result":"ok"}]`
+		status, _, got := atOncePOST(t, url, batch, nil)
+		// the notification "note" opens the event stream whatever method is
+		want := atOnceNote + "event: message\ndata: " + reply + "\n\n"
+		if method == "note" {
+			want = atOnceNote + atOnceNote + "event: message\ndata: " + reply + "\n\n"
+		}
+		if status != http.StatusOK || got != want {
+			t.Errorf("batch with %s: %d %q\nwant %q", method, status, got, want)
+		}
+	}
+	// Notifications only: accepted, no body.
+	if status, _, got := atOncePOST(t, url, `[{"jsonrpc":"2.0","method":"plain"},{"jsonrpc":"2.0","method":"plain"}]`, nil); status != http.StatusAccepted || got != "" {
+		t.Errorf("notifications: %d %q", status, got)
+	}
+}
+
+// A client that goes away cancels the context of its request served at
+// once, whether its handler opened the event stream or not.
+func TestStreamableAtOnceClientGone(t *testing.T) {
+	for _, open := range []bool{false, true} {
+		t.Run(fmt.Sprint("open=", open), func(t *testing.T) {
+			started, cancelled := make(chan struct{}), make(chan error, 1)
+			mux := NewMux()
+			mux.HandleFunc("wait", func(ctx context.Context, _ *Request) (any, error) {
+				if open {
+					ConnFromContext(ctx).Notify(ctx, "n", nil)
+				}
+				close(started)
+				cancelled <- waitCause(ctx)
+				return nil, ctx.Err()
+			})
+			_, url := lazyServer(t, &Server{Handler: mux}, StreamableHTTPOptions{})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"wait"}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			errc := make(chan error, 1)
+			go func() {
+				resp, err := atOnceClient.Do(req)
+				if err == nil {
+					_, err = io.ReadAll(resp.Body)
+					resp.Body.Close()
+				}
+				errc <- err
+			}()
+			<-started
+			cancel()
+			if err := <-cancelled; !errors.Is(err, context.Canceled) {
+				t.Errorf("the handler's context ended with %v", err)
+			}
+			if err := <-errc; err == nil {
+				t.Error("the POST ended without an error")
+			}
+		})
+	}
+}
+
+// MCP's notifications/cancelled, POSTed on its own, reaches a request
+// served at once under the stateless revision 2026-07-28 (opened event
+// stream or not): the handler's context is cancelled, the request goes
+// unanswered and its POST ends.
+func TestStreamableAtOnceCancel2026(t *testing.T) {
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	for _, open := range []bool{false, true} {
+		t.Run(fmt.Sprint("open=", open), func(t *testing.T) {
+			started, cancelled := make(chan struct{}), make(chan error, 1)
+			mux := NewMux()
+			mux.HandleFunc("wait", func(ctx context.Context, _ *Request) (any, error) {
+				if open {
+					ConnFromContext(ctx).Notify(ctx, "n", nil)
+				}
+				close(started)
+				cancelled <- waitCause(ctx)
+				return nil, ctx.Err()
+			})
+			srv := &Server{Handler: mux, Convention: ConventionMCP}
+			_, url := lazyServer(t, srv, StreamableHTTPOptions{KeepAlive: -1, StatelessVersions: []string{MCPVersion2026}})
+			type answer struct {
+				status  int
+				ct, got string
+			}
+			answers := make(chan answer, 1)
+			go func() {
+				status, ct, got := atOncePOST(t, url, `{"jsonrpc":"2.0","id":"w","method":"wait","params":{`+meta+`}}`,
+					map[string]string{"MCP-Protocol-Version": MCPVersion2026, "Mcp-Method": "wait"})
+				answers <- answer{status, ct, got}
+			}()
+			<-started
+			status, _, got := atOncePOST(t, url, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w",`+meta+`}}`,
+				map[string]string{"MCP-Protocol-Version": MCPVersion2026, "Mcp-Method": "notifications/cancelled"})
+			if status != http.StatusAccepted || got != "" {
+				t.Fatalf("the cancel's answer: %d %q", status, got)
+			}
+			if err := <-cancelled; err != errPeerCancelled {
+				t.Errorf("the handler's context ended with %v", err)
+			}
+			a := <-answers
+			if strings.Contains(a.got, `"id":"w"`) {
+				t.Errorf("the cancelled request was answered: %d %s %q", a.status, a.ct, a.got)
+			}
+			t.Logf("the cancelled POST's answer: %d %s %q", a.status, a.ct, a.got)
+		})
+	}
+}
+
+// A graceful Shutdown finishes the POSTs served at once that it found
+// running, their handlers' contexts left alone, whether they opened their
+// event stream or not, with sessions (keeping no events) or without.
+func TestStreamableAtOnceShutdown(t *testing.T) {
+	for _, sessions := range []bool{false, true} {
+		for _, open := range []bool{false, true} {
+			t.Run(fmt.Sprint("sessions=", sessions, ",open=", open), func(t *testing.T) {
+				started, release := make(chan struct{}), make(chan struct{})
+				mux := NewMux()
+				mux.HandleFunc("initialize", func(context.Context, *Request) (any, error) { return "ready", nil })
+				mux.HandleFunc("wait", func(ctx context.Context, _ *Request) (any, error) {
+					if open {
+						ConnFromContext(ctx).Notify(ctx, "n", nil)
+					}
+					close(started)
+					select {
+					case <-release:
+					case <-ctx.Done():
+						return nil, context.Cause(ctx)
+					}
+					return "done", nil
+				})
+				srv := &Server{Handler: mux, Convention: ConventionMCP}
+				l, err := srv.Listen("http://127.0.0.1:0/mcp", ListenStreamableHTTP(StreamableHTTPOptions{Sessions: sessions, EventStoreSize: -1, KeepAlive: -1}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				header := map[string]string{}
+				if sessions {
+					header["Mcp-Session-Id"] = atOnceSession(t, l.URL)
+				}
+				type answer struct {
+					status int
+					got    string
+				}
+				answers := make(chan answer, 1)
+				go func() {
+					status, _, got := atOncePOST(t, l.URL, `{"jsonrpc":"2.0","id":1,"method":"wait"}`, header)
+					answers <- answer{status, got}
+				}()
+				<-started
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				shut := make(chan error, 1)
+				go func() { shut <- srv.Shutdown(ctx) }()
+				time.Sleep(50 * time.Millisecond) // Shutdown under way
+				close(release)
+				want := `{"jsonrpc":"2.0","id":1,"result":"done"}`
+				if open {
+					want = atOnceNote + "event: message\ndata: " + want + "\n\n"
+					if sessions {
+						want = "retry: 1000\n\n" + want
+					}
+				}
+				if a := <-answers; a.status != http.StatusOK || a.got != want {
+					t.Errorf("the POST's answer: %d %q, want %q", a.status, a.got, want)
+				}
+				if err := <-shut; err != nil {
+					t.Errorf("Shutdown: %v", err)
+				}
 			})
 		}
 	}
