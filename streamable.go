@@ -234,7 +234,7 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.ctx.post = p // the handlers' ConnFromContext opens the POST's connection (open)
 			p.lent = true  // as when served on a connection: a handler may hand its request on (an MCP task keeps its context, whose _meta is in the body)
 			if s.Convention != ConventionNone || p.sess != nil {
-				p.routeAtOnce() // the client's cancels find the requests (cancel), and the session's end (endPOSTs)
+				p.routeAtOnce(e, batch) // the client's cancels find the requests (cancel), and the session's end (endPOSTs)
 			}
 		}
 		p.exchange.serve(p.ctx, e, batch)
@@ -478,23 +478,25 @@ func (p *postSink) answerLate(reply []byte) {
 	p.late = true
 }
 
-// routeAtOnce routes the POST before its requests are served at once:
-// the client's cancels find them (cancel), and, in a session, the
-// session's end cancels them all (Close), under any Convention.
-func (p *postSink) routeAtOnce() {
-	var cancel context.CancelCauseFunc
+// routeAtOnce routes the POST before its requests, e (or batch), are
+// served at once: the client's cancels find them, those not started yet
+// too (ids), and, in a session, the session's end cancels them all
+// (Close), under any Convention.
+func (p *postSink) routeAtOnce(e *wire.Envelope, batch []wire.Envelope) {
+	ps := &postStream{client: p.client}
 	if p.sess != nil {
-		p.ctx.Context, cancel = context.WithCancelCause(p.ctx.Context)
+		p.ctx.Context, ps.cancel = context.WithCancelCause(p.ctx.Context)
 	}
-	p.route(cancel)
+	if p.srv.Convention != ConventionNone {
+		ps.ids = atOnceIDs{data: p.data, e: e, batch: batch}
+	}
+	p.route(ps)
 }
 
-// route makes the POST's postStream, whose Close calls cancel (nil: none),
-// and routes it: the client's cancels find the requests served at once
-// (cancel), its answers to the calls of the POST's connection find it
-// (streamable.Route). nil: no route is left.
-func (p *postSink) route(cancel context.CancelCauseFunc) *postStream {
-	ps := &postStream{client: p.client, cancel: cancel}
+// route routes ps, the POST's postStream: the client's cancels find the
+// requests served at once (cancel), its answers to the calls of the POST's
+// connection find it (streamable.Route). nil: no route is left.
+func (p *postSink) route(ps *postStream) *postStream {
 	ps.Inbox.Init(p.sess.SessionID())
 	key, ok := p.h.routes.Add(ps)
 	if !ok {
@@ -534,7 +536,7 @@ func (c *metaContext) open() *Conn {
 	}
 	ps := p.ps
 	if ps == nil {
-		if ps = p.route(nil); ps == nil {
+		if ps = p.route(&postStream{client: p.client}); ps == nil {
 			return nil
 		}
 	}
@@ -561,6 +563,9 @@ func (p *postSink) end(ps *postStream) {
 		p.h.routes.Remove(ps.key)
 		ps.Shut()
 	}
+	ps.mu.Lock()
+	ps.ids = atOnceIDs{} // the POST's body and envelopes go back to its pool; a cancel may still find ps
+	ps.mu.Unlock()
 	if p.conn != nil {
 		p.conn.end()
 		p.conn.Close()
@@ -590,6 +595,9 @@ func (c *metaContext) startRequest(ctx context.Context, id ID, params []byte) *c
 		return nil
 	}
 	r := newRequestCtx(ctx, c.pi.srv.Convention, ps, params)
+	if ps.cancelled[k] {
+		r.cancel(errPeerCancelled) // cancelled before it started
+	}
 	ps.inflight.add(k, r)
 	return r
 }
@@ -661,10 +669,18 @@ func (h *streamableHandler) cancel(client string, id ID) {
 // one served at once, when its handler returns (answer).
 func (ps *postStream) cancelIncoming(id ID, unanswered bool) bool {
 	if ps.conn == nil {
+		k := id.key()
 		ps.mu.Lock()
-		r := ps.inflight.get(id.key())
+		r := ps.inflight.get(k)
+		early := r == nil && !ps.cancelled[k] && ps.ids.has(k) // not started yet: it starts cancelled (startRequest)
+		if early {
+			if ps.cancelled == nil {
+				ps.cancelled = make(map[string]bool)
+			}
+			ps.cancelled[k] = true
+		}
 		ps.mu.Unlock()
-		return r.cancelByPeer()
+		return early || r.cancelByPeer()
 	}
 	if !ps.conn.cancelIncoming(id) {
 		return false
@@ -763,8 +779,31 @@ type postStream struct {
 	cancel           context.CancelCauseFunc // cancels the context of a session's POST served at once (nil: none)
 	streamable.Inbox                         // the channel's receiving side
 
-	mu       sync.Mutex
-	inflight inflightSet
+	mu        sync.Mutex
+	inflight  inflightSet
+	ids       atOnceIDs       // the requests served at once, until answered (under a Convention)
+	cancelled map[string]bool // the ids of those cancelled before they started (nil: none)
+}
+
+// atOnceIDs are the requests of a POST served at once, e or batch in
+// data, whose ids a cancel may name before they start.
+type atOnceIDs struct {
+	data  []byte
+	e     *wire.Envelope
+	batch []wire.Envelope
+}
+
+// has reports whether k is the key of one of the requests' ids.
+func (a *atOnceIDs) has(k string) bool {
+	if a.e != nil && a.e.ID.Present() && idOf(a.e, a.data).key() == k {
+		return true
+	}
+	for i := range a.batch {
+		if a.batch[i].ID.Present() && idOf(&a.batch[i], a.data).key() == k {
+			return true
+		}
+	}
+	return false
 }
 
 // Send writes a call or notification of the connection to the client: it

@@ -348,3 +348,48 @@ func TestStreamableAtOnceShutdown(t *testing.T) {
 		}
 	}
 }
+
+// A cancel reaches a request of a batch served at once that has not
+// started yet (MaxConcurrency 1: it waits for the one before it), as on a
+// POST's connection: it starts cancelled, and goes unanswered under MCP,
+// is answered -32800 under LSP.
+func TestStreamableAtOnceCancelQueued(t *testing.T) {
+	for _, tc := range []struct {
+		cv     Convention
+		cancel string
+		answer string
+	}{
+		{ConventionMCP, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"b"}}`, `[{"jsonrpc":"2.0","id":"a","result":"done"}]`},
+		{ConventionLSP, `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"b"}}`,
+			`[{"jsonrpc":"2.0","id":"a","result":"done"},{"jsonrpc":"2.0","id":"b","error":{"code":-32800,"message":"request cancelled"}}]`},
+	} {
+		t.Run(fmt.Sprint(tc.cv), func(t *testing.T) {
+			started, release := make(chan struct{}), make(chan struct{})
+			mux := NewMux()
+			mux.HandleFunc("wait", func(ctx context.Context, _ *Request) (any, error) {
+				close(started)
+				select {
+				case <-release:
+				case <-time.After(5 * time.Second):
+				}
+				return "done", nil
+			})
+			mux.HandleFunc("rec", func(ctx context.Context, _ *Request) (any, error) { return "ran", ctx.Err() })
+			srv := &Server{Handler: mux, Convention: tc.cv, MaxConcurrency: 1}
+			_, url := lazyServer(t, srv, StreamableHTTPOptions{KeepAlive: -1})
+			answers := make(chan string, 1)
+			go func() {
+				_, _, got := atOncePOST(t, url, `[{"jsonrpc":"2.0","id":"a","method":"wait"},{"jsonrpc":"2.0","id":"b","method":"rec"}]`, nil)
+				answers <- got
+			}()
+			<-started
+			if status, _, got := atOncePOST(t, url, tc.cancel, nil); status != http.StatusAccepted || got != "" {
+				t.Fatalf("the cancel's answer: %d %q", status, got)
+			}
+			close(release)
+			if got := <-answers; got != tc.answer {
+				t.Errorf("the batch's answer: %q, want %q", got, tc.answer)
+			}
+		})
+	}
+}
