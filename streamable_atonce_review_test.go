@@ -393,3 +393,61 @@ func TestStreamableAtOnceCancelQueued(t *testing.T) {
 		})
 	}
 }
+
+// The Server's limits hold for a POST served at once as on plain HTTP: a
+// body over MaxMessageSize gets 413 (by its Content-Length or as a
+// chunked body passes it), a batch over MaxBatchLen one -32600, and at
+// most MaxConcurrency handlers of a batch run at once, whether one of
+// them opened the event stream or not; the server goes on serving.
+func TestStreamableAtOnceLimits(t *testing.T) {
+	running, most := make(chan int, 1), 0
+	running <- 0
+	mux := atOnceMux()
+	mux.HandleFunc("busy", func(ctx context.Context, req *Request) (any, error) {
+		n := <-running + 1
+		most = max(most, n)
+		running <- n
+		if string(req.Params) == `["open"]` {
+			ConnFromContext(ctx).Notify(ctx, "n", nil)
+		}
+		time.Sleep(5 * time.Millisecond)
+		running <- <-running - 1
+		return "ok", nil
+	})
+	srv := &Server{Handler: mux, MaxMessageSize: 1 << 10, MaxBatchLen: 8, MaxConcurrency: 2, Logger: slog.New(slog.DiscardHandler)}
+	_, url := lazyServer(t, srv, StreamableHTTPOptions{KeepAlive: -1})
+	big := `{"jsonrpc":"2.0","id":1,"method":"plain","params":["` + strings.Repeat("x", 2<<10) + `"]}`
+	if status, _, _ := atOncePOST(t, url, big, nil); status != http.StatusRequestEntityTooLarge {
+		t.Errorf("a body over MaxMessageSize: %d", status)
+	}
+	req, _ := http.NewRequest(http.MethodPost, url, io.MultiReader(strings.NewReader(big))) // no Content-Length: chunked
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if resp, err := atOnceClient.Do(req); err != nil {
+		t.Error(err)
+	} else if resp.Body.Close(); resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("a chunked body over MaxMessageSize: %d", resp.StatusCode)
+	}
+	long := "[" + strings.Repeat(`{"jsonrpc":"2.0","id":1,"method":"plain"},`, 9)
+	if status, _, got := atOncePOST(t, url, long[:len(long)-1]+"]", nil); status != http.StatusOK || !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600`) {
+		t.Errorf("a batch over MaxBatchLen: %d %q", status, got)
+	}
+	for _, open := range []string{"", "open"} {
+		var b strings.Builder
+		for i := range 8 {
+			fmt.Fprintf(&b, `,{"jsonrpc":"2.0","id":%d,"method":"busy","params":["%s"]}`, i, open)
+		}
+		status, _, got := atOncePOST(t, url, "["+b.String()[1:]+"]", nil)
+		if status != http.StatusOK || strings.Count(got, `"result":"ok"`) != 8 {
+			t.Errorf("a batch of 8 (%q): %d %q", open, status, got)
+		}
+		if n := <-running; n != 0 || most > 2 {
+			t.Errorf("a batch of 8 (%q): %d handlers at most at once, %d still running; MaxConcurrency is 2", open, most, n)
+		} else {
+			running <- 0
+		}
+	}
+	if status, _, got := atOncePOST(t, url, `{"jsonrpc":"2.0","id":1,"method":"plain"}`, nil); status != http.StatusOK || got != `{"jsonrpc":"2.0","id":1,"result":"ok"}` {
+		t.Errorf("after: %d %q", status, got)
+	}
+}
