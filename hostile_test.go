@@ -373,8 +373,9 @@ func TestHostilePanickingHandlers(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			c := dialRaw(t, addr)
-			for i := range 50 {
-				m := []string{"panic", "panicnil", "bad_result", "bad_raw", "nan", "typednil"}[i%6]
+			ms := []string{"panic", "panicnil", "bad_result", "bad_raw", "nan", "typednil", "panic_marshal", "panic_stream", "panic_elem"}
+			for i := range 54 {
+				m := ms[i%len(ms)]
 				c.write(req(m, "", strconv.Itoa(i)) + "\n")
 				checkWant(t, c.line(), fail(strconv.Itoa(i), CodeInternalError))
 				c.write(req(m, "", "") + "\n") // as a notification: nothing

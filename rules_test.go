@@ -98,8 +98,21 @@ func rulesMux() *Mux {
 		var zero float64
 		return zero / zero, nil
 	})
+	Register(mux, "panic_marshal", func(_ context.Context, _ json.RawMessage) (panicMarshaler, error) { return panicMarshaler{}, nil })
+	Register(mux, "panic_stream", func(_ context.Context, _ json.RawMessage) (Stream[int], error) {
+		return func(yield func(int, error) bool) { panic("boom in the sequence") }, nil
+	})
+	Register(mux, "panic_elem", func(_ context.Context, _ json.RawMessage) (Stream[panicMarshaler], error) {
+		return func(yield func(panicMarshaler, error) bool) { yield(panicMarshaler{}, nil) }, nil
+	})
 	return mux
 }
+
+// panicMarshaler is a result whose encoding panics (a bug in a user's
+// MarshalJSON): the request gets -32603, the server goes on.
+type panicMarshaler struct{}
+
+func (panicMarshaler) MarshalJSON() ([]byte, error) { panic("boom in MarshalJSON") }
 
 func rulesServer() *Server {
 	return &Server{Handler: rulesMux(), MaxConcurrency: 1, MaxBatchLen: 10, Logger: quietLogger}
@@ -550,6 +563,10 @@ func errorRules() []rule {
 		{"bad result", req("bad_result", "", "1"), fail("1", CodeInternalError)},
 		{"bad raw result", req("bad_raw", "", "1"), fail("1", CodeInternalError)},
 		{"NaN result", req("nan", "", "1"), fail("1", CodeInternalError)},
+		{"result's MarshalJSON panics", req("panic_marshal", "", "1"), fail("1", CodeInternalError)},
+		{"stream's sequence panics", req("panic_stream", "", "1"), fail("1", CodeInternalError)},
+		{"stream element's MarshalJSON panics", req("panic_elem", "", "1"), fail("1", CodeInternalError)},
+		{"served after a panicking result", req("echo", "[1]", "1"), ok("1", "[1]")},
 	}
 }
 

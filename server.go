@@ -329,19 +329,30 @@ func (s *Server) vet(ctx context.Context, conn *Conn, data []byte, e *wire.Envel
 
 // appendResult appends the response carrying the handler's result v,
 // encoded in place after the response's head.
-func (s *Server) appendResult(out []byte, id ID, v any, entry *methodEntry, req *Request) []byte {
+func (s *Server) appendResult(out []byte, id ID, v any, entry *methodEntry, req *Request) (reply []byte) {
 	start := len(out)
 	out = appendHead(out, id, `,"result":`)
 	var hint *atomic.Int64
 	if entry != nil {
 		hint = &entry.resultSize
 	}
+	defer func() {
+		if p := recover(); p != nil { // a MarshalJSON of the handler's
+			reply = s.unencodable(out[:start], id, req, fmt.Errorf("encoding panicked: %v\n%s", p, debug.Stack()))
+		}
+	}()
 	out, err := codec.AppendJSON(out, v, hint)
 	if err != nil {
-		s.logger().Error("jsonrpc: result cannot be encoded as JSON", "method", req.Method, "error", err)
-		return appendResponse(out[:start], id, nil, &Error{Code: CodeInternalError, Message: "internal error: the result cannot be encoded as JSON"})
+		return s.unencodable(out[:start], id, req, err)
 	}
 	return append(out, '}')
+}
+
+// unencodable appends the response of a request whose result cannot be
+// encoded: -32603, the cause logged.
+func (s *Server) unencodable(out []byte, id ID, req *Request, err error) []byte {
+	s.logger().Error("jsonrpc: result cannot be encoded as JSON", "method", req.Method, "error", err)
+	return appendResponse(out, id, nil, &Error{Code: CodeInternalError, Message: "internal error: the result cannot be encoded as JSON"})
 }
 
 func paramsOf(data []byte, e *wire.Envelope) []byte {

@@ -2,9 +2,11 @@ package jsonrpc
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"reflect"
+	"runtime/debug"
 	"slices"
 
 	"github.com/seedhq/jsonrpc/internal/httpx"
@@ -59,12 +61,18 @@ func resultTypeOf(t reflect.Type) reflect.Type {
 	return t
 }
 
-// encodeStream runs the sequence, handing each element to e.
-func (s Stream[T]) encodeStream(e *resultstream.Encoder) error {
+// encodeStream runs the sequence, handing each element to e. A panic (of
+// the sequence, or of an element's MarshalJSON) is an element that cannot
+// be encoded.
+func (s Stream[T]) encodeStream(e *resultstream.Encoder) (err error) {
 	if s == nil {
 		return nil // no elements: []
 	}
-	var err error
+	defer func() {
+		if p := recover(); p != nil {
+			err = &resultstream.ElemError{N: e.Count(), Err: fmt.Errorf("panic: %v\n%s", p, debug.Stack())}
+		}
+	}()
 	cur := new(T) // each element goes through it: encoding &cur boxes nothing per element
 	for v, verr := range s {
 		if verr != nil {

@@ -90,6 +90,9 @@ func (e *Encoder) Flush() error {
 // Opened reports whether the message was opened: some of it may be written.
 func (e *Encoder) Opened() bool { return e.w != nil }
 
+// Count is how many elements were encoded.
+func (e *Encoder) Count() int { return e.n }
+
 // WriteFailed reports whether opening or writing the message failed.
 func (e *Encoder) WriteFailed() bool { return e.werr != nil }
 
