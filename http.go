@@ -83,6 +83,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.checkOrigin(w, r) || !httpx.OnlyPOST(w, r) {
 		return
 	}
+	s.life.Enter() // Shutdown answers it first
+	defer s.life.Leave()
 	st := httpStatePool.Get().(*httpState)
 	defer func() {
 		if cap(st.data) > maxPooledBody {

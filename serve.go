@@ -135,7 +135,8 @@ func (s *Server) serveStream(nc net.Conn, state *tls.ConnectionState, framing Fr
 }
 
 // Shutdown stops the server gracefully: listeners stop accepting, every
-// request already read is answered, then connections close. If ctx ends
+// request already read is answered (an HTTP request too, whatever
+// http.Server serves the handler), then connections close. If ctx ends
 // first, the remaining connections are closed at once and ctx's error is
 // returned.
 func (s *Server) Shutdown(ctx context.Context) error {
@@ -150,6 +151,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, c := range conns {
 		wg.Go(func() { c.Shutdown(ctx) }) // fails only with ctx's error, returned below
 	}
+	s.life.Wait(ctx) // HTTP requests being served (on a server of anyone's)
 	wg.Wait()
 	if ctx.Err() != nil {
 		return ctx.Err()

@@ -237,6 +237,8 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				p.routeAtOnce(e, batch) // the client's cancels find the requests (cancel), and the session's end (endPOSTs)
 			}
 		}
+		s.life.Enter() // Shutdown answers it first
+		defer s.life.Leave()
 		p.exchange.serve(p.ctx, e, batch)
 		if !p.late {
 			p.answer(p.reply)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -449,5 +450,59 @@ func TestStreamableAtOnceLimits(t *testing.T) {
 	}
 	if status, _, got := atOncePOST(t, url, `{"jsonrpc":"2.0","id":1,"method":"plain"}`, nil); status != http.StatusOK || got != `{"jsonrpc":"2.0","id":1,"result":"ok"}` {
 		t.Errorf("after: %d %q", status, got)
+	}
+}
+
+// Shutdown waits for the requests being served by a handler mounted on an
+// http.Server of one's own (plain HTTP, and a Streamable HTTP POST served
+// at once): every request already read is answered before it returns.
+func TestShutdownWaitsForHTTPRequests(t *testing.T) {
+	for _, kind := range []string{"http", "streamable"} {
+		t.Run(kind, func(t *testing.T) {
+			started, release := make(chan struct{}), make(chan struct{})
+			mux := NewMux()
+			mux.HandleFunc("wait", func(ctx context.Context, _ *Request) (any, error) {
+				close(started)
+				<-release
+				return "done", nil
+			})
+			srv := &Server{Handler: mux}
+			var h http.Handler = srv
+			if kind == "streamable" {
+				h = srv.StreamableHTTPHandler(StreamableHTTPOptions{})
+			}
+			hs := httptest.NewServer(h)
+			defer hs.Close()
+			var once sync.Once
+			free := func() { once.Do(func() { close(release) }) }
+			defer free() // before hs.Close, which waits for the handler
+			answered := make(chan string, 1)
+			go func() {
+				_, _, got := atOncePOST(t, hs.URL, `{"jsonrpc":"2.0","id":1,"method":"wait"}`, nil)
+				answered <- got
+			}()
+			<-started
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			shut := make(chan error, 1)
+			go func() { shut <- srv.Shutdown(ctx) }()
+			select {
+			case err := <-shut:
+				t.Fatalf("Shutdown returned (%v) while a request was being served", err)
+			case <-time.After(100 * time.Millisecond):
+			}
+			free()
+			if err := <-shut; err != nil {
+				t.Errorf("Shutdown: %v", err)
+			}
+			select {
+			case got := <-answered:
+				if got != `{"jsonrpc":"2.0","id":1,"result":"done"}` {
+					t.Errorf("the answer: %q", got)
+				}
+			case <-time.After(5 * time.Second):
+				t.Error("no answer")
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 )
 
 // Group is what a server stops when it shuts down, in order: first what
@@ -17,6 +18,46 @@ type Group[C comparable] struct {
 	conns   map[C]struct{}
 	closers []func(context.Context) error // listeners and HTTP servers to stop
 	closing bool                          // Shutdown has begun
+
+	requests atomic.Int64  // served outside a connection (Enter)
+	idle     chan struct{} // closed once requests is 0 (made by Wait)
+}
+
+// Enter counts a request served outside a connection (an HTTP request, on
+// a server of anyone's), which Wait waits for; Leave ends it.
+func (g *Group[C]) Enter() { g.requests.Add(1) }
+
+// Leave ends a request Enter counted.
+func (g *Group[C]) Leave() {
+	if g.requests.Add(-1) == 0 {
+		g.mu.Lock()
+		if g.idle != nil {
+			close(g.idle)
+			g.idle = nil
+		}
+		g.mu.Unlock()
+	}
+}
+
+// Wait waits until no request Enter counted is being served, or ctx ends.
+func (g *Group[C]) Wait(ctx context.Context) error {
+	for {
+		g.mu.Lock()
+		if g.requests.Load() == 0 {
+			g.mu.Unlock()
+			return nil
+		}
+		if g.idle == nil {
+			g.idle = make(chan struct{})
+		}
+		idle := g.idle
+		g.mu.Unlock()
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // Add records a connection the server serves.
