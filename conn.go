@@ -193,7 +193,7 @@ func (c *Conn) errClosed() error {
 	if _, ok := c.ch.(noChannel); ok {
 		return ErrNoConnection
 	}
-	if err := c.Err(); err != nil && err != io.EOF && !errors.Is(err, ErrClosed) {
+	if err := c.Err(); err != nil && err != io.EOF && err != ErrClosed { // why it ended, when that says more
 		return errors.Join(errNotSent, err)
 	}
 	return errNotSent
@@ -603,7 +603,7 @@ func (c *Conn) failPending(cause error) {
 	}
 	c.mu.Unlock()
 	err := ErrClosed
-	if cause != nil && cause != io.EOF && !errors.Is(cause, ErrClosed) {
+	if cause != nil && cause != io.EOF && cause != ErrClosed { // why it ended, when that says more
 		err = errors.Join(ErrClosed, cause)
 	}
 	for _, p := range pending {
