@@ -230,22 +230,35 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case stream && (p.sess.KeepsEvents() || p.d > 0):
 		p.serveStream(e, batch)
 	case ok:
-		if stream {
-			p.ctx.post = p // the handlers' ConnFromContext opens the POST's connection (open)
-			p.lent = true  // as when served on a connection: a handler may hand its request on (an MCP task keeps its context, whose _meta is in the body)
-			if s.Convention != ConventionNone || p.sess != nil {
-				p.routeAtOnce(e, batch) // the client's cancels find the requests (cancel), and the session's end (endPOSTs)
-			}
-		}
-		s.life.Enter() // Shutdown answers it first
-		defer s.life.Leave()
-		p.exchange.serve(p.ctx, e, batch)
-		if !p.late {
-			p.answer(p.reply)
-		}
+		p.serveAtOnce(e, batch, stream)
 	}
 	if !p.answered {
 		p.w.WriteHeader(http.StatusAccepted)
+	}
+}
+
+// serveAtOnce serves e (or batch) on ServeHTTP's goroutine, as plain HTTP
+// does, and answers the POST. With its requests routed (under a
+// Convention, or in a session) the client's cancels and the session's end
+// reach them; stream says the answer may become an event stream (open).
+func (p *postSink) serveAtOnce(e *wire.Envelope, batch []wire.Envelope, stream bool) {
+	if stream {
+		p.lent = true // as when served on a connection: a handler may hand its request on (an MCP task keeps its context, whose _meta is in the body)
+	}
+	routed := p.calls > 0 && (p.srv.Convention != ConventionNone || p.sess != nil)
+	if stream || routed {
+		p.ctx.post = p // the handlers' ConnFromContext opens the POST's connection (open), its requests are kept in flight (startRequest)
+	}
+	if routed {
+		p.routeAtOnce(e, batch) // the client's cancels find the requests (cancel), and the session's end (endPOSTs)
+	}
+	p.srv.life.Enter() // Shutdown answers it first
+	defer p.srv.life.Leave()
+	p.exchange.serve(p.ctx, e, batch)
+	if !p.late {
+		p.answer(p.reply)
+	} else if p.ps != nil {
+		p.end(p.ps)
 	}
 }
 
@@ -440,7 +453,7 @@ func (p *postSink) answer(reply []byte) {
 	p.ctx.post = nil // nothing opens any more
 	p.ctx.mu.Unlock()
 	ps, always := p.ps, p.acceptsSSE && p.h.opts.SSE == SSEAlways
-	if !always && (ps == nil || ps.Events == nil && len(reply) > 0) { // ps: routed for cancels only
+	if !always && (ps == nil || ps.Events == nil && (len(reply) > 0 || !p.acceptsSSE)) { // ps: routed for cancels only
 		if len(reply) > 0 {
 			p.writeJSON(p.sess.Commit(reply, p.w.Header()))
 		}
@@ -486,7 +499,7 @@ func (p *postSink) answerLate(reply []byte) {
 // (Close), under any Convention.
 func (p *postSink) routeAtOnce(e *wire.Envelope, batch []wire.Envelope) {
 	ps := &postStream{client: p.client}
-	if p.sess != nil {
+	if p.sess != nil && p.srv.Convention == ConventionNone { // else each request's context is cancelled (Close)
 		p.ctx.Context, ps.cancel = context.WithCancelCause(p.ctx.Context)
 	}
 	if p.srv.Convention != ConventionNone {
@@ -531,7 +544,7 @@ func (c *metaContext) open() *Conn {
 	defer c.mu.Unlock()
 	p := c.post
 	switch {
-	case p == nil:
+	case p == nil || !p.acceptsSSE: // a client that takes no event stream has no connection
 		return nil
 	case p.conn != nil || p.ps != nil && p.ps.Events != nil:
 		return p.conn // opened before (nil: Shutdown had begun)
@@ -597,7 +610,10 @@ func (c *metaContext) startRequest(ctx context.Context, id ID, params []byte) *c
 		return nil
 	}
 	r := newRequestCtx(ctx, c.pi.srv.Convention, ps, params)
-	if ps.cancelled[k] {
+	switch {
+	case ps.closed:
+		r.cancel(ErrClosed) // its session has ended
+	case ps.cancelled[k]:
 		r.cancel(errPeerCancelled) // cancelled before it started
 	}
 	ps.inflight.add(k, r)
@@ -702,6 +718,7 @@ func (ps *postStream) Close() error {
 	}
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
+	ps.closed = true
 	ps.inflight.each(func(r *callCtx) { r.cancel(ErrClosed) })
 	return nil
 }
@@ -778,13 +795,14 @@ type postStream struct {
 	client           string                  // see streamable.ClientKey
 	conn             *Conn                   // the connection serving the POST's requests (nil: served at once)
 	key              uint64                  // its route (0: none)
-	cancel           context.CancelCauseFunc // cancels the context of a session's POST served at once (nil: none)
+	cancel           context.CancelCauseFunc // cancels the context of a session's POST served at once under no Convention (nil: none)
 	streamable.Inbox                         // the channel's receiving side
 
 	mu        sync.Mutex
 	inflight  inflightSet
 	ids       atOnceIDs       // the requests served at once, until answered (under a Convention)
 	cancelled map[string]bool // the ids of those cancelled before they started (nil: none)
+	closed    bool            // its session has ended: requests start cancelled
 }
 
 // atOnceIDs are the requests of a POST served at once, e or batch in

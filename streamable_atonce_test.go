@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -502,6 +503,82 @@ func TestShutdownWaitsForHTTPRequests(t *testing.T) {
 				}
 			case <-time.After(5 * time.Second):
 				t.Error("no answer")
+			}
+		})
+	}
+}
+
+// A client that takes no event stream (Accept: application/json, or a
+// server under SSENever) cancels its requests as one that does: under MCP
+// the request goes unanswered (202, no body), under LSP it gets -32800;
+// 2025-11-25 sessions and 2026-07-28 stateless alike.
+func TestStreamableAtOnceCancelJSONOnly(t *testing.T) {
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	for _, tc := range []struct {
+		name      string
+		cv        Convention
+		stateless bool
+		cancel    string
+		status    int
+		answer    string
+	}{
+		{"MCP session", ConventionMCP, false, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w"}}`, http.StatusAccepted, ""},
+		{"LSP session", ConventionLSP, false, `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"w"}}`, http.StatusOK, `{"jsonrpc":"2.0","id":"w","error":{"code":-32800,"message":"request cancelled"}}`},
+		{"MCP 2026-07-28", ConventionMCP, true, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w",` + meta + `}}`, http.StatusAccepted, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			started, cancelled := make(chan struct{}), make(chan error, 1)
+			mux := NewMux()
+			mux.HandleFunc("initialize", func(context.Context, *Request) (any, error) { return "ready", nil })
+			mux.HandleFunc("wait", func(ctx context.Context, _ *Request) (any, error) {
+				close(started)
+				cancelled <- waitCause(ctx)
+				return nil, ctx.Err()
+			})
+			srv := &Server{Handler: mux, Convention: tc.cv}
+			opts := StreamableHTTPOptions{Sessions: !tc.stateless, SSE: SSENever, KeepAlive: -1}
+			header := map[string]string{"Accept": "application/json"}
+			call, cancel := `{"jsonrpc":"2.0","id":"w","method":"wait"}`, tc.cancel
+			if tc.stateless {
+				opts.StatelessVersions = []string{MCPVersion2026}
+				header["MCP-Protocol-Version"] = MCPVersion2026
+				call = `{"jsonrpc":"2.0","id":"w","method":"wait","params":{` + meta + `}}`
+			}
+			_, url := lazyServer(t, srv, opts)
+			if !tc.stateless {
+				header["Mcp-Session-Id"] = atOnceSession(t, url)
+			}
+			type answer struct {
+				status int
+				got    string
+			}
+			answers := make(chan answer, 1)
+			go func() {
+				h := maps.Clone(header)
+				if tc.stateless {
+					h["Mcp-Method"] = "wait"
+				}
+				status, _, got := atOncePOST(t, url, call, h)
+				answers <- answer{status, got}
+			}()
+			<-started
+			h := maps.Clone(header)
+			if tc.stateless {
+				h["Mcp-Method"] = "notifications/cancelled"
+			}
+			if status, _, got := atOncePOST(t, url, cancel, h); status != http.StatusAccepted || got != "" {
+				t.Fatalf("the cancel's answer: %d %q", status, got)
+			}
+			select {
+			case err := <-cancelled:
+				if err != errPeerCancelled {
+					t.Errorf("the handler's context ended with %v", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("the cancel did not reach the request")
+			}
+			if a := <-answers; a.status != tc.status || a.got != tc.answer {
+				t.Errorf("the cancelled POST's answer: %d %q, want %d %q", a.status, a.got, tc.status, tc.answer)
 			}
 		})
 	}
