@@ -26,8 +26,8 @@ func Marshal(v any) ([]byte, error) {
 }
 
 // AppendJSON appends the JSON encoding of v to b. hint (may be nil)
-// remembers the size of the large values of its kind that v2 encodes (see
-// appendV2); the compiled codec and raw messages append in one pass.
+// remembers the size of the large values of its kind, for the next to be
+// encoded into room made at once; raw messages append in one pass.
 func AppendJSON(b []byte, v any, hint *atomic.Int64) ([]byte, error) {
 	raw, isRaw := v.(json.RawMessage)
 	if p, ok := v.(*json.RawMessage); ok && p != nil { // raw params not boxed (an MCP client's)
@@ -49,12 +49,38 @@ func AppendJSON(b []byte, v any, hint *atomic.Int64) ([]byte, error) {
 		return append(b, raw...), nil
 	}
 	if c := CodecFor(reflect.TypeOf(v)); c != nil {
-		if out, ok := appendEncoded(b, v, c); ok {
+		if out, ok := appendEncoded(grow(b, hint), v, c); ok {
+			remember(hint, len(out)-len(b))
 			return out, nil
 		}
 		// v2 decides (and words the error).
 	}
 	return appendV2(b, v, hint)
+}
+
+// grow makes room in b for a value of the size hint remembers, in one
+// allocation rather than a doubling per append.
+func grow(b []byte, hint *atomic.Int64) []byte {
+	if hint != nil {
+		if n := int(hint.Load()); n > cap(b)-len(b) {
+			// A quarter more: a bytes.Buffer grows when less is left free.
+			b = slices.Grow(b, n+(len(b)+n)/4+64)
+		}
+	}
+	return b
+}
+
+// remember records in hint the size n of a value just encoded, when large.
+func remember(hint *atomic.Int64, n int) {
+	if hint == nil {
+		return
+	}
+	if n < largeValue {
+		n = 0 // remembered: large sizes only
+	}
+	if int64(n) != hint.Load() {
+		hint.Store(int64(n))
+	}
 }
 
 // writerPool holds the bytes.Buffer that wraps the destination slice while
@@ -96,26 +122,14 @@ func UnmarshalResult(data []byte, v any, strict bool) error {
 // dozen times and copy the value at the end (for a 1 MiB string, four
 // times the memory and two extra copies).
 func appendV2(b []byte, v any, hint *atomic.Int64) ([]byte, error) {
-	if hint != nil {
-		if n := int(hint.Load()); n > cap(b)-len(b) {
-			// A quarter more: a bytes.Buffer grows when less is left free.
-			b = slices.Grow(b, n+(len(b)+n)/4+64)
-		}
-	}
+	b = grow(b, hint)
 	w := writerPool.Get().(*bytes.Buffer)
 	*w = *bytes.NewBuffer(b)
 	err := jsonv2.MarshalWrite(w, v, marshalOpts)
 	out := w.Bytes()
 	*w = bytes.Buffer{}
 	writerPool.Put(w)
-	if n := int64(len(out) - len(b)); hint != nil {
-		if n < largeValue {
-			n = 0 // remembered: large sizes only
-		}
-		if n != hint.Load() {
-			hint.Store(n)
-		}
-	}
+	remember(hint, len(out)-len(b))
 	if err != nil {
 		return b, err
 	}
