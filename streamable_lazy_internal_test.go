@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,22 +17,12 @@ import (
 // event streams) and returns the answer's Content-Type and body.
 func lazyPOST(t *testing.T, url, session, body string) (contentType, answer string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	header := map[string]string{}
 	if session != "" {
-		req.Header.Set("Mcp-Session-Id", session)
+		header["Mcp-Session-Id"] = session
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.Header.Get("Content-Type"), string(b)
+	_, contentType, answer = atOncePOST(t, url, body, header)
+	return contentType, answer
 }
 
 // lazyServer serves mux over Streamable HTTP (stateless) and returns the
