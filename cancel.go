@@ -7,6 +7,7 @@ import (
 
 	"github.com/seedhq/jsonrpc/internal/codec"
 	"github.com/seedhq/jsonrpc/internal/convention"
+	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
 // Convention selects how a [Server] and the connections it serves cancel
@@ -291,15 +292,21 @@ func (c *Conn) unqueue(t *task) {
 }
 
 func (t *task) eachID(f func(k string)) {
-	if t.batch == nil {
-		if t.env.ID.Present() {
-			f(idOf(&t.env, t.data).key())
+	eachID(t.data, &t.env, t.batch, func(k string) bool { f(k); return true })
+}
+
+// eachID calls f with the id key of each request in data that has an id
+// (e, or batch's elements when batch is not nil) until f returns false.
+func eachID(data []byte, e *wire.Envelope, batch []wire.Envelope, f func(k string) bool) {
+	if batch == nil {
+		if e != nil && e.ID.Present() {
+			f(idOf(e, data).key())
 		}
 		return
 	}
-	for i := range t.batch {
-		if t.batch[i].ID.Present() {
-			f(idOf(&t.batch[i], t.data).key())
+	for i := range batch {
+		if batch[i].ID.Present() && !f(idOf(&batch[i], data).key()) {
+			return
 		}
 	}
 }

@@ -814,16 +814,9 @@ type atOnceIDs struct {
 }
 
 // has reports whether k is the key of one of the requests' ids.
-func (a *atOnceIDs) has(k string) bool {
-	if a.e != nil && a.e.ID.Present() && idOf(a.e, a.data).key() == k {
-		return true
-	}
-	for i := range a.batch {
-		if a.batch[i].ID.Present() && idOf(&a.batch[i], a.data).key() == k {
-			return true
-		}
-	}
-	return false
+func (a *atOnceIDs) has(k string) (found bool) {
+	eachID(a.data, a.e, a.batch, func(id string) bool { found = id == k; return !found })
+	return found
 }
 
 // Send writes a call or notification of the connection to the client: it
