@@ -20,6 +20,7 @@ type Group[C comparable] struct {
 	closing bool                          // Shutdown has begun
 
 	requests atomic.Int64  // served outside a connection (Enter)
+	waiting  atomic.Bool   // Wait waits: Leave must wake it
 	idle     chan struct{} // closed once requests is 0 (made by Wait)
 }
 
@@ -29,7 +30,7 @@ func (g *Group[C]) Enter() { g.requests.Add(1) }
 
 // Leave ends a request Enter counted.
 func (g *Group[C]) Leave() {
-	if g.requests.Add(-1) == 0 {
+	if g.requests.Add(-1) == 0 && g.waiting.Load() { // no lock per request unless Shutdown waits
 		g.mu.Lock()
 		if g.idle != nil {
 			close(g.idle)
@@ -41,6 +42,7 @@ func (g *Group[C]) Leave() {
 
 // Wait waits until no request Enter counted is being served, or ctx ends.
 func (g *Group[C]) Wait(ctx context.Context) error {
+	g.waiting.Store(true) // before the count is read: a Leave that takes it to 0 then sees it
 	for {
 		g.mu.Lock()
 		if g.requests.Load() == 0 {

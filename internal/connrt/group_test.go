@@ -5,7 +5,9 @@ import (
 	"errors"
 	"net"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Stop runs the listeners' closers first, in order, keeps their errors but
@@ -43,5 +45,34 @@ func TestGroupStop(t *testing.T) {
 	var empty Group[string]
 	if errs, conns := empty.Stop(context.Background()); errs != nil || len(conns) != 0 {
 		t.Fatalf("Stop of nothing: %v %v", errs, conns)
+	}
+}
+
+// Wait returns once every request Enter counted has left, however Leave
+// and Wait interleave, and at once when none is served; a ctx that ends
+// first ends it with ctx's error.
+func TestGroupWaitsForRequests(t *testing.T) {
+	var g Group[int]
+	if err := g.Wait(context.Background()); err != nil {
+		t.Fatalf("Wait with no request: %v", err)
+	}
+	for range 200 {
+		var g Group[int]
+		var left atomic.Int64
+		for range 8 {
+			g.Enter()
+		}
+		for range 8 {
+			go func() { left.Add(1); g.Leave() }()
+		}
+		if err := g.Wait(context.Background()); err != nil || left.Load() != 8 {
+			t.Fatalf("Wait returned (%v) with %d of 8 requests left", err, left.Load())
+		}
+	}
+	g.Enter()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if err := g.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Wait with a request served: %v", err)
 	}
 }
