@@ -359,9 +359,9 @@ func (d *Decoder) float(bits int, p unsafe.Pointer) bool {
 	return true
 }
 
-// parseUint parses the digits of an integer without sign, fraction or
+// ParseUint parses the digits of an integer without sign, fraction or
 // exponent (what v2 accepts for Go integers).
-func parseUint(s []byte) (uint64, bool) {
+func ParseUint(s []byte) (uint64, bool) {
 	if len(s) == 0 || len(s) > 20 || (s[0] == '0' && len(s) > 1) {
 		return 0, false
 	}
@@ -385,7 +385,7 @@ func (d *Decoder) int(bits int, p unsafe.Pointer) bool {
 	if neg {
 		s = s[1:]
 	}
-	u, ok := parseUint(s)
+	u, ok := ParseUint(s)
 	if limit := uint64(1) << (bits - 1); !ok || (neg && u > limit) || (!neg && u >= limit) {
 		return false
 	}
@@ -397,7 +397,7 @@ func (d *Decoder) int(bits int, p unsafe.Pointer) bool {
 }
 
 func (d *Decoder) uint(bits int, p unsafe.Pointer) bool {
-	n, ok := parseUint(d.number()) // a sign is refused, as v2 does
+	n, ok := ParseUint(d.number()) // a sign is refused, as v2 does
 	if !ok || (bits < 64 && n >= 1<<bits) {
 		return false
 	}

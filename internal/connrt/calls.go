@@ -1,5 +1,7 @@
 package connrt
 
+import "github.com/seedhq/jsonrpc/internal/codec"
+
 // Calls is the table of our calls in flight, by id and by group, for a
 // connection and an HTTP client alike: a response takes its call by id
 // (TakeID), and a message takes the calls it left out (Left).
@@ -138,17 +140,10 @@ func (s *Calls[P]) Left(batch bool, group uint64, nullErr bool) []P {
 	return nil
 }
 
-// ParseID reads an id we sent: a plain decimal number.
+// ParseID reads an id we sent: a plain decimal number of at most 19 digits.
 func ParseID(raw []byte) (uint64, bool) {
-	if len(raw) == 0 || len(raw) > 19 || (raw[0] == '0' && len(raw) > 1) {
+	if len(raw) > 19 {
 		return 0, false
 	}
-	var n uint64
-	for _, c := range raw {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + uint64(c-'0')
-	}
-	return n, true
+	return codec.ParseUint(raw)
 }
