@@ -41,10 +41,8 @@ func HeaderMatches(hd http.Header, name, want, kind string) *Error {
 // DecodeHeaderValue decodes an Mcp-Name (or Mcp-Param-*) value: plain
 // visible ASCII, space and tab, or =?base64?…?= holding UTF-8.
 func DecodeHeaderValue(v string) (string, bool) {
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; (c < 0x20 && c != '\t') || c > 0x7e {
-			return "", false
-		}
+	if !visibleASCII(v, ' ', true) {
+		return "", false
 	}
 	if b64, ok := strings.CutPrefix(v, "=?base64?"); ok {
 		if b64, ok = strings.CutSuffix(b64, "?="); ok {
@@ -59,11 +57,7 @@ func DecodeHeaderValue(v string) (string, bool) {
 // Mcp-Param-*): as it is when it is plain visible ASCII without leading or
 // trailing white space, else base64 in MCP's sentinel, =?base64?…?=.
 func EncodeHeaderValue(s string) string {
-	plain := s == strings.TrimSpace(s) && !(strings.HasPrefix(s, "=?base64?") && strings.HasSuffix(s, "?="))
-	for i := 0; plain && i < len(s); i++ {
-		plain = s[i] >= 0x20 && s[i] <= 0x7e
-	}
-	if plain {
+	if s == strings.TrimSpace(s) && !(strings.HasPrefix(s, "=?base64?") && strings.HasSuffix(s, "?=")) && visibleASCII(s, ' ', false) {
 		return s
 	}
 	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
@@ -71,9 +65,13 @@ func EncodeHeaderValue(s string) string {
 
 // IsHeaderValue reports whether v can be sent as it is in a header that
 // names a revision (MCP-Protocol-Version): visible ASCII, no space.
-func IsHeaderValue(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if v[i] <= ' ' || v[i] > '~' {
+func IsHeaderValue(v string) bool { return visibleASCII(v, '!', false) }
+
+// visibleASCII reports whether every byte of s is from lo to '~', or a
+// tab where tab allows one.
+func visibleASCII(s string, lo byte, tab bool) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < lo || c > '~') && !(tab && c == '\t') {
 			return false
 		}
 	}
