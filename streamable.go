@@ -681,6 +681,31 @@ func (h *streamableHandler) cancel(client string, id ID) {
 	}
 }
 
+// postOf returns the postStream of the Streamable HTTP POST whose message
+// is served on conn (its own connection: serveStream) or, conn nil, at
+// once for ctx's POST, when that POST is routed; else nil. A cancel in a
+// batch reaches the batch's own requests there (cancelIncoming): those
+// not started yet start cancelled, as on any connection.
+func postOf(ctx context.Context, conn *Conn) *postStream {
+	if conn != nil {
+		ps, _ := conn.ch.(*postStream)
+		if ps != nil && ps.conn != conn {
+			return nil // an at-once POST's opened connection serves nothing
+		}
+		return ps
+	}
+	mc, _ := ctx.Value(connKey{}).(*metaContext)
+	if mc == nil {
+		return nil
+	}
+	mc.mu.Lock()
+	defer mc.mu.Unlock()
+	if mc.post == nil {
+		return nil
+	}
+	return mc.post.ps
+}
+
 // cancelIncoming cancels the POST's request id if it is being served; it
 // reports whether that cancelled it. One served on the POST's connection
 // goes unanswered at once when unanswered is set (MCP: Answer.Cancelled);

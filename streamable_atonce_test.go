@@ -583,3 +583,63 @@ func TestStreamableAtOnceCancelJSONOnly(t *testing.T) {
 		})
 	}
 }
+
+// A cancel in the same batch as the request it names reaches it, served
+// at once (under a handler timeout too, for a client that takes JSON
+// only) as on the POST's connection (under a handler timeout): before the
+// request, it starts cancelled; after it, it cancels it while it runs (the
+// batch's later elements are served beside a slow one). MCP leaves it
+// unanswered (202 for a client that takes JSON only), LSP answers -32800.
+func TestStreamableAtOnceCancelInBatch(t *testing.T) {
+	const (
+		mcpCancel = `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"b"}}`
+		lspCancel = `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"b"}}`
+		call      = `{"jsonrpc":"2.0","id":"b","method":"rec"}`
+		lspAnswer = `[{"jsonrpc":"2.0","id":"b","error":{"code":-32800,"message":"request cancelled"}}]`
+	)
+	for _, path := range []string{"at once", "JSON only", "connection"} {
+		for _, tc := range []struct {
+			name, batch, answer string
+			cv                  Convention
+		}{
+			{"MCP before", "[" + mcpCancel + "," + call + "]", "", ConventionMCP},
+			{"MCP after", "[" + call + "," + mcpCancel + "]", "", ConventionMCP},
+			{"LSP before", "[" + lspCancel + "," + call + "]", lspAnswer, ConventionLSP},
+			{"LSP after", "[" + call + "," + lspCancel + "]", lspAnswer, ConventionLSP},
+		} {
+			t.Run(path+"/"+tc.name, func(t *testing.T) {
+				cause := make(chan error, 1)
+				mux := NewMux()
+				mux.HandleFunc("initialize", func(context.Context, *Request) (any, error) { return "ready", nil })
+				mux.HandleFunc("rec", func(ctx context.Context, _ *Request) (any, error) {
+					err := waitCause(ctx)
+					cause <- err
+					return "ran", err
+				})
+				srv := &Server{Handler: mux, Convention: tc.cv}
+				var header map[string]string
+				if path != "at once" {
+					srv.HandlerTimeout = time.Minute
+				}
+				want := http.StatusOK
+				if path == "JSON only" {
+					header = map[string]string{"Accept": "application/json"}
+					if tc.answer == "" {
+						want = http.StatusAccepted
+					}
+				}
+				_, url := lazyServer(t, srv, StreamableHTTPOptions{Sessions: path == "JSON only", KeepAlive: -1})
+				if path == "JSON only" {
+					header["Mcp-Session-Id"] = atOnceSession(t, url)
+				}
+				status, _, got := atOncePOST(t, url, tc.batch, header)
+				if err := <-cause; err != errPeerCancelled {
+					t.Errorf("the handler's context ended with %v", err)
+				}
+				if status != want || (tc.answer != "" && got != tc.answer) || strings.Contains(got, `"result"`) {
+					t.Errorf("the batch's answer: %d %q, want %d %q", status, got, want, tc.answer)
+				}
+			})
+		}
+	}
+}
