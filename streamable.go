@@ -144,7 +144,10 @@ const versionHeader = mcp.VersionHeader
 // body; a POST carrying requests gets their reply as application/json or
 // as an event stream (see SSEPolicy), each event "event: message" with one
 // JSON-RPC message as its data. Limits, origin checks (403) and body
-// limits (413) are those of ServeHTTP.
+// limits (413) are those of ServeHTTP. A POST whose requests must be
+// routed (under a Convention, in a session, or served on a connection of
+// its own) gets 503 with Retry-After: 1, none of them served, while 2^31-1
+// POSTs and session connections are routed.
 //
 // With Sessions, GET (Accept: text/event-stream, else 406) opens the
 // session's one standalone stream (a new GET takes it over): it carries
@@ -240,17 +243,20 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serveAtOnce serves e (or batch) on ServeHTTP's goroutine, as plain HTTP
 // does, and answers the POST. With its requests routed (under a
 // Convention, or in a session) the client's cancels and the session's end
-// reach them; stream says the answer may become an event stream (open).
+// reach them: when no route is left it answers 503, as serveStream does,
+// before any is served. stream says the answer may become an event stream
+// (open).
 func (p *postSink) serveAtOnce(e *wire.Envelope, batch []wire.Envelope, stream bool) {
 	if stream {
 		p.lent = true // as when served on a connection: a handler may hand its request on (an MCP task keeps its context, whose _meta is in the body)
 	}
 	routed := p.calls > 0 && (p.srv.Convention != ConventionNone || p.sess != nil)
+	if routed && !p.routeAtOnce(e, batch) { // the client's cancels find the requests (cancel), and the session's end (endPOSTs)
+		p.tooManyStreams()
+		return
+	}
 	if stream || routed {
 		p.ctx.post = p // the handlers' ConnFromContext opens the POST's connection (open), its requests are kept in flight (startRequest)
-	}
-	if routed {
-		p.routeAtOnce(e, batch) // the client's cancels find the requests (cancel), and the session's end (endPOSTs)
 	}
 	p.srv.life.Enter() // Shutdown answers it first
 	defer p.srv.life.Leave()
@@ -496,8 +502,8 @@ func (p *postSink) answerLate(reply []byte) {
 // routeAtOnce routes the POST before its requests, e (or batch), are
 // served at once: the client's cancels find them, those not started yet
 // too (ids), and, in a session, the session's end cancels them all
-// (Close), under any Convention.
-func (p *postSink) routeAtOnce(e *wire.Envelope, batch []wire.Envelope) {
+// (Close), under any Convention. False: no route is left.
+func (p *postSink) routeAtOnce(e *wire.Envelope, batch []wire.Envelope) bool {
 	ps := &postStream{client: p.client}
 	if p.sess != nil && p.srv.Convention == ConventionNone { // else each request's context is cancelled (Close)
 		p.ctx.Context, ps.cancel = context.WithCancelCause(p.ctx.Context)
@@ -505,7 +511,21 @@ func (p *postSink) routeAtOnce(e *wire.Envelope, batch []wire.Envelope) {
 	if p.srv.Convention != ConventionNone {
 		ps.ids = atOnceIDs{data: p.data, e: e, batch: batch}
 	}
-	p.route(ps)
+	if p.route(ps) == nil {
+		if ps.cancel != nil {
+			ps.cancel(nil)
+		}
+		return false
+	}
+	return true
+}
+
+// tooManyStreams answers 503, with Retry-After, a POST whose requests
+// would be routed when no route is left; none has been served.
+func (p *postSink) tooManyStreams() {
+	p.answered = true
+	p.w.Header().Set("Retry-After", "1")
+	http.Error(p.w, "jsonrpc: too many streams", http.StatusServiceUnavailable)
 }
 
 // route routes ps, the POST's postStream: the client's cancels find the
@@ -626,7 +646,7 @@ func (c *metaContext) startRequest(ctx context.Context, id ID, params []byte) *c
 // CloseEventStream: the POST returns, and the call's events are stored for
 // a GET with Last-Event-ID to resume.
 func (p *postSink) serveStream(e *wire.Envelope, batch []wire.Envelope) {
-	h, w, sess, ctx := p.h, p.w, p.sess, p.ctx
+	h, sess, ctx := p.h, p.sess, p.ctx
 	ps := &postStream{client: p.client}
 	out := p.newAnswer(ps)
 	es := ps.Events
@@ -641,8 +661,7 @@ func (p *postSink) serveStream(e *wire.Envelope, batch []wire.Envelope) {
 	end := func() { conn.Close(); h.routes.Remove(key); sess.CloseStream(es) } // handlers still running are cancelled
 	if !ok {
 		end()
-		w.Header().Set("Retry-After", "1")
-		http.Error(w, "jsonrpc: too many streams", http.StatusServiceUnavailable)
+		p.tooManyStreams()
 		return
 	}
 	// Our calls to this client get ids whose high bits name this POST, so

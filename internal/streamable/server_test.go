@@ -284,6 +284,15 @@ func TestInboxAndRoutes(t *testing.T) {
 	if k, _ := r.Add(&target{}); k == 0 || k == k2 || k >= maxRoutes {
 		t.Fatalf("wrapped key %d", k)
 	}
+	// No more than Limit live at once: a key freed is given again.
+	r.Limit = 2
+	if _, ok := r.Add(&target{}); ok {
+		t.Fatal("Add past Limit")
+	}
+	r.Remove(k2)
+	if _, ok := r.Add(&target{}); !ok {
+		t.Fatal("Add below Limit")
+	}
 }
 
 func TestSingleResponse(t *testing.T) {
