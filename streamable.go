@@ -201,6 +201,7 @@ type streamableHandler struct {
 	sessions *streamable.Sessions
 	routes   streamable.Routes // the connections that call the client (a POST's, a session's), by the high bits of their call ids
 	rules    mcp.Stateless     // the stateless revisions' checks
+	opening  func(*Conn)       // a test's: runs in open once the connection is made, before it begins (nil: none)
 }
 
 // ServeHTTP reads a POST's body and hands it to Server.dispatch once, with
@@ -558,7 +559,8 @@ func (p *postSink) newAnswer(ps *postStream) *sse.Out {
 // connection of the POST c belongs to, on its answer: what it sends goes
 // as events, and the client's answers to its calls, POSTed apart, are
 // routed to it; while it is open, Shutdown waits for the POST. nil once
-// the POST is answered.
+// the POST is answered, or when Shutdown found the connection idle before
+// it began: the POST, accepted, is served all the same, its reply as JSON.
 func (c *metaContext) open() *Conn {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -577,7 +579,10 @@ func (c *metaContext) open() *Conn {
 	}
 	out := p.newAnswer(ps)
 	conn := newConnContext(detached{c}, ps, p.srv, nil)
-	if !conn.begin() { // Shutdown has begun
+	if p.h.opening != nil {
+		p.h.opening(conn)
+	}
+	if !conn.begin() { // Shutdown found it idle: the handler reaches no client, its reply goes as JSON (the POST, counted, is answered first)
 		conn.Close()
 		return nil
 	}
@@ -753,9 +758,12 @@ func (ps *postStream) cancelIncoming(id ID, unanswered bool) bool {
 	return true
 }
 
-// Close shuts the POST's channel and cancels its requests served at once
-// (its session has ended: endPOSTs).
-func (ps *postStream) Close() error {
+// endSession shuts the POST's channel and cancels its requests served at
+// once (its session has ended: endPOSTs). Its connection's close does not
+// (the Channel's Close is Inbox's): one opened for a handler served at
+// once that Shutdown closes before it begins leaves the POST's requests,
+// accepted, to be answered (open).
+func (ps *postStream) endSession() {
 	ps.Shut()
 	if ps.cancel != nil {
 		ps.cancel(ErrClosed) // every request of a session's POST, under any Convention
@@ -764,7 +772,6 @@ func (ps *postStream) Close() error {
 	defer ps.mu.Unlock()
 	ps.closed = true
 	ps.inflight.each(func(r *callCtx) { r.cancel(ErrClosed) })
-	return nil
 }
 
 // endRequest forgets request id, served at once (see inflight).
@@ -779,7 +786,7 @@ func (ps *postStream) endRequest(id ID) (cancelled bool) {
 func (h *streamableHandler) endPOSTs(session string) {
 	for _, t := range h.routes.All() {
 		if ps, ok := t.(*postStream); ok && ps.SessionID() == session {
-			ps.Close()
+			ps.endSession()
 		}
 	}
 }
