@@ -262,6 +262,17 @@ func TestInboxAndRoutes(t *testing.T) {
 		b.Deliver([]byte("late")) // more than the inbox holds: none blocks once it is shut
 	}
 
+	// An inbox shut unused costs no allocation, and behaves as one used.
+	var u Inbox
+	if allocs := testing.AllocsPerRun(100, func() { u = Inbox{}; u.Init("s"); u.Shut() }); allocs != 0 {
+		t.Errorf("%v allocations for an inbox shut unused", allocs)
+	}
+	u.Deliver([]byte("late")) // dropped, not blocking
+	if _, err := u.Recv(); err != io.EOF || u.Shut() || u.SessionID() != "s" {
+		t.Fatalf("Recv on an inbox shut unused: %v", err)
+	}
+	<-u.Closed()
+
 	var r Routes
 	ta, tb := &target{session: "a"}, &target{session: "b"}
 	k1, ok1 := r.Add(ta)
