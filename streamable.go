@@ -503,10 +503,10 @@ func (p *postSink) answerLate(reply []byte) {
 // routeAtOnce routes the POST before its requests, e (or batch), are
 // served at once: the client's cancels find them, those not started yet
 // too (ids), and, in a session, the session's end cancels them all
-// (Close), under any Convention. False: no route is left.
+// (endSession), under any Convention. False: no route is left.
 func (p *postSink) routeAtOnce(e *wire.Envelope, batch []wire.Envelope) bool {
 	ps := &postStream{client: p.client}
-	if p.sess != nil && p.srv.Convention == ConventionNone { // else each request's context is cancelled (Close)
+	if p.sess != nil && p.srv.Convention == ConventionNone { // else each request's context is cancelled (endSession)
 		p.ctx.Context, ps.cancel = context.WithCancelCause(p.ctx.Context)
 	}
 	if p.srv.Convention != ConventionNone {
