@@ -196,14 +196,19 @@ func progressToken(params []byte, cv convention.Convention) []byte {
 }
 
 // conventionMessage handles a notification of s's convention: a cancel
-// (of a request served on conn: see cancelledID) or, with
+// (of a request served on conn, or, in a batch, served at once for the same
+// Streamable HTTP POST: see cancelledID and postOf) or, with
 // Server.OnProgress, a progress report. It reports whether the
 // notification was one. A Conn calls it on its read goroutine: a cancel
 // needs no handler slot, and progress reports reach OnProgress in order.
 func (s *Server) conventionMessage(ctx context.Context, conn *Conn, name, params []byte) bool {
 	cv := s.Convention
 	if id, ok := s.cancelledID(name, params); ok {
-		if conn != nil && !id.IsZero() {
+		switch ps := postOf(ctx, conn); {
+		case id.IsZero():
+		case ps != nil:
+			ps.cancelIncoming(id, cv == ConventionMCP) // MCP: the POST's answer counts it unanswered
+		case conn != nil:
 			conn.cancelIncoming(id)
 		}
 		return true

@@ -144,7 +144,10 @@ const versionHeader = mcp.VersionHeader
 // body; a POST carrying requests gets their reply as application/json or
 // as an event stream (see SSEPolicy), each event "event: message" with one
 // JSON-RPC message as its data. Limits, origin checks (403) and body
-// limits (413) are those of ServeHTTP.
+// limits (413) are those of ServeHTTP. A POST whose requests must be
+// routed (under a Convention, in a session, or served on a connection of
+// its own) gets 503 with Retry-After: 1, none of them served, while 2^31-1
+// POSTs and session connections are routed.
 //
 // With Sessions, GET (Accept: text/event-stream, else 406) opens the
 // session's one standalone stream (a new GET takes it over): it carries
@@ -198,6 +201,7 @@ type streamableHandler struct {
 	sessions *streamable.Sessions
 	routes   streamable.Routes // the connections that call the client (a POST's, a session's), by the high bits of their call ids
 	rules    mcp.Stateless     // the stateless revisions' checks
+	opening  func(*Conn)       // a test's: runs in open once the connection is made, before it begins (nil: none)
 }
 
 // ServeHTTP reads a POST's body and hands it to Server.dispatch once, with
@@ -240,17 +244,20 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serveAtOnce serves e (or batch) on ServeHTTP's goroutine, as plain HTTP
 // does, and answers the POST. With its requests routed (under a
 // Convention, or in a session) the client's cancels and the session's end
-// reach them; stream says the answer may become an event stream (open).
+// reach them: when no route is left it answers 503, as serveStream does,
+// before any is served. stream says the answer may become an event stream
+// (open).
 func (p *postSink) serveAtOnce(e *wire.Envelope, batch []wire.Envelope, stream bool) {
 	if stream {
 		p.lent = true // as when served on a connection: a handler may hand its request on (an MCP task keeps its context, whose _meta is in the body)
 	}
 	routed := p.calls > 0 && (p.srv.Convention != ConventionNone || p.sess != nil)
+	if routed && !p.routeAtOnce(e, batch) { // the client's cancels find the requests (cancel), and the session's end (endPOSTs)
+		p.tooManyStreams()
+		return
+	}
 	if stream || routed {
 		p.ctx.post = p // the handlers' ConnFromContext opens the POST's connection (open), its requests are kept in flight (startRequest)
-	}
-	if routed {
-		p.routeAtOnce(e, batch) // the client's cancels find the requests (cancel), and the session's end (endPOSTs)
 	}
 	p.srv.life.Enter() // Shutdown answers it first
 	defer p.srv.life.Leave()
@@ -496,16 +503,30 @@ func (p *postSink) answerLate(reply []byte) {
 // routeAtOnce routes the POST before its requests, e (or batch), are
 // served at once: the client's cancels find them, those not started yet
 // too (ids), and, in a session, the session's end cancels them all
-// (Close), under any Convention.
-func (p *postSink) routeAtOnce(e *wire.Envelope, batch []wire.Envelope) {
+// (endSession), under any Convention. False: no route is left.
+func (p *postSink) routeAtOnce(e *wire.Envelope, batch []wire.Envelope) bool {
 	ps := &postStream{client: p.client}
-	if p.sess != nil && p.srv.Convention == ConventionNone { // else each request's context is cancelled (Close)
+	if p.sess != nil && p.srv.Convention == ConventionNone { // else each request's context is cancelled (endSession)
 		p.ctx.Context, ps.cancel = context.WithCancelCause(p.ctx.Context)
 	}
 	if p.srv.Convention != ConventionNone {
 		ps.ids = atOnceIDs{data: p.data, e: e, batch: batch}
 	}
-	p.route(ps)
+	if p.route(ps) == nil {
+		if ps.cancel != nil {
+			ps.cancel(nil)
+		}
+		return false
+	}
+	return true
+}
+
+// tooManyStreams answers 503, with Retry-After, a POST whose requests
+// would be routed when no route is left; none has been served.
+func (p *postSink) tooManyStreams() {
+	p.answered = true
+	p.w.Header().Set("Retry-After", "1")
+	http.Error(p.w, "jsonrpc: too many streams", http.StatusServiceUnavailable)
 }
 
 // route routes ps, the POST's postStream: the client's cancels find the
@@ -538,7 +559,8 @@ func (p *postSink) newAnswer(ps *postStream) *sse.Out {
 // connection of the POST c belongs to, on its answer: what it sends goes
 // as events, and the client's answers to its calls, POSTed apart, are
 // routed to it; while it is open, Shutdown waits for the POST. nil once
-// the POST is answered.
+// the POST is answered, or when Shutdown found the connection idle before
+// it began: the POST, accepted, is served all the same, its reply as JSON.
 func (c *metaContext) open() *Conn {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -557,7 +579,10 @@ func (c *metaContext) open() *Conn {
 	}
 	out := p.newAnswer(ps)
 	conn := newConnContext(detached{c}, ps, p.srv, nil)
-	if !conn.begin() { // Shutdown has begun
+	if p.h.opening != nil {
+		p.h.opening(conn)
+	}
+	if !conn.begin() { // Shutdown found it idle: the handler reaches no client, its reply goes as JSON (the POST, counted, is answered first)
 		conn.Close()
 		return nil
 	}
@@ -626,7 +651,7 @@ func (c *metaContext) startRequest(ctx context.Context, id ID, params []byte) *c
 // CloseEventStream: the POST returns, and the call's events are stored for
 // a GET with Last-Event-ID to resume.
 func (p *postSink) serveStream(e *wire.Envelope, batch []wire.Envelope) {
-	h, w, sess, ctx := p.h, p.w, p.sess, p.ctx
+	h, sess, ctx := p.h, p.sess, p.ctx
 	ps := &postStream{client: p.client}
 	out := p.newAnswer(ps)
 	es := ps.Events
@@ -641,8 +666,7 @@ func (p *postSink) serveStream(e *wire.Envelope, batch []wire.Envelope) {
 	end := func() { conn.Close(); h.routes.Remove(key); sess.CloseStream(es) } // handlers still running are cancelled
 	if !ok {
 		end()
-		w.Header().Set("Retry-After", "1")
-		http.Error(w, "jsonrpc: too many streams", http.StatusServiceUnavailable)
+		p.tooManyStreams()
 		return
 	}
 	// Our calls to this client get ids whose high bits name this POST, so
@@ -681,6 +705,31 @@ func (h *streamableHandler) cancel(client string, id ID) {
 	}
 }
 
+// postOf returns the postStream of the Streamable HTTP POST whose message
+// is served on conn (its own connection: serveStream) or, conn nil, at
+// once for ctx's POST, when that POST is routed; else nil. A cancel in a
+// batch reaches the batch's own requests there (cancelIncoming): those
+// not started yet start cancelled, as on any connection.
+func postOf(ctx context.Context, conn *Conn) *postStream {
+	if conn != nil {
+		ps, _ := conn.ch.(*postStream)
+		if ps != nil && ps.conn != conn {
+			return nil // an at-once POST's opened connection serves nothing
+		}
+		return ps
+	}
+	mc, _ := ctx.Value(connKey{}).(*metaContext)
+	if mc == nil {
+		return nil
+	}
+	mc.mu.Lock()
+	defer mc.mu.Unlock()
+	if mc.post == nil {
+		return nil
+	}
+	return mc.post.ps
+}
+
 // cancelIncoming cancels the POST's request id if it is being served; it
 // reports whether that cancelled it. One served on the POST's connection
 // goes unanswered at once when unanswered is set (MCP: Answer.Cancelled);
@@ -709,9 +758,12 @@ func (ps *postStream) cancelIncoming(id ID, unanswered bool) bool {
 	return true
 }
 
-// Close shuts the POST's channel and cancels its requests served at once
-// (its session has ended: endPOSTs).
-func (ps *postStream) Close() error {
+// endSession shuts the POST's channel and cancels its requests served at
+// once (its session has ended: endPOSTs). Its connection's close does not
+// (the Channel's Close is Inbox's): one opened for a handler served at
+// once that Shutdown closes before it begins leaves the POST's requests,
+// accepted, to be answered (open).
+func (ps *postStream) endSession() {
 	ps.Shut()
 	if ps.cancel != nil {
 		ps.cancel(ErrClosed) // every request of a session's POST, under any Convention
@@ -720,7 +772,6 @@ func (ps *postStream) Close() error {
 	defer ps.mu.Unlock()
 	ps.closed = true
 	ps.inflight.each(func(r *callCtx) { r.cancel(ErrClosed) })
-	return nil
 }
 
 // endRequest forgets request id, served at once (see inflight).
@@ -735,7 +786,7 @@ func (ps *postStream) endRequest(id ID) (cancelled bool) {
 func (h *streamableHandler) endPOSTs(session string) {
 	for _, t := range h.routes.All() {
 		if ps, ok := t.(*postStream); ok && ps.SessionID() == session {
-			ps.Close()
+			ps.endSession()
 		}
 	}
 }

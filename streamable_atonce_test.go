@@ -583,3 +583,140 @@ func TestStreamableAtOnceCancelJSONOnly(t *testing.T) {
 		})
 	}
 }
+
+// A cancel in the same batch as the request it names reaches it, served
+// at once (under a handler timeout too, for a client that takes JSON
+// only) as on the POST's connection (under a handler timeout): before the
+// request, it starts cancelled; after it, it cancels it while it runs (the
+// batch's later elements are served beside a slow one). MCP leaves it
+// unanswered (202 for a client that takes JSON only), LSP answers -32800.
+func TestStreamableAtOnceCancelInBatch(t *testing.T) {
+	const (
+		mcpCancel = `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"b"}}`
+		lspCancel = `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"b"}}`
+		call      = `{"jsonrpc":"2.0","id":"b","method":"rec"}`
+		lspAnswer = `[{"jsonrpc":"2.0","id":"b","error":{"code":-32800,"message":"request cancelled"}}]`
+	)
+	for _, path := range []string{"at once", "JSON only", "connection"} {
+		for _, tc := range []struct {
+			name, batch, answer string
+			cv                  Convention
+		}{
+			{"MCP before", "[" + mcpCancel + "," + call + "]", "", ConventionMCP},
+			{"MCP after", "[" + call + "," + mcpCancel + "]", "", ConventionMCP},
+			{"LSP before", "[" + lspCancel + "," + call + "]", lspAnswer, ConventionLSP},
+			{"LSP after", "[" + call + "," + lspCancel + "]", lspAnswer, ConventionLSP},
+		} {
+			t.Run(path+"/"+tc.name, func(t *testing.T) {
+				cause := make(chan error, 1)
+				mux := NewMux()
+				mux.HandleFunc("initialize", func(context.Context, *Request) (any, error) { return "ready", nil })
+				mux.HandleFunc("rec", func(ctx context.Context, _ *Request) (any, error) {
+					err := waitCause(ctx)
+					cause <- err
+					return "ran", err
+				})
+				srv := &Server{Handler: mux, Convention: tc.cv}
+				var header map[string]string
+				if path != "at once" {
+					srv.HandlerTimeout = time.Minute
+				}
+				want := http.StatusOK
+				if path == "JSON only" {
+					header = map[string]string{"Accept": "application/json"}
+					if tc.answer == "" {
+						want = http.StatusAccepted
+					}
+				}
+				_, url := lazyServer(t, srv, StreamableHTTPOptions{Sessions: path == "JSON only", KeepAlive: -1})
+				if path == "JSON only" {
+					header["Mcp-Session-Id"] = atOnceSession(t, url)
+				}
+				status, _, got := atOncePOST(t, url, tc.batch, header)
+				if err := <-cause; err != errPeerCancelled {
+					t.Errorf("the handler's context ended with %v", err)
+				}
+				if status != want || (tc.answer != "" && got != tc.answer) || strings.Contains(got, `"result"`) {
+					t.Errorf("the batch's answer: %d %q, want %d %q", status, got, want, tc.answer)
+				}
+			})
+		}
+	}
+}
+
+// With no route left, a POST whose requests would be routed (under a
+// Convention, or in a session) gets 503 with Retry-After before any of its
+// handlers runs, served at once as on its own connection (under a handler
+// timeout); once a route is free, it is served. One that needs no route
+// is served, its handler finding no client to reach (ErrNoConnection).
+func TestStreamableAtOnceRoutesFull(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		cv       Convention
+		sessions bool
+		timeout  time.Duration
+		status   int
+	}{
+		{"MCP", ConventionMCP, false, 0, http.StatusServiceUnavailable},
+		{"session", ConventionNone, true, 0, http.StatusServiceUnavailable},
+		{"connection", ConventionNone, false, time.Minute, http.StatusServiceUnavailable},
+		{"not routed", ConventionNone, false, 0, http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ran := make(chan bool, 2)
+			mux := NewMux()
+			mux.HandleFunc("initialize", func(context.Context, *Request) (any, error) { return "ready", nil })
+			mux.HandleFunc("call", func(ctx context.Context, _ *Request) (any, error) {
+				ran <- ConnFromContext(ctx).Notify(ctx, "n", nil) == nil
+				return "ok", nil
+			})
+			srv := &Server{Handler: mux, Convention: tc.cv, HandlerTimeout: tc.timeout}
+			h := srv.StreamableHTTPHandler(StreamableHTTPOptions{Sessions: tc.sessions, EventStoreSize: -1, KeepAlive: -1}).(*streamableHandler)
+			h.routes.Limit = 1
+			served := make(chan struct{}, 1)
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				h.ServeHTTP(w, r)
+				served <- struct{}{}
+			}))
+			t.Cleanup(hs.Close)
+			post := func() (*http.Response, string) {
+				req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"call"}`))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				if tc.sessions {
+					req.Header.Set("Mcp-Session-Id", atOnceSession(t, hs.URL))
+					<-served // its route is gone
+				}
+				resp, err := atOnceClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				<-served
+				return resp, string(b)
+			}
+			key, ok := h.routes.Add(&postStream{}) // the table is full
+			if !ok {
+				t.Fatal("no route")
+			}
+			resp, got := post()
+			if resp.StatusCode != tc.status || tc.status != http.StatusOK && resp.Header.Get("Retry-After") != "1" {
+				t.Fatalf("the answer: %d (Retry-After %q) %q, want %d", resp.StatusCode, resp.Header.Get("Retry-After"), got, tc.status)
+			}
+			if tc.status == http.StatusOK {
+				if got != `{"jsonrpc":"2.0","id":1,"result":"ok"}` || <-ran {
+					t.Fatalf("not routed: %q, with a client to reach", got)
+				}
+				return
+			}
+			if len(ran) != 0 {
+				t.Fatal("a handler ran")
+			}
+			h.routes.Remove(key)
+			if resp, got := post(); resp.StatusCode != http.StatusOK || !<-ran {
+				t.Fatalf("with a route free: %d %q, without a client to reach", resp.StatusCode, got)
+			}
+		})
+	}
+}

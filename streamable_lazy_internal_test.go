@@ -235,3 +235,50 @@ func TestStreamableAtOnceSessionEnd(t *testing.T) {
 	}
 	<-done
 }
+
+// A handler served at once that opens its POST's connection just as
+// Shutdown begins (Shutdown finds the connection idle and closes it before
+// it begins: h.opening) reaches no client (ErrNoConnection), but its
+// request, accepted, goes on uncancelled and is answered, as JSON, before
+// Shutdown returns.
+func TestStreamableAtOnceOpenRacesShutdown(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		cv       Convention
+		sessions bool
+	}{{"MCP", ConventionMCP, false}, {"session", ConventionNone, true}, {"none", ConventionNone, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			notified := make(chan error, 1)
+			mux := NewMux()
+			mux.HandleFunc("initialize", func(context.Context, *Request) (any, error) { return "ready", nil })
+			mux.HandleFunc("wait", func(ctx context.Context, _ *Request) (any, error) {
+				notified <- ConnFromContext(ctx).Notify(ctx, "n", nil)
+				if err := context.Cause(ctx); err != nil {
+					return nil, err
+				}
+				return "done", nil
+			})
+			srv := &Server{Handler: mux, Convention: tc.cv, ExposeInternalErrors: true}
+			h, url := lazyServer(t, srv, StreamableHTTPOptions{Sessions: tc.sessions, EventStoreSize: -1, KeepAlive: -1})
+			session := ""
+			if tc.sessions {
+				session = atOnceSession(t, url)
+			}
+			shut := make(chan error, 1)
+			h.opening = func(c *Conn) {
+				go func() { shut <- srv.Shutdown(context.Background()) }()
+				<-c.Done() // Shutdown found it idle, and closed it
+			}
+			ct, got := lazyPOST(t, url, session, `{"jsonrpc":"2.0","id":1,"method":"wait"}`)
+			if ct != "application/json" || got != `{"jsonrpc":"2.0","id":1,"result":"done"}` {
+				t.Errorf("the answer: %s %q", ct, got)
+			}
+			if err := <-notified; err != ErrNoConnection {
+				t.Errorf("Notify: %v, want ErrNoConnection", err)
+			}
+			if err := <-shut; err != nil {
+				t.Errorf("Shutdown: %v", err)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package streamable
 
 import (
+	"cmp"
 	"io"
 	"maps"
 	"net/http"
@@ -165,28 +166,44 @@ func (a *Answer) startEvents() {
 
 // Inbox is the receiving side of the Channel of a server's connection (a
 // POST's, a session's): the messages POSTed to it, until it is shut. Init
-// makes it ready. With SessionID it is half of a Target.
+// names its session; its channels are made on first use (a POST served at
+// once is routed for cancels, and its inbox mostly never used). With
+// SessionID it is half of a Target. Its methods may be called concurrently.
 type Inbox struct {
-	in      chan []byte
-	closed  chan struct{}
-	once    sync.Once
+	mu      sync.Mutex
+	in      chan []byte   // nil until used
+	closed  chan struct{} // nil until used or shut
+	shut    bool
 	session string
 }
 
+// shutUnused is the closed channel of an inbox shut before any use.
+var shutUnused = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
 // Init makes ready the inbox of a connection of session ("": none).
-func (b *Inbox) Init(session string) {
-	b.in, b.closed, b.session = make(chan []byte, 4), make(chan struct{}), session
-}
+func (b *Inbox) Init(session string) { b.session = session }
 
 // SessionID is the session of the inbox's connection.
 func (b *Inbox) SessionID() string { return b.session }
 
+// chans returns the inbox's channels, made on first use (in stays nil
+// once shut: nothing is received any more).
+func (b *Inbox) chans() (chan []byte, chan struct{}) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed == nil {
+		b.in, b.closed = make(chan []byte, 4), make(chan struct{})
+	}
+	return b.in, b.closed
+}
+
 // Recv returns the next message delivered; io.EOF once the inbox is shut.
 func (b *Inbox) Recv() ([]byte, error) {
+	in, closed := b.chans()
 	select {
-	case msg := <-b.in:
+	case msg := <-in:
 		return msg, nil
-	case <-b.closed:
+	case <-closed:
 		return nil, io.EOF
 	}
 }
@@ -194,23 +211,37 @@ func (b *Inbox) Recv() ([]byte, error) {
 // Deliver passes a POSTed message (with answers to the connection's calls)
 // to Recv; it is dropped once the inbox is shut.
 func (b *Inbox) Deliver(data []byte) {
+	in, closed := b.chans()
 	select {
-	case b.in <- data:
-	case <-b.closed:
+	case in <- data:
+	case <-closed:
 	}
 }
 
 // Shut closes the inbox; it reports whether this call did.
 func (b *Inbox) Shut() (first bool) {
-	b.once.Do(func() { close(b.closed); first = true })
-	return first
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.shut {
+		return false
+	}
+	b.shut = true
+	if b.closed == nil {
+		b.closed = shutUnused // nothing to make
+	} else {
+		close(b.closed)
+	}
+	return true
 }
 
 // Close shuts the inbox.
 func (b *Inbox) Close() error { b.Shut(); return nil }
 
 // Closed is closed once the inbox is shut.
-func (b *Inbox) Closed() <-chan struct{} { return b.closed }
+func (b *Inbox) Closed() <-chan struct{} {
+	_, closed := b.chans()
+	return closed
+}
 
 // maxRoutes bounds the keys of live routes: the high bits of our call ids.
 const maxRoutes = 1 << 31
@@ -220,6 +251,8 @@ const maxRoutes = 1 << 31
 // that the client's answers, POSTed apart, find their way back (Route). Its
 // methods may be called concurrently.
 type Routes struct {
+	Limit int // the most routes live at once (0: 2^31-1, as many as there are keys); set before use
+
 	mu   sync.Mutex
 	m    map[uint64]Target
 	next uint64
@@ -229,7 +262,7 @@ type Routes struct {
 func (r *Routes) Add(v Target) (uint64, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.m) >= maxRoutes-1 {
+	if len(r.m) >= min(cmp.Or(r.Limit, maxRoutes-1), maxRoutes-1) {
 		return 0, false
 	}
 	if r.m == nil {

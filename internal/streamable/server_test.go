@@ -262,6 +262,17 @@ func TestInboxAndRoutes(t *testing.T) {
 		b.Deliver([]byte("late")) // more than the inbox holds: none blocks once it is shut
 	}
 
+	// An inbox shut unused costs no allocation, and behaves as one used.
+	var u Inbox
+	if allocs := testing.AllocsPerRun(100, func() { u = Inbox{}; u.Init("s"); u.Shut() }); allocs != 0 {
+		t.Errorf("%v allocations for an inbox shut unused", allocs)
+	}
+	u.Deliver([]byte("late")) // dropped, not blocking
+	if _, err := u.Recv(); err != io.EOF || u.Shut() || u.SessionID() != "s" {
+		t.Fatalf("Recv on an inbox shut unused: %v", err)
+	}
+	<-u.Closed()
+
 	var r Routes
 	ta, tb := &target{session: "a"}, &target{session: "b"}
 	k1, ok1 := r.Add(ta)
@@ -283,6 +294,15 @@ func TestInboxAndRoutes(t *testing.T) {
 	r.next = maxRoutes - 1
 	if k, _ := r.Add(&target{}); k == 0 || k == k2 || k >= maxRoutes {
 		t.Fatalf("wrapped key %d", k)
+	}
+	// No more than Limit live at once: a key freed is given again.
+	r.Limit = 2
+	if _, ok := r.Add(&target{}); ok {
+		t.Fatal("Add past Limit")
+	}
+	r.Remove(k2)
+	if _, ok := r.Add(&target{}); !ok {
+		t.Fatal("Add below Limit")
 	}
 }
 
