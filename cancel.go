@@ -88,6 +88,14 @@ type inflight interface {
 	endRequest(id ID) (cancelled bool)
 }
 
+// peerCanceller is the optional capability of a Channel, or of a message's
+// context, that answers for the requests it serves (a Streamable HTTP
+// POST's): it takes the peer's cancels of them, those of the same batch
+// too; where unanswered is set (MCP) a cancelled request gets no answer.
+type peerCanceller interface {
+	cancelIncoming(id ID, unanswered bool) bool
+}
+
 // newRequestCtx returns the context of a request kept in flight by in
 // under convention cv.
 func newRequestCtx(ctx context.Context, cv Convention, in inflight, params []byte) *callCtx {
@@ -196,18 +204,24 @@ func progressToken(params []byte, cv convention.Convention) []byte {
 }
 
 // conventionMessage handles a notification of s's convention: a cancel
-// (of a request served on conn, or, in a batch, served at once for the same
-// Streamable HTTP POST: see cancelledID and postOf) or, with
-// Server.OnProgress, a progress report. It reports whether the
-// notification was one. A Conn calls it on its read goroutine: a cancel
-// needs no handler slot, and progress reports reach OnProgress in order.
+// (of a request served on conn, or where a peerCanceller serves it: see
+// cancelledID) or, with Server.OnProgress, a progress report. It reports
+// whether the notification was one. A Conn calls it on its read
+// goroutine: a cancel needs no handler slot, and progress reports reach
+// OnProgress in order.
 func (s *Server) conventionMessage(ctx context.Context, conn *Conn, name, params []byte) bool {
 	cv := s.Convention
 	if id, ok := s.cancelledID(name, params); ok {
-		switch ps := postOf(ctx, conn); {
+		var pc peerCanceller
+		if conn != nil {
+			pc, _ = conn.ch.(peerCanceller)
+		} else {
+			pc, _ = ctx.Value(connKey{}).(peerCanceller)
+		}
+		switch {
 		case id.IsZero():
-		case ps != nil:
-			ps.cancelIncoming(id, cv == ConventionMCP) // MCP: the POST's answer counts it unanswered
+		case pc != nil:
+			pc.cancelIncoming(id, cv == ConventionMCP)
 		case conn != nil:
 			conn.cancelIncoming(id)
 		}

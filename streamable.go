@@ -705,29 +705,16 @@ func (h *streamableHandler) cancel(client string, id ID) {
 	}
 }
 
-// postOf returns the postStream of the Streamable HTTP POST whose message
-// is served on conn (its own connection: serveStream) or, conn nil, at
-// once for ctx's POST, when that POST is routed; else nil. A cancel in a
-// batch reaches the batch's own requests there (cancelIncoming): those
-// not started yet start cancelled, as on any connection.
-func postOf(ctx context.Context, conn *Conn) *postStream {
-	if conn != nil {
-		ps, _ := conn.ch.(*postStream)
-		if ps != nil && ps.conn != conn {
-			return nil // an at-once POST's opened connection serves nothing
-		}
-		return ps
+// cancelIncoming cancels request id of the POST c belongs to, served at
+// once and routed (see postStream.cancelIncoming); false where it is not.
+func (c *metaContext) cancelIncoming(id ID, unanswered bool) bool {
+	c.mu.Lock()
+	var ps *postStream
+	if c.post != nil {
+		ps = c.post.ps
 	}
-	mc, _ := ctx.Value(connKey{}).(*metaContext)
-	if mc == nil {
-		return nil
-	}
-	mc.mu.Lock()
-	defer mc.mu.Unlock()
-	if mc.post == nil {
-		return nil
-	}
-	return mc.post.ps
+	c.mu.Unlock()
+	return ps != nil && ps.cancelIncoming(id, unanswered)
 }
 
 // cancelIncoming cancels the POST's request id if it is being served; it
