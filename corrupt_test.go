@@ -81,56 +81,63 @@ func corruptingPeer(l net.Listener) error {
 	defer nc.Close()
 	nc.SetDeadline(time.Now().Add(10 * time.Second))
 	r := bufio.NewReader(nc)
-	readID := func(method string) (string, error) {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return "", err
-		}
-		if !strings.Contains(line, `"method":"`+method+`"`) {
-			return "", fmt.Errorf("peer: got %q, want a %s request", line, method)
-		}
+	idOf := func(line string) string {
 		_, after, _ := strings.Cut(line, `"id":`)
 		id, _, _ := strings.Cut(after, "}")
 		id, _, _ = strings.Cut(id, ",")
-		return id, nil
+		return id
 	}
-	id, err := readID("first")
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(nc, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":\"to\xffken\"}\n", id)
 	line, err := r.ReadString('\n')
 	if err != nil {
 		return err
 	}
-	if !strings.Contains(line, `"id":null`) || !strings.Contains(line, `"code":-32700`) {
-		return fmt.Errorf("peer: got %q, want a -32700 error with id null for the corrupted response", line)
+	if !strings.Contains(line, `"method":"first"`) {
+		return fmt.Errorf("peer: got %q, want a first request", line)
 	}
-	if id, err = readID("second"); err != nil {
-		return err
+	id := idOf(line)
+	fmt.Fprintf(nc, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":\"to\xffken\"}\n", id)
+	// The client's -32700 (id null) and its second request, in either
+	// order: the first call fails at once, before the -32700 is written.
+	id = ""
+	for parsed := false; !parsed || id == ""; {
+		line, err = r.ReadString('\n')
+		switch {
+		case err != nil:
+			return err
+		case !parsed && strings.Contains(line, `"id":null`) && strings.Contains(line, `"code":-32700`):
+			parsed = true
+		case id == "" && strings.Contains(line, `"method":"second"`):
+			id = idOf(line)
+		default:
+			return fmt.Errorf("peer: got %q, want a -32700 error with id null for the corrupted response, and a second request", line)
+		}
 	}
 	fmt.Fprintf(nc, "{\"jsonrpc\":\"2.0\",\"id\":%s0,\"result\":\"to\xffken\"}\n", id)                // no call of the client's
 	fmt.Fprintf(nc, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"ask\",\"params\":[\"\xff\"]}\n", id) // a request
 	fmt.Fprintf(nc, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":\"real\"}\n", id)
-	for range 2 { // the client's -32700s
+	// The client's two -32700s and its batch, in either order.
+	batch := ""
+	for errs := 0; errs < 2 || batch == ""; {
 		if line, err = r.ReadString('\n'); err != nil {
 			return err
 		}
-		if !strings.Contains(line, `"code":-32700`) {
-			return fmt.Errorf("peer: got %q, want a -32700 error", line)
+		switch {
+		case errs < 2 && strings.Contains(line, `"code":-32700`):
+			errs++
+		case batch == "" && strings.HasPrefix(line, "["):
+			batch = line
+		default:
+			return fmt.Errorf("peer: got %q, want two -32700 errors and a batch", line)
 		}
 	}
-	if line, err = r.ReadString('\n'); err != nil {
-		return err
-	}
 	var ids []string
-	for _, part := range strings.Split(line, `"id":`)[1:] {
+	for _, part := range strings.Split(batch, `"id":`)[1:] {
 		id, _, _ := strings.Cut(part, "}")
 		id, _, _ = strings.Cut(id, ",")
 		ids = append(ids, id)
 	}
 	if len(ids) != 2 {
-		return fmt.Errorf("peer: got %q, want a batch of two calls", line)
+		return fmt.Errorf("peer: got %q, want a batch of two calls", batch)
 	}
 	fmt.Fprintf(nc, "[{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":\"\xff\"},{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":\"x\"}]\n", ids[0], ids[1])
 	_, err = r.ReadString('\n') // the client's -32700
