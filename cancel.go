@@ -96,6 +96,17 @@ type peerCanceller interface {
 	cancelIncoming(id ID, unanswered bool) bool
 }
 
+// atOnceHost is the optional capability of a message's context whose
+// requests are served at once, with no Conn (a Streamable HTTP POST's):
+// it keeps them in flight for the peer's cancels (startRequest; nil: not
+// kept), and opens a connection to the peer for a handler that reaches it
+// (open; nil: none).
+type atOnceHost interface {
+	peerCanceller
+	startRequest(ctx context.Context, id ID, params []byte) *callCtx
+	open() *Conn
+}
+
 // newRequestCtx returns the context of a request kept in flight by in
 // under convention cv.
 func newRequestCtx(ctx context.Context, cv Convention, in inflight, params []byte) *callCtx {
@@ -114,8 +125,8 @@ func (s *Server) startRequest(ctx context.Context, conn *Conn, id ID, params []b
 	if id.IsZero() || s.Convention == ConventionNone {
 		return nil
 	}
-	if mc, ok := ctx.Value(connKey{}).(*metaContext); ok {
-		return mc.startRequest(ctx, id, params)
+	if h, ok := ctx.Value(connKey{}).(atOnceHost); ok {
+		return h.startRequest(ctx, id, params)
 	}
 	return nil
 }

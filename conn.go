@@ -149,7 +149,7 @@ func ConnFromContext(ctx context.Context) *Conn {
 	switch v := ctx.Value(connKey{}).(type) {
 	case *task:
 		return v.conn
-	case *metaContext:
+	case atOnceHost:
 		if c := v.open(); c != nil {
 			return c
 		}
