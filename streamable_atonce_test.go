@@ -69,6 +69,24 @@ func waitCause(ctx context.Context) error {
 	}
 }
 
+// waitMux serves "initialize" ("ready") and "wait", which reaches its
+// client first when open is set (its answer becomes an event stream),
+// closes started, and sends on cancelled how its context ended.
+func waitMux(open bool) (mux *Mux, started chan struct{}, cancelled chan error) {
+	started, cancelled = make(chan struct{}), make(chan error, 1)
+	mux = NewMux()
+	mux.HandleFunc("initialize", func(context.Context, *Request) (any, error) { return "ready", nil })
+	mux.HandleFunc("wait", func(ctx context.Context, _ *Request) (any, error) {
+		if open {
+			ConnFromContext(ctx).Notify(ctx, "n", nil)
+		}
+		close(started)
+		cancelled <- waitCause(ctx)
+		return nil, ctx.Err()
+	})
+	return mux, started, cancelled
+}
+
 // A session that ends cancels its requests served at once under every
 // convention, none too (only those under a Convention were cancelled:
 // the POST was routed, and kept its requests, for cancels alone), whether
@@ -77,17 +95,7 @@ func TestStreamableAtOnceSessionEndAnyConvention(t *testing.T) {
 	for _, cv := range []Convention{ConventionNone, ConventionLSP, ConventionMCP} {
 		for _, open := range []bool{false, true} {
 			t.Run(fmt.Sprint(cv)+map[bool]string{false: "/json", true: "/opened"}[open], func(t *testing.T) {
-				started, cancelled := make(chan struct{}), make(chan error, 1)
-				mux := NewMux()
-				mux.HandleFunc("initialize", func(context.Context, *Request) (any, error) { return "ready", nil })
-				mux.HandleFunc("wait", func(ctx context.Context, _ *Request) (any, error) {
-					if open {
-						ConnFromContext(ctx).Notify(ctx, "n", nil)
-					}
-					close(started)
-					cancelled <- waitCause(ctx)
-					return nil, ctx.Err()
-				})
+				mux, started, cancelled := waitMux(open)
 				srv := &Server{Handler: mux, Convention: cv}
 				hs := httptest.NewServer(srv.StreamableHTTPHandler(StreamableHTTPOptions{Sessions: true, EventStoreSize: -1, KeepAlive: -1}))
 				t.Cleanup(hs.Close)
@@ -201,16 +209,7 @@ func TestStreamableAtOnceIDsVerbatim(t *testing.T) {
 func TestStreamableAtOnceClientGone(t *testing.T) {
 	for _, open := range []bool{false, true} {
 		t.Run(fmt.Sprint("open=", open), func(t *testing.T) {
-			started, cancelled := make(chan struct{}), make(chan error, 1)
-			mux := NewMux()
-			mux.HandleFunc("wait", func(ctx context.Context, _ *Request) (any, error) {
-				if open {
-					ConnFromContext(ctx).Notify(ctx, "n", nil)
-				}
-				close(started)
-				cancelled <- waitCause(ctx)
-				return nil, ctx.Err()
-			})
+			mux, started, cancelled := waitMux(open)
 			_, url := lazyServer(t, &Server{Handler: mux}, StreamableHTTPOptions{})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -246,16 +245,7 @@ func TestStreamableAtOnceCancel2026(t *testing.T) {
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	for _, open := range []bool{false, true} {
 		t.Run(fmt.Sprint("open=", open), func(t *testing.T) {
-			started, cancelled := make(chan struct{}), make(chan error, 1)
-			mux := NewMux()
-			mux.HandleFunc("wait", func(ctx context.Context, _ *Request) (any, error) {
-				if open {
-					ConnFromContext(ctx).Notify(ctx, "n", nil)
-				}
-				close(started)
-				cancelled <- waitCause(ctx)
-				return nil, ctx.Err()
-			})
+			mux, started, cancelled := waitMux(open)
 			srv := &Server{Handler: mux, Convention: ConventionMCP}
 			_, url := lazyServer(t, srv, StreamableHTTPOptions{KeepAlive: -1, StatelessVersions: []string{MCPVersion2026}})
 			type answer struct {
@@ -527,14 +517,7 @@ func TestStreamableAtOnceCancelJSONOnly(t *testing.T) {
 		{"MCP 2026-07-28", ConventionMCP, true, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w",` + meta + `}}`, http.StatusAccepted, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			started, cancelled := make(chan struct{}), make(chan error, 1)
-			mux := NewMux()
-			mux.HandleFunc("initialize", func(context.Context, *Request) (any, error) { return "ready", nil })
-			mux.HandleFunc("wait", func(ctx context.Context, _ *Request) (any, error) {
-				close(started)
-				cancelled <- waitCause(ctx)
-				return nil, ctx.Err()
-			})
+			mux, started, cancelled := waitMux(false)
 			srv := &Server{Handler: mux, Convention: tc.cv}
 			opts := StreamableHTTPOptions{Sessions: !tc.stateless, SSE: SSENever, KeepAlive: -1}
 			header := map[string]string{"Accept": "application/json"}
