@@ -88,23 +88,17 @@ type inflight interface {
 	endRequest(id ID) (cancelled bool)
 }
 
-// peerCanceller is the optional capability of a Channel, or of a message's
-// context, that answers for the requests it serves (a Streamable HTTP
-// POST's): it takes the peer's cancels of them, those of the same batch
-// too; where unanswered is set (MCP) a cancelled request gets no answer.
-type peerCanceller interface {
-	cancelIncoming(id ID, unanswered bool) bool
-}
-
 // atOnceHost is the optional capability of a message's context whose
 // requests are served at once, with no Conn (a Streamable HTTP POST's):
 // it keeps them in flight for the peer's cancels (startRequest; nil: not
-// kept), and opens a connection to the peer for a handler that reaches it
-// (open; nil: none).
+// kept), takes those cancels, of the same batch too (cancelIncoming, as
+// Conn's), opens a connection to the peer for a handler that reaches it
+// (open; nil: none), and runs f once the message is answered (afterReply).
 type atOnceHost interface {
-	peerCanceller
 	startRequest(ctx context.Context, id ID, params []byte) *callCtx
+	cancelIncoming(id ID) bool
 	open() *Conn
+	afterReply(f func()) bool
 }
 
 // newRequestCtx returns the context of a request kept in flight by in
@@ -215,7 +209,7 @@ func progressToken(params []byte, cv convention.Convention) []byte {
 }
 
 // conventionMessage handles a notification of s's convention: a cancel
-// (of a request served on conn, or where a peerCanceller serves it: see
+// (of a request served on conn, or at once by an atOnceHost: see
 // cancelledID) or, with Server.OnProgress, a progress report. It reports
 // whether the notification was one. A Conn calls it on its read
 // goroutine: a cancel needs no handler slot, and progress reports reach
@@ -223,18 +217,13 @@ func progressToken(params []byte, cv convention.Convention) []byte {
 func (s *Server) conventionMessage(ctx context.Context, conn *Conn, name, params []byte) bool {
 	cv := s.Convention
 	if id, ok := s.cancelledID(name, params); ok {
-		var pc peerCanceller
-		if conn != nil {
-			pc, _ = conn.ch.(peerCanceller)
-		} else {
-			pc, _ = ctx.Value(connKey{}).(peerCanceller)
-		}
+		h, _ := ctx.Value(connKey{}).(atOnceHost)
 		switch {
 		case id.IsZero():
-		case pc != nil:
-			pc.cancelIncoming(id, cv == ConventionMCP)
 		case conn != nil:
 			conn.cancelIncoming(id)
+		case h != nil:
+			h.cancelIncoming(id)
 		}
 		return true
 	}

@@ -448,10 +448,15 @@ func (c *Conn) sendQueued(t *task, reply []byte) {
 // afterReply arranges for f to run once the reply to the request ctx
 // belongs to has been sent (or is known never to be), so that a message f
 // sends follows that reply on the wire. It reports false outside a handler
-// served on a [Conn], where it does nothing.
+// served on a [Conn] or by an atOnceHost, where it does nothing.
 func afterReply(ctx context.Context, f func()) bool {
-	t, ok := ctx.Value(connKey{}).(*task)
-	if !ok {
+	var t *task
+	switch v := ctx.Value(connKey{}).(type) {
+	case *task:
+		t = v
+	case atOnceHost:
+		return v.afterReply(f)
+	default:
 		return false
 	}
 	t.conn.mu.Lock()

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seedhq/jsonrpc/internal/connrt"
 	"github.com/seedhq/jsonrpc/internal/wire"
 )
 
@@ -177,23 +176,6 @@ func (ci *connInbound) start(e *wire.Envelope, batch []wire.Envelope) (t *task, 
 		t.env = *e
 	}
 	return ci.conn.start(t)
-}
-
-// serveDispatched serves on c the requests e (or batch) its transport
-// dispatched, as though c had read them (a Streamable HTTP POST's connection).
-func (c *Conn) serveDispatched(data []byte, e *wire.Envelope, batch []wire.Envelope) {
-	if batch != nil {
-		batch = append(getEnvelopes(len(batch)), batch...) // the task gives them back
-	}
-	if !c.begin() {
-		return
-	}
-	ci := connInbound{inbound: inbound{data: data}, conn: c}
-	t, draining := ci.start(e, batch)
-	c.end()
-	if t != nil {
-		connrt.Go(func() { c.run(t, draining) })
-	}
 }
 
 // take takes what of a scanned message is for the connection itself (the

@@ -167,6 +167,21 @@ func TestMCPClientSession(t *testing.T) {
 	}
 }
 
+// TestMCPClientSessionNoEvents: in a session that keeps no events, each
+// POST is served at once, and greet's question to the client (MCP
+// 2025-11-25: elicitation/create) opens the POST's connection to ask it.
+func TestMCPClientSessionNoEvents(t *testing.T) {
+	noLeaks(t)
+	srv := &jsonrpc.Server{Handler: demo.Shared{}.NewMCPMux(), Convention: jsonrpc.ConventionMCP}
+	ts := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{Sessions: true, EventStoreSize: -1}))
+	t.Cleanup(ts.Close)
+	c := dialMCP(t, ts.URL, jsonrpc.WithMCPVersion(jsonrpc.MCPVersion2025))
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	addAndGreet(t, ctx, c)
+}
+
 // TestMCPClientNoMCPServer: on auto, a Streamable HTTP server that knows
 // neither server/discover nor initialize gets the caller's messages as
 // they are (no _meta, no MCP headers).

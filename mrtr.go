@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/seedhq/jsonrpc/internal/mcp"
@@ -96,8 +97,8 @@ func (ir *InputRounds) AskAll(ctx context.Context, qs []Question) error {
 		}
 	}
 	if m == nil {
-		c := connFromContext(ctx)
-		if c == nil {
+		c := ConnFromContext(ctx) // a Streamable HTTP POST's opens its event stream
+		if errors.Is(c.Err(), ErrNoConnection) {
 			return &Error{Code: CodeInternalError, Message: "internal error: no connection to ask the client on"}
 		}
 		for _, q := range qs {

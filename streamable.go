@@ -209,10 +209,10 @@ type streamableHandler struct {
 // at once, as plain HTTP does: the answer is JSON unless a handler reaches
 // its client (ConnFromContext opens the POST's event stream and
 // connection: open). A POST that may become an event stream is served on
-// a connection of its own instead (serveStream) in a session that keeps
-// its events, or under a handler timeout: its call may outlive its
-// response. Nothing answered by then (notifications and responses
-// only, or notifications Admit refused) is accepted: 202.
+// a goroutine of its own (serveAside) in a session that keeps its events,
+// or under a handler timeout: its call may outlive its response. Nothing
+// answered by then (notifications and responses only, or notifications
+// Admit refused) is accepted: 202.
 func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := postSinkPool.Get().(*postSink)
 	defer p.release()
@@ -232,7 +232,7 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e, batch, ok := s.dispatch(p.ctx, &p.inbound, p)
 	switch stream := ok && p.acceptsSSE && p.calls > 0; {
 	case stream && (p.sess.KeepsEvents() || p.d > 0):
-		p.serveStream(e, batch)
+		p.serveAside(e, batch)
 	case ok:
 		p.serveAtOnce(e, batch, stream)
 	}
@@ -244,9 +244,8 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serveAtOnce serves e (or batch) on ServeHTTP's goroutine, as plain HTTP
 // does, and answers the POST. With its requests routed (under a
 // Convention, or in a session) the client's cancels and the session's end
-// reach them: when no route is left it answers 503, as serveStream does,
-// before any is served. stream says the answer may become an event stream
-// (open).
+// reach them: when no route is left it answers 503 before any is served.
+// stream says the answer may become an event stream (open).
 func (p *postSink) serveAtOnce(e *wire.Envelope, batch []wire.Envelope, stream bool) {
 	if stream {
 		p.lent = true // as when served on a connection: a handler may hand its request on (an MCP task keeps its context, whose _meta is in the body)
@@ -261,11 +260,68 @@ func (p *postSink) serveAtOnce(e *wire.Envelope, batch []wire.Envelope, stream b
 	}
 	p.srv.life.Enter() // Shutdown answers it first
 	defer p.srv.life.Leave()
+	p.serve(e, batch)
+}
+
+// serve serves e (or batch) and answers the POST, unless answerLate did;
+// then what waits for the reply runs (afterReply).
+func (p *postSink) serve(e *wire.Envelope, batch []wire.Envelope) {
 	p.exchange.serve(p.ctx, e, batch)
+	p.ctx.mu.Lock()
+	p.ctx.post = nil // nothing opens any more
+	after := p.after
+	p.ctx.mu.Unlock()
 	if !p.late {
 		p.answer(p.reply)
 	} else if p.ps != nil {
 		p.end(p.ps)
+	}
+	for _, f := range after {
+		f()
+	}
+}
+
+// afterReply runs f once the POST c belongs to is answered (see the
+// function afterReply); false where c serves none.
+func (c *metaContext) afterReply(f func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.post == nil {
+		return false
+	}
+	c.post.after = append(c.post.after, f)
+	return true
+}
+
+// serveAside serves e (or batch) as serveAtOnce does but on a goroutine
+// of its own, while ServeHTTP's holds the POST's answer (keep-alives of its
+// event stream) until it ends. Its call may outlive the response: a client
+// that goes away once the events have begun does not cancel it, nor does
+// CloseEventStream, nor a reply sent at the handler timeout (answerLate).
+// ServeHTTP returns, and in a session that keeps events the call's events
+// are stored for a GET with Last-Event-ID to resume; where nothing would
+// resume, the call is cancelled (drop).
+func (p *postSink) serveAside(e *wire.Envelope, batch []wire.Envelope) {
+	p.aside, p.lent = true, true // its goroutine holds p, the body and the reply
+	p.ctx.Context = context.WithoutCancel(p.ctx.Context)
+	if !p.routeAtOnce(e, batch) {
+		p.tooManyStreams()
+		return
+	}
+	ps := p.ps
+	out := p.newAnswer(ps)
+	if es := ps.Events; es.Shared != nil {
+		es.Shared.Head = streamable.Head(p.data, e, batch) // the calls a Follow answers if this instance dies
+	}
+	p.ctx.post = p
+	p.srv.life.Enter()
+	connrt.Go(func() {
+		defer p.srv.life.Leave()
+		p.serve(e, batch)
+	})
+	ps.Events.Hold(p.r.Context(), out, ps.Closed())
+	if ps.LetGo() {
+		ps.drop() // nothing would resume it
 	}
 }
 
@@ -319,11 +375,14 @@ type postSink struct {
 	ps       *postStream         // the POST's own, once routed (route) or its answer made (newAnswer)
 	conn     *Conn               // its connection, once a handler served at once opened it (open)
 	held     chan struct{}       // closed once the keep-alives of conn's event stream stop
+	after    []func()            // run once the POST is answered (afterReply)
 
 	acceptsSSE, stateless bool
 	opened                bool // begin has run
 	answered              bool // a response was written (else: 202)
 	late                  bool // answered at the handler timeout (answerLate)
+	aside                 bool // served on a goroutine of its own (serveAside)
+	noConn                bool // open made no connection: Shutdown had begun
 	lent                  bool // the body or the reply may outlive the POST (routed responses, an event stream, a connection)
 }
 
@@ -337,6 +396,9 @@ var postSinkPool = sync.Pool{New: func() any {
 // as ServeHTTP does, the body's and the reply's when the POST was served at
 // once and they are small: nothing holds p once its POST is answered.
 func (p *postSink) release() {
+	if p.aside {
+		return // its goroutine still holds it
+	}
 	sc, body, out, late := p.scanState, p.data[:0], p.reply[:0], p.exchange.late
 	if p.lent || cap(body) > maxPooledBody || cap(out) > maxPooledBody {
 		body, out = nil, nil
@@ -456,9 +518,6 @@ func (p *postSink) writeJSON(reply []byte) {
 // requests were cancelled (MCP: no reply; an event stream with no
 // message); then what the POST opened closes.
 func (p *postSink) answer(reply []byte) {
-	p.ctx.mu.Lock()
-	p.ctx.post = nil // nothing opens any more
-	p.ctx.mu.Unlock()
 	ps, always := p.ps, p.acceptsSSE && p.h.opts.SSE == SSEAlways
 	if !always && (ps == nil || ps.Events == nil && (len(reply) > 0 || !p.acceptsSSE)) { // ps: routed for cancels only
 		if len(reply) > 0 {
@@ -483,14 +542,19 @@ func (p *postSink) answer(reply []byte) {
 	p.end(ps)
 }
 
-// answerLate answers with JSON, at the handler timeout, a POST served at
-// once whose handlers still run (timedServe's late): complete once
-// flushed, with Connection: close, since a handler still holds the
-// request. (An event stream ends only once its handler returns: a POST
-// that may become one is served on a connection under a handler timeout.)
+// answerLate answers, at the handler timeout, a POST whose handlers still
+// run (timedServe's late). One served aside gets its reply on its answer,
+// which ends, and ServeHTTP returns; else the reply goes as JSON, complete
+// once flushed, with Connection: close, since a handler still holds the
+// request.
 func (p *postSink) answerLate(reply []byte) {
 	if len(reply) == 0 {
 		return // notifications: accepted once they return
+	}
+	if p.aside {
+		p.late = true
+		p.ps.sendReply(reply)
+		return
 	}
 	h := p.w.Header()
 	h.Set("Connection", "close")
@@ -502,11 +566,11 @@ func (p *postSink) answerLate(reply []byte) {
 
 // routeAtOnce routes the POST before its requests, e (or batch), are
 // served at once: the client's cancels find them, those not started yet
-// too (ids), and, in a session, the session's end cancels them all
-// (endSession), under any Convention. False: no route is left.
+// too (ids), and, in a session or served aside, the session's end cancels
+// them all (drop), under any Convention. False: no route is left.
 func (p *postSink) routeAtOnce(e *wire.Envelope, batch []wire.Envelope) bool {
 	ps := &postStream{client: p.client}
-	if p.sess != nil && p.srv.Convention == ConventionNone { // else each request's context is cancelled (endSession)
+	if (p.sess != nil || p.aside) && p.srv.Convention == ConventionNone { // else each request's context is cancelled (drop)
 		p.ctx.Context, ps.cancel = context.WithCancelCause(p.ctx.Context)
 	}
 	if p.srv.Convention != ConventionNone {
@@ -549,7 +613,7 @@ func (p *postSink) newAnswer(ps *postStream) *sse.Out {
 	es, out := p.h.sessions.PostStream(p.sess), sse.NewOut(p.w)
 	es.Open(out)
 	ps.Answer = streamable.Answer{Events: es, Reply: &p.ctx.pi, WithData: !p.stateless && p.r.Header.Get(versionHeader) >= mcp.Version2025,
-		Always: p.h.opts.SSE == SSEAlways, Requests: p.calls, Session: p.sess}
+		Always: p.h.opts.SSE == SSEAlways, Session: p.sess}
 	ps.Answer.Init(p.w)
 	p.answered, p.lent = true, true
 	return out
@@ -568,8 +632,8 @@ func (c *metaContext) open() *Conn {
 	switch {
 	case p == nil || !p.acceptsSSE: // a client that takes no event stream has no connection
 		return nil
-	case p.conn != nil || p.ps != nil && p.ps.Events != nil:
-		return p.conn // opened before (nil: Shutdown had begun)
+	case p.conn != nil || p.noConn:
+		return p.conn // opened before
 	}
 	ps := p.ps
 	if ps == nil {
@@ -577,18 +641,22 @@ func (c *metaContext) open() *Conn {
 			return nil
 		}
 	}
-	out := p.newAnswer(ps)
+	var out *sse.Out // the POST's answer, unless it has one (serveAside)
+	if ps.Events == nil {
+		out = p.newAnswer(ps)
+	}
 	conn := newConnContext(detached{c}, ps, p.srv, nil)
 	if p.h.opening != nil {
 		p.h.opening(conn)
 	}
 	if !conn.begin() { // Shutdown found it idle: the handler reaches no client, its reply goes as JSON (the POST, counted, is answered first)
 		conn.Close()
+		p.noConn = true
 		return nil
 	}
 	conn.seq.Store(ps.key << 32) // our calls' ids name the route (streamable.Route)
 	p.conn = conn
-	if p.h.opts.KeepAlive > 0 {
+	if out != nil && p.h.opts.KeepAlive > 0 {
 		es, ctx, held := ps.Events, p.r.Context(), make(chan struct{})
 		p.held = held
 		connrt.Go(func() { es.Hold(ctx, out, ps.Closed()); close(held) }) // the keep-alives
@@ -645,41 +713,6 @@ func (c *metaContext) startRequest(ctx context.Context, id ID, params []byte) *c
 	return r
 }
 
-// serveStream serves e (or batch) on a connection of the POST's own, whose
-// reply ends the answer: in a session that keeps events, a client that
-// goes away once the events have begun does not cancel the call, nor does
-// CloseEventStream: the POST returns, and the call's events are stored for
-// a GET with Last-Event-ID to resume.
-func (p *postSink) serveStream(e *wire.Envelope, batch []wire.Envelope) {
-	h, sess, ctx := p.h, p.sess, p.ctx
-	ps := &postStream{client: p.client}
-	out := p.newAnswer(ps)
-	es := ps.Events
-	if es.Shared != nil {
-		es.Shared.Head = streamable.Head(p.data, e, batch) // the calls a Follow answers if this instance dies
-	}
-	ps.Inbox.Init(sess.SessionID())
-	// end cancels the calls; where events are kept, they outlive a dropped connection.
-	conn := newConnContext(detached{ctx}, ps, h.srv, nil)
-	ps.conn = conn // before it is routed: cancel reads it
-	key, ok := h.routes.Add(ps)
-	end := func() { conn.Close(); h.routes.Remove(key); sess.CloseStream(es) } // handlers still running are cancelled
-	if !ok {
-		end()
-		p.tooManyStreams()
-		return
-	}
-	// Our calls to this client get ids whose high bits name this POST, so
-	// that the client's answers, POSTed separately, find their way back.
-	conn.seq.Store(key << 32)
-	conn.serveDispatched(p.data, e, batch)
-	es.Hold(ctx, out, ps.Closed())
-	// The response may have gone (the client, a failed write, a resumed
-	// stream taking over, CloseEventStream) while the call goes on, into
-	// the store: the POST returns all the same.
-	ps.Finally(ps.Closed(), end)
-}
-
 // CloseEventStream ends the response carrying the events of the Streamable
 // HTTP POST whose request ctx serves (the POST's, or a GET's that resumed
 // them) before its reply, as MCP's SSE polling does: the call goes on, and
@@ -688,18 +721,20 @@ func (p *postSink) serveStream(e *wire.Envelope, batch []wire.Envelope) {
 // false, doing nothing, where nothing would resume: no session or event
 // store, a client that takes no event stream, the reply sent.
 func CloseEventStream(ctx context.Context) bool {
-	t, ok := ctx.Value(connKey{}).(*task) // served at once, a POST keeps no events: nothing would resume
+	c, ok := ctx.Value(connKey{}).(*metaContext)
 	if !ok {
 		return false
 	}
-	ps, ok := t.conn.ch.(*postStream)
-	return ok && ps.EndResponse()
+	c.mu.Lock()
+	p := c.post
+	c.mu.Unlock()
+	return p != nil && p.aside && p.ps.EndResponse() // served on ServeHTTP's goroutine, a POST keeps no events: nothing would resume
 }
 
 // cancel routes a cancel from client to the POST serving its request id.
 func (h *streamableHandler) cancel(client string, id ID) {
 	for _, t := range h.routes.All() {
-		if ps, ok := t.(*postStream); ok && ps.client == client && ps.cancelIncoming(id, h.srv.Convention == ConventionMCP) {
+		if ps, ok := t.(*postStream); ok && ps.client == client && ps.cancelIncoming(id) {
 			return
 		}
 	}
@@ -707,50 +742,41 @@ func (h *streamableHandler) cancel(client string, id ID) {
 
 // cancelIncoming cancels request id of the POST c belongs to, served at
 // once and routed (see postStream.cancelIncoming); false where it is not.
-func (c *metaContext) cancelIncoming(id ID, unanswered bool) bool {
+func (c *metaContext) cancelIncoming(id ID) bool {
 	c.mu.Lock()
 	var ps *postStream
 	if c.post != nil {
 		ps = c.post.ps
 	}
 	c.mu.Unlock()
-	return ps != nil && ps.cancelIncoming(id, unanswered)
+	return ps != nil && ps.cancelIncoming(id)
 }
 
-// cancelIncoming cancels the POST's request id if it is being served; it
-// reports whether that cancelled it. One served on the POST's connection
-// goes unanswered at once when unanswered is set (MCP: Answer.Cancelled);
-// one served at once, when its handler returns (answer).
-func (ps *postStream) cancelIncoming(id ID, unanswered bool) bool {
-	if ps.conn == nil {
-		k := id.key()
-		ps.mu.Lock()
-		r := ps.inflight.get(k)
-		early := r == nil && !ps.cancelled[k] && ps.ids.has(k) // not started yet: it starts cancelled (startRequest)
-		if early {
-			if ps.cancelled == nil {
-				ps.cancelled = make(map[string]bool)
-			}
-			ps.cancelled[k] = true
+// cancelIncoming cancels the POST's request id if it is being served, or
+// makes it start cancelled if it is not yet; it reports whether that
+// cancelled it. The request goes unanswered, under MCP, when its handler
+// returns (answer).
+func (ps *postStream) cancelIncoming(id ID) bool {
+	k := id.key()
+	ps.mu.Lock()
+	r := ps.inflight.get(k)
+	early := r == nil && !ps.cancelled[k] && ps.ids.has(k) // not started yet: it starts cancelled (startRequest)
+	if early {
+		if ps.cancelled == nil {
+			ps.cancelled = make(map[string]bool)
 		}
-		ps.mu.Unlock()
-		return early || r.cancelByPeer()
+		ps.cancelled[k] = true
 	}
-	if !ps.conn.cancelIncoming(id) {
-		return false
-	}
-	if unanswered {
-		ps.Cancelled()
-	}
-	return true
+	ps.mu.Unlock()
+	return early || r.cancelByPeer()
 }
 
-// endSession shuts the POST's channel and cancels its requests served at
-// once (its session has ended: endPOSTs). Its connection's close does not
-// (the Channel's Close is Inbox's): one opened for a handler served at
-// once that Shutdown closes before it begins leaves the POST's requests,
-// accepted, to be answered (open).
-func (ps *postStream) endSession() {
+// drop shuts the POST's channel and cancels its requests: its session has
+// ended (endPOSTs), or its client went away where nothing resumes
+// (serveAside). Its connection's close does not (the Channel's Close is
+// Inbox's): one opened for a handler that Shutdown closes before it begins
+// leaves the POST's requests, accepted, to be answered (open).
+func (ps *postStream) drop() {
 	ps.Shut()
 	if ps.cancel != nil {
 		ps.cancel(ErrClosed) // every request of a session's POST, under any Convention
@@ -773,7 +799,7 @@ func (ps *postStream) endRequest(id ID) (cancelled bool) {
 func (h *streamableHandler) endPOSTs(session string) {
 	for _, t := range h.routes.All() {
 		if ps, ok := t.(*postStream); ok && ps.SessionID() == session {
-			ps.endSession()
+			ps.drop()
 		}
 	}
 }
@@ -826,14 +852,13 @@ func (c *sessionChannel) Close() error {
 
 // postStream is the Channel of one POST's connection: it receives the
 // client's answers to its calls, POSTed and routed to it by id, and writes
-// to the POST's answer. A POST served at once keeps its requests' contexts
-// in inflight (cancel); one served on its connection (conn), there.
+// to the POST's answer. It keeps the POST's requests' contexts in
+// inflight, for the client's cancels (cancel).
 type postStream struct {
 	streamable.Answer
 	client           string                  // see streamable.ClientKey
-	conn             *Conn                   // the connection serving the POST's requests (nil: served at once)
 	key              uint64                  // its route (0: none)
-	cancel           context.CancelCauseFunc // cancels the context of a session's POST served at once under no Convention (nil: none)
+	cancel           context.CancelCauseFunc // cancels the context of a session's POST (or one served aside) under no Convention (nil: none)
 	streamable.Inbox                         // the channel's receiving side
 
 	mu        sync.Mutex

@@ -207,8 +207,15 @@ func testResumeEndToEnd(t *testing.T, store state.EventStore) {
 }
 
 // Subscriptions over Streamable HTTP with sessions: the subscription
-// belongs to the session; its events come on the GET stream.
+// belongs to the session; its events come on the GET stream, whether the
+// session keeps events (its POSTs served aside) or not (served at once).
 func TestStreamableHTTPSubscription(t *testing.T) {
+	for _, storeSize := range []int{0, -1} {
+		t.Run(fmt.Sprintf("EventStoreSize=%d", storeSize), func(t *testing.T) { testStreamableHTTPSubscription(t, storeSize) })
+	}
+}
+
+func testStreamableHTTPSubscription(t *testing.T, storeSize int) {
 	mux := jsonrpc.NewMux()
 	jsonrpc.Register(mux, "initialize", func(context.Context, map[string]any) (string, error) { return "ready", nil })
 	subs := jsonrpc.NewSubscriptions(mux, jsonrpc.SubscriptionsOptions{Namespace: "t"})
@@ -222,7 +229,7 @@ func TestStreamableHTTPSubscription(t *testing.T) {
 		return nil
 	})
 	srv := &jsonrpc.Server{Handler: mux}
-	hs := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{Sessions: true}))
+	hs := httptest.NewServer(srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{Sessions: true, EventStoreSize: storeSize}))
 	t.Cleanup(hs.Close)
 	c, err := jsonrpc.DialStreamableHTTP(context.Background(), hs.URL)
 	if err != nil {

@@ -33,19 +33,16 @@ type Answer struct {
 	Reply    Replier     // the reply's headers and JSON body
 	WithData bool        // the client takes MCP 2025-11-25's priming event
 	Always   bool        // an event stream from the start (SSEAlways)
-	Requests int         // the requests of the POST (see Cancelled)
 	Session  *Session    // the POST's session (nil: none), whose Commit the reply passes
 
 	w        http.ResponseWriter
 	mu       sync.Mutex
-	sse      bool          // the response is an event stream
-	finished bool          // the reply has been written
-	done     chan struct{} // closed then (or once every request is cancelled)
-	dropped  int           // requests cancelled by the client (MCP: no answer)
+	sse      bool // the response is an event stream
+	finished bool // the reply has been written, or the answer let go (LetGo)
 }
 
 // Init makes a the answer written to w.
-func (a *Answer) Init(w http.ResponseWriter) { a.w, a.done = w, make(chan struct{}) }
+func (a *Answer) Init(w http.ResponseWriter) { a.w = w }
 
 // Write writes msg: the reply to the POST's message (reply true), which
 // ends the answer, or a call or notification to the client, which goes as
@@ -82,27 +79,12 @@ func (a *Answer) Write(msg []byte, reply bool) error {
 	return err
 }
 
-// Cancelled counts a request of the POST that the client cancelled under
-// MCP's convention, where it gets no answer: once every request of the POST
-// is cancelled, the answer ends without a response (an event stream with
-// no event when nothing was sent yet).
-func (a *Answer) Cancelled() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.dropped++; a.dropped >= a.Requests {
-		a.unanswered()
-	}
-}
-
-// Unanswered ends the answer without a response, as Cancelled does once
-// every request is cancelled.
+// Unanswered ends the answer without a response (MCP: every request of
+// the POST was cancelled): an event stream with no event when nothing was
+// sent yet.
 func (a *Answer) Unanswered() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.unanswered()
-}
-
-func (a *Answer) unanswered() {
 	if a.finished {
 		return
 	}
@@ -133,29 +115,23 @@ func (a *Answer) EndResponse() bool {
 // finish marks the reply written and ends the answer (a.mu held).
 func (a *Answer) finish() {
 	a.finished = true
-	close(a.done)
 	a.Events.End()
 }
 
-// Finally runs end once the answer is over: at once, unless its response
-// went away while the call goes on into the event store (an event stream
-// that keeps its events, not finished), then on a goroutine of its own once
-// the reply is written or stop is closed.
-func (a *Answer) Finally(stop <-chan struct{}, end func()) {
+// LetGo lets the answer's HTTP response go, once its stream's Hold has
+// returned, while the POST's requests may still be served. The call goes
+// on into the event store when the answer can be resumed (an event stream
+// that keeps its events); else the answer ends unwritten and LetGo reports
+// true: its reply can reach the client no more. Nothing writes to the
+// response after LetGo.
+func (a *Answer) LetGo() (cut bool) {
 	a.mu.Lock()
-	resumable := a.sse && !a.finished && a.Events.Keeps()
-	a.mu.Unlock()
-	if !resumable {
-		end()
-		return
+	defer a.mu.Unlock()
+	if a.finished || a.sse && a.Events.Keeps() {
+		return false
 	}
-	go func() {
-		select {
-		case <-a.done:
-		case <-stop:
-		}
-		end()
-	}()
+	a.finish()
+	return true
 }
 
 // startEvents makes the answer an event stream (a.mu held).

@@ -194,11 +194,15 @@ func (replier) WriteJSON(w http.ResponseWriter, msg []byte) error {
 
 func TestAnswer(t *testing.T) {
 	var header replier
+	newAnswer := func(w http.ResponseWriter, events *sse.Stream) *Answer {
+		a := &Answer{Events: events, Reply: header}
+		a.Init(w)
+		a.Events.Open(sse.NewOut(w))
+		return a
+	}
 	// A reply alone is one JSON body.
 	w := httptest.NewRecorder()
-	a := &Answer{Events: &sse.Stream{}, Reply: header, Requests: 1}
-	a.Init(w)
-	a.Events.Open(sse.NewOut(w))
+	a := newAnswer(w, &sse.Stream{})
 	if err := a.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":1}`), true); err != nil {
 		t.Fatal(err)
 	}
@@ -208,16 +212,12 @@ func TestAnswer(t *testing.T) {
 	if err := a.Write([]byte(`{}`), true); !errors.Is(err, sse.ErrEnded) {
 		t.Fatalf("a second reply: %v", err)
 	}
-	select {
-	case <-a.done:
-	default:
-		t.Fatal("not done after the reply")
+	if a.LetGo() {
+		t.Fatal("LetGo cut an answer already finished")
 	}
 	// A notification first makes it an event stream.
 	w = httptest.NewRecorder()
-	a = &Answer{Events: &sse.Stream{}, Reply: header, Requests: 1}
-	a.Init(w)
-	a.Events.Open(sse.NewOut(w))
+	a = newAnswer(w, &sse.Stream{})
 	if err := a.Write([]byte(`{"jsonrpc":"2.0","method":"n"}`), false); err != nil {
 		t.Fatal(err)
 	}
@@ -227,21 +227,39 @@ func TestAnswer(t *testing.T) {
 	if ct := w.Header().Get("Content-Type"); ct != sse.ContentType || strings.Count(w.Body.String(), "event: message") != 2 {
 		t.Fatalf("event stream: %s %q", ct, w.Body)
 	}
-	// Every request cancelled: the answer ends with no response.
+	// Unanswered (every request cancelled): the answer ends with no response.
 	w = httptest.NewRecorder()
-	a = &Answer{Events: &sse.Stream{}, Reply: header, Requests: 2}
-	a.Init(w)
-	a.Events.Open(sse.NewOut(w))
-	a.Cancelled()
-	select {
-	case <-a.done:
-		t.Fatal("done with one request of two cancelled")
-	default:
+	a = newAnswer(w, &sse.Stream{})
+	a.Unanswered()
+	if ct := w.Header().Get("Content-Type"); ct != sse.ContentType || strings.Contains(w.Body.String(), "event: message") {
+		t.Fatalf("an unanswered answer: %s %q", ct, w.Body)
 	}
-	a.Cancelled()
-	<-a.done
-	if strings.Contains(w.Body.String(), "event: message") {
-		t.Fatalf("a cancelled answer carried %q", w.Body)
+	if err := a.Write([]byte(`{}`), true); !errors.Is(err, sse.ErrEnded) {
+		t.Fatalf("a reply after Unanswered: %v", err)
+	}
+	// Let go before its reply, a JSON answer is cut: nothing more is written.
+	w = httptest.NewRecorder()
+	a = newAnswer(w, &sse.Stream{})
+	if !a.LetGo() {
+		t.Fatal("LetGo did not cut a JSON answer")
+	}
+	if err := a.Write([]byte(`{"jsonrpc":"2.0","method":"n"}`), false); !errors.Is(err, sse.ErrEnded) || w.Body.Len() != 0 || len(w.Header()) != 0 {
+		t.Fatalf("a write after LetGo: %v, %q %v", err, w.Body, w.Header())
+	}
+	// An event stream that keeps its events goes on into the store.
+	w = httptest.NewRecorder()
+	store := sse.NewStore(8, 1<<10)
+	a = newAnswer(w, &sse.Stream{Store: store, Num: 1})
+	if err := a.Write([]byte(`{"jsonrpc":"2.0","method":"n"}`), false); err != nil {
+		t.Fatal(err)
+	}
+	a.Events.Detach()
+	sent := w.Body.Len()
+	if a.LetGo() {
+		t.Fatal("LetGo cut an answer that keeps its events")
+	}
+	if err := a.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":1}`), true); err != nil || w.Body.Len() != sent {
+		t.Fatalf("the reply after LetGo: %v, %d bytes written after", err, w.Body.Len()-sent)
 	}
 }
 
