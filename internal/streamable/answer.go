@@ -167,8 +167,11 @@ func (b *Inbox) SessionID() string { return b.session }
 func (b *Inbox) chans() (chan []byte, chan struct{}) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.in == nil && !b.shut {
+		b.in = make(chan []byte, 4)
+	}
 	if b.closed == nil {
-		b.in, b.closed = make(chan []byte, 4), make(chan struct{})
+		b.closed = make(chan struct{})
 	}
 	return b.in, b.closed
 }
@@ -215,8 +218,12 @@ func (b *Inbox) Close() error { b.Shut(); return nil }
 
 // Closed is closed once the inbox is shut.
 func (b *Inbox) Closed() <-chan struct{} {
-	_, closed := b.chans()
-	return closed
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed == nil {
+		b.closed = make(chan struct{})
+	}
+	return b.closed
 }
 
 // maxRoutes bounds the keys of live routes: the high bits of our call ids.
