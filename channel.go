@@ -103,28 +103,12 @@ func (o *orderedSender) SendQueued(msg []byte, queued func()) error {
 		o.cond.Wait()
 	}
 	o.mu.Unlock()
-	err := sendReply(o.ch, msg)
+	err := o.ch.Send(msg)
 	o.mu.Lock()
 	o.turn++
 	o.cond.Broadcast()
 	o.mu.Unlock()
 	return err
-}
-
-// replySender is a [Channel] that carries the answer to one message of the
-// peer (a Streamable HTTP POST's): the reply, which a [Conn] sends with
-// sendReply (all else with Send), ends the answer, so the channel need not
-// scan what it sends. Its connection lives as long as the call (callScoped).
-type replySender interface {
-	sendReply(msg []byte) error
-}
-
-// sendReply sends the reply msg on ch.
-func sendReply(ch Channel, msg []byte) error {
-	if rs, ok := ch.(replySender); ok {
-		return rs.sendReply(msg)
-	}
-	return ch.Send(msg)
 }
 
 // SessionConn returns a connection to the client of ctx's request that
@@ -140,17 +124,7 @@ func SessionConn(ctx context.Context) *Conn {
 		c, _ := ss.Conn(ctx).(*Conn)
 		return c
 	}
-	if c := connFromContext(ctx); c != nil && !c.callScoped() {
-		return c
-	}
-	return nil
-}
-
-// callScoped reports whether the connection lives only as long as one
-// call (its Channel is a replySender).
-func (c *Conn) callScoped() bool {
-	_, ok := c.ch.(replySender)
-	return ok
+	return connFromContext(ctx)
 }
 
 // sessionKey keys, in a request's context, the session it belongs to on a

@@ -558,7 +558,7 @@ func (s *inflightSet) each(f func(*callCtx)) {
 
 // sendReply writes a reply at once, not queued behind the running
 // handlers' (see Conn.run); a failure to write ends the connection.
-func (c *Conn) sendReply(msg []byte) { c.sent(sendReply(c.ch, msg)) }
+func (c *Conn) sendReply(msg []byte) { c.sent(c.ch.Send(msg)) }
 
 func (c *Conn) sent(err error) {
 	if err != nil {

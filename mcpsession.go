@@ -26,10 +26,7 @@ func mcpSession(ctx context.Context) (*streamable.Session, *Conn) {
 	if ss, ok := ctx.Value(sessionKey{}).(*streamable.Session); ok {
 		return ss, nil
 	}
-	if c := connFromContext(ctx); c != nil && !c.callScoped() {
-		return nil, c
-	}
-	return nil, nil
+	return nil, connFromContext(ctx)
 }
 
 // rememberMCPClient records the capabilities of an initialize request's
