@@ -180,7 +180,8 @@ func closedEarly(err error) bool {
 			return true
 		}
 	}
-	return strings.Contains(err.Error(), "http2: client conn could not be established")
+	msg := err.Error() // net/http's HTTP/2 client: closed before or as the request went
+	return strings.Contains(msg, "http2: client conn could not be established") || strings.Contains(msg, "http2: client conn is closed")
 }
 
 // overTLS reports whether the target is reached over TLS.

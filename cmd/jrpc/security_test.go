@@ -8,10 +8,13 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -192,5 +195,25 @@ func TestServeOAuthBearer(t *testing.T) {
 	out, err := exec.Command(bin, "serve", "--auth-jwks", jwksFile, "-l", "http://127.0.0.1:0/").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "--auth-issuer") {
 		t.Errorf("without --auth-issuer: %v %s", err, out)
+	}
+}
+
+// With TLS 1.3 a client whose certificate the server wants learns it on its
+// first write or read: net/http's HTTP/2 client may report only that its
+// connection closed, which still gets the client certificate's hint.
+func TestClientCertFailureClosedEarly(t *testing.T) {
+	u, _ := url.Parse("https://example.test/")
+	tg := &target{url: u}
+	for _, err := range []error{
+		io.EOF,
+		fmt.Errorf("Post %q: %w", u, errors.New("http2: client conn is closed")),
+		fmt.Errorf("Post %q: %w", u, errors.New("http2: client conn could not be established")),
+	} {
+		if got := tg.clientCertFailure(err); got == nil || !strings.Contains(got.Error(), "client certificate") {
+			t.Errorf("%v: %v", err, got)
+		}
+	}
+	if got := tg.clientCertFailure(errors.New("connection refused")); got != nil {
+		t.Errorf("a refused connection: %v", got)
 	}
 }
