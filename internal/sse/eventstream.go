@@ -288,10 +288,12 @@ func (es *Stream) Hold(ctx context.Context, o *Out, stop <-chan struct{}) (gone 
 	if es.Shared != nil {
 		return es.holdShared(ctx, o, stop)
 	}
+	var t *time.Timer
 	var tick <-chan time.Time
 	if es.KeepAlive > 0 {
-		t := time.NewTicker(es.KeepAlive)
-		defer t.Stop()
+		t = keepAlives.Get().(*time.Timer)
+		t.Reset(es.KeepAlive)
+		defer func() { t.Stop(); keepAlives.Put(t) }()
 		tick = t.C
 	}
 	for {
@@ -308,9 +310,19 @@ func (es *Stream) Hold(ctx context.Context, o *Out, stop <-chan struct{}) (gone 
 			es.mu.Unlock()
 		case <-tick:
 			es.keepAlive(o)
+			t.Reset(es.KeepAlive)
 		}
 	}
 }
+
+// keepAlives recycles Hold's keep-alive timers: most responses held end
+// before their first tick (a stale tick, where the program asks for Go
+// 1.22's timers, only checks for idleness early).
+var keepAlives = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}}
 
 // ContentType is the media type of an event stream.
 const ContentType = "text/event-stream"
