@@ -205,12 +205,17 @@ func TestStreamableAtOnceIDsVerbatim(t *testing.T) {
 }
 
 // A client that goes away cancels the context of its request served at
-// once, whether its handler opened the event stream or not.
+// once, whether its handler opened the event stream or not, on ServeHTTP's
+// goroutine or aside (under a handler timeout, with no events kept to
+// resume from): context.Canceled, or ErrClosed once the answer is let go.
 func TestStreamableAtOnceClientGone(t *testing.T) {
-	for _, open := range []bool{false, true} {
-		t.Run(fmt.Sprint("open=", open), func(t *testing.T) {
-			mux, started, cancelled := waitMux(open)
-			_, url := lazyServer(t, &Server{Handler: mux}, StreamableHTTPOptions{})
+	for _, tc := range []struct {
+		open  bool
+		timed time.Duration
+	}{{false, 0}, {true, 0}, {false, time.Minute}, {true, time.Minute}} {
+		t.Run(fmt.Sprint("open=", tc.open, "/timeout=", tc.timed), func(t *testing.T) {
+			mux, started, cancelled := waitMux(tc.open)
+			_, url := lazyServer(t, &Server{Handler: mux, HandlerTimeout: tc.timed}, StreamableHTTPOptions{})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"wait"}`))
@@ -227,7 +232,7 @@ func TestStreamableAtOnceClientGone(t *testing.T) {
 			}()
 			<-started
 			cancel()
-			if err := <-cancelled; !errors.Is(err, context.Canceled) {
+			if err := <-cancelled; !errors.Is(err, context.Canceled) && !errors.Is(err, ErrClosed) {
 				t.Errorf("the handler's context ended with %v", err)
 			}
 			if err := <-errc; err == nil {
