@@ -248,7 +248,7 @@ func (h *streamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // stream says the answer may become an event stream (open).
 func (p *postSink) serveAtOnce(e *wire.Envelope, batch []wire.Envelope, stream bool) {
 	if stream {
-		p.lent = true // as when served on a connection: a handler may hand its request on (an MCP task keeps its context, whose _meta is in the body)
+		p.lent = true // as when served aside: a handler may hand its request on (an MCP task keeps its context, whose _meta is in the body)
 	}
 	routed := p.calls > 0 && (p.srv.Convention != ConventionNone || p.sess != nil)
 	if routed && !p.routeAtOnce(e, batch) { // the client's cancels find the requests (cancel), and the session's end (endPOSTs)

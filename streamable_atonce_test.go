@@ -347,8 +347,8 @@ func TestStreamableAtOnceShutdown(t *testing.T) {
 }
 
 // A cancel reaches a request of a batch served at once that has not
-// started yet (MaxConcurrency 1: it waits for the one before it), as on a
-// POST's connection: it starts cancelled, and goes unanswered under MCP,
+// started yet (MaxConcurrency 1: it waits for the one before it): it
+// starts cancelled, and goes unanswered under MCP,
 // is answered -32800 under LSP.
 func TestStreamableAtOnceCancelQueued(t *testing.T) {
 	for _, tc := range []struct {
@@ -574,7 +574,7 @@ func TestStreamableAtOnceCancelJSONOnly(t *testing.T) {
 
 // A cancel in the same batch as the request it names reaches it, served
 // at once (under a handler timeout too, for a client that takes JSON
-// only) as on the POST's connection (under a handler timeout): before the
+// only, and aside, for one that takes event streams): before the
 // request, it starts cancelled; after it, it cancels it while it runs (the
 // batch's later elements are served beside a slow one). MCP leaves it
 // unanswered (202 for a client that takes JSON only), LSP answers -32800.
@@ -634,8 +634,8 @@ func TestStreamableAtOnceCancelInBatch(t *testing.T) {
 
 // With no route left, a POST whose requests would be routed (under a
 // Convention, or in a session) gets 503 with Retry-After before any of its
-// handlers runs, served at once as on its own connection (under a handler
-// timeout); once a route is free, it is served. One that needs no route
+// handlers runs, served on ServeHTTP's goroutine or aside (under a
+// handler timeout); once a route is free, it is served. One that needs no route
 // is served, its handler finding no client to reach (ErrNoConnection).
 func TestStreamableAtOnceRoutesFull(t *testing.T) {
 	for _, tc := range []struct {
