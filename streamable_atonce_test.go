@@ -585,7 +585,7 @@ func TestStreamableAtOnceCancelInBatch(t *testing.T) {
 		call      = `{"jsonrpc":"2.0","id":"b","method":"rec"}`
 		lspAnswer = `[{"jsonrpc":"2.0","id":"b","error":{"code":-32800,"message":"request cancelled"}}]`
 	)
-	for _, path := range []string{"at once", "JSON only", "connection"} {
+	for _, path := range []string{"at once", "JSON only", "aside"} {
 		for _, tc := range []struct {
 			name, batch, answer string
 			cv                  Convention
@@ -647,7 +647,7 @@ func TestStreamableAtOnceRoutesFull(t *testing.T) {
 	}{
 		{"MCP", ConventionMCP, false, 0, http.StatusServiceUnavailable},
 		{"session", ConventionNone, true, 0, http.StatusServiceUnavailable},
-		{"connection", ConventionNone, false, time.Minute, http.StatusServiceUnavailable},
+		{"aside", ConventionNone, false, time.Minute, http.StatusServiceUnavailable},
 		{"not routed", ConventionNone, false, 0, http.StatusOK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
