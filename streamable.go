@@ -145,9 +145,10 @@ const versionHeader = mcp.VersionHeader
 // as an event stream (see SSEPolicy), each event "event: message" with one
 // JSON-RPC message as its data. Limits, origin checks (403) and body
 // limits (413) are those of ServeHTTP. A POST whose requests must be
-// routed (under a Convention, in a session, or served on a connection of
-// its own) gets 503 with Retry-After: 1, none of them served, while 2^31-1
-// POSTs and session connections are routed.
+// routed (under a Convention, in a session, or under a handler timeout
+// with a client that takes event streams) gets 503 with Retry-After: 1,
+// none of them served, while 2^31-1 POSTs and session connections are
+// routed.
 //
 // With Sessions, GET (Accept: text/event-stream, else 406) opens the
 // session's one standalone stream (a new GET takes it over): it carries

@@ -301,8 +301,8 @@ type Target interface {
 // elements, scanned) to the connections whose calls they answer, by
 // the route key in the high 32 bits of the call id: only a connection of
 // the same session gets them. A message that also holds requests or
-// notifications (mixed) is served by its own POST's connection, and only
-// there: each of its responses is routed as a message of its own.
+// notifications (mixed) has those served by its own POST: each of its
+// responses is routed as a message of its own.
 func Route(r *Routes, data []byte, elems []wire.Envelope, session string, mixed bool) {
 	seen := map[Target]bool{}
 	for i := range elems {
