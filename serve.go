@@ -327,7 +327,7 @@ func (s *Server) listenHTTP(l *Listener, u *url.URL, cfg *listenConfig) error {
 	if err != nil {
 		return err
 	}
-	nl, err := net.Listen("tcp", u.Host)
+	nl, err := httpx.Listen(u.Host)
 	if err != nil {
 		return err
 	}

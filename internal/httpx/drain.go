@@ -19,8 +19,9 @@ import (
 //     already completed are accepted and served. A plain close would reset
 //     them after their clients had sent a request, which a proxy cannot
 //     resend; a connect that comes later is refused, which it can. On Linux
-//     the last accept and the end of listening are two system calls in a
-//     row, so almost nothing completes in between; elsewhere the listener
+//     the listener first stops answering connects (a socket filter), then
+//     the handshakes under way complete, then the last accept and the end
+//     of listening are two system calls in a row; elsewhere the listener
 //     is simply closed.
 //  3. Every accepted connection is served until it closes (one silent for
 //     longer than drainSilentConn does not count), and only then does
@@ -29,6 +30,15 @@ const (
 	drainSilentConn = 5 * time.Second // like net/http: a new connection silent this long is idle
 	drainPoll       = 5 * time.Millisecond
 )
+
+// Listen listens on a TCP address for an HTTP server. It asks for plain
+// TCP, not Go's default Multipath TCP: an MPTCP socket takes no socket
+// filter, so its drain could not stop answering connects first (step 2).
+func Listen(addr string) (net.Listener, error) {
+	var lc net.ListenConfig
+	lc.SetMultipathTCP(false)
+	return lc.Listen(context.Background(), "tcp", addr)
+}
 
 // drainListener hands out, once stop is called, the connections the kernel
 // had queued, then reports net.ErrClosed.

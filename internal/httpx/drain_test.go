@@ -11,7 +11,7 @@ import (
 // On Linux, connections the kernel completed before stop are handed out by
 // Accept, not reset by a close, and a connect after stop is refused.
 func TestDrainListenerServesQueuedConnections(t *testing.T) {
-	nl, err := net.Listen("tcp", "127.0.0.1:0")
+	nl, err := Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
