@@ -36,6 +36,8 @@ type Process struct {
 	waitErr error         // why it exited, set before exited closes
 	once    sync.Once
 	sniff   outputSniffer
+	outEnd  chan struct{} // closed once Read has reached the end of the output
+	endOnce sync.Once
 }
 
 // StartCommand starts the command name with args. The process is reaped as soon
@@ -65,7 +67,7 @@ func StartCommand(name string, args []string, o CommandOptions) (*Process, error
 	}
 	childOut.Close() // the child has its copy; ours would hide its EOF
 	p := &Process{cmd: cmd, stdin: stdin, stdout: stdout, grace: o.Grace, closed: o.Closed, exited: make(chan struct{}),
-		sniff: outputSniffer{command: name, framing: o.Framing, logger: o.Logger}}
+		sniff: outputSniffer{command: name, framing: o.Framing, logger: o.Logger}, outEnd: make(chan struct{})}
 	go func() {
 		p.waitErr = p.cmd.Wait()
 		close(p.exited)
@@ -82,6 +84,7 @@ func (p *Process) Read(b []byte) (int, error) {
 		// The command closed its output: it has exited or is about to.
 		// Report a failed exit rather than a plain end of input, and
 		// output that was not JSON-RPC.
+		p.endOnce.Do(func() { close(p.outEnd) })
 		notRPC := p.sniff.atEnd(false)
 		select {
 		case <-p.exited:
@@ -100,17 +103,24 @@ func (p *Process) Read(b []byte) (int, error) {
 // Write writes to the command's input. When the command has ended or
 // closed its input, the error matches CommandOptions.Closed and wraps the
 // write's (syscall.EPIPE, or os.ErrClosed once it was reaped), why it
-// exited and what it wrote if that was not JSON-RPC.
+// exited and what it wrote if that was not JSON-RPC (once its reader has
+// read the output to its end: a write may fail first).
 func (p *Process) Write(b []byte) (int, error) {
 	n, err := p.stdin.Write(b)
 	if err == nil {
 		return n, nil
 	}
 	gone, exitErr := "closed its input", error(nil)
+	wait := time.NewTimer(time.Second)
+	defer wait.Stop()
 	select {
 	case <-p.exited:
 		gone, exitErr = "ended", p.waitErr
-	case <-time.After(time.Second):
+		select {
+		case <-p.outEnd:
+		case <-wait.C:
+		}
+	case <-wait.C:
 	}
 	return n, errors.Join(fmt.Errorf("%w: command %s %s: %w", p.closed, p.cmd.Path, gone, err), exitErr, p.sniff.atEnd(true))
 }

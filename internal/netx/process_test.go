@@ -88,6 +88,34 @@ func TestProcessExitStatus(t *testing.T) {
 	}
 }
 
+// A write that fails because the command has ended names what it wrote
+// that was not JSON-RPC, even when the reader of its output has not read
+// it yet: the connection keeps the first error it sees, which may be the
+// write's.
+func TestProcessWriteAfterExitNamesOutput(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	p, err := StartCommand(sh, []string{"-c", "echo hello; exec 0<&-"}, CommandOptions{Stderr: io.Discard, Grace: 5 * time.Second, Framing: framing.Line, Logger: quiet, Closed: io.ErrClosedPipe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	<-p.exited
+	read := make(chan error, 1)
+	go func() {
+		time.Sleep(50 * time.Millisecond) // after the write has failed
+		_, err := io.Copy(io.Discard, p)
+		read <- err
+	}()
+	_, err = p.Write([]byte("{}\n"))
+	if !errors.Is(err, io.ErrClosedPipe) || !strings.Contains(err.Error(), `wrote "hello", which is not JSON`) {
+		t.Fatalf("Write after the exit: %v, want io.ErrClosedPipe and the output named", err)
+	}
+	<-read
+}
+
 // Close kills a command that outlives its grace period once its input is
 // closed, and returns only after it has been reaped.
 func TestProcessCloseKillsAfterGrace(t *testing.T) {
