@@ -56,8 +56,9 @@ func WithBackoff(min, max time.Duration) DialOption {
 }
 
 // WithOnReconnect calls f, on a goroutine of the reconnecting client, with
-// the cause when its connection drops and with nil once it is connected again.
-// It implies WithReconnect.
+// the cause when its connection drops and with nil once it is connected again;
+// calls made from f with nil go over the new connection. It implies
+// WithReconnect.
 func WithOnReconnect(f func(err error)) DialOption {
 	return func(c *dialConfig) {
 		WithReconnect()(c)

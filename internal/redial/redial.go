@@ -12,7 +12,7 @@ type Options[C comparable] struct {
 	Min, Max time.Duration // the first wait before a re-dial (> 0), and the cap of the doubling waits
 	// Notify, when set, is called on the Redialer's goroutine with the
 	// cause when a connection drops (Cause's), and with nil once the next
-	// one is dialled.
+	// one is dialled and Acquire returns it (so Notify may use it).
 	Notify func(err error)
 	// Done returns a channel closed once c has ended; Cause says why it
 	// ended (never nil); Close closes it.

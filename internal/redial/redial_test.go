@@ -3,6 +3,7 @@ package redial
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -48,10 +49,9 @@ func TestRedialReplaces(t *testing.T) {
 		next <- c
 		return c, nil
 	}
-	var mu sync.Mutex
-	var heard []error
+	heard := make(chan error, 4)
 	first := newFake(0)
-	r := Start(first, dial, options(func(err error) { mu.Lock(); heard = append(heard, err); mu.Unlock() }))
+	r := Start(first, dial, options(func(err error) { heard <- err }))
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -63,10 +63,22 @@ func TestRedialReplaces(t *testing.T) {
 	if err != nil || c != <-next || c.n != 3 {
 		t.Fatalf("Acquire after the drop: %v %v (%d dials)", c, err, dials.Load())
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(heard) != 2 || heard[0] == nil || heard[1] != nil {
-		t.Fatalf("Notify heard %v", heard)
+	// Notify hears the return after the connection is handed out (so that
+	// a callback may call on it), so wait for it.
+	for i, want := range []string{"dropped", ""} {
+		select {
+		case err := <-heard:
+			if got := fmt.Sprint(err); (want == "" && err != nil) || (want != "" && got != want) {
+				t.Fatalf("Notify %d heard %v, want %q", i, err, want)
+			}
+		case <-ctx.Done():
+			t.Fatalf("Notify %d not heard", i)
+		}
+	}
+	select {
+	case err := <-heard:
+		t.Fatalf("Notify heard more: %v", err)
+	default:
 	}
 }
 
