@@ -491,6 +491,9 @@ func (s *Scanner) Object(env *envSink) bool {
 	if !s.enter() {
 		return s.deepValue()
 	}
+	if s.names == nil {
+		s.names = make([]Name, 0, 16) // a fresh scanner's: one allocation, not one per doubling
+	}
 	base := len(s.names)
 	defer func() { s.names = s.names[:base] }()
 	var large map[string]struct{} // decoded names, once the object has many
