@@ -38,8 +38,11 @@ func TestLiveCapRemoveAndConnEnd(t *testing.T) {
 		t.Fatalf("Len after Remove = %d, want 2", n)
 	}
 	cancel()
+	// The connection's entry goes first, then its subscriptions end (the
+	// callback runs outside the lock): wait for both.
+	endedLen := func() int { mu.Lock(); defer mu.Unlock(); return len(ended) }
 	deadline := time.Now().Add(5 * time.Second)
-	for l.Len() != 1 && time.Now().Before(deadline) {
+	for (l.Len() != 1 || endedLen() == 0) && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	mu.Lock()
