@@ -3,11 +3,13 @@ package jsonrpc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -175,10 +177,26 @@ func TestReconnectAfterServerRestart(t *testing.T) {
 	defer cancel()
 	var events []error
 	eventsCh := make(chan error, 16)
-	c, err := jsonrpc.Dial(ctx, l.URL, jsonrpc.WithBackoff(5*time.Millisecond, 20*time.Millisecond), jsonrpc.WithOnReconnect(func(err error) { eventsCh <- err }))
+	// The callback told of the return calls over the new connection (as a
+	// client subscribing again would).
+	var client atomic.Value // jsonrpc.Client, once dialled
+	calledBack := make(chan error, 1)
+	onReconnect := func(err error) {
+		if err == nil {
+			var n float64
+			cerr := client.Load().(jsonrpc.Client).Call(ctx, "sum", []int{4, 5}, &n)
+			if cerr == nil && n != 9 {
+				cerr = fmt.Errorf("sum [4,5] = %v", n)
+			}
+			calledBack <- cerr
+		}
+		eventsCh <- err
+	}
+	c, err := jsonrpc.Dial(ctx, l.URL, jsonrpc.WithBackoff(5*time.Millisecond, 20*time.Millisecond), jsonrpc.WithOnReconnect(onReconnect))
 	if err != nil {
 		t.Fatal(err)
 	}
+	client.Store(c)
 	defer c.Close()
 	var n float64
 	if err := c.Call(ctx, "sum", []int{1, 2}, &n); err != nil || n != 3 {
@@ -203,5 +221,8 @@ func TestReconnectAfterServerRestart(t *testing.T) {
 	events = append(events, <-eventsCh)
 	if events[0] == nil || events[1] != nil {
 		t.Fatalf("reconnect notices: %v", events)
+	}
+	if err := <-calledBack; err != nil {
+		t.Fatalf("a call from the reconnect callback: %v", err)
 	}
 }
