@@ -17,7 +17,6 @@ import (
 var (
 	marshalOpts   = jsonv2.Deterministic(false)
 	UnmarshalOpts = jsonv2.RejectUnknownMembers(true)
-	lenientOpts   = jsonv2.RejectUnknownMembers(false)
 )
 
 // Marshal encodes v as JSON. A json.RawMessage is validated and used as is.
@@ -110,10 +109,7 @@ func UnmarshalResult(data []byte, v any, strict bool) error {
 			}
 		}
 	}
-	if strict {
-		return jsonv2.Unmarshal(data, v, UnmarshalOpts)
-	}
-	return jsonv2.Unmarshal(data, v, lenientOpts)
+	return jsonv2.Unmarshal(data, v, jsonv2.RejectUnknownMembers(strict))
 }
 
 // appendV2 appends v as v2 encodes it. A large value goes into a buffer
