@@ -303,10 +303,18 @@ func (s *Server) Listen(rawURL string, opts ...ListenOption) (*Listener, error) 
 			l.stop(s.stdioEnded(c.Err()))
 		}()
 	default:
-		if l, ok, err := s.listenRegistered(u); ok {
-			return l, err
+		t := registered(u.Scheme)
+		if t.listen == nil {
+			return nil, errors.New("jsonrpc: unsupported URL scheme " + u.Scheme + " in " + rawURL + " (want http, https, ws, wss, tcp, tls, unix or stdio" + orRegistered(func(t transport) bool { return t.listen != nil }) + ")")
 		}
-		return nil, errors.New("jsonrpc: unsupported URL scheme " + u.Scheme + " in " + rawURL + " (want http, https, ws, wss, tcp, tls, unix or stdio" + orRegistered(func(t transport) bool { return t.listen != nil }) + ")")
+		if s.life.Closing() {
+			return nil, ErrServerClosed
+		}
+		ep, err := t.listen(s, u)
+		if err != nil {
+			return nil, err
+		}
+		return s.ServeEndpoint(ep), nil
 	}
 	if err != nil {
 		return nil, err

@@ -108,23 +108,6 @@ func orRegistered(has func(transport) bool) string {
 	return strings.Join(names, "")
 }
 
-// listenRegistered starts u's registered transport on s; ok is false when
-// none is registered for its scheme.
-func (s *Server) listenRegistered(u *url.URL) (l *Listener, ok bool, err error) {
-	t := registered(u.Scheme)
-	if t.listen == nil {
-		return nil, false, nil
-	}
-	if s.life.Closing() {
-		return nil, true, ErrServerClosed
-	}
-	ep, err := t.listen(s, u)
-	if err != nil {
-		return nil, true, err
-	}
-	return s.ServeEndpoint(ep), true, nil
-}
-
 // ServeEndpoint ties an endpoint that a transport started for s (a
 // registered one, or one started with that transport's own API and
 // options) to s: Shutdown shuts it down with the others, and the Listener
