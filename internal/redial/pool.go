@@ -90,11 +90,8 @@ func (p *Pool[C]) setAsideLocked(ep *Endpoint[C], c C) {
 		go p.close(c)
 	}
 	ep.client, ep.down = none, true
-	if ep.probed {
-		return
-	}
-	if p.stop.Err() != nil {
-		return
+	if ep.probed || p.stop.Err() != nil {
+		return // probing already, or closed
 	}
 	ep.probed = true
 	p.wg.Add(1)
