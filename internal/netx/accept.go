@@ -11,7 +11,7 @@ import (
 // bound on how many are open at once.
 type Acceptor struct {
 	// Limit bounds the connections open at once; one accepted over it is
-	// closed at once, after Refused (if set) has seen it.
+	// closed at once, after Refused has seen it.
 	Limit int64
 	// Closing reports whether the server is shutting down: an Accept error
 	// then ends Run with ErrClosed.
@@ -19,7 +19,7 @@ type Acceptor struct {
 	// Serve serves nc; it calls done once the connection has ended. It runs
 	// on the accepting goroutine, so it must start its own goroutines.
 	Serve func(nc net.Conn, done func())
-	// Refused, when set, is told of a connection closed over Limit.
+	// Refused is told of a connection closed over Limit.
 	Refused func(nc net.Conn)
 }
 
@@ -55,9 +55,7 @@ func (a *Acceptor) Run(l net.Listener) error {
 		delay = 0
 		if open.Add(1) > a.Limit {
 			done()
-			if a.Refused != nil {
-				a.Refused(nc)
-			}
+			a.Refused(nc)
 			nc.Close()
 			continue
 		}
