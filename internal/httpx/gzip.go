@@ -116,11 +116,8 @@ func ReadBody(buf []byte, r io.Reader, declared, limit int64) ([]byte, error) {
 	}
 }
 
-// ErrUnsupportedEncoding is a Content-Encoding other than gzip or identity.
-var ErrUnsupportedEncoding = errors.New("unsupported Content-Encoding")
-
 // ContentEncoding reports how a body is encoded: gzip (true), identity
-// (false), or something else (an error matching ErrUnsupportedEncoding).
+// (false), or something else (an error saying so).
 func ContentEncoding(h http.Header) (gzipped bool, err error) {
 	ce := h["Content-Encoding"]
 	switch {
@@ -131,7 +128,7 @@ func ContentEncoding(h http.Header) (gzipped bool, err error) {
 	case len(ce) == 1 && (strings.EqualFold(ce[0], "identity") || ce[0] == ""):
 		return false, nil
 	}
-	return false, fmt.Errorf("%w %s: want gzip or none", ErrUnsupportedEncoding, strconv.Quote(strings.Join(ce, ", ")))
+	return false, errors.New("unsupported Content-Encoding " + strconv.Quote(strings.Join(ce, ", ")) + ": want gzip or none")
 }
 
 // Accepts reports whether an Accept-Encoding header admits gzip: it
