@@ -494,13 +494,8 @@ func (c *HTTPClient) readReply(resp *http.Response, into []byte, wantReply bool)
 // not 2xx, and the JSON-RPC error it may carry.
 func newHTTPError(resp *http.Response) *HTTPError {
 	b := httpx.ErrorBody(resp)
-	he := &HTTPError{StatusCode: resp.StatusCode, Header: resp.Header, Body: string(b)}
-	var sc wire.Scanner
-	var m wire.Message
-	if sc.Parse(b, DefaultMaxDepth, &m) == nil && !m.Batch && m.Elems[0].Kind == wire.KindResponse && m.Elems[0].ErrObj.Present() {
-		he.rpc, _ = parseErrorObject(m.Elems[0].ErrObj.Of(b))
-	}
-	return he
+	rpcErr, _ := notificationReply(b).(*Error) // the error of a single error response, read as a notification's reply is
+	return &HTTPError{StatusCode: resp.StatusCode, Header: resp.Header, Body: string(b), rpc: rpcErr}
 }
 
 func invalidHTTPResponse(what string, body []byte) error {
