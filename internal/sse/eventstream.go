@@ -172,7 +172,7 @@ func (es *Stream) Enqueue(msg []byte) error {
 	return nil
 }
 
-// flush writes the outbox to o while o is attached (es.mu held).
+// flushLocked writes the outbox to o while o is attached (es.mu held).
 func (es *Stream) flushLocked(o *Out) {
 	for len(es.queue) > 0 && es.out == o {
 		msg := es.queue[0]
@@ -205,11 +205,11 @@ var ErrStreamDone = errors.New("jsonrpc: the stream has ended and has no events 
 var ErrStreamGone = errors.New("jsonrpc: the events after Last-Event-ID are no longer stored (StreamableHTTPOptions.EventStoreSize, or the EventStore's Limits)")
 
 // Attach makes o the stream's response. With from set (a resumption), the
-// stored events after from are written first; strict refuses (with
-// ErrStreamGone, before anything is written) when some of them were
-// evicted. It reports whether the stream had ended (o then ends after the
-// replay); else the response attached before is detached.
-func (es *Stream) Attach(o *Out, from *uint64, strict, withData bool) (ended bool, err error) {
+// stored events after from are written first; a POST's stream (Num not 0)
+// refuses (with ErrStreamGone, before anything is written) when some of
+// them were evicted. It reports whether the stream had ended (o then ends
+// after the replay); else the response attached before is detached.
+func (es *Stream) Attach(o *Out, from *uint64, withData bool) (ended bool, err error) {
 	es.mu.Lock()
 	defer es.mu.Unlock()
 	var events []state.Event
@@ -225,7 +225,7 @@ func (es *Stream) Attach(o *Out, from *uint64, strict, withData bool) (ended boo
 		switch {
 		case err != nil:
 			return true, err
-		case !complete && strict:
+		case !complete && es.Num != 0:
 			return false, ErrStreamGone
 		case complete && len(events) == 0 && es.ended:
 			return true, ErrStreamDone

@@ -435,7 +435,7 @@ func (t *Sessions) ServeGET(w http.ResponseWriter, r *http.Request) {
 	es, from := s.Standalone, (*uint64)(nil)
 	if last := r.Header.Get("Last-Event-ID"); last != "" {
 		stream, seq, ok := sse.ParseEventID(last)
-		if ok = ok && (s.Store != nil || t.cfg.Shared != nil); ok { // no stored events: no id is ours
+		if ok = ok && s.KeepsEvents(); ok { // no stored events: no id is ours
 			es = s.Stream(stream)
 		}
 		if ok && es == nil && t.cfg.Shared != nil {
@@ -451,7 +451,7 @@ func (t *Sessions) ServeGET(w http.ResponseWriter, r *http.Request) {
 	// A long stream is not cut by the listener's read timeout.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	out := sse.NewOut(w)
-	ended, err := es.Attach(out, from, es != s.Standalone, r.Header.Get(mcp.VersionHeader) >= mcp.Version2025)
+	ended, err := es.Attach(out, from, r.Header.Get(mcp.VersionHeader) >= mcp.Version2025)
 	if err != nil {
 		attachFailed(w, err)
 		return
