@@ -424,14 +424,12 @@ func (p *postSink) begin(data []byte, m *wire.Message) bool {
 	case m != nil && !p.checkMetaVersion(data, m):
 		return false
 	case h.opts.Sessions:
-		sess, ok := h.sessions.ForPOST(p.w, p.r, data, m)
-		if !ok {
+		if p.sess = h.sessions.ForPOST(p.w, p.r, data, m); p.sess == nil {
 			p.answered = true
 			return false
 		}
-		p.sess = sess
-		if sess.Standalone != nil {
-			p.ctx.Context = context.WithValue(p.ctx.Context, sessionKey{}, sess) // SessionConn
+		if p.sess.Standalone != nil {
+			p.ctx.Context = context.WithValue(p.ctx.Context, sessionKey{}, p.sess) // SessionConn
 		}
 	}
 	p.client = streamable.ClientKey(p.r, p.ctx.pi.peer.RemoteAddr, p.sess.SessionID())

@@ -300,10 +300,10 @@ func (s *Session) CloseStream(es *sse.Stream) {
 
 // ForPOST finds (or, for an initialize without one, starts) the session of
 // a POST whose message m (nil: it did not parse) is in data. When it
-// reports false it has written the error response: 400 without the
-// session header, 404 for a session unknown or ended, 503 when no session
-// can start or the Store fails.
-func (t *Sessions) ForPOST(w http.ResponseWriter, r *http.Request, data []byte, m *wire.Message) (*Session, bool) {
+// returns nil it has written the error response: 400 without the session
+// header, 404 for a session unknown or ended, 503 when no session can
+// start or the Store fails.
+func (t *Sessions) ForPOST(w http.ResponseWriter, r *http.Request, data []byte, m *wire.Message) *Session {
 	id := r.Header.Get(mcp.SessionHeader)
 	initialize := id == "" && m != nil && !m.Batch && m.Elems[0].Kind == wire.KindRequest && m.Elems[0].ID.Present() &&
 		string(m.Elems[0].MethodName(data)) == t.cfg.InitializeMethod
@@ -313,35 +313,35 @@ func (t *Sessions) ForPOST(w http.ResponseWriter, r *http.Request, data []byte, 
 		if s == nil {
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, "jsonrpc: too many sessions", http.StatusServiceUnavailable)
-			return nil, false
+			return nil
 		}
 		if t.cfg.Store != nil {
 			s.declare(data, &m.Elems[0])
 		}
 		w.Header().Set(mcp.SessionHeader, s.ID)
-		return s, true
+		return s
 	case id == "":
 		http.Error(w, "jsonrpc: missing "+mcp.SessionHeader+" header (initialize first)", http.StatusBadRequest)
-		return nil, false
+		return nil
 	}
 	return t.find(w, r, id)
 }
 
-// find returns the live session id for a request, or writes its refusal
-// (404, or 503 when the Store fails).
-func (t *Sessions) find(w http.ResponseWriter, r *http.Request, id string) (*Session, bool) {
+// find returns the live session id for a request, or nil when it has
+// written its refusal (404, or 503 when the Store fails).
+func (t *Sessions) find(w http.ResponseWriter, r *http.Request, id string) *Session {
 	if t.cfg.Store != nil {
 		s, err := t.lookup(r.Context(), id)
 		if err != nil {
 			refuse(w, err)
 		}
-		return s, err == nil
+		return s
 	}
 	s := t.Touch(id)
 	if s == nil {
 		refuse(w, state.ErrNoSession)
 	}
-	return s, s != nil
+	return s
 }
 
 // ServeOther answers a request that is not a POST: with sessions, DELETE
@@ -427,8 +427,8 @@ func (t *Sessions) ServeGET(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "jsonrpc: GET needs the "+mcp.SessionHeader+" header (initialize first)", http.StatusBadRequest)
 		return
 	}
-	s, ok := t.find(w, r, id)
-	if !ok {
+	s := t.find(w, r, id)
+	if s == nil {
 		return
 	}
 	defer t.Touch(id) // the idle time counts from the stream's end

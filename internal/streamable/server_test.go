@@ -160,7 +160,7 @@ func TestForPOST(t *testing.T) {
 		if err := sc.Parse(data, 64, &m); err != nil {
 			t.Fatal(err)
 		}
-		s, _ := tab.ForPOST(w, r, data, &m)
+		s := tab.ForPOST(w, r, data, &m)
 		return s, w
 	}
 	s, w := post("", true)

@@ -32,7 +32,7 @@ func TestSessionsAdopt(t *testing.T) {
 		r := httptest.NewRequest(http.MethodPost, "/", nil)
 		r.Header.Set(mcp.SessionHeader, id)
 		w := httptest.NewRecorder()
-		s, _ := tab.ForPOST(w, r, nil, nil)
+		s := tab.ForPOST(w, r, nil, nil)
 		return s, w.Code
 	}
 	s, _ := post("one")
