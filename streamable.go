@@ -488,10 +488,8 @@ func (p *postSink) early(reply []byte, refused error) {
 		tooManyRequests(p.w, refused)
 	case p.stateless:
 		p.fail(http.StatusBadRequest, reply)
-	case p.acceptsSSE:
-		p.answer(reply)
 	default:
-		p.writeJSON(reply)
+		p.answer(reply)
 	}
 }
 
