@@ -609,9 +609,8 @@ func (p *postSink) route(ps *postStream) *postStream {
 func (p *postSink) newAnswer(ps *postStream) *sse.Out {
 	es, out := p.h.sessions.PostStream(p.sess), sse.NewOut(p.w)
 	es.Open(out)
-	ps.Answer = streamable.Answer{Events: es, Reply: &p.ctx.pi, WithData: !p.stateless && p.r.Header.Get(versionHeader) >= mcp.Version2025,
+	ps.Answer = streamable.Answer{W: p.w, Events: es, Reply: &p.ctx.pi, WithData: !p.stateless && p.r.Header.Get(versionHeader) >= mcp.Version2025,
 		Always: p.h.opts.SSE == SSEAlways, Session: p.sess}
-	ps.Answer.Init(p.w)
 	p.answered, p.lent = true, true
 	return out
 }

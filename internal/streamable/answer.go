@@ -25,24 +25,20 @@ type Replier interface {
 
 // Answer is the answer to one POST carrying requests: one JSON body, or an
 // event stream once the server sends the client anything before the reply
-// (or always). Its exported fields say what it is made of; Init then makes
-// it ready (it may be a part of a larger value), and its methods may be
-// called concurrently.
+// (or always). Its exported fields say what it is made of, and its methods
+// may be called concurrently.
 type Answer struct {
-	Events   *sse.Stream // the answer's event stream, once it is one
-	Reply    Replier     // the reply's headers and JSON body
-	WithData bool        // the client takes MCP 2025-11-25's priming event
-	Always   bool        // an event stream from the start (SSEAlways)
-	Session  *Session    // the POST's session (nil: none), whose Commit the reply passes
+	W        http.ResponseWriter // the POST's response
+	Events   *sse.Stream         // the answer's event stream, once it is one
+	Reply    Replier             // the reply's headers and JSON body
+	WithData bool                // the client takes MCP 2025-11-25's priming event
+	Always   bool                // an event stream from the start (SSEAlways)
+	Session  *Session            // the POST's session (nil: none), whose Commit the reply passes
 
-	w        http.ResponseWriter
 	mu       sync.Mutex
 	sse      bool // the response is an event stream
 	finished bool // the reply has been written, or the answer let go (LetGo)
 }
-
-// Init makes a the answer written to w.
-func (a *Answer) Init(w http.ResponseWriter) { a.w = w }
 
 // Write writes msg: the reply to the POST's message (reply true), which
 // ends the answer, or a call or notification to the client, which goes as
@@ -55,7 +51,7 @@ func (a *Answer) Write(msg []byte, reply bool) error {
 		return sse.ErrEnded
 	}
 	if reply && !a.sse {
-		msg = a.Session.Commit(msg, a.w.Header())
+		msg = a.Session.Commit(msg, a.W.Header())
 	} else if reply {
 		msg = a.Session.Commit(msg, nil) // the session's header is out
 	}
@@ -66,11 +62,11 @@ func (a *Answer) Write(msg []byte, reply bool) error {
 	if a.sse {
 		err = a.Events.Send(msg)
 	} else {
-		h := a.w.Header()
+		h := a.W.Header()
 		a.Reply.ReplyHeader(h)
 		h.Set("Content-Length", strconv.Itoa(len(msg))) // compressed: WriteJSON sets the new length
-		if err = a.Reply.WriteJSON(a.w, msg); err == nil {
-			http.NewResponseController(a.w).Flush() // complete: a handler past its timeout may still hold the POST (a writer that cannot flush: at its end)
+		if err = a.Reply.WriteJSON(a.W, msg); err == nil {
+			http.NewResponseController(a.W).Flush() // complete: a handler past its timeout may still hold the POST (a writer that cannot flush: at its end)
 		}
 	}
 	if reply {

@@ -195,8 +195,7 @@ func (replier) WriteJSON(w http.ResponseWriter, msg []byte) error {
 func TestAnswer(t *testing.T) {
 	var header replier
 	newAnswer := func(w http.ResponseWriter, events *sse.Stream) *Answer {
-		a := &Answer{Events: events, Reply: header}
-		a.Init(w)
+		a := &Answer{W: w, Events: events, Reply: header}
 		a.Events.Open(sse.NewOut(w))
 		return a
 	}
