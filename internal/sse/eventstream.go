@@ -256,15 +256,6 @@ func (es *Stream) Detach() {
 	es.mu.Unlock()
 }
 
-// detach lets o go if it is still attached.
-func (es *Stream) detach(o *Out) {
-	es.mu.Lock()
-	if es.out == o {
-		es.detachLocked()
-	}
-	es.mu.Unlock()
-}
-
 // End ends the stream: no more events; the attached response ends.
 func (es *Stream) End() {
 	es.mu.Lock()
@@ -282,7 +273,11 @@ func (es *Stream) End() {
 // it. It reports whether the client went away.
 func (es *Stream) Hold(ctx context.Context, o *Out, stop <-chan struct{}) (gone bool) {
 	defer func() {
-		es.detach(o)
+		es.mu.Lock()
+		if es.out == o { // not taken over
+			es.detachLocked()
+		}
+		es.mu.Unlock()
 		o.rc.SetWriteDeadline(time.Time{}) // the connection may serve other requests
 	}()
 	if es.Shared != nil {
