@@ -27,7 +27,7 @@ type Shared struct {
 	Store state.EventStore
 	Name  string        // the stream's name in Store
 	Head  []byte        // the data of the head record
-	Beat  time.Duration // the heartbeat interval of a POST's stream (<= 0: none)
+	Beat  time.Duration // the heartbeat interval of a POST's stream (> 0)
 	// Silent returns the messages that end a followed stream whose
 	// instance fell silent, given its head and its messages so far (nil:
 	// the stream just ends).
@@ -159,9 +159,7 @@ func (es *Stream) beginShared() {
 	}
 	sh.begun = true
 	es.keep(append([]byte(recHead), sh.Head...))
-	if sh.Beat > 0 {
-		sh.beat = time.AfterFunc(sh.Beat, es.heartbeat)
-	}
+	sh.beat = time.AfterFunc(sh.Beat, es.heartbeat)
 }
 
 // heartbeat stores a heartbeat record unless the stream stored something
@@ -186,9 +184,7 @@ func (es *Stream) endShared() {
 	if sh == nil || !sh.begun || es.ended {
 		return
 	}
-	if sh.beat != nil {
-		sh.beat.Stop()
-	}
+	sh.beat.Stop()
 	es.keep([]byte(recEnd))
 }
 
