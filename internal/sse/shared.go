@@ -29,8 +29,7 @@ type Shared struct {
 	Head  []byte        // the data of the head record
 	Beat  time.Duration // the heartbeat interval of a POST's stream (> 0)
 	// Silent returns the messages that end a followed stream whose
-	// instance fell silent, given its head and its messages so far (nil:
-	// the stream just ends).
+	// instance fell silent, given its head and its messages so far.
 	Silent func(head []byte, sent [][]byte) [][]byte
 
 	// Under the stream's mu: the seq a priming event names, when the
@@ -294,9 +293,6 @@ func (es *Stream) writeAll(o *Out, evs []state.Event) error {
 // Silent (for the calls the stream has not answered) are stored, then the
 // end record, and written.
 func (es *Stream) silent(ctx context.Context, o *Out) {
-	if es.Shared.Silent == nil {
-		return
-	}
 	rctx, cancel := context.WithTimeout(ctx, StoreTimeout)
 	defer cancel()
 	all, _, err := es.Shared.Store.After(rctx, es.Shared.Name, 0)
