@@ -31,11 +31,10 @@ type ClientConfig struct {
 	// stream) under Limit and closes its body; wantReply says that a
 	// response is due (an answer without one is then an error).
 	ReadReply func(resp *http.Response, wantReply bool) ([]byte, error)
-	// LendReply, if not nil, is offered the JSON answer (2xx, no event
-	// stream) to a POST that carried one call, id (as sent), before
-	// anything of it is read. When it takes it (true) the response is its
-	// own: it reads the body as it arrives, closes it, then calls end,
-	// which ends the request.
+	// LendReply is offered the JSON answer (2xx, no event stream) to a
+	// POST that carried one call, id (as sent), before anything of it is
+	// read. When it takes it (true) the response is its own: it reads the
+	// body as it arrives, closes it, then calls end, which ends the request.
 	LendReply func(resp *http.Response, id []byte, end func()) bool
 	// Failed returns the error of a response whose status is not 2xx; the
 	// Client closes its body after.
@@ -142,7 +141,7 @@ func (c *Client) SendContext(ctx context.Context, msg []byte) error {
 	}
 	// Lent to its one call, which reads it as it arrives; not an
 	// initialize's answer, read here for its version.
-	if c.cfg.LendReply != nil && out.lone != nil && out.init == "" && resp.ContentLength != 0 {
+	if out.lone != nil && out.init == "" && resp.ContentLength != 0 {
 		if lent = c.cfg.LendReply(resp, out.lone, end); lent {
 			return nil
 		}
@@ -276,9 +275,7 @@ func (c *Client) roundTrip(ctx context.Context, method string, body []byte, last
 		req.Body, req.GetBody, req.ContentLength = nil, nil, 0
 	}
 	maps.Copy(req.Header, c.cfg.Header)
-	if c.cfg.ContextHeader != nil {
-		maps.Copy(req.Header, c.cfg.ContextHeader(ctx))
-	}
+	maps.Copy(req.Header, c.cfg.ContextHeader(ctx))
 	switch method {
 	case http.MethodPost:
 		req.Header["Content-Type"] = jsonContentType
