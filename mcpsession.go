@@ -55,7 +55,7 @@ func MCPClientCapability(ctx context.Context, name string) (has, known bool) {
 	var caps json.RawMessage
 	switch ss, c := mcpSession(ctx); {
 	case ss != nil:
-		caps = ss.Declared().Capabilities
+		caps = ss.Declared().ClientCapabilities
 	case c != nil:
 		v, _ := mcpClients.Load(weak.Make(c))
 		caps, _ = v.(json.RawMessage)

@@ -96,7 +96,11 @@ type Session struct {
 	last    uint64                 // the last stream number given
 	conn    io.Closer              // the session's connection, made on first use (Conn)
 	ended   bool
-	client  Declared // what its client declared
+	// What its client declared in initialize (capabilities nil: not
+	// known), and, with a Store only, the revision the reply negotiated and
+	// its Values as the store last told this instance (never modified:
+	// replaced).
+	client state.Session
 
 	used atomic.Int64 // when (UnixNano) its last request here was served: expire
 

@@ -45,16 +45,6 @@ const CodeStoreUnavailable = -32030
 // errTooMany refuses to adopt a session past MaxSessions.
 var errTooMany = errors.New("jsonrpc: too many sessions")
 
-// Declared is what a session's client declared in initialize, and the
-// revision the reply negotiated (with a Store only); with a Store, also
-// the session's Values as the store last told this instance.
-type Declared struct {
-	Version      string
-	Capabilities json.RawMessage // nil: not known
-	Info         json.RawMessage
-	Values       map[string]json.RawMessage // never modified: replaced
-}
-
 // Shared reports whether s is kept in a Store (its Values then work).
 func (s *Session) Shared() bool { return s != nil && s.t.cfg.Store != nil }
 
@@ -90,8 +80,8 @@ func (s *Session) SessionID() string {
 	return s.ID
 }
 
-// Declared returns what the session's client declared.
-func (s *Session) Declared() Declared {
+// Declared returns what the session's client declared (see Session.client).
+func (s *Session) Declared() state.Session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.client
@@ -101,7 +91,7 @@ func (s *Session) Declared() Declared {
 // in initialize (see DeclaredCapabilities).
 func (s *Session) SetCapabilities(caps json.RawMessage) {
 	s.mu.Lock()
-	s.client.Capabilities = caps
+	s.client.ClientCapabilities = caps
 	s.mu.Unlock()
 }
 
@@ -130,7 +120,7 @@ func (s *Session) declare(data []byte, e *wire.Envelope) {
 		_ = json.Unmarshal(params, &p)
 	}
 	s.mu.Lock()
-	s.client.Capabilities, s.client.Info = DeclaredCapabilities(params), p.Info
+	s.client.ClientCapabilities, s.client.ClientInfo = DeclaredCapabilities(params), p.Info
 	s.mu.Unlock()
 	s.pending.Store(true)
 }
@@ -159,14 +149,14 @@ func (s *Session) Commit(reply []byte, h http.Header) []byte {
 	}
 	_ = json.Unmarshal(r.Result, &res)
 	s.mu.Lock()
-	s.client.Version = res.Version
+	s.client.ProtocolVersion = res.Version
 	c := s.client
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
 	defer cancel()
 	expires := time.Now().Add(s.t.cfg.IdleTimeout)
-	err := s.t.cfg.Store.Create(ctx, state.Session{ID: s.ID, ProtocolVersion: c.Version, ClientCapabilities: c.Capabilities,
-		ClientInfo: c.Info, Expires: expires})
+	err := s.t.cfg.Store.Create(ctx, state.Session{ID: s.ID, ProtocolVersion: c.ProtocolVersion, ClientCapabilities: c.ClientCapabilities,
+		ClientInfo: c.ClientInfo, Expires: expires})
 	if err == nil {
 		s.checked(expires)
 		return reply
@@ -228,7 +218,7 @@ func (t *Sessions) lookup(ctx context.Context, id string) (*Session, error) {
 		return nil, errTooMany
 	default:
 		s = t.addLocked(id)
-		s.client = Declared{Version: st.ProtocolVersion, Capabilities: st.ClientCapabilities, Info: st.ClientInfo}
+		s.client = st
 	}
 	s.seen(st)
 	return s, nil

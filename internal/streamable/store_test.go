@@ -36,7 +36,7 @@ func TestSessionsAdopt(t *testing.T) {
 		return s, w.Code
 	}
 	s, _ := post("one")
-	if d := s.Declared(); s == nil || d.Version != "2025-11-25" || string(d.Capabilities) != `{"roots":{}}` || string(d.Info) != `{"name":"c"}` {
+	if d := s.Declared(); s == nil || d.ProtocolVersion != "2025-11-25" || string(d.ClientCapabilities) != `{"roots":{}}` || string(d.ClientInfo) != `{"name":"c"}` {
 		t.Fatalf("adopted: %+v", s)
 	}
 	if again, _ := post("one"); again != s {
