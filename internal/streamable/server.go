@@ -315,8 +315,7 @@ func (t *Sessions) ForPOST(w http.ResponseWriter, r *http.Request, data []byte, 
 	case initialize:
 		s := t.New()
 		if s == nil {
-			w.Header().Set("Retry-After", "1")
-			http.Error(w, "jsonrpc: too many sessions", http.StatusServiceUnavailable)
+			refuse(w, errTooMany)
 			return nil
 		}
 		if t.cfg.Store != nil {

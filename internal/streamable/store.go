@@ -42,7 +42,7 @@ const StoreTimeout = 2 * time.Second
 // store (package state) failed.
 const CodeStoreUnavailable = -32030
 
-// errTooMany refuses to adopt a session past MaxSessions.
+// errTooMany refuses to start or adopt a session past MaxSessions.
 var errTooMany = errors.New("jsonrpc: too many sessions")
 
 // Shared reports whether s is kept in a Store (its Values then work).
