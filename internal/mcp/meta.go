@@ -76,19 +76,19 @@ func ParseParams(params []byte) (p Params, ok bool) {
 	wire.Members(params, func(name, v []byte) {
 		switch string(name) {
 		case "name":
-			p.Name = stringOf(v, &ok)
+			p.Name = jsonString(ofKind(v, '"', &ok))
 		case "uri":
-			p.URI = stringOf(v, &ok)
+			p.URI = jsonString(ofKind(v, '"', &ok))
 		case "taskId":
-			p.TaskID = stringOf(v, &ok)
+			p.TaskID = jsonString(ofKind(v, '"', &ok))
 		case "requestState":
-			p.RequestState = stringOf(v, &ok)
+			p.RequestState = jsonString(ofKind(v, '"', &ok))
 		case "_meta":
-			p.Meta = objectOf(v, &ok)
+			p.Meta = ofKind(v, '{', &ok)
 		case "arguments":
 			p.Arguments = v
 		case "inputResponses":
-			if raw := objectOf(v, &ok); raw != nil {
+			if raw := ofKind(v, '{', &ok); raw != nil {
 				var answers map[string]json.RawMessage
 				ok = ok && jsonv2.Unmarshal(raw, &answers) == nil
 				p.InputResponses = answers
@@ -98,20 +98,10 @@ func ParseParams(params []byte) (p Params, ok bool) {
 	return p, ok
 }
 
-// stringOf returns the string v holds ("" for null); a value of another
-// type clears ok.
-func stringOf(v []byte, ok *bool) string {
-	if len(v) > 0 && v[0] == '"' {
-		return jsonString(v)
-	}
-	*ok = *ok && string(v) == "null"
-	return ""
-}
-
-// objectOf returns v when it is an object (nil for null); a value of
-// another type clears ok.
-func objectOf(v []byte, ok *bool) []byte {
-	if len(v) > 0 && v[0] == '{' {
+// ofKind returns v when it begins with first ('"' a string, '{' an
+// object), else nil; a value of another type than null clears ok.
+func ofKind(v []byte, first byte, ok *bool) []byte {
+	if len(v) > 0 && v[0] == first {
 		return v
 	}
 	*ok = *ok && string(v) == "null"
