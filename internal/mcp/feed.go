@@ -74,6 +74,7 @@ type Feed struct {
 	mu        sync.Mutex
 	listeners map[*listener]struct{}
 	closed    chan struct{}
+	closeOnce sync.Once
 	relay     *relay     // under mu; nil without a broker or listeners
 	join      sync.Mutex // held while the relay is made
 }
@@ -305,11 +306,5 @@ func (l *listener) send() {
 // Close ends every subscription gracefully: each Listen returns nil.
 func (f *Feed) Close() {
 	ch := f.done()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	select {
-	case <-ch:
-	default:
-		close(ch)
-	}
+	f.closeOnce.Do(func() { close(ch) })
 }
