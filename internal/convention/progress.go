@@ -51,18 +51,15 @@ func (p *Progress) Report(progress, total float64, message string, send func(par
 		p.parsed = true
 		p.token = p.TokenOf(p.Params, p.Conv)
 	}
-	if p.token == nil {
-		p.last, p.reported = progress, true
-		return nil
-	}
-	var params []byte
-	if p.Conv == MCP {
-		params = AppendMCPProgress(p.token, progress, total, message)
-	} else {
-		params = AppendLSPProgress(p.token, progress, total, message, !p.reported)
-	}
+	first := !p.reported
 	p.last, p.reported = progress, true
-	return send(params)
+	switch {
+	case p.token == nil:
+		return nil
+	case p.Conv == MCP:
+		return send(AppendMCPProgress(p.token, progress, total, message))
+	}
+	return send(AppendLSPProgress(p.token, progress, total, message, first))
 }
 
 // End stops the reports once the handler has returned; under LSP, when a
