@@ -140,20 +140,18 @@ func (p *Params) RequestMeta(method string, alias bool) (m Meta, present bool) {
 			m.Arguments = buf[len(m.Raw):]
 		}
 	}
-	var version, level []byte
 	wire.Members(m.Raw, func(name, v []byte) {
 		switch string(name) {
 		case MetaProtocolVersion:
-			version = v
+			m.ProtocolVersion = jsonString(v)
 		case MetaLogLevel:
-			level = v
+			m.LogLevel = jsonString(v)
 		case MetaClientInfo:
 			m.ClientInfo = v
 		case MetaClientCapabilities:
 			m.ClientCapabilities = v
 		}
 	})
-	m.ProtocolVersion, m.LogLevel = jsonString(version), jsonString(level)
 	m.InputResponses, m.RequestState, m.Method, m.Target = p.InputResponses, p.RequestState, method, p.Name+p.URI
 	if !alias {
 		m.RequestState, m.Target = strings.Clone(m.RequestState), strings.Clone(m.Target)
