@@ -72,6 +72,3 @@ func (t *Tokens) Give() {
 		}
 	}
 }
-
-// Held is the number of tokens held.
-func (t *Tokens) Held() int { return int(t.held.Load()) }

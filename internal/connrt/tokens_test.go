@@ -33,8 +33,8 @@ func TestTokensBound(t *testing.T) {
 	if m := most.Load(); m > 3 || m < 1 {
 		t.Fatalf("at most %d tokens held at once, want 1 to 3", m)
 	}
-	if tk.Held() != 0 {
-		t.Fatalf("%d tokens held at the end, want 0", tk.Held())
+	if tk.held.Load() != 0 {
+		t.Fatalf("%d tokens held at the end, want 0", tk.held.Load())
 	}
 }
 
@@ -60,8 +60,8 @@ func TestTokensWait(t *testing.T) {
 	tk.Give()
 	select {
 	case ok := <-got:
-		if !ok || tk.Held() != 1 {
-			t.Fatalf("Take after Give: %v, %d held; want true, 1", ok, tk.Held())
+		if !ok || tk.held.Load() != 1 {
+			t.Fatalf("Take after Give: %v, %d held; want true, 1", ok, tk.held.Load())
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Take did not wake after Give")
