@@ -45,7 +45,7 @@ type Conn struct {
 	inflight inflightSet       // the peer's requests being served, by id
 	queued   convention.Queued // the peer's requests read but not yet served (under a Convention)
 	busy     int               // messages taken and not yet answered (dispatch and handlers)
-	idle     chan struct{}     // closed when busy drops to 0 while draining
+	idle     chan struct{}     // made by Shutdown when first asked for, closed once stopping
 	taken    atomic.Int64      // messages taken for processing (tests count answers against it)
 	err      error
 	inv      Invoker // WithInterceptors: the chain Call, Notify and Batch go through (nil: none)
@@ -324,11 +324,10 @@ func (c *Conn) end() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.busy--
-	if c.busy == 0 && c.draining {
+	if c.busy == 0 && c.draining && !c.stopping {
 		c.stopping = true
 		if c.idle != nil {
 			close(c.idle)
-			c.idle = nil
 		}
 	}
 }
@@ -650,20 +649,10 @@ func (c *Conn) Close() error {
 func (c *Conn) Shutdown(ctx context.Context) error {
 	c.mu.Lock()
 	c.draining = true
-	if c.busy == 0 {
-		c.stopping = true
-	}
-	idle := c.idle
-	if c.stopping {
-		idle = make(chan struct{})
-		close(idle)
-	} else if idle == nil {
-		idle = make(chan struct{})
-		c.idle = idle
-	}
+	c.stopping = c.stopping || c.busy == 0
 	c.mu.Unlock()
 	select {
-	case <-idle:
+	case <-c.signal(&c.idle, &c.stopping): // closed once stopping (end)
 		c.rd.flushReplies(ctx) // every answer is out before the connection closes
 		c.close(ErrClosed)
 	case <-c.Done():
