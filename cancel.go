@@ -113,11 +113,11 @@ func newRequestCtx(ctx context.Context, cv Convention, in inflight, params []byt
 // Convention, kept in flight where the peer's cancel finds it: on conn, or
 // on the Streamable HTTP POST that ctx's request is served at once for.
 func (s *Server) startRequest(ctx context.Context, conn *Conn, id ID, params []byte) *callCtx {
-	if conn != nil {
-		return conn.startRequest(ctx, id, params)
-	}
 	if id.IsZero() || s.Convention == ConventionNone {
 		return nil
+	}
+	if conn != nil {
+		return conn.startRequest(ctx, id, params)
 	}
 	if h, ok := ctx.Value(connKey{}).(atOnceHost); ok {
 		return h.startRequest(ctx, id, params)

@@ -475,13 +475,10 @@ func (t *task) replied() {
 	}
 }
 
-// startRequest records an incoming id as in flight on c under a
-// Convention and returns the context the peer's cancel reaches (cancel.go);
-// nil, recording nothing, otherwise, or for an id in flight already.
+// startRequest records an incoming id as in flight on c (for
+// Server.startRequest, under a Convention) and returns the context the
+// peer's cancel reaches; nil, recording nothing, for an id in flight already.
 func (c *Conn) startRequest(ctx context.Context, id ID, params []byte) *callCtx {
-	if id.IsZero() || c.srv.Convention == ConventionNone {
-		return nil
-	}
 	k := id.key()
 	c.mu.Lock()
 	defer c.mu.Unlock()
