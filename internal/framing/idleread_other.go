@@ -12,7 +12,3 @@ func (s *Stream) useSocketReader(io.ReadWriteCloser) {}
 func (w *writer) tryWrite([]byte) int { return 0 }
 
 func (s *Stream) readSocket() (int, error) { panic("unreachable") }
-
-func (s *Stream) park(Resumer) bool { return false }
-
-func (s *Stream) unpark(bool) {}
