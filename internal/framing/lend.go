@@ -48,18 +48,6 @@ func (s *Stream) checkLend(decided *bool) bool {
 	return false
 }
 
-// lendWhole asks the LendCheck about a whole line over the size limit,
-// buffered from start: lent, Lent reads it from there.
-func (s *Stream) lendWhole(start int, decided *bool) bool {
-	next := s.r
-	s.r = start
-	if s.checkLend(decided) {
-		return true
-	}
-	s.r = next
-	return false
-}
-
 // bodyIn waits until the body of length bytes after the header section
 // (off bytes from s.r) is whole in the buffer, or lends it (ErrLent, the
 // header section consumed). It consumes nothing otherwise, so a read

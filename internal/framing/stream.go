@@ -402,9 +402,11 @@ func (s *Stream) recvLine() ([]byte, error) {
 				continue
 			}
 			if int64(len(line)) > s.max {
-				if s.lendWhole(start, &decided) {
+				s.r = start // the LendCheck sees the whole line; lent, Lent reads it from there
+				if s.checkLend(&decided) {
 					return nil, ErrLent // over the limit, but lent: its elements are bound
 				}
+				s.r = end + 1
 				return nil, tooLarge(s.max, false, int64(len(line)), line)
 			}
 			return s.lend(line), nil
