@@ -75,12 +75,8 @@ func (c *HTTPClient) callIter(ctx context.Context, method string, params any, r 
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // a loop that breaks off ends the request
-	req, zmsg, err := c.newPOST(ctx, *buf)
+	resp, zmsg, err := c.do(ctx, *buf)
 	defer wire.PutBuf(zmsg)
-	if err != nil {
-		return err
-	}
-	resp, err := c.hc.Do(req)
 	if err != nil {
 		return err
 	}

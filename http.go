@@ -418,14 +418,8 @@ func (c *HTTPClient) post(ctx context.Context, msg, into []byte, wantReply bool)
 	if c.send != nil {
 		return c.exchange(ctx, msg, wantReply)
 	}
-	req, zmsg, err := c.newPOST(ctx, msg)
-	if zmsg != nil {
-		defer wire.PutBuf(zmsg)
-	}
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.hc.Do(req)
+	resp, zmsg, err := c.do(ctx, msg)
+	defer wire.PutBuf(zmsg)
 	if err != nil {
 		return nil, err
 	}
@@ -451,9 +445,10 @@ func (c *HTTPClient) exchange(ctx context.Context, msg []byte, wantReply bool) (
 	return body, nil
 }
 
-// newPOST returns the request that carries msg, gzipped (into a buffer
-// the caller gives back with wire.PutBuf) when WithCompression asks for it.
-func (c *HTTPClient) newPOST(ctx context.Context, msg []byte) (*http.Request, *[]byte, error) {
+// do POSTs msg, gzipped (into a buffer the caller gives back with
+// wire.PutBuf once the response is read) when WithCompression asks for it,
+// and returns the response, whatever its status.
+func (c *HTTPClient) do(ctx context.Context, msg []byte) (*http.Response, *[]byte, error) {
 	var zmsg *[]byte
 	if c.compress && len(msg) >= DefaultHTTPCompressMinSize {
 		zmsg = wire.GetBuf()
@@ -476,7 +471,8 @@ func (c *HTTPClient) newPOST(ctx context.Context, msg []byte) (*http.Request, *[
 	if zmsg != nil {
 		req.Header["Content-Encoding"] = httpx.Encoding
 	}
-	return req, zmsg, nil
+	resp, err := c.hc.Do(req)
+	return resp, zmsg, err
 }
 
 // readReply reads the body of the response to a POST into into,
