@@ -305,21 +305,6 @@ func (cs *ClientState) RefuseRejected(method string, params []byte) error {
 	return nil
 }
 
-// WithInput returns params with the client's answers and the server's
-// requestState, for a call's next round.
-func WithInput(params json.RawMessage, answers map[string]json.RawMessage, state *string) (json.RawMessage, error) {
-	obj := map[string]json.RawMessage{}
-	if err := jsonv2.Unmarshal(params, &obj); err != nil {
-		return nil, err
-	}
-	obj["inputResponses"], _ = jsonv2.Marshal(answers)
-	delete(obj, "requestState")
-	if state != nil {
-		obj["requestState"], _ = jsonv2.Marshal(*state)
-	}
-	return jsonv2.Marshal(obj, jsonv2.Deterministic(true))
-}
-
 // EraFinder holds the era a client found of its server, found once:
 // concurrent first messages wait for one finding, and a failure settles
 // nothing (the next message tries again). Its methods may be called
@@ -420,7 +405,16 @@ func Rounds(method string, params json.RawMessage, rounds int, call func(params 
 			}
 			answers[key] = a
 		}
-		if params, err = WithInput(params, answers, state); err != nil {
+		obj := map[string]json.RawMessage{} // the next round's params
+		if err := jsonv2.Unmarshal(params, &obj); err != nil {
+			return nil, err
+		}
+		obj["inputResponses"], _ = jsonv2.Marshal(answers)
+		delete(obj, "requestState")
+		if state != nil {
+			obj["requestState"], _ = jsonv2.Marshal(*state)
+		}
+		if params, err = jsonv2.Marshal(obj, jsonv2.Deterministic(true)); err != nil {
 			return nil, err
 		}
 	}
