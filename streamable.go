@@ -137,8 +137,6 @@ const (
 	DefaultRetryDelay         = time.Second
 )
 
-const versionHeader = mcp.VersionHeader
-
 // StreamableHTTPHandler returns an http.Handler serving s over Streamable
 // HTTP. A POST of notifications or responses only gets 202 Accepted and no
 // body; a POST carrying requests gets their reply as application/json or
@@ -333,11 +331,11 @@ func (h *streamableHandler) route(w http.ResponseWriter, r *http.Request, p *pos
 	if !h.srv.checkOrigin(w, r) {
 		return false
 	}
-	p.h, p.w, p.r, p.stateless = h, w, r, h.rules.Serves(r.Header.Get(versionHeader))
+	p.h, p.w, p.r, p.stateless = h, w, r, h.rules.Serves(r.Header.Get(mcp.VersionHeader))
 	switch {
 	case p.stateless && r.Method != http.MethodPost:
 		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "jsonrpc: method "+r.Method+" not allowed: MCP "+r.Header.Get(versionHeader)+" has no GET stream and no sessions; POST each message", http.StatusMethodNotAllowed)
+		http.Error(w, "jsonrpc: method "+r.Method+" not allowed: MCP "+r.Header.Get(mcp.VersionHeader)+" has no GET stream and no sessions; POST each message", http.StatusMethodNotAllowed)
 		return false
 	case p.stateless:
 		p.status.ResponseWriter = w
@@ -609,7 +607,7 @@ func (p *postSink) route(ps *postStream) *postStream {
 func (p *postSink) newAnswer(ps *postStream) *sse.Out {
 	es, out := p.h.sessions.PostStream(p.sess), sse.NewOut(p.w)
 	es.Open(out)
-	ps.Answer = streamable.Answer{W: p.w, Events: es, Reply: &p.ctx.pi, WithData: !p.stateless && p.r.Header.Get(versionHeader) >= mcp.Version2025,
+	ps.Answer = streamable.Answer{W: p.w, Events: es, Reply: &p.ctx.pi, WithData: !p.stateless && p.r.Header.Get(mcp.VersionHeader) >= mcp.Version2025,
 		Always: p.h.opts.SSE == SSEAlways, Session: p.sess}
 	p.answered, p.lent = true, true
 	return out

@@ -18,7 +18,7 @@ import (
 // message: one request or notification whose headers match its body.
 func (p *postSink) checkStateless(data []byte, m *wire.Message) bool {
 	if m.Batch {
-		p.fail(http.StatusBadRequest, appendResponse(nil, ID{}, nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: MCP " + p.r.Header.Get(versionHeader) + " takes one JSON-RPC message per POST, not a batch"}))
+		p.fail(http.StatusBadRequest, appendResponse(nil, ID{}, nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: MCP " + p.r.Header.Get(mcp.VersionHeader) + " takes one JSON-RPC message per POST, not a batch"}))
 		return false
 	}
 	e := &m.Elems[0]
