@@ -22,7 +22,20 @@ type StatusByError struct {
 func (w *StatusByError) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Reply takes msg, the JSON answer about to be written.
-func (w *StatusByError) Reply(msg []byte) { w.status = errorStatus(msg) }
+func (w *StatusByError) Reply(msg []byte) {
+	w.status = 0
+	if !bytes.Contains(msg, errorMember) {
+		return // a result: not scanned
+	}
+	parse(msg, func(m *wire.Message) {
+		var e struct {
+			Code int64 `json:"code"`
+		}
+		if !m.Batch && m.Elems[0].ErrObj.Present() && codec.UnmarshalResult(m.Elems[0].ErrObj.Of(msg), &e, false) == nil {
+			w.status = mcp.HTTPStatus(e.Code)
+		}
+	})
+}
 
 func (w *StatusByError) WriteHeader(code int) {
 	if code == http.StatusOK && w.status != 0 {
@@ -33,20 +46,3 @@ func (w *StatusByError) WriteHeader(code int) {
 
 // errorMember is in every error response.
 var errorMember = []byte(`"error"`)
-
-// errorStatus returns the HTTP status of a single error response (0 for
-// anything else).
-func errorStatus(msg []byte) (status int) {
-	if !bytes.Contains(msg, errorMember) {
-		return 0 // a result: not scanned
-	}
-	parse(msg, func(m *wire.Message) {
-		var e struct {
-			Code int64 `json:"code"`
-		}
-		if !m.Batch && m.Elems[0].ErrObj.Present() && codec.UnmarshalResult(m.Elems[0].ErrObj.Of(msg), &e, false) == nil {
-			status = mcp.HTTPStatus(e.Code)
-		}
-	})
-	return status
-}
