@@ -412,7 +412,7 @@ func (t *Sessions) ServeDELETE(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	} else if !t.End(id) {
-		http.Error(w, "jsonrpc: unknown or ended session", http.StatusNotFound)
+		refuse(w, state.ErrNoSession)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
