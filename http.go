@@ -125,10 +125,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.writeHTTPReply(w, pi, reply)
 }
 
-// readPOST reads a POST's JSON body into buf, under the limits every HTTP
-// transport shares: the Content-Type (415), MaxMessageSize (413, from
-// Content-Length or as a chunked body passes it) and HTTPBodyTimeout (408).
-// When it reports false it has written the error response.
+// readPOST is httpx.ReadPOST under s's MaxMessageSize and HTTPBodyTimeout,
+// with a body too large logged. When it reports false it has answered.
 func (s *Server) readPOST(w http.ResponseWriter, r *http.Request, buf []byte) ([]byte, bool) {
 	limit := s.maxMessageSize()
 	buf, err := httpx.ReadPOST(w, r, buf, limit, s.httpBodyTimeout())
