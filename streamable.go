@@ -810,7 +810,7 @@ func (h *streamableHandler) sessionConn(ctx context.Context, s *streamable.Sessi
 	ch.key = key
 	base := context.Background()
 	if pi, ok := ctx.Value(peerKey{}).(*peerInfo); ok {
-		base = context.WithValue(base, peerKey{}, &peerInfo{peer: pi.peer, srv: pi.srv})
+		base = withPeer(base, pi.srv, pi.peer)
 	}
 	c := newConnContext(base, ch, h.srv, nil)
 	c.seq.Store(key << 32) // the client's answers find their way back (streamable.Route)
