@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -287,5 +289,32 @@ func TestAllowedHosts(t *testing.T) {
 	_, resp, err := websocket.Dial(ctx, wurl, &websocket.DialOptions{Host: "attacker.test"})
 	if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("WebSocket with a foreign Host: %v %v", resp, err)
+	}
+}
+
+// TestCrossOriginHeadersOnce: an allowed cross-origin POST gets its CORS
+// headers once, from ServeHTTP and from the Streamable HTTP handler serving
+// a plain JSON-RPC client through ServeHTTP (the origin is checked twice
+// there; it used to answer "Vary: Origin" twice).
+func TestCrossOriginHeadersOnce(t *testing.T) {
+	srv := newDemoServer()
+	srv.AllowedOrigins = []string{"app.example.com"}
+	for name, h := range map[string]http.Handler{
+		"ServeHTTP":  srv,
+		"Streamable": srv.StreamableHTTPHandler(jsonrpc.StreamableHTTPOptions{}),
+	} {
+		ts := httptest.NewServer(h)
+		req := mustRequest(t, http.MethodPost, ts.URL, `{"jsonrpc":"2.0","method":"subtract","params":[5,2],"id":1}`)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+		req.Header.Set("Origin", "http://app.example.com")
+		resp, body := do(t, req)
+		ts.Close()
+		if resp.StatusCode != http.StatusOK || body != `{"jsonrpc":"2.0","id":1,"result":3}` {
+			t.Errorf("%s: %d %s", name, resp.StatusCode, body)
+		}
+		if v, o := resp.Header.Values("Vary"), resp.Header.Values("Access-Control-Allow-Origin"); !slices.Equal(v, []string{"Origin"}) || !slices.Equal(o, []string{"http://app.example.com"}) {
+			t.Errorf("%s: Vary %q, Access-Control-Allow-Origin %q; want each once", name, v, o)
+		}
 	}
 }

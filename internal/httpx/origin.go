@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -73,7 +74,9 @@ const corsHeaders = "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Pr
 func ServeCORS(w http.ResponseWriter, r *http.Request) bool {
 	h := w.Header()
 	h.Set("Access-Control-Allow-Origin", r.Header.Get("Origin"))
-	h.Add("Vary", "Origin")
+	if !slices.Contains(h.Values("Vary"), "Origin") { // checked twice: Streamable HTTP's plain clients are served by ServeHTTP
+		h.Add("Vary", "Origin")
+	}
 	h.Set("Access-Control-Allow-Credentials", "true")
 	if r.Method != http.MethodOptions {
 		h.Set("Access-Control-Expose-Headers", "WWW-Authenticate, Retry-After, Mcp-Session-Id")
